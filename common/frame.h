@@ -1,0 +1,38 @@
+/*
+ * Framing: an 8-byte header -- "R3Q" plus the frame version byte, then the
+ * body length, both in network byte order -- and one packed Envelope.  The
+ * length is checked against a limit before anything is allocated.
+ *
+ * Bump FRAME_VERSION if the header changes; bump R3Q_PROTOCOL if a message
+ * in proto/r3q.proto changes in a way an older peer would misread.
+ */
+#ifndef R3Q_FRAME_H
+#define R3Q_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "r3q.pb-c.h"
+
+#define FRAME_MAGIC		0x52335100u	/* "R3Q\0" */
+#define FRAME_VERSION		1
+#define FRAME_HDRLEN		8
+#define FRAME_MAX_DEFAULT	(16u << 20)
+#define R3Q_PROTOCOL		1
+
+typedef R3q__Envelope	Envelope;	/* generated names are long */
+
+struct evbuffer;
+
+void	 frame_header_encode(uint8_t *, uint32_t);
+int	 frame_header_decode(const uint8_t *, uint64_t, uint32_t *, char *,
+	    size_t);
+int	 frame_write(struct evbuffer *, const Envelope *);
+int	 frame_read(struct evbuffer *, uint64_t, Envelope **, char *, size_t);
+void	 frame_free(Envelope *);
+uint8_t	*frame_pack(const Envelope *, size_t *);
+int	 frame_unpack(const uint8_t *, size_t, uint64_t, Envelope **, char *,
+	    size_t);
+const char *frame_body_name(const Envelope *);
+
+#endif /* R3Q_FRAME_H */

@@ -1,0 +1,1124 @@
+/*
+ * The scheduling core: the master queue, batches, copies of tasks on
+ * workers and the policies WQ, RR, RWQ and R3Q of ALGORITHMS.md section 1.
+ *
+ * Everything here is a pure function of the calls made so far: no clock,
+ * no I/O, no threads, no static state.  Every decision is appended to a
+ * FIFO of struct sched_action that the caller drains.
+ *
+ * Books kept:
+ *  - batches, in submit order (the master queue Q is the concatenation of
+ *    their own FIFO queues);
+ *  - tasks, in one array per batch, found by id through an open-addressing
+ *    hash table;
+ *  - copies: one per (task, worker), linked both into the task's list and
+ *    into the worker's list;
+ *  - per batch, R: the tasks that have copies and no result yet, in the
+ *    order their first copy was sent.  A task is either in its batch's
+ *    queue or in R (or done/failed), so both lists share its links.
+ *
+ * Semantics chosen where the contract leaves room:
+ *  - Fresh work comes first: every event first fills free capacity from
+ *    the queues and only then replicates, batch by batch in submit order.
+ *  - RR (steps 6-11) replicates ONE task of R per event, to every worker
+ *    of the batch's kind with fewer than ncpu copies and no copy of that
+ *    task; if no such worker can take the task under the cursor the next
+ *    task of R is tried.  R3Q walks R from the newest task backwards and
+ *    gives every free queue slot (queue_factor x ncpu) its own replica,
+ *    round-robin over the workers, one slot per worker per pass.
+ *  - A task put back in the queue (worker lost, failure) gets a new send
+ *    number when it is sent again, so it rejoins R at the newest end.
+ *  - Once a batch is done (or aborted) its tasks are forgotten: a later
+ *    result answers SCHED_UNKNOWN.  While the batch lives, a result for a
+ *    done or failed task answers SCHED_DUPLICATE.
+ *  - A failure reported by a worker that holds no copy of the task (it was
+ *    cancelled, or the worker was lost and came back) is stale: ignored,
+ *    -1.  A lost worker's copies do not count as attempts.
+ *  - Cancelled copies are counted whether the cancel comes from a result
+ *    or from sched_batch_abort(), so cancelled_held + cancelled_running is
+ *    the number of SCHED_CANCEL actions.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sched.h"
+
+#define SCHED_QUEUE_FACTOR	2	/* queue_factor 0 means this */
+#define SCHED_MAX_ATTEMPTS	3	/* max_attempts 0 means this */
+#define SCHED_MAXKIND		32
+#define TAB_MINSLOTS		64
+
+enum task_state {
+	TASK_QUEUED,		/* in its batch's queue */
+	TASK_SENT,		/* has at least one copy; in R */
+	TASK_DONE,		/* result accepted */
+	TASK_FAILED		/* gave up after max_attempts */
+};
+
+/*
+ * One copy of a task on one worker, first copy or replica.  Linked into
+ * its task's and its worker's lists; freed when it is cancelled, fails,
+ * returns a result, or its worker is lost.
+ */
+struct copy {
+	struct task	*c_task;
+	struct worker	*c_worker;
+	struct copy	*c_tprev, *c_tnext;	/* task's copies, oldest first */
+	struct copy	*c_wprev, *c_wnext;	/* worker's copies, oldest first */
+	int		 c_running;
+};
+
+/*
+ * A task, living in its batch's t_tasks array and in the id table from
+ * submit until the batch is done or aborted.
+ */
+struct task {
+	uint64_t	 t_id;
+	struct batch	*t_batch;
+	enum task_state	 t_state;
+	unsigned	 t_attempts;
+	uint32_t	 t_ncopies;
+	uint64_t	 t_seq;			/* send number of the first copy */
+	struct copy	*t_copies, *t_lastcopy;
+	struct task	*t_prev, *t_next;	/* queue if QUEUED, R if SENT */
+};
+
+/*
+ * A batch: its config, its FIFO queue and its list R of sent tasks.
+ * Created by sched_submit(); freed when its last task is done or failed,
+ * or by sched_batch_abort().
+ */
+struct batch {
+	uint64_t		 b_id;
+	struct sched_batch_config b_cfg;	/* defaults filled in */
+	struct task		*b_tasks;
+	size_t			 b_ntasks;
+	size_t			 b_nfinished;	/* done or failed */
+	size_t			 b_nqueued;
+	uint64_t		 b_seq;		/* next send number */
+	struct task		*b_qfirst, *b_qlast;	/* queue */
+	struct task		*b_rfirst, *b_rlast;	/* R, in send order */
+	struct task		*b_rnext;	/* replication cursor; NULL:
+						   start of the walk */
+	struct batch		*b_prev, *b_next;
+};
+
+/*
+ * A worker, from sched_worker_join() until sched_worker_lost() or
+ * sched_free().
+ */
+struct worker {
+	uint32_t	 w_id;
+	uint32_t	 w_ncpu;
+	uint32_t	 w_kinds;		/* bit k: can run kind k */
+	uint32_t	 w_ncopies;		/* held + running */
+	uint32_t	 w_nheld;
+	uint32_t	 w_nrunning;
+	struct copy	*w_copies, *w_lastcopy;
+};
+
+struct sched {
+	struct task		**s_slots;	/* task id -> task, linear probing */
+	size_t			 s_nslots;	/* 0 or a power of two */
+	size_t			 s_nused;
+	struct worker		**s_workers;	/* in join order */
+	size_t			 s_nworkers;
+	size_t			 s_maxworkers;
+	struct batch		*s_bfirst, *s_blast;	/* in submit order */
+	struct sched_action	*s_act;		/* ring of pending actions */
+	size_t			 s_actsize;	/* 0 or a power of two */
+	size_t			 s_acthead;
+	size_t			 s_actlen;
+	struct sched_stats	 s_stats;
+};
+
+static const char *const sched_policy_names[SCHED_POLICY_COUNT] = {
+	"wq", "rr", "rwq", "r3q"
+};
+
+/*
+ * Allocate or die: an event cannot be left half applied, so running out of
+ * memory in the middle of one is fatal.  Calls that can fail cleanly
+ * (join, submit) check before they change anything.
+ */
+static void *
+sched_calloc(size_t n, size_t size)
+{
+	void	*p;
+
+	if ((p = calloc(n, size)) == NULL)
+		abort();
+	return (p);
+}
+
+/* Mix a task id into a slot index (splitmix64 finaliser). */
+static size_t
+tab_slot(const struct sched *s, uint64_t id)
+{
+	uint64_t	 x = id;
+
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return ((size_t)x & (s->s_nslots - 1));
+}
+
+/* Find a live task by id. */
+static struct task *
+tab_find(const struct sched *s, uint64_t id)
+{
+	struct task	*t;
+	size_t		 i, mask;
+
+	if (s->s_nslots == 0)
+		return (NULL);
+	mask = s->s_nslots - 1;
+	for (i = tab_slot(s, id); (t = s->s_slots[i]) != NULL;
+	    i = (i + 1) & mask)
+		if (t->t_id == id)
+			return (t);
+	return (NULL);
+}
+
+/* Put a task in the table; the caller has made room. */
+static void
+tab_insert(struct sched *s, struct task *t)
+{
+	size_t	 i, mask = s->s_nslots - 1;
+
+	for (i = tab_slot(s, t->t_id); s->s_slots[i] != NULL;
+	    i = (i + 1) & mask)
+		;
+	s->s_slots[i] = t;
+	s->s_nused++;
+}
+
+/* Rebuild the table with nslots slots (a power of two, or 0). */
+static int
+tab_resize(struct sched *s, size_t nslots)
+{
+	struct task	**old = s->s_slots, **new = NULL;
+	size_t		  i, nold = s->s_nslots;
+
+	if (nslots > 0 && (new = calloc(nslots, sizeof(*new))) == NULL)
+		return (-1);
+	s->s_slots = new;
+	s->s_nslots = nslots;
+	s->s_nused = 0;
+	for (i = 0; i < nold; i++)
+		if (old[i] != NULL)
+			tab_insert(s, old[i]);
+	free(old);
+	return (0);
+}
+
+/* Make room for n more tasks, keeping the load factor at most 1/2. */
+static int
+tab_reserve(struct sched *s, size_t n)
+{
+	size_t	 need, nslots;
+
+	if (n > SIZE_MAX / 4 - s->s_nused)
+		goto nomem;
+	need = s->s_nused + n;
+	if (need <= s->s_nslots / 2)
+		return (0);
+	nslots = s->s_nslots > 0 ? s->s_nslots : TAB_MINSLOTS;
+	while (nslots / 2 < need) {
+		if (nslots > SIZE_MAX / 2 / sizeof(struct task *))
+			goto nomem;
+		nslots *= 2;
+	}
+	if (tab_resize(s, nslots) == -1)
+		goto nomem;
+	return (0);
+ nomem:
+	errno = ENOMEM;
+	return (-1);
+}
+
+/*
+ * Take a task out of the table.  Linear probing without tombstones: the
+ * entries after the hole in the same probe run are shifted back unless
+ * their home slot lies cyclically in (hole, entry].
+ */
+static void
+tab_remove(struct sched *s, const struct task *t)
+{
+	size_t	 i, j, k, mask = s->s_nslots - 1;
+
+	for (i = tab_slot(s, t->t_id); s->s_slots[i] != t; i = (i + 1) & mask)
+		;
+	for (j = i;;) {
+		j = (j + 1) & mask;
+		if (s->s_slots[j] == NULL)
+			break;
+		k = tab_slot(s, s->s_slots[j]->t_id);
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		s->s_slots[i] = s->s_slots[j];
+		i = j;
+	}
+	s->s_slots[i] = NULL;
+	s->s_nused--;
+}
+
+/* Give memory back once a big batch has left (best effort). */
+static void
+tab_shrink(struct sched *s)
+{
+	size_t	 nslots;
+
+	if (s->s_nused == 0) {
+		(void)tab_resize(s, 0);
+		return;
+	}
+	if (s->s_nslots <= 1024 || s->s_nused >= s->s_nslots / 8)
+		return;
+	for (nslots = TAB_MINSLOTS; nslots / 4 < s->s_nused; nslots *= 2)
+		;
+	(void)tab_resize(s, nslots);
+}
+
+/* Append an action to the FIFO the caller drains. */
+static void
+sched_emit(struct sched *s, enum sched_action_type type, uint32_t wid,
+    uint64_t task, uint64_t batch, int replica, int running)
+{
+	struct sched_action	*a, *ring;
+	size_t			 i, size;
+
+	if (s->s_actlen == s->s_actsize) {
+		size = s->s_actsize > 0 ? s->s_actsize * 2 : 64;
+		ring = sched_calloc(size, sizeof(*ring));
+		for (i = 0; i < s->s_actlen; i++)
+			ring[i] = s->s_act[(s->s_acthead + i) &
+			    (s->s_actsize - 1)];
+		free(s->s_act);
+		s->s_act = ring;
+		s->s_actsize = size;
+		s->s_acthead = 0;
+	}
+	a = &s->s_act[(s->s_acthead + s->s_actlen) & (s->s_actsize - 1)];
+	s->s_actlen++;
+	memset(a, 0, sizeof(*a));
+	a->type = type;
+	a->wid = wid;
+	a->task = task;
+	a->batch = batch;
+	a->replica = replica;
+	a->running = running;
+}
+
+/* Find a worker by id, and its place in join order. */
+static struct worker *
+sched_worker_find(const struct sched *s, uint32_t wid, size_t *idx)
+{
+	size_t	 i;
+
+	for (i = 0; i < s->s_nworkers; i++)
+		if (s->s_workers[i]->w_id == wid) {
+			if (idx != NULL)
+				*idx = i;
+			return (s->s_workers[i]);
+		}
+	return (NULL);
+}
+
+/* Find a live batch by id. */
+static struct batch *
+sched_batch_find(const struct sched *s, uint64_t id)
+{
+	struct batch	*b;
+
+	for (b = s->s_bfirst; b != NULL; b = b->b_next)
+		if (b->b_id == id)
+			return (b);
+	return (NULL);
+}
+
+/* Can worker w run the tasks of batch b? */
+static int
+sched_can_run(const struct worker *w, const struct batch *b)
+{
+	return ((w->w_kinds >> b->b_cfg.kind) & 1);
+}
+
+/*
+ * How many copies w may hold when its next task comes from b: one per CPU
+ * for WQ and RR (RR step 2), queue_factor per CPU for RWQ and R3Q (RWQ
+ * step 3).
+ */
+static uint64_t
+sched_cap(const struct worker *w, const struct batch *b)
+{
+	switch (b->b_cfg.policy) {
+	case SCHED_POLICY_RWQ:
+	case SCHED_POLICY_R3Q:
+		return ((uint64_t)b->b_cfg.queue_factor * w->w_ncpu);
+	default:
+		return (w->w_ncpu);
+	}
+}
+
+/* Has w room for one more copy of a task of b, which it can run? */
+static int
+sched_has_room(const struct worker *w, const struct batch *b)
+{
+	return (sched_can_run(w, b) && w->w_ncopies < sched_cap(w, b));
+}
+
+/* Find the copy of t on w, walking whichever list is shorter. */
+static struct copy *
+sched_copy_find(const struct task *t, const struct worker *w)
+{
+	struct copy	*c;
+
+	if (t->t_ncopies <= w->w_ncopies) {
+		for (c = t->t_copies; c != NULL; c = c->c_tnext)
+			if (c->c_worker == w)
+				return (c);
+	} else {
+		for (c = w->w_copies; c != NULL; c = c->c_wnext)
+			if (c->c_task == t)
+				return (c);
+	}
+	return (NULL);
+}
+
+/* Forget a copy: unlink it from its task and its worker and free it. */
+static void
+sched_copy_drop(struct sched *s, struct copy *c)
+{
+	struct task	*t = c->c_task;
+	struct worker	*w = c->c_worker;
+
+	if (c->c_tprev != NULL)
+		c->c_tprev->c_tnext = c->c_tnext;
+	else
+		t->t_copies = c->c_tnext;
+	if (c->c_tnext != NULL)
+		c->c_tnext->c_tprev = c->c_tprev;
+	else
+		t->t_lastcopy = c->c_tprev;
+	t->t_ncopies--;
+
+	if (c->c_wprev != NULL)
+		c->c_wprev->c_wnext = c->c_wnext;
+	else
+		w->w_copies = c->c_wnext;
+	if (c->c_wnext != NULL)
+		c->c_wnext->c_wprev = c->c_wprev;
+	else
+		w->w_lastcopy = c->c_wprev;
+	w->w_ncopies--;
+
+	if (c->c_running) {
+		w->w_nrunning--;
+		s->s_stats.running--;
+	} else {
+		w->w_nheld--;
+		s->s_stats.held--;
+	}
+	free(c);
+}
+
+/*
+ * Withdraw a copy from its worker: a held copy is just removed from the
+ * worker's queue, a running one is interrupted (RR step 8, R3Q forced
+ * termination).
+ */
+static void
+sched_copy_cancel(struct sched *s, struct copy *c)
+{
+	if (c->c_running)
+		s->s_stats.cancelled_running++;
+	else
+		s->s_stats.cancelled_held++;
+	sched_emit(s, SCHED_CANCEL, c->c_worker->w_id, c->c_task->t_id,
+	    c->c_task->t_batch->b_id, 0, c->c_running);
+	sched_copy_drop(s, c);
+}
+
+/* Take the head of b's queue. */
+static struct task *
+sched_queue_pop(struct sched *s, struct batch *b)
+{
+	struct task	*t = b->b_qfirst;
+
+	if ((b->b_qfirst = t->t_next) != NULL)
+		b->b_qfirst->t_prev = NULL;
+	else
+		b->b_qlast = NULL;
+	t->t_prev = t->t_next = NULL;
+	b->b_nqueued--;
+	s->s_stats.queued--;
+	return (t);
+}
+
+/* Take a task out of the middle of b's queue (its result came anyway). */
+static void
+sched_queue_remove(struct sched *s, struct batch *b, struct task *t)
+{
+	if (t->t_prev != NULL)
+		t->t_prev->t_next = t->t_next;
+	else
+		b->b_qfirst = t->t_next;
+	if (t->t_next != NULL)
+		t->t_next->t_prev = t->t_prev;
+	else
+		b->b_qlast = t->t_prev;
+	t->t_prev = t->t_next = NULL;
+	b->b_nqueued--;
+	s->s_stats.queued--;
+}
+
+/* Put a task back at the front of its queue, so it is sent next. */
+static void
+sched_queue_push_front(struct sched *s, struct batch *b, struct task *t)
+{
+	t->t_state = TASK_QUEUED;
+	t->t_prev = NULL;
+	if ((t->t_next = b->b_qfirst) != NULL)
+		b->b_qfirst->t_prev = t;
+	else
+		b->b_qlast = t;
+	b->b_qfirst = t;
+	b->b_nqueued++;
+	s->s_stats.queued++;
+}
+
+/*
+ * Take a task out of R, moving the replication cursor on to the task that
+ * follows it in the walk (forward for RR, backward for R3Q) if it pointed
+ * there.
+ */
+static void
+sched_r_remove(struct batch *b, struct task *t)
+{
+	if (b->b_rnext == t)
+		b->b_rnext = b->b_cfg.policy == SCHED_POLICY_R3Q ?
+		    t->t_prev : t->t_next;
+	if (t->t_prev != NULL)
+		t->t_prev->t_next = t->t_next;
+	else
+		b->b_rfirst = t->t_next;
+	if (t->t_next != NULL)
+		t->t_next->t_prev = t->t_prev;
+	else
+		b->b_rlast = t->t_prev;
+	t->t_prev = t->t_next = NULL;
+}
+
+/*
+ * Send a copy of t to w.  A first copy gets the batch's next send number
+ * and joins the newest end of R; a replica is only counted.
+ */
+static void
+sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
+{
+	struct batch	*b = t->t_batch;
+	struct copy	*c;
+
+	c = sched_calloc(1, sizeof(*c));
+	c->c_task = t;
+	c->c_worker = w;
+	if ((c->c_tprev = t->t_lastcopy) != NULL)
+		t->t_lastcopy->c_tnext = c;
+	else
+		t->t_copies = c;
+	t->t_lastcopy = c;
+	t->t_ncopies++;
+	if ((c->c_wprev = w->w_lastcopy) != NULL)
+		w->w_lastcopy->c_wnext = c;
+	else
+		w->w_copies = c;
+	w->w_lastcopy = c;
+	w->w_ncopies++;
+	w->w_nheld++;
+	s->s_stats.held++;
+
+	if (replica)
+		s->s_stats.replicas++;
+	else {
+		t->t_state = TASK_SENT;
+		t->t_seq = b->b_seq++;
+		t->t_next = NULL;
+		if ((t->t_prev = b->b_rlast) != NULL)
+			b->b_rlast->t_next = t;
+		else
+			b->b_rfirst = t;
+		b->b_rlast = t;
+	}
+	sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id, replica, 0);
+}
+
+/* The first batch in submit order with queued tasks w can run. */
+static struct batch *
+sched_batch_for(const struct sched *s, const struct worker *w)
+{
+	struct batch	*b;
+
+	for (b = s->s_bfirst; b != NULL; b = b->b_next)
+		if (b->b_nqueued > 0 && sched_can_run(w, b))
+			return (b);
+	return (NULL);
+}
+
+/*
+ * Hand queued tasks to workers with room: round-robin over the workers in
+ * join order, one task per worker per pass, until a pass hands out
+ * nothing.  So the first M tasks go to the M workers one each (RR step 2,
+ * RWQ step 3) and a result from worker k brings k the head of Q (RR step
+ * 4, RWQ step 5).  The cap is that of the batch the task would come from.
+ */
+static void
+sched_fill(struct sched *s)
+{
+	struct worker	*w;
+	struct batch	*b;
+	size_t		 i;
+	int		 progress;
+
+	do {
+		progress = 0;
+		for (i = 0; i < s->s_nworkers && s->s_stats.queued > 0; i++) {
+			w = s->s_workers[i];
+			if ((b = sched_batch_for(s, w)) == NULL ||
+			    w->w_ncopies >= sched_cap(w, b))
+				continue;
+			sched_send(s, w, sched_queue_pop(s, b), 0);
+			progress = 1;
+		}
+	} while (progress && s->s_stats.queued > 0);
+}
+
+/* Replicate t to every worker of b's kind with room and no copy of t. */
+static int
+sched_replicate_everywhere(struct sched *s, struct batch *b, struct task *t)
+{
+	struct worker	*w;
+	size_t		 i;
+	int		 n = 0;
+
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		if (sched_has_room(w, b) && sched_copy_find(t, w) == NULL) {
+			sched_send(s, w, t, 1);
+			n++;
+		}
+	}
+	return (n);
+}
+
+/*
+ * RR steps 6-11, once b's queue is empty: R is the list of tasks sent and
+ * not done, in send order (step 6; step 9 is sched_r_remove()).  Pick the
+ * next task of R in round-robin order and replicate it to every worker
+ * that is not running a task, i.e. has fewer copies than CPUs (step 10).
+ * If nobody can take that task (each idle worker already has it) the next
+ * one is tried; one task per event.
+ */
+static void
+sched_replicate_rr(struct sched *s, struct batch *b)
+{
+	struct task	*start, *t;
+	size_t		 i;
+
+	for (i = 0; i < s->s_nworkers; i++)
+		if (sched_has_room(s->s_workers[i], b))
+			break;
+	if (i == s->s_nworkers)
+		return;
+
+	start = t = b->b_rnext != NULL ? b->b_rnext : b->b_rfirst;
+	do {
+		if (sched_replicate_everywhere(s, b, t) > 0) {
+			b->b_rnext = t->t_next;
+			return;
+		}
+		t = t->t_next != NULL ? t->t_next : b->b_rfirst;
+	} while (t != start);
+}
+
+/*
+ * R3Q replication, once b's queue is empty: as RR, but R is walked
+ * round-robin in the reverse of the send order, so the tasks sent last,
+ * the ones still held in some worker's queue, are replicated first and
+ * their losing copies can be removed before they start.  Every free queue
+ * slot gets its own replica, the next task of the walk that the worker
+ * does not already have; the workers are served one slot per pass in join
+ * order.
+ */
+static void
+sched_replicate_r3q(struct sched *s, struct batch *b)
+{
+	struct worker	*w;
+	struct task	*start, *t;
+	size_t		 i;
+	int		 progress;
+
+	do {
+		progress = 0;
+		for (i = 0; i < s->s_nworkers; i++) {
+			w = s->s_workers[i];
+			if (!sched_has_room(w, b))
+				continue;
+			start = t = b->b_rnext != NULL ? b->b_rnext :
+			    b->b_rlast;
+			do {
+				if (sched_copy_find(t, w) == NULL) {
+					sched_send(s, w, t, 1);
+					b->b_rnext = t->t_prev;
+					progress = 1;
+					break;
+				}
+				t = t->t_prev != NULL ? t->t_prev : b->b_rlast;
+			} while (t != start);
+		}
+	} while (progress);
+}
+
+/*
+ * After every event: fresh work from the master queue first, then
+ * replicas for the batches whose queue has run dry, in submit order.
+ * WQ and RWQ never replicate.
+ */
+static void
+sched_refill(struct sched *s)
+{
+	struct batch	*b;
+
+	sched_fill(s);
+	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
+		if (b->b_nqueued > 0 || b->b_rfirst == NULL)
+			continue;
+		if (b->b_cfg.policy == SCHED_POLICY_RR)
+			sched_replicate_rr(s, b);
+		else if (b->b_cfg.policy == SCHED_POLICY_R3Q)
+			sched_replicate_r3q(s, b);
+	}
+}
+
+/* Forget a batch and its tasks; it has no copies left. */
+static void
+sched_batch_free(struct sched *s, struct batch *b)
+{
+	size_t	 i;
+
+	if (b->b_prev != NULL)
+		b->b_prev->b_next = b->b_next;
+	else
+		s->s_bfirst = b->b_next;
+	if (b->b_next != NULL)
+		b->b_next->b_prev = b->b_prev;
+	else
+		s->s_blast = b->b_prev;
+	for (i = 0; i < b->b_ntasks; i++)
+		tab_remove(s, &b->b_tasks[i]);
+	free(b->b_tasks);
+	free(b);
+	tab_shrink(s);
+}
+
+/* One more task of b is done or failed; say so once all of them are. */
+static void
+sched_batch_finish(struct sched *s, struct batch *b)
+{
+	if (++b->b_nfinished < b->b_ntasks)
+		return;
+	sched_emit(s, SCHED_BATCH_DONE, 0, 0, b->b_id, 0, 0);
+	sched_batch_free(s, b);
+}
+
+const char *
+sched_policy_name(enum sched_policy p)
+{
+	if ((unsigned)p >= SCHED_POLICY_COUNT)
+		return ("?");
+	return (sched_policy_names[p]);
+}
+
+/* Parse a policy name, case-insensitively. */
+int
+sched_policy_parse(const char *str, enum sched_policy *p)
+{
+	unsigned	 i;
+
+	if (str == NULL)
+		return (-1);
+	for (i = 0; i < SCHED_POLICY_COUNT; i++)
+		if (strcasecmp(str, sched_policy_names[i]) == 0) {
+			if (p != NULL)
+				*p = (enum sched_policy)i;
+			return (0);
+		}
+	return (-1);
+}
+
+struct sched *
+sched_new(void)
+{
+	return (calloc(1, sizeof(struct sched)));
+}
+
+/* Free the core and everything it still holds. */
+void
+sched_free(struct sched *s)
+{
+	struct batch	*b;
+	struct worker	*w;
+	struct copy	*c;
+	size_t		 i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		while ((c = w->w_copies) != NULL) {
+			w->w_copies = c->c_wnext;
+			free(c);
+		}
+		free(w);
+	}
+	while ((b = s->s_bfirst) != NULL) {
+		s->s_bfirst = b->b_next;
+		free(b->b_tasks);
+		free(b);
+	}
+	free(s->s_workers);
+	free(s->s_slots);
+	free(s->s_act);
+	free(s);
+}
+
+/*
+ * A worker joined with ncpu CPUs, able to run the kinds in kinds.  It goes
+ * last in join order and gets work at once.
+ */
+int
+sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
+    uint32_t kinds, uint64_t now)
+{
+	struct worker	**v, *w;
+	size_t		  max;
+
+	(void)now;
+	if (ncpu == 0) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if (sched_worker_find(s, wid, NULL) != NULL) {
+		errno = EEXIST;
+		return (-1);
+	}
+	if (s->s_nworkers == s->s_maxworkers) {
+		max = s->s_maxworkers > 0 ? s->s_maxworkers * 2 : 16;
+		if (max > SIZE_MAX / sizeof(*v) ||
+		    (v = realloc(s->s_workers, max * sizeof(*v))) == NULL) {
+			errno = ENOMEM;
+			return (-1);
+		}
+		s->s_workers = v;
+		s->s_maxworkers = max;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	w->w_id = wid;
+	w->w_ncpu = ncpu;
+	w->w_kinds = kinds;
+	s->s_workers[s->s_nworkers++] = w;
+	s->s_stats.workers++;
+	sched_refill(s);
+	return (0);
+}
+
+/*
+ * Lost a worker.  Its copies are forgotten (no CANCEL: it is gone); every
+ * task left with no copy goes back to the front of its batch's queue, in
+ * the order it had been assigned to that worker, so it is sent next.
+ */
+void
+sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
+{
+	struct worker	*w;
+	struct task	*t;
+	struct copy	*c;
+	size_t		 idx;
+
+	(void)now;
+	if ((w = sched_worker_find(s, wid, &idx)) == NULL)
+		return;
+	memmove(&s->s_workers[idx], &s->s_workers[idx + 1],
+	    (s->s_nworkers - idx - 1) * sizeof(s->s_workers[0]));
+	s->s_nworkers--;
+	s->s_stats.workers--;
+
+	while ((c = w->w_lastcopy) != NULL) {
+		t = c->c_task;
+		sched_copy_drop(s, c);
+		if (t->t_ncopies == 0) {
+			sched_r_remove(t->t_batch, t);
+			sched_queue_push_front(s, t->t_batch, t);
+		}
+	}
+	free(w);
+	sched_refill(s);
+}
+
+/*
+ * A new batch: its tasks form its FIFO queue, behind the batches already
+ * submitted (RR step 1, RWQ step 1).  Nothing changes on error.
+ */
+int
+sched_submit(struct sched *s, uint64_t id,
+    const struct sched_batch_config *cfg, const uint64_t *ids, size_t n,
+    uint64_t now)
+{
+	struct batch	*b;
+	struct task	*t;
+	size_t		 i;
+
+	(void)now;
+	if (cfg == NULL || ids == NULL || n == 0 ||
+	    (unsigned)cfg->policy >= SCHED_POLICY_COUNT ||
+	    cfg->kind >= SCHED_MAXKIND) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if (sched_batch_find(s, id) != NULL) {
+		errno = EEXIST;
+		return (-1);
+	}
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		goto nomem;
+	if ((b->b_tasks = calloc(n, sizeof(*b->b_tasks))) == NULL ||
+	    tab_reserve(s, n) == -1) {
+		free(b->b_tasks);
+		free(b);
+		goto nomem;
+	}
+	b->b_id = id;
+	b->b_cfg = *cfg;
+	if (b->b_cfg.queue_factor == 0)
+		b->b_cfg.queue_factor = SCHED_QUEUE_FACTOR;
+	if (b->b_cfg.max_attempts == 0)
+		b->b_cfg.max_attempts = SCHED_MAX_ATTEMPTS;
+	b->b_ntasks = n;
+
+	for (i = 0; i < n; i++) {
+		if (tab_find(s, ids[i]) != NULL) {
+			while (i-- > 0)
+				tab_remove(s, &b->b_tasks[i]);
+			free(b->b_tasks);
+			free(b);
+			errno = EEXIST;
+			return (-1);
+		}
+		t = &b->b_tasks[i];
+		t->t_id = ids[i];
+		t->t_batch = b;
+		t->t_state = TASK_QUEUED;
+		tab_insert(s, t);
+		if ((t->t_prev = b->b_qlast) != NULL)
+			b->b_qlast->t_next = t;
+		else
+			b->b_qfirst = t;
+		b->b_qlast = t;
+	}
+	b->b_nqueued = n;
+	s->s_stats.queued += n;
+
+	if ((b->b_prev = s->s_blast) != NULL)
+		s->s_blast->b_next = b;
+	else
+		s->s_bfirst = b;
+	s->s_blast = b;
+	sched_refill(s);
+	return (0);
+ nomem:
+	errno = ENOMEM;
+	return (-1);
+}
+
+/*
+ * Give up on a batch: drop its queued tasks, cancel every copy of its
+ * tasks and forget it, without SCHED_BATCH_DONE.
+ */
+void
+sched_batch_abort(struct sched *s, uint64_t id, uint64_t now)
+{
+	struct batch	*b;
+	struct task	*t;
+
+	(void)now;
+	if ((b = sched_batch_find(s, id)) == NULL)
+		return;
+	for (t = b->b_rfirst; t != NULL; t = t->t_next)
+		while (t->t_copies != NULL)
+			sched_copy_cancel(s, t->t_copies);
+	s->s_stats.queued -= b->b_nqueued;
+	sched_batch_free(s, b);
+	sched_refill(s);
+}
+
+/* A held copy started running on its worker. */
+void
+sched_started(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
+{
+	struct worker	*w;
+	struct task	*t;
+	struct copy	*c;
+
+	(void)now;
+	if ((t = tab_find(s, id)) == NULL ||
+	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
+	    (c = sched_copy_find(t, w)) == NULL || c->c_running)
+		return;
+	c->c_running = 1;
+	w->w_nheld--;
+	w->w_nrunning++;
+	s->s_stats.held--;
+	s->s_stats.running++;
+}
+
+/*
+ * A result came back.  The first one wins (RR step 7): every other copy is
+ * cancelled (RR step 8) and the task leaves R (RR step 9); the freed slots
+ * are refilled (RR step 4 or 10, RWQ step 5).  A result from a worker with
+ * no copy (it was lost and came back) still counts if it is the first.
+ */
+enum sched_verdict
+sched_done(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
+{
+	struct worker	*w;
+	struct batch	*b;
+	struct task	*t;
+	struct copy	*c = NULL;
+
+	(void)now;
+	if ((t = tab_find(s, id)) == NULL)
+		return (SCHED_UNKNOWN);
+	if ((w = sched_worker_find(s, wid, NULL)) != NULL)
+		c = sched_copy_find(t, w);
+	if (t->t_state == TASK_DONE || t->t_state == TASK_FAILED) {
+		if (c != NULL)
+			sched_copy_drop(s, c);
+		return (SCHED_DUPLICATE);
+	}
+
+	b = t->t_batch;
+	if (t->t_state == TASK_QUEUED)
+		sched_queue_remove(s, b, t);
+	else
+		sched_r_remove(b, t);
+	t->t_state = TASK_DONE;
+	s->s_stats.done++;
+	if (c != NULL)
+		sched_copy_drop(s, c);
+	while (t->t_copies != NULL)
+		sched_copy_cancel(s, t->t_copies);
+	sched_batch_finish(s, b);
+	sched_refill(s);
+	return (SCHED_ACCEPT);
+}
+
+/*
+ * The copy of a task on worker wid failed.  The task gives up after
+ * max_attempts failures once no other copy is left; otherwise, with no
+ * copy left, it goes back to the front of its queue.  Returns the number
+ * of failures so far, or -1 for an unknown or finished task or a worker
+ * without a copy of it (a stale report).
+ */
+int
+sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
+{
+	struct worker	*w;
+	struct batch	*b;
+	struct task	*t;
+	struct copy	*c;
+	unsigned	 attempts;
+
+	(void)now;
+	if ((t = tab_find(s, id)) == NULL || t->t_state != TASK_SENT ||
+	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
+	    (c = sched_copy_find(t, w)) == NULL)
+		return (-1);
+	b = t->t_batch;
+	sched_copy_drop(s, c);
+	attempts = ++t->t_attempts;
+	if (t->t_ncopies == 0) {
+		sched_r_remove(b, t);
+		if (attempts >= b->b_cfg.max_attempts) {
+			t->t_state = TASK_FAILED;
+			s->s_stats.failed++;
+			sched_emit(s, SCHED_TASK_FAILED, wid, t->t_id, b->b_id,
+			    0, 0);
+			sched_batch_finish(s, b);
+		} else
+			sched_queue_push_front(s, b, t);
+	}
+	sched_refill(s);
+	return (attempts > INT32_MAX ? INT32_MAX : (int)attempts);
+}
+
+/* No timers yet; suspect detection will live here. */
+void
+sched_tick(struct sched *s, uint64_t now)
+{
+	(void)s;
+	(void)now;
+}
+
+/* When sched_tick() wants to be called next: never, for now. */
+uint64_t
+sched_deadline(const struct sched *s)
+{
+	(void)s;
+	return (UINT64_MAX);
+}
+
+/* Pop the oldest pending action; 0 when there is none. */
+int
+sched_next_action(struct sched *s, struct sched_action *a)
+{
+	if (s->s_actlen == 0)
+		return (0);
+	*a = s->s_act[s->s_acthead];
+	s->s_acthead = (s->s_acthead + 1) & (s->s_actsize - 1);
+	s->s_actlen--;
+	return (1);
+}
+
+void
+sched_get_stats(const struct sched *s, struct sched_stats *st)
+{
+	*st = s->s_stats;
+}
+
+/* How many copies worker wid holds and runs; -1 if it is unknown. */
+int
+sched_worker_load(const struct sched *s, uint32_t wid, uint32_t *held,
+    uint32_t *running)
+{
+	const struct worker	*w;
+
+	if ((w = sched_worker_find(s, wid, NULL)) == NULL)
+		return (-1);
+	if (held != NULL)
+		*held = w->w_nheld;
+	if (running != NULL)
+		*running = w->w_nrunning;
+	return (0);
+}

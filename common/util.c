@@ -1,0 +1,98 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/un.h>
+
+#include "log.h"
+#include "util.h"
+
+/* Monotonic time in nanoseconds: the clock the core is driven by. */
+uint64_t
+mono_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec);
+}
+
+/* Wall-clock time in nanoseconds since the Unix epoch. */
+uint64_t
+wall_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec);
+}
+
+/* "addr:port", "[v6]:port" or "local" for a socket address. */
+const char *
+sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char	 a[INET6_ADDRSTRLEN];
+
+	switch (sa->sa_family) {
+	case AF_INET:
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)
+		    (const void *)sa)->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(((const struct
+		    sockaddr_in *)(const void *)sa)->sin_port));
+		break;
+	case AF_INET6:
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)
+		    (const void *)sa)->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(((const struct
+		    sockaddr_in6 *)(const void *)sa)->sin6_port));
+		break;
+	default:
+		snprintf(buf, len, "local");
+		break;
+	}
+	return (buf);
+}
+
+/* A decimal number within [min, max]; -1 on junk or out of range. */
+int
+parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long	 v;
+	char			*end;
+
+	if (!isdigit((unsigned char)*s))
+		return (-1);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end != '\0' || errno != 0 || v < min || v > max)
+		return (-1);
+	*out = v;
+	return (0);
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void	*p;
+
+	if ((p = calloc(n, size)) == NULL)
+		fatal("calloc");
+	return (p);
+}
+
+char *
+xstrdup(const char *s)
+{
+	char	*p;
+
+	if ((p = strdup(s)) == NULL)
+		fatal("strdup");
+	return (p);
+}

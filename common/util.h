@@ -1,0 +1,20 @@
+/* Small helpers both daemons and the ctl share. */
+#ifndef R3Q_UTIL_H
+#define R3Q_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sys/socket.h>
+
+#define NS_PER_MS	1000000ULL
+#define NS_PER_SEC	1000000000ULL
+
+uint64_t	 mono_ns(void);
+uint64_t	 wall_ns(void);
+const char	*sockaddr_str(const struct sockaddr *, char *, size_t);
+int		 parse_u64(const char *, uint64_t, uint64_t, uint64_t *);
+void		*xcalloc(size_t, size_t);
+char		*xstrdup(const char *);
+
+#endif /* R3Q_UTIL_H */

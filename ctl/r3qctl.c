@@ -1,0 +1,731 @@
+/*
+ * r3qctl: submit and follow jobs, and look at masterd, through its control
+ * socket.  `es --local` runs the same ES in-process: the reference every
+ * distributed run must match bit for bit.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "es/es.h"
+#include "frame.h"
+#include "sched/sched.h"
+#include "task/task.h"
+#include "util.h"
+
+#define CONTROL_DEFAULT	"/run/r3q/masterd.sock"
+#define CTL_MAX_FRAME	(256u << 20)
+
+#define EX_OK		0
+#define EX_FAIL		1
+#define EX_USAGE	64
+#define EX_UNAVAILABLE	69
+
+static const char	*ctl_socket;
+static int		 ctl_fd = -1;
+static uint64_t		 ctl_reqid;
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: r3qctl [-h] [-s socket] command [arguments]\n"
+	    "commands:\n"
+	    "  es [options]           submit an ES job, follow it, print the "
+	    "result\n"
+	    "  submit es [options]    submit an ES job and print its id\n"
+	    "  wait JOB               follow a job until it ends\n"
+	    "  result JOB [--json] [--csv FILE]\n"
+	    "  jobs                   list jobs\n"
+	    "  workers                list connected workers\n"
+	    "  cancel JOB             stop a running job\n"
+	    "es options:\n"
+	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
+	    "  --policy wq|rr|rwq|r3q  --reevaluate-parents  --local\n"
+	    "  --csv FILE  --json  --quiet\n"
+	    "the control socket is -s, else $R3Q_CONTROL, else "
+	    CONTROL_DEFAULT "\n");
+	exit(EX_USAGE);
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+die(int code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	fprintf(stderr, "r3qctl: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+/* Connect to masterd's control socket. */
+static void
+ctl_connect(void)
+{
+	struct sockaddr_un	 sun;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(ctl_socket) >= sizeof(sun.sun_path))
+		die(EX_USAGE, "socket path too long: %s", ctl_socket);
+	strcpy(sun.sun_path, ctl_socket);
+	if ((ctl_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		die(EX_UNAVAILABLE, "socket: %s", strerror(errno));
+	if (connect(ctl_fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		die(EX_UNAVAILABLE, "cannot reach masterd at %s: %s",
+		    ctl_socket, strerror(errno));
+}
+
+/* Write all of buf. */
+static void
+ctl_write(const uint8_t *buf, size_t len)
+{
+	ssize_t	 n;
+
+	while (len > 0) {
+		if ((n = write(ctl_fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			die(EX_UNAVAILABLE, "write to masterd: %s",
+			    strerror(errno));
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Read exactly len bytes; the master closing is an error. */
+static void
+ctl_readn(uint8_t *buf, size_t len)
+{
+	ssize_t	 n;
+
+	while (len > 0) {
+		if ((n = read(ctl_fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			die(EX_UNAVAILABLE, "read from masterd: %s",
+			    strerror(errno));
+		}
+		if (n == 0)
+			die(EX_UNAVAILABLE, "masterd closed the connection");
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Send a request; returns its id. */
+static uint64_t
+ctl_send(Envelope *env)
+{
+	uint8_t	*buf;
+	size_t	 len;
+
+	env->id = ++ctl_reqid;
+	if ((buf = frame_pack(env, &len)) == NULL)
+		die(EX_FAIL, "out of memory");
+	ctl_write(buf, len);
+	free(buf);
+	return (env->id);
+}
+
+/* Read one answer; an Error from the master ends r3qctl. */
+static Envelope *
+ctl_recv(void)
+{
+	uint8_t		 hdr[FRAME_HDRLEN], *body;
+	uint32_t	 len;
+	Envelope	*env;
+	char		 err[256];
+
+	ctl_readn(hdr, sizeof(hdr));
+	if (frame_header_decode(hdr, CTL_MAX_FRAME, &len, err,
+	    sizeof(err)) == -1)
+		die(EX_FAIL, "bad answer from masterd: %s", err);
+	if ((body = malloc(len ? len : 1)) == NULL)
+		die(EX_FAIL, "out of memory");
+	ctl_readn(body, len);
+	if (frame_unpack(body, len, CTL_MAX_FRAME, &env, err,
+	    sizeof(err)) == -1)
+		die(EX_FAIL, "bad answer from masterd: %s", err);
+	free(body);
+	if (env->body_case == R3Q__ENVELOPE__BODY_ERROR)
+		die(EX_FAIL, "%s", env->error->message);
+	return (env);
+}
+
+/* A job id argument. */
+static uint64_t
+parse_job(const char *s)
+{
+	uint64_t	 v;
+
+	if (parse_u64(s, 1, UINT64_MAX, &v) == -1)
+		die(EX_USAGE, "'%s' is not a job id", s);
+	return (v);
+}
+
+/* One generation's line, as `es` prints it while following a job. */
+static void
+print_gen(uint32_t gen, double best, uint64_t elapsed_ns)
+{
+	printf("gen %4u  best %-24.17g  elapsed %8.3fs\n", gen, best,
+	    (double)elapsed_ns / 1e9);
+	fflush(stdout);
+}
+
+/* Write per-generation bests as CSV. */
+static void
+write_csv(const char *path, const R3q__JobInfo *ji)
+{
+	FILE	*f;
+	size_t	 i;
+
+	if ((f = fopen(path, "w")) == NULL)
+		die(EX_FAIL, "%s: %s", path, strerror(errno));
+	fprintf(f, "generation,best\n");
+	for (i = 0; i < ji->n_gens; i++)
+		fprintf(f, "%u,%.17g\n", ji->gens[i]->generation,
+		    ji->gens[i]->best);
+	if (fclose(f) == EOF)
+		die(EX_FAIL, "%s: %s", path, strerror(errno));
+}
+
+/* A job's result as JSON. */
+static void
+print_json(const R3q__JobInfo *ji)
+{
+	const R3q__EsParams	*p = ji->params;
+	size_t			 i;
+
+	printf("{\"job\":%" PRIu64 ",\"state\":\"%s\",\"policy\":\"%s\",",
+	    ji->id, ji->state, ji->policy);
+	if (p != NULL)
+		printf("\"mu\":%u,\"lambda\":%u,\"dim\":%u,\"generations\":%u,"
+		    "\"lu\":%u,\"seed\":%" PRIu64 ",\"reevaluate_parents\":%s,",
+		    p->mu, p->lambda, p->dim, p->generations, p->lu, p->seed,
+		    p->reevaluate_parents ? "true" : "false");
+	printf("\"best\":%.17g,\"best_x\":[", ji->best);
+	for (i = 0; i < ji->n_best_x; i++)
+		printf("%s%.17g", i ? "," : "", ji->best_x[i]);
+	printf("],\"elapsed\":%.6f,\"tasks_done\":%" PRIu64 ","
+	    "\"results_dropped\":%" PRIu64 ",\"error\":\"", (double)
+	    ji->elapsed_ns / 1e9, ji->tasks_done, ji->results_dropped);
+	for (i = 0; ji->error != NULL && ji->error[i] != '\0'; i++) {
+		if (ji->error[i] == '"' || ji->error[i] == '\\')
+			putchar('\\');
+		if ((unsigned char)ji->error[i] >= 0x20)
+			putchar(ji->error[i]);
+	}
+	printf("\",\"generations_done\":[");
+	for (i = 0; i < ji->n_gens; i++)
+		printf("%s{\"generation\":%u,\"best\":%.17g,\"elapsed\":%.6f,"
+		    "\"tasks\":%u}", i ? "," : "", ji->gens[i]->generation,
+		    ji->gens[i]->best, (double)ji->gens[i]->elapsed_ns / 1e9,
+		    ji->gens[i]->tasks);
+	printf("]}\n");
+}
+
+/* A job's result for a person. */
+static void
+print_result(const R3q__JobInfo *ji)
+{
+	size_t	 i;
+
+	if (ji->error != NULL && ji->error[0] != '\0')
+		printf("job %" PRIu64 " %s: %s\n", ji->id, ji->state,
+		    ji->error);
+	if (ji->n_gens == 0)
+		return;
+	printf("best fitness: %.17g\n", ji->best);
+	printf("best individual:");
+	for (i = 0; i < ji->n_best_x; i++)
+		printf(" %.17g", ji->best_x[i]);
+	printf("\n");
+	printf("summary: job %" PRIu64 " %s, policy %s, %u generations, "
+	    "%" PRIu64 " evaluations, %.3f s", ji->id, ji->state, ji->policy,
+	    ji->gens[ji->n_gens - 1]->generation, ji->tasks_done,
+	    (double)ji->elapsed_ns / 1e9);
+	if (ji->results_dropped > 0)
+		printf(", %" PRIu64 " duplicate results dropped",
+		    ji->results_dropped);
+	printf("\n");
+}
+
+struct es_opts {
+	R3q__EsParams	 p;
+	int		 local;
+	int		 json;
+	int		 quiet;
+	const char	*csv;
+};
+
+/* Parse `es` options (shared by `es` and `submit es`). */
+static void
+parse_es(int argc, char *argv[], struct es_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "mu",			required_argument, NULL, 'm' },
+		{ "lambda",		required_argument, NULL, 'l' },
+		{ "generations",	required_argument, NULL, 'g' },
+		{ "dim",		required_argument, NULL, 'd' },
+		{ "lu",			required_argument, NULL, 'u' },
+		{ "seed",		required_argument, NULL, 's' },
+		{ "policy",		required_argument, NULL, 'p' },
+		{ "reevaluate-parents",	no_argument,	   NULL, 'r' },
+		{ "local",		no_argument,	   NULL, 'L' },
+		{ "csv",		required_argument, NULL, 'c' },
+		{ "json",		no_argument,	   NULL, 'j' },
+		{ "quiet",		no_argument,	   NULL, 'q' },
+		{ NULL, 0, NULL, 0 }
+	};
+	enum sched_policy	 pol;
+	uint64_t		 v;
+	int			 ch;
+
+	memset(o, 0, sizeof(*o));
+	r3q__es_params__init(&o->p);
+	o->p.mu = 30;
+	o->p.lambda = 70;
+	o->p.generations = 100;
+	o->p.dim = 30;
+	o->p.lu = 0;
+	o->p.seed = 1;
+	o->p.policy = (char *)(uintptr_t)"";
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'm': case 'l': case 'g': case 'd': case 'u':
+			if (parse_u64(optarg, 0, UINT32_MAX, &v) == -1)
+				die(EX_USAGE, "--%s: '%s' is not a number",
+				    longopts[ch == 'm' ? 0 : ch == 'l' ? 1 :
+				    ch == 'g' ? 2 : ch == 'd' ? 3 : 4].name,
+				    optarg);
+			if (ch == 'm')
+				o->p.mu = (uint32_t)v;
+			else if (ch == 'l')
+				o->p.lambda = (uint32_t)v;
+			else if (ch == 'g')
+				o->p.generations = (uint32_t)v;
+			else if (ch == 'd')
+				o->p.dim = (uint32_t)v;
+			else
+				o->p.lu = (uint32_t)v;
+			break;
+		case 's':
+			if (parse_u64(optarg, 0, UINT64_MAX, &v) == -1)
+				die(EX_USAGE, "--seed: '%s' is not a number",
+				    optarg);
+			o->p.seed = v;
+			break;
+		case 'p':
+			if (sched_policy_parse(optarg, &pol) == -1)
+				die(EX_USAGE, "--policy: '%s' is not one of "
+				    "wq, rr, rwq, r3q", optarg);
+			o->p.policy = optarg;
+			break;
+		case 'r':
+			o->p.reevaluate_parents = 1;
+			break;
+		case 'L':
+			o->local = 1;
+			break;
+		case 'c':
+			o->csv = optarg;
+			break;
+		case 'j':
+			o->json = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		die(EX_USAGE, "unexpected argument '%s'", argv[optind]);
+}
+
+/* Submit an es job; returns the job id. */
+static uint64_t
+submit_es(struct es_opts *o)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__SubmitEs	 sub = R3Q__SUBMIT_ES__INIT;
+	uint64_t	 id;
+
+	sub.params = &o->p;
+	env.body_case = R3Q__ENVELOPE__BODY_SUBMIT_ES;
+	env.submit_es = &sub;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	id = ans->job_info->id;
+	frame_free(ans);
+	return (id);
+}
+
+/*
+ * Follow a job until it ends: print each generation unless quiet, then
+ * return its final JobInfo (the caller frees the envelope).
+ */
+static Envelope *
+follow(uint64_t job, int quiet)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__JobQuery	 q = R3Q__JOB_QUERY__INIT;
+
+	q.job = job;
+	q.watch = 1;
+	env.body_case = R3Q__ENVELOPE__BODY_JOB_QUERY;
+	env.job_query = &q;
+	ctl_send(&env);
+	for (;;) {
+		ans = ctl_recv();
+		if (ans->body_case == R3Q__ENVELOPE__BODY_JOB_INFO)
+			return (ans);
+		if (ans->body_case == R3Q__ENVELOPE__BODY_GEN_REPORT && !quiet)
+			print_gen(ans->gen_report->generation,
+			    ans->gen_report->best,
+			    ans->gen_report->elapsed_ns);
+		frame_free(ans);
+	}
+}
+
+/* Print a finished job the way the options ask; returns the exit code. */
+static int
+report(const R3q__JobInfo *ji, const struct es_opts *o)
+{
+	if (o->csv != NULL)
+		write_csv(o->csv, ji);
+	if (o->json)
+		print_json(ji);
+	else
+		print_result(ji);
+	return (strcmp(ji->state, "done") == 0 ? EX_OK : EX_FAIL);
+}
+
+/* The same ES in this process, one evaluation after the other. */
+static int
+es_local(struct es_opts *o)
+{
+	struct es_params	 ep;
+	struct task_params	 tp;
+	struct task_ctx		 ctx;
+	struct task_result	 tr;
+	R3q__JobInfo		 ji = R3Q__JOB_INFO__INIT;
+	R3q__GenReport		*gens, **gp;
+	struct es		*es;
+	atomic_int		 cancel = 0;
+	uint64_t		 start, evals = 0;
+	size_t			 i, n;
+	uint32_t		 g;
+	char			 err[256];
+	int			 rc;
+
+	memset(&ep, 0, sizeof(ep));
+	ep.mu = o->p.mu;
+	ep.lambda = o->p.lambda;
+	ep.dim = o->p.dim;
+	ep.generations = o->p.generations;
+	ep.seed = o->p.seed;
+	ep.reevaluate_parents = o->p.reevaluate_parents;
+	if (es_params_check(&ep, err, sizeof(err)) == -1)
+		die(EX_USAGE, "%s", err);
+	if ((es = es_new(&ep)) == NULL)
+		die(EX_FAIL, "out of memory");
+	openblas_set_num_threads(1);
+	gens = calloc(ep.generations + 1, sizeof(*gens));
+	gp = calloc(ep.generations + 1, sizeof(*gp));
+	if (gens == NULL || gp == NULL)
+		die(EX_FAIL, "out of memory");
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.cancel = &cancel;
+	ctx.speed = 1.0;
+	start = mono_ns();
+	while (!es_finished(es)) {
+		g = es_generation(es);
+		n = es_batch_size(es);
+		for (i = 0; i < n; i++) {
+			memset(&tp, 0, sizeof(tp));
+			tp.kind = "ridge-lu";
+			tp.x = es_batch_x(es, i);
+			tp.nx = ep.dim;
+			tp.lu = o->p.lu;
+			if (task_run(&tp, &ctx, &tr) != TASK_OK)
+				die(EX_FAIL, "generation %u individual %zu: %s",
+				    g, i, tr.error);
+			es_set_fitness(es, i, tr.fitness);
+		}
+		evals += n;
+		if (es_advance(es) == -1)
+			die(EX_FAIL, "internal error: generation %u incomplete",
+			    g);
+		r3q__gen_report__init(&gens[g]);
+		gens[g].generation = g;
+		gens[g].best = es_gen_best(es, g);
+		gens[g].elapsed_ns = mono_ns() - start;
+		gens[g].tasks = (uint32_t)n;
+		gp[g] = &gens[g];
+		if (!o->quiet && !o->json)
+			print_gen(g, gens[g].best, gens[g].elapsed_ns);
+	}
+	ji.id = 0;
+	ji.state = (char *)(uintptr_t)"done";
+	ji.policy = (char *)(uintptr_t)"local";
+	ji.params = &o->p;
+	ji.best = es_best_f(es);
+	ji.n_best_x = ep.dim;
+	ji.best_x = (double *)(uintptr_t)es_best_x(es);
+	ji.n_gens = ep.generations + 1;
+	ji.gens = gp;
+	ji.elapsed_ns = mono_ns() - start;
+	ji.tasks_done = evals;
+	rc = report(&ji, o);
+	free(gens);
+	free(gp);
+	es_free(es);
+	return (rc);
+}
+
+/* r3qctl es / submit es. */
+static int
+cmd_es(int argc, char *argv[], int submit_only)
+{
+	struct es_opts	 o;
+	Envelope	*ans;
+	uint64_t	 id;
+	int		 rc;
+
+	parse_es(argc, argv, &o);
+	if (o.local) {
+		if (submit_only)
+			die(EX_USAGE, "--local cannot be submitted");
+		return (es_local(&o));
+	}
+	ctl_connect();
+	id = submit_es(&o);
+	if (submit_only) {
+		printf("%" PRIu64 "\n", id);
+		return (EX_OK);
+	}
+	if (!o.quiet && !o.json)
+		printf("job %" PRIu64 ": (%u+%u)-ES, %u dimensions, %u "
+		    "generations, lu %u, seed %" PRIu64 "%s\n", id, o.p.mu,
+		    o.p.lambda, o.p.dim, o.p.generations, o.p.lu, o.p.seed,
+		    o.p.reevaluate_parents ? ", parents re-evaluated" : "");
+	ans = follow(id, o.quiet || o.json);
+	rc = report(ans->job_info, &o);
+	frame_free(ans);
+	return (rc);
+}
+
+/* r3qctl wait JOB. */
+static int
+cmd_wait(int argc, char *argv[])
+{
+	Envelope	*ans;
+	int		 rc;
+
+	if (argc != 2)
+		usage();
+	ctl_connect();
+	ans = follow(parse_job(argv[1]), !isatty(STDOUT_FILENO));
+	printf("job %" PRIu64 " %s%s%s\n", ans->job_info->id,
+	    ans->job_info->state, ans->job_info->error[0] ? ": " : "",
+	    ans->job_info->error);
+	rc = strcmp(ans->job_info->state, "done") == 0 ? EX_OK : EX_FAIL;
+	frame_free(ans);
+	return (rc);
+}
+
+/* r3qctl result JOB [--json] [--csv FILE]. */
+static int
+cmd_result(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "json",	no_argument,	   NULL, 'j' },
+		{ "csv",	required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 }
+	};
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__JobQuery	 q = R3Q__JOB_QUERY__INIT;
+	struct es_opts	 o;
+	int		 ch, rc;
+
+	memset(&o, 0, sizeof(o));
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (ch == 'j')
+			o.json = 1;
+		else if (ch == 'c')
+			o.csv = optarg;
+		else
+			usage();
+	}
+	if (optind + 1 != argc)
+		usage();
+	q.job = parse_job(argv[optind]);
+	ctl_connect();
+	env.body_case = R3Q__ENVELOPE__BODY_JOB_QUERY;
+	env.job_query = &q;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	if (strcmp(ans->job_info->state, "running") == 0 && !o.json) {
+		printf("job %" PRIu64 " running: generation %u, best so far "
+		    "%.17g\n", ans->job_info->id, ans->job_info->generation,
+		    ans->job_info->best);
+		rc = EX_OK;
+	} else
+		rc = report(ans->job_info, &o);
+	frame_free(ans);
+	return (rc);
+}
+
+/* r3qctl jobs. */
+static int
+cmd_jobs(void)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__ListJobs	 l = R3Q__LIST_JOBS__INIT;
+	R3q__JobInfo	*j;
+	size_t		 i;
+
+	ctl_connect();
+	env.body_case = R3Q__ENVELOPE__BODY_LIST_JOBS;
+	env.list_jobs = &l;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_LIST)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	printf("%-6s %-10s %-6s %5s %-24s %10s\n", "JOB", "STATE", "POLICY",
+	    "GEN", "BEST", "ELAPSED");
+	for (i = 0; i < ans->job_list->n_jobs; i++) {
+		j = ans->job_list->jobs[i];
+		printf("%-6" PRIu64 " %-10s %-6s %5u %-24.17g %9.3fs\n", j->id,
+		    j->state, j->policy, j->generation, j->best,
+		    (double)j->elapsed_ns / 1e9);
+	}
+	frame_free(ans);
+	return (EX_OK);
+}
+
+/* r3qctl workers. */
+static int
+cmd_workers(void)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__ListWorkers l = R3Q__LIST_WORKERS__INIT;
+	R3q__WorkerInfo	*w;
+	char		 kinds[128], since[32];
+	size_t		 i, k, off;
+	struct tm	 tm;
+	time_t		 t;
+
+	ctl_connect();
+	env.body_case = R3Q__ENVELOPE__BODY_LIST_WORKERS;
+	env.list_workers = &l;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_WORKER_LIST)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	printf("%-16s %-22s %4s %-16s %5s %7s %8s %s\n", "NAME", "ADDRESS",
+	    "CPUS", "KINDS", "HELD", "RUNNING", "DONE", "SINCE");
+	for (i = 0; i < ans->worker_list->n_workers; i++) {
+		w = ans->worker_list->workers[i];
+		kinds[0] = '\0';
+		for (k = 0, off = 0; k < w->n_kinds && off < sizeof(kinds);
+		    k++)
+			off += (size_t)snprintf(kinds + off, sizeof(kinds) - off,
+			    "%s%s", k ? "," : "", w->kinds[k]);
+		t = (time_t)w->since_unix;
+		localtime_r(&t, &tm);
+		strftime(since, sizeof(since), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%-16s %-22s %4u %-16s %5u %7u %8" PRIu64 " %s\n",
+		    w->name, w->address, w->cpus, kinds, w->held, w->running,
+		    w->done, since);
+	}
+	frame_free(ans);
+	return (EX_OK);
+}
+
+/* r3qctl cancel JOB. */
+static int
+cmd_cancel(int argc, char *argv[])
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__CancelJob	 c = R3Q__CANCEL_JOB__INIT;
+
+	if (argc != 2)
+		usage();
+	c.job = parse_job(argv[1]);
+	ctl_connect();
+	env.body_case = R3Q__ENVELOPE__BODY_CANCEL_JOB;
+	env.cancel_job = &c;
+	ctl_send(&env);
+	ans = ctl_recv();
+	printf("job %" PRIu64 " cancelled\n", c.job);
+	frame_free(ans);
+	return (EX_OK);
+}
+
+int
+main(int argc, char *argv[])
+{
+	int	 ch;
+
+	ctl_socket = getenv("R3Q_CONTROL");
+	if (ctl_socket == NULL || *ctl_socket == '\0')
+		ctl_socket = CONTROL_DEFAULT;
+	while ((ch = getopt(argc, argv, "+hs:")) != -1) {
+		switch (ch) {
+		case 's':
+			ctl_socket = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage();
+	if (strcmp(argv[0], "es") == 0)
+		return (cmd_es(argc, argv, 0));
+	if (strcmp(argv[0], "submit") == 0) {
+		if (argc < 2 || strcmp(argv[1], "es") != 0)
+			die(EX_USAGE, "submit: only 'es' jobs exist");
+		return (cmd_es(argc - 1, argv + 1, 1));
+	}
+	if (strcmp(argv[0], "wait") == 0)
+		return (cmd_wait(argc, argv));
+	if (strcmp(argv[0], "result") == 0)
+		return (cmd_result(argc, argv));
+	if (strcmp(argv[0], "jobs") == 0 && argc == 1)
+		return (cmd_jobs());
+	if (strcmp(argv[0], "workers") == 0 && argc == 1)
+		return (cmd_workers());
+	if (strcmp(argv[0], "cancel") == 0)
+		return (cmd_cancel(argc, argv));
+	die(EX_USAGE, "unknown command '%s' (see r3qctl -h)", argv[0]);
+}

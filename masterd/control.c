@@ -1,0 +1,341 @@
+/*
+ * The control side of masterd: the UNIX control socket and the client
+ * requests that arrive on it or from TLS clients.  A refused request gets
+ * an Error and the session stays open; a message no client may send closes
+ * the session.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "log.h"
+#include "masterd.h"
+#include "task/task.h"
+#include "util.h"
+
+/* Answer a request with an Error; the session stays open. */
+static void
+control_refuse(struct session *s, uint64_t reqid, const char *fmt, ...)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Error	 e = R3Q__ERROR__INIT;
+	char		 msg[512];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_debug("%s (%s): refused: %s", s->s_addr, s->s_name, msg);
+	e.message = msg;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	session_send(s, &env);
+}
+
+/* Send a job's whole state. */
+static void
+control_send_info(struct session *s, uint64_t reqid, const struct job *j)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__JobInfo	 info;
+
+	job_info(j, &info, 1);
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_JOB_INFO;
+	env.job_info = &info;
+	session_send(s, &env);
+	job_info_clear(&info);
+}
+
+/* Send one generation's report. */
+static void
+control_send_gen(struct session *s, uint64_t reqid, const struct job *j,
+    const struct gen_report *g)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__GenReport	 r = R3Q__GEN_REPORT__INIT;
+
+	r.job = j->j_id;
+	r.generation = g->g_gen;
+	r.best = g->g_best;
+	r.elapsed_ns = g->g_elapsed;
+	r.tasks = g->g_tasks;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_GEN_REPORT;
+	env.gen_report = &r;
+	session_send(s, &env);
+}
+
+/* Tell every client following job j about a generation or its end. */
+void
+control_job_event(struct job *j, const struct gen_report *g)
+{
+	struct session	*s;
+
+	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		if (s->s_role != ROLE_CLIENT || s->s_watch != j->j_id)
+			continue;
+		if (g != NULL)
+			control_send_gen(s, s->s_watch_req, j, g);
+		else {
+			control_send_info(s, s->s_watch_req, j);
+			s->s_watch = 0;
+		}
+	}
+}
+
+/* r3qctl jobs. */
+static void
+control_list_jobs(struct session *s, uint64_t reqid)
+{
+	Envelope	  env = R3Q__ENVELOPE__INIT;
+	R3q__JobList	  list = R3Q__JOB_LIST__INIT;
+	R3q__JobInfo	 *infos, **ptrs;
+	struct job	 *j;
+	size_t		  n = 0, i;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		n++;
+	infos = xcalloc(n + 1, sizeof(*infos));
+	ptrs = xcalloc(n + 1, sizeof(*ptrs));
+	i = 0;
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		job_info(j, &infos[i], 0);
+		ptrs[i] = &infos[i];
+		i++;
+	}
+	list.n_jobs = n;
+	list.jobs = ptrs;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_JOB_LIST;
+	env.job_list = &list;
+	session_send(s, &env);
+	for (i = 0; i < n; i++)
+		job_info_clear(&infos[i]);
+	free(infos);
+	free(ptrs);
+}
+
+/* r3qctl workers. */
+static void
+control_list_workers(struct session *s, uint64_t reqid)
+{
+	Envelope		  env = R3Q__ENVELOPE__INIT;
+	R3q__WorkerList		  list = R3Q__WORKER_LIST__INIT;
+	R3q__WorkerInfo		 *infos, **ptrs;
+	const struct task_kind	 *kinds;
+	struct worker		 *w;
+	char			**names;
+	size_t			  nk, k, n = 0;
+	uint32_t		  i;
+
+	kinds = task_kind_list(&nk);
+	infos = xcalloc(md->nworkers + 1, sizeof(*infos));
+	ptrs = xcalloc(md->nworkers + 1, sizeof(*ptrs));
+	names = xcalloc((md->nworkers + 1) * (nk + 1), sizeof(*names));
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL)
+			continue;
+		r3q__worker_info__init(&infos[n]);
+		infos[n].id = w->w_id;
+		infos[n].name = w->w_name;
+		infos[n].address = w->w_session->s_addr;
+		infos[n].cpus = w->w_cpus;
+		infos[n].kinds = names + n * (nk + 1);
+		for (k = 0; k < nk; k++)
+			if (w->w_kinds & (1u << kinds[k].index))
+				infos[n].kinds[infos[n].n_kinds++] =
+				    (char *)(uintptr_t)kinds[k].name;
+		sched_worker_load(md->sched, w->w_id, &infos[n].held,
+		    &infos[n].running);
+		infos[n].done = w->w_done;
+		infos[n].since_unix = w->w_since;
+		ptrs[n] = &infos[n];
+		n++;
+	}
+	list.n_workers = n;
+	list.workers = ptrs;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_WORKER_LIST;
+	env.worker_list = &list;
+	session_send(s, &env);
+	free(names);
+	free(infos);
+	free(ptrs);
+}
+
+/* One request from a client. */
+void
+control_dispatch(struct session *s, Envelope *env)
+{
+	struct job	*j;
+	size_t		 i;
+	char		 err[256];
+
+	switch (env->body_case) {
+	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
+		if (env->submit_es->params == NULL) {
+			control_refuse(s, env->id, "submit without parameters");
+			break;
+		}
+		if ((j = job_submit(env->submit_es->params, err,
+		    sizeof(err))) == NULL) {
+			control_refuse(s, env->id, "%s", err);
+			break;
+		}
+		log_info("job %llu submitted by %s (%s)",
+		    (unsigned long long)j->j_id, s->s_name, s->s_addr);
+		control_send_info(s, env->id, j);
+		server_drain();
+		break;
+	case R3Q__ENVELOPE__BODY_JOB_QUERY:
+		if ((j = job_find(env->job_query->job)) == NULL) {
+			control_refuse(s, env->id, "no such job %llu",
+			    (unsigned long long)env->job_query->job);
+			break;
+		}
+		if (!env->job_query->watch) {
+			control_send_info(s, env->id, j);
+			break;
+		}
+		for (i = 0; i < j->j_ngens; i++)
+			control_send_gen(s, env->id, j, &j->j_gens[i]);
+		if (j->j_state != JOB_RUNNING)
+			control_send_info(s, env->id, j);
+		else {
+			s->s_watch = j->j_id;
+			s->s_watch_req = env->id;
+		}
+		break;
+	case R3Q__ENVELOPE__BODY_LIST_JOBS:
+		control_list_jobs(s, env->id);
+		break;
+	case R3Q__ENVELOPE__BODY_LIST_WORKERS:
+		control_list_workers(s, env->id);
+		break;
+	case R3Q__ENVELOPE__BODY_CANCEL_JOB:
+		if ((j = job_find(env->cancel_job->job)) == NULL) {
+			control_refuse(s, env->id, "no such job %llu",
+			    (unsigned long long)env->cancel_job->job);
+			break;
+		}
+		if (j->j_state != JOB_RUNNING) {
+			control_refuse(s, env->id, "job %llu has already "
+			    "ended (%s)", (unsigned long long)j->j_id,
+			    job_state_name(j->j_state));
+			break;
+		}
+		job_cancel(j, "cancelled by a client");
+		log_info("job %llu cancelled by %s (%s)",
+		    (unsigned long long)j->j_id, s->s_name, s->s_addr);
+		control_send_info(s, env->id, j);
+		server_drain();
+		break;
+	default:
+		session_error(s, env->id, "unexpected %s message from a "
+		    "client", frame_body_name(env));
+		break;
+	}
+}
+
+/* A connection on the control socket. */
+static void
+control_accept(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct bufferevent	*bev;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	(void)arg;
+	bev = bufferevent_socket_new(md->base, fd, BEV_OPT_CLOSE_ON_FREE |
+	    BEV_OPT_DEFER_CALLBACKS);
+	if (bev == NULL) {
+		log_warnx("control: cannot create a bufferevent");
+		evutil_closesocket(fd);
+		return;
+	}
+	session_new(bev, "control", 0);
+}
+
+/*
+ * Bind the control socket, refusing to steal it from a masterd that is
+ * still running; a stale socket file is replaced.
+ */
+int
+control_listen(void)
+{
+	struct sockaddr_un	 sun;
+	mode_t			 old;
+	int			 fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(md->conf.control) >= sizeof(sun.sun_path)) {
+		log_warnx("control: path too long: %s", md->conf.control);
+		return (-1);
+	}
+	strcpy(sun.sun_path, md->conf.control);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
+		log_warn("control: socket");
+		return (-1);
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		log_warnx("control: %s is in use: is another masterd "
+		    "running?", md->conf.control);
+		close(fd);
+		return (-1);
+	}
+	close(fd);
+	if (unlink(md->conf.control) == -1 && errno != ENOENT) {
+		log_warn("control: unlink %s", md->conf.control);
+		return (-1);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1) {
+		log_warn("control: socket");
+		return (-1);
+	}
+	old = umask(S_IXUSR | S_IXGRP | S_IRWXO);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		log_warn("control: bind %s", md->conf.control);
+		umask(old);
+		close(fd);
+		return (-1);
+	}
+	umask(old);
+	md->ctl_listener = evconnlistener_new(md->base, control_accept, NULL,
+	    LEV_OPT_CLOSE_ON_FREE, 16, fd);
+	if (md->ctl_listener == NULL) {
+		log_warn("control: listen %s", md->conf.control);
+		close(fd);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Close the control socket and remove its file. */
+void
+control_close(void)
+{
+	if (md->ctl_listener == NULL)
+		return;
+	evconnlistener_free(md->ctl_listener);
+	md->ctl_listener = NULL;
+	unlink(md->conf.control);
+}

@@ -1,0 +1,200 @@
+/*
+ * masterd: holds the jobs and the global task queue, hands tasks to
+ * workers through the scheduling core, and serves r3qctl.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <openssl/rand.h>
+
+#include "log.h"
+#include "masterd.h"
+#include "util.h"
+
+#define MASTERD_CONF	"/etc/r3q/masterd.conf"
+
+struct masterd	*md;
+
+/* Reject a policy name the core does not know. */
+static int
+check_policy(const char *v, char *err, size_t errlen)
+{
+	enum sched_policy	 p;
+
+	if (sched_policy_parse(v, &p) == -1) {
+		snprintf(err, errlen, "policy: '%s' is not one of wq, rr, "
+		    "rwq, r3q", v);
+		return (-1);
+	}
+	return (0);
+}
+
+#define OFF(f)	offsetof(struct masterd_config, f)
+const struct conf_key masterd_keys[] = {
+	{ "listen",		CONF_HOSTPORT,	OFF(listen),	0, 0, NULL },
+	{ "control",		CONF_STRING,	OFF(control),	0, 0, NULL },
+	{ "ca",			CONF_STRING,	OFF(ca),	0, 0, NULL },
+	{ "cert",		CONF_STRING,	OFF(cert),	0, 0, NULL },
+	{ "key",		CONF_STRING,	OFF(key),	0, 0, NULL },
+	{ "journal",		CONF_STRING,	OFF(journal),	0, 0, NULL },
+	{ "policy",		CONF_STRING,	OFF(policy),	0, 0,
+	    check_policy },
+	{ "queue_factor",	CONF_UINT,	OFF(queue_factor), 1, 64, NULL },
+	{ "max_frame",		CONF_SIZE,	OFF(max_frame),	1024,
+	    1ULL << 30, NULL },
+	{ "max_attempts",	CONF_UINT,	OFF(max_attempts), 1, 1000,
+	    NULL },
+	{ "handshake_timeout",	CONF_DURATION,	OFF(handshake_timeout), 100,
+	    3600000, NULL },
+	{ NULL, 0, 0, 0, 0, NULL }
+};
+
+/* The built-in defaults, the same as the man page's. */
+void
+masterd_config_defaults(struct masterd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->listen, "0.0.0.0:7411");
+	strcpy(c->control, "/run/r3q/masterd.sock");
+	strcpy(c->ca, "/etc/r3q/ca.pem");
+	strcpy(c->cert, "/etc/r3q/master.pem");
+	strcpy(c->key, "/etc/r3q/master.key");
+	strcpy(c->journal, "/var/lib/r3q/journal.db");
+	strcpy(c->policy, "wq");
+	c->queue_factor = 2;
+	c->max_frame = FRAME_MAX_DEFAULT;
+	c->max_attempts = 3;
+	c->handshake_timeout = 10000;
+}
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: masterd [-dhnv] [-f file]\n"
+	    "  -d       stay in the foreground and log to stderr\n"
+	    "  -f file  configuration file (default " MASTERD_CONF ")\n"
+	    "  -h       print this help and exit\n"
+	    "  -n       check the configuration and exit (-nv prints it)\n"
+	    "  -v       more verbose logging (repeatable)\n");
+	exit(64);
+}
+
+/* SIGTERM, SIGINT: finish the loop and exit cleanly. */
+static void
+masterd_sig(evutil_socket_t sig, short ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		log_info("exiting on signal %d", (int)sig);
+		event_base_loopexit(md->base, NULL);
+		break;
+	case SIGHUP:
+		log_warnx("SIGHUP: configuration reload is not supported "
+		    "yet; restart masterd to apply changes");
+		break;
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct event	*ev_term, *ev_int, *ev_hup;
+	const char	*conffile = MASTERD_CONF;
+	char		 err[1024];
+	int		 ch, debug = 0, noaction = 0, verbose = 0, given = 0;
+
+	while ((ch = getopt(argc, argv, "df:hnv")) != -1) {
+		switch (ch) {
+		case 'd':
+			debug = 1;
+			break;
+		case 'f':
+			conffile = optarg;
+			given = 1;
+			break;
+		case 'n':
+			noaction = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+
+	log_init("masterd", 1, LOG_DAEMON);
+	log_setverbose(verbose);
+	md = xcalloc(1, sizeof(*md));
+	masterd_config_defaults(&md->conf);
+	if (conf_load(conffile, masterd_keys, &md->conf, given, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "%s\n", err);
+		exit(CONF_EX_CONFIG);
+	}
+	sched_policy_parse(md->conf.policy, &md->policy);
+	if (noaction) {
+		if (verbose)
+			conf_print(stdout, masterd_keys, &md->conf);
+		else
+			fprintf(stderr, "configuration OK\n");
+		exit(0);
+	}
+	log_init("masterd", debug, LOG_DAEMON);
+
+	signal(SIGPIPE, SIG_IGN);
+	if (RAND_bytes((unsigned char *)&md->epoch, sizeof(md->epoch)) != 1)
+		fatalx("cannot draw a random epoch");
+	if (evthread_use_pthreads() == -1)
+		fatalx("evthread_use_pthreads");
+	if ((md->base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	if ((md->sched = sched_new()) == NULL)
+		fatal("sched_new");
+	TAILQ_INIT(&md->sessions);
+	TAILQ_INIT(&md->jobs);
+	md->next_job = 1;
+	md->next_task = 1;
+	md->next_batch = 1;
+
+	if (server_listen() == -1 || control_listen() == -1)
+		exit(1);
+
+	ev_term = evsignal_new(md->base, SIGTERM, masterd_sig, NULL);
+	ev_int = evsignal_new(md->base, SIGINT, masterd_sig, NULL);
+	ev_hup = evsignal_new(md->base, SIGHUP, masterd_sig, NULL);
+	evsignal_add(ev_term, NULL);
+	evsignal_add(ev_int, NULL);
+	evsignal_add(ev_hup, NULL);
+
+	log_info("listening on %s, control socket %s, default policy %s",
+	    md->conf.listen, md->conf.control, sched_policy_name(md->policy));
+	event_base_dispatch(md->base);
+
+	control_close();
+	server_close();
+	job_free_all();
+	sched_free(md->sched);
+	event_free(ev_term);
+	event_free(ev_int);
+	event_free(ev_hup);
+	event_base_free(md->base);
+	free(md->workers);
+	free(md);
+	return (0);
+}

@@ -1,0 +1,175 @@
+/* masterd's private header: its configuration and runtime objects. */
+#ifndef R3Q_MASTERD_H
+#define R3Q_MASTERD_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include "conf.h"
+#include "frame.h"
+#include "sched/sched.h"
+
+struct event_base;
+struct bufferevent;
+struct evconnlistener;
+struct es;
+
+/* What masterd.conf says (plus command-line overrides). */
+struct masterd_config {
+	char		 listen[CONF_STRMAX];
+	char		 control[CONF_STRMAX];
+	char		 ca[CONF_STRMAX];
+	char		 cert[CONF_STRMAX];
+	char		 key[CONF_STRMAX];
+	char		 journal[CONF_STRMAX];
+	char		 policy[CONF_STRMAX];
+	unsigned	 queue_factor;
+	uint64_t	 max_frame;
+	unsigned	 max_attempts;
+	uint64_t	 handshake_timeout;	/* ms */
+};
+
+extern const struct conf_key masterd_keys[];
+void	masterd_config_defaults(struct masterd_config *);
+
+enum role {
+	ROLE_NONE = 0,		/* handshake or hello not done yet */
+	ROLE_WORKER,
+	ROLE_CLIENT
+};
+
+/*
+ * One connection: a worker or a client over TLS, or a client on the control
+ * socket.  Owned by the server's session list; dies when the peer goes
+ * away, misbehaves, or masterd exits.
+ */
+struct session {
+	TAILQ_ENTRY(session)	 s_entry;
+	struct bufferevent	*s_bev;
+	char			 s_addr[64];	/* peer address, for logs */
+	char			 s_name[64];	/* certificate CN */
+	enum role		 s_role;
+	int			 s_tls;
+	int			 s_closing;	/* flush, then free */
+	struct worker		*s_worker;
+	uint64_t		 s_watch;	/* job a client follows */
+	uint64_t		 s_watch_req;	/* its request id */
+};
+TAILQ_HEAD(sessionlist, session);
+
+/*
+ * A worker known to the core.  Created by a valid hello, freed when its
+ * session closes; its tasks then go back to the queue.
+ */
+struct worker {
+	uint32_t		 w_id;
+	char			 w_name[64];
+	uint32_t		 w_cpus;
+	uint32_t		 w_kinds;	/* mask of task kinds */
+	struct session		*w_session;
+	uint64_t		 w_done;
+	uint64_t		 w_since;	/* wall clock, seconds */
+	/* frames being built while the core's actions are drained */
+	R3q__Task		**w_out;
+	size_t			 w_nout, w_outcap;
+	uint64_t		*w_cancel;
+	size_t			 w_ncancel, w_cancelcap;
+	int			 w_dirty;
+};
+
+enum job_state {
+	JOB_RUNNING,
+	JOB_DONE,
+	JOB_FAILED,
+	JOB_CANCELLED
+};
+
+struct gen_report {
+	uint32_t		 g_gen;
+	double			 g_best;
+	uint64_t		 g_elapsed;	/* ns since the job began */
+	uint32_t		 g_tasks;
+};
+
+/*
+ * A job: an es driver on top of the core.  Each generation is one batch;
+ * the batch's task ids are j_first .. j_first + j_n - 1.  Lives on the job
+ * list until masterd exits (or is trimmed once finished).
+ */
+struct job {
+	TAILQ_ENTRY(job)	 j_entry;
+	uint64_t		 j_id;
+	enum job_state		 j_state;
+	enum sched_policy	 j_policy;
+	unsigned		 j_qf;
+	R3q__EsParams		 j_params;
+	struct es		*j_es;
+	uint64_t		 j_batch;
+	uint64_t		 j_first;
+	size_t			 j_n;
+	R3q__Task		*j_tasks;	/* payloads of the batch */
+	uint64_t		 j_start;	/* mono ns */
+	uint64_t		 j_end;
+	uint64_t		 j_submitted;	/* wall seconds */
+	uint64_t		 j_done;
+	uint64_t		 j_dropped;
+	struct gen_report	*j_gens;
+	size_t			 j_ngens;
+	char			 j_error[256];
+};
+TAILQ_HEAD(joblist, job);
+
+/* The whole daemon's state; one instance, owned by main. */
+struct masterd {
+	struct masterd_config	 conf;
+	struct event_base	*base;
+	struct sched		*sched;
+	enum sched_policy	 policy;
+	uint64_t		 epoch;
+	struct sessionlist	 sessions;
+	struct joblist		 jobs;
+	struct worker		**workers;	/* indexed by worker id */
+	uint32_t		 nworkers;
+	uint32_t		 maxworkers;
+	uint64_t		 next_job;
+	uint64_t		 next_task;
+	uint64_t		 next_batch;
+	struct evconnlistener	*tls_listener;
+	struct evconnlistener	*ctl_listener;
+	void			*ssl_ctx;
+	int			 draining;
+};
+
+extern struct masterd	*md;
+
+/* server.c */
+int	 server_listen(void);
+void	 server_close(void);
+void	 server_drain(void);
+void	 session_send(struct session *, Envelope *);
+void	 session_error(struct session *, uint64_t, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+void	 session_free(struct session *);
+struct session *session_new(struct bufferevent *, const char *, int);
+
+/* control.c */
+int	 control_listen(void);
+void	 control_close(void);
+void	 control_dispatch(struct session *, Envelope *);
+void	 control_job_event(struct job *, const struct gen_report *);
+
+/* job.c */
+struct job *job_submit(const R3q__EsParams *, char *, size_t);
+struct job *job_find(uint64_t);
+struct job *job_by_task(uint64_t, size_t *);
+void	 job_result(struct job *, size_t, double);
+void	 job_task_failed(struct job *, size_t, const char *);
+void	 job_batch_done(uint64_t);
+void	 job_cancel(struct job *, const char *);
+void	 job_info(const struct job *, R3q__JobInfo *, int);
+void	 job_info_clear(R3q__JobInfo *);
+const char *job_state_name(enum job_state);
+void	 job_free_all(void);
+
+#endif /* R3Q_MASTERD_H */

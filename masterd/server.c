@@ -1,0 +1,617 @@
+/*
+ * The network side of masterd: the TLS listener, sessions, the worker
+ * protocol, and the glue between frames and the scheduling core.  The glue
+ * decodes a message, calls the core, then drains the core's actions into
+ * one Cancel and one Assign frame per worker.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "log.h"
+#include "masterd.h"
+#include "task/task.h"
+#include "tls.h"
+#include "util.h"
+
+static void	session_read(struct bufferevent *, void *);
+static void	session_event(struct bufferevent *, short, void *);
+static void	session_close(struct session *);
+static void	worker_hello(struct session *, Envelope *);
+static void	worker_dispatch(struct session *, Envelope *);
+
+static char	last_failure[256];	/* why the last task copy failed */
+
+/* Find a worker by id. */
+static struct worker *
+worker_get(uint32_t wid)
+{
+	if (wid >= md->maxworkers)
+		return (NULL);
+	return (md->workers[wid]);
+}
+
+/* The lowest free worker id, growing the table when full. */
+static uint32_t
+worker_id_alloc(void)
+{
+	struct worker	**nw;
+	uint32_t	  i, n;
+
+	for (i = 0; i < md->maxworkers; i++)
+		if (md->workers[i] == NULL)
+			return (i);
+	n = md->maxworkers ? md->maxworkers * 2 : 16;
+	if ((nw = reallocarray(md->workers, n, sizeof(*nw))) == NULL)
+		fatal("worker table");
+	memset(nw + md->maxworkers, 0, (n - md->maxworkers) * sizeof(*nw));
+	md->workers = nw;
+	i = md->maxworkers;
+	md->maxworkers = n;
+	return (i);
+}
+
+/* Forget a worker; the core puts its tasks back in the queue. */
+static void
+worker_free(struct worker *w)
+{
+	sched_worker_lost(md->sched, w->w_id, mono_ns());
+	md->workers[w->w_id] = NULL;
+	md->nworkers--;
+	if (w->w_session != NULL)
+		w->w_session->s_worker = NULL;
+	free(w->w_out);
+	free(w->w_cancel);
+	free(w);
+}
+
+/* Start a session on a connected bufferevent. */
+struct session *
+session_new(struct bufferevent *bev, const char *addr, int tls)
+{
+	struct session	*s;
+	struct timeval	 tv;
+
+	s = xcalloc(1, sizeof(*s));
+	s->s_bev = bev;
+	s->s_tls = tls;
+	snprintf(s->s_addr, sizeof(s->s_addr), "%s", addr);
+	snprintf(s->s_name, sizeof(s->s_name), "%s", tls ? "?" : "control");
+	s->s_role = tls ? ROLE_NONE : ROLE_CLIENT;
+	TAILQ_INSERT_TAIL(&md->sessions, s, s_entry);
+	bufferevent_setcb(bev, session_read, NULL, session_event, s);
+	if (tls) {
+		tv.tv_sec = md->conf.handshake_timeout / 1000;
+		tv.tv_usec = (md->conf.handshake_timeout % 1000) * 1000;
+		bufferevent_set_timeouts(bev, &tv, NULL);
+	}
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	return (s);
+}
+
+/* Close a session at once; a worker's tasks go back to the queue. */
+void
+session_free(struct session *s)
+{
+	if (s->s_worker != NULL) {
+		log_info("worker %s (%s) lost", s->s_worker->w_name,
+		    s->s_addr);
+		worker_free(s->s_worker);
+		server_drain();
+	}
+	TAILQ_REMOVE(&md->sessions, s, s_entry);
+	bufferevent_free(s->s_bev);
+	free(s);
+}
+
+/* Output flushed on a closing session: now close it. */
+static void
+session_flushed(struct bufferevent *bev, void *arg)
+{
+	struct session	*s = arg;
+
+	(void)bev;
+	session_free(s);
+}
+
+/* Close after what is queued for the peer has been written. */
+static void
+session_close(struct session *s)
+{
+	if (s->s_worker != NULL) {
+		log_info("worker %s (%s) lost", s->s_worker->w_name,
+		    s->s_addr);
+		worker_free(s->s_worker);
+		server_drain();
+	}
+	if (s->s_closing)
+		return;
+	s->s_closing = 1;
+	bufferevent_disable(s->s_bev, EV_READ);
+	bufferevent_setcb(s->s_bev, NULL, session_flushed, session_event, s);
+	/* Never free here: callers up the stack still hold the session. */
+	if (evbuffer_get_length(bufferevent_get_output(s->s_bev)) == 0)
+		bufferevent_trigger(s->s_bev, EV_WRITE,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/* Queue one framed envelope for the peer. */
+void
+session_send(struct session *s, Envelope *env)
+{
+	if (s->s_closing)
+		return;
+	if (frame_write(bufferevent_get_output(s->s_bev), env) == -1)
+		log_warnx("%s: cannot queue a %s message", s->s_addr,
+		    frame_body_name(env));
+}
+
+/* Send an Error to the peer, log it, and close the session after it. */
+void
+session_error(struct session *s, uint64_t reqid, const char *fmt, ...)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Error	 e = R3Q__ERROR__INIT;
+	char		 msg[512];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx("%s (%s): %s", s->s_addr, s->s_name, msg);
+	e.message = msg;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	session_send(s, &env);
+	session_close(s);
+}
+
+/* The TLS handshake finished: take the peer's role and name. */
+static void
+session_verified(struct session *s)
+{
+	SSL	*ssl = bufferevent_openssl_get_ssl(s->s_bev);
+	char	 role[32], name[64];
+
+	if (tls_peer_identity(ssl, role, sizeof(role), name,
+	    sizeof(name)) == -1) {
+		log_warnx("%s: peer certificate has no OU role or CN name",
+		    s->s_addr);
+		session_close(s);
+		return;
+	}
+	snprintf(s->s_name, sizeof(s->s_name), "%s", name);
+	if (strcmp(role, "worker") == 0) {
+		log_debug("%s: TLS up, worker %s, waiting for hello",
+		    s->s_addr, name);
+	} else if (strcmp(role, "client") == 0) {
+		s->s_role = ROLE_CLIENT;
+		bufferevent_set_timeouts(s->s_bev, NULL, NULL);
+		log_debug("%s: TLS up, client %s", s->s_addr, name);
+	} else {
+		log_warnx("%s: certificate of %s has role '%s', not worker "
+		    "or client", s->s_addr, name, role);
+		session_close(s);
+	}
+}
+
+/* Connection-level events: handshake done, EOF, errors, timeouts. */
+static void
+session_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct session	*s = arg;
+	char		 why[256];
+
+	if (what & BEV_EVENT_CONNECTED) {
+		session_verified(s);
+		return;
+	}
+	tls_describe_error(bev, what, why, sizeof(why));
+	if (s->s_role == ROLE_WORKER || (what & BEV_EVENT_EOF &&
+	    s->s_role == ROLE_CLIENT))
+		log_debug("%s (%s): %s", s->s_addr, s->s_name, why);
+	else
+		log_warnx("%s (%s): %s", s->s_addr, s->s_name, why);
+	session_free(s);
+}
+
+/* Read as many whole frames as have arrived and dispatch them. */
+static void
+session_read(struct bufferevent *bev, void *arg)
+{
+	struct session	*s = arg;
+	Envelope	*env;
+	char		 err[256];
+	int		 rc;
+
+	while (!s->s_closing) {
+		rc = frame_read(bufferevent_get_input(bev), md->conf.max_frame,
+		    &env, err, sizeof(err));
+		if (rc == 0)
+			return;
+		if (rc == -1) {
+			log_warnx("%s (%s): %s; closing", s->s_addr, s->s_name,
+			    err);
+			session_close(s);
+			return;
+		}
+		if (env->body_case == R3Q__ENVELOPE__BODY__NOT_SET) {
+			frame_free(env);
+			session_error(s, 0, "unknown message type");
+			return;
+		}
+		switch (s->s_role) {
+		case ROLE_NONE:
+			worker_hello(s, env);
+			break;
+		case ROLE_WORKER:
+			worker_dispatch(s, env);
+			break;
+		case ROLE_CLIENT:
+			control_dispatch(s, env);
+			break;
+		}
+		frame_free(env);
+	}
+}
+
+/* A worker's first message: check it and let the worker join the core. */
+static void
+worker_hello(struct session *s, Envelope *env)
+{
+	Envelope		 out = R3Q__ENVELOPE__INIT;
+	R3q__Welcome		 wel = R3Q__WELCOME__INIT;
+	const struct task_kind	*k;
+	R3q__Hello		*h;
+	struct worker		*w;
+	struct session		*o;
+	size_t			 i;
+	uint32_t		 mask = 0;
+
+	if (env->body_case != R3Q__ENVELOPE__BODY_HELLO) {
+		session_error(s, env->id, "expected hello, got %s",
+		    frame_body_name(env));
+		return;
+	}
+	h = env->hello;
+	if (h->protocol != R3Q_PROTOCOL) {
+		session_error(s, env->id, "protocol version mismatch: worker "
+		    "speaks %u, master speaks %u", h->protocol, R3Q_PROTOCOL);
+		return;
+	}
+	if (h->name[0] != '\0' && strcmp(h->name, s->s_name) != 0) {
+		session_error(s, env->id, "worker says it is '%s' but its "
+		    "certificate names '%s'", h->name, s->s_name);
+		return;
+	}
+	if (h->cpus == 0 || h->cpus > 4096) {
+		session_error(s, env->id, "bad CPU count %u", h->cpus);
+		return;
+	}
+	for (i = 0; i < h->n_kinds; i++) {
+		if ((k = task_kind_lookup(h->kinds[i])) != NULL)
+			mask |= 1u << k->index;
+		else
+			log_debug("%s: worker %s offers unknown kind '%s'",
+			    s->s_addr, s->s_name, h->kinds[i]);
+	}
+	/* The same name again: the old connection is dead or a duplicate. */
+	TAILQ_FOREACH(o, &md->sessions, s_entry) {
+		if (o != s && o->s_worker != NULL &&
+		    strcmp(o->s_worker->w_name, s->s_name) == 0) {
+			log_warnx("worker %s connected again from %s; dropping "
+			    "its old connection from %s", s->s_name, s->s_addr,
+			    o->s_addr);
+			session_close(o);
+			break;
+		}
+	}
+
+	w = xcalloc(1, sizeof(*w));
+	w->w_id = worker_id_alloc();
+	snprintf(w->w_name, sizeof(w->w_name), "%s", s->s_name);
+	w->w_cpus = h->cpus;
+	w->w_kinds = mask;
+	w->w_session = s;
+	w->w_since = wall_ns() / NS_PER_SEC;
+	md->workers[w->w_id] = w;
+	md->nworkers++;
+	s->s_worker = w;
+	s->s_role = ROLE_WORKER;
+	bufferevent_set_timeouts(s->s_bev, NULL, NULL);
+
+	wel.protocol = R3Q_PROTOCOL;
+	wel.worker_id = w->w_id;
+	wel.epoch = md->epoch;
+	wel.queue_len = md->conf.queue_factor * h->cpus;
+	out.id = env->id;
+	out.body_case = R3Q__ENVELOPE__BODY_WELCOME;
+	out.welcome = &wel;
+	session_send(s, &out);
+	log_info("worker %s joined from %s with %u CPUs (id %u)", w->w_name,
+	    s->s_addr, w->w_cpus, w->w_id);
+	if (sched_worker_join(md->sched, w->w_id, w->w_cpus, mask,
+	    mono_ns()) == -1)
+		fatalx("core refused worker id %u", w->w_id);
+	server_drain();
+}
+
+/* Results from a worker: the first result of a task wins. */
+static void
+worker_results(struct session *s, R3q__Results *rs)
+{
+	struct worker	*w = s->s_worker;
+	struct job	*j;
+	R3q__Result	*r;
+	size_t		 i, idx;
+	uint64_t	 now = mono_ns();
+
+	for (i = 0; i < rs->n_results; i++) {
+		r = rs->results[i];
+		if (r->epoch != md->epoch ||
+		    (j = job_by_task(r->id, &idx)) == NULL) {
+			log_debug("worker %s: stale result for task %llu",
+			    w->w_name, (unsigned long long)r->id);
+			continue;
+		}
+		if (r->status == TASK_OK) {
+			if (sched_done(md->sched, w->w_id, r->id, now) ==
+			    SCHED_ACCEPT) {
+				w->w_done++;
+				job_result(j, idx, r->fitness);
+			} else
+				j->j_dropped++;
+		} else if (r->status == TASK_CANCELLED) {
+			/* we withdrew it; the core has forgotten the copy */
+		} else {
+			snprintf(last_failure, sizeof(last_failure),
+			    "task %llu failed on worker %s: %s (%s)",
+			    (unsigned long long)r->id, w->w_name,
+			    task_status_name((int)r->status),
+			    r->error[0] ? r->error : "no message");
+			log_warnx("%s", last_failure);
+			sched_failed(md->sched, w->w_id, r->id, now);
+		}
+	}
+	server_drain();
+}
+
+/* Messages from a joined worker. */
+static void
+worker_dispatch(struct session *s, Envelope *env)
+{
+	R3q__Progress	*p;
+	size_t		 i;
+	uint64_t	 now;
+
+	switch (env->body_case) {
+	case R3Q__ENVELOPE__BODY_RESULTS:
+		worker_results(s, env->results);
+		break;
+	case R3Q__ENVELOPE__BODY_PROGRESS:
+		p = env->progress;
+		now = mono_ns();
+		for (i = 0; i < p->n_started; i++)
+			sched_started(md->sched, s->s_worker->w_id,
+			    p->started[i], now);
+		break;
+	case R3Q__ENVELOPE__BODY_HEARTBEAT:
+		break;
+	case R3Q__ENVELOPE__BODY_ERROR:
+		log_warnx("worker %s (%s) reports: %s", s->s_name, s->s_addr,
+		    env->error->message);
+		break;
+	default:
+		session_error(s, env->id, "unexpected %s message from a "
+		    "worker", frame_body_name(env));
+		break;
+	}
+}
+
+/* Append to a growable array of T; the caller owns it. */
+#define APPEND(arr, n, cap, v) do {					\
+	if ((n) == (cap)) {						\
+		(cap) = (cap) ? (cap) * 2 : 16;				\
+		if (((arr) = reallocarray((arr), (cap),			\
+		    sizeof(*(arr)))) == NULL)				\
+			fatal("reallocarray");				\
+	}								\
+	(arr)[(n)++] = (v);						\
+} while (0)
+
+/* Send what the drained actions left for each worker: cancels first. */
+static void
+server_flush(void)
+{
+	Envelope	 env;
+	R3q__Assign	 a;
+	R3q__Cancel	 c;
+	struct worker	*w;
+	uint32_t	 i;
+
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL || !w->w_dirty)
+			continue;
+		w->w_dirty = 0;
+		if (w->w_ncancel > 0) {
+			r3q__envelope__init(&env);
+			r3q__cancel__init(&c);
+			c.n_ids = w->w_ncancel;
+			c.ids = w->w_cancel;
+			env.body_case = R3Q__ENVELOPE__BODY_CANCEL;
+			env.cancel = &c;
+			session_send(w->w_session, &env);
+			w->w_ncancel = 0;
+		}
+		if (w->w_nout > 0) {
+			r3q__envelope__init(&env);
+			r3q__assign__init(&a);
+			a.epoch = md->epoch;
+			a.n_tasks = w->w_nout;
+			a.tasks = w->w_out;
+			env.body_case = R3Q__ENVELOPE__BODY_ASSIGN;
+			env.assign = &a;
+			session_send(w->w_session, &env);
+			w->w_nout = 0;
+		}
+	}
+}
+
+/*
+ * Carry out the core's decisions.  A batch that ends may start the next
+ * generation, which makes more actions: the loop runs until the core has
+ * nothing more to say.
+ */
+void
+server_drain(void)
+{
+	struct sched_action	 a;
+	struct worker		*w;
+	struct job		*j;
+	size_t			 idx;
+
+	if (md->draining)
+		return;
+	md->draining = 1;
+	while (sched_next_action(md->sched, &a)) {
+		switch (a.type) {
+		case SCHED_ASSIGN:
+			if ((w = worker_get(a.wid)) == NULL ||
+			    (j = job_by_task(a.task, &idx)) == NULL) {
+				log_warnx("%s: assign of task %llu to unknown "
+				    "worker %u", __func__,
+				    (unsigned long long)a.task, a.wid);
+				break;
+			}
+			APPEND(w->w_out, w->w_nout, w->w_outcap,
+			    &j->j_tasks[idx]);
+			w->w_dirty = 1;
+			break;
+		case SCHED_CANCEL:
+			if ((w = worker_get(a.wid)) == NULL)
+				break;
+			APPEND(w->w_cancel, w->w_ncancel, w->w_cancelcap,
+			    a.task);
+			w->w_dirty = 1;
+			break;
+		case SCHED_TASK_FAILED:
+			server_flush();
+			if ((j = job_by_task(a.task, &idx)) != NULL)
+				job_task_failed(j, idx, last_failure);
+			break;
+		case SCHED_BATCH_DONE:
+			server_flush();
+			job_batch_done(a.batch);
+			break;
+		}
+	}
+	server_flush();
+	md->draining = 0;
+}
+
+/* A new TCP connection on the TLS port. */
+static void
+server_accept(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct bufferevent	*bev;
+	SSL			*ssl;
+	char			 addr[64];
+
+	(void)l;
+	(void)salen;
+	(void)arg;
+	sockaddr_str(sa, addr, sizeof(addr));
+	if ((ssl = SSL_new(md->ssl_ctx)) == NULL) {
+		log_warnx("%s: SSL_new failed", addr);
+		evutil_closesocket(fd);
+		return;
+	}
+	bev = bufferevent_openssl_socket_new(md->base, fd, ssl,
+	    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE |
+	    BEV_OPT_DEFER_CALLBACKS);
+	if (bev == NULL) {
+		log_warnx("%s: cannot create a TLS bufferevent", addr);
+		SSL_free(ssl);
+		evutil_closesocket(fd);
+		return;
+	}
+	log_debug("%s: connection", addr);
+	session_new(bev, addr, 1);
+}
+
+/* Load the TLS context and bind the listener. */
+int
+server_listen(void)
+{
+	struct addrinfo	 hints, *res;
+	char		 host[256], port[16], err[512];
+	int		 rc;
+
+	md->ssl_ctx = tls_ctx_new(1, md->conf.ca, md->conf.cert,
+	    md->conf.key, err, sizeof(err));
+	if (md->ssl_ctx == NULL) {
+		log_warnx("%s", err);
+		return (-1);
+	}
+	if (conf_split_hostport(md->conf.listen, host, sizeof(host), port,
+	    sizeof(port), "7411") == -1) {
+		log_warnx("listen: bad address %s", md->conf.listen);
+		return (-1);
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((rc = getaddrinfo(host[0] ? host : NULL, port, &hints,
+	    &res)) != 0) {
+		log_warnx("listen %s: %s", md->conf.listen, gai_strerror(rc));
+		return (-1);
+	}
+	md->tls_listener = evconnlistener_new_bind(md->base, server_accept,
+	    NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
+	    res->ai_addr, (int)res->ai_addrlen);
+	freeaddrinfo(res);
+	if (md->tls_listener == NULL) {
+		log_warn("listen %s", md->conf.listen);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Close every session and the listener. */
+void
+server_close(void)
+{
+	struct session	*s;
+
+	while ((s = TAILQ_FIRST(&md->sessions)) != NULL) {
+		if (s->s_worker != NULL) {
+			s->s_worker->w_session = NULL;
+			worker_free(s->s_worker);
+			s->s_worker = NULL;
+		}
+		TAILQ_REMOVE(&md->sessions, s, s_entry);
+		bufferevent_free(s->s_bev);
+		free(s);
+	}
+	if (md->tls_listener != NULL)
+		evconnlistener_free(md->tls_listener);
+	if (md->ssl_ctx != NULL)
+		SSL_CTX_free(md->ssl_ctx);
+}

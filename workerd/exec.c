@@ -1,0 +1,271 @@
+/*
+ * The local queue and the execution threads of workerd (RWQ steps 2 and 4:
+ * one thread per CPU takes tasks from this worker's own queue).  Threads
+ * hand finished tasks back through the done list and wake the loop thread;
+ * a task withdrawn by the master is removed while held or interrupted
+ * through its cancel flag while running.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "util.h"
+#include "workerd.h"
+
+/* Everything below is shared with the threads: guarded by ex_mtx. */
+static struct {
+	pthread_mutex_t	 ex_mtx;
+	pthread_cond_t	 ex_cv;
+	struct wtasklist ex_held;	/* the local queue */
+	struct wtasklist ex_done;	/* finished, for the loop thread */
+	struct wtask	**ex_running;	/* per thread */
+	unsigned	 ex_nheld;
+	unsigned	 ex_nrunning;
+	unsigned	 ex_nthreads;
+	pthread_t	*ex_threads;
+	uint64_t	*ex_started;
+	size_t		 ex_nstarted, ex_startedcap;
+	uint64_t	*ex_half;
+	size_t		 ex_nhalf, ex_halfcap;
+	int		 ex_stop;
+	void		(*ex_wake)(void);
+} ex;
+
+void
+wtask_free(struct wtask *t)
+{
+	if (t == NULL)
+		return;
+	free(t->wt_kind);
+	free(t->wt_x);
+	free(t);
+}
+
+/* Note an id for the next Progress message; called with ex_mtx held. */
+static void
+exec_note(uint64_t **arr, size_t *n, size_t *cap, uint64_t id)
+{
+	uint64_t	*na;
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		if ((na = reallocarray(*arr, *cap, sizeof(*na))) == NULL)
+			return;		/* progress is advisory */
+		*arr = na;
+	}
+	(*arr)[(*n)++] = id;
+}
+
+/* Half-way callback from a task kind. */
+static void
+exec_progress(void *arg, int half)
+{
+	struct wtask	*t = arg;
+
+	if (half != 2)
+		return;
+	pthread_mutex_lock(&ex.ex_mtx);
+	exec_note(&ex.ex_half, &ex.ex_nhalf, &ex.ex_halfcap, t->wt_id);
+	pthread_mutex_unlock(&ex.ex_mtx);
+}
+
+/* One execution thread: take the head of the local queue, run it. */
+static void *
+exec_thread(void *arg)
+{
+	struct task_params	 p;
+	struct task_ctx		 ctx;
+	struct wtask		*t;
+	unsigned		 slot = (unsigned)(uintptr_t)arg;
+
+	for (;;) {
+		pthread_mutex_lock(&ex.ex_mtx);
+		while (!ex.ex_stop && TAILQ_EMPTY(&ex.ex_held))
+			pthread_cond_wait(&ex.ex_cv, &ex.ex_mtx);
+		if (ex.ex_stop) {
+			pthread_mutex_unlock(&ex.ex_mtx);
+			return (NULL);
+		}
+		t = TAILQ_FIRST(&ex.ex_held);
+		TAILQ_REMOVE(&ex.ex_held, t, wt_entry);
+		ex.ex_nheld--;
+		ex.ex_running[slot] = t;
+		ex.ex_nrunning++;
+		exec_note(&ex.ex_started, &ex.ex_nstarted, &ex.ex_startedcap,
+		    t->wt_id);
+		pthread_mutex_unlock(&ex.ex_mtx);
+		ex.ex_wake();
+
+		memset(&p, 0, sizeof(p));
+		p.kind = t->wt_kind;
+		p.x = t->wt_x;
+		p.nx = t->wt_nx;
+		p.lu = t->wt_lu;
+		p.work_ms = t->wt_work_ms;
+		p.spin = t->wt_spin;
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.cancel = &t->wt_cancel;
+		ctx.speed = 1.0;
+		ctx.progress = exec_progress;
+		ctx.arg = t;
+		t->wt_start = wall_ns();
+		task_run(&p, &ctx, &t->wt_res);
+		t->wt_end = wall_ns();
+
+		pthread_mutex_lock(&ex.ex_mtx);
+		ex.ex_running[slot] = NULL;
+		ex.ex_nrunning--;
+		TAILQ_INSERT_TAIL(&ex.ex_done, t, wt_entry);
+		pthread_mutex_unlock(&ex.ex_mtx);
+		ex.ex_wake();
+	}
+}
+
+/* Start n execution threads; wake is called when there is news. */
+int
+exec_start(struct event_base *base, unsigned n, void (*wake)(void))
+{
+	unsigned	 i;
+
+	(void)base;
+	pthread_mutex_init(&ex.ex_mtx, NULL);
+	pthread_cond_init(&ex.ex_cv, NULL);
+	TAILQ_INIT(&ex.ex_held);
+	TAILQ_INIT(&ex.ex_done);
+	ex.ex_wake = wake;
+	ex.ex_nthreads = n;
+	ex.ex_running = xcalloc(n, sizeof(*ex.ex_running));
+	ex.ex_threads = xcalloc(n, sizeof(*ex.ex_threads));
+	for (i = 0; i < n; i++)
+		if (pthread_create(&ex.ex_threads[i], NULL, exec_thread,
+		    (void *)(uintptr_t)i) != 0)
+			fatalx("cannot start execution thread %u", i);
+	return (0);
+}
+
+/* Interrupt everything and join the threads. */
+void
+exec_stop(void)
+{
+	struct wtask	*t;
+	unsigned	 i;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	ex.ex_stop = 1;
+	for (i = 0; i < ex.ex_nthreads; i++)
+		if (ex.ex_running[i] != NULL)
+			atomic_store(&ex.ex_running[i]->wt_cancel, 1);
+	pthread_cond_broadcast(&ex.ex_cv);
+	pthread_mutex_unlock(&ex.ex_mtx);
+	for (i = 0; i < ex.ex_nthreads; i++)
+		pthread_join(ex.ex_threads[i], NULL);
+	while ((t = TAILQ_FIRST(&ex.ex_held)) != NULL) {
+		TAILQ_REMOVE(&ex.ex_held, t, wt_entry);
+		wtask_free(t);
+	}
+	while ((t = TAILQ_FIRST(&ex.ex_done)) != NULL) {
+		TAILQ_REMOVE(&ex.ex_done, t, wt_entry);
+		wtask_free(t);
+	}
+	free(ex.ex_running);
+	free(ex.ex_threads);
+	free(ex.ex_started);
+	free(ex.ex_half);
+}
+
+/* RWQ step 5, worker side: a task joins the tail of the local queue. */
+void
+exec_assign(struct wtask *t)
+{
+	pthread_mutex_lock(&ex.ex_mtx);
+	TAILQ_INSERT_TAIL(&ex.ex_held, t, wt_entry);
+	ex.ex_nheld++;
+	pthread_cond_signal(&ex.ex_cv);
+	pthread_mutex_unlock(&ex.ex_mtx);
+}
+
+/*
+ * Forced termination (R3Q): a held copy is removed from the local queue, a
+ * running one is interrupted.  Returns 1 held, 2 running, 0 not here.
+ */
+int
+exec_cancel(uint64_t id)
+{
+	struct wtask	*t;
+	unsigned	 i;
+	int		 rc = 0;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	TAILQ_FOREACH(t, &ex.ex_held, wt_entry) {
+		if (t->wt_id == id) {
+			TAILQ_REMOVE(&ex.ex_held, t, wt_entry);
+			ex.ex_nheld--;
+			wtask_free(t);
+			rc = 1;
+			goto out;
+		}
+	}
+	for (i = 0; i < ex.ex_nthreads; i++) {
+		if (ex.ex_running[i] != NULL && ex.ex_running[i]->wt_id == id) {
+			atomic_store(&ex.ex_running[i]->wt_cancel, 1);
+			rc = 2;
+			break;
+		}
+	}
+out:
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (rc);
+}
+
+/* The master went away and re-queued our held tasks: drop them. */
+size_t
+exec_drop_held(void)
+{
+	struct wtask	*t;
+	size_t		 n = 0;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	while ((t = TAILQ_FIRST(&ex.ex_held)) != NULL) {
+		TAILQ_REMOVE(&ex.ex_held, t, wt_entry);
+		wtask_free(t);
+		n++;
+	}
+	ex.ex_nheld = 0;
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (n);
+}
+
+/*
+ * Take the finished tasks and the progress notes for the loop thread; the
+ * caller owns the list and frees the two arrays.
+ */
+void
+exec_collect(struct wtasklist *done, uint64_t **started, size_t *nstarted,
+    uint64_t **half, size_t *nhalf)
+{
+	pthread_mutex_lock(&ex.ex_mtx);
+	TAILQ_CONCAT(done, &ex.ex_done, wt_entry);
+	*started = ex.ex_started;
+	*nstarted = ex.ex_nstarted;
+	*half = ex.ex_half;
+	*nhalf = ex.ex_nhalf;
+	ex.ex_started = NULL;
+	ex.ex_nstarted = ex.ex_startedcap = 0;
+	ex.ex_half = NULL;
+	ex.ex_nhalf = ex.ex_halfcap = 0;
+	pthread_mutex_unlock(&ex.ex_mtx);
+}
+
+void
+exec_counts(unsigned *held, unsigned *running)
+{
+	pthread_mutex_lock(&ex.ex_mtx);
+	*held = ex.ex_nheld;
+	*running = ex.ex_nrunning;
+	pthread_mutex_unlock(&ex.ex_mtx);
+}

@@ -1,0 +1,442 @@
+/*
+ * workerd's link to the master: connect over TLS, say hello, take tasks
+ * into the local queue, send results and progress, and reconnect with
+ * capped exponential backoff when the master goes away.  Results finished
+ * while disconnected wait in the outbox and are sent after the next
+ * welcome; the master accepts them if it still wants them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+
+#include "log.h"
+#include "tls.h"
+#include "util.h"
+#include "workerd.h"
+
+#define BACKOFF_MIN_MS	100
+
+enum link_state {
+	LINK_IDLE,		/* waiting to reconnect */
+	LINK_CONNECTING,	/* TCP + TLS handshake */
+	LINK_HELLO,		/* hello sent, waiting for welcome */
+	LINK_UP
+};
+
+/* The one link; lives from link_start to link_stop. */
+static struct {
+	struct event_base		*l_base;
+	const struct workerd_config	*l_conf;
+	SSL_CTX				*l_ctx;
+	struct bufferevent		*l_bev;
+	struct event			*l_retry;
+	struct event			*l_wake;
+	enum link_state			 l_state;
+	char				 l_host[256];
+	char				 l_port[16];
+	char				 l_name[64];
+	uint64_t			 l_backoff;	/* ms */
+	uint64_t			 l_epoch;
+	struct wtasklist		 l_outbox;
+	size_t				 l_noutbox;
+	uint64_t			 l_done;
+} lk;
+
+static void	link_connect(evutil_socket_t, short, void *);
+
+/* Send one envelope if the link is up enough. */
+static void
+link_send(Envelope *env)
+{
+	if (lk.l_bev == NULL || lk.l_state < LINK_HELLO)
+		return;
+	if (frame_write(bufferevent_get_output(lk.l_bev), env) == -1)
+		log_warnx("cannot queue a %s message", frame_body_name(env));
+}
+
+/* Schedule the next attempt, doubling the wait up to reconnect_max. */
+static void
+link_retry_later(void)
+{
+	struct timeval	 tv;
+	uint64_t	 ms;
+	uint32_t	 r = 0;
+
+	ms = lk.l_backoff;
+	RAND_bytes((unsigned char *)&r, sizeof(r));
+	ms = ms - ms / 5 + (ms ? r % (ms / 5 * 2 + 1) : 0);	/* +-20% */
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(lk.l_retry, &tv);
+	log_debug("reconnecting in %llu ms", (unsigned long long)ms);
+	lk.l_backoff *= 2;
+	if (lk.l_backoff > lk.l_conf->reconnect_max)
+		lk.l_backoff = lk.l_conf->reconnect_max;
+	if (lk.l_backoff < BACKOFF_MIN_MS)
+		lk.l_backoff = BACKOFF_MIN_MS;
+}
+
+/* The connection is gone: drop held tasks (the master re-queued them). */
+static void
+link_down(const char *why)
+{
+	size_t	 n;
+
+	if (lk.l_state == LINK_UP)
+		log_warnx("lost the master %s:%s: %s", lk.l_host, lk.l_port,
+		    why);
+	else
+		log_warnx("cannot reach the master %s:%s: %s", lk.l_host,
+		    lk.l_port, why);
+	if (lk.l_bev != NULL) {
+		bufferevent_free(lk.l_bev);
+		lk.l_bev = NULL;
+	}
+	if ((n = exec_drop_held()) > 0)
+		log_debug("dropped %zu held tasks", n);
+	lk.l_state = LINK_IDLE;
+	link_retry_later();
+}
+
+/* Send the results in the outbox and any progress notes. */
+static void
+link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
+{
+	Envelope	  env;
+	R3q__Results	  rs = R3Q__RESULTS__INIT;
+	R3q__Progress	  pr = R3Q__PROGRESS__INIT;
+	R3q__Result	 *res, **ptrs;
+	struct wtask	 *t;
+	size_t		  i;
+
+	if (lk.l_state != LINK_UP)
+		return;
+	if (nstarted > 0 || nhalf > 0) {
+		r3q__envelope__init(&env);
+		pr.n_started = nstarted;
+		pr.started = started;
+		pr.n_halfway = nhalf;
+		pr.halfway = half;
+		env.body_case = R3Q__ENVELOPE__BODY_PROGRESS;
+		env.progress = &pr;
+		link_send(&env);
+	}
+	if (lk.l_noutbox == 0)
+		return;
+	res = xcalloc(lk.l_noutbox, sizeof(*res));
+	ptrs = xcalloc(lk.l_noutbox, sizeof(*ptrs));
+	i = 0;
+	TAILQ_FOREACH(t, &lk.l_outbox, wt_entry) {
+		r3q__result__init(&res[i]);
+		res[i].id = t->wt_id;
+		res[i].epoch = t->wt_epoch;
+		res[i].status = (uint32_t)t->wt_res.status;
+		res[i].fitness = t->wt_res.fitness;
+		res[i].checksum = t->wt_res.checksum;
+		res[i].start_ns = t->wt_start;
+		res[i].end_ns = t->wt_end;
+		res[i].error = t->wt_res.error;
+		ptrs[i] = &res[i];
+		i++;
+	}
+	r3q__envelope__init(&env);
+	rs.n_results = i;
+	rs.results = ptrs;
+	env.body_case = R3Q__ENVELOPE__BODY_RESULTS;
+	env.results = &rs;
+	link_send(&env);
+	free(res);
+	free(ptrs);
+	while ((t = TAILQ_FIRST(&lk.l_outbox)) != NULL) {
+		TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
+		wtask_free(t);
+	}
+	lk.l_noutbox = 0;
+}
+
+/* The execution threads have news: collect it on the loop thread. */
+static void
+link_collect(evutil_socket_t fd, short ev, void *arg)
+{
+	struct wtasklist	 done;
+	struct wtask		*t;
+	uint64_t		*started, *half;
+	size_t			 nstarted, nhalf;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	TAILQ_INIT(&done);
+	exec_collect(&done, &started, &nstarted, &half, &nhalf);
+	while ((t = TAILQ_FIRST(&done)) != NULL) {
+		TAILQ_REMOVE(&done, t, wt_entry);
+		if (t->wt_res.status == TASK_CANCELLED) {
+			log_debug("task %llu interrupted",
+			    (unsigned long long)t->wt_id);
+			wtask_free(t);
+			continue;
+		}
+		if (t->wt_res.status != TASK_OK)
+			log_warnx("task %llu: %s: %s",
+			    (unsigned long long)t->wt_id,
+			    task_status_name(t->wt_res.status),
+			    t->wt_res.error);
+		lk.l_done++;
+		TAILQ_INSERT_TAIL(&lk.l_outbox, t, wt_entry);
+		lk.l_noutbox++;
+	}
+	link_flush(started, nstarted, half, nhalf);
+	free(started);
+	free(half);
+}
+
+/* Called from execution threads: wake the loop thread. */
+void
+link_wake(void)
+{
+	event_active(lk.l_wake, EV_READ, 0);
+}
+
+/* Tasks for the local queue. */
+static void
+link_assign(R3q__Assign *a)
+{
+	struct wtask	*t;
+	R3q__Task	*m;
+	size_t		 i;
+
+	for (i = 0; i < a->n_tasks; i++) {
+		m = a->tasks[i];
+		t = xcalloc(1, sizeof(*t));
+		t->wt_id = m->id;
+		t->wt_epoch = a->epoch;
+		t->wt_kind = xstrdup(m->kind);
+		t->wt_nx = m->n_x;
+		if (m->n_x > 0) {
+			t->wt_x = xcalloc(m->n_x, sizeof(double));
+			memcpy(t->wt_x, m->x, m->n_x * sizeof(double));
+		}
+		t->wt_lu = m->lu;
+		t->wt_work_ms = m->work_ms;
+		t->wt_spin = m->spin;
+		atomic_init(&t->wt_cancel, 0);
+		exec_assign(t);
+	}
+}
+
+/* One message from the master. */
+static int
+link_dispatch(Envelope *env)
+{
+	size_t	 i;
+
+	if (lk.l_state == LINK_HELLO) {
+		if (env->body_case == R3Q__ENVELOPE__BODY_ERROR) {
+			log_warnx("the master refused us: %s",
+			    env->error->message);
+			return (-1);
+		}
+		if (env->body_case != R3Q__ENVELOPE__BODY_WELCOME) {
+			log_warnx("expected welcome, got %s",
+			    frame_body_name(env));
+			return (-1);
+		}
+		lk.l_state = LINK_UP;
+		lk.l_backoff = BACKOFF_MIN_MS;
+		if (lk.l_epoch != 0 && lk.l_epoch != env->welcome->epoch)
+			log_info("the master restarted");
+		lk.l_epoch = env->welcome->epoch;
+		log_info("joined master %s:%s as %s (id %u, queue %u)",
+		    lk.l_host, lk.l_port, lk.l_name, env->welcome->worker_id,
+		    env->welcome->queue_len);
+		link_flush(NULL, 0, NULL, 0);
+		return (0);
+	}
+	switch (env->body_case) {
+	case R3Q__ENVELOPE__BODY_ASSIGN:
+		link_assign(env->assign);
+		break;
+	case R3Q__ENVELOPE__BODY_CANCEL:
+		for (i = 0; i < env->cancel->n_ids; i++)
+			log_debug("cancel task %llu: %s",
+			    (unsigned long long)env->cancel->ids[i],
+			    (const char *[]){ "not here", "held, removed",
+			    "running, interrupted" }[exec_cancel(
+			    env->cancel->ids[i])]);
+		break;
+	case R3Q__ENVELOPE__BODY_ERROR:
+		log_warnx("the master says: %s", env->error->message);
+		break;
+	default:
+		log_warnx("unexpected %s message from the master",
+		    frame_body_name(env));
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+link_read(struct bufferevent *bev, void *arg)
+{
+	Envelope	*env;
+	char		 err[256];
+	int		 rc;
+
+	(void)arg;
+	for (;;) {
+		rc = frame_read(bufferevent_get_input(bev),
+		    lk.l_conf->max_frame, &env, err, sizeof(err));
+		if (rc == 0)
+			return;
+		if (rc == -1) {
+			link_down(err);
+			return;
+		}
+		rc = link_dispatch(env);
+		frame_free(env);
+		if (rc == -1) {
+			link_down("protocol error");
+			return;
+		}
+	}
+}
+
+/* TLS is up: say hello. */
+static void
+link_hello(void)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__Hello		 h = R3Q__HELLO__INIT;
+	const struct task_kind	*kinds;
+	char			*names[32];
+	size_t			 n, i;
+
+	kinds = task_kind_list(&n);
+	for (i = 0; i < n && i < 32; i++)
+		names[i] = (char *)(uintptr_t)kinds[i].name;
+	h.protocol = R3Q_PROTOCOL;
+	h.name = lk.l_name;
+	h.cpus = lk.l_conf->cpus;
+	h.n_kinds = i;
+	h.kinds = names;
+	h.version = (char *)(uintptr_t)PACKAGE_VERSION;
+	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	lk.l_state = LINK_HELLO;
+	link_send(&env);
+}
+
+static void
+link_event(struct bufferevent *bev, short what, void *arg)
+{
+	char	 why[256];
+
+	(void)arg;
+	if (what & BEV_EVENT_CONNECTED) {
+		log_debug("TLS up with %s:%s", lk.l_host, lk.l_port);
+		link_hello();
+		return;
+	}
+	tls_describe_error(bev, what, why, sizeof(why));
+	link_down(why);
+}
+
+/* Resolve the master and start connecting. */
+static void
+link_connect(evutil_socket_t fd, short ev, void *arg)
+{
+	struct addrinfo	 hints, *res;
+	SSL		*ssl;
+	char		 err[512];
+	int		 rc;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	if ((rc = getaddrinfo(lk.l_host, lk.l_port, &hints, &res)) != 0) {
+		log_warnx("cannot resolve %s: %s", lk.l_host,
+		    gai_strerror(rc));
+		link_retry_later();
+		return;
+	}
+	if ((ssl = tls_client_ssl(lk.l_ctx, lk.l_host, err,
+	    sizeof(err))) == NULL) {
+		freeaddrinfo(res);
+		log_warnx("%s", err);
+		link_retry_later();
+		return;
+	}
+	lk.l_bev = bufferevent_openssl_socket_new(lk.l_base, -1, ssl,
+	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
+	    BEV_OPT_DEFER_CALLBACKS);
+	if (lk.l_bev == NULL) {
+		freeaddrinfo(res);
+		SSL_free(ssl);
+		log_warnx("cannot create a TLS bufferevent");
+		link_retry_later();
+		return;
+	}
+	bufferevent_setcb(lk.l_bev, link_read, NULL, link_event, NULL);
+	bufferevent_enable(lk.l_bev, EV_READ | EV_WRITE);
+	lk.l_state = LINK_CONNECTING;
+	rc = bufferevent_socket_connect(lk.l_bev, res->ai_addr,
+	    (int)res->ai_addrlen);
+	freeaddrinfo(res);
+	if (rc == -1)
+		link_down("connect failed");
+}
+
+/* Set up the link and make the first attempt at once. */
+void
+link_start(struct event_base *base, const struct workerd_config *conf,
+    const char *name)
+{
+	char	 err[512];
+
+	lk.l_base = base;
+	lk.l_conf = conf;
+	snprintf(lk.l_name, sizeof(lk.l_name), "%s", name);
+	TAILQ_INIT(&lk.l_outbox);
+	if (conf_split_hostport(conf->master, lk.l_host, sizeof(lk.l_host),
+	    lk.l_port, sizeof(lk.l_port), "7411") == -1)
+		fatalx("master: bad address %s", conf->master);
+	if ((lk.l_ctx = tls_ctx_new(0, conf->ca, conf->cert, conf->key, err,
+	    sizeof(err))) == NULL)
+		fatalx("%s", err);
+	lk.l_backoff = BACKOFF_MIN_MS;
+	lk.l_retry = evtimer_new(base, link_connect, NULL);
+	lk.l_wake = event_new(base, -1, 0, link_collect, NULL);
+	link_connect(-1, 0, NULL);
+}
+
+void
+link_stop(void)
+{
+	struct wtask	*t;
+
+	if (lk.l_bev != NULL)
+		bufferevent_free(lk.l_bev);
+	while ((t = TAILQ_FIRST(&lk.l_outbox)) != NULL) {
+		TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
+		wtask_free(t);
+	}
+	event_free(lk.l_retry);
+	event_free(lk.l_wake);
+	SSL_CTX_free(lk.l_ctx);
+}

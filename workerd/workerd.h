@@ -1,0 +1,71 @@
+/* workerd's private header. */
+#ifndef R3Q_WORKERD_H
+#define R3Q_WORKERD_H
+
+#include <sys/queue.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "frame.h"
+#include "task/task.h"
+
+struct event_base;
+
+/* What workerd.conf says (plus command-line overrides). */
+struct workerd_config {
+	char		 master[CONF_STRMAX];
+	char		 name[CONF_STRMAX];
+	unsigned	 cpus;
+	char		 ca[CONF_STRMAX];
+	char		 cert[CONF_STRMAX];
+	char		 key[CONF_STRMAX];
+	uint64_t	 max_frame;
+	uint64_t	 reconnect_max;		/* ms */
+};
+
+extern const struct conf_key workerd_keys[];
+void	workerd_config_defaults(struct workerd_config *);
+
+/*
+ * One task on this worker.  Created by an Assign, owned by the local queue
+ * while held, by an execution thread while running, then by the done list
+ * until the loop thread sends its result and frees it.
+ */
+struct wtask {
+	TAILQ_ENTRY(wtask)	 wt_entry;
+	uint64_t		 wt_id;
+	uint64_t		 wt_epoch;
+	char			*wt_kind;
+	double			*wt_x;
+	size_t			 wt_nx;
+	uint32_t		 wt_lu;
+	double			 wt_work_ms;
+	int			 wt_spin;
+	atomic_int		 wt_cancel;
+	uint64_t		 wt_start;	/* wall ns */
+	uint64_t		 wt_end;
+	struct task_result	 wt_res;
+};
+TAILQ_HEAD(wtasklist, wtask);
+
+/* exec.c: the local queue and the execution threads. */
+int	 exec_start(struct event_base *, unsigned, void (*)(void));
+void	 exec_stop(void);
+void	 exec_assign(struct wtask *);
+int	 exec_cancel(uint64_t);
+size_t	 exec_drop_held(void);
+void	 exec_collect(struct wtasklist *, uint64_t **, size_t *,
+	    uint64_t **, size_t *);
+void	 exec_counts(unsigned *, unsigned *);
+void	 wtask_free(struct wtask *);
+
+/* link.c: the connection to the master. */
+void	 link_start(struct event_base *, const struct workerd_config *,
+	    const char *);
+void	 link_stop(void);
+void	 link_wake(void);
+
+#endif /* R3Q_WORKERD_H */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 
@@ -31,6 +32,17 @@ tls_openssl_error(char *err, size_t errlen, const char *what,
 	snprintf(err, errlen, "%s %s: %s", what, path, buf);
 }
 
+/* Say plainly when a file is missing, before OpenSSL says it obscurely. */
+static int
+tls_readable(const char *path, char *err, size_t errlen)
+{
+	if (access(path, R_OK) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
 /*
  * A context that requires TLS 1.3 and a peer certificate signed by ca, and
  * presents cert/key.  The same shape serves both ends.
@@ -47,6 +59,10 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key,
 		return (NULL);
 	}
 	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+	if (tls_readable(ca, err, errlen) == -1 ||
+	    tls_readable(cert, err, errlen) == -1 ||
+	    tls_readable(key, err, errlen) == -1)
+		goto fail;
 	if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		tls_openssl_error(err, errlen, "cannot load CA", ca);
 		goto fail;
@@ -185,8 +201,7 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 		if (reason[0] == '\0')
 			ERR_error_string_n(e, reason, sizeof(reason));
 	ssl = bufferevent_openssl_get_ssl(bev);
-	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK &&
-	    SSL_get0_peer_certificate(ssl) != NULL) {
+	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
 		snprintf(buf, len, "certificate verification failed: %s",
 		    X509_verify_cert_error_string(vr));
 		return;

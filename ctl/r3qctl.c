@@ -43,6 +43,8 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: r3qctl [-h] [-s socket] command [arguments]\n"
+	    "  -h         print this help and exit\n"
+	    "  -s socket  masterd's control socket\n"
 	    "commands:\n"
 	    "  es [options]           submit an ES job, follow it, print the "
 	    "result\n"
@@ -308,7 +310,7 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 	o->p.lu = 0;
 	o->p.seed = 1;
 	o->p.policy = (char *)(uintptr_t)"";
-	optind = 1;
+	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'm': case 'l': case 'g': case 'd': case 'u':
@@ -572,7 +574,7 @@ cmd_result(int argc, char *argv[])
 	int		 ch, rc;
 
 	memset(&o, 0, sizeof(o));
-	optind = 1;
+	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (ch == 'j')
 			o.json = 1;

@@ -303,7 +303,7 @@ job_info(const struct job *j, R3q__JobInfo *info, int full)
 	info->state = (char *)(uintptr_t)job_state_name(j->j_state);
 	info->policy = j->j_params.policy;
 	info->params = (R3q__EsParams *)(uintptr_t)&j->j_params;
-	info->generation = es_generation(j->j_es);
+	info->generation = j->j_ngens ? j->j_gens[j->j_ngens - 1].g_gen : 0;
 	info->best = j->j_ngens ? es_best_f(j->j_es) : 0;
 	info->error = (char *)(uintptr_t)j->j_error;
 	info->elapsed_ns = (j->j_state == JOB_RUNNING ? mono_ns() :

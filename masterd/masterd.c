@@ -183,7 +183,7 @@ main(int argc, char *argv[])
 	evsignal_add(ev_hup, NULL);
 
 	log_info("listening on %s, control socket %s, default policy %s",
-	    md->conf.listen, md->conf.control, sched_policy_name(md->policy));
+	    md->listen_addr, md->conf.control, sched_policy_name(md->policy));
 	event_base_dispatch(md->base);
 
 	control_close();

@@ -139,6 +139,7 @@ struct masterd {
 	struct evconnlistener	*ctl_listener;
 	void			*ssl_ctx;
 	int			 draining;
+	char			 listen_addr[64];	/* as bound */
 };
 
 extern struct masterd	*md;

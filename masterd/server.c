@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +92,8 @@ session_new(struct bufferevent *bev, const char *addr, int tls)
 	s->s_bev = bev;
 	s->s_tls = tls;
 	snprintf(s->s_addr, sizeof(s->s_addr), "%s", addr);
-	snprintf(s->s_name, sizeof(s->s_name), "%s", tls ? "?" : "control");
+	snprintf(s->s_name, sizeof(s->s_name), "%s", tls ? "unauthenticated" :
+	    "control");
 	s->s_role = tls ? ROLE_NONE : ROLE_CLIENT;
 	TAILQ_INSERT_TAIL(&md->sessions, s, s_entry);
 	bufferevent_setcb(bev, session_read, NULL, session_event, s);
@@ -532,11 +535,14 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	struct bufferevent	*bev;
 	SSL			*ssl;
 	char			 addr[64];
+	int			 one = 1;
 
 	(void)l;
 	(void)salen;
 	(void)arg;
 	sockaddr_str(sa, addr, sizeof(addr));
+	/* Small frames must not wait for Nagle: latency is the product. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if ((ssl = SSL_new(md->ssl_ctx)) == NULL) {
 		log_warnx("%s: SSL_new failed", addr);
 		evutil_closesocket(fd);
@@ -559,9 +565,11 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 int
 server_listen(void)
 {
-	struct addrinfo	 hints, *res;
-	char		 host[256], port[16], err[512];
-	int		 rc;
+	struct addrinfo		 hints, *res;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen;
+	char			 host[256], port[16], err[512];
+	int			 rc;
 
 	md->ssl_ctx = tls_ctx_new(1, md->conf.ca, md->conf.cert,
 	    md->conf.key, err, sizeof(err));
@@ -591,6 +599,12 @@ server_listen(void)
 		log_warn("listen %s", md->conf.listen);
 		return (-1);
 	}
+	/* Say the real address: port 0 asks the kernel for a free one. */
+	sslen = sizeof(ss);
+	if (getsockname(evconnlistener_get_fd(md->tls_listener),
+	    (struct sockaddr *)&ss, &sslen) == 0)
+		sockaddr_str((struct sockaddr *)&ss, md->listen_addr,
+		    sizeof(md->listen_addr));
 	return (0);
 }
 

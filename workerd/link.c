@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,9 +344,12 @@ static void
 link_event(struct bufferevent *bev, short what, void *arg)
 {
 	char	 why[256];
+	int	 one = 1;
 
 	(void)arg;
 	if (what & BEV_EVENT_CONNECTED) {
+		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
+		    &one, sizeof(one));
 		log_debug("TLS up with %s:%s", lk.l_host, lk.l_port);
 		link_hello();
 		return;

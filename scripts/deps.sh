@@ -1,0 +1,44 @@
+# Sourced by scripts/check and scripts/demo: install the Debian packages
+# R3Q needs to build and test, only those missing, and build the tree in
+# build/ (out of the source tree) if it is not built or out of date.
+
+R3Q_PKGS="build-essential autoconf automake pkg-config
+	libevent-dev libssl-dev openssl libprotobuf-c-dev protobuf-c-compiler
+	liblapacke-dev libopenblas-dev libsystemd-dev libsqlite3-dev
+	libcmocka-dev mandoc procps"
+
+# Install the packages of R3Q_PKGS that dpkg does not list as installed.
+r3q_install_deps() {
+	missing=""
+	for p in $R3Q_PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		    grep -q "install ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "missing Debian packages:$missing (run as root to install)" >&2
+		return 1
+	fi
+	echo "installing:$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+# Configure (once) and build in $top/build; CI builds with -Werror.
+r3q_build() {
+	top=$1
+	mkdir -p "$top/build"
+	if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ] ||
+	    [ "$top/Makefile.am" -nt "$top/configure" ]; then
+		(cd "$top" && autoreconf -fi) >&2
+	fi
+	if [ ! -f "$top/build/Makefile" ] || [ "$top/configure" -nt "$top/build/Makefile" ]; then
+		flags=""
+		[ "${CI:-}" = true ] && flags="--enable-werror"
+		# shellcheck disable=SC2086
+		(cd "$top/build" && ../configure $flags) >&2
+	fi
+	make -C "$top/build" -j"$(nproc)" >&2
+}

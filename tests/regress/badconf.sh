@@ -1,0 +1,72 @@
+# Broken configuration files are refused with `file:line: message` and
+# exit status 78 (EX_CONFIG) by `-n` and at start-up, for both daemons;
+# `-nv` prints the effective configuration, which parses again to itself;
+# unreadable TLS files stop masterd with a message naming the file.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+# expect_conf DAEMON TEXT PATTERN: -n on TEXT exits 78 saying PATTERN.
+expect_conf() {
+	printf '%b' "$2" > "$T/bad.conf"
+	rc=0
+	"$1" -n -f "$T/bad.conf" > "$T/out" 2>&1 || rc=$?
+	[ "$rc" -eq 78 ] || fail "$1 -n exited $rc for: $2"
+	grep -qF "$T/bad.conf:$3" "$T/out" ||
+	    fail "$1: wanted '$T/bad.conf:$3', got: $(cat "$T/out")"
+	ok "$(basename "$1"): $3"
+}
+
+expect_conf "$MASTERD" 'listen = 127.0.0.1:7411\nbogus = 1\n' \
+    "2: unknown key 'bogus'"
+expect_conf "$MASTERD" '# c\npolicy = fifo\n' \
+    "2: policy: 'fifo' is not one of wq, rr, rwq, r3q"
+expect_conf "$MASTERD" 'queue_factor = 0\n' \
+    "1: queue_factor: '0' is not a whole number from 1 to 64"
+expect_conf "$MASTERD" 'max_frame = lots\n' "1: max_frame: 'lots' is not a size"
+expect_conf "$MASTERD" 'listen = 127.0.0.1:99999\n' \
+    "1: listen: '127.0.0.1:99999' is not host:port"
+expect_conf "$MASTERD" 'handshake_timeout = 5 s\n' \
+    "1: handshake_timeout: '5 s' is not a duration"
+expect_conf "$MASTERD" '\n\njournal\n' "3: expected 'key = value'"
+expect_conf "$WORKERD" 'cpus = many\n' "1: cpus: 'many' is not a whole number"
+expect_conf "$WORKERD" 'master = [::1\n' "1: master: '[::1' is not host:port"
+expect_conf "$WORKERD" 'reconnect_max = 10ms\n' \
+    "1: reconnect_max: '10ms' is not a duration from 100ms"
+
+# A file named with -f must exist.
+rc=0
+"$MASTERD" -n -f "$T/missing.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 78 ] && grep -q "missing.conf: No such file" "$T/out" ||
+    fail "missing -f file: rc $rc, $(cat "$T/out")"
+ok "masterd: a missing -f file is an error"
+
+# A broken file stops the daemon at start-up, not only under -n.
+printf 'policy = lifo\n' > "$T/bad.conf"
+rc=0
+"$MASTERD" -d -f "$T/bad.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 78 ] || fail "masterd started on a broken config (rc $rc)"
+ok "masterd refuses to start on a broken config"
+
+# -nv prints a config that parses again to the same config.
+for d in "$MASTERD" "$WORKERD"; do
+	printf 'max_frame = 1M\n' > "$T/a.conf"
+	"$d" -nv -f "$T/a.conf" > "$T/p1.conf" || fail "$d -nv failed"
+	grep -q '^max_frame = 1M$' "$T/p1.conf" || fail "$d -nv lost max_frame"
+	"$d" -nv -f "$T/p1.conf" > "$T/p2.conf" || fail "$d -nv of its output"
+	cmp -s "$T/p1.conf" "$T/p2.conf" || fail "$d: -nv output does not round-trip"
+	ok "$(basename "$d") -nv output parses again to itself"
+done
+
+# Missing TLS files are named.
+mkcerts w1
+cat > "$T/m.conf" <<EOC
+listen = 127.0.0.1:0
+control = $T/ctl.sock
+ca = $T/certs/ca.pem
+cert = $T/certs/nothere.pem
+key = $T/certs/master.key
+EOC
+rc=0
+"$MASTERD" -d -f "$T/m.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "nothere.pem: No such file" "$T/out" ||
+    fail "missing certificate: rc $rc, $(cat "$T/out")"
+ok "masterd names a missing certificate file"

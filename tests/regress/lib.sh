@@ -1,0 +1,110 @@
+# Shared helpers for the regress tests: a throwaway CA, a masterd on a
+# free loopback port, workerd instances, and cleanup of everything started.
+# Sourced by each test; needs top_builddir and top_srcdir (make check sets
+# them; by hand: top_builddir=. top_srcdir=. sh tests/regress/x.sh).
+
+set -eu
+
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+MASTERD=$top_builddir/masterd/masterd
+WORKERD=$top_builddir/workerd/workerd
+R3QCTL=$top_builddir/ctl/r3qctl
+TESTPEER=$top_builddir/tests/regress/r3q-testpeer
+MKCERTS=$top_srcdir/scripts/mkcerts
+
+T=$(mktemp -d /tmp/r3q-regress.XXXXXX)
+PIDS=""
+MASTER_PID=""
+
+cleanup() {
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$T"/*.log; do
+		[ -f "$f" ] || continue
+		echo "--- $f (last 15 lines)" >&2
+		tail -n 15 "$f" >&2
+	done
+	exit 1
+}
+
+ok() {
+	echo "ok - $*"
+}
+
+# Wait up to $2 seconds (default 10) for a command to succeed.
+waitfor() {
+	_cmd=$1
+	_n=$(( ${2:-10} * 10 ))
+	while [ "$_n" -gt 0 ]; do
+		if sh -c "$_cmd" >/dev/null 2>&1; then return 0; fi
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# Certificates for the master, the given workers and a client.
+mkcerts() {
+	"$MKCERTS" "$T/certs" "$@" >/dev/null
+}
+
+# Start masterd on a free port; sets PORT and R3Q_CONTROL.
+start_master() {
+	cat > "$T/masterd.conf" <<EOC
+listen = 127.0.0.1:0
+control = $T/ctl.sock
+ca = $T/certs/ca.pem
+cert = $T/certs/master.pem
+key = $T/certs/master.key
+journal = $T/journal.db
+${MASTER_EXTRA:-}
+EOC
+	"$MASTERD" -d -v -f "$T/masterd.conf" >> "$T/masterd.log" 2>&1 &
+	MASTER_PID=$!
+	PIDS="$PIDS $MASTER_PID"
+	waitfor "grep -q 'listening on' '$T/masterd.log'" 10 ||
+	    fail "masterd did not start"
+	PORT=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\),.*/\1/p' \
+	    "$T/masterd.log" | tail -n 1)
+	R3Q_CONTROL=$T/ctl.sock
+	export R3Q_CONTROL
+}
+
+# Start workerd NAME [CPUS]; its pid is in WPID_NAME.
+start_worker() {
+	_name=$1
+	cat > "$T/$_name.conf" <<EOC
+master = 127.0.0.1:$PORT
+ca = $T/certs/ca.pem
+cert = $T/certs/$_name.pem
+key = $T/certs/$_name.key
+cpus = ${2:-1}
+reconnect_max = 1s
+EOC
+	"$WORKERD" -d -v -f "$T/$_name.conf" >> "$T/$_name.log" 2>&1 &
+	eval "WPID_$_name=$!"
+	PIDS="$PIDS $!"
+}
+
+# Wait until masterd lists N workers.
+wait_workers() {
+	waitfor "[ \$('$R3QCTL' workers | tail -n +2 | wc -l) -eq $1 ]" 15 ||
+	    fail "expected $1 workers, have: $("$R3QCTL" workers)"
+}
+
+# The lines of r3qctl output that must match a reference bit for bit.
+answer() {
+	grep -E '^(best fitness|best individual):' "$1"
+}
+
+# Check masterd is still running.
+master_alive() {
+	kill -0 "$MASTER_PID" 2>/dev/null || fail "masterd died"
+}

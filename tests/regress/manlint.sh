@@ -1,0 +1,56 @@
+# The man pages are lint-clean, and every flag in a program's --help and
+# every key its parser accepts is documented in its page, and the other
+# way round.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+M=$top_srcdir/man
+if [ -n "${MANDOC:-}" ] || command -v mandoc > /dev/null; then
+	out=$(${MANDOC:-mandoc} -Tlint -Wwarning "$M"/*.[158] 2>&1 || true)
+	[ -z "$out" ] || fail "mandoc -Tlint: $out"
+	ok "mandoc -Tlint is clean"
+else
+	fail "mandoc is not installed (scripts/check installs it)"
+fi
+
+# flags PROGRAM: the single-letter flags its usage message lists.
+flags() {
+	"$1" -h 2>&1 | grep -oE '^ +-[a-zA-Z]' | tr -d ' -' | sort -u
+}
+
+# The flags a page documents with .Fl X in its SYNOPSIS or options list.
+page_flags() {
+	grep -oE '^\.(It )?Fl [a-zA-Z]( |$)' "$1" | sed 's/.*Fl \(.\).*/\1/' |
+	    sort -u
+}
+
+for p in masterd:"$MASTERD":masterd.8 workerd:"$WORKERD":workerd.8 \
+    r3qctl:"$R3QCTL":r3qctl.1; do
+	name=${p%%:*}; rest=${p#*:}; bin=${rest%%:*}; page=$M/${rest#*:}
+	flags "$bin" > "$T/help"
+	[ -s "$T/help" ] || fail "$name -h lists no flags"
+	page_flags "$page" > "$T/page"
+	diff "$T/help" "$T/page" > "$T/diff" ||
+	    fail "$name: flags in -h (<) and $page (>) differ: $(cat "$T/diff")"
+	ok "$name: every flag of -h is in its page and back"
+done
+
+# r3qctl's long options.
+"$R3QCTL" -h 2>&1 | grep -oE -- '--[a-z-]+' | sed 's/^--//' | sort -u > "$T/help"
+[ -s "$T/help" ] || fail "r3qctl -h lists no long options"
+grep -oE 'Fl \\-[a-z][a-z-]*' "$M/r3qctl.1" | sed 's/^Fl \\-//' |
+    sort -u > "$T/page"
+diff "$T/help" "$T/page" > "$T/diff" ||
+    fail "r3qctl: long options in -h (<) and r3qctl.1 (>) differ: $(cat "$T/diff")"
+ok "r3qctl: every long option of -h is in r3qctl.1 and back"
+
+# Keys: what -nv prints is every key the parser accepts.
+for d in masterd:"$MASTERD" workerd:"$WORKERD"; do
+	name=${d%%:*}; bin=${d#*:}
+	"$bin" -nv -f /dev/null | sed 's/ =.*//' | sort > "$T/keys"
+	[ -s "$T/keys" ] || fail "$name -nv printed no keys"
+	grep -oE '^\.It Ic [a-z_]+' "$M/$name.conf.5" | sed 's/.* //' |
+	    sort -u > "$T/pkeys"
+	diff "$T/keys" "$T/pkeys" > "$T/diff" ||
+	    fail "$name: keys of the parser (<) and $name.conf(5) (>) differ: $(cat "$T/diff")"
+	ok "$name: every config key is in $name.conf(5) and back"
+done

@@ -1,0 +1,357 @@
+/*
+ * r3q-testpeer: a peer that misbehaves on purpose, for the regress tests.
+ *
+ *   r3q-testpeer -a ca -c cert -k key connect HOST PORT MODE
+ *	garbage   send random bytes over TLS; expect the master to close
+ *	oversize  send a header announcing 4 GiB; expect a close
+ *	unknown   send an Envelope with an unknown body; expect an Error
+ *	version   send a hello with protocol 99; expect an Error
+ *	hello     a well-behaved hello; expect a Welcome
+ *   r3q-testpeer -a ca -c cert -k key serve PORT KIND
+ *	act as a master: accept one worker, assign it one task of KIND,
+ *	print the status of its result
+ *
+ * Prints what the other side answered; exits 0 when it behaved as the
+ * mode expects, 1 otherwise.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "frame.h"
+#include "task/task.h"
+#include "tls.h"
+
+static SSL	*ssl;
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: r3q-testpeer -a ca -c cert -k key connect "
+	    "host port garbage|oversize|unknown|version|hello\n"
+	    "       r3q-testpeer -a ca -c cert -k key serve port kind\n");
+	exit(2);
+}
+
+/* Write all bytes; -1 if the peer has gone. */
+static int
+put(const void *buf, size_t len)
+{
+	size_t	 done;
+
+	while (len > 0) {
+		if (SSL_write_ex(ssl, buf, len, &done) != 1)
+			return (-1);
+		buf = (const uint8_t *)buf + done;
+		len -= done;
+	}
+	return (0);
+}
+
+static int
+send_env(Envelope *env)
+{
+	uint8_t	*buf;
+	size_t	 len;
+	int	 rc;
+
+	buf = frame_pack(env, &len);
+	rc = put(buf, len);
+	free(buf);
+	return (rc);
+}
+
+/* Read exactly len bytes; -1 on close or error. */
+static int
+get(uint8_t *buf, size_t len)
+{
+	size_t	 n;
+
+	while (len > 0) {
+		if (SSL_read_ex(ssl, buf, len, &n) != 1)
+			return (-1);
+		buf += n;
+		len -= n;
+	}
+	return (0);
+}
+
+/* One frame, or NULL if the peer closed. */
+static Envelope *
+recv_env(void)
+{
+	uint8_t		 hdr[FRAME_HDRLEN], *body;
+	uint32_t	 len;
+	Envelope	*env;
+	char		 err[256];
+
+	if (get(hdr, sizeof(hdr)) == -1)
+		return (NULL);
+	if (frame_header_decode(hdr, FRAME_MAX_DEFAULT, &len, err,
+	    sizeof(err)) == -1) {
+		printf("bad frame: %s\n", err);
+		return (NULL);
+	}
+	if ((body = malloc(len + 1)) == NULL || get(body, len) == -1)
+		return (NULL);
+	if (frame_unpack(body, len, FRAME_MAX_DEFAULT, &env, err,
+	    sizeof(err)) == -1) {
+		printf("bad frame: %s\n", err);
+		free(body);
+		return (NULL);
+	}
+	free(body);
+	return (env);
+}
+
+/*
+ * True if the peer closes the connection (EOF, TLS alert or reset); false
+ * if it is still open after the 5-second receive timeout.
+ */
+static int
+closed_by_peer(void)
+{
+	uint8_t	 b;
+	size_t	 n;
+	int	 e;
+
+	for (;;) {
+		errno = 0;
+		if (SSL_read_ex(ssl, &b, 1, &n) == 1)
+			continue;
+		e = SSL_get_error(ssl, 0);
+		if (e == SSL_ERROR_SYSCALL && (errno == EAGAIN ||
+		    errno == EWOULDBLOCK))
+			return (0);
+		return (1);
+	}
+}
+
+/* Print and return whether the peer closed on us. */
+static int
+report_close(void)
+{
+	if (closed_by_peer()) {
+		printf("closed by the peer\n");
+		return (0);
+	}
+	printf("still open after 5s\n");
+	return (1);
+}
+
+/* A TCP connection to host:port with a 5-second receive timeout. */
+static int
+tcp_connect(const char *host, const char *port)
+{
+	struct addrinfo	 hints, *res;
+	struct timeval	 tv = { 5, 0 };
+	int		 fd;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, port, &hints, &res) != 0)
+		return (-1);
+	fd = socket(res->ai_family, SOCK_STREAM, 0);
+	if (fd == -1 || connect(fd, res->ai_addr, res->ai_addrlen) == -1) {
+		freeaddrinfo(res);
+		return (-1);
+	}
+	freeaddrinfo(res);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return (fd);
+}
+
+static int
+do_connect(SSL_CTX *ctx, const char *host, const char *port,
+    const char *mode)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__Hello	 h = R3Q__HELLO__INIT;
+	uint8_t		 junk[4096], hdr[FRAME_HDRLEN];
+	static const uint8_t unknown[] = { 0x08, 0x05, 0xf2, 0x06, 0x00 };
+	char		 err[256];
+	size_t		 i;
+	int		 fd;
+
+	if ((fd = tcp_connect(host, port)) == -1) {
+		printf("cannot connect\n");
+		return (1);
+	}
+	if ((ssl = tls_client_ssl(ctx, host, err, sizeof(err))) == NULL) {
+		printf("%s\n", err);
+		return (1);
+	}
+	SSL_set_fd(ssl, fd);
+	if (SSL_connect(ssl) != 1) {
+		printf("handshake failed\n");
+		return (1);
+	}
+	if (strcmp(mode, "garbage") == 0) {
+		srand(7);
+		for (i = 0; i < sizeof(junk); i++)
+			junk[i] = (uint8_t)rand();
+		put(junk, sizeof(junk));
+		return (report_close());
+	}
+	if (strcmp(mode, "oversize") == 0) {
+		frame_header_encode(hdr, 0xffffff00u);
+		put(hdr, sizeof(hdr));
+		return (report_close());
+	}
+	if (strcmp(mode, "unknown") == 0) {
+		frame_header_encode(hdr, sizeof(unknown));
+		put(hdr, sizeof(hdr));
+		put(unknown, sizeof(unknown));
+	} else if (strcmp(mode, "version") == 0 ||
+	    strcmp(mode, "hello") == 0) {
+		h.protocol = strcmp(mode, "version") == 0 ? 99 : R3Q_PROTOCOL;
+		h.cpus = 1;
+		env.body_case = R3Q__ENVELOPE__BODY_HELLO;
+		env.hello = &h;
+		send_env(&env);
+	} else
+		usage();
+	if ((ans = recv_env()) == NULL) {
+		printf("closed without an answer\n");
+		return (1);
+	}
+	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR) {
+		printf("error: %s\n", ans->error->message);
+		return (strcmp(mode, "hello") == 0 ? 1 : 0);
+	}
+	printf("%s\n", frame_body_name(ans));
+	return (strcmp(mode, "hello") == 0 &&
+	    ans->body_case == R3Q__ENVELOPE__BODY_WELCOME ? 0 : 1);
+}
+
+/* Be a master for one worker and one task of the given kind. */
+static int
+do_serve(SSL_CTX *ctx, const char *port, const char *kind)
+{
+	struct sockaddr_in	 sin;
+	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__Welcome		 w = R3Q__WELCOME__INIT;
+	R3q__Assign		 a = R3Q__ASSIGN__INIT;
+	R3q__Task		 t = R3Q__TASK__INIT, *tp = &t;
+	double			 x[2] = { 1, 1 };
+	socklen_t		 slen;
+	int			 lfd, fd, one = 1;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(lfd, 1) == -1) {
+		printf("cannot listen\n");
+		return (1);
+	}
+	slen = sizeof(sin);
+	getsockname(lfd, (struct sockaddr *)&sin, &slen);
+	printf("port %u\n", ntohs(sin.sin_port));
+	alarm(20);
+	if ((fd = accept(lfd, NULL, NULL)) == -1)
+		return (1);
+	ssl = SSL_new(ctx);
+	SSL_set_fd(ssl, fd);
+	if (SSL_accept(ssl) != 1) {
+		printf("handshake failed\n");
+		return (1);
+	}
+	if ((ans = recv_env()) == NULL ||
+	    ans->body_case != R3Q__ENVELOPE__BODY_HELLO) {
+		printf("no hello\n");
+		return (1);
+	}
+	w.protocol = R3Q_PROTOCOL;
+	w.epoch = 77;
+	w.queue_len = 2;
+	env.body_case = R3Q__ENVELOPE__BODY_WELCOME;
+	env.welcome = &w;
+	send_env(&env);
+	t.id = 5;
+	t.kind = (char *)(uintptr_t)kind;
+	t.n_x = 2;
+	t.x = x;
+	a.epoch = 77;
+	a.n_tasks = 1;
+	a.tasks = &tp;
+	env.body_case = R3Q__ENVELOPE__BODY_ASSIGN;
+	env.assign = &a;
+	send_env(&env);
+	while ((ans = recv_env()) != NULL) {
+		if (ans->body_case != R3Q__ENVELOPE__BODY_RESULTS ||
+		    ans->results->n_results == 0)
+			continue;
+		printf("task %llu: %s: %s\n",
+		    (unsigned long long)ans->results->results[0]->id,
+		    task_status_name((int)ans->results->results[0]->status),
+		    ans->results->results[0]->error);
+		return (0);
+	}
+	printf("no result\n");
+	return (1);
+}
+
+int
+main(int argc, char *argv[])
+{
+	SSL_CTX		*ctx;
+	const char	*ca = NULL, *cert = NULL, *key = NULL;
+	char		 err[512];
+	int		 ch;
+
+	signal(SIGPIPE, SIG_IGN);
+	while ((ch = getopt(argc, argv, "a:c:k:")) != -1) {
+		switch (ch) {
+		case 'a':
+			ca = optarg;
+			break;
+		case 'c':
+			cert = optarg;
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (ca == NULL || cert == NULL || key == NULL || argc < 1)
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(argv[0], "connect") == 0 && argc == 4) {
+		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_connect(ctx, argv[1], argv[2], argv[3]));
+	}
+	if (strcmp(argv[0], "serve") == 0 && argc == 3) {
+		if ((ctx = tls_ctx_new(1, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_serve(ctx, argv[1], argv[2]));
+	}
+	usage();
+}

@@ -30,6 +30,7 @@
 #define LU_SWAP_COLS	512		/* columns per row-interchange step */
 #define LU_SCAN_ELEMS	(1 << 17)	/* elements per fill/checksum step */
 #define LU_HUGE		(2 << 20)	/* huge page size, alignment */
+#define LU_HUGE_MIN	(32 << 20)	/* glibc always mmaps from here */
 #define LU_SLICE_NS	1000000L	/* longest single sleep */
 
 /*
@@ -54,10 +55,11 @@ static int	 lu_factor(double *, int, lapack_int *, struct lu_pace *,
 static int	 lu_checksum(const double *, int, struct lu_pace *, double *);
 
 /*
- * Allocate the n x n matrix, on transparent huge pages where the kernel
- * allows it: first touching 4 KiB pages costs about a tenth of the task,
- * and freeing them would delay the return of a cancelled task by
- * milliseconds.
+ * Allocate the n x n matrix.  A large one, which malloc would mmap afresh
+ * for every task, goes on transparent huge pages where the kernel allows
+ * it: faulting in 4 KiB pages costs about a tenth of the task, and
+ * unmapping them would delay the return of a cancelled task by several
+ * milliseconds.  Smaller ones come from malloc, which reuses its heap.
  */
 static double *
 lu_alloc(int n)
@@ -65,7 +67,7 @@ lu_alloc(int n)
 	size_t	 sz = (size_t)n * n * sizeof(double);
 	void	*p;
 
-	if (sz < LU_HUGE)
+	if (sz < LU_HUGE_MIN)
 		return (malloc(sz));
 	if (posix_memalign(&p, LU_HUGE, sz) != 0)
 		return (NULL);
@@ -125,7 +127,7 @@ lu_pace(struct lu_pace *lp)
 /*
  * Build the matrix: a diagonally dominant D, d_ij = 1/(1+|i-j|) plus n on
  * the diagonal, with its rows in reverse order so that partial pivoting
- * interchanges rows at every step.  Well conditioned, independent of x.
+ * interchanges rows (n/2 of them).  Well conditioned, independent of x.
  */
 static int
 lu_fill(double *a, int n, struct lu_pace *lp)

@@ -1,0 +1,59 @@
+# When masterd goes away, workerd keeps trying with capped exponential
+# backoff and rejoins by itself once masterd is back; a job then runs to
+# the --local answer.  workerd refuses a "master" whose certificate does not
+# carry the host it dialled, and masterd drops a peer that connects and
+# says nothing once handshake_timeout has passed.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+ES="--mu 10 --lambda 20 --dim 10 --generations 5 --seed 5"
+
+mkcerts w1 w2
+MASTER_EXTRA="handshake_timeout = 500ms"
+start_master
+start_worker w1
+start_worker w2
+wait_workers 2
+
+# A peer that connects and says nothing is dropped after the timeout.
+timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT; sleep 2" || true
+grep -qE '127\.0\.0\.1:[0-9]+ \(unauthenticated\): timed out' "$T/masterd.log" ||
+    fail "a silent peer was not dropped"
+ok "a silent peer is dropped after handshake_timeout"
+
+kill "$MASTER_PID"
+wait "$MASTER_PID" 2>/dev/null || true
+waitfor "grep -q 'lost the master' '$T/w1.log'" 10 || fail "w1 did not notice"
+# Let a few attempts fail, so backoff is exercised.
+sleep 1.5
+n=$(grep -c 'cannot reach the master' "$T/w1.log" || true)
+[ "$n" -ge 2 ] || fail "w1 made $n reconnection attempts while masterd was down"
+MASTER_EXTRA="handshake_timeout = 500ms"
+sed -i "s/^listen = .*/listen = 127.0.0.1:$PORT/" "$T/masterd.conf"
+"$MASTERD" -d -v -f "$T/masterd.conf" >> "$T/masterd2.log" 2>&1 &
+MASTER_PID=$!
+PIDS="$PIDS $MASTER_PID"
+waitfor "grep -q 'listening on' '$T/masterd2.log'" 10 || fail "masterd did not restart"
+wait_workers 2
+grep -q "the master restarted" "$T/w1.log" || fail "w1 did not see a new master"
+ok "workers rejoined the restarted masterd by themselves ($n failed attempts)"
+
+"$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > /dev/null
+"$R3QCTL" es $ES --csv "$T/dist.csv" --quiet > /dev/null || fail "job failed"
+cmp -s "$T/local.csv" "$T/dist.csv" || fail "answer differs after reconnect"
+ok "a job after the restart has the --local answer"
+
+# A fake master presenting w2's certificate, which is not valid for
+# 127.0.0.1: workerd must refuse it.
+"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/w2.pem" \
+    -k "$T/certs/w2.key" serve 0 ridge-lu > "$T/fake.out" 2>&1 &
+fake=$!
+PIDS="$PIDS $fake"
+waitfor "grep -q '^port ' '$T/fake.out'" 5 || fail "fake master did not start"
+fport=$(sed -n 's/^port //p' "$T/fake.out")
+sed "s/^master = .*/master = 127.0.0.1:$fport/" "$T/w1.conf" > "$T/wf.conf"
+"$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 &
+PIDS="$PIDS $!"
+waitfor "grep -q 'certificate verification failed' '$T/wf.log'" 5 ||
+    fail "workerd accepted a master certificate without its address: $(cat "$T/wf.log")"
+grep -q "joined master" "$T/wf.log" && fail "workerd joined an impostor master"
+ok "workerd refuses a master certificate not valid for the host it dialled"

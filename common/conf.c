@@ -123,6 +123,7 @@ conf_set(const struct conf_key *keys, void *conf, const char *name,
 	char			*dst, *end, h[256], p[16];
 	uint64_t		 v;
 	unsigned long long	 u;
+	double			 d;
 
 	if ((k = conf_find(keys, name)) == NULL) {
 		snprintf(err, errlen, "unknown key '%s'", name);
@@ -167,6 +168,17 @@ conf_set(const struct conf_key *keys, void *conf, const char *name,
 			return (-1);
 		}
 		*(uint64_t *)(void *)dst = v;
+		return (0);
+	case CONF_DOUBLE:
+		errno = 0;
+		d = strtod(value, &end);
+		if (*value == '\0' || *end != '\0' || errno != 0 || !(d > 0) ||
+		    d < (double)k->min || d > (double)k->max) {
+			snprintf(err, errlen, "%s: '%s' is not a number above 0 "
+			    "and at most %" PRIu64, name, value, k->max);
+			return (-1);
+		}
+		*(double *)(void *)dst = d;
 		return (0);
 	case CONF_SIZE:
 		if (conf_parse_size(value, &v) == -1 || v < k->min ||
@@ -271,6 +283,22 @@ fail:
 	return (-1);
 }
 
+/* A double in the fewest digits that read back to the same value. */
+static void
+conf_print_double(FILE *out, const char *name, double d)
+{
+	char	 buf[64];
+	int	 prec;
+
+	for (prec = 6; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	snprintf(buf, sizeof(buf), "%.*g", prec, d);
+	fprintf(out, "%s = %s\n", name, buf);
+}
+
 /* Print a config in config syntax; the output parses again to the same. */
 void
 conf_print(FILE *out, const struct conf_key *keys, const void *conf)
@@ -297,6 +325,10 @@ conf_print(FILE *out, const struct conf_key *keys, const void *conf)
 			else
 				fprintf(out, "%s = %" PRIu64 "ms\n",
 				    keys->name, v);
+			break;
+		case CONF_DOUBLE:
+			conf_print_double(out, keys->name,
+			    *(const double *)(const void *)p);
 			break;
 		case CONF_SIZE:
 			v = *(const uint64_t *)(const void *)p;

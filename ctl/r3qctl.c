@@ -50,14 +50,16 @@ usage(void)
 	    "result\n"
 	    "  submit es [options]    submit an ES job and print its id\n"
 	    "  wait JOB               follow a job until it ends\n"
-	    "  result JOB [--json] [--csv FILE]\n"
+	    "  result JOB [--json] [--csv FILE]  the result and the "
+	    "measurements\n"
 	    "  jobs                   list jobs\n"
 	    "  workers                list connected workers\n"
 	    "  cancel JOB             stop a running job\n"
 	    "es options:\n"
 	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
-	    "  --policy wq|rr|rwq|r3q  --reevaluate-parents  --local\n"
-	    "  --csv FILE  --json  --quiet\n"
+	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
+	    "--reevaluate-parents\n"
+	    "  --work-ms MS  --spin  --local  --csv FILE  --json  --quiet\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
 	    CONTROL_DEFAULT "\n");
 	exit(EX_USAGE);
@@ -209,11 +211,14 @@ write_csv(const char *path, const R3q__JobInfo *ji)
 		die(EX_FAIL, "%s: %s", path, strerror(errno));
 }
 
+#define S(ns)	((double)(ns) / 1e9)
+
 /* A job's result as JSON. */
 static void
 print_json(const R3q__JobInfo *ji)
 {
 	const R3q__EsParams	*p = ji->params;
+	const R3q__GenReport	*g;
 	size_t			 i;
 
 	printf("{\"job\":%" PRIu64 ",\"state\":\"%s\",\"policy\":\"%s\",",
@@ -235,12 +240,24 @@ print_json(const R3q__JobInfo *ji)
 		if ((unsigned char)ji->error[i] >= 0x20)
 			putchar(ji->error[i]);
 	}
-	printf("\",\"generations_done\":[");
-	for (i = 0; i < ji->n_gens; i++)
+	printf("\",\"work_ms\":%.17g,\"speed_sum\":%.17g,"
+	    "\"lower_bound\":%.6f,\"efficiency\":%.6f,\"sync\":%.6f,"
+	    "\"comm\":%.6f,\"compute\":%.6f,\"replicas\":%u,"
+	    "\"killed_held\":%u,\"killed_running\":%u,", ji->work_ms,
+	    ji->speed_sum, ji->lower_bound_s, ji->efficiency, S(ji->sync_ns),
+	    S(ji->comm_ns), S(ji->compute_ns), ji->replicas, ji->killed_held,
+	    ji->killed_running);
+	printf("\"generations_done\":[");
+	for (i = 0; i < ji->n_gens; i++) {
+		g = ji->gens[i];
 		printf("%s{\"generation\":%u,\"best\":%.17g,\"elapsed\":%.6f,"
-		    "\"tasks\":%u}", i ? "," : "", ji->gens[i]->generation,
-		    ji->gens[i]->best, (double)ji->gens[i]->elapsed_ns / 1e9,
-		    ji->gens[i]->tasks);
+		    "\"tasks\":%u,\"total\":%.6f,\"sync\":%.6f,\"comm\":%.6f,"
+		    "\"compute\":%.6f,\"replicas\":%u,\"killed_held\":%u,"
+		    "\"killed_running\":%u}", i ? "," : "", g->generation,
+		    g->best, S(g->elapsed_ns), g->tasks, S(g->total_ns),
+		    S(g->sync_ns), S(g->comm_ns), S(g->compute_ns), g->replicas,
+		    g->killed_held, g->killed_running);
+	}
 	printf("]}\n");
 }
 
@@ -268,6 +285,35 @@ print_result(const R3q__JobInfo *ji)
 		printf(", %" PRIu64 " duplicate results dropped",
 		    ji->results_dropped);
 	printf("\n");
+	if (strcmp(ji->policy, "local") == 0)
+		return;
+	printf("time: compute %.3f s, communication %.3f s, synchronisation "
+	    "wait %.3f s\n", S(ji->compute_ns), S(ji->comm_ns),
+	    S(ji->sync_ns));
+	printf("replicas %u, losing copies terminated: %u held, %u running\n",
+	    ji->replicas, ji->killed_held, ji->killed_running);
+	if (ji->efficiency > 0)
+		printf("efficiency: %.1f %% (lower bound %.3f s = %.1f s of "
+		    "work / speed %.2f)\n", ji->efficiency * 100,
+		    ji->lower_bound_s, ji->work_ms / 1000, ji->speed_sum);
+}
+
+/* The per-generation measurements as a table. */
+static void
+print_table(const R3q__JobInfo *ji)
+{
+	const R3q__GenReport	*g;
+	size_t			 i;
+
+	printf("%4s %-24s %9s %9s %9s %9s %5s %5s %5s\n", "GEN", "BEST",
+	    "TOTAL", "SYNC", "COMM", "COMPUTE", "REPL", "KHELD", "KRUN");
+	for (i = 0; i < ji->n_gens; i++) {
+		g = ji->gens[i];
+		printf("%4u %-24.17g %8.3fs %8.3fs %8.3fs %8.3fs %5u %5u %5u\n",
+		    g->generation, g->best, S(g->total_ns), S(g->sync_ns),
+		    S(g->comm_ns), S(g->compute_ns), g->replicas,
+		    g->killed_held, g->killed_running);
+	}
 }
 
 struct es_opts {
@@ -295,9 +341,13 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 		{ "csv",		required_argument, NULL, 'c' },
 		{ "json",		no_argument,	   NULL, 'j' },
 		{ "quiet",		no_argument,	   NULL, 'q' },
+		{ "queue-factor",	required_argument, NULL, 'Q' },
+		{ "work-ms",		required_argument, NULL, 'w' },
+		{ "spin",		no_argument,	   NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum sched_policy	 pol;
+	char			*end;
 	uint64_t		 v;
 	int			 ch;
 
@@ -356,6 +406,25 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 			break;
 		case 'q':
 			o->quiet = 1;
+			break;
+		case 'Q':
+			if (strcmp(optarg, "auto") == 0)
+				o->p.queue_factor = SCHED_QF_AUTO;
+			else if (parse_u64(optarg, 1, 64, &v) == 0)
+				o->p.queue_factor = (uint32_t)v;
+			else
+				die(EX_USAGE, "--queue-factor: '%s' is not a "
+				    "number from 1 to 64 or auto", optarg);
+			break;
+		case 'w':
+			o->p.work_ms = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' ||
+			    !(o->p.work_ms >= 0) || o->p.work_ms > 3600000)
+				die(EX_USAGE, "--work-ms: '%s' is not a number "
+				    "of milliseconds", optarg);
+			break;
+		case 'S':
+			o->p.spin = 1;
 			break;
 		default:
 			usage();
@@ -468,10 +537,12 @@ es_local(struct es_opts *o)
 		n = es_batch_size(es);
 		for (i = 0; i < n; i++) {
 			memset(&tp, 0, sizeof(tp));
-			tp.kind = "ridge-lu";
+			tp.kind = o->p.work_ms > 0 ? "synth" : "ridge-lu";
 			tp.x = es_batch_x(es, i);
 			tp.nx = ep.dim;
 			tp.lu = o->p.lu;
+			tp.work_ms = o->p.work_ms;
+			tp.spin = o->p.spin;
 			if (task_run(&tp, &ctx, &tr) != TASK_OK)
 				die(EX_FAIL, "generation %u individual %zu: %s",
 				    g, i, tr.error);
@@ -593,6 +664,8 @@ cmd_result(int argc, char *argv[])
 	ans = ctl_recv();
 	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	if (!o.json && ans->job_info->n_gens > 0)
+		print_table(ans->job_info);
 	if (strcmp(ans->job_info->state, "running") == 0 && !o.json) {
 		printf("job %" PRIu64 " running: generation %u, best so far "
 		    "%.17g\n", ans->job_info->id, ans->job_info->generation,
@@ -651,8 +724,9 @@ cmd_workers(void)
 	ans = ctl_recv();
 	if (ans->body_case != R3Q__ENVELOPE__BODY_WORKER_LIST)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
-	printf("%-16s %-22s %4s %-16s %5s %7s %8s %s\n", "NAME", "ADDRESS",
-	    "CPUS", "KINDS", "HELD", "RUNNING", "DONE", "SINCE");
+	printf("%-12s %-22s %4s %6s %-15s %4s %4s %7s %8s %8s %8s %s\n",
+	    "NAME", "ADDRESS", "CPUS", "SPEED", "KINDS", "CAP", "HELD",
+	    "RUNNING", "DONE", "RTT", "TASK", "SINCE");
 	for (i = 0; i < ans->worker_list->n_workers; i++) {
 		w = ans->worker_list->workers[i];
 		kinds[0] = '\0';
@@ -663,9 +737,10 @@ cmd_workers(void)
 		t = (time_t)w->since_unix;
 		localtime_r(&t, &tm);
 		strftime(since, sizeof(since), "%Y-%m-%d %H:%M:%S", &tm);
-		printf("%-16s %-22s %4u %-16s %5u %7u %8" PRIu64 " %s\n",
-		    w->name, w->address, w->cpus, kinds, w->held, w->running,
-		    w->done, since);
+		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
+		    " %6.1fms %6.1fms %s\n", w->name, w->address, w->cpus,
+		    w->speed, kinds, w->capacity, w->held, w->running, w->done,
+		    (double)w->rtt_ns / 1e6, (double)w->task_ns / 1e6, since);
 	}
 	frame_free(ans);
 	return (EX_OK);

@@ -74,6 +74,13 @@ control_send_gen(struct session *s, uint64_t reqid, const struct job *j,
 	r.best = g->g_best;
 	r.elapsed_ns = g->g_elapsed;
 	r.tasks = g->g_tasks;
+	r.total_ns = g->g_total;
+	r.sync_ns = g->g_sync;
+	r.comm_ns = g->g_comm;
+	r.compute_ns = g->g_compute;
+	r.replicas = g->g_replicas;
+	r.killed_held = g->g_killed_held;
+	r.killed_running = g->g_killed_running;
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_GEN_REPORT;
 	env.gen_report = &r;
@@ -138,6 +145,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 	R3q__WorkerList		  list = R3Q__WORKER_LIST__INIT;
 	R3q__WorkerInfo		 *infos, **ptrs;
 	const struct task_kind	 *kinds;
+	struct sched_estimate	  est;
 	struct worker		 *w;
 	char			**names;
 	size_t			  nk, k, n = 0;
@@ -162,6 +170,12 @@ control_list_workers(struct session *s, uint64_t reqid)
 				    (char *)(uintptr_t)kinds[k].name;
 		sched_worker_load(md->sched, w->w_id, &infos[n].held,
 		    &infos[n].running);
+		if (sched_worker_estimate(md->sched, w->w_id, &est) == 0) {
+			infos[n].rtt_ns = est.rtt_ns;
+			infos[n].task_ns = est.task_ns;
+			infos[n].capacity = est.cap;
+		}
+		infos[n].speed = w->w_speed;
 		infos[n].done = w->w_done;
 		infos[n].since_unix = w->w_since;
 		ptrs[n] = &infos[n];

@@ -84,6 +84,7 @@ job_free(struct job *j)
 	es_free(j->j_es);
 	free(j->j_params.policy);
 	free(j->j_gens);
+	free(j->j_spans);
 	free(j);
 }
 
@@ -144,8 +145,12 @@ job_submit(const R3q__EsParams *p, char *err, size_t errlen)
 		    p->policy);
 		return (NULL);
 	}
-	if (p->queue_factor > 64) {
+	if (p->queue_factor > 64 && p->queue_factor != SCHED_QF_AUTO) {
 		snprintf(err, errlen, "queue factor must be at most 64");
+		return (NULL);
+	}
+	if (!(p->work_ms >= 0) || p->work_ms > 3600000) {
+		snprintf(err, errlen, "work_ms must be from 0 to 3600000");
 		return (NULL);
 	}
 	job_trim();
@@ -158,7 +163,7 @@ job_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	j->j_id = md->next_job++;
 	j->j_state = JOB_RUNNING;
 	j->j_policy = pol;
-	j->j_qf = p->queue_factor ? p->queue_factor : md->conf.queue_factor;
+	j->j_qf = p->queue_factor ? p->queue_factor : md->queue_factor;
 	r3q__es_params__init(&j->j_params);
 	j->j_params.mu = p->mu;
 	j->j_params.lambda = p->lambda;
@@ -168,6 +173,8 @@ job_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	j->j_params.seed = p->seed;
 	j->j_params.reevaluate_parents = p->reevaluate_parents;
 	j->j_params.queue_factor = j->j_qf;
+	j->j_params.work_ms = p->work_ms;
+	j->j_params.spin = p->spin;
 	j->j_params.policy = xstrdup(sched_policy_name(pol));
 	j->j_start = mono_ns();
 	j->j_submitted = wall_ns() / NS_PER_SEC;
@@ -195,7 +202,8 @@ job_start_batch(struct job *j)
 	size_t				 i, n;
 
 	n = es_batch_size(j->j_es);
-	k = task_kind_lookup("ridge-lu");
+	/* A synthetic load makes the evaluation a synth task (Ridge + sleep). */
+	k = task_kind_lookup(j->j_params.work_ms > 0 ? "synth" : "ridge-lu");
 	j->j_tasks = xcalloc(n, sizeof(*j->j_tasks));
 	ids = xcalloc(n, sizeof(*ids));
 	j->j_first = md->next_task;
@@ -208,6 +216,8 @@ job_start_batch(struct job *j)
 		j->j_tasks[i].n_x = j->j_params.dim;
 		j->j_tasks[i].x = unconst(es_batch_x(j->j_es, i));
 		j->j_tasks[i].lu = j->j_params.lu;
+		j->j_tasks[i].work_ms = j->j_params.work_ms;
+		j->j_tasks[i].spin = j->j_params.spin;
 		ids[i] = j->j_first + i;
 	}
 	memset(&cfg, 0, sizeof(cfg));
@@ -216,6 +226,7 @@ job_start_batch(struct job *j)
 	cfg.kind = k->index;
 	cfg.max_attempts = md->conf.max_attempts;
 	j->j_batch = md->next_batch++;
+	j->j_nspans = 0;
 	if (sched_submit(md->sched, j->j_batch, &cfg, ids, n, mono_ns()) == -1)
 		fatalx("%s: core refused batch %llu", __func__,
 		    (unsigned long long)j->j_batch);
@@ -228,6 +239,74 @@ job_result(struct job *j, size_t idx, double fitness)
 {
 	es_set_fitness(j->j_es, idx, fitness);
 	j->j_done++;
+}
+
+/* One execution of a task of the current batch, for the measurements. */
+void
+job_span(struct job *j, uint32_t wid, uint64_t start, uint64_t end)
+{
+	struct exec_span	*ns;
+
+	if (j->j_nspans == j->j_spancap) {
+		j->j_spancap = j->j_spancap ? j->j_spancap * 2 : 128;
+		ns = reallocarray(j->j_spans, j->j_spancap, sizeof(*ns));
+		if (ns == NULL)
+			fatal("%s", __func__);
+		j->j_spans = ns;
+	}
+	j->j_spans[j->j_nspans].x_wid = wid;
+	j->j_spans[j->j_nspans].x_start = start;
+	j->j_spans[j->j_nspans].x_end = end;
+	j->j_nspans++;
+}
+
+/*
+ * The paper's measurements of one generation (ALGORITHMS.md section 1):
+ * synchronisation wait runs from the core's t_sync to the last result;
+ * communication time is the average, over the workers, of the time before
+ * t_sync in which a worker's CPUs were not executing a task; computation
+ * is what remains.  Worker times were converted to our clock on arrival.
+ */
+static void
+job_measure(struct job *j, const struct sched_batch_report *r,
+    struct gen_report *g)
+{
+	struct exec_span	*x;
+	struct worker		*w;
+	uint64_t		 end, busy, win, comm = 0, a, b;
+	double			 speed = 0;
+	uint32_t		 i, nw = 0;
+	size_t			 k;
+
+	g->g_total = r->t_done - r->t_submit;
+	g->g_sync = r->t_sync ? r->t_done - r->t_sync : 0;
+	g->g_replicas = r->replicas;
+	g->g_killed_held = r->cancelled_held;
+	g->g_killed_running = r->cancelled_running;
+	end = r->t_sync ? r->t_sync : r->t_done;
+	win = end - r->t_submit;
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL)
+			continue;
+		busy = 0;
+		for (k = 0; k < j->j_nspans; k++) {
+			x = &j->j_spans[k];
+			if (x->x_wid != w->w_id)
+				continue;
+			a = x->x_start > r->t_submit ? x->x_start : r->t_submit;
+			b = x->x_end < end ? x->x_end : end;
+			if (b > a)
+				busy += b - a;
+		}
+		busy /= w->w_cpus;
+		comm += busy < win ? win - busy : 0;
+		speed += w->w_speed * w->w_cpus;
+		nw++;
+	}
+	g->g_comm = nw ? comm / nw : 0;
+	g->g_compute = g->g_total > g->g_sync + g->g_comm ?
+	    g->g_total - g->g_sync - g->g_comm : 0;
+	j->j_speed_time += speed * (double)g->g_total;
 }
 
 /* A task gave up after too many failures: the job fails. */
@@ -253,7 +332,7 @@ job_cancel(struct job *j, const char *why)
 
 /* The core says a batch is complete: select, report, go on. */
 void
-job_batch_done(uint64_t batch)
+job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 {
 	struct gen_report	*g, *ng;
 	struct job		*j;
@@ -279,6 +358,7 @@ job_batch_done(uint64_t batch)
 	g->g_best = es_gen_best(j->j_es, gen);
 	g->g_elapsed = mono_ns() - j->j_start;
 	g->g_tasks = (uint32_t)j->j_n;
+	job_measure(j, rep, g);
 	log_debug("job %llu generation %u best %.17g",
 	    (unsigned long long)j->j_id, gen, g->g_best);
 	job_release_batch(j);
@@ -290,6 +370,40 @@ job_batch_done(uint64_t batch)
 		return;
 	}
 	job_start_batch(j);
+}
+
+/*
+ * Job totals, and the parallel efficiency LB / E of the paper: LB is the
+ * job's reference work over the sum of the speeds of its workers (averaged
+ * over the job's time, as workers may come and go), E the elapsed time.
+ * Only a synthetic load has a known reference work.
+ */
+static void
+job_totals(const struct job *j, R3q__JobInfo *info)
+{
+	const struct gen_report	*g;
+	uint64_t		 t = 0;
+	size_t			 i;
+
+	for (i = 0; i < j->j_ngens; i++) {
+		g = &j->j_gens[i];
+		info->sync_ns += g->g_sync;
+		info->comm_ns += g->g_comm;
+		info->compute_ns += g->g_compute;
+		info->replicas += g->g_replicas;
+		info->killed_held += g->g_killed_held;
+		info->killed_running += g->g_killed_running;
+		info->work_ms += g->g_tasks * j->j_params.work_ms;
+		t += g->g_total;
+	}
+	if (t > 0)
+		info->speed_sum = j->j_speed_time / (double)t;
+	if (info->work_ms > 0 && info->speed_sum > 0) {
+		info->lower_bound_s = info->work_ms / 1000.0 / info->speed_sum;
+		if (info->elapsed_ns > 0)
+			info->efficiency = info->lower_bound_s /
+			    ((double)info->elapsed_ns / 1e9);
+	}
 }
 
 /* Fill a JobInfo; with full, the best individual and every generation. */
@@ -311,6 +425,7 @@ job_info(const struct job *j, R3q__JobInfo *info, int full)
 	info->tasks_done = j->j_done;
 	info->results_dropped = j->j_dropped;
 	info->submitted_unix = j->j_submitted;
+	job_totals(j, info);
 	if (!full || j->j_ngens == 0)
 		return;
 	info->n_best_x = j->j_params.dim;
@@ -325,6 +440,13 @@ job_info(const struct job *j, R3q__JobInfo *info, int full)
 		info->gens[i]->best = j->j_gens[i].g_best;
 		info->gens[i]->elapsed_ns = j->j_gens[i].g_elapsed;
 		info->gens[i]->tasks = j->j_gens[i].g_tasks;
+		info->gens[i]->total_ns = j->j_gens[i].g_total;
+		info->gens[i]->sync_ns = j->j_gens[i].g_sync;
+		info->gens[i]->comm_ns = j->j_gens[i].g_comm;
+		info->gens[i]->compute_ns = j->j_gens[i].g_compute;
+		info->gens[i]->replicas = j->j_gens[i].g_replicas;
+		info->gens[i]->killed_held = j->j_gens[i].g_killed_held;
+		info->gens[i]->killed_running = j->j_gens[i].g_killed_running;
 	}
 }
 

@@ -39,6 +39,35 @@ check_policy(const char *v, char *err, size_t errlen)
 	return (0);
 }
 
+/* queue_factor: a whole number from 1 to 64, or auto. */
+int
+masterd_parse_qf(const char *v, unsigned *qf)
+{
+	uint64_t	 n;
+
+	if (strcmp(v, "auto") == 0) {
+		*qf = SCHED_QF_AUTO;
+		return (0);
+	}
+	if (parse_u64(v, 1, 64, &n) == -1)
+		return (-1);
+	*qf = (unsigned)n;
+	return (0);
+}
+
+static int
+check_qf(const char *v, char *err, size_t errlen)
+{
+	unsigned	 qf;
+
+	if (masterd_parse_qf(v, &qf) == -1) {
+		snprintf(err, errlen, "queue_factor: '%s' is not a whole "
+		    "number from 1 to 64 or auto", v);
+		return (-1);
+	}
+	return (0);
+}
+
 #define OFF(f)	offsetof(struct masterd_config, f)
 const struct conf_key masterd_keys[] = {
 	{ "listen",		CONF_HOSTPORT,	OFF(listen),	0, 0, NULL },
@@ -49,7 +78,8 @@ const struct conf_key masterd_keys[] = {
 	{ "journal",		CONF_STRING,	OFF(journal),	0, 0, NULL },
 	{ "policy",		CONF_STRING,	OFF(policy),	0, 0,
 	    check_policy },
-	{ "queue_factor",	CONF_UINT,	OFF(queue_factor), 1, 64, NULL },
+	{ "queue_factor",	CONF_STRING,	OFF(queue_factor), 0, 0,
+	    check_qf },
 	{ "max_frame",		CONF_SIZE,	OFF(max_frame),	1024,
 	    1ULL << 30, NULL },
 	{ "max_attempts",	CONF_UINT,	OFF(max_attempts), 1, 1000,
@@ -71,7 +101,7 @@ masterd_config_defaults(struct masterd_config *c)
 	strcpy(c->key, "/etc/r3q/master.key");
 	strcpy(c->journal, "/var/lib/r3q/journal.db");
 	strcpy(c->policy, "wq");
-	c->queue_factor = 2;
+	strcpy(c->queue_factor, "2");
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->max_attempts = 3;
 	c->handshake_timeout = 10000;
@@ -148,6 +178,7 @@ main(int argc, char *argv[])
 		exit(CONF_EX_CONFIG);
 	}
 	sched_policy_parse(md->conf.policy, &md->policy);
+	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
 	if (noaction) {
 		if (verbose)
 			conf_print(stdout, masterd_keys, &md->conf);
@@ -168,6 +199,7 @@ main(int argc, char *argv[])
 		fatal("sched_new");
 	TAILQ_INIT(&md->sessions);
 	TAILQ_INIT(&md->jobs);
+	md->wall_off = wall_ns() - mono_ns();
 	md->next_job = 1;
 	md->next_task = 1;
 	md->next_batch = 1;

@@ -24,13 +24,14 @@ struct masterd_config {
 	char		 key[CONF_STRMAX];
 	char		 journal[CONF_STRMAX];
 	char		 policy[CONF_STRMAX];
-	unsigned	 queue_factor;
+	char		 queue_factor[CONF_STRMAX];	/* 1..64 or auto */
 	uint64_t	 max_frame;
 	unsigned	 max_attempts;
 	uint64_t	 handshake_timeout;	/* ms */
 };
 
 extern const struct conf_key masterd_keys[];
+int	masterd_parse_qf(const char *, unsigned *);
 void	masterd_config_defaults(struct masterd_config *);
 
 enum role {
@@ -67,6 +68,7 @@ struct worker {
 	char			 w_name[64];
 	uint32_t		 w_cpus;
 	uint32_t		 w_kinds;	/* mask of task kinds */
+	double			 w_speed;	/* as the worker says */
 	struct session		*w_session;
 	uint64_t		 w_done;
 	uint64_t		 w_since;	/* wall clock, seconds */
@@ -85,11 +87,26 @@ enum job_state {
 	JOB_CANCELLED
 };
 
+/* One generation's best and the paper's measurements (ns). */
 struct gen_report {
 	uint32_t		 g_gen;
 	double			 g_best;
 	uint64_t		 g_elapsed;	/* ns since the job began */
 	uint32_t		 g_tasks;
+	uint64_t		 g_total;
+	uint64_t		 g_sync;
+	uint64_t		 g_comm;
+	uint64_t		 g_compute;
+	uint32_t		 g_replicas;
+	uint32_t		 g_killed_held;
+	uint32_t		 g_killed_running;
+};
+
+/* One task execution on a worker, in masterd's monotonic clock. */
+struct exec_span {
+	uint32_t		 x_wid;
+	uint64_t		 x_start;
+	uint64_t		 x_end;
 };
 
 /*
@@ -116,6 +133,9 @@ struct job {
 	uint64_t		 j_dropped;
 	struct gen_report	*j_gens;
 	size_t			 j_ngens;
+	struct exec_span	*j_spans;	/* of the current batch */
+	size_t			 j_nspans, j_spancap;
+	double			 j_speed_time;	/* sum of speed_sum x dt */
 	char			 j_error[256];
 };
 TAILQ_HEAD(joblist, job);
@@ -126,6 +146,7 @@ struct masterd {
 	struct event_base	*base;
 	struct sched		*sched;
 	enum sched_policy	 policy;
+	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
 	uint64_t		 epoch;
 	struct sessionlist	 sessions;
 	struct joblist		 jobs;
@@ -140,6 +161,7 @@ struct masterd {
 	void			*ssl_ctx;
 	int			 draining;
 	char			 listen_addr[64];	/* as bound */
+	uint64_t		 wall_off;	/* wall ns - mono ns */
 };
 
 extern struct masterd	*md;
@@ -165,8 +187,9 @@ struct job *job_submit(const R3q__EsParams *, char *, size_t);
 struct job *job_find(uint64_t);
 struct job *job_by_task(uint64_t, size_t *);
 void	 job_result(struct job *, size_t, double);
+void	 job_span(struct job *, uint32_t, uint64_t, uint64_t);
 void	 job_task_failed(struct job *, size_t, const char *);
-void	 job_batch_done(uint64_t);
+void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);
 void	 job_info(const struct job *, R3q__JobInfo *, int);
 void	 job_info_clear(R3q__JobInfo *);

@@ -330,6 +330,7 @@ worker_hello(struct session *s, Envelope *env)
 	snprintf(w->w_name, sizeof(w->w_name), "%s", s->s_name);
 	w->w_cpus = h->cpus;
 	w->w_kinds = mask;
+	w->w_speed = h->speed > 0 ? h->speed : 1.0;
 	w->w_session = s;
 	w->w_since = wall_ns() / NS_PER_SEC;
 	md->workers[w->w_id] = w;
@@ -341,7 +342,8 @@ worker_hello(struct session *s, Envelope *env)
 	wel.protocol = R3Q_PROTOCOL;
 	wel.worker_id = w->w_id;
 	wel.epoch = md->epoch;
-	wel.queue_len = md->conf.queue_factor * h->cpus;
+	wel.queue_len = (md->queue_factor == SCHED_QF_AUTO ? 2 :
+	    md->queue_factor) * h->cpus;
 	out.id = env->id;
 	out.body_case = R3Q__ENVELOPE__BODY_WELCOME;
 	out.welcome = &wel;
@@ -354,15 +356,23 @@ worker_hello(struct session *s, Envelope *env)
 	server_drain();
 }
 
+/* A worker's wall-clock time in masterd's monotonic clock. */
+static uint64_t
+worker_time(uint64_t wall)
+{
+	return (wall > md->wall_off ? wall - md->wall_off : 0);
+}
+
 /* Results from a worker: the first result of a task wins. */
 static void
 worker_results(struct session *s, R3q__Results *rs)
 {
-	struct worker	*w = s->s_worker;
-	struct job	*j;
-	R3q__Result	*r;
-	size_t		 i, idx;
-	uint64_t	 now = mono_ns();
+	struct sched_timing	 tm;
+	struct worker		*w = s->s_worker;
+	struct job		*j;
+	R3q__Result		*r;
+	size_t			 i, idx;
+	uint64_t		 now = mono_ns();
 
 	for (i = 0; i < rs->n_results; i++) {
 		r = rs->results[i];
@@ -372,8 +382,18 @@ worker_results(struct session *s, R3q__Results *rs)
 			    w->w_name, (unsigned long long)r->id);
 			continue;
 		}
+		if (r->end_ns >= r->start_ns && r->start_ns != 0)
+			job_span(j, w->w_id, worker_time(r->start_ns),
+			    worker_time(r->end_ns));
 		if (r->status == TASK_OK) {
-			if (sched_done(md->sched, w->w_id, r->id, now) ==
+			/* Durations on the worker's own clock: no skew. */
+			memset(&tm, 0, sizeof(tm));
+			if (r->received_ns != 0 && r->end_ns > r->received_ns)
+				tm.at_worker_ns = r->end_ns - r->received_ns;
+			if (r->end_ns > r->start_ns)
+				tm.exec_ns = r->end_ns - r->start_ns;
+			if (sched_done_timed(md->sched, w->w_id, r->id,
+			    tm.at_worker_ns ? &tm : NULL, now) ==
 			    SCHED_ACCEPT) {
 				w->w_done++;
 				job_result(j, idx, r->fitness);
@@ -519,7 +539,7 @@ server_drain(void)
 			break;
 		case SCHED_BATCH_DONE:
 			server_flush();
-			job_batch_done(a.batch);
+			job_batch_done(a.batch, &a.report);
 			break;
 		}
 	}

@@ -110,7 +110,7 @@ exec_thread(void *arg)
 		p.spin = t->wt_spin;
 		memset(&ctx, 0, sizeof(ctx));
 		ctx.cancel = &t->wt_cancel;
-		ctx.speed = 1.0;
+		ctx.speed = workerd_speed();
 		ctx.progress = exec_progress;
 		ctx.arg = t;
 		t->wt_start = wall_ns();

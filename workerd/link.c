@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -57,6 +58,24 @@ static struct {
 } lk;
 
 static void	link_connect(evutil_socket_t, short, void *);
+
+/*
+ * WAN emulation, as the paper did it: sleep before and after each send
+ * and each receive.  One flush (results with their progress notes) is one
+ * send; one read of the socket (whatever frames it brought) one receive.
+ */
+static void
+link_delay(void)
+{
+	struct timespec	 ts;
+
+	if (lk.l_conf->delay == 0)
+		return;
+	ts.tv_sec = lk.l_conf->delay / 1000;
+	ts.tv_nsec = (long)(lk.l_conf->delay % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
 
 /* Send one envelope if the link is up enough. */
 static void
@@ -125,6 +144,41 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 
 	if (lk.l_state != LINK_UP)
 		return;
+	if (lk.l_noutbox == 0 && nstarted == 0 && nhalf == 0)
+		return;
+	link_delay();
+	if (lk.l_noutbox > 0) {
+		res = xcalloc(lk.l_noutbox, sizeof(*res));
+		ptrs = xcalloc(lk.l_noutbox, sizeof(*ptrs));
+		i = 0;
+		TAILQ_FOREACH(t, &lk.l_outbox, wt_entry) {
+			r3q__result__init(&res[i]);
+			res[i].id = t->wt_id;
+			res[i].epoch = t->wt_epoch;
+			res[i].status = (uint32_t)t->wt_res.status;
+			res[i].fitness = t->wt_res.fitness;
+			res[i].checksum = t->wt_res.checksum;
+			res[i].received_ns = t->wt_received;
+			res[i].start_ns = t->wt_start;
+			res[i].end_ns = t->wt_end;
+			res[i].error = t->wt_res.error;
+			ptrs[i] = &res[i];
+			i++;
+		}
+		r3q__envelope__init(&env);
+		rs.n_results = i;
+		rs.results = ptrs;
+		env.body_case = R3Q__ENVELOPE__BODY_RESULTS;
+		env.results = &rs;
+		link_send(&env);
+		free(res);
+		free(ptrs);
+		while ((t = TAILQ_FIRST(&lk.l_outbox)) != NULL) {
+			TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
+			wtask_free(t);
+		}
+		lk.l_noutbox = 0;
+	}
 	if (nstarted > 0 || nhalf > 0) {
 		r3q__envelope__init(&env);
 		pr.n_started = nstarted;
@@ -135,37 +189,7 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 		env.progress = &pr;
 		link_send(&env);
 	}
-	if (lk.l_noutbox == 0)
-		return;
-	res = xcalloc(lk.l_noutbox, sizeof(*res));
-	ptrs = xcalloc(lk.l_noutbox, sizeof(*ptrs));
-	i = 0;
-	TAILQ_FOREACH(t, &lk.l_outbox, wt_entry) {
-		r3q__result__init(&res[i]);
-		res[i].id = t->wt_id;
-		res[i].epoch = t->wt_epoch;
-		res[i].status = (uint32_t)t->wt_res.status;
-		res[i].fitness = t->wt_res.fitness;
-		res[i].checksum = t->wt_res.checksum;
-		res[i].start_ns = t->wt_start;
-		res[i].end_ns = t->wt_end;
-		res[i].error = t->wt_res.error;
-		ptrs[i] = &res[i];
-		i++;
-	}
-	r3q__envelope__init(&env);
-	rs.n_results = i;
-	rs.results = ptrs;
-	env.body_case = R3Q__ENVELOPE__BODY_RESULTS;
-	env.results = &rs;
-	link_send(&env);
-	free(res);
-	free(ptrs);
-	while ((t = TAILQ_FIRST(&lk.l_outbox)) != NULL) {
-		TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
-		wtask_free(t);
-	}
-	lk.l_noutbox = 0;
+	link_delay();
 }
 
 /* The execution threads have news: collect it on the loop thread. */
@@ -184,18 +208,20 @@ link_collect(evutil_socket_t fd, short ev, void *arg)
 	exec_collect(&done, &started, &nstarted, &half, &nhalf);
 	while ((t = TAILQ_FIRST(&done)) != NULL) {
 		TAILQ_REMOVE(&done, t, wt_entry);
-		if (t->wt_res.status == TASK_CANCELLED) {
+		/*
+		 * An interrupted copy is reported too: the master does not
+		 * count it, but its execution time is part of the measurements.
+		 */
+		if (t->wt_res.status == TASK_CANCELLED)
 			log_debug("task %llu interrupted",
 			    (unsigned long long)t->wt_id);
-			wtask_free(t);
-			continue;
-		}
-		if (t->wt_res.status != TASK_OK)
+		else if (t->wt_res.status != TASK_OK)
 			log_warnx("task %llu: %s: %s",
 			    (unsigned long long)t->wt_id,
 			    task_status_name(t->wt_res.status),
 			    t->wt_res.error);
-		lk.l_done++;
+		if (t->wt_res.status == TASK_OK)
+			lk.l_done++;
 		TAILQ_INSERT_TAIL(&lk.l_outbox, t, wt_entry);
 		lk.l_noutbox++;
 	}
@@ -224,6 +250,7 @@ link_assign(R3q__Assign *a)
 		t = xcalloc(1, sizeof(*t));
 		t->wt_id = m->id;
 		t->wt_epoch = a->epoch;
+		t->wt_received = wall_ns();
 		t->wt_kind = xstrdup(m->kind);
 		t->wt_nx = m->n_x;
 		if (m->n_x > 0) {
@@ -297,11 +324,12 @@ link_read(struct bufferevent *bev, void *arg)
 	int		 rc;
 
 	(void)arg;
+	link_delay();
 	for (;;) {
 		rc = frame_read(bufferevent_get_input(bev),
 		    lk.l_conf->max_frame, &env, err, sizeof(err));
 		if (rc == 0)
-			return;
+			break;
 		if (rc == -1) {
 			link_down(err);
 			return;
@@ -313,6 +341,7 @@ link_read(struct bufferevent *bev, void *arg)
 			return;
 		}
 	}
+	link_delay();
 }
 
 /* TLS is up: say hello. */
@@ -331,6 +360,7 @@ link_hello(void)
 	h.protocol = R3Q_PROTOCOL;
 	h.name = lk.l_name;
 	h.cpus = lk.l_conf->cpus;
+	h.speed = lk.l_conf->speed;
 	h.n_kinds = i;
 	h.kinds = names;
 	h.version = (char *)(uintptr_t)PACKAGE_VERSION;

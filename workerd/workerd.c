@@ -4,6 +4,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -23,6 +26,8 @@
 
 #define WORKERD_CONF	"/etc/r3q/workerd.conf"
 
+static int	check_profile(const char *, char *, size_t);
+
 #define OFF(f)	offsetof(struct workerd_config, f)
 const struct conf_key workerd_keys[] = {
 	{ "master",		CONF_HOSTPORT,	OFF(master),	0, 0, NULL },
@@ -35,8 +40,85 @@ const struct conf_key workerd_keys[] = {
 	    1ULL << 30, NULL },
 	{ "reconnect_max",	CONF_DURATION,	OFF(reconnect_max), 100,
 	    3600000, NULL },
+	{ "speed",		CONF_DOUBLE,	OFF(speed),	0, 1000, NULL },
+	{ "delay",		CONF_DURATION,	OFF(delay),	0, 60000, NULL },
+	{ "load_profile",	CONF_STRING,	OFF(load_profile), 0, 0,
+	    check_profile },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
+
+static struct load_profile	 profile;
+static double			 base_speed = 1.0;
+static uint64_t			 start_ms;
+
+/*
+ * Parse "T:F,T:F,...": from T seconds after start (ascending, the first
+ * 0), run at F times the configured speed.
+ */
+int
+load_profile_parse(const char *s, struct load_profile *lp, char *err,
+    size_t errlen)
+{
+	const char	*p = s;
+	char		*end;
+	double		 t, f;
+
+	memset(lp, 0, sizeof(*lp));
+	if (*s == '\0')
+		return (0);
+	while (*p != '\0') {
+		errno = 0;
+		t = strtod(p, &end);
+		if (end == p || *end != ':' || errno || !(t >= 0) ||
+		    t > 1e7)
+			goto bad;
+		p = end + 1;
+		f = strtod(p, &end);
+		if (end == p || (*end != ',' && *end != '\0') || errno ||
+		    !(f > 0) || f > 1000)
+			goto bad;
+		if (lp->lp_n == LOAD_MAXPOINTS) {
+			snprintf(err, errlen, "load_profile: more than %d "
+			    "points", LOAD_MAXPOINTS);
+			return (-1);
+		}
+		if ((lp->lp_n == 0 && t != 0) || (lp->lp_n > 0 &&
+		    t * 1000 <= (double)lp->lp_t[lp->lp_n - 1])) {
+			snprintf(err, errlen, "load_profile: times must start "
+			    "at 0 and increase");
+			return (-1);
+		}
+		lp->lp_t[lp->lp_n] = (uint64_t)llround(t * 1000);
+		lp->lp_factor[lp->lp_n++] = f;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return (0);
+bad:
+	snprintf(err, errlen, "load_profile: '%s' is not a list of "
+	    "seconds:factor pairs such as 0:1.0,30:0.35", s);
+	return (-1);
+}
+
+static int
+check_profile(const char *v, char *err, size_t errlen)
+{
+	struct load_profile	 lp;
+
+	return (load_profile_parse(v, &lp, err, errlen));
+}
+
+/* This worker's speed now: the configured speed times the profile's. */
+double
+workerd_speed(void)
+{
+	uint64_t	 t = mono_ns() / NS_PER_MS - start_ms;
+	double		 f = 1.0;
+	size_t		 i;
+
+	for (i = 0; i < profile.lp_n && profile.lp_t[i] <= t; i++)
+		f = profile.lp_factor[i];
+	return (base_speed * f);
+}
 
 /* The built-in defaults, the same as the man page's. */
 void
@@ -49,6 +131,7 @@ workerd_config_defaults(struct workerd_config *c)
 	strcpy(c->key, "/etc/r3q/worker.key");
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->reconnect_max = 30000;
+	c->speed = 1.0;
 }
 
 static void __attribute__((noreturn))
@@ -56,6 +139,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: workerd [-dhnv] [-c cpus] [-f file] "
 	    "[-m host:port] [-N name]\n"
+	    "               [--delay ms] [--load-profile T:F,...] "
+	    "[--speed S]\n"
 	    "  -c cpus       execution threads (default: online CPUs)\n"
 	    "  -d            stay in the foreground and log to stderr\n"
 	    "  -f file       configuration file (default " WORKERD_CONF ")\n"
@@ -64,7 +149,12 @@ usage(void)
 	    "  -N name       this worker's name (overrides 'name')\n"
 	    "  -n            check the configuration and exit (-nv prints "
 	    "it)\n"
-	    "  -v            more verbose logging (repeatable)\n");
+	    "  -v            more verbose logging (repeatable)\n"
+	    "  --delay ms    sleep ms before and after each send and receive "
+	    "(WAN emulation)\n"
+	    "  --load-profile T:F,...  from T seconds on, run at F x speed\n"
+	    "  --speed S     speed ratio vs the reference machine "
+	    "(emulation)\n");
 	exit(64);
 }
 
@@ -91,8 +181,27 @@ main(int argc, char *argv[])
 	int			 given = 0;
 	long			 online;
 
-	while ((ch = getopt(argc, argv, "c:df:hm:N:nv")) != -1) {
+	static const struct option longopts[] = {
+		{ "delay",		required_argument, NULL, 'D' },
+		{ "load-profile",	required_argument, NULL, 'P' },
+		{ "speed",		required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char		*o_delay = NULL, *o_profile = NULL;
+	const char		*o_speed = NULL;
+
+	while ((ch = getopt_long(argc, argv, "c:df:hm:N:nv", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
+		case 'D':
+			o_delay = optarg;
+			break;
+		case 'P':
+			o_profile = optarg;
+			break;
+		case 'S':
+			o_speed = optarg;
+			break;
 		case 'c':
 			o_cpus = optarg;
 			break;
@@ -135,6 +244,12 @@ main(int argc, char *argv[])
 	    (o_name && conf_set(workerd_keys, &conf, "name", o_name, err,
 	    sizeof(err)) == -1) ||
 	    (o_cpus && conf_set(workerd_keys, &conf, "cpus", o_cpus, err,
+	    sizeof(err)) == -1) ||
+	    (o_delay && conf_set(workerd_keys, &conf, "delay", o_delay, err,
+	    sizeof(err)) == -1) ||
+	    (o_profile && conf_set(workerd_keys, &conf, "load_profile",
+	    o_profile, err, sizeof(err)) == -1) ||
+	    (o_speed && conf_set(workerd_keys, &conf, "speed", o_speed, err,
 	    sizeof(err)) == -1)) {
 		fprintf(stderr, "workerd: %s\n", err);
 		exit(64);
@@ -160,6 +275,10 @@ main(int argc, char *argv[])
 		snprintf(conf.name, sizeof(conf.name), "%s", cn);
 	}
 
+	load_profile_parse(conf.load_profile, &profile, err, sizeof(err));
+	base_speed = conf.speed;
+	start_ms = mono_ns() / NS_PER_MS;
+
 	/* Each execution thread runs BLAS single-threaded (DESIGN.md). */
 	openblas_set_num_threads(1);
 	signal(SIGPIPE, SIG_IGN);
@@ -174,8 +293,10 @@ main(int argc, char *argv[])
 
 	link_start(base, &conf, conf.name);
 	exec_start(base, conf.cpus, link_wake);
-	log_info("worker %s: %u execution threads, master %s", conf.name,
-	    conf.cpus, conf.master);
+	log_info("worker %s: %u execution threads, master %s, speed %g%s%s",
+	    conf.name, conf.cpus, conf.master, conf.speed,
+	    conf.delay ? ", emulated delay" : "",
+	    profile.lp_n ? ", load profile" : "");
 	event_base_dispatch(base);
 
 	exec_stop();

@@ -24,7 +24,23 @@ struct workerd_config {
 	char		 key[CONF_STRMAX];
 	uint64_t	 max_frame;
 	uint64_t	 reconnect_max;		/* ms */
+	double		 speed;			/* vs the reference machine */
+	uint64_t	 delay;			/* ms, WAN emulation */
+	char		 load_profile[CONF_STRMAX];
 };
+
+#define LOAD_MAXPOINTS	64
+
+/* A load profile: from t_ms on, run at factor x the configured speed. */
+struct load_profile {
+	size_t		 lp_n;
+	uint64_t	 lp_t[LOAD_MAXPOINTS];		/* ms since start */
+	double		 lp_factor[LOAD_MAXPOINTS];
+};
+
+int	load_profile_parse(const char *, struct load_profile *, char *,
+	    size_t);
+double	workerd_speed(void);
 
 extern const struct conf_key workerd_keys[];
 void	workerd_config_defaults(struct workerd_config *);
@@ -45,7 +61,8 @@ struct wtask {
 	double			 wt_work_ms;
 	int			 wt_spin;
 	atomic_int		 wt_cancel;
-	uint64_t		 wt_start;	/* wall ns */
+	uint64_t		 wt_received;	/* wall ns */
+	uint64_t		 wt_start;
 	uint64_t		 wt_end;
 	struct task_result	 wt_res;
 };
@@ -65,6 +82,7 @@ void	 wtask_free(struct wtask *);
 /* link.c: the connection to the master. */
 void	 link_start(struct event_base *, const struct workerd_config *,
 	    const char *);
+void	 link_note_received(struct wtask *);
 void	 link_stop(void);
 void	 link_wake(void);
 

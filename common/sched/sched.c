@@ -37,6 +37,27 @@
  *  - Cancelled copies are counted whether the cancel comes from a result
  *    or from sched_batch_abort(), so cancelled_held + cancelled_running is
  *    the number of SCHED_CANCEL actions.
+ *
+ * Measurements (struct sched_batch_report, ALGORITHMS.md "Measurements"),
+ * every time the `now` of a public call:
+ *  - t_empty is the call during which the batch's queue became empty; if a
+ *    lost worker or a failure puts tasks back, the next emptying
+ *    overwrites it.
+ *  - An idle moment is the end of an event (after filling and
+ *    replication) at which the batch lives, its queue is empty and some
+ *    worker that can run its kind holds fewer copies than CPUs.  Only the
+ *    first one is kept, even if the queue fills again later.
+ *  - t_sync is the first replica's time if the batch had one (RR, R3Q),
+ *    else the first idle moment (WQ, RWQ, or RR/R3Q without replicas),
+ *    else 0: the batch ended before any CPU ran out of its work, e.g. its
+ *    last result came while every CPU was still busy, or the next batch
+ *    kept them busy.  It may precede t_empty after a requeue.
+ *  - The counts are this batch's own share of the global ones.
+ *
+ * Estimates (sched_done_timed()): per worker, an EWMA with weight 1/4 of
+ * the round trip (time since the copy was assigned, less the time the
+ * worker says the task spent with it) and of the execution time.  They
+ * size the worker's queue under queue_factor SCHED_QF_AUTO.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -72,6 +93,7 @@ struct copy {
 	struct worker	*c_worker;
 	struct copy	*c_tprev, *c_tnext;	/* task's copies, oldest first */
 	struct copy	*c_wprev, *c_wnext;	/* worker's copies, oldest first */
+	uint64_t	 c_sent;		/* now of its SCHED_ASSIGN */
 	int		 c_running;
 };
 
@@ -107,6 +129,9 @@ struct batch {
 	struct task		*b_rfirst, *b_rlast;	/* R, in send order */
 	struct task		*b_rnext;	/* replication cursor; NULL:
 						   start of the walk */
+	struct sched_batch_report b_report;	/* t_sync: first replica */
+	uint64_t		 b_tidle;	/* first idle moment */
+	int			 b_idle;	/* b_tidle is set */
 	struct batch		*b_prev, *b_next;
 };
 
@@ -121,6 +146,10 @@ struct worker {
 	uint32_t	 w_ncopies;		/* held + running */
 	uint32_t	 w_nheld;
 	uint32_t	 w_nrunning;
+	uint64_t	 w_rtt;			/* EWMA, if w_hasrtt */
+	uint64_t	 w_task;		/* EWMA, if w_hastask */
+	int		 w_hasrtt;
+	int		 w_hastask;
 	struct copy	*w_copies, *w_lastcopy;
 };
 
@@ -137,6 +166,7 @@ struct sched {
 	size_t			 s_acthead;
 	size_t			 s_actlen;
 	struct sched_stats	 s_stats;
+	uint64_t		 s_now;		/* now of the current call */
 };
 
 static const char *const sched_policy_names[SCHED_POLICY_COUNT] = {
@@ -289,8 +319,8 @@ tab_shrink(struct sched *s)
 	(void)tab_resize(s, nslots);
 }
 
-/* Append an action to the FIFO the caller drains. */
-static void
+/* Append an action to the FIFO the caller drains; returns it. */
+static struct sched_action *
 sched_emit(struct sched *s, enum sched_action_type type, uint32_t wid,
     uint64_t task, uint64_t batch, int replica, int running)
 {
@@ -317,6 +347,15 @@ sched_emit(struct sched *s, enum sched_action_type type, uint32_t wid,
 	a->batch = batch;
 	a->replica = replica;
 	a->running = running;
+	return (a);
+}
+
+/* Count one more in a batch report, sticking at the maximum. */
+static void
+sched_count(uint32_t *n)
+{
+	if (*n < UINT32_MAX)
+		(*n)++;
 }
 
 /* Find a worker by id, and its place in join order. */
@@ -354,9 +393,38 @@ sched_can_run(const struct worker *w, const struct batch *b)
 }
 
 /*
+ * Held tasks per CPU under queue_factor SCHED_QF_AUTO: enough to cover one
+ * round trip, ceil(rtt / task), between 1 and SCHED_QF_AUTO_MAX; 1 until
+ * both estimates exist.  An execution time of 0 with a non-zero round
+ * trip is an infinite ratio (the maximum); 0 / 0 counts as 0 (the
+ * minimum).
+ */
+static uint64_t
+sched_auto_held(const struct worker *w)
+{
+	uint64_t	 h;
+
+	if (!w->w_hasrtt || !w->w_hastask)
+		return (1);
+	if (w->w_task == 0)
+		h = w->w_rtt > 0 ? SCHED_QF_AUTO_MAX : 0;
+	else
+		h = w->w_rtt / w->w_task + (w->w_rtt % w->w_task != 0);
+	if (h < 1)
+		h = 1;
+	if (h > SCHED_QF_AUTO_MAX)
+		h = SCHED_QF_AUTO_MAX;
+	return (h);
+}
+
+/*
  * How many copies w may hold when its next task comes from b: one per CPU
  * for WQ and RR (RR step 2), queue_factor per CPU for RWQ and R3Q (RWQ
- * step 3).
+ * step 3).  Under SCHED_QF_AUTO, one running and ceil(rtt / task) held
+ * per CPU, so that a fast worker behind a long delay never idles (beyond
+ * the paper); with no estimates yet that is the paper's 2 per CPU.  A cap
+ * that shrinks cancels nothing: the worker just gets no more until it is
+ * below it.
  */
 static uint64_t
 sched_cap(const struct worker *w, const struct batch *b)
@@ -364,6 +432,8 @@ sched_cap(const struct worker *w, const struct batch *b)
 	switch (b->b_cfg.policy) {
 	case SCHED_POLICY_RWQ:
 	case SCHED_POLICY_R3Q:
+		if (b->b_cfg.queue_factor == SCHED_QF_AUTO)
+			return ((1 + sched_auto_held(w)) * w->w_ncpu);
 		return ((uint64_t)b->b_cfg.queue_factor * w->w_ncpu);
 	default:
 		return (w->w_ncpu);
@@ -440,10 +510,15 @@ sched_copy_drop(struct sched *s, struct copy *c)
 static void
 sched_copy_cancel(struct sched *s, struct copy *c)
 {
-	if (c->c_running)
+	struct sched_batch_report	*r = &c->c_task->t_batch->b_report;
+
+	if (c->c_running) {
 		s->s_stats.cancelled_running++;
-	else
+		sched_count(&r->cancelled_running);
+	} else {
 		s->s_stats.cancelled_held++;
+		sched_count(&r->cancelled_held);
+	}
 	sched_emit(s, SCHED_CANCEL, c->c_worker->w_id, c->c_task->t_id,
 	    c->c_task->t_batch->b_id, 0, c->c_running);
 	sched_copy_drop(s, c);
@@ -460,7 +535,8 @@ sched_queue_pop(struct sched *s, struct batch *b)
 	else
 		b->b_qlast = NULL;
 	t->t_prev = t->t_next = NULL;
-	b->b_nqueued--;
+	if (--b->b_nqueued == 0)
+		b->b_report.t_empty = s->s_now;
 	s->s_stats.queued--;
 	return (t);
 }
@@ -478,7 +554,8 @@ sched_queue_remove(struct sched *s, struct batch *b, struct task *t)
 	else
 		b->b_qlast = t->t_prev;
 	t->t_prev = t->t_next = NULL;
-	b->b_nqueued--;
+	if (--b->b_nqueued == 0)
+		b->b_report.t_empty = s->s_now;
 	s->s_stats.queued--;
 }
 
@@ -521,7 +598,8 @@ sched_r_remove(struct batch *b, struct task *t)
 
 /*
  * Send a copy of t to w.  A first copy gets the batch's next send number
- * and joins the newest end of R; a replica is only counted.
+ * and joins the newest end of R; a replica is only counted, and the first
+ * one of a batch starts its synchronisation wait (RR, R3Q).
  */
 static void
 sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
@@ -532,6 +610,7 @@ sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
 	c = sched_calloc(1, sizeof(*c));
 	c->c_task = t;
 	c->c_worker = w;
+	c->c_sent = s->s_now;
 	if ((c->c_tprev = t->t_lastcopy) != NULL)
 		t->t_lastcopy->c_tnext = c;
 	else
@@ -547,9 +626,12 @@ sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
 	w->w_nheld++;
 	s->s_stats.held++;
 
-	if (replica)
+	if (replica) {
 		s->s_stats.replicas++;
-	else {
+		if (b->b_report.replicas == 0)
+			b->b_report.t_sync = s->s_now;
+		sched_count(&b->b_report.replicas);
+	} else {
 		t->t_state = TASK_SENT;
 		t->t_seq = b->b_seq++;
 		t->t_next = NULL;
@@ -689,9 +771,37 @@ sched_replicate_r3q(struct sched *s, struct batch *b)
 }
 
 /*
+ * Note the first idle moment of every live batch whose queue is empty: a
+ * worker that can run its kind ends the event with fewer copies than
+ * CPUs, so a CPU has nothing left to do ("a worker slot starts waiting").
+ */
+static void
+sched_note_idle(struct sched *s)
+{
+	const struct worker	*w;
+	struct batch		*b;
+	uint32_t		 idle = 0;
+	size_t			 i;
+
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		if (w->w_ncopies < w->w_ncpu)
+			idle |= w->w_kinds;
+	}
+	if (idle == 0)
+		return;
+	for (b = s->s_bfirst; b != NULL; b = b->b_next)
+		if (b->b_nqueued == 0 && !b->b_idle &&
+		    ((idle >> b->b_cfg.kind) & 1)) {
+			b->b_idle = 1;
+			b->b_tidle = s->s_now;
+		}
+}
+
+/*
  * After every event: fresh work from the master queue first, then
  * replicas for the batches whose queue has run dry, in submit order.
- * WQ and RWQ never replicate.
+ * WQ and RWQ never replicate.  What is left idle then is measured.
  */
 static void
 sched_refill(struct sched *s)
@@ -707,6 +817,7 @@ sched_refill(struct sched *s)
 		else if (b->b_cfg.policy == SCHED_POLICY_R3Q)
 			sched_replicate_r3q(s, b);
 	}
+	sched_note_idle(s);
 }
 
 /* Forget a batch and its tasks; it has no copies left. */
@@ -730,13 +841,24 @@ sched_batch_free(struct sched *s, struct batch *b)
 	tab_shrink(s);
 }
 
-/* One more task of b is done or failed; say so once all of them are. */
+/*
+ * One more task of b is done or failed; say so once all of them are, with
+ * the batch's report.  The synchronisation wait began at the first replica
+ * (RR, R3Q) or, with none, at the first idle moment (WQ, RWQ); 0 if
+ * neither happened.
+ */
 static void
 sched_batch_finish(struct sched *s, struct batch *b)
 {
+	struct sched_action	*a;
+
 	if (++b->b_nfinished < b->b_ntasks)
 		return;
-	sched_emit(s, SCHED_BATCH_DONE, 0, 0, b->b_id, 0, 0);
+	if (b->b_report.replicas == 0)
+		b->b_report.t_sync = b->b_idle ? b->b_tidle : 0;
+	b->b_report.t_done = s->s_now;
+	a = sched_emit(s, SCHED_BATCH_DONE, 0, 0, b->b_id, 0, 0);
+	a->report = b->b_report;
 	sched_batch_free(s, b);
 }
 
@@ -812,7 +934,7 @@ sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
 	struct worker	**v, *w;
 	size_t		  max;
 
-	(void)now;
+	s->s_now = now;
 	if (ncpu == 0) {
 		errno = EINVAL;
 		return (-1);
@@ -857,7 +979,7 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 	struct copy	*c;
 	size_t		 idx;
 
-	(void)now;
+	s->s_now = now;
 	if ((w = sched_worker_find(s, wid, &idx)) == NULL)
 		return;
 	memmove(&s->s_workers[idx], &s->s_workers[idx + 1],
@@ -890,7 +1012,7 @@ sched_submit(struct sched *s, uint64_t id,
 	struct task	*t;
 	size_t		 i;
 
-	(void)now;
+	s->s_now = now;
 	if (cfg == NULL || ids == NULL || n == 0 ||
 	    (unsigned)cfg->policy >= SCHED_POLICY_COUNT ||
 	    cfg->kind >= SCHED_MAXKIND) {
@@ -911,6 +1033,7 @@ sched_submit(struct sched *s, uint64_t id,
 	}
 	b->b_id = id;
 	b->b_cfg = *cfg;
+	b->b_report.t_submit = now;
 	if (b->b_cfg.queue_factor == 0)
 		b->b_cfg.queue_factor = SCHED_QUEUE_FACTOR;
 	if (b->b_cfg.max_attempts == 0)
@@ -962,7 +1085,7 @@ sched_batch_abort(struct sched *s, uint64_t id, uint64_t now)
 	struct batch	*b;
 	struct task	*t;
 
-	(void)now;
+	s->s_now = now;
 	if ((b = sched_batch_find(s, id)) == NULL)
 		return;
 	for (t = b->b_rfirst; t != NULL; t = t->t_next)
@@ -981,7 +1104,7 @@ sched_started(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	struct task	*t;
 	struct copy	*c;
 
-	(void)now;
+	s->s_now = now;
 	if ((t = tab_find(s, id)) == NULL ||
 	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
 	    (c = sched_copy_find(t, w)) == NULL || c->c_running)
@@ -993,25 +1116,70 @@ sched_started(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	s->s_stats.running++;
 }
 
+/* Move an EWMA a quarter of the way to sample; the first one sets it. */
+static void
+sched_ewma(uint64_t *avg, int *has, uint64_t sample)
+{
+	if (!*has) {
+		*avg = sample;
+		*has = 1;
+	} else if (sample >= *avg)
+		*avg += (sample - *avg) / 4;
+	else
+		*avg -= (*avg - sample) / 4;
+}
+
+/*
+ * Fold one result's timing into w's estimates: the round trip is the time
+ * since copy c was assigned less the time the task spent at the worker
+ * (no sample if the worker claims more than that), the task time is the
+ * execution alone.  EWMA with weight 1/4 for the new sample, rounded
+ * towards the old value; the first sample initialises.
+ */
+static void
+sched_estimate_update(struct worker *w, const struct copy *c,
+    const struct sched_timing *timing, uint64_t now)
+{
+	uint64_t	 elapsed;
+
+	elapsed = now > c->c_sent ? now - c->c_sent : 0;
+	if (timing->at_worker_ns <= elapsed)
+		sched_ewma(&w->w_rtt, &w->w_hasrtt,
+		    elapsed - timing->at_worker_ns);
+	sched_ewma(&w->w_task, &w->w_hastask, timing->exec_ns);
+}
+
+/* A result without timing; see sched_done_timed(). */
+enum sched_verdict
+sched_done(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
+{
+	return (sched_done_timed(s, wid, id, NULL, now));
+}
+
 /*
  * A result came back.  The first one wins (RR step 7): every other copy is
  * cancelled (RR step 8) and the task leaves R (RR step 9); the freed slots
  * are refilled (RR step 4 or 10, RWQ step 5).  A result from a worker with
  * no copy (it was lost and came back) still counts if it is the first.
+ * With timing, a worker that had a copy updates its estimates first, so
+ * the refill already uses its new capacity.
  */
 enum sched_verdict
-sched_done(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
+sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
+    const struct sched_timing *timing, uint64_t now)
 {
 	struct worker	*w;
 	struct batch	*b;
 	struct task	*t;
 	struct copy	*c = NULL;
 
-	(void)now;
+	s->s_now = now;
 	if ((t = tab_find(s, id)) == NULL)
 		return (SCHED_UNKNOWN);
 	if ((w = sched_worker_find(s, wid, NULL)) != NULL)
 		c = sched_copy_find(t, w);
+	if (c != NULL && timing != NULL)
+		sched_estimate_update(w, c, timing, now);
 	if (t->t_state == TASK_DONE || t->t_state == TASK_FAILED) {
 		if (c != NULL)
 			sched_copy_drop(s, c);
@@ -1050,7 +1218,7 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	struct copy	*c;
 	unsigned	 attempts;
 
-	(void)now;
+	s->s_now = now;
 	if ((t = tab_find(s, id)) == NULL || t->t_state != TASK_SENT ||
 	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
 	    (c = sched_copy_find(t, w)) == NULL)
@@ -1063,6 +1231,7 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 		if (attempts >= b->b_cfg.max_attempts) {
 			t->t_state = TASK_FAILED;
 			s->s_stats.failed++;
+			sched_count(&b->b_report.failed);
 			sched_emit(s, SCHED_TASK_FAILED, wid, t->t_id, b->b_id,
 			    0, 0);
 			sched_batch_finish(s, b);
@@ -1120,5 +1289,31 @@ sched_worker_load(const struct sched *s, uint32_t wid, uint32_t *held,
 		*held = w->w_nheld;
 	if (running != NULL)
 		*running = w->w_nrunning;
+	return (0);
+}
+
+/*
+ * Worker wid's estimates, and the capacity it would have for the first
+ * batch with queued tasks it can run (else the last batch submitted, else
+ * one per CPU); -1 if it is unknown.
+ */
+int
+sched_worker_estimate(const struct sched *s, uint32_t wid,
+    struct sched_estimate *est)
+{
+	const struct worker	*w;
+	const struct batch	*b;
+	uint64_t		 cap;
+
+	if ((w = sched_worker_find(s, wid, NULL)) == NULL)
+		return (-1);
+	if (est == NULL)
+		return (0);
+	est->rtt_ns = w->w_hasrtt ? w->w_rtt : 0;
+	est->task_ns = w->w_hastask ? w->w_task : 0;
+	if ((b = sched_batch_for(s, w)) == NULL)
+		b = s->s_blast;
+	cap = b != NULL ? sched_cap(w, b) : w->w_ncpu;
+	est->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
 	return (0);
 }

@@ -27,6 +27,21 @@ enum sched_action_type {
 	SCHED_BATCH_DONE	/* every task of batch is done or failed */
 };
 
+/*
+ * What the core saw of a batch, for the paper's measurements; carried by
+ * SCHED_BATCH_DONE.  Times are the `now` of the calls that caused them.
+ */
+struct sched_batch_report {
+	uint64_t	 t_submit;	/* sched_submit */
+	uint64_t	 t_empty;	/* its queue became empty (0: never) */
+	uint64_t	 t_sync;	/* synchronisation wait began (0: none) */
+	uint64_t	 t_done;	/* its last task finished */
+	uint32_t	 replicas;	/* extra copies sent */
+	uint32_t	 cancelled_held;
+	uint32_t	 cancelled_running;
+	uint32_t	 failed;	/* tasks given up */
+};
+
 struct sched_action {
 	enum sched_action_type	 type;
 	uint32_t		 wid;
@@ -34,7 +49,25 @@ struct sched_action {
 	uint64_t		 batch;
 	int			 replica;	/* ASSIGN: an extra copy */
 	int			 running;	/* CANCEL: copy was running */
+	struct sched_batch_report report;	/* BATCH_DONE */
 };
+
+/* What a worker says of one result's timing, for queue_factor auto. */
+struct sched_timing {
+	uint64_t	 at_worker_ns;	/* from arrival at the worker to the
+					   result leaving it */
+	uint64_t	 exec_ns;	/* execution alone */
+};
+
+/* Per-worker estimates the core keeps (for r3qctl workers, metrics). */
+struct sched_estimate {
+	uint64_t	 rtt_ns;	/* round trip, EWMA; 0: none yet */
+	uint64_t	 task_ns;	/* execution time, EWMA; 0: none yet */
+	uint32_t	 cap;		/* copies it may hold now */
+};
+
+#define SCHED_QF_AUTO	0xffffffffu	/* queue_factor: size from rtt/task */
+#define SCHED_QF_AUTO_MAX 16		/* held per CPU at most under auto */
 
 /* What the caller says of a batch when it submits it. */
 struct sched_batch_config {
@@ -80,6 +113,8 @@ int		 sched_submit(struct sched *, uint64_t,
 void		 sched_batch_abort(struct sched *, uint64_t, uint64_t);
 void		 sched_started(struct sched *, uint32_t, uint64_t, uint64_t);
 enum sched_verdict sched_done(struct sched *, uint32_t, uint64_t, uint64_t);
+enum sched_verdict sched_done_timed(struct sched *, uint32_t, uint64_t,
+		    const struct sched_timing *, uint64_t);
 int		 sched_failed(struct sched *, uint32_t, uint64_t, uint64_t);
 void		 sched_tick(struct sched *, uint64_t);
 uint64_t	 sched_deadline(const struct sched *);
@@ -88,5 +123,7 @@ int		 sched_next_action(struct sched *, struct sched_action *);
 void		 sched_get_stats(const struct sched *, struct sched_stats *);
 int		 sched_worker_load(const struct sched *, uint32_t, uint32_t *,
 		    uint32_t *);
+int		 sched_worker_estimate(const struct sched *, uint32_t,
+		    struct sched_estimate *);
 
 #endif /* R3Q_SCHED_H */

@@ -1,7 +1,9 @@
 /*
  * Kind "synth": a task that only takes time, work_ms reference milliseconds
  * scaled by the host's speed, sleeping or spinning.  It lets scheduler
- * tests and benchmarks choose task lengths exactly.
+ * tests and benchmarks choose task lengths exactly.  Given an individual
+ * it is an ES evaluation under a fake load: its fitness is Ridge of x;
+ * without one, its fitness is work_ms.
  */
 #include <errno.h>
 #include <math.h>
@@ -76,6 +78,8 @@ task_synth_run(const struct task_params *p, const struct task_ctx *ctx,
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
 	}
-	res->fitness = p->work_ms;
+	/* Carrying an individual, it is an ES evaluation with a fake load. */
+	res->fitness = p->nx > 0 && p->x != NULL ? task_ridge(p->x, p->nx) :
+	    p->work_ms;
 	return (res->status = TASK_OK);
 }

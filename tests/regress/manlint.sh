@@ -34,14 +34,17 @@ for p in masterd:"$MASTERD":masterd.8 workerd:"$WORKERD":workerd.8 \
 	ok "$name: every flag of -h is in its page and back"
 done
 
-# r3qctl's long options.
-"$R3QCTL" -h 2>&1 | grep -oE -- '--[a-z-]+' | sed 's/^--//' | sort -u > "$T/help"
-[ -s "$T/help" ] || fail "r3qctl -h lists no long options"
-grep -oE 'Fl \\-[a-z][a-z-]*' "$M/r3qctl.1" | sed 's/^Fl \\-//' |
-    sort -u > "$T/page"
-diff "$T/help" "$T/page" > "$T/diff" ||
-    fail "r3qctl: long options in -h (<) and r3qctl.1 (>) differ: $(cat "$T/diff")"
-ok "r3qctl: every long option of -h is in r3qctl.1 and back"
+# Long options.
+for p in workerd:"$WORKERD":workerd.8 r3qctl:"$R3QCTL":r3qctl.1; do
+	name=${p%%:*}; rest=${p#*:}; bin=${rest%%:*}; page=$M/${rest#*:}
+	"$bin" -h 2>&1 | grep -oE -- '--[a-z-]+' | sed 's/^--//' | sort -u > "$T/help"
+	[ -s "$T/help" ] || fail "$name -h lists no long options"
+	grep -oE '^\.(It|Op) Fl \\-[a-z][a-z-]*' "$page" | sed 's/.*Fl \\-//' |
+	    sort -u > "$T/page"
+	diff "$T/help" "$T/page" > "$T/diff" ||
+	    fail "$name: long options in -h (<) and $page (>) differ: $(cat "$T/diff")"
+	ok "$name: every long option of -h is in its page and back"
+done
 
 # Keys: what -nv prints is every key the parser accepts.
 for d in masterd:"$MASTERD" workerd:"$WORKERD"; do

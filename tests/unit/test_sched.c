@@ -28,6 +28,36 @@
 #define expect_batch_done(s, b)						\
 	expect_at((s), SCHED_BATCH_DONE, 0, 0, (b), 0, __FILE__, __LINE__)
 #define expect_none(s)		expect_none_at((s), __FILE__, __LINE__)
+#define expect_report(s, b, want) do {					\
+	const struct sched_batch_report want_ = (want);			\
+									\
+	expect_batch_done((s), (b));					\
+	check_report(&seen.last.report, &want_, __FILE__, __LINE__);	\
+} while (0)
+
+/*
+ * What the expect_* helpers have popped since seen_reset(): the last
+ * action, and per batch (ids below 16) the replicas, cancels and failures
+ * among them, so a batch report can be checked against the actions it
+ * summarises.
+ */
+struct seen_counts {
+	unsigned		 replicas;
+	unsigned		 cancelled_held;
+	unsigned		 cancelled_running;
+	unsigned		 failed;
+};
+
+static struct {
+	struct sched_action	 last;
+	struct seen_counts	 batch[16];
+} seen;
+
+static void
+seen_reset(void)
+{
+	memset(&seen, 0, sizeof(seen));
+}
 
 /* Describe an action for a failure message. */
 static const char *
@@ -67,6 +97,7 @@ expect_at(struct sched *s, enum sched_action_type type, uint32_t wid,
     uint64_t task, uint64_t batch, int flag, const char *file, int line)
 {
 	struct sched_action	 want, got;
+	struct seen_counts	*sc;
 	char			 wbuf[128], gbuf[128];
 	int			 ok;
 
@@ -103,6 +134,65 @@ expect_at(struct sched *s, enum sched_action_type type, uint32_t wid,
 	if (!ok)
 		fail_msg("%s:%d: want %s, got %s", file, line, wbuf,
 		    action_str(&got, gbuf, sizeof(gbuf)));
+	seen.last = got;
+	if (got.batch >= nitems(seen.batch))
+		return;
+	sc = &seen.batch[got.batch];
+	if (got.type == SCHED_ASSIGN && got.replica)
+		sc->replicas++;
+	else if (got.type == SCHED_CANCEL && got.running)
+		sc->cancelled_running++;
+	else if (got.type == SCHED_CANCEL)
+		sc->cancelled_held++;
+	else if (got.type == SCHED_TASK_FAILED)
+		sc->failed++;
+}
+
+/* Compare a batch report with the wanted one, field by field. */
+static void
+check_report(const struct sched_batch_report *got,
+    const struct sched_batch_report *want, const char *file, int line)
+{
+	if (got->t_submit != want->t_submit || got->t_empty != want->t_empty ||
+	    got->t_sync != want->t_sync || got->t_done != want->t_done ||
+	    got->replicas != want->replicas ||
+	    got->cancelled_held != want->cancelled_held ||
+	    got->cancelled_running != want->cancelled_running ||
+	    got->failed != want->failed)
+		fail_msg("%s:%d: want report submit %llu empty %llu sync %llu "
+		    "done %llu replicas %u held %u running %u failed %u, got "
+		    "submit %llu empty %llu sync %llu done %llu replicas %u "
+		    "held %u running %u failed %u", file, line,
+		    (unsigned long long)want->t_submit,
+		    (unsigned long long)want->t_empty,
+		    (unsigned long long)want->t_sync,
+		    (unsigned long long)want->t_done, want->replicas,
+		    want->cancelled_held, want->cancelled_running,
+		    want->failed, (unsigned long long)got->t_submit,
+		    (unsigned long long)got->t_empty,
+		    (unsigned long long)got->t_sync,
+		    (unsigned long long)got->t_done, got->replicas,
+		    got->cancelled_held, got->cancelled_running, got->failed);
+}
+
+/*
+ * The counts of the report just popped equal its batch's actions popped
+ * since seen_reset().
+ */
+static void
+expect_seen_counts(void)
+{
+	const struct seen_counts	*sc;
+
+	assert_int_equal(seen.last.type, SCHED_BATCH_DONE);
+	assert_true(seen.last.batch < nitems(seen.batch));
+	sc = &seen.batch[seen.last.batch];
+	assert_int_equal(seen.last.report.replicas, sc->replicas);
+	assert_int_equal(seen.last.report.cancelled_held,
+	    sc->cancelled_held);
+	assert_int_equal(seen.last.report.cancelled_running,
+	    sc->cancelled_running);
+	assert_int_equal(seen.last.report.failed, sc->failed);
 }
 
 /* No action may be pending. */
@@ -131,10 +221,11 @@ config(enum sched_policy policy, unsigned factor, unsigned kind,
 	return (c);
 }
 
-/* Submit tasks first..first+n-1 as one batch. */
+/* Submit tasks first..first+n-1 as one batch at time now. */
 static int
-submit_range(struct sched *s, uint64_t batch,
-    const struct sched_batch_config *c, uint64_t first, size_t n)
+submit_at(struct sched *s, uint64_t batch,
+    const struct sched_batch_config *c, uint64_t first, size_t n,
+    uint64_t now)
 {
 	uint64_t	*ids;
 	size_t		 i;
@@ -144,9 +235,17 @@ submit_range(struct sched *s, uint64_t batch,
 	assert_non_null(ids);
 	for (i = 0; i < n; i++)
 		ids[i] = first + i;
-	rv = sched_submit(s, batch, c, ids, n, 0);
+	rv = sched_submit(s, batch, c, ids, n, now);
 	free(ids);
 	return (rv);
+}
+
+/* Submit tasks first..first+n-1 as one batch at time 0. */
+static int
+submit_range(struct sched *s, uint64_t batch,
+    const struct sched_batch_config *c, uint64_t first, size_t n)
+{
+	return (submit_at(s, batch, c, first, n, 0));
 }
 
 static struct sched *
@@ -161,6 +260,48 @@ new_with_workers(const uint32_t *ncpu, size_t n)
 		    ~0U, 0), 0);
 	expect_none(s);
 	return (s);
+}
+
+/* A batch report, fields in the order of struct sched_batch_report. */
+static struct sched_batch_report
+report(uint64_t t_submit, uint64_t t_empty, uint64_t t_sync, uint64_t t_done,
+    uint32_t replicas, uint32_t cancelled_held, uint32_t cancelled_running,
+    uint32_t failed)
+{
+	struct sched_batch_report	 r;
+
+	r.t_submit = t_submit;
+	r.t_empty = t_empty;
+	r.t_sync = t_sync;
+	r.t_done = t_done;
+	r.replicas = replicas;
+	r.cancelled_held = cancelled_held;
+	r.cancelled_running = cancelled_running;
+	r.failed = failed;
+	return (r);
+}
+
+/* A result's timing as a worker reports it. */
+static struct sched_timing
+timing(uint64_t at_worker_ns, uint64_t exec_ns)
+{
+	struct sched_timing	 t;
+
+	t.at_worker_ns = at_worker_ns;
+	t.exec_ns = exec_ns;
+	return (t);
+}
+
+static void
+expect_estimate(const struct sched *s, uint32_t wid, uint64_t rtt,
+    uint64_t task, uint32_t cap)
+{
+	struct sched_estimate	 e;
+
+	assert_int_equal(sched_worker_estimate(s, wid, &e), 0);
+	assert_int_equal(e.rtt_ns, rtt);
+	assert_int_equal(e.task_ns, task);
+	assert_int_equal(e.cap, cap);
 }
 
 static void
@@ -860,6 +1001,463 @@ test_two_batches(void **state)
 	sched_free(s);
 }
 
+#define MS	1000000ULL	/* nanoseconds */
+
+/*
+ * WQ report: the queue empties when the last task is sent (120); the
+ * synchronisation wait begins at the first result after that which
+ * leaves a worker with nothing to do (130).
+ */
+static void
+test_report_wq(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched			*s;
+
+	(void)state;
+	seen_reset();
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_at(s, 1, &c, 1, 5, 100), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	expect_assign(s, 3, 3, 0);
+	assert_int_equal(sched_done(s, 1, 1, 110), SCHED_ACCEPT);
+	expect_assign(s, 1, 4, 0);
+	assert_int_equal(sched_done(s, 2, 2, 120), SCHED_ACCEPT);
+	expect_assign(s, 2, 5, 0);	/* queue empty, nobody idle */
+	assert_int_equal(sched_done(s, 3, 3, 130), SCHED_ACCEPT);
+	expect_none(s);			/* w3 idle: sync wait begins */
+	assert_int_equal(sched_done(s, 1, 4, 140), SCHED_ACCEPT);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 2, 5, 150), SCHED_ACCEPT);
+	expect_report(s, 1, report(100, 120, 130, 150, 0, 0, 0, 0));
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * RR report: t_sync is the first replica (1040); the counts are those of
+ * the ASSIGN replica and CANCEL actions seen.
+ */
+static void
+test_report_rr(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_RR, 0, 0, 0);
+	struct sched			*s;
+
+	(void)state;
+	seen_reset();
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_at(s, 1, &c, 1, 5, 1000), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	expect_assign(s, 3, 3, 0);
+	assert_int_equal(sched_done(s, 1, 1, 1010), SCHED_ACCEPT);
+	expect_assign(s, 1, 4, 0);
+	assert_int_equal(sched_done(s, 2, 2, 1020), SCHED_ACCEPT);
+	expect_assign(s, 2, 5, 0);
+	sched_started(s, 3, 3, 1030);
+	sched_started(s, 1, 4, 1030);
+	sched_started(s, 2, 5, 1030);
+	assert_int_equal(sched_done(s, 3, 3, 1040), SCHED_ACCEPT);
+	expect_assign(s, 3, 4, 1);
+	assert_int_equal(sched_done(s, 3, 4, 1050), SCHED_ACCEPT);
+	expect_cancel(s, 1, 4, 1);
+	expect_assign(s, 1, 5, 1);
+	expect_assign(s, 3, 5, 1);
+	assert_int_equal(sched_done(s, 1, 4, 1060), SCHED_DUPLICATE);
+	assert_int_equal(sched_done(s, 1, 5, 1070), SCHED_ACCEPT);
+	expect_cancel(s, 2, 5, 1);
+	expect_cancel(s, 3, 5, 0);
+	expect_report(s, 1, report(1000, 1020, 1040, 1070, 3, 1, 2, 0));
+	expect_seen_counts();
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * R3Q report: every task is sent at submit, so the queue empties then;
+ * t_sync is the first replica (510).
+ */
+static void
+test_report_r3q(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_R3Q, 0, 0, 0);
+	struct sched			*s;
+
+	(void)state;
+	seen_reset();
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_at(s, 1, &c, 1, 6, 500), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	expect_assign(s, 3, 3, 0);
+	expect_assign(s, 1, 4, 0);
+	expect_assign(s, 2, 5, 0);
+	expect_assign(s, 3, 6, 0);
+	sched_started(s, 1, 1, 501);
+	sched_started(s, 2, 2, 501);
+	sched_started(s, 3, 3, 501);
+	assert_int_equal(sched_done(s, 1, 1, 510), SCHED_ACCEPT);
+	expect_assign(s, 1, 6, 1);
+	assert_int_equal(sched_done(s, 2, 2, 520), SCHED_ACCEPT);
+	expect_assign(s, 2, 4, 1);
+	assert_int_equal(sched_done(s, 3, 3, 530), SCHED_ACCEPT);
+	expect_assign(s, 3, 5, 1);
+	sched_started(s, 1, 4, 540);
+	sched_started(s, 2, 5, 540);
+	sched_started(s, 3, 6, 540);
+	assert_int_equal(sched_done(s, 1, 4, 550), SCHED_ACCEPT);
+	expect_cancel(s, 2, 4, 0);
+	expect_assign(s, 1, 5, 1);
+	expect_assign(s, 2, 6, 1);
+	sched_started(s, 1, 6, 560);
+	assert_int_equal(sched_done(s, 1, 6, 570), SCHED_ACCEPT);
+	expect_cancel(s, 3, 6, 1);
+	expect_cancel(s, 2, 6, 0);
+	assert_int_equal(sched_done(s, 3, 5, 580), SCHED_ACCEPT);
+	expect_cancel(s, 2, 5, 1);
+	expect_cancel(s, 1, 5, 0);
+	expect_report(s, 1, report(500, 500, 510, 580, 5, 3, 2, 0));
+	expect_seen_counts();
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * RR and R3Q without a replica fall back on the first idle CPU; with
+ * neither, t_sync is 0.
+ */
+static void
+test_report_no_replica(void **state)
+{
+	static const uint32_t		 two[] = { 2 }, one[] = { 1 };
+	struct sched_batch_config	 rr = config(SCHED_POLICY_RR, 0, 0, 0);
+	struct sched_batch_config	 r3q = config(SCHED_POLICY_R3Q, 0, 0, 0);
+	struct sched			*s;
+
+	(void)state;
+	/* RR, one 2-CPU worker with both tasks: nothing to replicate. */
+	s = new_with_workers(two, nitems(two));
+	assert_int_equal(submit_at(s, 1, &rr, 1, 2, 10), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 1, 2, 0);
+	assert_int_equal(sched_done(s, 1, 1, 20), SCHED_ACCEPT);
+	expect_none(s);			/* one CPU idle */
+	assert_int_equal(sched_done(s, 1, 2, 30), SCHED_ACCEPT);
+	expect_report(s, 1, report(10, 10, 20, 30, 0, 0, 0, 0));
+	sched_free(s);
+
+	/* R3Q, one 1-CPU worker holding both tasks: never idle. */
+	s = new_with_workers(one, nitems(one));
+	assert_int_equal(submit_at(s, 1, &r3q, 1, 2, 10), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 1, 2, 0);
+	assert_int_equal(sched_done(s, 1, 1, 20), SCHED_ACCEPT);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 2, 30), SCHED_ACCEPT);
+	expect_report(s, 1, report(10, 10, 0, 30, 0, 0, 0, 0));
+	sched_free(s);
+}
+
+/*
+ * The edge of "no idle moment".  Idle moments are judged at the end of an
+ * event while the batch lives, so: as many tasks as CPUs all finishing at
+ * the same now give t_sync = t_done (the first result leaves a CPU idle;
+ * a wait of length 0); a batch whose only result ends it, or whose
+ * workers go straight on to the next batch, never idles: t_sync 0.
+ */
+static void
+test_report_no_idle_moment(void **state)
+{
+	static const uint32_t		 three[] = { 1, 1, 1 }, one[] = { 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(three, nitems(three));
+	assert_int_equal(submit_at(s, 1, &c, 1, 3, 5), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	expect_assign(s, 3, 3, 0);
+	assert_int_equal(sched_done(s, 1, 1, 40), SCHED_ACCEPT);
+	assert_int_equal(sched_done(s, 2, 2, 40), SCHED_ACCEPT);
+	assert_int_equal(sched_done(s, 3, 3, 40), SCHED_ACCEPT);
+	expect_report(s, 1, report(5, 5, 40, 40, 0, 0, 0, 0));
+	sched_free(s);
+
+	s = new_with_workers(one, nitems(one));
+	assert_int_equal(submit_at(s, 1, &c, 1, 1, 5), 0);
+	expect_assign(s, 1, 1, 0);
+	assert_int_equal(sched_done(s, 1, 1, 40), SCHED_ACCEPT);
+	expect_report(s, 1, report(5, 5, 0, 40, 0, 0, 0, 0));
+
+	/* Batch 2 keeps the worker busy until batch 3 comes to an end. */
+	assert_int_equal(submit_at(s, 2, &c, 10, 1, 50), 0);
+	assert_int_equal(submit_at(s, 3, &c, 20, 1, 51), 0);
+	expect_assign(s, 1, 10, 0);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 10, 60), SCHED_ACCEPT);
+	expect_report(s, 2, report(50, 50, 0, 60, 0, 0, 0, 0));
+	expect_assign(s, 1, 20, 0);
+	assert_int_equal(sched_done(s, 1, 20, 70), SCHED_ACCEPT);
+	expect_report(s, 3, report(51, 60, 0, 70, 0, 0, 0, 0));
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * A lost worker's task goes back to the queue: t_empty is the last time
+ * the queue became empty (40), t_sync the first idle moment (30).
+ */
+static void
+test_report_requeue(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_at(s, 1, &c, 1, 3, 10), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	assert_int_equal(sched_done(s, 1, 1, 20), SCHED_ACCEPT);
+	expect_assign(s, 1, 3, 0);
+	assert_int_equal(sched_done(s, 2, 2, 30), SCHED_ACCEPT);
+	expect_none(s);
+	sched_worker_lost(s, 1, 40);
+	expect_assign(s, 2, 3, 0);
+	assert_int_equal(sched_done(s, 2, 3, 50), SCHED_ACCEPT);
+	expect_report(s, 1, report(10, 40, 30, 50, 0, 0, 0, 0));
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * Two RR batches interleaved: each report counts only its own replicas,
+ * cancels and failures, while the global stats count them all.
+ */
+static void
+test_report_two_batches(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1, 1 };
+	struct sched_batch_config	 a = config(SCHED_POLICY_RR, 0, 0, 0);
+	struct sched_batch_config	 b = config(SCHED_POLICY_RR, 0, 0, 1);
+	struct sched_stats		 st;
+	struct sched			*s;
+
+	(void)state;
+	seen_reset();
+	s = new_with_workers(ncpu, nitems(ncpu));
+	/* Batch 1 leaves w3 idle at once: a replica at submit. */
+	assert_int_equal(submit_at(s, 1, &a, 1, 2, 100), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	expect_assign(s, 3, 1, 1);
+	assert_int_equal(submit_at(s, 2, &b, 10, 3, 110), 0);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 3, 1, 120), SCHED_ACCEPT);
+	expect_cancel(s, 1, 1, 0);
+	expect_assign(s, 1, 10, 0);
+	expect_assign(s, 3, 11, 0);
+	assert_int_equal(sched_failed(s, 1, 10, 130), 1);
+	expect_task_failed(s, 2, 10);
+	expect_assign(s, 1, 12, 0);	/* batch 2's queue is empty */
+	expect_none(s);
+	assert_int_equal(sched_done(s, 2, 2, 140), SCHED_ACCEPT);
+	expect_report(s, 1, report(100, 100, 100, 140, 1, 1, 0, 0));
+	expect_seen_counts();
+	expect_assign(s, 2, 11, 1);	/* batch 2's first replica */
+	sched_started(s, 3, 11, 145);
+	assert_int_equal(sched_done(s, 2, 11, 150), SCHED_ACCEPT);
+	expect_cancel(s, 3, 11, 1);
+	expect_assign(s, 2, 12, 1);
+	expect_assign(s, 3, 12, 1);
+	assert_int_equal(sched_done(s, 1, 12, 160), SCHED_ACCEPT);
+	expect_cancel(s, 2, 12, 0);
+	expect_cancel(s, 3, 12, 0);
+	expect_report(s, 2, report(110, 130, 140, 160, 3, 2, 1, 1));
+	expect_seen_counts();
+	expect_none(s);
+
+	sched_get_stats(s, &st);
+	assert_int_equal(st.replicas, 4);
+	assert_int_equal(st.cancelled_held, 3);
+	assert_int_equal(st.cancelled_running, 1);
+	assert_int_equal(st.failed, 1);
+	sched_free(s);
+}
+
+/*
+ * sched_done_timed() folds each result's timing into its worker's
+ * estimates: rtt = time since that copy was assigned less the time at the
+ * worker, EWMA weight 1/4; a worker claiming more time than has passed
+ * gives no rtt sample; untimed and unknown results change nothing.  With
+ * queue_factor auto the capacity follows at the same event's fill.
+ */
+static void
+test_done_timed_ewma(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1 };
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm;
+	struct sched			*s;
+	uint64_t			 i;
+
+	(void)state;
+	c = config(SCHED_POLICY_RWQ, SCHED_QF_AUTO, 0, 0);
+	s = new_with_workers(ncpu, nitems(ncpu));
+	expect_estimate(s, 1, 0, 0, 1);		/* no batch: ncpu */
+	assert_int_equal(submit_at(s, 1, &c, 1, 10, 0), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 1, 2, 0);
+	expect_none(s);
+	expect_estimate(s, 1, 0, 0, 2);
+
+	/* 300 ms at the worker, 60 ms since sent: task time only. */
+	tm = timing(300 * MS, 8 * MS);
+	assert_int_equal(sched_done_timed(s, 1, 1, &tm, 60 * MS),
+	    SCHED_ACCEPT);
+	expect_assign(s, 1, 3, 0);		/* sent at 60 ms */
+	expect_none(s);
+	expect_estimate(s, 1, 0, 8 * MS, 2);
+
+	/* Sent at 0, back at 100 ms, 60 ms at the worker: rtt 40 ms. */
+	tm = timing(60 * MS, 16 * MS);
+	assert_int_equal(sched_done_timed(s, 1, 2, &tm, 100 * MS),
+	    SCHED_ACCEPT);
+	for (i = 4; i <= 7; i++)		/* cap 1 x (1 + 40/10) */
+		expect_assign(s, 1, i, 0);
+	expect_none(s);
+	expect_estimate(s, 1, 40 * MS, 10 * MS, 5);
+
+	/* Sent at 60 ms, back at 200 ms, 60 ms at the worker: 80 ms. */
+	tm = timing(60 * MS, 6 * MS);
+	assert_int_equal(sched_done_timed(s, 1, 3, &tm, 200 * MS),
+	    SCHED_ACCEPT);
+	for (i = 8; i <= 10; i++)		/* cap 1 x (1 + ceil(50/9)) */
+		expect_assign(s, 1, i, 0);
+	expect_none(s);
+	expect_estimate(s, 1, 50 * MS, 9 * MS, 7);
+
+	assert_int_equal(sched_done(s, 1, 4, 300 * MS), SCHED_ACCEPT);
+	expect_estimate(s, 1, 50 * MS, 9 * MS, 7);
+	for (i = 5; i <= 10; i++)
+		assert_int_equal(sched_done(s, 1, i, 400 * MS), SCHED_ACCEPT);
+	expect_batch_done(s, 1);
+	expect_none(s);
+	tm = timing(0, 1);
+	assert_int_equal(sched_done_timed(s, 1, 5, &tm, 500 * MS),
+	    SCHED_UNKNOWN);
+	expect_estimate(s, 1, 50 * MS, 9 * MS, 1);	/* no batch left */
+	sched_free(s);
+}
+
+/*
+ * queue_factor auto under RWQ: a worker with rtt 50 ms and task 10 ms
+ * holds 1 + 5 per CPU and gets them at the next fill; rtt 1 ms and task
+ * 100 ms keeps the paper's 2 per CPU; a huge ratio stops at
+ * SCHED_QF_AUTO_MAX held per CPU; a shrinking cap cancels nothing.
+ */
+static void
+test_qf_auto(void **state)
+{
+	static const uint32_t		 ncpu[] = { 2, 1, 1 };
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm;
+	struct sched			*s;
+	uint64_t			 i;
+
+	(void)state;
+	c = config(SCHED_POLICY_RWQ, SCHED_QF_AUTO, 0, 0);
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_at(s, 1, &c, 1, 100, 0), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	expect_assign(s, 3, 3, 0);
+	expect_assign(s, 1, 4, 0);
+	expect_assign(s, 2, 5, 0);
+	expect_assign(s, 3, 6, 0);
+	expect_assign(s, 1, 7, 0);
+	expect_assign(s, 1, 8, 0);
+	expect_none(s);
+	expect_estimate(s, 1, 0, 0, 4);
+	expect_estimate(s, 2, 0, 0, 2);
+
+	tm = timing(10 * MS, 10 * MS);
+	assert_int_equal(sched_done_timed(s, 1, 1, &tm, 60 * MS),
+	    SCHED_ACCEPT);
+	for (i = 9; i <= 17; i++)		/* 3 held, cap 2 x 6 */
+		expect_assign(s, 1, i, 0);
+	expect_none(s);
+	expect_estimate(s, 1, 50 * MS, 10 * MS, 12);
+	expect_load(s, 1, 12, 0);
+
+	tm = timing(100 * MS, 100 * MS);
+	assert_int_equal(sched_done_timed(s, 2, 2, &tm, 101 * MS),
+	    SCHED_ACCEPT);
+	expect_assign(s, 2, 18, 0);
+	expect_none(s);
+	expect_estimate(s, 2, 1 * MS, 100 * MS, 2);
+
+	tm = timing(0, 1000);
+	assert_int_equal(sched_done_timed(s, 3, 3, &tm, 1000 * MS),
+	    SCHED_ACCEPT);
+	for (i = 19; i <= 34; i++)		/* cap 1 x (1 + 16) */
+		expect_assign(s, 3, i, 0);
+	expect_none(s);
+	expect_estimate(s, 3, 1000 * MS, 1000, 1 + SCHED_QF_AUTO_MAX);
+	expect_load(s, 3, 17, 0);
+
+	/* Tasks turn slow: cap 2, but the 16 held copies stay. */
+	tm = timing(0, 4000 * MS);
+	assert_int_equal(sched_done_timed(s, 3, 6, &tm, 1000 * MS),
+	    SCHED_ACCEPT);
+	expect_none(s);
+	expect_estimate(s, 3, 1000 * MS, 1000 + (4000 * MS - 1000) / 4, 2);
+	expect_load(s, 3, 16, 0);
+	sched_free(s);
+}
+
+/*
+ * sched_worker_estimate(): -1 for an unknown worker; the cap is that of
+ * the first batch with queued tasks the worker can run, else of the last
+ * batch submitted, else one per CPU.
+ */
+static void
+test_worker_estimate(void **state)
+{
+	static const uint32_t		 ncpu[] = { 2 };
+	struct sched_batch_config	 a = config(SCHED_POLICY_RWQ, 3, 0, 0);
+	struct sched_batch_config	 b = config(SCHED_POLICY_RWQ, 4, 0, 0);
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched_estimate		 e;
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(sched_worker_estimate(s, 9, &e), -1);
+	expect_estimate(s, 1, 0, 0, 2);
+	assert_int_equal(submit_range(s, 1, &a, 1, 4), 0);
+	expect_load(s, 1, 4, 0);
+	expect_estimate(s, 1, 0, 0, 6);		/* queue empty: last batch */
+	assert_int_equal(submit_range(s, 2, &b, 10, 10), 0);
+	expect_load(s, 1, 8, 0);
+	expect_estimate(s, 1, 0, 0, 8);		/* head of the queue */
+	assert_int_equal(submit_range(s, 3, &c, 30, 1), 0);
+	expect_estimate(s, 1, 0, 0, 8);
+	sched_batch_abort(s, 2, 1);
+	expect_estimate(s, 1, 0, 0, 2);		/* batch 3 now */
+	sched_batch_abort(s, 1, 1);
+	sched_batch_abort(s, 3, 1);
+	expect_estimate(s, 1, 0, 0, 2);
+	sched_free(s);
+}
+
 /* A fixed-seed xorshift64 for the randomised runs. */
 static uint64_t
 xorshift(uint64_t *x)
@@ -893,6 +1491,8 @@ struct sim {
 	size_t		 nstale;
 	size_t		 maxstale;
 	unsigned	 batchdone;
+	struct sched_batch_report report;	/* of its BATCH_DONE */
+	uint64_t	 now;			/* of the last event */
 	unsigned	 nlost, njoined, nlate;	/* churn coverage */
 	int		 alive[256];	/* ncpu by wid, 0 if gone */
 };
@@ -955,6 +1555,7 @@ sim_drain(struct sim *m)
 		case SCHED_BATCH_DONE:
 			assert_int_equal(a.batch, m->batch);
 			m->batchdone++;
+			m->report = a.report;
 			break;
 		default:
 			fail_msg("unexpected action type %d", (int)a.type);
@@ -968,6 +1569,7 @@ sim_result(struct sim *m, uint32_t wid, uint64_t task, uint64_t now)
 {
 	enum sched_verdict	 v;
 
+	m->now = now;
 	v = sched_done(m->s, wid, task, now);
 	if (m->accepted[task])
 		assert_true(v == SCHED_DUPLICATE || v == SCHED_UNKNOWN);
@@ -1003,7 +1605,10 @@ sim_init(struct sim *m, size_t ntasks)
 	m->batch = 42;
 }
 
-/* Everything was accepted exactly once and the books are empty. */
+/*
+ * Everything was accepted exactly once and the books are empty; the
+ * batch's report, the only batch, agrees with the global stats.
+ */
 static void
 sim_finish(struct sim *m)
 {
@@ -1011,9 +1616,17 @@ sim_finish(struct sim *m)
 	size_t			 i;
 
 	assert_int_equal(m->batchdone, 1);
+	sched_get_stats(m->s, &st);
+	assert_int_equal(m->report.t_submit, 0);
+	assert_int_equal(m->report.t_done, m->now);
+	assert_true(m->report.t_empty <= m->report.t_done);
+	assert_true(m->report.t_sync <= m->report.t_done);
+	assert_int_equal(m->report.replicas, st.replicas);
+	assert_int_equal(m->report.cancelled_held, st.cancelled_held);
+	assert_int_equal(m->report.cancelled_running, st.cancelled_running);
+	assert_int_equal(m->report.failed, 0);
 	for (i = 0; i < m->ntasks; i++)
 		assert_int_equal(m->accepted[i], 1);
-	sched_get_stats(m->s, &st);
 	assert_int_equal(st.done, m->ntasks);
 	assert_int_equal(st.failed, 0);
 	assert_int_equal(st.queued + st.held + st.running, 0);
@@ -1197,6 +1810,16 @@ main(void)
 		cmocka_unit_test(test_lost_not_an_attempt),
 		cmocka_unit_test(test_batch_abort),
 		cmocka_unit_test(test_two_batches),
+		cmocka_unit_test(test_report_wq),
+		cmocka_unit_test(test_report_rr),
+		cmocka_unit_test(test_report_r3q),
+		cmocka_unit_test(test_report_no_replica),
+		cmocka_unit_test(test_report_no_idle_moment),
+		cmocka_unit_test(test_report_requeue),
+		cmocka_unit_test(test_report_two_batches),
+		cmocka_unit_test(test_done_timed_ewma),
+		cmocka_unit_test(test_qf_auto),
+		cmocka_unit_test(test_worker_estimate),
 		cmocka_unit_test(test_wq_random_100k),
 		cmocka_unit_test(test_r3q_random_churn),
 		cmocka_unit_test(test_rr_random_churn),

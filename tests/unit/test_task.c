@@ -389,6 +389,32 @@ test_synth(void **state)
 	}
 }
 
+/*
+ * Carrying an individual, synth is an ES evaluation under a fake load:
+ * its fitness is Ridge of x, exactly as ridge-lu computes it.
+ */
+static void
+test_synth_ridge(void **state)
+{
+	static const double	 x[3] = { 1, 2, 3 };
+	struct task_params	 p;
+	struct task_ctx		 ctx;
+	struct task_result	 res, ref;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	memset(&ctx, 0, sizeof(ctx));
+	p.kind = "ridge-lu";
+	p.x = x;
+	p.nx = 3;
+	assert_int_equal(task_run(&p, &ctx, &ref), TASK_OK);
+	p.kind = "synth";
+	p.work_ms = 2;
+	assert_int_equal(task_run(&p, &ctx, &res), TASK_OK);
+	assert_true(res.fitness == 46.0);
+	assert_memory_equal(&res.fitness, &ref.fitness, sizeof(double));
+}
+
 /* A raised cancel flag stops synth, sleeping or spinning. */
 static void
 test_synth_cancel(void **state)
@@ -424,6 +450,7 @@ main(void)
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_ridge_lu_cancel),
 		cmocka_unit_test(test_synth),
+		cmocka_unit_test(test_synth_ridge),
 		cmocka_unit_test(test_synth_cancel),
 	};
 

@@ -77,7 +77,8 @@ EOC
 	export R3Q_CONTROL
 }
 
-# Start workerd NAME [CPUS]; its pid is in WPID_NAME.
+# Start workerd NAME [CPUS]; its pid is in WPID_NAME.  WORKER_EXTRA adds
+# lines to its config.
 start_worker() {
 	_name=$1
 	cat > "$T/$_name.conf" <<EOC
@@ -87,6 +88,7 @@ cert = $T/certs/$_name.pem
 key = $T/certs/$_name.key
 cpus = ${2:-1}
 reconnect_max = 1s
+${WORKER_EXTRA:-}
 EOC
 	"$WORKERD" -d -v -f "$T/$_name.conf" >> "$T/$_name.log" 2>&1 &
 	eval "WPID_$_name=$!"

@@ -60,31 +60,134 @@ static struct {
 static void	link_connect(evutil_socket_t, short, void *);
 
 /*
- * WAN emulation, as the paper did it: sleep before and after each send
- * and each receive.  One flush (results with their progress notes) is one
- * send; one read of the socket (whatever frames it brought) one receive.
+ * WAN emulation.  The paper slept `delay` before and after each send and
+ * each receive, in one thread per task slot, so every message was late by
+ * twice the delay while the other slots went on.  Sleeping here, in the one
+ * network thread, would instead serialise every message; so a frame is
+ * held for 2 x delay on a timer queue, in order, without stopping others.
  */
-static void
-link_delay(void)
-{
-	struct timespec	 ts;
+struct delayed {
+	TAILQ_ENTRY(delayed)	 d_entry;
+	uint64_t		 d_due;		/* mono ns */
+	struct evbuffer		*d_out;		/* a frame to send, or */
+	Envelope		*d_in;		/* one received */
+};
+TAILQ_HEAD(delayedq, delayed);
 
-	if (lk.l_conf->delay == 0)
+static struct delayedq	 delay_out = TAILQ_HEAD_INITIALIZER(delay_out);
+static struct delayedq	 delay_in = TAILQ_HEAD_INITIALIZER(delay_in);
+static struct event	*delay_ev;
+
+static int	link_dispatch(Envelope *);
+static void	link_down(const char *);
+
+/* Arm the timer for the earliest frame still waiting. */
+static void
+link_delay_arm(void)
+{
+	struct delayed	*a = TAILQ_FIRST(&delay_out);
+	struct delayed	*b = TAILQ_FIRST(&delay_in);
+	struct timeval	 tv;
+	uint64_t	 due, now = mono_ns();
+
+	if (a == NULL && b == NULL)
 		return;
-	ts.tv_sec = lk.l_conf->delay / 1000;
-	ts.tv_nsec = (long)(lk.l_conf->delay % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
+	due = a == NULL ? b->d_due : b == NULL ? a->d_due :
+	    (a->d_due < b->d_due ? a->d_due : b->d_due);
+	due = due > now ? due - now : 0;
+	tv.tv_sec = due / NS_PER_SEC;
+	tv.tv_usec = (due % NS_PER_SEC) / 1000;
+	evtimer_add(delay_ev, &tv);
 }
 
-/* Send one envelope if the link is up enough. */
+/* Drop whatever is waiting: the connection it belonged to is gone. */
+static void
+link_delay_clear(void)
+{
+	struct delayed	*d;
+
+	while ((d = TAILQ_FIRST(&delay_out)) != NULL) {
+		TAILQ_REMOVE(&delay_out, d, d_entry);
+		evbuffer_free(d->d_out);
+		free(d);
+	}
+	while ((d = TAILQ_FIRST(&delay_in)) != NULL) {
+		TAILQ_REMOVE(&delay_in, d, d_entry);
+		frame_free(d->d_in);
+		free(d);
+	}
+	if (delay_ev != NULL)
+		evtimer_del(delay_ev);
+}
+
+/* Queue a frame or an envelope for 2 x delay. */
+static void
+link_delay_push(struct delayedq *q, struct evbuffer *out, Envelope *in)
+{
+	struct delayed	*d;
+
+	d = xcalloc(1, sizeof(*d));
+	d->d_due = mono_ns() + 2 * lk.l_conf->delay * NS_PER_MS;
+	d->d_out = out;
+	d->d_in = in;
+	TAILQ_INSERT_TAIL(q, d, d_entry);
+	if (!evtimer_pending(delay_ev, NULL))
+		link_delay_arm();
+}
+
+/* Send and dispatch what has waited long enough, in order. */
+static void
+link_delay_fire(evutil_socket_t fd, short ev, void *arg)
+{
+	struct delayed	*d;
+	uint64_t	 now = mono_ns();
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	while ((d = TAILQ_FIRST(&delay_out)) != NULL && d->d_due <= now) {
+		TAILQ_REMOVE(&delay_out, d, d_entry);
+		if (lk.l_bev != NULL)
+			bufferevent_write_buffer(lk.l_bev, d->d_out);
+		evbuffer_free(d->d_out);
+		free(d);
+	}
+	while ((d = TAILQ_FIRST(&delay_in)) != NULL && d->d_due <= now) {
+		TAILQ_REMOVE(&delay_in, d, d_entry);
+		if (link_dispatch(d->d_in) == -1) {
+			frame_free(d->d_in);
+			free(d);
+			link_down("protocol error");
+			return;
+		}
+		frame_free(d->d_in);
+		free(d);
+	}
+	link_delay_arm();
+}
+
+/* Send one envelope if the link is up enough (late, under --delay). */
 static void
 link_send(Envelope *env)
 {
+	struct evbuffer	*buf;
+
 	if (lk.l_bev == NULL || lk.l_state < LINK_HELLO)
 		return;
-	if (frame_write(bufferevent_get_output(lk.l_bev), env) == -1)
+	if (lk.l_conf->delay == 0) {
+		buf = bufferevent_get_output(lk.l_bev);
+		if (frame_write(buf, env) == -1)
+			log_warnx("cannot queue a %s message",
+			    frame_body_name(env));
+		return;
+	}
+	if ((buf = evbuffer_new()) == NULL || frame_write(buf, env) == -1) {
 		log_warnx("cannot queue a %s message", frame_body_name(env));
+		if (buf != NULL)
+			evbuffer_free(buf);
+		return;
+	}
+	link_delay_push(&delay_out, buf, NULL);
 }
 
 /* Schedule the next attempt, doubling the wait up to reconnect_max. */
@@ -125,6 +228,7 @@ link_down(const char *why)
 		bufferevent_free(lk.l_bev);
 		lk.l_bev = NULL;
 	}
+	link_delay_clear();
 	if ((n = exec_drop_held()) > 0)
 		log_debug("dropped %zu held tasks", n);
 	lk.l_state = LINK_IDLE;
@@ -144,9 +248,6 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 
 	if (lk.l_state != LINK_UP)
 		return;
-	if (lk.l_noutbox == 0 && nstarted == 0 && nhalf == 0)
-		return;
-	link_delay();
 	if (lk.l_noutbox > 0) {
 		res = xcalloc(lk.l_noutbox, sizeof(*res));
 		ptrs = xcalloc(lk.l_noutbox, sizeof(*ptrs));
@@ -189,7 +290,6 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 		env.progress = &pr;
 		link_send(&env);
 	}
-	link_delay();
 }
 
 /* The execution threads have news: collect it on the loop thread. */
@@ -324,7 +424,6 @@ link_read(struct bufferevent *bev, void *arg)
 	int		 rc;
 
 	(void)arg;
-	link_delay();
 	for (;;) {
 		rc = frame_read(bufferevent_get_input(bev),
 		    lk.l_conf->max_frame, &env, err, sizeof(err));
@@ -334,6 +433,10 @@ link_read(struct bufferevent *bev, void *arg)
 			link_down(err);
 			return;
 		}
+		if (lk.l_conf->delay > 0) {
+			link_delay_push(&delay_in, NULL, env);
+			continue;
+		}
 		rc = link_dispatch(env);
 		frame_free(env);
 		if (rc == -1) {
@@ -341,7 +444,6 @@ link_read(struct bufferevent *bev, void *arg)
 			return;
 		}
 	}
-	link_delay();
 }
 
 /* TLS is up: say hello. */
@@ -457,6 +559,7 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	lk.l_backoff = BACKOFF_MIN_MS;
 	lk.l_retry = evtimer_new(base, link_connect, NULL);
 	lk.l_wake = event_new(base, -1, 0, link_collect, NULL);
+	delay_ev = evtimer_new(base, link_delay_fire, NULL);
 	link_connect(-1, 0, NULL);
 }
 
@@ -471,6 +574,8 @@ link_stop(void)
 		TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
 		wtask_free(t);
 	}
+	link_delay_clear();
+	event_free(delay_ev);
 	event_free(lk.l_retry);
 	event_free(lk.l_wake);
 	SSL_CTX_free(lk.l_ctx);

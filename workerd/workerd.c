@@ -150,8 +150,7 @@ usage(void)
 	    "  -n            check the configuration and exit (-nv prints "
 	    "it)\n"
 	    "  -v            more verbose logging (repeatable)\n"
-	    "  --delay ms    sleep ms before and after each send and receive "
-	    "(WAN emulation)\n"
+	    "  --delay ms    delay every message by 2 x ms (WAN emulation)\n"
 	    "  --load-profile T:F,...  from T seconds on, run at F x speed\n"
 	    "  --speed S     speed ratio vs the reference machine "
 	    "(emulation)\n");

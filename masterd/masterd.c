@@ -100,7 +100,7 @@ masterd_config_defaults(struct masterd_config *c)
 	strcpy(c->cert, "/etc/r3q/master.pem");
 	strcpy(c->key, "/etc/r3q/master.key");
 	strcpy(c->journal, "/var/lib/r3q/journal.db");
-	strcpy(c->policy, "wq");
+	strcpy(c->policy, "r3q");
 	strcpy(c->queue_factor, "2");
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->max_attempts = 3;

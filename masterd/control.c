@@ -27,11 +27,9 @@
 #include "util.h"
 
 /* Answer a request with an Error; the session stays open. */
-static void
+static void __attribute__((format(printf, 3, 4)))
 control_refuse(struct session *s, uint64_t reqid, const char *fmt, ...)
 {
-	Envelope	 env = R3Q__ENVELOPE__INIT;
-	R3q__Error	 e = R3Q__ERROR__INIT;
 	char		 msg[512];
 	va_list		 ap;
 
@@ -39,11 +37,7 @@ control_refuse(struct session *s, uint64_t reqid, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	log_debug("%s (%s): refused: %s", s->s_addr, s->s_name, msg);
-	e.message = msg;
-	env.id = reqid;
-	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
-	env.error = &e;
-	session_send(s, &env);
+	session_send_error(s, reqid, msg);
 }
 
 /* Send a job's whole state. */

@@ -171,6 +171,7 @@ int	 server_listen(void);
 void	 server_close(void);
 void	 server_drain(void);
 void	 session_send(struct session *, Envelope *);
+void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_free(struct session *);

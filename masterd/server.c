@@ -163,12 +163,24 @@ session_send(struct session *s, Envelope *env)
 		    frame_body_name(env));
 }
 
+/* Answer request reqid with an Error carrying msg. */
+void
+session_send_error(struct session *s, uint64_t reqid, const char *msg)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Error	 e = R3Q__ERROR__INIT;
+
+	e.message = (char *)(uintptr_t)msg;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	session_send(s, &env);
+}
+
 /* Send an Error to the peer, log it, and close the session after it. */
 void
 session_error(struct session *s, uint64_t reqid, const char *fmt, ...)
 {
-	Envelope	 env = R3Q__ENVELOPE__INIT;
-	R3q__Error	 e = R3Q__ERROR__INIT;
 	char		 msg[512];
 	va_list		 ap;
 
@@ -176,11 +188,7 @@ session_error(struct session *s, uint64_t reqid, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	log_warnx("%s (%s): %s", s->s_addr, s->s_name, msg);
-	e.message = msg;
-	env.id = reqid;
-	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
-	env.error = &e;
-	session_send(s, &env);
+	session_send_error(s, reqid, msg);
 	session_close(s);
 }
 

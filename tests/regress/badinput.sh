@@ -81,12 +81,9 @@ cmp -s "$T/local.csv" "$T/dist.csv" || fail "the job's answer changed"
 ok "masterd kept both workers and the job, with the --local answer"
 
 # workerd given a task kind it does not know.
-"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/master.pem" \
-    -k "$T/certs/master.key" serve 0 nope > "$T/fake.out" 2>&1 &
-fake=$!
-PIDS="$PIDS $fake"
-waitfor "grep -q '^port ' '$T/fake.out'" 5 || fail "fake master did not start"
-fport=$(sed -n 's/^port //p' "$T/fake.out")
+start_fake_master master nope
+fake=$FAKE_PID
+fport=$FAKE_PORT
 sed "s/^master = .*/master = 127.0.0.1:$fport/" "$T/w1.conf" > "$T/wf.conf"
 "$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 &
 wf=$!

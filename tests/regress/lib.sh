@@ -110,3 +110,15 @@ answer() {
 master_alive() {
 	kill -0 "$MASTER_PID" 2>/dev/null || fail "masterd died"
 }
+
+# Start a fake master (r3q-testpeer serve) presenting certificate CERT and
+# assigning one task of KIND; sets FAKE_PID and FAKE_PORT, output in
+# $T/fake.out.
+start_fake_master() {
+	"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/$1.pem" \
+	    -k "$T/certs/$1.key" serve 0 "$2" > "$T/fake.out" 2>&1 &
+	FAKE_PID=$!
+	PIDS="$PIDS $FAKE_PID"
+	waitfor "grep -q '^port ' '$T/fake.out'" 5 || fail "fake master did not start"
+	FAKE_PORT=$(sed -n 's/^port //p' "$T/fake.out")
+}

@@ -44,12 +44,9 @@ ok "a job after the restart has the --local answer"
 
 # A fake master presenting w2's certificate, which is not valid for
 # 127.0.0.1: workerd must refuse it.
-"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/w2.pem" \
-    -k "$T/certs/w2.key" serve 0 ridge-lu > "$T/fake.out" 2>&1 &
-fake=$!
-PIDS="$PIDS $fake"
-waitfor "grep -q '^port ' '$T/fake.out'" 5 || fail "fake master did not start"
-fport=$(sed -n 's/^port //p' "$T/fake.out")
+start_fake_master w2 ridge-lu
+fake=$FAKE_PID
+fport=$FAKE_PORT
 sed "s/^master = .*/master = 127.0.0.1:$fport/" "$T/w1.conf" > "$T/wf.conf"
 "$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 &
 PIDS="$PIDS $!"

@@ -338,7 +338,11 @@ worker_hello(struct session *s, Envelope *env)
 	snprintf(w->w_name, sizeof(w->w_name), "%s", s->s_name);
 	w->w_cpus = h->cpus;
 	w->w_kinds = mask;
-	w->w_speed = h->speed > 0 ? h->speed : 1.0;
+	/* Only the efficiency figure uses it; refuse nonsense politely. */
+	w->w_speed = h->speed > 0 && h->speed <= 1000 ? h->speed : 1.0;
+	if (h->speed != 0 && w->w_speed != h->speed)
+		log_warnx("worker %s: speed %g out of range, taken as 1",
+		    s->s_name, h->speed);
 	w->w_session = s;
 	w->w_since = wall_ns() / NS_PER_SEC;
 	md->workers[w->w_id] = w;

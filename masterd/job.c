@@ -116,6 +116,7 @@ job_end(struct job *j, enum job_state st)
 	j->j_end = mono_ns();
 	job_release_batch(j);
 	control_job_event(j, NULL);
+	masterd_status();
 }
 
 /* Check a client's parameters and start an es job; NULL with a message. */
@@ -363,6 +364,7 @@ job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 	    (unsigned long long)j->j_id, gen, g->g_best);
 	job_release_batch(j);
 	control_job_event(j, g);
+	masterd_status();
 	if (es_finished(j->j_es)) {
 		log_info("job %llu done: best %.17g after %u generations",
 		    (unsigned long long)j->j_id, es_best_f(j->j_es), gen);

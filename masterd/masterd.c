@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "masterd.h"
+#include "notify.h"
 #include "util.h"
 
 #define MASTERD_CONF	"/etc/r3q/masterd.conf"
@@ -105,6 +106,27 @@ masterd_config_defaults(struct masterd_config *c)
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->max_attempts = 3;
 	c->handshake_timeout = 10000;
+}
+
+/* Tell systemd what masterd is doing: workers, jobs, generations. */
+void
+masterd_status(void)
+{
+	struct job	*j;
+	char		 jobs[160];
+	size_t		 off = 0, n = 0;
+
+	jobs[0] = '\0';
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		if (j->j_state != JOB_RUNNING)
+			continue;
+		if (n++ < 4 && off < sizeof(jobs))
+			off += (size_t)snprintf(jobs + off, sizeof(jobs) - off,
+			    "%sjob %llu gen %zu", n > 1 ? ", " : "",
+			    (unsigned long long)j->j_id, j->j_ngens);
+	}
+	notify_status("%u workers, %zu jobs running%s%s", md->nworkers, n,
+	    n ? ": " : "", jobs);
 }
 
 static void __attribute__((noreturn))
@@ -216,7 +238,12 @@ main(int argc, char *argv[])
 
 	log_info("listening on %s, control socket %s, default policy %s",
 	    md->listen_addr, md->conf.control, sched_policy_name(md->policy));
+	notify_watchdog_start(md->base);
+	masterd_status();
+	notify_ready();
 	event_base_dispatch(md->base);
+	notify_stopping();
+	notify_watchdog_stop();
 
 	control_close();
 	server_close();

@@ -166,6 +166,8 @@ struct masterd {
 
 extern struct masterd	*md;
 
+void	 masterd_status(void);
+
 /* server.c */
 int	 server_listen(void);
 void	 server_close(void);

@@ -76,6 +76,7 @@ worker_free(struct worker *w)
 	md->nworkers--;
 	if (w->w_session != NULL)
 		w->w_session->s_worker = NULL;
+	masterd_status();
 	free(w->w_out);
 	free(w->w_cancel);
 	free(w);
@@ -362,6 +363,7 @@ worker_hello(struct session *s, Envelope *env)
 	session_send(s, &out);
 	log_info("worker %s joined from %s with %u CPUs (id %u)", w->w_name,
 	    s->s_addr, w->w_cpus, w->w_id);
+	masterd_status();
 	if (sched_worker_join(md->sched, w->w_id, w->w_cpus, mask,
 	    mono_ns()) == -1)
 		fatalx("core refused worker id %u", w->w_id);

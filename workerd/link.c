@@ -25,6 +25,7 @@
 #include <openssl/ssl.h>
 
 #include "log.h"
+#include "notify.h"
 #include "tls.h"
 #include "util.h"
 #include "workerd.h"
@@ -224,6 +225,8 @@ link_down(const char *why)
 	else
 		log_warnx("cannot reach the master %s:%s: %s", lk.l_host,
 		    lk.l_port, why);
+	notify_status("no master: %s:%s: %s; retrying", lk.l_host,
+	    lk.l_port, why);
 	if (lk.l_bev != NULL) {
 		bufferevent_free(lk.l_bev);
 		lk.l_bev = NULL;
@@ -390,6 +393,8 @@ link_dispatch(Envelope *env)
 		log_info("joined master %s:%s as %s (id %u, queue %u)",
 		    lk.l_host, lk.l_port, lk.l_name, env->welcome->worker_id,
 		    env->welcome->queue_len);
+		notify_status("joined master %s:%s as %s, %u CPUs", lk.l_host,
+		    lk.l_port, lk.l_name, lk.l_conf->cpus);
 		link_flush(NULL, 0, NULL, 0);
 		return (0);
 	}

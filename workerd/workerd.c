@@ -20,6 +20,7 @@
 #include <event2/thread.h>
 
 #include "log.h"
+#include "notify.h"
 #include "tls.h"
 #include "util.h"
 #include "workerd.h"
@@ -296,7 +297,12 @@ main(int argc, char *argv[])
 	    conf.name, conf.cpus, conf.master, conf.speed,
 	    conf.delay ? ", emulated delay" : "",
 	    profile.lp_n ? ", load profile" : "");
+	/* Ready once the first connection is up or being retried. */
+	notify_watchdog_start(base);
+	notify_ready();
 	event_base_dispatch(base);
+	notify_stopping();
+	notify_watchdog_stop();
 
 	exec_stop();
 	link_stop();

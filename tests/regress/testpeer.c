@@ -10,6 +10,8 @@
  *   r3q-testpeer -a ca -c cert -k key serve PORT KIND
  *	act as a master: accept one worker, assign it one task of KIND,
  *	print the status of its result
+ *   r3q-testpeer notify PATH SECONDS
+ *	be systemd's NOTIFY_SOCKET: print each datagram, one a line
  *
  * Prints what the other side answered; exits 0 when it behaved as the
  * mode expects, 1 otherwise.
@@ -17,6 +19,7 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -42,7 +46,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: r3q-testpeer -a ca -c cert -k key connect "
 	    "host port garbage|oversize|unknown|version|hello\n"
-	    "       r3q-testpeer -a ca -c cert -k key serve port kind\n");
+	    "       r3q-testpeer -a ca -c cert -k key serve port kind\n"
+	    "       r3q-testpeer notify path seconds\n");
 	exit(2);
 }
 
@@ -308,6 +313,40 @@ do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 	return (1);
 }
 
+/* Listen on a datagram socket at path for secs seconds, as systemd would. */
+static int
+do_notify(const char *path, int secs)
+{
+	struct sockaddr_un	 sun;
+	struct timeval		 tv = { 0, 100000 };
+	char			 buf[4096], *p;
+	ssize_t			 n;
+	time_t			 end = time(NULL) + secs;
+	int			 fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	unlink(path);
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM, 0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		perror(path);
+		return (1);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	printf("listening\n");
+	while (time(NULL) < end) {
+		if ((n = recv(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+			continue;
+		buf[n] = '\0';
+		while ((p = strchr(buf, '\n')) != NULL)
+			*p = ' ';
+		printf("%s\n", buf);
+	}
+	unlink(path);
+	return (0);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -334,9 +373,12 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (ca == NULL || cert == NULL || key == NULL || argc < 1)
+	if (argc < 1 || ((ca == NULL || cert == NULL || key == NULL) &&
+	    strcmp(argv[0], "notify") != 0))
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(argv[0], "notify") == 0 && argc == 3)
+		return (do_notify(argv[1], atoi(argv[2])));
 	if (strcmp(argv[0], "connect") == 0 && argc == 4) {
 		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
 		    sizeof(err))) == NULL) {

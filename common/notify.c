@@ -21,6 +21,13 @@ notify_ready(void)
 	sd_notify(0, "READY=1");
 }
 
+/* A reload begins; notify_ready() says it ended. */
+void
+notify_reloading(void)
+{
+	sd_notify(0, "RELOADING=1");
+}
+
 void
 notify_stopping(void)
 {

@@ -10,6 +10,7 @@ struct event_base;
 
 void	notify_ready(void);
 void	notify_status(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	notify_reloading(void);
 void	notify_stopping(void);
 int	notify_watchdog_start(struct event_base *);
 void	notify_watchdog_stop(void);

@@ -25,6 +25,8 @@
 #define MASTERD_CONF	"/etc/r3q/masterd.conf"
 
 struct masterd	*md;
+static const char *conffile = MASTERD_CONF;
+static int	 conffile_given;
 
 /* Reject a policy name the core does not know. */
 static int
@@ -141,6 +143,48 @@ usage(void)
 	exit(64);
 }
 
+/*
+ * SIGHUP: read the configuration and the TLS files again and apply them
+ * without dropping a worker or a job.  A broken file changes nothing.
+ * The control socket's path and the journal's take a restart.
+ */
+static void
+masterd_reload(void)
+{
+	struct masterd_config	 nc;
+	char			 err[1024];
+
+	notify_reloading();
+	masterd_config_defaults(&nc);
+	if (conf_load(conffile, masterd_keys, &nc, conffile_given, err,
+	    sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration", err);
+		goto done;
+	}
+	if (server_reload(&nc) == -1) {
+		log_warnx("reload failed; keeping the running configuration");
+		goto done;
+	}
+	if (strcmp(nc.control, md->conf.control) != 0) {
+		log_warnx("reload: control takes a restart; still %s",
+		    md->conf.control);
+		strcpy(nc.control, md->conf.control);
+	}
+	if (strcmp(nc.journal, md->conf.journal) != 0) {
+		log_warnx("reload: journal takes a restart; still %s",
+		    md->conf.journal);
+		strcpy(nc.journal, md->conf.journal);
+	}
+	md->conf = nc;
+	sched_policy_parse(md->conf.policy, &md->policy);
+	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+	log_info("reloaded %s: default policy %s, queue_factor %s, TLS files "
+	    "read again", conffile, sched_policy_name(md->policy),
+	    md->conf.queue_factor);
+done:
+	notify_ready();
+}
+
 /* SIGTERM, SIGINT: finish the loop and exit cleanly. */
 static void
 masterd_sig(evutil_socket_t sig, short ev, void *arg)
@@ -154,8 +198,7 @@ masterd_sig(evutil_socket_t sig, short ev, void *arg)
 		event_base_loopexit(md->base, NULL);
 		break;
 	case SIGHUP:
-		log_warnx("SIGHUP: configuration reload is not supported "
-		    "yet; restart masterd to apply changes");
+		masterd_reload();
 		break;
 	}
 }
@@ -164,7 +207,6 @@ int
 main(int argc, char *argv[])
 {
 	struct event	*ev_term, *ev_int, *ev_hup;
-	const char	*conffile = MASTERD_CONF;
 	char		 err[1024];
 	int		 ch, debug = 0, noaction = 0, verbose = 0, given = 0;
 
@@ -175,7 +217,7 @@ main(int argc, char *argv[])
 			break;
 		case 'f':
 			conffile = optarg;
-			given = 1;
+			conffile_given = given = 1;
 			break;
 		case 'n':
 			noaction = 1;

@@ -170,6 +170,7 @@ void	 masterd_status(void);
 
 /* server.c */
 int	 server_listen(void);
+int	 server_reload(const struct masterd_config *);
 void	 server_close(void);
 void	 server_drain(void);
 void	 session_send(struct session *, Envelope *);

@@ -595,26 +595,21 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	session_new(bev, addr, 1);
 }
 
-/* Load the TLS context and bind the listener. */
-int
-server_listen(void)
+/* Bind a TLS listener on addr ("host:port"); NULL with a log line. */
+static struct evconnlistener *
+server_bind(const char *addr, char *bound, size_t boundlen)
 {
+	struct evconnlistener	*l;
 	struct addrinfo		 hints, *res;
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen;
-	char			 host[256], port[16], err[512];
+	char			 host[256], port[16];
 	int			 rc;
 
-	md->ssl_ctx = tls_ctx_new(1, md->conf.ca, md->conf.cert,
-	    md->conf.key, err, sizeof(err));
-	if (md->ssl_ctx == NULL) {
-		log_warnx("%s", err);
-		return (-1);
-	}
-	if (conf_split_hostport(md->conf.listen, host, sizeof(host), port,
+	if (conf_split_hostport(addr, host, sizeof(host), port,
 	    sizeof(port), "7411") == -1) {
-		log_warnx("listen: bad address %s", md->conf.listen);
-		return (-1);
+		log_warnx("listen: bad address %s", addr);
+		return (NULL);
 	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -622,23 +617,72 @@ server_listen(void)
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	if ((rc = getaddrinfo(host[0] ? host : NULL, port, &hints,
 	    &res)) != 0) {
-		log_warnx("listen %s: %s", md->conf.listen, gai_strerror(rc));
-		return (-1);
+		log_warnx("listen %s: %s", addr, gai_strerror(rc));
+		return (NULL);
 	}
-	md->tls_listener = evconnlistener_new_bind(md->base, server_accept,
-	    NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
-	    res->ai_addr, (int)res->ai_addrlen);
+	l = evconnlistener_new_bind(md->base, server_accept, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128, res->ai_addr,
+	    (int)res->ai_addrlen);
 	freeaddrinfo(res);
-	if (md->tls_listener == NULL) {
-		log_warn("listen %s", md->conf.listen);
-		return (-1);
+	if (l == NULL) {
+		log_warn("listen %s", addr);
+		return (NULL);
 	}
 	/* Say the real address: port 0 asks the kernel for a free one. */
 	sslen = sizeof(ss);
-	if (getsockname(evconnlistener_get_fd(md->tls_listener),
-	    (struct sockaddr *)&ss, &sslen) == 0)
-		sockaddr_str((struct sockaddr *)&ss, md->listen_addr,
-		    sizeof(md->listen_addr));
+	if (getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&ss,
+	    &sslen) == 0)
+		sockaddr_str((struct sockaddr *)&ss, bound, boundlen);
+	return (l);
+}
+
+/* Load the TLS context and bind the listener. */
+int
+server_listen(void)
+{
+	char	 err[512];
+
+	md->ssl_ctx = tls_ctx_new(1, md->conf.ca, md->conf.cert,
+	    md->conf.key, err, sizeof(err));
+	if (md->ssl_ctx == NULL) {
+		log_warnx("%s", err);
+		return (-1);
+	}
+	md->tls_listener = server_bind(md->conf.listen, md->listen_addr,
+	    sizeof(md->listen_addr));
+	return (md->tls_listener == NULL ? -1 : 0);
+}
+
+/*
+ * SIGHUP: take new TLS files and a new listen address.  Sessions keep the
+ * context they were accepted with; new ones get the new one.  On any error
+ * nothing changes.
+ */
+int
+server_reload(const struct masterd_config *nc)
+{
+	struct evconnlistener	*l = NULL;
+	SSL_CTX			*ctx;
+	char			 err[512], bound[64];
+
+	if ((ctx = tls_ctx_new(1, nc->ca, nc->cert, nc->key, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("reload: %s", err);
+		return (-1);
+	}
+	if (strcmp(nc->listen, md->conf.listen) != 0 &&
+	    (l = server_bind(nc->listen, bound, sizeof(bound))) == NULL) {
+		SSL_CTX_free(ctx);
+		return (-1);
+	}
+	SSL_CTX_free(md->ssl_ctx);
+	md->ssl_ctx = ctx;
+	if (l != NULL) {
+		evconnlistener_free(md->tls_listener);
+		md->tls_listener = l;
+		strcpy(md->listen_addr, bound);
+		log_info("now listening on %s", bound);
+	}
 	return (0);
 }
 

@@ -568,6 +568,46 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	link_connect(-1, 0, NULL);
 }
 
+/*
+ * SIGHUP: new TLS files serve the next connection; a new master address
+ * drops the current one and connects there at once.  -1 changes nothing.
+ */
+int
+link_reload(const struct workerd_config *nc)
+{
+	SSL_CTX	*ctx;
+	char	 err[512], host[256], port[16];
+
+	if (conf_split_hostport(nc->master, host, sizeof(host), port,
+	    sizeof(port), "7411") == -1) {
+		log_warnx("reload: master: bad address %s", nc->master);
+		return (-1);
+	}
+	if ((ctx = tls_ctx_new(0, nc->ca, nc->cert, nc->key, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("reload: %s", err);
+		return (-1);
+	}
+	SSL_CTX_free(lk.l_ctx);
+	lk.l_ctx = ctx;
+	if (strcmp(host, lk.l_host) == 0 && strcmp(port, lk.l_port) == 0)
+		return (0);
+	log_info("the master is now %s:%s", host, port);
+	strcpy(lk.l_host, host);
+	strcpy(lk.l_port, port);
+	if (lk.l_bev != NULL) {
+		bufferevent_free(lk.l_bev);
+		lk.l_bev = NULL;
+	}
+	link_delay_clear();
+	exec_drop_held();
+	lk.l_state = LINK_IDLE;
+	lk.l_backoff = BACKOFF_MIN_MS;
+	evtimer_del(lk.l_retry);
+	link_connect(-1, 0, NULL);
+	return (0);
+}
+
 void
 link_stop(void)
 {

@@ -159,12 +159,117 @@ usage(void)
 }
 
 static struct event_base	*base;
+static struct workerd_config	 conf;
+static const char		*conffile = WORKERD_CONF;
+static int			 conffile_given;
+
+/* Command-line flags override these keys, at start and at every reload. */
+static struct {
+	const char	*key;
+	const char	*value;
+} overrides[] = {
+	{ "master", NULL }, { "name", NULL }, { "cpus", NULL },
+	{ "delay", NULL }, { "load_profile", NULL }, { "speed", NULL },
+};
+
+/* Defaults, then the file, then the flags; -1 with a message. */
+static int
+workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
+{
+	char	 msg[512];
+	size_t	 i;
+
+	*usage = 0;
+	workerd_config_defaults(c);
+	if (conf_load(conffile, workerd_keys, c, conffile_given, err,
+	    errlen) == -1)
+		return (-1);
+	for (i = 0; i < sizeof(overrides) / sizeof(overrides[0]); i++) {
+		if (overrides[i].value == NULL)
+			continue;
+		if (conf_set(workerd_keys, c, overrides[i].key,
+		    overrides[i].value, msg, sizeof(msg)) == -1) {
+			snprintf(err, errlen, "workerd: %s", msg);
+			*usage = 1;
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* Fill in what defaults to the machine: CPUs, and the name from the CN. */
+static int
+workerd_finish(struct workerd_config *c, char *err, size_t errlen)
+{
+	char	 role[32], cn[64];
+	long	 online;
+
+	if (c->cpus == 0) {
+		online = sysconf(_SC_NPROCESSORS_ONLN);
+		c->cpus = online > 0 ? (unsigned)online : 1;
+	}
+	if (c->name[0] == '\0') {
+		if (tls_cert_cn(c->cert, role, sizeof(role), cn,
+		    sizeof(cn)) == -1) {
+			snprintf(err, errlen, "cannot read a name (CN) from the "
+			    "certificate %.900s; set 'name' or fix 'cert'", c->cert);
+			return (-1);
+		}
+		snprintf(c->name, sizeof(c->name), "%s", cn);
+	}
+	return (0);
+}
+
+/*
+ * SIGHUP: read the configuration again and apply it: the master's address,
+ * the TLS files (for the next connection), the emulation knobs.  cpus and
+ * name take a restart.  A broken file changes nothing.
+ */
+static void
+workerd_reload(void)
+{
+	struct workerd_config	 nc;
+	struct load_profile	 lp;
+	char			 err[1024];
+	int			 u;
+
+	notify_reloading();
+	if (workerd_load(&nc, err, sizeof(err), &u) == -1 ||
+	    workerd_finish(&nc, err, sizeof(err)) == -1 ||
+	    load_profile_parse(nc.load_profile, &lp, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration", err);
+		goto done;
+	}
+	if (nc.cpus != conf.cpus) {
+		log_warnx("reload: cpus takes a restart; still %u", conf.cpus);
+		nc.cpus = conf.cpus;
+	}
+	if (strcmp(nc.name, conf.name) != 0) {
+		log_warnx("reload: name takes a restart; still %s", conf.name);
+		strcpy(nc.name, conf.name);
+	}
+	if (link_reload(&nc) == -1) {
+		log_warnx("reload failed; keeping the running configuration");
+		goto done;
+	}
+	conf = nc;
+	profile = lp;
+	base_speed = conf.speed;
+	log_info("reloaded %s: master %s, speed %g", conffile, conf.master,
+	    conf.speed);
+done:
+	notify_ready();
+}
 
 static void
 workerd_sig(evutil_socket_t sig, short ev, void *arg)
 {
 	(void)ev;
 	(void)arg;
+	if (sig == SIGHUP) {
+		workerd_reload();
+		return;
+	}
 	log_info("exiting on signal %d", (int)sig);
 	event_base_loopexit(base, NULL);
 }
@@ -172,51 +277,43 @@ workerd_sig(evutil_socket_t sig, short ev, void *arg)
 int
 main(int argc, char *argv[])
 {
-	struct workerd_config	 conf;
-	struct event		*ev_term, *ev_int;
-	const char		*conffile = WORKERD_CONF;
-	const char		*o_master = NULL, *o_name = NULL, *o_cpus = NULL;
-	char			 err[1024], role[32], cn[64];
-	int			 ch, debug = 0, noaction = 0, verbose = 0;
-	int			 given = 0;
-	long			 online;
-
 	static const struct option longopts[] = {
 		{ "delay",		required_argument, NULL, 'D' },
 		{ "load-profile",	required_argument, NULL, 'P' },
 		{ "speed",		required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char		*o_delay = NULL, *o_profile = NULL;
-	const char		*o_speed = NULL;
+	struct event		*ev_term, *ev_int, *ev_hup;
+	char			 err[1024];
+	int			 ch, debug = 0, noaction = 0, verbose = 0, u;
 
 	while ((ch = getopt_long(argc, argv, "c:df:hm:N:nv", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
-		case 'D':
-			o_delay = optarg;
+		case 'm':
+			overrides[0].value = optarg;
 			break;
-		case 'P':
-			o_profile = optarg;
-			break;
-		case 'S':
-			o_speed = optarg;
+		case 'N':
+			overrides[1].value = optarg;
 			break;
 		case 'c':
-			o_cpus = optarg;
+			overrides[2].value = optarg;
+			break;
+		case 'D':
+			overrides[3].value = optarg;
+			break;
+		case 'P':
+			overrides[4].value = optarg;
+			break;
+		case 'S':
+			overrides[5].value = optarg;
 			break;
 		case 'd':
 			debug = 1;
 			break;
 		case 'f':
 			conffile = optarg;
-			given = 1;
-			break;
-		case 'm':
-			o_master = optarg;
-			break;
-		case 'N':
-			o_name = optarg;
+			conffile_given = 1;
 			break;
 		case 'n':
 			noaction = 1;
@@ -233,26 +330,9 @@ main(int argc, char *argv[])
 
 	log_init("workerd", 1, LOG_DAEMON);
 	log_setverbose(verbose);
-	workerd_config_defaults(&conf);
-	if (conf_load(conffile, workerd_keys, &conf, given, err,
-	    sizeof(err)) == -1) {
+	if (workerd_load(&conf, err, sizeof(err), &u) == -1) {
 		fprintf(stderr, "%s\n", err);
-		exit(CONF_EX_CONFIG);
-	}
-	if ((o_master && conf_set(workerd_keys, &conf, "master", o_master,
-	    err, sizeof(err)) == -1) ||
-	    (o_name && conf_set(workerd_keys, &conf, "name", o_name, err,
-	    sizeof(err)) == -1) ||
-	    (o_cpus && conf_set(workerd_keys, &conf, "cpus", o_cpus, err,
-	    sizeof(err)) == -1) ||
-	    (o_delay && conf_set(workerd_keys, &conf, "delay", o_delay, err,
-	    sizeof(err)) == -1) ||
-	    (o_profile && conf_set(workerd_keys, &conf, "load_profile",
-	    o_profile, err, sizeof(err)) == -1) ||
-	    (o_speed && conf_set(workerd_keys, &conf, "speed", o_speed, err,
-	    sizeof(err)) == -1)) {
-		fprintf(stderr, "workerd: %s\n", err);
-		exit(64);
+		exit(u ? 64 : CONF_EX_CONFIG);
 	}
 	if (noaction) {
 		if (verbose)
@@ -262,18 +342,8 @@ main(int argc, char *argv[])
 		exit(0);
 	}
 	log_init("workerd", debug, LOG_DAEMON);
-
-	if (conf.cpus == 0) {
-		online = sysconf(_SC_NPROCESSORS_ONLN);
-		conf.cpus = online > 0 ? (unsigned)online : 1;
-	}
-	if (conf.name[0] == '\0') {
-		if (tls_cert_cn(conf.cert, role, sizeof(role), cn,
-		    sizeof(cn)) == -1)
-			fatalx("cannot read a name (CN) from the certificate "
-			    "%s; set 'name' or fix 'cert'", conf.cert);
-		snprintf(conf.name, sizeof(conf.name), "%s", cn);
-	}
+	if (workerd_finish(&conf, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 
 	load_profile_parse(conf.load_profile, &profile, err, sizeof(err));
 	base_speed = conf.speed;
@@ -288,8 +358,10 @@ main(int argc, char *argv[])
 		fatalx("event_base_new");
 	ev_term = evsignal_new(base, SIGTERM, workerd_sig, NULL);
 	ev_int = evsignal_new(base, SIGINT, workerd_sig, NULL);
+	ev_hup = evsignal_new(base, SIGHUP, workerd_sig, NULL);
 	evsignal_add(ev_term, NULL);
 	evsignal_add(ev_int, NULL);
+	evsignal_add(ev_hup, NULL);
 
 	link_start(base, &conf, conf.name);
 	exec_start(base, conf.cpus, link_wake);
@@ -308,6 +380,7 @@ main(int argc, char *argv[])
 	link_stop();
 	event_free(ev_term);
 	event_free(ev_int);
+	event_free(ev_hup);
 	event_base_free(base);
 	return (0);
 }

@@ -84,6 +84,7 @@ void	 link_start(struct event_base *, const struct workerd_config *,
 	    const char *);
 void	 link_note_received(struct wtask *);
 void	 link_stop(void);
+int	 link_reload(const struct workerd_config *);
 void	 link_wake(void);
 
 #endif /* R3Q_WORKERD_H */

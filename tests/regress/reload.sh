@@ -50,3 +50,24 @@ master_alive
     fail "job after a failed reload failed"
 grep -q "policy rr" "$T/after2.out" || fail "a failed reload changed the policy"
 ok "a broken config on SIGHUP is refused and nothing changes"
+
+# workerd: a new master address in its config moves it there on SIGHUP;
+# a broken file changes nothing.
+sed -e "s|^control = .*|control = $T/ctl2.sock|" -e "s|^listen = .*|listen = 127.0.0.1:0|" \
+    -e '/^bogus/d' "$T/masterd.conf" > "$T/m2.conf"
+"$MASTERD" -d -f "$T/m2.conf" > "$T/m2.log" 2>&1 &
+PIDS="$PIDS $!"
+waitfor "grep -q 'listening on' '$T/m2.log'" 10 || fail "second masterd did not start"
+port2=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\),.*/\1/p' "$T/m2.log")
+echo "bogus = 1" >> "$T/w1.conf"
+kill -HUP "$WPID_w1"
+waitfor "grep -q 'w1.conf:[0-9]*: unknown key .bogus.; keeping the running configuration' '$T/w1.log'" 5 ||
+    fail "workerd did not report its broken config"
+kill -0 "$WPID_w1" || fail "workerd died on a broken config"
+sed -i -e '/^bogus/d' -e "s/^master = .*/master = 127.0.0.1:$port2/" "$T/w1.conf"
+kill -HUP "$WPID_w1"
+waitfor "[ \$('$R3QCTL' -s '$T/ctl2.sock' workers | tail -n +2 | wc -l) -eq 1 ]" 10 ||
+    fail "w1 did not move to the second master: $(tail -n 5 "$T/w1.log")"
+"$R3QCTL" -s "$T/ctl2.sock" es --mu 5 --lambda 10 --dim 5 --generations 2 \
+    --quiet > /dev/null || fail "job on the second master failed"
+ok "workerd moves to a new master on SIGHUP and refuses a broken config"

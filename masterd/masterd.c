@@ -71,6 +71,21 @@ check_qf(const char *v, char *err, size_t errlen)
 	return (0);
 }
 
+/* http: none, a port (on 127.0.0.1) or host:port. */
+static int
+check_http(const char *v, char *err, size_t errlen)
+{
+	char		 h[256], p[16];
+	uint64_t	 n;
+
+	if (strcmp(v, "none") == 0 || parse_u64(v, 0, 65535, &n) == 0 ||
+	    conf_split_hostport(v, h, sizeof(h), p, sizeof(p), NULL) == 0)
+		return (0);
+	snprintf(err, errlen, "http: '%s' is not none, a port or host:port",
+	    v);
+	return (-1);
+}
+
 #define OFF(f)	offsetof(struct masterd_config, f)
 const struct conf_key masterd_keys[] = {
 	{ "listen",		CONF_HOSTPORT,	OFF(listen),	0, 0, NULL },
@@ -89,6 +104,7 @@ const struct conf_key masterd_keys[] = {
 	    NULL },
 	{ "handshake_timeout",	CONF_DURATION,	OFF(handshake_timeout), 100,
 	    3600000, NULL },
+	{ "http",		CONF_STRING,	OFF(http),	0, 0, check_http },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -108,6 +124,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->max_attempts = 3;
 	c->handshake_timeout = 10000;
+	strcpy(c->http, "none");
 }
 
 /* Tell systemd what masterd is doing: workers, jobs, generations. */
@@ -169,6 +186,11 @@ masterd_reload(void)
 		log_warnx("reload: control takes a restart; still %s",
 		    md->conf.control);
 		strcpy(nc.control, md->conf.control);
+	}
+	if (strcmp(nc.http, md->conf.http) != 0) {
+		log_warnx("reload: http takes a restart; still %s",
+		    md->conf.http);
+		strcpy(nc.http, md->conf.http);
 	}
 	if (strcmp(nc.journal, md->conf.journal) != 0) {
 		log_warnx("reload: journal takes a restart; still %s",
@@ -268,7 +290,8 @@ main(int argc, char *argv[])
 	md->next_task = 1;
 	md->next_batch = 1;
 
-	if (server_listen() == -1 || control_listen() == -1)
+	if (server_listen() == -1 || control_listen() == -1 ||
+	    metrics_listen() == -1)
 		exit(1);
 
 	ev_term = evsignal_new(md->base, SIGTERM, masterd_sig, NULL);
@@ -287,6 +310,7 @@ main(int argc, char *argv[])
 	notify_stopping();
 	notify_watchdog_stop();
 
+	metrics_close();
 	control_close();
 	server_close();
 	job_free_all();

@@ -28,6 +28,7 @@ struct masterd_config {
 	uint64_t	 max_frame;
 	unsigned	 max_attempts;
 	uint64_t	 handshake_timeout;	/* ms */
+	char		 http[CONF_STRMAX];	/* none, port or host:port */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -179,6 +180,10 @@ void	 session_error(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_free(struct session *);
 struct session *session_new(struct bufferevent *, const char *, int);
+
+/* metrics.c */
+int	 metrics_listen(void);
+void	 metrics_close(void);
 
 /* control.c */
 int	 control_listen(void);

@@ -1,0 +1,262 @@
+/*
+ * masterd's optional HTTP listener (libevent's evhttp): /metrics in the
+ * Prometheus text format and /status in JSON, for monitoring.  Read-only;
+ * bound to loopback unless the configuration names another address.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "log.h"
+#include "masterd.h"
+#include "util.h"
+
+static struct evhttp	*http;
+
+/* Job labels are numbers; worker names are checked by mkcerts, but quote. */
+static void
+metrics_label(struct evbuffer *b, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			evbuffer_add(b, "\\", 1);
+		if ((unsigned char)*s >= 0x20)
+			evbuffer_add(b, s, 1);
+	}
+}
+
+/* GET /metrics: the Prometheus text exposition format. */
+static void
+metrics_prometheus(struct evhttp_request *req, void *arg)
+{
+	struct sched_stats	 st;
+	struct evbuffer		*b;
+	struct worker		*w;
+	struct job		*j;
+	R3q__JobInfo		 info;
+	uint32_t		 i, held, running;
+	size_t			 nj[4] = { 0, 0, 0, 0 };
+
+	(void)arg;
+	sched_get_stats(md->sched, &st);
+	b = evbuffer_new();
+	evbuffer_add_printf(b,
+	    "# HELP r3q_workers_connected Workers connected now.\n"
+	    "# TYPE r3q_workers_connected gauge\n"
+	    "r3q_workers_connected %u\n"
+	    "# HELP r3q_tasks Tasks by where they are now.\n"
+	    "# TYPE r3q_tasks gauge\n"
+	    "r3q_tasks{state=\"queued\"} %" PRIu64 "\n"
+	    "r3q_tasks{state=\"held\"} %" PRIu64 "\n"
+	    "r3q_tasks{state=\"running\"} %" PRIu64 "\n"
+	    "# HELP r3q_tasks_done_total Tasks whose result was accepted.\n"
+	    "# TYPE r3q_tasks_done_total counter\n"
+	    "r3q_tasks_done_total %" PRIu64 "\n"
+	    "# HELP r3q_tasks_failed_total Tasks given up after max_attempts.\n"
+	    "# TYPE r3q_tasks_failed_total counter\n"
+	    "r3q_tasks_failed_total %" PRIu64 "\n"
+	    "# HELP r3q_replicas_total Extra copies sent (RR, R3Q).\n"
+	    "# TYPE r3q_replicas_total counter\n"
+	    "r3q_replicas_total %" PRIu64 "\n"
+	    "# HELP r3q_copies_terminated_total Losing copies withdrawn.\n"
+	    "# TYPE r3q_copies_terminated_total counter\n"
+	    "r3q_copies_terminated_total{while=\"held\"} %" PRIu64 "\n"
+	    "r3q_copies_terminated_total{while=\"running\"} %" PRIu64 "\n",
+	    md->nworkers, st.queued, st.held, st.running, st.done, st.failed,
+	    st.replicas, st.cancelled_held, st.cancelled_running);
+
+	evbuffer_add_printf(b,
+	    "# HELP r3q_worker_tasks Tasks on a worker now.\n"
+	    "# TYPE r3q_worker_tasks gauge\n");
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL)
+			continue;
+		sched_worker_load(md->sched, w->w_id, &held, &running);
+		evbuffer_add_printf(b, "r3q_worker_tasks{worker=\"");
+		metrics_label(b, w->w_name);
+		evbuffer_add_printf(b, "\",state=\"held\"} %u\n", held);
+		evbuffer_add_printf(b, "r3q_worker_tasks{worker=\"");
+		metrics_label(b, w->w_name);
+		evbuffer_add_printf(b, "\",state=\"running\"} %u\n", running);
+	}
+	evbuffer_add_printf(b,
+	    "# HELP r3q_worker_tasks_done_total Results accepted from a "
+	    "worker.\n# TYPE r3q_worker_tasks_done_total counter\n");
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL)
+			continue;
+		evbuffer_add_printf(b, "r3q_worker_tasks_done_total{worker=\"");
+		metrics_label(b, w->w_name);
+		evbuffer_add_printf(b, "\"} %" PRIu64 "\n", w->w_done);
+	}
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		nj[j->j_state]++;
+	evbuffer_add_printf(b,
+	    "# HELP r3q_jobs Jobs by state.\n# TYPE r3q_jobs gauge\n"
+	    "r3q_jobs{state=\"running\"} %zu\nr3q_jobs{state=\"done\"} %zu\n"
+	    "r3q_jobs{state=\"failed\"} %zu\n"
+	    "r3q_jobs{state=\"cancelled\"} %zu\n",
+	    nj[JOB_RUNNING], nj[JOB_DONE], nj[JOB_FAILED], nj[JOB_CANCELLED]);
+	evbuffer_add_printf(b,
+	    "# HELP r3q_job_generation Generations completed by a running "
+	    "job.\n# TYPE r3q_job_generation gauge\n");
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		if (j->j_state == JOB_RUNNING)
+			evbuffer_add_printf(b, "r3q_job_generation{job=\"%" PRIu64
+			    "\"} %zu\n", j->j_id, j->j_ngens);
+	evbuffer_add_printf(b,
+	    "# HELP r3q_job_efficiency Parallel efficiency LB/E of a running "
+	    "job with a synthetic load.\n"
+	    "# TYPE r3q_job_efficiency gauge\n");
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		if (j->j_state != JOB_RUNNING || j->j_params.work_ms <= 0)
+			continue;
+		job_info(j, &info, 0);
+		evbuffer_add_printf(b, "r3q_job_efficiency{job=\"%" PRIu64
+		    "\"} %.6f\n", j->j_id, info.efficiency);
+		job_info_clear(&info);
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(req, HTTP_OK, "OK", b);
+	evbuffer_free(b);
+}
+
+/* A string as a JSON string. */
+static void
+status_string(struct evbuffer *b, const char *s)
+{
+	evbuffer_add(b, "\"", 1);
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			evbuffer_add(b, "\\", 1);
+		if ((unsigned char)*s >= 0x20)
+			evbuffer_add(b, s, 1);
+	}
+	evbuffer_add(b, "\"", 1);
+}
+
+/* GET /status: the daemon, its workers and its jobs as one JSON object. */
+static void
+metrics_status(struct evhttp_request *req, void *arg)
+{
+	struct sched_stats	 st;
+	struct evbuffer		*b;
+	struct worker		*w;
+	struct job		*j;
+	R3q__JobInfo		 info;
+	uint32_t		 i, held, running;
+	int			 first = 1;
+
+	(void)arg;
+	sched_get_stats(md->sched, &st);
+	b = evbuffer_new();
+	evbuffer_add_printf(b, "{\"version\":\"%s\",\"listen\":",
+	    PACKAGE_VERSION);
+	status_string(b, md->listen_addr);
+	evbuffer_add_printf(b, ",\"policy\":\"%s\",\"tasks\":{\"queued\":%"
+	    PRIu64 ",\"held\":%" PRIu64 ",\"running\":%" PRIu64 ",\"done\":%"
+	    PRIu64 ",\"failed\":%" PRIu64 ",\"replicas\":%" PRIu64 "},"
+	    "\"workers\":[", sched_policy_name(md->policy), st.queued, st.held,
+	    st.running, st.done, st.failed, st.replicas);
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL)
+			continue;
+		sched_worker_load(md->sched, w->w_id, &held, &running);
+		evbuffer_add_printf(b, "%s{\"name\":", first ? "" : ",");
+		status_string(b, w->w_name);
+		evbuffer_add_printf(b, ",\"address\":");
+		status_string(b, w->w_session->s_addr);
+		evbuffer_add_printf(b, ",\"cpus\":%u,\"speed\":%g,\"held\":%u,"
+		    "\"running\":%u,\"done\":%" PRIu64 ",\"since\":%" PRIu64 "}",
+		    w->w_cpus, w->w_speed, held, running, w->w_done,
+		    w->w_since);
+		first = 0;
+	}
+	evbuffer_add_printf(b, "],\"jobs\":[");
+	first = 1;
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		job_info(j, &info, 0);
+		evbuffer_add_printf(b, "%s{\"id\":%" PRIu64 ",\"state\":\"%s\","
+		    "\"policy\":\"%s\",\"generation\":%u,\"best\":%.17g,"
+		    "\"elapsed\":%.6f,\"efficiency\":%.6f}", first ? "" : ",",
+		    info.id, info.state, info.policy, info.generation,
+		    info.best, (double)info.elapsed_ns / 1e9, info.efficiency);
+		job_info_clear(&info);
+		first = 0;
+	}
+	evbuffer_add_printf(b, "]}\n");
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evhttp_send_reply(req, HTTP_OK, "OK", b);
+	evbuffer_free(b);
+}
+
+/* Anything else: 404, or 405 for a method other than GET. */
+static void
+metrics_other(struct evhttp_request *req, void *arg)
+{
+	(void)arg;
+	evhttp_send_error(req, HTTP_NOTFOUND, "try /metrics or /status");
+}
+
+/*
+ * Listen for HTTP if the configuration asks: "none" is off, a bare port
+ * means 127.0.0.1.  Returns -1 with a log line on failure.
+ */
+int
+metrics_listen(void)
+{
+	struct evhttp_bound_socket	*bs;
+	struct sockaddr_storage		 ss;
+	socklen_t			 sslen = sizeof(ss);
+	char				 host[256], port[16], a[64];
+	const char			*spec = md->conf.http;
+	int				 p;
+
+	if (strcmp(spec, "none") == 0)
+		return (0);
+	if (strchr(spec, ':') == NULL && strchr(spec, '.') == NULL) {
+		snprintf(host, sizeof(host), "127.0.0.1");
+		snprintf(port, sizeof(port), "%.5s", spec);
+	} else if (conf_split_hostport(spec, host, sizeof(host), port,
+	    sizeof(port), NULL) == -1) {
+		log_warnx("http: bad address %s", spec);
+		return (-1);
+	}
+	if ((http = evhttp_new(md->base)) == NULL)
+		fatalx("evhttp_new");
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	evhttp_set_cb(http, "/metrics", metrics_prometheus, NULL);
+	evhttp_set_cb(http, "/status", metrics_status, NULL);
+	evhttp_set_gencb(http, metrics_other, NULL);
+	evhttp_set_timeout(http, 10);
+	p = atoi(port);
+	if ((bs = evhttp_bind_socket_with_handle(http, host[0] ? host :
+	    "0.0.0.0", (uint16_t)p)) == NULL) {
+		log_warn("http: cannot listen on %s", spec);
+		return (-1);
+	}
+	if (getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss,
+	    &sslen) == 0)
+		log_info("http: /metrics and /status on %s",
+		    sockaddr_str((struct sockaddr *)&ss, a, sizeof(a)));
+	return (0);
+}
+
+void
+metrics_close(void)
+{
+	if (http != NULL)
+		evhttp_free(http);
+	http = NULL;
+}

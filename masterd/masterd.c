@@ -199,6 +199,7 @@ masterd_reload(void)
 	}
 	md->conf = nc;
 	sched_policy_parse(md->conf.policy, &md->policy);
+	strcpy(md->conf.policy, sched_policy_name(md->policy));
 	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
 	log_info("reloaded %s: default policy %s, queue_factor %s, TLS files "
 	    "read again", conffile, sched_policy_name(md->policy),
@@ -264,6 +265,7 @@ main(int argc, char *argv[])
 		exit(CONF_EX_CONFIG);
 	}
 	sched_policy_parse(md->conf.policy, &md->policy);
+	strcpy(md->conf.policy, sched_policy_name(md->policy));
 	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
 	if (noaction) {
 		if (verbose)

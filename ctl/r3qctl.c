@@ -712,7 +712,7 @@ cmd_workers(void)
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
 	R3q__ListWorkers l = R3Q__LIST_WORKERS__INIT;
 	R3q__WorkerInfo	*w;
-	char		 kinds[128], since[32];
+	char		 kinds[128], since[32], hb[32];
 	size_t		 i, k, off;
 	struct tm	 tm;
 	time_t		 t;
@@ -724,9 +724,9 @@ cmd_workers(void)
 	ans = ctl_recv();
 	if (ans->body_case != R3Q__ENVELOPE__BODY_WORKER_LIST)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
-	printf("%-12s %-22s %4s %6s %-15s %4s %4s %7s %8s %8s %8s %s\n",
+	printf("%-12s %-22s %4s %6s %-15s %4s %4s %7s %8s %8s %8s %7s %s\n",
 	    "NAME", "ADDRESS", "CPUS", "SPEED", "KINDS", "CAP", "HELD",
-	    "RUNNING", "DONE", "RTT", "TASK", "SINCE");
+	    "RUNNING", "DONE", "RTT", "TASK", "LASTHB", "SINCE");
 	for (i = 0; i < ans->worker_list->n_workers; i++) {
 		w = ans->worker_list->workers[i];
 		kinds[0] = '\0';
@@ -737,10 +737,16 @@ cmd_workers(void)
 		t = (time_t)w->since_unix;
 		localtime_r(&t, &tm);
 		strftime(since, sizeof(since), "%Y-%m-%d %H:%M:%S", &tm);
+		if (w->last_heartbeat_ms == UINT64_MAX)
+			snprintf(hb, sizeof(hb), "-");
+		else
+			snprintf(hb, sizeof(hb), "%.1fs",
+			    (double)w->last_heartbeat_ms / 1000);
 		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
-		    " %6.1fms %6.1fms %s\n", w->name, w->address, w->cpus,
+		    " %6.1fms %6.1fms %7s %s\n", w->name, w->address, w->cpus,
 		    w->speed, kinds, w->capacity, w->held, w->running, w->done,
-		    (double)w->rtt_ns / 1e6, (double)w->task_ns / 1e6, since);
+		    (double)w->rtt_ns / 1e6, (double)w->task_ns / 1e6, hb,
+		    since);
 	}
 	frame_free(ans);
 	return (EX_OK);

@@ -170,6 +170,8 @@ control_list_workers(struct session *s, uint64_t reqid)
 			infos[n].capacity = est.cap;
 		}
 		infos[n].speed = w->w_speed;
+		infos[n].last_heartbeat_ms = w->w_last_hb ? (mono_ns() -
+		    w->w_last_hb) / NS_PER_MS : UINT64_MAX;
 		infos[n].done = w->w_done;
 		infos[n].since_unix = w->w_since;
 		ptrs[n] = &infos[n];

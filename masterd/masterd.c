@@ -105,6 +105,8 @@ const struct conf_key masterd_keys[] = {
 	{ "handshake_timeout",	CONF_DURATION,	OFF(handshake_timeout), 100,
 	    3600000, NULL },
 	{ "http",		CONF_STRING,	OFF(http),	0, 0, check_http },
+	{ "heartbeat_timeout",	CONF_DURATION,	OFF(heartbeat_timeout), 100,
+	    3600000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -125,6 +127,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->max_attempts = 3;
 	c->handshake_timeout = 10000;
 	strcpy(c->http, "none");
+	c->heartbeat_timeout = 10000;
 }
 
 /* Tell systemd what masterd is doing: workers, jobs, generations. */
@@ -198,6 +201,7 @@ masterd_reload(void)
 		strcpy(nc.journal, md->conf.journal);
 	}
 	md->conf = nc;
+	server_liveness_arm();
 	sched_policy_parse(md->conf.policy, &md->policy);
 	strcpy(md->conf.policy, sched_policy_name(md->policy));
 	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);

@@ -29,6 +29,7 @@ struct masterd_config {
 	unsigned	 max_attempts;
 	uint64_t	 handshake_timeout;	/* ms */
 	char		 http[CONF_STRMAX];	/* none, port or host:port */
+	uint64_t	 heartbeat_timeout;	/* ms */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -73,6 +74,8 @@ struct worker {
 	struct session		*w_session;
 	uint64_t		 w_done;
 	uint64_t		 w_since;	/* wall clock, seconds */
+	uint64_t		 w_last_seen;	/* mono ns, any message */
+	uint64_t		 w_last_hb;	/* mono ns, 0: none yet */
 	/* frames being built while the core's actions are drained */
 	R3q__Task		**w_out;
 	size_t			 w_nout, w_outcap;
@@ -159,6 +162,7 @@ struct masterd {
 	uint64_t		 next_batch;
 	struct evconnlistener	*tls_listener;
 	struct evconnlistener	*ctl_listener;
+	struct event		*liveness;	/* heartbeat_timeout check */
 	void			*ssl_ctx;
 	int			 draining;
 	char			 listen_addr[64];	/* as bound */
@@ -172,6 +176,7 @@ void	 masterd_status(void);
 /* server.c */
 int	 server_listen(void);
 int	 server_reload(const struct masterd_config *);
+void	 server_liveness_arm(void);
 void	 server_close(void);
 void	 server_drain(void);
 void	 session_send(struct session *, Envelope *);

@@ -346,6 +346,7 @@ worker_hello(struct session *s, Envelope *env)
 		    s->s_name, h->speed);
 	w->w_session = s;
 	w->w_since = wall_ns() / NS_PER_SEC;
+	w->w_last_seen = mono_ns();
 	md->workers[w->w_id] = w;
 	md->nworkers++;
 	s->s_worker = w;
@@ -436,6 +437,7 @@ worker_dispatch(struct session *s, Envelope *env)
 	size_t		 i;
 	uint64_t	 now;
 
+	s->s_worker->w_last_seen = mono_ns();
 	switch (env->body_case) {
 	case R3Q__ENVELOPE__BODY_RESULTS:
 		worker_results(s, env->results);
@@ -448,6 +450,7 @@ worker_dispatch(struct session *s, Envelope *env)
 			    p->started[i], now);
 		break;
 	case R3Q__ENVELOPE__BODY_HEARTBEAT:
+		s->s_worker->w_last_hb = s->s_worker->w_last_seen;
 		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("worker %s (%s) reports: %s", s->s_name, s->s_addr,
@@ -650,7 +653,10 @@ server_listen(void)
 	}
 	md->tls_listener = server_bind(md->conf.listen, md->listen_addr,
 	    sizeof(md->listen_addr));
-	return (md->tls_listener == NULL ? -1 : 0);
+	if (md->tls_listener == NULL)
+		return (-1);
+	server_liveness_arm();
+	return (0);
 }
 
 /*
@@ -686,6 +692,51 @@ server_reload(const struct masterd_config *nc)
 	return (0);
 }
 
+/*
+ * Absolute liveness, the backstop of relative suspect detection: a worker
+ * from which nothing (no heartbeat, no result) has come for
+ * heartbeat_timeout is lost, and its tasks go back to the queue.
+ */
+static void
+server_liveness(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w;
+	uint64_t	 now = mono_ns(), limit;
+	uint32_t	 i;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	limit = md->conf.heartbeat_timeout * NS_PER_MS;
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL || now - w->w_last_seen <= limit)
+			continue;
+		log_warnx("worker %s (%s): nothing for %llu ms "
+		    "(heartbeat_timeout); declaring it lost", w->w_name,
+		    w->w_session->s_addr, (unsigned long long)((now -
+		    w->w_last_seen) / NS_PER_MS));
+		session_close(w->w_session);
+	}
+}
+
+/* Check liveness four times per heartbeat_timeout, at most every second. */
+void
+server_liveness_arm(void)
+{
+	struct timeval	 tv;
+	uint64_t	 ms = md->conf.heartbeat_timeout / 4;
+
+	if (ms > 1000)
+		ms = 1000;
+	if (md->liveness == NULL)
+		md->liveness = event_new(md->base, -1, EV_PERSIST,
+		    server_liveness, NULL);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	event_del(md->liveness);
+	event_add(md->liveness, &tv);
+}
+
 /* Close every session and the listener. */
 void
 server_close(void)
@@ -702,6 +753,8 @@ server_close(void)
 		bufferevent_free(s->s_bev);
 		free(s);
 	}
+	if (md->liveness != NULL)
+		event_free(md->liveness);
 	if (md->tls_listener != NULL)
 		evconnlistener_free(md->tls_listener);
 	if (md->ssl_ctx != NULL)

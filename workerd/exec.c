@@ -69,6 +69,7 @@ exec_progress(void *arg, int half)
 
 	if (half != 2)
 		return;
+	atomic_store(&t->wt_half, 1);
 	pthread_mutex_lock(&ex.ex_mtx);
 	exec_note(&ex.ex_half, &ex.ex_nhalf, &ex.ex_halfcap, t->wt_id);
 	pthread_mutex_unlock(&ex.ex_mtx);
@@ -258,6 +259,32 @@ exec_collect(struct wtasklist *done, uint64_t **started, size_t *nstarted,
 	ex.ex_nstarted = ex.ex_startedcap = 0;
 	ex.ex_half = NULL;
 	ex.ex_nhalf = ex.ex_halfcap = 0;
+	pthread_mutex_unlock(&ex.ex_mtx);
+}
+
+/*
+ * The running tasks split by half (the worker monitoring of ALGORITHMS.md
+ * section 3), for a heartbeat; the caller frees both arrays.
+ */
+void
+exec_halves(uint64_t **first, size_t *nfirst, uint64_t **second,
+    size_t *nsecond)
+{
+	struct wtask	*t;
+	unsigned	 i;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	*first = xcalloc(ex.ex_nthreads, sizeof(**first));
+	*second = xcalloc(ex.ex_nthreads, sizeof(**second));
+	*nfirst = *nsecond = 0;
+	for (i = 0; i < ex.ex_nthreads; i++) {
+		if ((t = ex.ex_running[i]) == NULL)
+			continue;
+		if (atomic_load(&t->wt_half))
+			(*second)[(*nsecond)++] = t->wt_id;
+		else
+			(*first)[(*nfirst)++] = t->wt_id;
+	}
 	pthread_mutex_unlock(&ex.ex_mtx);
 }
 

@@ -56,6 +56,8 @@ static struct {
 	struct wtasklist		 l_outbox;
 	size_t				 l_noutbox;
 	uint64_t			 l_done;
+	uint64_t			 l_done_hb;	/* l_done at last beat */
+	struct event			*l_heartbeat;
 } lk;
 
 static void	link_connect(evutil_socket_t, short, void *);
@@ -340,6 +342,47 @@ link_wake(void)
 	event_active(lk.l_wake, EV_READ, 0);
 }
 
+/* Every heartbeat interval: what runs, by half, and the queue's state. */
+static void
+link_heartbeat(evutil_socket_t fd, short ev, void *arg)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Heartbeat	 hb = R3Q__HEARTBEAT__INIT;
+	unsigned	 held, running;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	if (lk.l_state != LINK_UP)
+		return;
+	exec_counts(&held, &running);
+	exec_halves(&hb.first_half, &hb.n_first_half, &hb.second_half,
+	    &hb.n_second_half);
+	hb.queued = held;
+	hb.running = running;
+	hb.done = lk.l_done;
+	hb.finished = (uint32_t)(lk.l_done - lk.l_done_hb);
+	hb.interval_ms = (uint32_t)lk.l_conf->heartbeat;
+	lk.l_done_hb = lk.l_done;
+	env.body_case = R3Q__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	link_send(&env);
+	free(hb.first_half);
+	free(hb.second_half);
+}
+
+/* (Re)arm the heartbeat every ms milliseconds. */
+static void
+link_heartbeat_arm(uint64_t ms)
+{
+	struct timeval	 tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	event_del(lk.l_heartbeat);
+	event_add(lk.l_heartbeat, &tv);
+}
+
 /* Tasks for the local queue. */
 static void
 link_assign(R3q__Assign *a)
@@ -565,6 +608,8 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	lk.l_retry = evtimer_new(base, link_connect, NULL);
 	lk.l_wake = event_new(base, -1, 0, link_collect, NULL);
 	delay_ev = evtimer_new(base, link_delay_fire, NULL);
+	lk.l_heartbeat = event_new(base, -1, EV_PERSIST, link_heartbeat, NULL);
+	link_heartbeat_arm(conf->heartbeat);
 	link_connect(-1, 0, NULL);
 }
 
@@ -590,6 +635,8 @@ link_reload(const struct workerd_config *nc)
 	}
 	SSL_CTX_free(lk.l_ctx);
 	lk.l_ctx = ctx;
+	if (nc->heartbeat != lk.l_conf->heartbeat)
+		link_heartbeat_arm(nc->heartbeat);
 	if (strcmp(host, lk.l_host) == 0 && strcmp(port, lk.l_port) == 0)
 		return (0);
 	log_info("the master is now %s:%s", host, port);
@@ -620,6 +667,7 @@ link_stop(void)
 		wtask_free(t);
 	}
 	link_delay_clear();
+	event_free(lk.l_heartbeat);
 	event_free(delay_ev);
 	event_free(lk.l_retry);
 	event_free(lk.l_wake);

@@ -45,6 +45,7 @@ const struct conf_key workerd_keys[] = {
 	{ "delay",		CONF_DURATION,	OFF(delay),	0, 60000, NULL },
 	{ "load_profile",	CONF_STRING,	OFF(load_profile), 0, 0,
 	    check_profile },
+	{ "heartbeat",		CONF_DURATION,	OFF(heartbeat),	100, 60000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -133,6 +134,7 @@ workerd_config_defaults(struct workerd_config *c)
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->reconnect_max = 30000;
 	c->speed = 1.0;
+	c->heartbeat = 1000;
 }
 
 static void __attribute__((noreturn))

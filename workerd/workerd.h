@@ -27,6 +27,7 @@ struct workerd_config {
 	double		 speed;			/* vs the reference machine */
 	uint64_t	 delay;			/* ms, WAN emulation */
 	char		 load_profile[CONF_STRMAX];
+	uint64_t	 heartbeat;		/* ms */
 };
 
 #define LOAD_MAXPOINTS	64
@@ -61,6 +62,7 @@ struct wtask {
 	double			 wt_work_ms;
 	int			 wt_spin;
 	atomic_int		 wt_cancel;
+	atomic_int		 wt_half;	/* past its half-way point */
 	uint64_t		 wt_received;	/* wall ns */
 	uint64_t		 wt_start;
 	uint64_t		 wt_end;
@@ -77,6 +79,7 @@ size_t	 exec_drop_held(void);
 void	 exec_collect(struct wtasklist *, uint64_t **, size_t *,
 	    uint64_t **, size_t *);
 void	 exec_counts(unsigned *, unsigned *);
+void	 exec_halves(uint64_t **, size_t *, uint64_t **, size_t *);
 void	 wtask_free(struct wtask *);
 
 /* link.c: the connection to the master. */

@@ -21,7 +21,11 @@
 
 static struct evhttp	*http;
 
-/* Job labels are numbers; worker names are checked by mkcerts, but quote. */
+/*
+ * Escape a name for a Prometheus label or a JSON string: backslash before
+ * quotes and backslashes, control characters dropped.  (Worker names come
+ * from certificates; mkcerts keeps them tame, other CAs may not.)
+ */
 static void
 metrics_label(struct evbuffer *b, const char *s)
 {
@@ -136,12 +140,7 @@ static void
 status_string(struct evbuffer *b, const char *s)
 {
 	evbuffer_add(b, "\"", 1);
-	for (; *s != '\0'; s++) {
-		if (*s == '"' || *s == '\\')
-			evbuffer_add(b, "\\", 1);
-		if ((unsigned char)*s >= 0x20)
-			evbuffer_add(b, s, 1);
-	}
+	metrics_label(b, s);
 	evbuffer_add(b, "\"", 1);
 }
 

@@ -107,16 +107,22 @@ session_new(struct bufferevent *bev, const char *addr, int tls)
 	return (s);
 }
 
+/* The session's worker is gone: its tasks go back to the queue. */
+static void
+session_lose_worker(struct session *s)
+{
+	if (s->s_worker == NULL)
+		return;
+	log_info("worker %s (%s) lost", s->s_worker->w_name, s->s_addr);
+	worker_free(s->s_worker);
+	server_drain();
+}
+
 /* Close a session at once; a worker's tasks go back to the queue. */
 void
 session_free(struct session *s)
 {
-	if (s->s_worker != NULL) {
-		log_info("worker %s (%s) lost", s->s_worker->w_name,
-		    s->s_addr);
-		worker_free(s->s_worker);
-		server_drain();
-	}
+	session_lose_worker(s);
 	TAILQ_REMOVE(&md->sessions, s, s_entry);
 	bufferevent_free(s->s_bev);
 	free(s);
@@ -136,12 +142,7 @@ session_flushed(struct bufferevent *bev, void *arg)
 static void
 session_close(struct session *s)
 {
-	if (s->s_worker != NULL) {
-		log_info("worker %s (%s) lost", s->s_worker->w_name,
-		    s->s_addr);
-		worker_free(s->s_worker);
-		server_drain();
-	}
+	session_lose_worker(s);
 	if (s->s_closing)
 		return;
 	s->s_closing = 1;

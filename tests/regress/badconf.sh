@@ -1,7 +1,8 @@
 # Broken configuration files are refused with `file:line: message` and
 # exit status 78 (EX_CONFIG) by `-n` and at start-up, for both daemons;
 # `-nv` prints the effective configuration, which parses again to itself;
-# unreadable TLS files stop masterd with a message naming the file.
+# unreadable TLS files stop masterd with a message naming the file, logged
+# with a priority prefix under systemd and a time stamp with -d.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 # expect_conf DAEMON TEXT PATTERN: -n on TEXT exits 78 saying PATTERN.
@@ -70,3 +71,14 @@ rc=0
 [ "$rc" -eq 1 ] && grep -q "nothere.pem: No such file" "$T/out" ||
     fail "missing certificate: rc $rc, $(cat "$T/out")"
 ok "masterd names a missing certificate file"
+
+# The same failure, logged as systemd wants it (JOURNAL_STREAM set, no -d):
+# a priority prefix and no time stamp; with -d, a time stamp.
+grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} masterd: .*nothere\.pem' "$T/out" ||
+    fail "-d lines lack time stamps: $(cat "$T/out")"
+rc=0
+JOURNAL_STREAM=8:9 "$MASTERD" -f "$T/m.conf" 2> "$T/journal.out" || rc=$?
+[ "$rc" -eq 1 ] || fail "masterd with a missing certificate exited $rc"
+grep -qE '^<4>.*nothere\.pem: No such file or directory$' "$T/journal.out" ||
+    fail "no priority-prefixed line: $(cat "$T/journal.out")"
+ok "journal lines carry <priority> and no time stamp; -d lines a time stamp"

@@ -1,27 +1,9 @@
-# Operating details: under systemd (JOURNAL_STREAM set, no -d) log lines go
-# to stderr with a syslog priority prefix and no time stamp, while -d adds
-# time stamps; `r3qctl cancel` stops a running job, withdraws its copies
-# from the workers and says so; jobs and workers are listed.
+# `r3qctl cancel` stops a running job, withdraws its copies from the
+# workers and says so; it refuses a finished or unknown job; jobs and
+# workers are listed.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1 w2
-cat > "$T/bad.conf" <<EOC
-listen = 127.0.0.1:0
-control = $T/bad.sock
-ca = $T/certs/ca.pem
-cert = $T/certs/nothere.pem
-key = $T/certs/master.key
-EOC
-rc=0
-JOURNAL_STREAM=8:9 "$MASTERD" -f "$T/bad.conf" 2> "$T/journal.out" || rc=$?
-[ "$rc" -eq 1 ] || fail "masterd with a missing certificate exited $rc"
-grep -qE '^<4>.*nothere\.pem: No such file or directory$' "$T/journal.out" ||
-    fail "no priority-prefixed line: $(cat "$T/journal.out")"
-"$MASTERD" -d -f "$T/bad.conf" 2> "$T/debug.out" || true
-grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} masterd: .*nothere\.pem' "$T/debug.out" ||
-    fail "-d lines lack time stamps: $(cat "$T/debug.out")"
-ok "journal lines carry <priority> and no time stamp; -d lines a time stamp"
-
 start_master
 start_worker w1
 start_worker w2

@@ -36,14 +36,36 @@ conf_parse_units(const char *s, uint64_t *out, const char *const *units,
 	return (0);
 }
 
-/* A duration in milliseconds: "250ms", "10s", "2m", "1h"; bare = seconds. */
+/*
+ * A duration in milliseconds: "250ms", "10s", "2m", "1h", "7d"; bare =
+ * seconds.
+ */
 int
 conf_parse_duration(const char *s, uint64_t *ms)
 {
-	static const char *const units[] = { "ms", "s", "", "m", "h", NULL };
-	static const uint64_t mult[] = { 1, 1000, 1000, 60000, 3600000 };
+	static const char *const units[] = { "ms", "s", "", "m", "h", "d",
+	    NULL };
+	static const uint64_t mult[] = { 1, 1000, 1000, 60000, 3600000,
+	    86400000 };
 
 	return (conf_parse_units(s, ms, units, mult));
+}
+
+/* Print a duration in the largest unit that divides it exactly. */
+static void
+conf_print_duration(FILE *out, const char *name, uint64_t ms)
+{
+	static const char *const units[] = { "d", "h", "m", "s" };
+	static const uint64_t mult[] = { 86400000, 3600000, 60000, 1000 };
+	size_t	 i;
+
+	for (i = 0; i < 4 && ms > 0; i++)
+		if (ms % mult[i] == 0) {
+			fprintf(out, "%s = %" PRIu64 "%s\n", name, ms / mult[i],
+			    units[i]);
+			return;
+		}
+	fprintf(out, "%s = %" PRIu64 "%s\n", name, ms, ms > 0 ? "ms" : "s");
 }
 
 /* A size in bytes: "512", "64K", "16M", "1G". */
@@ -319,12 +341,7 @@ conf_print(FILE *out, const struct conf_key *keys, const void *conf)
 			break;
 		case CONF_DURATION:
 			v = *(const uint64_t *)(const void *)p;
-			if (v % 1000 == 0)
-				fprintf(out, "%s = %" PRIu64 "s\n", keys->name,
-				    v / 1000);
-			else
-				fprintf(out, "%s = %" PRIu64 "ms\n",
-				    keys->name, v);
+			conf_print_duration(out, keys->name, v);
 			break;
 		case CONF_DOUBLE:
 			conf_print_double(out, keys->name,

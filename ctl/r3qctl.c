@@ -724,9 +724,10 @@ cmd_workers(void)
 	ans = ctl_recv();
 	if (ans->body_case != R3Q__ENVELOPE__BODY_WORKER_LIST)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
-	printf("%-12s %-22s %4s %6s %-15s %4s %4s %7s %8s %8s %8s %7s %s\n",
-	    "NAME", "ADDRESS", "CPUS", "SPEED", "KINDS", "CAP", "HELD",
-	    "RUNNING", "DONE", "RTT", "TASK", "LASTHB", "SINCE");
+	printf("%-12s %-22s %4s %6s %-15s %4s %4s %7s %8s %8s %8s %7s %4s "
+	    "%-8s %s\n", "NAME", "ADDRESS", "CPUS", "SPEED", "KINDS", "CAP",
+	    "HELD", "RUNNING", "DONE", "RTT", "TASK", "LASTHB", "SUSP",
+	    "STATE", "SINCE");
 	for (i = 0; i < ans->worker_list->n_workers; i++) {
 		w = ans->worker_list->workers[i];
 		kinds[0] = '\0';
@@ -743,10 +744,16 @@ cmd_workers(void)
 			snprintf(hb, sizeof(hb), "%.1fs",
 			    (double)w->last_heartbeat_ms / 1000);
 		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
-		    " %6.1fms %6.1fms %7s %s\n", w->name, w->address, w->cpus,
-		    w->speed, kinds, w->capacity, w->held, w->running, w->done,
-		    (double)w->rtt_ns / 1e6, (double)w->task_ns / 1e6, hb,
-		    since);
+		    " %6.1fms %6.1fms %7s %4" PRIu64 " %-8s %s\n", w->name,
+		    w->address, w->cpus, w->speed, kinds, w->capacity, w->held,
+		    w->running, w->done, (double)w->rtt_ns / 1e6,
+		    (double)w->task_ns / 1e6, hb, w->suspects, w->state, since);
+	}
+	/* Then why any of them is not ok. */
+	for (i = 0; i < ans->worker_list->n_workers; i++) {
+		w = ans->worker_list->workers[i];
+		if (w->why != NULL && w->why[0] != '\0')
+			printf("%s: %s\n", w->name, w->why);
 	}
 	frame_free(ans);
 	return (EX_OK);

@@ -132,6 +132,42 @@ control_list_jobs(struct session *s, uint64_t reqid)
 }
 
 /* r3qctl workers. */
+/*
+ * A worker's health as relative suspect detection sees it: ok, suspect
+ * (a task of it stood still while another worker did a whole one), or
+ * cooling (suspect too often: no new tasks for a while), and why.
+ */
+static void
+control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
+    char *why, size_t len)
+{
+	struct sched_fault_info	 fi;
+	uint64_t		 now = mono_ns();
+
+	why[0] = '\0';
+	wi->state = (char *)(uintptr_t)"ok";
+	wi->why = why;
+	if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+		return;
+	wi->suspects = fi.suspects;
+	wi->suspects_recent = fi.recent;
+	if (fi.cooldown_until != 0) {
+		wi->state = (char *)(uintptr_t)"cooling";
+		wi->cooldown_ms = fi.cooldown_until > now ?
+		    (fi.cooldown_until - now) / NS_PER_MS : 0;
+		snprintf(why, len, "suspect %u times within %llus "
+		    "(suspect_limit %u): no new tasks for %llus more",
+		    fi.recent, (unsigned long long)
+		    (md->conf.suspect_window / 1000), md->conf.suspect_limit,
+		    (unsigned long long)(wi->cooldown_ms + 999) / 1000);
+	} else if (fi.suspect_copies > 0) {
+		wi->state = (char *)(uintptr_t)"suspect";
+		snprintf(why, len, "%u of its tasks stood still while another "
+		    "worker did a whole one; they run elsewhere too",
+		    fi.suspect_copies);
+	}
+}
+
 static void
 control_list_workers(struct session *s, uint64_t reqid)
 {
@@ -141,12 +177,13 @@ control_list_workers(struct session *s, uint64_t reqid)
 	const struct task_kind	 *kinds;
 	struct sched_estimate	  est;
 	struct worker		 *w;
-	char			**names;
+	char			**names, (*whys)[160];
 	size_t			  nk, k, n = 0;
 	uint32_t		  i;
 
 	kinds = task_kind_list(&nk);
 	infos = xcalloc(md->nworkers + 1, sizeof(*infos));
+	whys = xcalloc(md->nworkers + 1, sizeof(*whys));
 	ptrs = xcalloc(md->nworkers + 1, sizeof(*ptrs));
 	names = xcalloc((md->nworkers + 1) * (nk + 1), sizeof(*names));
 	for (i = 0; i < md->maxworkers; i++) {
@@ -174,6 +211,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 		    w->w_last_hb) / NS_PER_MS : UINT64_MAX;
 		infos[n].done = w->w_done;
 		infos[n].since_unix = w->w_since;
+		control_worker_health(w, &infos[n], whys[n], sizeof(whys[n]));
 		ptrs[n] = &infos[n];
 		n++;
 	}
@@ -185,6 +223,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 	session_send(s, &env);
 	free(names);
 	free(infos);
+	free(whys);
 	free(ptrs);
 }
 

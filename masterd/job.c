@@ -11,7 +11,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <event2/event.h>
+
 #include "es/es.h"
+#include "journal.h"
 #include "log.h"
 #include "masterd.h"
 #include "task/task.h"
@@ -20,7 +23,11 @@
 #define JOBS_KEEP	1000	/* finished jobs remembered */
 #define LU_MAX		20000
 
-static void	job_start_batch(struct job *);
+static void	job_start_batch(struct job *, uint64_t, const uint8_t *);
+static void	job_gen_done(struct job *, const struct sched_batch_report *);
+static void	job_journal_put(struct job *);
+static void	job_set_params(struct job *, const R3q__EsParams *,
+		    enum sched_policy, unsigned);
 
 const char *
 job_state_name(enum job_state st)
@@ -85,6 +92,7 @@ job_free(struct job *j)
 	free(j->j_params.policy);
 	free(j->j_gens);
 	free(j->j_spans);
+	free(j->j_best_x);
 	free(j);
 }
 
@@ -108,13 +116,30 @@ job_trim(void)
 	}
 }
 
-/* A job ends: tell its followers. */
+/*
+ * A job ends: keep its best, journal its end (its results were only
+ * needed to resume it), tell its followers.
+ */
 static void
 job_end(struct job *j, enum job_state st)
 {
+	const double	*x;
+
 	j->j_state = st;
 	j->j_end = mono_ns();
+	if (j->j_es != NULL && j->j_ngens > 0 &&
+	    (x = es_best_x(j->j_es)) != NULL) {
+		j->j_best = es_best_f(j->j_es);
+		free(j->j_best_x);
+		j->j_best_x = xcalloc(j->j_params.dim, sizeof(double));
+		memcpy(j->j_best_x, x, j->j_params.dim * sizeof(double));
+	}
 	job_release_batch(j);
+	job_journal_put(j);
+	if (md->journal != NULL &&
+	    journal_results_drop(md->journal, j->j_id) == -1)
+		log_warnx("%s", journal_error(md->journal));
+	job_journal_commit();
 	control_job_event(j, NULL);
 	masterd_status();
 }
@@ -163,8 +188,22 @@ job_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	}
 	j->j_id = md->next_job++;
 	j->j_state = JOB_RUNNING;
+	job_set_params(j, p, pol,
+	    p->queue_factor ? p->queue_factor : md->queue_factor);
+	j->j_start = mono_ns();
+	j->j_submitted = wall_ns() / NS_PER_SEC;
+	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
+	job_start_batch(j, 0, NULL);
+	return (j);
+}
+
+/* The job's own copy of its parameters, with the policy settled. */
+static void
+job_set_params(struct job *j, const R3q__EsParams *p, enum sched_policy pol,
+    unsigned qf)
+{
 	j->j_policy = pol;
-	j->j_qf = p->queue_factor ? p->queue_factor : md->queue_factor;
+	j->j_qf = qf;
 	r3q__es_params__init(&j->j_params);
 	j->j_params.mu = p->mu;
 	j->j_params.lambda = p->lambda;
@@ -173,15 +212,10 @@ job_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	j->j_params.lu = p->lu;
 	j->j_params.seed = p->seed;
 	j->j_params.reevaluate_parents = p->reevaluate_parents;
-	j->j_params.queue_factor = j->j_qf;
+	j->j_params.queue_factor = qf;
 	j->j_params.work_ms = p->work_ms;
 	j->j_params.spin = p->spin;
 	j->j_params.policy = xstrdup(sched_policy_name(pol));
-	j->j_start = mono_ns();
-	j->j_submitted = wall_ns() / NS_PER_SEC;
-	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
-	job_start_batch(j);
-	return (j);
 }
 
 /* Cast away const for a protobuf field we only read from. */
@@ -193,23 +227,32 @@ unconst(const double *p)
 	return (u.m);
 }
 
-/* Submit the current generation as one batch. */
+/*
+ * Submit the current generation as one batch.  Its task ids start at
+ * first, or at the next free id if first is 0; when a job resumes from the
+ * journal, the individuals marked in have already have their result and
+ * only the others are submitted.
+ */
 static void
-job_start_batch(struct job *j)
+job_start_batch(struct job *j, uint64_t first, const uint8_t *have)
 {
 	struct sched_batch_config	 cfg;
 	const struct task_kind		*k;
 	uint64_t			*ids;
-	size_t				 i, n;
+	size_t				 i, n, nids = 0;
 
 	n = es_batch_size(j->j_es);
 	/* A synthetic load makes the evaluation a synth task (Ridge + sleep). */
 	k = task_kind_lookup(j->j_params.work_ms > 0 ? "synth" : "ridge-lu");
 	j->j_tasks = xcalloc(n, sizeof(*j->j_tasks));
 	ids = xcalloc(n, sizeof(*ids));
-	j->j_first = md->next_task;
+	if (first == 0) {
+		first = md->next_task;
+		md->next_task += n;
+	} else if (first + n > md->next_task)
+		md->next_task = first + n;
+	j->j_first = first;
 	j->j_n = n;
-	md->next_task += n;
 	for (i = 0; i < n; i++) {
 		r3q__task__init(&j->j_tasks[i]);
 		j->j_tasks[i].id = j->j_first + i;
@@ -219,35 +262,106 @@ job_start_batch(struct job *j)
 		j->j_tasks[i].lu = j->j_params.lu;
 		j->j_tasks[i].work_ms = j->j_params.work_ms;
 		j->j_tasks[i].spin = j->j_params.spin;
-		ids[i] = j->j_first + i;
+		if (have == NULL || !have[i])
+			ids[nids++] = j->j_first + i;
 	}
+	/* Journal the generation and its ids before any task goes out. */
+	job_journal_put(j);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.policy = j->j_policy;
 	cfg.queue_factor = j->j_qf;
 	cfg.kind = k->index;
 	cfg.max_attempts = md->conf.max_attempts;
+	cfg.max_kills = md->conf.max_kills;
 	j->j_batch = md->next_batch++;
 	j->j_nspans = 0;
-	if (sched_submit(md->sched, j->j_batch, &cfg, ids, n, mono_ns()) == -1)
+	if (nids == 0) {
+		/* Every result was in the journal: the generation is over. */
+		free(ids);
+		job_gen_done(j, NULL);
+		return;
+	}
+	if (sched_submit(md->sched, j->j_batch, &cfg, ids, nids,
+	    mono_ns()) == -1)
 		fatalx("%s: core refused batch %llu", __func__,
 		    (unsigned long long)j->j_batch);
 	free(ids);
 }
 
-/* The accepted result of task idx of the current batch. */
+/*
+ * The accepted result of task idx of the current batch.  It is journaled
+ * in the transaction that is committed before anything else leaves
+ * masterd (job_journal_commit() from server_flush()).
+ */
 void
 job_result(struct job *j, size_t idx, double fitness)
 {
+	struct journal_result	 jr;
+
 	es_set_fitness(j->j_es, idx, fitness);
 	j->j_done++;
+	if (md->journal == NULL)
+		return;
+	jr.job = j->j_id;
+	jr.gen = es_generation(j->j_es);
+	jr.idx = (uint32_t)idx;
+	jr.fitness = fitness;
+	if (journal_result_add(md->journal, &jr) == -1)
+		log_warnx("%s", journal_error(md->journal));
 }
 
-/* One execution of a task of the current batch, for the measurements. */
+/* Journal one execution (or withdrawal) of task idx for the reports. */
+static void
+job_journal_span(struct job *j, const struct worker *w, size_t idx,
+    uint32_t slot, uint64_t start, uint64_t end, enum span_outcome o,
+    int replica)
+{
+	struct journal_span	 js;
+
+	if (md->journal == NULL)
+		return;
+	memset(&js, 0, sizeof(js));
+	js.job = j->j_id;
+	js.gen = es_generation(j->j_es);
+	js.idx = (uint32_t)idx;
+	js.task = j->j_first + idx;
+	snprintf(js.worker, sizeof(js.worker), "%s", w->w_name);
+	js.slot = slot;
+	js.start_ns = start;
+	js.end_ns = end;
+	js.outcome = (uint32_t)o;
+	js.replica = replica != 0;
+	if (journal_span_add(md->journal, &js) == -1)
+		log_warnx("%s", journal_error(md->journal));
+}
+
+/* A held copy of task idx was withdrawn from w before it ran. */
 void
-job_span(struct job *j, uint32_t wid, uint64_t start, uint64_t end)
+job_withdrawn(struct job *j, const struct worker *w, size_t idx)
+{
+	uint64_t	 now = wall_ns();
+
+	job_journal_span(j, w, idx, UINT32_MAX, now, now, SPAN_WITHDRAWN, 0);
+}
+
+/*
+ * One execution of task idx of the current batch, as the result r tells
+ * it: kept for the measurements (in masterd's clock) and journaled for the
+ * reports (in wall-clock time).
+ */
+void
+job_span(struct job *j, const struct worker *w, size_t idx,
+    const R3q__Result *r, enum span_outcome o)
 {
 	struct exec_span	*ns;
+	uint64_t		 start, end;
 
+	if (r->start_ns == 0 || r->end_ns < r->start_ns)
+		return;
+	job_journal_span(j, w, idx, r->slot, r->start_ns, r->end_ns, o,
+	    r->replica);
+	start = r->start_ns > md->wall_off ? r->start_ns - md->wall_off : 0;
+	end = r->end_ns > md->wall_off ? r->end_ns - md->wall_off : 0;
 	if (j->j_nspans == j->j_spancap) {
 		j->j_spancap = j->j_spancap ? j->j_spancap * 2 : 128;
 		ns = reallocarray(j->j_spans, j->j_spancap, sizeof(*ns));
@@ -255,7 +369,7 @@ job_span(struct job *j, uint32_t wid, uint64_t start, uint64_t end)
 			fatal("%s", __func__);
 		j->j_spans = ns;
 	}
-	j->j_spans[j->j_nspans].x_wid = wid;
+	j->j_spans[j->j_nspans].x_wid = w->w_id;
 	j->j_spans[j->j_nspans].x_start = start;
 	j->j_spans[j->j_nspans].x_end = end;
 	j->j_nspans++;
@@ -335,20 +449,74 @@ job_cancel(struct job *j, const char *why)
 void
 job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 {
-	struct gen_report	*g, *ng;
 	struct job		*j;
-	uint32_t		 gen;
 
 	TAILQ_FOREACH(j, &md->jobs, j_entry)
 		if (j->j_state == JOB_RUNNING && j->j_batch == batch)
 			break;
-	if (j == NULL)
+	if (j != NULL)
+		job_gen_done(j, rep);
+}
+
+/* Pack a generation's report for the journal or a client. */
+static void
+job_gen_pb(const struct job *j, const struct gen_report *g,
+    R3q__GenReport *pb)
+{
+	r3q__gen_report__init(pb);
+	pb->job = j->j_id;
+	pb->generation = g->g_gen;
+	pb->best = g->g_best;
+	pb->elapsed_ns = g->g_elapsed;
+	pb->tasks = g->g_tasks;
+	pb->total_ns = g->g_total;
+	pb->sync_ns = g->g_sync;
+	pb->comm_ns = g->g_comm;
+	pb->compute_ns = g->g_compute;
+	pb->replicas = g->g_replicas;
+	pb->killed_held = g->g_killed_held;
+	pb->killed_running = g->g_killed_running;
+}
+
+/* Journal a finished generation's report. */
+static void
+job_journal_gen(const struct job *j, const struct gen_report *g)
+{
+	R3q__GenReport	 pb;
+	uint8_t		 buf[256];
+	size_t		 len;
+
+	if (md->journal == NULL)
 		return;
+	job_gen_pb(j, g, &pb);
+	if ((len = r3q__gen_report__get_packed_size(&pb)) > sizeof(buf))
+		fatalx("%s: report of %zu bytes", __func__, len);
+	r3q__gen_report__pack(&pb, buf);
+	if (journal_gen_put(md->journal, j->j_id, g->g_gen, buf, len) == -1)
+		log_warnx("%s", journal_error(md->journal));
+}
+
+/*
+ * Every result of j's generation is in (rep: what the core saw of its
+ * batch; NULL when the results all came from the journal).
+ */
+static void
+job_gen_done(struct job *j, const struct sched_batch_report *rep)
+{
+	struct sched_batch_report	 none;
+	struct gen_report		*g, *ng;
+	uint32_t			 gen;
+
+	if (rep == NULL) {
+		memset(&none, 0, sizeof(none));
+		none.t_submit = none.t_done = mono_ns();
+		rep = &none;
+	}
 	gen = es_generation(j->j_es);
 	if (es_advance(j->j_es) == -1) {
 		/* The core said done, so every result must be in. */
 		fatalx("job %llu: batch %llu done with results missing",
-		    (unsigned long long)j->j_id, (unsigned long long)batch);
+		    (unsigned long long)j->j_id, (unsigned long long)j->j_batch);
 	}
 	ng = reallocarray(j->j_gens, j->j_ngens + 1, sizeof(*ng));
 	if (ng == NULL)
@@ -360,6 +528,7 @@ job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 	g->g_elapsed = mono_ns() - j->j_start;
 	g->g_tasks = (uint32_t)j->j_n;
 	job_measure(j, rep, g);
+	job_journal_gen(j, g);
 	log_debug("job %llu generation %u best %.17g",
 	    (unsigned long long)j->j_id, gen, g->g_best);
 	job_release_batch(j);
@@ -371,7 +540,7 @@ job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 		job_end(j, JOB_DONE);
 		return;
 	}
-	job_start_batch(j);
+	job_start_batch(j, 0, NULL);
 }
 
 /*
@@ -420,7 +589,10 @@ job_info(const struct job *j, R3q__JobInfo *info, int full)
 	info->policy = j->j_params.policy;
 	info->params = (R3q__EsParams *)(uintptr_t)&j->j_params;
 	info->generation = j->j_ngens ? j->j_gens[j->j_ngens - 1].g_gen : 0;
-	info->best = j->j_ngens ? es_best_f(j->j_es) : 0;
+	if (j->j_es != NULL)
+		info->best = j->j_ngens ? es_best_f(j->j_es) : 0;
+	else
+		info->best = j->j_best;
 	info->error = (char *)(uintptr_t)j->j_error;
 	info->elapsed_ns = (j->j_state == JOB_RUNNING ? mono_ns() :
 	    j->j_end) - j->j_start;
@@ -430,25 +602,18 @@ job_info(const struct job *j, R3q__JobInfo *info, int full)
 	job_totals(j, info);
 	if (!full || j->j_ngens == 0)
 		return;
-	info->n_best_x = j->j_params.dim;
-	info->best_x = unconst(es_best_x(j->j_es));
+	if (j->j_es != NULL) {
+		info->n_best_x = j->j_params.dim;
+		info->best_x = unconst(es_best_x(j->j_es));
+	} else if (j->j_best_x != NULL) {
+		info->n_best_x = j->j_params.dim;
+		info->best_x = j->j_best_x;
+	}
 	info->n_gens = j->j_ngens;
 	info->gens = xcalloc(j->j_ngens, sizeof(*info->gens));
 	for (i = 0; i < j->j_ngens; i++) {
 		info->gens[i] = xcalloc(1, sizeof(**info->gens));
-		r3q__gen_report__init(info->gens[i]);
-		info->gens[i]->job = j->j_id;
-		info->gens[i]->generation = j->j_gens[i].g_gen;
-		info->gens[i]->best = j->j_gens[i].g_best;
-		info->gens[i]->elapsed_ns = j->j_gens[i].g_elapsed;
-		info->gens[i]->tasks = j->j_gens[i].g_tasks;
-		info->gens[i]->total_ns = j->j_gens[i].g_total;
-		info->gens[i]->sync_ns = j->j_gens[i].g_sync;
-		info->gens[i]->comm_ns = j->j_gens[i].g_comm;
-		info->gens[i]->compute_ns = j->j_gens[i].g_compute;
-		info->gens[i]->replicas = j->j_gens[i].g_replicas;
-		info->gens[i]->killed_held = j->j_gens[i].g_killed_held;
-		info->gens[i]->killed_running = j->j_gens[i].g_killed_running;
+		job_gen_pb(j, &j->j_gens[i], info->gens[i]);
 	}
 }
 
@@ -471,4 +636,351 @@ job_free_all(void)
 
 	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
 		job_free(j);
+}
+
+/*
+ * The journal (masterd.conf journal): each job's row, its generation
+ * reports, its accepted results until it ends, and its task executions.
+ * Writes pile up in one transaction that job_journal_commit() ends before
+ * anything leaves masterd, so a result counts only once it is on disk as
+ * far as a crash of masterd goes (WAL, synchronous=NORMAL: a power loss
+ * may still take the last commits).
+ */
+
+/* Write j's row: parameters, state, generation, first task id. */
+static void
+job_journal_put(struct job *j)
+{
+	struct journal_job	 jj;
+	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
+	uint8_t			*params, *extra;
+
+	if (md->journal == NULL)
+		return;
+	memset(&jj, 0, sizeof(jj));
+	jj.id = j->j_id;
+	jj.paramslen = r3q__es_params__get_packed_size(&j->j_params);
+	params = xcalloc(1, jj.paramslen + 1);
+	r3q__es_params__pack(&j->j_params, params);
+	jj.params = params;
+	snprintf(jj.state, sizeof(jj.state), "%s", job_state_name(j->j_state));
+	jj.submitted_ns = j->j_start + md->wall_off;
+	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : j->j_end + md->wall_off;
+	jj.gen = j->j_es != NULL ? es_generation(j->j_es) : 0;
+	jj.first_task = j->j_first;
+	snprintf(jj.error, sizeof(jj.error), "%s", j->j_error);
+	st.done = j->j_done;
+	st.dropped = j->j_dropped;
+	st.speed_time = j->j_speed_time;
+	if (j->j_state != JOB_RUNNING) {
+		st.best = j->j_best;
+		st.elapsed_ns = j->j_end - j->j_start;
+		if (j->j_best_x != NULL) {
+			st.n_best_x = j->j_params.dim;
+			st.best_x = j->j_best_x;
+		}
+	}
+	jj.extralen = r3q__job_state__get_packed_size(&st);
+	extra = xcalloc(1, jj.extralen + 1);
+	r3q__job_state__pack(&st, extra);
+	jj.extra = extra;
+	if (journal_job_put(md->journal, &jj) == -1 ||
+	    journal_meta_set(md->journal, "next_job", md->next_job) == -1 ||
+	    journal_meta_set(md->journal, "next_task", md->next_task) == -1)
+		log_warnx("%s", journal_error(md->journal));
+	free(params);
+	free(extra);
+}
+
+/* End the journal's transaction: what was accepted is now kept. */
+void
+job_journal_commit(void)
+{
+	if (md->journal != NULL && journal_commit(md->journal) == -1)
+		log_warnx("%s", journal_error(md->journal));
+}
+
+/* Drop the finished jobs older than journal_retention (0: keep them). */
+static void
+job_journal_prune(evutil_socket_t fd, short ev, void *arg)
+{
+	uint64_t	 keep = md->conf.journal_retention * NS_PER_MS;
+	uint64_t	 now = wall_ns();
+	size_t		 n;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	if (md->journal == NULL || keep == 0 || keep >= now)
+		return;
+	if (journal_prune(md->journal, now - keep, &n) == -1 ||
+	    journal_commit(md->journal) == -1) {
+		log_warnx("%s", journal_error(md->journal));
+		return;
+	}
+	if (n > 0)
+		log_info("journal: dropped %zu jobs finished more than %llus "
+		    "ago (journal_retention)", n, (unsigned long long)
+		    (md->conf.journal_retention / 1000));
+}
+
+/* A job's results, in (gen, idx) order, as the journal gives them. */
+struct job_load {
+	struct journal_result	*res;
+	size_t			 n, cap;
+	struct job		*job;
+	int			 bad;
+};
+
+static int
+job_load_result(void *arg, const struct journal_result *r)
+{
+	struct job_load	*jl = arg;
+
+	if (jl->n == jl->cap) {
+		jl->cap = jl->cap ? jl->cap * 2 : 256;
+		if ((jl->res = reallocarray(jl->res, jl->cap,
+		    sizeof(*jl->res))) == NULL)
+			fatal("%s", __func__);
+	}
+	jl->res[jl->n++] = *r;
+	return (0);
+}
+
+static int
+job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
+{
+	struct job_load		*jl = arg;
+	struct job		*j = jl->job;
+	struct gen_report	*g;
+	R3q__GenReport		*pb;
+
+	if ((pb = r3q__gen_report__unpack(NULL, len, blob)) == NULL) {
+		jl->bad = 1;
+		return (0);
+	}
+	if ((j->j_gens = reallocarray(j->j_gens, j->j_ngens + 1,
+	    sizeof(*j->j_gens))) == NULL)
+		fatal("%s", __func__);
+	g = &j->j_gens[j->j_ngens++];
+	memset(g, 0, sizeof(*g));
+	g->g_gen = gen;
+	g->g_best = pb->best;
+	g->g_elapsed = pb->elapsed_ns;
+	g->g_tasks = pb->tasks;
+	g->g_total = pb->total_ns;
+	g->g_sync = pb->sync_ns;
+	g->g_comm = pb->comm_ns;
+	g->g_compute = pb->compute_ns;
+	g->g_replicas = pb->replicas;
+	g->g_killed_held = pb->killed_held;
+	g->g_killed_running = pb->killed_running;
+	r3q__gen_report__free_unpacked(pb, NULL);
+	return (0);
+}
+
+/*
+ * Replay a running job's ES from its journaled results: every generation
+ * before the current one must be complete; the current one is submitted
+ * again with the individuals that have no result yet.  The ES draws its
+ * numbers from (seed, generation, index) alone, so the replay is exact.
+ * Returns -1 with a message if the journal cannot explain the job.
+ */
+static int
+job_replay(struct job *j, const struct journal_job *row,
+    const struct job_load *jl, char *err, size_t errlen)
+{
+	struct es_params	 ep;
+	uint8_t			*have;
+	size_t			 k = 0, n, got;
+	uint32_t		 gen;
+
+	memset(&ep, 0, sizeof(ep));
+	ep.mu = j->j_params.mu;
+	ep.lambda = j->j_params.lambda;
+	ep.dim = j->j_params.dim;
+	ep.generations = j->j_params.generations;
+	ep.seed = j->j_params.seed;
+	ep.reevaluate_parents = j->j_params.reevaluate_parents;
+	if (es_params_check(&ep, err, errlen) == -1 ||
+	    (j->j_es = es_new(&ep)) == NULL)
+		return (-1);
+	for (gen = 0; gen < row->gen; gen++) {
+		n = es_batch_size(j->j_es);
+		for (got = 0; k < jl->n && jl->res[k].gen == gen; k++)
+			if (jl->res[k].idx < n) {
+				es_set_fitness(j->j_es, jl->res[k].idx,
+				    jl->res[k].fitness);
+				got++;
+			}
+		if (got != n || es_advance(j->j_es) == -1) {
+			snprintf(err, errlen, "generation %u has %zu of its "
+			    "%zu results", gen, got, n);
+			return (-1);
+		}
+	}
+	n = es_batch_size(j->j_es);
+	have = xcalloc(n, 1);
+	for (; k < jl->n && jl->res[k].gen == row->gen; k++)
+		if (jl->res[k].idx < n && !have[jl->res[k].idx]) {
+			es_set_fitness(j->j_es, jl->res[k].idx,
+			    jl->res[k].fitness);
+			have[jl->res[k].idx] = 1;
+		}
+	/* The generation reports beyond the replayed ones are stale. */
+	while (j->j_ngens > 0 && j->j_gens[j->j_ngens - 1].g_gen >= row->gen)
+		j->j_ngens--;
+	job_start_batch(j, row->first_task, have);
+	free(have);
+	return (0);
+}
+
+/* One job from the journal: kept as it ended, or resumed. */
+static int
+job_load(void *arg, const struct journal_job *row)
+{
+	struct job_load	 jl;
+	struct job	*j;
+	R3q__EsParams	*p;
+	R3q__JobState	*st = NULL;
+	enum sched_policy pol = SCHED_POLICY_R3Q;
+	uint64_t	 now = mono_ns(), wnow = wall_ns();
+	char		 err[160];
+
+	(void)arg;
+	if ((p = r3q__es_params__unpack(NULL, row->paramslen,
+	    row->params)) == NULL) {
+		log_warnx("%s: job %llu has unreadable parameters; skipped",
+		    journal_path(md->journal), (unsigned long long)row->id);
+		return (0);
+	}
+	if (row->extra != NULL)
+		st = r3q__job_state__unpack(NULL, row->extralen, row->extra);
+	if (row->id >= md->next_job)
+		md->next_job = row->id + 1;
+	j = xcalloc(1, sizeof(*j));
+	j->j_id = row->id;
+	(void)sched_policy_parse(p->policy, &pol);
+	job_set_params(j, p, pol, p->queue_factor);
+	r3q__es_params__free_unpacked(p, NULL);
+	j->j_start = now - (wnow > row->submitted_ns ? wnow -
+	    row->submitted_ns : 0);
+	j->j_submitted = row->submitted_ns / NS_PER_SEC;
+	snprintf(j->j_error, sizeof(j->j_error), "%s", row->error);
+	if (st != NULL) {
+		j->j_done = st->done;
+		j->j_dropped = st->dropped;
+		j->j_speed_time = st->speed_time;
+	}
+	memset(&jl, 0, sizeof(jl));
+	jl.job = j;
+	if (journal_load_gens(md->journal, j->j_id, job_load_gen, &jl) == -1)
+		goto fail;
+	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
+	if (strcmp(row->state, "running") != 0) {
+		j->j_state = strcmp(row->state, "done") == 0 ? JOB_DONE :
+		    strcmp(row->state, "cancelled") == 0 ? JOB_CANCELLED :
+		    JOB_FAILED;
+		if (st != NULL) {
+			j->j_end = j->j_start + st->elapsed_ns;
+			j->j_best = st->best;
+			if (st->n_best_x == j->j_params.dim) {
+				j->j_best_x = xcalloc(st->n_best_x,
+				    sizeof(double));
+				memcpy(j->j_best_x, st->best_x,
+				    st->n_best_x * sizeof(double));
+			}
+		} else
+			j->j_end = j->j_start;
+		r3q__job_state__free_unpacked(st, NULL);
+		return (0);
+	}
+	if (st != NULL)
+		r3q__job_state__free_unpacked(st, NULL);
+	j->j_state = JOB_RUNNING;
+	if (journal_load_results(md->journal, j->j_id, job_load_result,
+	    &jl) == -1)
+		goto fail;
+	if (job_replay(j, row, &jl, err, sizeof(err)) == -1) {
+		log_warnx("%s: job %llu cannot resume: %s",
+		    journal_path(md->journal), (unsigned long long)j->j_id,
+		    err);
+		snprintf(j->j_error, sizeof(j->j_error), "cannot resume "
+		    "from the journal: %s", err);
+		j->j_end = now;
+		j->j_state = JOB_FAILED;
+		job_journal_put(j);
+	} else
+		log_info("job %llu resumed at generation %u with %zu results "
+		    "from the journal", (unsigned long long)j->j_id,
+		    row->gen, jl.n);
+	free(jl.res);
+	return (0);
+ fail:
+	free(jl.res);
+	return (-1);
+}
+
+/*
+ * Open the journal at startup and resume what it holds: the epoch (so the
+ * results workers finished while masterd was down still count), the id
+ * counters, and every job.  -1 (logged) if it cannot be used.
+ */
+int
+job_journal_open(void)
+{
+	struct timeval	 tv = { 3600, 0 };
+	char		 err[512];
+	uint64_t	 v;
+	int		 rc;
+
+	if (strcmp(md->conf.journal, "none") == 0)
+		return (0);
+	if ((md->journal = journal_open(md->conf.journal, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return (-1);
+	}
+	if ((rc = journal_meta_get(md->journal, "epoch", &v)) == -1)
+		goto fail;
+	if (rc == 0 && v != 0)
+		md->epoch = v;
+	else if (journal_meta_set(md->journal, "epoch", md->epoch) == -1)
+		goto fail;
+	if ((rc = journal_meta_get(md->journal, "next_job", &v)) == -1)
+		goto fail;
+	if (rc == 0 && v > md->next_job)
+		md->next_job = v;
+	if ((rc = journal_meta_get(md->journal, "next_task", &v)) == -1)
+		goto fail;
+	if (rc == 0 && v > md->next_task)
+		md->next_task = v;
+	job_journal_prune(-1, 0, NULL);
+	if (journal_load_jobs(md->journal, job_load, NULL) == -1)
+		goto fail;
+	job_journal_commit();
+	md->prune = event_new(md->base, -1, EV_PERSIST, job_journal_prune,
+	    NULL);
+	if (md->prune == NULL || evtimer_add(md->prune, &tv) == -1)
+		fatalx("cannot arm the journal_retention timer");
+	return (0);
+ fail:
+	log_warnx("%s", journal_error(md->journal));
+	journal_close(md->journal);
+	md->journal = NULL;
+	return (-1);
+}
+
+/* At exit: commit and close. */
+void
+job_journal_close(void)
+{
+	if (md->prune != NULL)
+		event_free(md->prune);
+	md->prune = NULL;
+	if (md->journal == NULL)
+		return;
+	job_journal_commit();
+	journal_close(md->journal);
+	md->journal = NULL;
 }

@@ -107,6 +107,17 @@ const struct conf_key masterd_keys[] = {
 	{ "http",		CONF_STRING,	OFF(http),	0, 0, check_http },
 	{ "heartbeat_timeout",	CONF_DURATION,	OFF(heartbeat_timeout), 100,
 	    3600000, NULL },
+	{ "journal_retention",	CONF_DURATION,	OFF(journal_retention), 0,
+	    100ULL * 365 * 86400000, NULL },
+	{ "suspect_grace",	CONF_DURATION,	OFF(suspect_grace), 0,
+	    86400000, NULL },
+	{ "suspect_limit",	CONF_UINT,	OFF(suspect_limit), 0,
+	    SCHED_SUSPECT_LIMIT_MAX, NULL },
+	{ "suspect_window",	CONF_DURATION,	OFF(suspect_window), 1,
+	    7ULL * 86400000, NULL },
+	{ "suspect_cooldown",	CONF_DURATION,	OFF(suspect_cooldown), 0,
+	    7ULL * 86400000, NULL },
+	{ "max_kills",		CONF_UINT,	OFF(max_kills),	1, 1000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -128,6 +139,26 @@ masterd_config_defaults(struct masterd_config *c)
 	c->handshake_timeout = 10000;
 	strcpy(c->http, "none");
 	c->heartbeat_timeout = 10000;
+	c->journal_retention = 7ULL * 86400000;
+	c->suspect_grace = SCHED_GRACE_DEFAULT / 1000000;
+	c->suspect_limit = SCHED_SUSPECT_LIMIT_DEFAULT;
+	c->suspect_window = SCHED_WINDOW_DEFAULT / 1000000;
+	c->suspect_cooldown = SCHED_COOLDOWN_DEFAULT / 1000000;
+	c->max_kills = 3;
+}
+
+/* Hand the suspect detection settings to the core. */
+void
+masterd_apply_fault(void)
+{
+	struct sched_fault_config	 f;
+
+	memset(&f, 0, sizeof(f));
+	f.grace_ns = md->conf.suspect_grace * 1000000;
+	f.suspect_limit = md->conf.suspect_limit;
+	f.suspect_window_ns = md->conf.suspect_window * 1000000;
+	f.cooldown_ns = md->conf.suspect_cooldown * 1000000;
+	sched_set_fault(md->sched, &f);
 }
 
 /* Tell systemd what masterd is doing: workers, jobs, generations. */
@@ -202,6 +233,7 @@ masterd_reload(void)
 	}
 	md->conf = nc;
 	server_liveness_arm();
+	masterd_apply_fault();
 	sched_policy_parse(md->conf.policy, &md->policy);
 	strcpy(md->conf.policy, sched_policy_name(md->policy));
 	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
@@ -281,7 +313,8 @@ main(int argc, char *argv[])
 	log_init("masterd", debug, LOG_DAEMON);
 
 	signal(SIGPIPE, SIG_IGN);
-	if (RAND_bytes((unsigned char *)&md->epoch, sizeof(md->epoch)) != 1)
+	if (RAND_bytes((unsigned char *)&md->epoch, sizeof(md->epoch)) != 1 ||
+	    RAND_bytes((unsigned char *)&md->boot, sizeof(md->boot)) != 1)
 		fatalx("cannot draw a random epoch");
 	if (evthread_use_pthreads() == -1)
 		fatalx("evthread_use_pthreads");
@@ -289,15 +322,15 @@ main(int argc, char *argv[])
 		fatalx("event_base_new");
 	if ((md->sched = sched_new()) == NULL)
 		fatal("sched_new");
+	masterd_apply_fault();
 	TAILQ_INIT(&md->sessions);
 	TAILQ_INIT(&md->jobs);
 	md->wall_off = wall_ns() - mono_ns();
 	md->next_job = 1;
 	md->next_task = 1;
 	md->next_batch = 1;
-
 	if (server_listen() == -1 || control_listen() == -1 ||
-	    metrics_listen() == -1)
+	    metrics_listen() == -1 || job_journal_open() == -1)
 		exit(1);
 
 	ev_term = evsignal_new(md->base, SIGTERM, masterd_sig, NULL);
@@ -319,6 +352,7 @@ main(int argc, char *argv[])
 	metrics_close();
 	control_close();
 	server_close();
+	job_journal_close();
 	job_free_all();
 	sched_free(md->sched);
 	event_free(ev_term);

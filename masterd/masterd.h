@@ -30,11 +30,18 @@ struct masterd_config {
 	uint64_t	 handshake_timeout;	/* ms */
 	char		 http[CONF_STRMAX];	/* none, port or host:port */
 	uint64_t	 heartbeat_timeout;	/* ms */
+	uint64_t	 journal_retention;	/* ms */
+	uint64_t	 suspect_grace;		/* ms */
+	unsigned	 suspect_limit;
+	uint64_t	 suspect_window;	/* ms */
+	uint64_t	 suspect_cooldown;	/* ms */
+	unsigned	 max_kills;
 };
 
 extern const struct conf_key masterd_keys[];
 int	masterd_parse_qf(const char *, unsigned *);
 void	masterd_config_defaults(struct masterd_config *);
+void	masterd_apply_fault(void);
 
 enum role {
 	ROLE_NONE = 0,		/* handshake or hello not done yet */
@@ -81,6 +88,8 @@ struct worker {
 	size_t			 w_nout, w_outcap;
 	uint64_t		*w_cancel;
 	size_t			 w_ncancel, w_cancelcap;
+	uint64_t		*w_repl;	/* of w_out, the replicas */
+	size_t			 w_nrepl, w_replcap;
 	int			 w_dirty;
 };
 
@@ -104,6 +113,15 @@ struct gen_report {
 	uint32_t		 g_replicas;
 	uint32_t		 g_killed_held;
 	uint32_t		 g_killed_running;
+};
+
+/* How a task execution ended, for the journal and the reports. */
+enum span_outcome {
+	SPAN_DONE = 0,		/* its result was accepted */
+	SPAN_LOST_RACE,		/* finished, but another copy was first */
+	SPAN_INTERRUPTED,	/* cancelled while running */
+	SPAN_FAILED,		/* the task failed on the worker */
+	SPAN_WITHDRAWN		/* cancelled while held: never ran */
 };
 
 /* One task execution on a worker, in masterd's monotonic clock. */
@@ -141,6 +159,8 @@ struct job {
 	size_t			 j_nspans, j_spancap;
 	double			 j_speed_time;	/* sum of speed_sum x dt */
 	char			 j_error[256];
+	double			 j_best;	/* once finished */
+	double			*j_best_x;	/* once finished, dim doubles */
 };
 TAILQ_HEAD(joblist, job);
 
@@ -151,7 +171,8 @@ struct masterd {
 	struct sched		*sched;
 	enum sched_policy	 policy;
 	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
-	uint64_t		 epoch;
+	uint64_t		 epoch;		/* task id space */
+	uint64_t		 boot;		/* this process */
 	struct sessionlist	 sessions;
 	struct joblist		 jobs;
 	struct worker		**workers;	/* indexed by worker id */
@@ -163,10 +184,13 @@ struct masterd {
 	struct evconnlistener	*tls_listener;
 	struct evconnlistener	*ctl_listener;
 	struct event		*liveness;	/* heartbeat_timeout check */
+	struct event		*tick;		/* the core's deadline */
 	void			*ssl_ctx;
 	int			 draining;
 	char			 listen_addr[64];	/* as bound */
 	uint64_t		 wall_off;	/* wall ns - mono ns */
+	struct journal		*journal;	/* NULL: journal = none */
+	struct event		*prune;		/* journal_retention timer */
 };
 
 extern struct masterd	*md;
@@ -201,7 +225,12 @@ struct job *job_submit(const R3q__EsParams *, char *, size_t);
 struct job *job_find(uint64_t);
 struct job *job_by_task(uint64_t, size_t *);
 void	 job_result(struct job *, size_t, double);
-void	 job_span(struct job *, uint32_t, uint64_t, uint64_t);
+void	 job_span(struct job *, const struct worker *, size_t,
+	    const R3q__Result *, enum span_outcome);
+void	 job_withdrawn(struct job *, const struct worker *, size_t);
+int	 job_journal_open(void);
+void	 job_journal_commit(void);
+void	 job_journal_close(void);
 void	 job_task_failed(struct job *, size_t, const char *);
 void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);

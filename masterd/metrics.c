@@ -42,6 +42,7 @@ static void
 metrics_prometheus(struct evhttp_request *req, void *arg)
 {
 	struct sched_stats	 st;
+	struct sched_fault_info	 fi;
 	struct evbuffer		*b;
 	struct worker		*w;
 	struct job		*j;
@@ -76,6 +77,27 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "r3q_copies_terminated_total{while=\"running\"} %" PRIu64 "\n",
 	    md->nworkers, st.queued, st.held, st.running, st.done, st.failed,
 	    st.replicas, st.cancelled_held, st.cancelled_running);
+	evbuffer_add_printf(b,
+	    "# HELP r3q_workers_suspect Workers suspect now (relative "
+	    "suspect detection).\n"
+	    "# TYPE r3q_workers_suspect gauge\n"
+	    "r3q_workers_suspect %u\n"
+	    "# HELP r3q_workers_cooling Workers in a suspect cool-down now.\n"
+	    "# TYPE r3q_workers_cooling gauge\n"
+	    "r3q_workers_cooling %u\n"
+	    "# HELP r3q_suspicions_total Times a worker became suspect.\n"
+	    "# TYPE r3q_suspicions_total counter\n"
+	    "r3q_suspicions_total %" PRIu64 "\n"
+	    "# HELP r3q_suspect_replicas_total Copies sent because a worker "
+	    "was suspect.\n"
+	    "# TYPE r3q_suspect_replicas_total counter\n"
+	    "r3q_suspect_replicas_total %" PRIu64 "\n"
+	    "# HELP r3q_copies_killed_total Running copies lost with their "
+	    "worker.\n"
+	    "# TYPE r3q_copies_killed_total counter\n"
+	    "r3q_copies_killed_total %" PRIu64 "\n",
+	    st.suspect_workers, st.cooling_workers, st.suspects,
+	    st.suspect_replicas, st.killed);
 
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_tasks Tasks on a worker now.\n"
@@ -90,6 +112,17 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 		evbuffer_add_printf(b, "r3q_worker_tasks{worker=\"");
 		metrics_label(b, w->w_name);
 		evbuffer_add_printf(b, "\",state=\"running\"} %u\n", running);
+	}
+	evbuffer_add_printf(b,
+	    "# HELP r3q_worker_suspicions_total Times a worker became "
+	    "suspect.\n# TYPE r3q_worker_suspicions_total counter\n");
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL ||
+		    sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+			continue;
+		evbuffer_add_printf(b, "r3q_worker_suspicions_total{worker=\"");
+		metrics_label(b, w->w_name);
+		evbuffer_add_printf(b, "\"} %" PRIu64 "\n", fi.suspects);
 	}
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_tasks_done_total Results accepted from a "

@@ -37,6 +37,9 @@ static void	worker_hello(struct session *, Envelope *);
 static void	worker_dispatch(struct session *, Envelope *);
 
 static char	last_failure[256];	/* why the last task copy failed */
+static char	last_lost[64];		/* the last worker lost */
+
+static void	server_tick_arm(void);
 
 /* Find a worker by id. */
 static struct worker *
@@ -67,10 +70,78 @@ worker_id_alloc(void)
 	return (i);
 }
 
+/* A duration in ms for a log line: "1.5s", "10m", "250ms". */
+static const char *
+fmt_ms(uint64_t ms, char *buf, size_t len)
+{
+	if (ms % 3600000 == 0 && ms > 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)(ms / 3600000));
+	else if (ms % 60000 == 0 && ms > 0)
+		snprintf(buf, len, "%llum", (unsigned long long)(ms / 60000));
+	else if (ms >= 1000)
+		snprintf(buf, len, "%.3gs", (double)ms / 1000);
+	else
+		snprintf(buf, len, "%llums", (unsigned long long)ms);
+	return (buf);
+}
+
+/*
+ * Relative suspect detection said worker a->wid stood still while a->by
+ * did a whole task (ALGORITHMS.md section 3): say so.  The core has
+ * already handed its tasks to idle workers.
+ */
+static void
+server_suspect(const struct sched_action *a)
+{
+	struct worker	*w, *by;
+
+	if ((w = worker_get(a->wid)) == NULL)
+		return;
+	by = worker_get(a->by);
+	log_warnx("worker %s suspect: its task %llu has not moved for %.1fs "
+	    "while %s did a whole task (%u within suspect_window)",
+	    w->w_name, (unsigned long long)a->task,
+	    (double)a->silent_ns / 1e9, by != NULL ? by->w_name : "another",
+	    a->count);
+}
+
+/* The core's next deadline (a cool-down's end), on a timer. */
+static void
+server_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	sched_tick(md->sched, mono_ns());
+	server_drain();
+}
+
+/* Arm the timer for the core's deadline, if it has one. */
+static void
+server_tick_arm(void)
+{
+	struct timeval	 tv;
+	uint64_t	 when, now;
+
+	if (md->tick == NULL &&
+	    (md->tick = evtimer_new(md->base, server_tick, NULL)) == NULL)
+		fatal("evtimer_new");
+	if ((when = sched_deadline(md->sched)) == UINT64_MAX) {
+		evtimer_del(md->tick);
+		return;
+	}
+	now = mono_ns();
+	when = when > now ? when - now : 0;
+	tv.tv_sec = (time_t)(when / 1000000000);
+	tv.tv_usec = (suseconds_t)((when % 1000000000) / 1000 + 1);
+	evtimer_add(md->tick, &tv);
+}
+
 /* Forget a worker; the core puts its tasks back in the queue. */
 static void
 worker_free(struct worker *w)
 {
+	snprintf(last_lost, sizeof(last_lost), "%s", w->w_name);
 	sched_worker_lost(md->sched, w->w_id, mono_ns());
 	md->workers[w->w_id] = NULL;
 	md->nworkers--;
@@ -79,6 +150,7 @@ worker_free(struct worker *w)
 	masterd_status();
 	free(w->w_out);
 	free(w->w_cancel);
+	free(w->w_repl);
 	free(w);
 }
 
@@ -357,6 +429,7 @@ worker_hello(struct session *s, Envelope *env)
 	wel.protocol = R3Q_PROTOCOL;
 	wel.worker_id = w->w_id;
 	wel.epoch = md->epoch;
+	wel.boot = md->boot;
 	wel.queue_len = (md->queue_factor == SCHED_QF_AUTO ? 2 :
 	    md->queue_factor) * h->cpus;
 	out.id = env->id;
@@ -370,13 +443,6 @@ worker_hello(struct session *s, Envelope *env)
 	    mono_ns()) == -1)
 		fatalx("core refused worker id %u", w->w_id);
 	server_drain();
-}
-
-/* A worker's wall-clock time in masterd's monotonic clock. */
-static uint64_t
-worker_time(uint64_t wall)
-{
-	return (wall > md->wall_off ? wall - md->wall_off : 0);
 }
 
 /* Results from a worker: the first result of a task wins. */
@@ -398,9 +464,6 @@ worker_results(struct session *s, R3q__Results *rs)
 			    w->w_name, (unsigned long long)r->id);
 			continue;
 		}
-		if (r->end_ns >= r->start_ns && r->start_ns != 0)
-			job_span(j, w->w_id, worker_time(r->start_ns),
-			    worker_time(r->end_ns));
 		if (r->status == TASK_OK) {
 			/* Durations on the worker's own clock: no skew. */
 			memset(&tm, 0, sizeof(tm));
@@ -412,12 +475,17 @@ worker_results(struct session *s, R3q__Results *rs)
 			    tm.at_worker_ns ? &tm : NULL, now) ==
 			    SCHED_ACCEPT) {
 				w->w_done++;
+				job_span(j, w, idx, r, SPAN_DONE);
 				job_result(j, idx, r->fitness);
-			} else
+			} else {
+				job_span(j, w, idx, r, SPAN_LOST_RACE);
 				j->j_dropped++;
+			}
 		} else if (r->status == TASK_CANCELLED) {
 			/* we withdrew it; the core has forgotten the copy */
+			job_span(j, w, idx, r, SPAN_INTERRUPTED);
 		} else {
+			job_span(j, w, idx, r, SPAN_FAILED);
 			snprintf(last_failure, sizeof(last_failure),
 			    "task %llu failed on worker %s: %s (%s)",
 			    (unsigned long long)r->id, w->w_name,
@@ -449,6 +517,10 @@ worker_dispatch(struct session *s, Envelope *env)
 		for (i = 0; i < p->n_started; i++)
 			sched_started(md->sched, s->s_worker->w_id,
 			    p->started[i], now);
+		for (i = 0; i < p->n_halfway; i++)
+			sched_progress(md->sched, s->s_worker->w_id,
+			    p->halfway[i], now);
+		server_drain();
 		break;
 	case R3Q__ENVELOPE__BODY_HEARTBEAT:
 		s->s_worker->w_last_hb = s->s_worker->w_last_seen;
@@ -475,7 +547,11 @@ worker_dispatch(struct session *s, Envelope *env)
 	(arr)[(n)++] = (v);						\
 } while (0)
 
-/* Send what the drained actions left for each worker: cancels first. */
+/*
+ * Send what the drained actions left for each worker: cancels first.  The
+ * journal's transaction is committed first, so no decision built on a
+ * result leaves masterd before the result is in the journal.
+ */
 static void
 server_flush(void)
 {
@@ -484,6 +560,8 @@ server_flush(void)
 	R3q__Cancel	 c;
 	struct worker	*w;
 	uint32_t	 i;
+
+	job_journal_commit();
 
 	for (i = 0; i < md->maxworkers; i++) {
 		if ((w = md->workers[i]) == NULL || !w->w_dirty)
@@ -505,10 +583,13 @@ server_flush(void)
 			a.epoch = md->epoch;
 			a.n_tasks = w->w_nout;
 			a.tasks = w->w_out;
+			a.n_replicas = w->w_nrepl;
+			a.replicas = w->w_repl;
 			env.body_case = R3Q__ENVELOPE__BODY_ASSIGN;
 			env.assign = &a;
 			session_send(w->w_session, &env);
 			w->w_nout = 0;
+			w->w_nrepl = 0;
 		}
 	}
 }
@@ -525,6 +606,7 @@ server_drain(void)
 	struct worker		*w;
 	struct job		*j;
 	size_t			 idx;
+	char			 buf1[32], buf2[32];
 
 	if (md->draining)
 		return;
@@ -541,19 +623,43 @@ server_drain(void)
 			}
 			APPEND(w->w_out, w->w_nout, w->w_outcap,
 			    &j->j_tasks[idx]);
+			if (a.replica)
+				APPEND(w->w_repl, w->w_nrepl, w->w_replcap,
+				    a.task);
 			w->w_dirty = 1;
 			break;
 		case SCHED_CANCEL:
 			if ((w = worker_get(a.wid)) == NULL)
 				break;
+			if (!a.running && (j = job_by_task(a.task, &idx)) !=
+			    NULL)
+				job_withdrawn(j, w, idx);
 			APPEND(w->w_cancel, w->w_ncancel, w->w_cancelcap,
 			    a.task);
 			w->w_dirty = 1;
 			break;
 		case SCHED_TASK_FAILED:
 			server_flush();
+			if (a.reason == SCHED_FAIL_KILLS)
+				snprintf(last_failure, sizeof(last_failure),
+				    "task %llu was running on %u workers that "
+				    "were lost (max_kills); the last was %s",
+				    (unsigned long long)a.task,
+				    md->conf.max_kills, last_lost);
 			if ((j = job_by_task(a.task, &idx)) != NULL)
 				job_task_failed(j, idx, last_failure);
+			break;
+		case SCHED_SUSPECT:
+			server_suspect(&a);
+			break;
+		case SCHED_COOLDOWN:
+			if ((w = worker_get(a.wid)) == NULL)
+				break;
+			log_warnx("worker %s suspect %u times within %s: no new "
+			    "tasks for %s (suspect_cooldown)", w->w_name,
+			    a.count, fmt_ms(md->conf.suspect_window, buf1,
+			    sizeof(buf1)), fmt_ms(md->conf.suspect_cooldown,
+			    buf2, sizeof(buf2)));
 			break;
 		case SCHED_BATCH_DONE:
 			server_flush();
@@ -562,6 +668,7 @@ server_drain(void)
 		}
 	}
 	server_flush();
+	server_tick_arm();
 	md->draining = 0;
 }
 
@@ -756,6 +863,8 @@ server_close(void)
 	}
 	if (md->liveness != NULL)
 		event_free(md->liveness);
+	if (md->tick != NULL)
+		event_free(md->tick);
 	if (md->tls_listener != NULL)
 		evconnlistener_free(md->tls_listener);
 	if (md->ssl_ctx != NULL)

@@ -5,7 +5,7 @@
 R3Q_PKGS="build-essential autoconf automake pkg-config
 	libevent-dev libssl-dev openssl libprotobuf-c-dev protobuf-c-compiler
 	liblapacke-dev libopenblas-dev libsystemd-dev libsqlite3-dev
-	libcmocka-dev mandoc procps systemd"
+	libcmocka-dev mandoc procps systemd sqlite3 libxml2-utils"
 
 # Install the packages of R3Q_PKGS that dpkg does not list as installed.
 r3q_install_deps() {

@@ -97,6 +97,7 @@ exec_thread(void *arg)
 		ex.ex_nheld--;
 		ex.ex_running[slot] = t;
 		ex.ex_nrunning++;
+		t->wt_slot = slot;
 		exec_note(&ex.ex_started, &ex.ex_nstarted, &ex.ex_startedcap,
 		    t->wt_id);
 		pthread_mutex_unlock(&ex.ex_mtx);

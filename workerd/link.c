@@ -53,6 +53,7 @@ static struct {
 	char				 l_name[64];
 	uint64_t			 l_backoff;	/* ms */
 	uint64_t			 l_epoch;
+	uint64_t			 l_boot;
 	struct wtasklist		 l_outbox;
 	size_t				 l_noutbox;
 	uint64_t			 l_done;
@@ -268,6 +269,8 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 			res[i].start_ns = t->wt_start;
 			res[i].end_ns = t->wt_end;
 			res[i].error = t->wt_res.error;
+			res[i].slot = t->wt_slot;
+			res[i].replica = t->wt_replica;
 			ptrs[i] = &res[i];
 			i++;
 		}
@@ -389,12 +392,15 @@ link_assign(R3q__Assign *a)
 {
 	struct wtask	*t;
 	R3q__Task	*m;
-	size_t		 i;
+	size_t		 i, k;
 
 	for (i = 0; i < a->n_tasks; i++) {
 		m = a->tasks[i];
 		t = xcalloc(1, sizeof(*t));
 		t->wt_id = m->id;
+		for (k = 0; k < a->n_replicas; k++)
+			if (a->replicas[k] == m->id)
+				t->wt_replica = 1;
 		t->wt_epoch = a->epoch;
 		t->wt_received = wall_ns();
 		t->wt_kind = xstrdup(m->kind);
@@ -430,9 +436,11 @@ link_dispatch(Envelope *env)
 		}
 		lk.l_state = LINK_UP;
 		lk.l_backoff = BACKOFF_MIN_MS;
-		if (lk.l_epoch != 0 && lk.l_epoch != env->welcome->epoch)
-			log_info("the master restarted");
+		if (lk.l_boot != 0 && lk.l_boot != env->welcome->boot)
+			log_info("the master restarted%s", lk.l_epoch ==
+			    env->welcome->epoch ? " from its journal" : "");
 		lk.l_epoch = env->welcome->epoch;
+		lk.l_boot = env->welcome->boot;
 		log_info("joined master %s:%s as %s (id %u, queue %u)",
 		    lk.l_host, lk.l_port, lk.l_name, env->welcome->worker_id,
 		    env->welcome->queue_len);

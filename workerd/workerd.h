@@ -64,6 +64,8 @@ struct wtask {
 	atomic_int		 wt_cancel;
 	atomic_int		 wt_half;	/* past its half-way point */
 	uint64_t		 wt_received;	/* wall ns */
+	unsigned		 wt_slot;	/* execution thread */
+	int			 wt_replica;	/* sent as an extra copy */
 	uint64_t		 wt_start;
 	uint64_t		 wt_end;
 	struct task_result	 wt_res;

@@ -73,6 +73,7 @@
 
 #define SCHED_QUEUE_FACTOR	2	/* queue_factor 0 means this */
 #define SCHED_MAX_ATTEMPTS	3	/* max_attempts 0 means this */
+#define SCHED_MAX_KILLS		3	/* max_kills 0 means this */
 #define SCHED_MAXKIND		32
 #define TAB_MINSLOTS		64
 
@@ -94,7 +95,13 @@ struct copy {
 	struct copy	*c_tprev, *c_tnext;	/* task's copies, oldest first */
 	struct copy	*c_wprev, *c_wnext;	/* worker's copies, oldest first */
 	uint64_t	 c_sent;		/* now of its SCHED_ASSIGN */
+	uint64_t	 c_start;		/* now of sched_started() */
+	uint64_t	 c_changed;		/* last state change */
+	struct copy	*c_oprev, *c_onext;	/* running, by c_changed */
 	int		 c_running;
+	int		 c_half;		/* in its second half */
+	int		 c_inorder;		/* on the c_changed list */
+	int		 c_suspect;
 };
 
 /*
@@ -106,7 +113,11 @@ struct task {
 	struct batch	*t_batch;
 	enum task_state	 t_state;
 	unsigned	 t_attempts;
+	unsigned	 t_kills;		/* workers lost running it */
 	uint32_t	 t_ncopies;
+	uint32_t	 t_nsuspect;		/* suspect copies */
+	int		 t_insuspect;		/* on the suspect list */
+	struct task	*t_sprev, *t_snext;	/* suspect list */
 	uint64_t	 t_seq;			/* send number of the first copy */
 	struct copy	*t_copies, *t_lastcopy;
 	struct task	*t_prev, *t_next;	/* queue if QUEUED, R if SENT */
@@ -151,6 +162,13 @@ struct worker {
 	int		 w_hasrtt;
 	int		 w_hastask;
 	struct copy	*w_copies, *w_lastcopy;
+	uint32_t	 w_nsuspect;		/* suspect copies */
+	uint64_t	 w_suspects;		/* times it became suspect */
+	uint64_t	*w_ring;		/* times of the last suspicions */
+	uint32_t	 w_ringlen;		/* entries used, at most limit+1 */
+	uint32_t	 w_ringhead;		/* oldest entry */
+	int		 w_cooling;
+	uint64_t	 w_cool_until;
 };
 
 struct sched {
@@ -167,7 +185,14 @@ struct sched {
 	size_t			 s_actlen;
 	struct sched_stats	 s_stats;
 	uint64_t		 s_now;		/* now of the current call */
+	struct sched_fault_config s_fault;
+	struct copy		*s_ofirst, *s_olast;	/* running copies, by
+							   last state change */
+	struct task		*s_sfirst, *s_slast;	/* tasks to replicate
+							   for a suspect */
 };
+
+static void	sched_batch_finish(struct sched *, struct batch *);
 
 static const char *const sched_policy_names[SCHED_POLICY_COUNT] = {
 	"wq", "rr", "rwq", "r3q"
@@ -429,6 +454,8 @@ sched_auto_held(const struct worker *w)
 static uint64_t
 sched_cap(const struct worker *w, const struct batch *b)
 {
+	if (w->w_cooling)
+		return (0);
 	switch (b->b_cfg.policy) {
 	case SCHED_POLICY_RWQ:
 	case SCHED_POLICY_R3Q:
@@ -465,12 +492,103 @@ sched_copy_find(const struct task *t, const struct worker *w)
 	return (NULL);
 }
 
+/* Take a running copy off the list ordered by last state change. */
+static void
+sched_order_remove(struct sched *s, struct copy *c)
+{
+	if (!c->c_inorder)
+		return;
+	if (c->c_oprev != NULL)
+		c->c_oprev->c_onext = c->c_onext;
+	else
+		s->s_ofirst = c->c_onext;
+	if (c->c_onext != NULL)
+		c->c_onext->c_oprev = c->c_oprev;
+	else
+		s->s_olast = c->c_oprev;
+	c->c_oprev = c->c_onext = NULL;
+	c->c_inorder = 0;
+}
+
+/*
+ * A running copy changed state now: it goes to the newest end of the
+ * list, which stays sorted because time only moves forward.
+ */
+static void
+sched_order_touch(struct sched *s, struct copy *c)
+{
+	sched_order_remove(s, c);
+	c->c_changed = s->s_now;
+	c->c_onext = NULL;
+	if ((c->c_oprev = s->s_olast) != NULL)
+		s->s_olast->c_onext = c;
+	else
+		s->s_ofirst = c;
+	s->s_olast = c;
+	c->c_inorder = 1;
+}
+
+/* Take a task off the list of tasks waiting for a suspect's replica. */
+static void
+sched_suspect_unlist(struct sched *s, struct task *t)
+{
+	if (!t->t_insuspect)
+		return;
+	if (t->t_sprev != NULL)
+		t->t_sprev->t_snext = t->t_snext;
+	else
+		s->s_sfirst = t->t_snext;
+	if (t->t_snext != NULL)
+		t->t_snext->t_sprev = t->t_sprev;
+	else
+		s->s_slast = t->t_sprev;
+	t->t_sprev = t->t_snext = NULL;
+	t->t_insuspect = 0;
+}
+
+/* A copy is no longer suspect: it moved, or it is going away. */
+static void
+sched_unsuspect(struct sched *s, struct copy *c)
+{
+	struct task	*t = c->c_task;
+	struct worker	*w = c->c_worker;
+
+	if (!c->c_suspect)
+		return;
+	c->c_suspect = 0;
+	t->t_nsuspect--;
+	if (t->t_nsuspect == 0)
+		sched_suspect_unlist(s, t);
+	if (--w->w_nsuspect == 0)
+		s->s_stats.suspect_workers--;
+}
+
+/*
+ * Worker w showed a sign of life (a copy started, got half-way or ended):
+ * the held copies suspected along with it are cleared.  Its running copies
+ * are only cleared by their own progress.
+ */
+static void
+sched_worker_alive(struct sched *s, struct worker *w)
+{
+	struct copy	*c;
+
+	if (w->w_nsuspect == 0)
+		return;
+	for (c = w->w_copies; c != NULL; c = c->c_wnext)
+		if (!c->c_running)
+			sched_unsuspect(s, c);
+}
+
 /* Forget a copy: unlink it from its task and its worker and free it. */
 static void
 sched_copy_drop(struct sched *s, struct copy *c)
 {
 	struct task	*t = c->c_task;
 	struct worker	*w = c->c_worker;
+
+	sched_order_remove(s, c);
+	sched_unsuspect(s, c);
 
 	if (c->c_tprev != NULL)
 		c->c_tprev->c_tnext = c->c_tnext;
@@ -594,6 +712,38 @@ sched_r_remove(struct batch *b, struct task *t)
 	else
 		b->b_rlast = t->t_prev;
 	t->t_prev = t->t_next = NULL;
+}
+
+/* A held copy starts running now (state 1 of section 3). */
+static void
+sched_copy_start(struct sched *s, struct copy *c)
+{
+	struct worker	*w = c->c_worker;
+
+	c->c_running = 1;
+	c->c_start = s->s_now;
+	w->w_nheld--;
+	w->w_nrunning++;
+	s->s_stats.held--;
+	s->s_stats.running++;
+	sched_unsuspect(s, c);
+	sched_order_touch(s, c);
+}
+
+/* Task t, with no copy left, gives up; wid is the worker last tried. */
+static void
+sched_give_up(struct sched *s, struct task *t, uint32_t wid,
+    enum sched_fail_reason why)
+{
+	struct batch		*b = t->t_batch;
+	struct sched_action	*a;
+
+	t->t_state = TASK_FAILED;
+	s->s_stats.failed++;
+	sched_count(&b->b_report.failed);
+	a = sched_emit(s, SCHED_TASK_FAILED, wid, t->t_id, b->b_id, 0, 0);
+	a->reason = why;
+	sched_batch_finish(s, b);
 }
 
 /*
@@ -798,10 +948,167 @@ sched_note_idle(struct sched *s)
 		}
 }
 
+/* Mark copy c suspect; its task waits for a replica on an idle worker. */
+static void
+sched_suspect_copy(struct sched *s, struct copy *c)
+{
+	struct task	*t = c->c_task;
+	struct worker	*w = c->c_worker;
+
+	sched_order_remove(s, c);
+	c->c_suspect = 1;
+	t->t_nsuspect++;
+	if (w->w_nsuspect++ == 0)
+		s->s_stats.suspect_workers++;
+	if (t->t_insuspect || t->t_state != TASK_SENT)
+		return;
+	t->t_snext = NULL;
+	if ((t->t_sprev = s->s_slast) != NULL)
+		s->s_slast->t_snext = t;
+	else
+		s->s_sfirst = t;
+	s->s_slast = t;
+	t->t_insuspect = 1;
+}
+
+/* Suspicions of w within the window, counting one more now. */
+static uint32_t
+sched_suspect_count(struct sched *s, struct worker *w)
+{
+	const struct sched_fault_config	*f = &s->s_fault;
+	uint32_t			 size, i, n = 0;
+
+	if (f->suspect_limit == 0)
+		return (1);
+	size = f->suspect_limit + 1;
+	if (w->w_ring == NULL)
+		w->w_ring = sched_calloc(SCHED_SUSPECT_LIMIT_MAX + 1,
+		    sizeof(*w->w_ring));
+	if (w->w_ringlen < size)
+		w->w_ring[(w->w_ringhead + w->w_ringlen++) % size] = s->s_now;
+	else {
+		w->w_ring[w->w_ringhead] = s->s_now;
+		w->w_ringhead = (w->w_ringhead + 1) % size;
+	}
+	for (i = 0; i < w->w_ringlen; i++)
+		if (s->s_now - w->w_ring[(w->w_ringhead + i) % size] <
+		    f->suspect_window_ns)
+			n++;
+	return (n);
+}
+
 /*
- * After every event: fresh work from the master queue first, then
- * replicas for the batches whose queue has run dry, in submit order.
- * WQ and RWQ never replicate.  What is left idle then is measured.
+ * Worker w just became suspect because its running copy c stood still
+ * while worker by did a whole task (section 3).  Its held copies are as
+ * stuck as the running one, so their tasks are handed out too.  A worker
+ * suspected more than suspect_limit times within the window "can be
+ * excluded": it gets no new tasks for the cool-down.
+ */
+static void
+sched_worker_suspected(struct sched *s, struct worker *w,
+    const struct copy *c, const struct worker *by)
+{
+	const struct sched_fault_config	*f = &s->s_fault;
+	struct sched_action		*a;
+	struct copy			*h;
+	uint32_t			 n;
+
+	for (h = w->w_copies; h != NULL; h = h->c_wnext)
+		if (!h->c_running && !h->c_suspect)
+			sched_suspect_copy(s, h);
+	w->w_suspects++;
+	s->s_stats.suspects++;
+	n = sched_suspect_count(s, w);
+	a = sched_emit(s, SCHED_SUSPECT, w->w_id, c->c_task->t_id,
+	    c->c_task->t_batch->b_id, 0, c->c_running);
+	a->by = by->w_id;
+	a->silent_ns = s->s_now - c->c_changed;
+	a->count = n;
+	/* Never leave the core with nobody to give work to. */
+	if (f->suspect_limit == 0 || n <= f->suspect_limit || w->w_cooling ||
+	    s->s_stats.workers - s->s_stats.cooling_workers <= 1)
+		return;
+	w->w_cooling = 1;
+	w->w_cool_until = s->s_now + f->cooldown_ns;
+	s->s_stats.cooling_workers++;
+	a = sched_emit(s, SCHED_COOLDOWN, w->w_id, 0, 0, 0, 0);
+	a->until = w->w_cool_until;
+	a->count = n;
+}
+
+/*
+ * Relative suspect detection (ALGORITHMS.md section 3, worker
+ * monitoring): worker fin finished a task it began at begin.  Every
+ * running copy on another worker whose state (started, half-way) did not
+ * change at all during that execution is suspect: it has not done half a
+ * task in the time fin did a whole one.  So a failed or hung worker is
+ * caught, and so is one at least twice as slow, but nobody when every
+ * worker slows down at once.  A copy must also have stood still for the
+ * grace period, so that messages overtaking each other cannot make a
+ * suspect of a healthy worker running tiny tasks.
+ *
+ * The running copies are kept in the order of their last change: the
+ * walk stops at the first one that changed later, and suspect copies
+ * leave the list until they move again, so the cost is that of the new
+ * suspects.
+ */
+static void
+sched_detect(struct sched *s, const struct worker *fin, uint64_t begin)
+{
+	struct copy	*c, *next;
+	struct worker	*w;
+
+	for (c = s->s_ofirst; c != NULL && c->c_changed < begin; c = next) {
+		next = c->c_onext;
+		if (s->s_now - c->c_changed < s->s_fault.grace_ns)
+			break;
+		if ((w = c->c_worker) == fin)
+			continue;
+		sched_suspect_copy(s, c);
+		if (w->w_nsuspect == 1)		/* it was not suspect */
+			sched_worker_suspected(s, w, c, fin);
+	}
+}
+
+/*
+ * Hand the tasks of suspects to idle workers as well (section 3: "the
+ * master reassigns a suspect's task to an idle worker"); the suspect's
+ * own copy keeps running and whichever copy finishes first wins.  Each
+ * task gets one extra copy, on the least loaded worker that is not
+ * suspect, has room and has no copy of it yet.
+ */
+static void
+sched_replicate_suspects(struct sched *s)
+{
+	struct worker	*w, *best;
+	struct task	*t, *next;
+	size_t		 i;
+
+	for (t = s->s_sfirst; t != NULL; t = next) {
+		next = t->t_snext;
+		best = NULL;
+		for (i = 0; i < s->s_nworkers; i++) {
+			w = s->s_workers[i];
+			if (w->w_nsuspect > 0 ||
+			    !sched_has_room(w, t->t_batch) ||
+			    sched_copy_find(t, w) != NULL)
+				continue;
+			if (best == NULL || w->w_ncopies < best->w_ncopies)
+				best = w;
+		}
+		if (best == NULL)
+			continue;
+		sched_suspect_unlist(s, t);
+		s->s_stats.suspect_replicas++;
+		sched_send(s, best, t, 1);
+	}
+}
+
+/*
+ * After every event: fresh work from the master queue first, then a
+ * replica of every suspect's task, then replicas for the batches whose
+ * queue has run dry, in submit order.  WQ and RWQ never replicate the
+ * tail.  What is left idle then is measured.
  */
 static void
 sched_refill(struct sched *s)
@@ -809,6 +1116,8 @@ sched_refill(struct sched *s)
 	struct batch	*b;
 
 	sched_fill(s);
+	if (s->s_sfirst != NULL)
+		sched_replicate_suspects(s);
 	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
 		if (b->b_nqueued > 0 || b->b_rfirst == NULL)
 			continue;
@@ -890,7 +1199,31 @@ sched_policy_parse(const char *str, enum sched_policy *p)
 struct sched *
 sched_new(void)
 {
-	return (calloc(1, sizeof(struct sched)));
+	struct sched	*s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return (NULL);
+	s->s_fault.grace_ns = SCHED_GRACE_DEFAULT;
+	s->s_fault.suspect_limit = SCHED_SUSPECT_LIMIT_DEFAULT;
+	s->s_fault.suspect_window_ns = SCHED_WINDOW_DEFAULT;
+	s->s_fault.cooldown_ns = SCHED_COOLDOWN_DEFAULT;
+	return (s);
+}
+
+/*
+ * Change the suspect detection settings.  The suspicions counted so far
+ * are forgotten; a cool-down under way runs to its end.
+ */
+void
+sched_set_fault(struct sched *s, const struct sched_fault_config *f)
+{
+	size_t	 i;
+
+	s->s_fault = *f;
+	if (s->s_fault.suspect_limit > SCHED_SUSPECT_LIMIT_MAX)
+		s->s_fault.suspect_limit = SCHED_SUSPECT_LIMIT_MAX;
+	for (i = 0; i < s->s_nworkers; i++)
+		s->s_workers[i]->w_ringlen = s->s_workers[i]->w_ringhead = 0;
 }
 
 /* Free the core and everything it still holds. */
@@ -910,6 +1243,7 @@ sched_free(struct sched *s)
 			w->w_copies = c->c_wnext;
 			free(c);
 		}
+		free(w->w_ring);
 		free(w);
 	}
 	while ((b = s->s_bfirst) != NULL) {
@@ -966,10 +1300,33 @@ sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
 	return (0);
 }
 
+/* End the cool-downs due by when; returns how many ended. */
+static int
+sched_cool_end(struct sched *s, uint64_t when)
+{
+	struct worker	*w;
+	size_t		 i;
+	int		 n = 0;
+
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		if (w->w_cooling && w->w_cool_until <= when) {
+			w->w_cooling = 0;
+			w->w_cool_until = 0;
+			w->w_ringlen = w->w_ringhead = 0;
+			s->s_stats.cooling_workers--;
+			n++;
+		}
+	}
+	return (n);
+}
+
 /*
  * Lost a worker.  Its copies are forgotten (no CANCEL: it is gone); every
  * task left with no copy goes back to the front of its batch's queue, in
- * the order it had been assigned to that worker, so it is sent next.
+ * the order it had been assigned to that worker, so it is sent next.  A
+ * task that was running there counts one kill; one whose attempts have
+ * killed max_kills workers gives up instead of killing more.
  */
 void
 sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
@@ -987,15 +1344,30 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 	s->s_nworkers--;
 	s->s_stats.workers--;
 
+	if (w->w_cooling)
+		s->s_stats.cooling_workers--;
 	while ((c = w->w_lastcopy) != NULL) {
 		t = c->c_task;
-		sched_copy_drop(s, c);
-		if (t->t_ncopies == 0) {
-			sched_r_remove(t->t_batch, t);
-			sched_queue_push_front(s, t->t_batch, t);
+		if (c->c_running) {
+			t->t_kills++;
+			s->s_stats.killed++;
 		}
+		sched_copy_drop(s, c);
+		if (t->t_ncopies > 0)
+			continue;
+		sched_r_remove(t->t_batch, t);
+		sched_suspect_unlist(s, t);
+		if (t->t_kills >= t->t_batch->b_cfg.max_kills)
+			sched_give_up(s, t, wid, SCHED_FAIL_KILLS);
+		else
+			sched_queue_push_front(s, t->t_batch, t);
 	}
+	free(w->w_ring);
 	free(w);
+	/* If every worker left is cooling down, their cool-downs end. */
+	if (s->s_stats.workers > 0 &&
+	    s->s_stats.cooling_workers == s->s_stats.workers)
+		sched_cool_end(s, UINT64_MAX);
 	sched_refill(s);
 }
 
@@ -1038,6 +1410,8 @@ sched_submit(struct sched *s, uint64_t id,
 		b->b_cfg.queue_factor = SCHED_QUEUE_FACTOR;
 	if (b->b_cfg.max_attempts == 0)
 		b->b_cfg.max_attempts = SCHED_MAX_ATTEMPTS;
+	if (b->b_cfg.max_kills == 0)
+		b->b_cfg.max_kills = SCHED_MAX_KILLS;
 	b->b_ntasks = n;
 
 	for (i = 0; i < n; i++) {
@@ -1109,11 +1483,35 @@ sched_started(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
 	    (c = sched_copy_find(t, w)) == NULL || c->c_running)
 		return;
-	c->c_running = 1;
-	w->w_nheld--;
-	w->w_nrunning++;
-	s->s_stats.held--;
-	s->s_stats.running++;
+	sched_copy_start(s, c);
+	sched_worker_alive(s, w);
+	sched_refill(s);
+}
+
+/*
+ * A running copy reached the half-way point (section 3: the worker goes
+ * from state 1 to state 2).  A copy whose start was not heard of is taken
+ * as started now.  A suspect copy that moves is suspect no more.
+ */
+void
+sched_progress(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
+{
+	struct worker	*w;
+	struct task	*t;
+	struct copy	*c;
+
+	s->s_now = now;
+	if ((t = tab_find(s, id)) == NULL ||
+	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
+	    (c = sched_copy_find(t, w)) == NULL || c->c_half)
+		return;
+	if (!c->c_running)
+		sched_copy_start(s, c);
+	c->c_half = 1;
+	sched_unsuspect(s, c);
+	sched_order_touch(s, c);
+	sched_worker_alive(s, w);
+	sched_refill(s);
 }
 
 /* Move an EWMA a quarter of the way to sample; the first one sets it. */
@@ -1172,6 +1570,7 @@ sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
 	struct batch	*b;
 	struct task	*t;
 	struct copy	*c = NULL;
+	uint64_t	 begin;
 
 	s->s_now = now;
 	if ((t = tab_find(s, id)) == NULL)
@@ -1180,9 +1579,21 @@ sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
 		c = sched_copy_find(t, w);
 	if (c != NULL && timing != NULL)
 		sched_estimate_update(w, c, timing, now);
+	if (c != NULL) {
+		/* A whole task done here: who stood still meanwhile? */
+		if (c->c_running)
+			begin = c->c_start;
+		else if (timing != NULL && timing->exec_ns < now)
+			begin = now - timing->exec_ns;
+		else
+			begin = c->c_sent;
+		sched_detect(s, w, begin);
+		sched_worker_alive(s, w);
+	}
 	if (t->t_state == TASK_DONE || t->t_state == TASK_FAILED) {
 		if (c != NULL)
 			sched_copy_drop(s, c);
+		sched_refill(s);
 		return (SCHED_DUPLICATE);
 	}
 
@@ -1191,6 +1602,7 @@ sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
 		sched_queue_remove(s, b, t);
 	else
 		sched_r_remove(b, t);
+	sched_suspect_unlist(s, t);
 	t->t_state = TASK_DONE;
 	s->s_stats.done++;
 	if (c != NULL)
@@ -1228,34 +1640,41 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	attempts = ++t->t_attempts;
 	if (t->t_ncopies == 0) {
 		sched_r_remove(b, t);
-		if (attempts >= b->b_cfg.max_attempts) {
-			t->t_state = TASK_FAILED;
-			s->s_stats.failed++;
-			sched_count(&b->b_report.failed);
-			sched_emit(s, SCHED_TASK_FAILED, wid, t->t_id, b->b_id,
-			    0, 0);
-			sched_batch_finish(s, b);
-		} else
+		sched_suspect_unlist(s, t);
+		if (attempts >= b->b_cfg.max_attempts)
+			sched_give_up(s, t, wid, SCHED_FAIL_ATTEMPTS);
+		else
 			sched_queue_push_front(s, b, t);
 	}
 	sched_refill(s);
 	return (attempts > INT32_MAX ? INT32_MAX : (int)attempts);
 }
 
-/* No timers yet; suspect detection will live here. */
+/* The time has come: cool-downs that are over end. */
 void
 sched_tick(struct sched *s, uint64_t now)
 {
-	(void)s;
-	(void)now;
+	s->s_now = now;
+	if (sched_cool_end(s, now) > 0)
+		sched_refill(s);
 }
 
-/* When sched_tick() wants to be called next: never, for now. */
+/* When sched_tick() wants to be called next; UINT64_MAX: never. */
 uint64_t
 sched_deadline(const struct sched *s)
 {
-	(void)s;
-	return (UINT64_MAX);
+	const struct worker	*w;
+	uint64_t		 when = UINT64_MAX;
+	size_t			 i;
+
+	if (s->s_stats.cooling_workers == 0)
+		return (when);
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		if (w->w_cooling && w->w_cool_until < when)
+			when = w->w_cool_until;
+	}
+	return (when);
 }
 
 /* Pop the oldest pending action; 0 when there is none. */
@@ -1315,5 +1734,27 @@ sched_worker_estimate(const struct sched *s, uint32_t wid,
 		b = s->s_blast;
 	cap = b != NULL ? sched_cap(w, b) : w->w_ncpu;
 	est->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+	return (0);
+}
+
+/* What the core thinks of worker wid's health; -1 if it is unknown. */
+int
+sched_worker_fault(const struct sched *s, uint32_t wid,
+    struct sched_fault_info *fi)
+{
+	const struct worker	*w;
+	uint32_t		 i, size;
+
+	if ((w = sched_worker_find(s, wid, NULL)) == NULL)
+		return (-1);
+	memset(fi, 0, sizeof(*fi));
+	fi->suspect_copies = w->w_nsuspect;
+	fi->suspects = w->w_suspects;
+	fi->cooldown_until = w->w_cooling ? w->w_cool_until : 0;
+	size = s->s_fault.suspect_limit + 1;
+	for (i = 0; i < w->w_ringlen; i++)
+		if (s->s_now - w->w_ring[(w->w_ringhead + i) % size] <
+		    s->s_fault.suspect_window_ns)
+			fi->recent++;
 	return (0);
 }

@@ -23,8 +23,18 @@ enum sched_policy {
 enum sched_action_type {
 	SCHED_ASSIGN = 1,	/* send task to worker wid */
 	SCHED_CANCEL,		/* withdraw task's copy from worker wid */
-	SCHED_TASK_FAILED,	/* task gave up after max_attempts failures */
-	SCHED_BATCH_DONE	/* every task of batch is done or failed */
+	SCHED_TASK_FAILED,	/* task gave up: see reason */
+	SCHED_BATCH_DONE,	/* every task of batch is done or failed */
+	SCHED_SUSPECT,		/* worker wid became suspect (task: its
+				   copy that stood still, by: the worker
+				   whose result gave it away) */
+	SCHED_COOLDOWN		/* worker wid gets no new tasks until until */
+};
+
+/* Why a task gave up (SCHED_TASK_FAILED). */
+enum sched_fail_reason {
+	SCHED_FAIL_ATTEMPTS = 1,	/* its copies failed max_attempts times */
+	SCHED_FAIL_KILLS		/* max_kills workers died running it */
 };
 
 /*
@@ -50,6 +60,13 @@ struct sched_action {
 	int			 replica;	/* ASSIGN: an extra copy */
 	int			 running;	/* CANCEL: copy was running */
 	struct sched_batch_report report;	/* BATCH_DONE */
+	enum sched_fail_reason	 reason;	/* TASK_FAILED */
+	uint32_t		 by;		/* SUSPECT: finishing worker */
+	uint64_t		 silent_ns;	/* SUSPECT: time since the copy's
+						   last state change */
+	uint64_t		 until;		/* COOLDOWN: its end */
+	uint32_t		 count;		/* SUSPECT, COOLDOWN: suspicions
+						   within the window */
 };
 
 /* What a worker says of one result's timing, for queue_factor auto. */
@@ -75,6 +92,35 @@ struct sched_batch_config {
 	unsigned		 queue_factor;	/* RWQ/R3Q: held per CPU */
 	unsigned		 kind;		/* task kind index, < 32 */
 	unsigned		 max_attempts;	/* failures before giving up */
+	unsigned		 max_kills;	/* lost workers before giving up */
+};
+
+/*
+ * Relative suspect detection (ALGORITHMS.md section 3) and what follows
+ * from it.  A running copy is suspect only once its state has stood still
+ * for at least grace_ns; a worker suspected more than suspect_limit times
+ * within suspect_window_ns gets no new tasks for cooldown_ns (limit 0:
+ * never).
+ */
+struct sched_fault_config {
+	uint64_t	 grace_ns;
+	uint32_t	 suspect_limit;
+	uint64_t	 suspect_window_ns;
+	uint64_t	 cooldown_ns;
+};
+
+#define SCHED_GRACE_DEFAULT	1000000000ULL	/* 1 s */
+#define SCHED_SUSPECT_LIMIT_DEFAULT 3
+#define SCHED_SUSPECT_LIMIT_MAX	64
+#define SCHED_WINDOW_DEFAULT	600000000000ULL	/* 10 min */
+#define SCHED_COOLDOWN_DEFAULT	300000000000ULL	/* 5 min */
+
+/* What the core thinks of one worker's health. */
+struct sched_fault_info {
+	uint32_t	 suspect_copies;	/* > 0: suspect now */
+	uint64_t	 suspects;	/* times it became suspect */
+	uint32_t	 recent;	/* of those, within the window */
+	uint64_t	 cooldown_until;	/* 0: not cooling down */
 };
 
 /* Answers of sched_done(). */
@@ -94,6 +140,11 @@ struct sched_stats {
 	uint64_t	 cancelled_held;
 	uint64_t	 cancelled_running;
 	uint32_t	 workers;
+	uint64_t	 suspects;	/* times a worker became suspect */
+	uint64_t	 suspect_replicas;	/* replicas sent for suspects */
+	uint32_t	 suspect_workers;	/* suspect now */
+	uint32_t	 cooling_workers;	/* in cool-down now */
+	uint64_t	 killed;	/* running copies lost with a worker */
 };
 
 struct sched;
@@ -111,7 +162,10 @@ int		 sched_submit(struct sched *, uint64_t,
 		    const struct sched_batch_config *, const uint64_t *, size_t,
 		    uint64_t);
 void		 sched_batch_abort(struct sched *, uint64_t, uint64_t);
+void		 sched_set_fault(struct sched *,
+		    const struct sched_fault_config *);
 void		 sched_started(struct sched *, uint32_t, uint64_t, uint64_t);
+void		 sched_progress(struct sched *, uint32_t, uint64_t, uint64_t);
 enum sched_verdict sched_done(struct sched *, uint32_t, uint64_t, uint64_t);
 enum sched_verdict sched_done_timed(struct sched *, uint32_t, uint64_t,
 		    const struct sched_timing *, uint64_t);
@@ -125,5 +179,7 @@ int		 sched_worker_load(const struct sched *, uint32_t, uint32_t *,
 		    uint32_t *);
 int		 sched_worker_estimate(const struct sched *, uint32_t,
 		    struct sched_estimate *);
+int		 sched_worker_fault(const struct sched *, uint32_t,
+		    struct sched_fault_info *);
 
 #endif /* R3Q_SCHED_H */

@@ -122,3 +122,19 @@ start_fake_master() {
 	waitfor "grep -q '^port ' '$T/fake.out'" 5 || fail "fake master did not start"
 	FAKE_PORT=$(sed -n 's/^port //p' "$T/fake.out")
 }
+
+# Kill masterd with SIGKILL (a crash) and start it again on the same port
+# with the same journal; its earlier log moves to masterd.N.log.
+crash_master() {
+	kill -9 "$MASTER_PID" 2>/dev/null || true
+	wait "$MASTER_PID" 2>/dev/null || true
+	_n=1
+	while [ -f "$T/masterd.$_n.log" ]; do _n=$((_n + 1)); done
+	mv "$T/masterd.log" "$T/masterd.$_n.log"
+	sed -i "s/^listen = .*/listen = 127.0.0.1:$PORT/" "$T/masterd.conf"
+	"$MASTERD" -d -v -f "$T/masterd.conf" >> "$T/masterd.log" 2>&1 &
+	MASTER_PID=$!
+	PIDS="$PIDS $MASTER_PID"
+	waitfor "grep -q 'listening on' '$T/masterd.log'" 10 ||
+	    fail "masterd did not restart"
+}

@@ -54,6 +54,7 @@ ok "a broken config on SIGHUP is refused and nothing changes"
 # workerd: a new master address in its config moves it there on SIGHUP;
 # a broken file changes nothing.
 sed -e "s|^control = .*|control = $T/ctl2.sock|" -e "s|^listen = .*|listen = 127.0.0.1:0|" \
+    -e "s|^journal = .*|journal = $T/journal2.db|" \
     -e '/^bogus/d' "$T/masterd.conf" > "$T/m2.conf"
 "$MASTERD" -d -f "$T/m2.conf" > "$T/m2.log" 2>&1 &
 PIDS="$PIDS $!"

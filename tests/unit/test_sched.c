@@ -1473,6 +1473,7 @@ struct simcopy {
 	uint32_t	 wid;
 	uint64_t	 task;
 	int		 started;
+	int		 half;
 };
 
 /*
@@ -1494,6 +1495,7 @@ struct sim {
 	struct sched_batch_report report;	/* of its BATCH_DONE */
 	uint64_t	 now;			/* of the last event */
 	unsigned	 nlost, njoined, nlate;	/* churn coverage */
+	unsigned	 nsuspect, ncooldown, nhalf;
 	int		 alive[256];	/* ncpu by wid, 0 if gone */
 };
 
@@ -1544,6 +1546,7 @@ sim_drain(struct sim *m)
 			c.wid = a.wid;
 			c.task = a.task;
 			c.started = 0;
+			c.half = 0;
 			sim_push(&m->copies, &m->ncopies, &m->maxcopies, c);
 			break;
 		case SCHED_CANCEL:
@@ -1556,6 +1559,17 @@ sim_drain(struct sim *m)
 			assert_int_equal(a.batch, m->batch);
 			m->batchdone++;
 			m->report = a.report;
+			break;
+		case SCHED_SUSPECT:
+			assert_true(a.wid < 256 && m->alive[a.wid] > 0);
+			assert_true(a.by != a.wid);
+			assert_true(sim_find(m, a.wid, a.task) != SIZE_MAX);
+			m->nsuspect++;
+			break;
+		case SCHED_COOLDOWN:
+			assert_true(a.wid < 256 && m->alive[a.wid] > 0);
+			assert_true(a.until > m->now);
+			m->ncooldown++;
 			break;
 		default:
 			fail_msg("unexpected action type %d", (int)a.type);
@@ -1684,6 +1698,7 @@ static void
 churn(enum sched_policy policy, size_t ntasks, uint64_t seed)
 {
 	struct sched_batch_config	 c = config(policy, 0, 0, 0);
+	struct sched_fault_config	 f;
 	struct sim			 m;
 	struct simcopy			 sc;
 	struct sched_stats		 st;
@@ -1694,6 +1709,17 @@ churn(enum sched_policy policy, size_t ntasks, uint64_t seed)
 
 	factor = policy == SCHED_POLICY_RWQ || policy == SCHED_POLICY_R3Q ? 2 : 1;
 	sim_init(&m, ntasks);
+	/*
+	 * Suspicions at every turn (a copy that stood still 20 steps while
+	 * another was done), and cool-downs of 200 steps.
+	 */
+	memset(&f, 0, sizeof(f));
+	f.grace_ns = 20;
+	f.suspect_limit = 3;
+	f.suspect_window_ns = 1000;
+	f.cooldown_ns = 200;
+	sched_set_fault(m.s, &f);
+	c.max_kills = 1000;
 	for (; nextwid <= 6; nextwid++) {
 		m.alive[nextwid] = 1 + (int)(xorshift(&rng) % 3);
 		assert_int_equal(sched_worker_join(m.s, nextwid,
@@ -1749,23 +1775,45 @@ churn(enum sched_policy policy, size_t ntasks, uint64_t seed)
 				m.copies[i].started = 1;
 				sched_started(m.s, m.copies[i].wid,
 				    m.copies[i].task, now);
+			} else if (m.copies[i].started && !m.copies[i].half &&
+			    (r & 2)) {
+				m.copies[i].half = 1;
+				m.nhalf++;
+				sched_progress(m.s, m.copies[i].wid,
+				    m.copies[i].task, now);
 			} else {
 				sc = m.copies[i];
 				sim_remove(&m, i);
 				sim_result(&m, sc.wid, sc.task, now);
 			}
 		}
+		if (now >= sched_deadline(m.s))
+			sched_tick(m.s, now);
 		sim_drain(&m);
 		if (steps % 512 == 0)
 			sim_check_caps(&m, factor);
 	}
 	sched_get_stats(m.s, &st);
+	print_message("%s: %llu replicas (%llu for suspects), %llu+%llu "
+	    "cancelled, %u suspicions, %u cool-downs\n",
+	    sched_policy_name(policy), (unsigned long long)st.replicas,
+	    (unsigned long long)st.suspect_replicas,
+	    (unsigned long long)st.cancelled_held,
+	    (unsigned long long)st.cancelled_running, m.nsuspect,
+	    m.ncooldown);
+	/*
+	 * RR and R3Q fill every free slot with replicas of the tail, so a
+	 * suspect's task rarely finds room of its own there.
+	 */
 	if (policy == SCHED_POLICY_RR || policy == SCHED_POLICY_R3Q)
-		assert_true(st.replicas > 0 &&
+		assert_true(st.replicas > st.suspect_replicas &&
 		    st.cancelled_held + st.cancelled_running > 0);
 	else
-		assert_int_equal(st.replicas, 0);
+		assert_true(st.replicas == st.suspect_replicas &&
+		    st.replicas > 0);
 	assert_true(m.nlost > 0 && m.njoined > 0 && m.nlate > 0);
+	assert_true(m.nhalf > 0 && m.nsuspect > 0 && m.ncooldown > 0);
+	assert_int_equal(st.suspects, m.nsuspect);
 	sim_finish(&m);
 }
 
@@ -1788,6 +1836,381 @@ test_rwq_random_churn(void **state)
 {
 	(void)state;
 	churn(SCHED_POLICY_RWQ, 5000, 0x14057b7ef767814fULL);
+}
+
+
+/*
+ * Relative suspect detection in virtual time (ALGORITHMS.md section 3).
+ * A time-stepped run, 1 ms a step: one-CPU workers under WQ execute tasks
+ * of TASK_MS of work at a speed that may change at a given moment; a
+ * worker reports the start, the half-way point and the end of each task
+ * at once.  A speed of 0 is a hung worker.
+ */
+#define TASK_MS		1000
+#define MS		1000000ULL
+
+struct vworker {
+	double		 speed, speed2;	/* before and after change_ms */
+	uint64_t	 change_ms;
+	uint64_t	 queue[8];	/* held copies, oldest first */
+	size_t		 nq;
+	uint64_t	 cur;		/* running task, if busy */
+	int		 busy;
+	double		 work;		/* done of cur, ms */
+	int		 half;
+	unsigned	 suspects, cooldowns, done;
+};
+
+struct vrun {
+	struct sched	*s;
+	struct vworker	 w[8];
+	size_t		 nw;
+	uint64_t	 ms;
+	int		 batchdone;
+	unsigned	 failed;
+	unsigned	 replicas_to[8];	/* ASSIGN replica per worker */
+	uint64_t	 first_suspect_ms[8];
+};
+
+static void
+vrun_drain(struct vrun *v)
+{
+	struct sched_action	 a;
+	struct vworker		*w;
+	size_t			 i;
+
+	while (sched_next_action(v->s, &a)) {
+		if (a.type == SCHED_BATCH_DONE) {
+			v->batchdone = 1;
+			continue;
+		}
+		if (a.type == SCHED_TASK_FAILED) {
+			v->failed++;
+			continue;
+		}
+		assert_true(a.wid >= 1 && a.wid <= v->nw);
+		w = &v->w[a.wid - 1];
+		switch (a.type) {
+		case SCHED_ASSIGN:
+			assert_true(w->nq < nitems(w->queue));
+			w->queue[w->nq++] = a.task;
+			if (a.replica)
+				v->replicas_to[a.wid - 1]++;
+			break;
+		case SCHED_CANCEL:
+			if (w->busy && w->cur == a.task) {
+				assert_int_equal(a.running, 1);
+				w->busy = 0;
+				break;
+			}
+			for (i = 0; i < w->nq && w->queue[i] != a.task; i++)
+				;
+			assert_true(i < w->nq);
+			memmove(&w->queue[i], &w->queue[i + 1],
+			    (w->nq - i - 1) * sizeof(w->queue[0]));
+			w->nq--;
+			break;
+		case SCHED_SUSPECT:
+			if (w->suspects++ == 0)
+				v->first_suspect_ms[a.wid - 1] = v->ms;
+			break;
+		case SCHED_COOLDOWN:
+			w->cooldowns++;
+			break;
+		default:
+			fail_msg("unexpected action %d", (int)a.type);
+		}
+	}
+}
+
+/* Start the next held task of every idle worker that is not hung. */
+static void
+vrun_start(struct vrun *v)
+{
+	struct vworker	*w;
+	size_t		 i;
+
+	for (i = 0; i < v->nw; i++) {
+		w = &v->w[i];
+		if (w->busy || w->nq == 0)
+			continue;
+		if ((v->ms < w->change_ms ? w->speed : w->speed2) == 0)
+			continue;
+		w->cur = w->queue[0];
+		memmove(&w->queue[0], &w->queue[1],
+		    (--w->nq) * sizeof(w->queue[0]));
+		w->busy = 1;
+		w->work = 0;
+		w->half = 0;
+		sched_started(v->s, (uint32_t)i + 1, w->cur, v->ms * MS);
+		vrun_drain(v);
+	}
+}
+
+/* One millisecond of work everywhere. */
+static void
+vrun_step(struct vrun *v)
+{
+	struct vworker	*w;
+	size_t		 i;
+
+	v->ms++;
+	for (i = 0; i < v->nw; i++) {
+		w = &v->w[i];
+		if (!w->busy)
+			continue;
+		w->work += v->ms < w->change_ms ? w->speed : w->speed2;
+		if (!w->half && w->work >= TASK_MS / 2) {
+			w->half = 1;
+			sched_progress(v->s, (uint32_t)i + 1, w->cur,
+			    v->ms * MS);
+			vrun_drain(v);
+		}
+		if (w->busy && w->work >= TASK_MS) {
+			w->busy = 0;
+			w->done++;
+			(void)sched_done(v->s, (uint32_t)i + 1, w->cur,
+			    v->ms * MS);
+			vrun_drain(v);
+		}
+	}
+	if (v->ms * MS >= sched_deadline(v->s)) {
+		sched_tick(v->s, v->ms * MS);
+		vrun_drain(v);
+	}
+	vrun_start(v);
+}
+
+/* nw workers at the given speeds; ntasks tasks of one WQ batch. */
+static void
+vrun_init(struct vrun *v, const double *speed, size_t nw, size_t ntasks,
+    const struct sched_fault_config *f)
+{
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	size_t				 i;
+
+	memset(v, 0, sizeof(*v));
+	assert_non_null(v->s = sched_new());
+	if (f != NULL)
+		sched_set_fault(v->s, f);
+	v->nw = nw;
+	for (i = 0; i < nw; i++) {
+		v->w[i].speed = v->w[i].speed2 = speed[i];
+		v->w[i].change_ms = UINT64_MAX;
+		assert_int_equal(sched_worker_join(v->s, (uint32_t)i + 1, 1,
+		    ~0U, 0), 0);
+	}
+	assert_int_equal(submit_range(v->s, 1, &c, 0, ntasks), 0);
+	vrun_drain(v);
+	vrun_start(v);
+}
+
+/* Run until the batch is done, or limit_ms. */
+static void
+vrun_until_done(struct vrun *v, uint64_t limit_ms)
+{
+	while (!v->batchdone && v->ms < limit_ms)
+		vrun_step(v);
+}
+
+/* Equal workers: nobody is ever suspect. */
+static void
+test_suspect_none_equal(void **state)
+{
+	const double	 speed[] = { 1, 1, 1, 1 };
+	struct vrun	 v;
+	size_t		 i;
+
+	(void)state;
+	vrun_init(&v, speed, 4, 40, NULL);
+	vrun_until_done(&v, 100000);
+	assert_true(v.batchdone);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(v.w[i].suspects, 0);
+	sched_free(v.s);
+}
+
+/* Every worker slows down 3x at once: still nobody is suspect. */
+static void
+test_suspect_all_slow_down(void **state)
+{
+	const double	 speed[] = { 1, 1, 1, 1 };
+	struct vrun	 v;
+	size_t		 i;
+
+	(void)state;
+	vrun_init(&v, speed, 4, 60, NULL);
+	for (i = 0; i < 4; i++) {
+		v.w[i].change_ms = 3300;
+		v.w[i].speed2 = 1.0 / 3;
+	}
+	vrun_until_done(&v, 200000);
+	assert_true(v.batchdone);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(v.w[i].suspects, 0);
+	sched_free(v.s);
+}
+
+/*
+ * One worker 3x slower than the others: it is suspect, its task is also
+ * given to another worker, and nobody else is suspect.
+ */
+static void
+test_suspect_one_slow(void **state)
+{
+	const double		 speed[] = { 1, 1, 1, 1.0 / 3 };
+	struct sched_fault_info	 fi;
+	struct sched_stats	 st;
+	struct vrun		 v;
+	size_t			 i;
+
+	(void)state;
+	vrun_init(&v, speed, 4, 30, NULL);
+	vrun_until_done(&v, 100000);
+	assert_true(v.batchdone);
+	assert_true(v.w[3].suspects > 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(v.w[i].suspects, 0);
+	sched_get_stats(v.s, &st);
+	assert_true(st.suspects == v.w[3].suspects);
+	assert_true(st.suspect_replicas > 0);
+	assert_int_equal(v.replicas_to[3], 0);
+	assert_int_equal(sched_worker_fault(v.s, 4, &fi), 0);
+	assert_int_equal(fi.suspects, v.w[3].suspects);
+	sched_free(v.s);
+}
+
+/*
+ * A worker hangs (speed 0) for good: it is suspect within a task time
+ * plus the grace period, its task runs elsewhere and the batch ends
+ * without it.
+ */
+static void
+test_suspect_hung(void **state)
+{
+	const double		 speed[] = { 1, 1, 1 };
+	struct sched_fault_info	 fi;
+	struct vrun		 v;
+
+	(void)state;
+	vrun_init(&v, speed, 3, 12, NULL);
+	v.w[1].change_ms = 1600;	/* hangs in the second half */
+	v.w[1].speed2 = 0;
+	vrun_until_done(&v, 100000);
+	assert_true(v.batchdone);
+	assert_int_equal(v.w[1].suspects, 1);
+	/* It last moved at 1500 ms (half-way of its second task). */
+	assert_true(v.first_suspect_ms[1] >= 1500 + 1000);
+	assert_true(v.first_suspect_ms[1] <= 1500 + 2 * TASK_MS + 1000);
+	assert_int_equal(sched_worker_fault(v.s, 2, &fi), 0);
+	assert_int_equal(fi.suspects, 1);
+	assert_int_equal(v.w[0].suspects + v.w[2].suspects, 0);
+	sched_free(v.s);
+}
+
+/* A copy that stood still for less than the grace period is not suspect. */
+static void
+test_suspect_grace(void **state)
+{
+	const double			 speed[] = { 1, 1.0 / 3 };
+	struct sched_fault_config	 f;
+	struct vrun			 v;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.grace_ns = 60000 * MS;	/* longer than the run */
+	vrun_init(&v, speed, 2, 10, &f);
+	vrun_until_done(&v, 100000);
+	assert_true(v.batchdone);
+	assert_int_equal(v.w[1].suspects, 0);
+	sched_free(v.s);
+}
+
+/*
+ * Suspect more than suspect_limit times within the window: no new tasks
+ * for the cool-down, then work again.  The worker is 4x slower, so it is
+ * suspected on every task it starts.
+ */
+static void
+test_suspect_cooldown(void **state)
+{
+	const double			 speed[] = { 1, 1, 0.25 };
+	struct sched_fault_config	 f;
+	struct sched_fault_info		 fi;
+	struct sched_estimate		 est;
+	struct vrun			 v;
+	unsigned			 done_at_cool;
+	uint64_t			 until;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.grace_ns = 100 * MS;
+	f.suspect_limit = 1;
+	f.suspect_window_ns = 60000 * MS;
+	f.cooldown_ns = 20000 * MS;
+	vrun_init(&v, speed, 3, 200, &f);
+	while (v.w[2].cooldowns == 0 && v.ms < 100000)
+		vrun_step(&v);
+	assert_int_equal(v.w[2].cooldowns, 1);
+	assert_int_equal(v.w[2].suspects, 2);
+	assert_int_equal(sched_worker_fault(v.s, 3, &fi), 0);
+	until = fi.cooldown_until;
+	assert_int_equal(until, v.ms * MS + f.cooldown_ns);
+	assert_int_equal(sched_deadline(v.s), until);
+	assert_int_equal(sched_worker_estimate(v.s, 3, &est), 0);
+	assert_int_equal(est.cap, 0);
+	/* Whatever it holds it may finish, but it gets nothing new. */
+	done_at_cool = v.w[2].done;
+	while (v.ms * MS < until - MS)
+		vrun_step(&v);
+	assert_true(v.w[2].done <= done_at_cool + 1);
+	assert_int_equal(v.w[2].nq, 0);
+	assert_false(v.w[2].busy);
+	/* The cool-down ends on time and work flows to it again. */
+	vrun_step(&v);
+	vrun_step(&v);
+	assert_int_equal(sched_worker_fault(v.s, 3, &fi), 0);
+	assert_int_equal(fi.cooldown_until, 0);
+	assert_true(v.w[2].busy || v.w[2].nq > 0);
+	vrun_until_done(&v, 1000000);
+	assert_true(v.batchdone);
+	sched_free(v.s);
+}
+
+/*
+ * A task whose copies keep dying with their workers gives up after
+ * max_kills, with the reason; a held copy lost does not count.
+ */
+static void
+test_max_kills(void **state)
+{
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched_action		 a;
+	struct sched			*s;
+	uint32_t			 wid;
+
+	(void)state;
+	c.max_kills = 2;
+	assert_non_null(s = sched_new());
+	assert_int_equal(submit_range(s, 7, &c, 100, 1), 0);
+	/* Lost while held: no kill. */
+	assert_int_equal(sched_worker_join(s, 1, 1, ~0U, 0), 0);
+	expect_assign(s, 1, 100, 0);
+	sched_worker_lost(s, 1, 1);
+	expect_none(s);
+	for (wid = 2; wid <= 3; wid++) {
+		assert_int_equal(sched_worker_join(s, wid, 1, ~0U, wid), 0);
+		expect_assign(s, wid, 100, 0);
+		sched_started(s, wid, 100, wid);
+		sched_worker_lost(s, wid, wid);
+	}
+	assert_int_equal(sched_next_action(s, &a), 1);
+	assert_int_equal(a.type, SCHED_TASK_FAILED);
+	assert_int_equal(a.task, 100);
+	assert_int_equal(a.reason, SCHED_FAIL_KILLS);
+	expect_batch_done(s, 7);
+	expect_none(s);
+	sched_free(s);
 }
 
 int
@@ -1824,6 +2247,13 @@ main(void)
 		cmocka_unit_test(test_r3q_random_churn),
 		cmocka_unit_test(test_rr_random_churn),
 		cmocka_unit_test(test_rwq_random_churn),
+		cmocka_unit_test(test_suspect_none_equal),
+		cmocka_unit_test(test_suspect_all_slow_down),
+		cmocka_unit_test(test_suspect_one_slow),
+		cmocka_unit_test(test_suspect_hung),
+		cmocka_unit_test(test_suspect_grace),
+		cmocka_unit_test(test_suspect_cooldown),
+		cmocka_unit_test(test_max_kills),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -1,0 +1,1004 @@
+/*
+ * masterd's journal in SQLite.  The file is opened in WAL mode with an
+ * exclusive lock held for as long as masterd runs, so a second masterd on
+ * the same file fails at open instead of sharing it.  Writes are grouped:
+ * the first write after a commit opens a transaction and journal_commit()
+ * ends it, so a crash loses at most the writes since the last commit and
+ * never half of one.
+ *
+ * SQLite integers are signed 64-bit: uint64_t values are stored as their
+ * bit pattern (values above INT64_MAX come back negative in SQL, which is
+ * why the ORDER BY and prune clauses compare them as unsigned), and doubles
+ * are stored as their bit pattern in an INTEGER column, so that NaN
+ * payloads, infinities and -0.0 come back bit for bit.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "journal.h"
+
+/* Bump this, and teach journal_schema() to upgrade, if any table changes. */
+#define JOURNAL_VERSION		1
+#define JOURNAL_STR(x)		#x
+#define JOURNAL_XSTR(x)		JOURNAL_STR(x)
+
+#define JOURNAL_BUSY_MS		1000
+
+/*
+ * Unsigned "ended < ?1" over bit patterns: the upper half of the uint64_t
+ * range is negative in SQL, so compare the halves first.
+ */
+#define JOURNAL_OLD \
+	"state <> 'running' AND ended <> 0 AND " \
+	"(ended < 0) <= (?1 < 0) AND ((ended < 0) < (?1 < 0) OR ended < ?1)"
+
+/* The statements prepared once at open. */
+enum journal_stmt {
+	JS_BEGIN,
+	JS_COMMIT,
+	JS_SAVEPOINT,
+	JS_RELEASE,
+	JS_ROLLBACK_TO,
+	JS_META_GET,
+	JS_META_SET,
+	JS_JOB_PUT,
+	JS_JOB_DELETE,
+	JS_RESULTS_DROP,
+	JS_GENS_DROP,
+	JS_SPANS_DROP,
+	JS_RESULT_ADD,
+	JS_GEN_PUT,
+	JS_SPAN_ADD,
+	JS_PRUNE_RESULTS,
+	JS_PRUNE_GENS,
+	JS_PRUNE_SPANS,
+	JS_PRUNE_JOBS,
+	JS_LOAD_JOBS,
+	JS_LOAD_RESULTS,
+	JS_LOAD_GENS,
+	JS_LOAD_SPANS,
+	JS_COUNT_JOBS,
+	JS_COUNT_RESULTS,
+	JS_COUNT_SPANS,
+	JS_NSTMTS
+};
+
+static const char *const journal_sql[JS_NSTMTS] = {
+	[JS_BEGIN] = "BEGIN IMMEDIATE",
+	[JS_COMMIT] = "COMMIT",
+	[JS_SAVEPOINT] = "SAVEPOINT journal_group",
+	[JS_RELEASE] = "RELEASE journal_group",
+	[JS_ROLLBACK_TO] = "ROLLBACK TO journal_group",
+	[JS_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+	[JS_META_SET] = "INSERT OR REPLACE INTO meta (key, value) "
+	    "VALUES (?1, ?2)",
+	[JS_JOB_PUT] = "INSERT OR REPLACE INTO jobs (id, params, state, "
+	    "submitted, ended, gen, first_task, error, extra) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[JS_JOB_DELETE] = "DELETE FROM jobs WHERE id = ?1",
+	[JS_RESULTS_DROP] = "DELETE FROM results WHERE job = ?1",
+	[JS_GENS_DROP] = "DELETE FROM gens WHERE job = ?1",
+	[JS_SPANS_DROP] = "DELETE FROM spans WHERE job = ?1",
+	[JS_RESULT_ADD] = "INSERT INTO results (job, gen, idx, fitness) "
+	    "VALUES (?1, ?2, ?3, ?4)",
+	[JS_GEN_PUT] = "INSERT OR REPLACE INTO gens (job, gen, report) "
+	    "VALUES (?1, ?2, ?3)",
+	[JS_SPAN_ADD] = "INSERT INTO spans (job, gen, idx, task, worker, "
+	    "slot, start, \"end\", outcome, replica) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[JS_PRUNE_RESULTS] = "DELETE FROM results WHERE job IN "
+	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
+	[JS_PRUNE_GENS] = "DELETE FROM gens WHERE job IN "
+	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
+	[JS_PRUNE_SPANS] = "DELETE FROM spans WHERE job IN "
+	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
+	[JS_PRUNE_JOBS] = "DELETE FROM jobs WHERE " JOURNAL_OLD,
+	[JS_LOAD_JOBS] = "SELECT id, params, state, submitted, ended, gen, "
+	    "first_task, error, extra FROM jobs ORDER BY id < 0, id",
+	[JS_LOAD_RESULTS] = "SELECT gen, idx, fitness FROM results "
+	    "WHERE job = ?1 ORDER BY gen, idx",
+	[JS_LOAD_GENS] = "SELECT gen, report FROM gens WHERE job = ?1 "
+	    "ORDER BY gen",
+	[JS_LOAD_SPANS] = "SELECT gen, idx, task, worker, slot, start, "
+	    "\"end\", outcome, replica FROM spans WHERE job = ?1 "
+	    "ORDER BY start < 0, start, task < 0, task",
+	[JS_COUNT_JOBS] = "SELECT count(*) FROM jobs",
+	[JS_COUNT_RESULTS] = "SELECT count(*) FROM results",
+	[JS_COUNT_SPANS] = "SELECT count(*) FROM spans",
+};
+
+/* Schema version 1, created in one transaction with the version. */
+static const char journal_schema_sql[] =
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+	"CREATE TABLE jobs (id INTEGER PRIMARY KEY, params BLOB, state TEXT, "
+	"    submitted INTEGER, ended INTEGER, gen INTEGER, "
+	"    first_task INTEGER, error TEXT, extra BLOB);"
+	"CREATE TABLE results (job INTEGER, gen INTEGER, idx INTEGER, "
+	"    fitness INTEGER, PRIMARY KEY (job, gen, idx)) WITHOUT ROWID;"
+	"CREATE TABLE gens (job INTEGER, gen INTEGER, report BLOB, "
+	"    PRIMARY KEY (job, gen)) WITHOUT ROWID;"
+	"CREATE TABLE spans (job INTEGER, gen INTEGER, idx INTEGER, "
+	"    task INTEGER, worker TEXT, slot INTEGER, start INTEGER, "
+	"    \"end\" INTEGER, outcome INTEGER, replica INTEGER);"
+	"CREATE INDEX spans_job ON spans (job);";
+
+/*
+ * An open journal.  Owned by masterd from journal_open() to
+ * journal_close(); the database connection and its statements die with it.
+ */
+struct journal {
+	sqlite3		*j_db;
+	char		*j_path;
+	int		 j_pending;	/* our transaction is open */
+	sqlite3_stmt	*j_stmt[JS_NSTMTS];
+	char		 j_err[PATH_MAX + 512];
+};
+
+static void		 journal_set(struct journal *, const char *, ...)
+			    __attribute__((format(printf, 2, 3)));
+static void		 journal_fail(struct journal *, const char *);
+static sqlite3_int64	 journal_i64(uint64_t);
+static uint64_t		 journal_u64(sqlite3_int64);
+static void		 journal_bind_u64(sqlite3_stmt *, int, uint64_t,
+			    int *);
+static void		 journal_bind_blob(sqlite3_stmt *, int, const void *,
+			    size_t, int *);
+static void		 journal_bind_text(sqlite3_stmt *, int, const char *,
+			    size_t, int *);
+static void		 journal_column_text(sqlite3_stmt *, int, char *,
+			    size_t);
+static void		 journal_reset(struct journal *, enum journal_stmt);
+static int		 journal_run(struct journal *, enum journal_stmt, int,
+			    const char *);
+static int		 journal_begin(struct journal *);
+static void		 journal_undo(struct journal *);
+static int		 journal_group(struct journal *,
+			    const enum journal_stmt *, size_t, uint64_t,
+			    const char *, size_t *);
+static sqlite3_stmt	*journal_query(struct journal *, enum journal_stmt,
+			    uint64_t, const char *);
+static int		 journal_next(struct journal *, enum journal_stmt,
+			    const char *);
+static int		 journal_stop(struct journal *, enum journal_stmt,
+			    const char *);
+static int		 journal_count(struct journal *, enum journal_stmt,
+			    uint64_t *);
+static int		 journal_exec(struct journal *, const char *);
+static int		 journal_pragma(struct journal *, const char *,
+			    sqlite3_int64 *, char *, size_t);
+static int		 journal_create(struct journal *);
+static int		 journal_connect(struct journal *);
+static int		 journal_schema(struct journal *);
+static int		 journal_prepare(struct journal *);
+static void		 journal_free(struct journal *);
+
+/* Set the error message, always prefixed with the file's path. */
+static void
+journal_set(struct journal *j, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	n = snprintf(j->j_err, sizeof j->j_err, "journal %s: ", j->j_path);
+	if (n < 0 || (size_t)n >= sizeof j->j_err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(j->j_err + n, sizeof j->j_err - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Set the error message from SQLite's.  Some errors (a full disk, an I/O
+ * error) roll the whole transaction back: say so, since then the writes
+ * since the last commit are gone, not just the one that failed.
+ */
+static void
+journal_fail(struct journal *j, const char *what)
+{
+	const char	*lost = "";
+
+	if (j->j_pending && sqlite3_get_autocommit(j->j_db)) {
+		j->j_pending = 0;
+		lost = " (uncommitted writes rolled back)";
+	}
+	journal_set(j, "%s: %s%s", what, sqlite3_errmsg(j->j_db), lost);
+}
+
+/* A uint64_t as the int64 with the same bits. */
+static sqlite3_int64
+journal_i64(uint64_t u)
+{
+	sqlite3_int64	 i;
+
+	memcpy(&i, &u, sizeof i);
+	return (i);
+}
+
+/* An int64 from SQLite back to the uint64_t with the same bits. */
+static uint64_t
+journal_u64(sqlite3_int64 i)
+{
+	uint64_t	 u;
+
+	memcpy(&u, &i, sizeof u);
+	return (u);
+}
+
+/*
+ * The bind helpers do nothing once *rc holds an error, so a statement's
+ * binds can be written one per line and checked once in journal_run().
+ */
+static void
+journal_bind_u64(sqlite3_stmt *st, int i, uint64_t v, int *rc)
+{
+	if (*rc == SQLITE_OK)
+		*rc = sqlite3_bind_int64(st, i, journal_i64(v));
+}
+
+/* Bind a blob, or NULL if it is empty; the caller's memory is not copied. */
+static void
+journal_bind_blob(sqlite3_stmt *st, int i, const void *p, size_t len,
+    int *rc)
+{
+	if (*rc != SQLITE_OK)
+		return;
+	if (p == NULL || len == 0)
+		*rc = sqlite3_bind_null(st, i);
+	else
+		*rc = sqlite3_bind_blob64(st, i, p, len, SQLITE_STATIC);
+}
+
+/* Bind a string from a fixed-size field that may lack its NUL. */
+static void
+journal_bind_text(sqlite3_stmt *st, int i, const char *s, size_t max,
+    int *rc)
+{
+	if (*rc == SQLITE_OK)
+		*rc = sqlite3_bind_text(st, i, s, (int)strnlen(s, max),
+		    SQLITE_STATIC);
+}
+
+/* Copy a text column into a fixed-size field, truncating, always NUL-ended. */
+static void
+journal_column_text(sqlite3_stmt *st, int col, char *dst, size_t size)
+{
+	const unsigned char	*t;
+	size_t			 n;
+
+	t = sqlite3_column_text(st, col);
+	n = t == NULL ? 0 : (size_t)sqlite3_column_bytes(st, col);
+	if (n >= size)
+		n = size - 1;
+	if (n > 0)
+		memcpy(dst, t, n);
+	dst[n] = '\0';
+}
+
+/* Make a statement ready for its next use and drop its borrowed pointers. */
+static void
+journal_reset(struct journal *j, enum journal_stmt s)
+{
+	sqlite3_reset(j->j_stmt[s]);
+	sqlite3_clear_bindings(j->j_stmt[s]);
+}
+
+/*
+ * Step a statement that returns no rows, unless binding it already failed
+ * (rc), then reset it.
+ */
+static int
+journal_run(struct journal *j, enum journal_stmt s, int rc, const char *what)
+{
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(j->j_stmt[s]);
+	if (rc != SQLITE_DONE) {
+		journal_fail(j, what);
+		journal_reset(j, s);
+		return (-1);
+	}
+	journal_reset(j, s);
+	return (0);
+}
+
+/* Open a transaction unless one is pending: writes wait for a commit. */
+static int
+journal_begin(struct journal *j)
+{
+	if (!sqlite3_get_autocommit(j->j_db))
+		return (0);
+	if (journal_run(j, JS_BEGIN, SQLITE_OK, "begin") == -1)
+		return (-1);
+	j->j_pending = 1;
+	return (0);
+}
+
+/*
+ * Undo a group after one of its statements failed, keeping the message of
+ * that failure.  If SQLite has already rolled the whole transaction back
+ * there is nothing left to undo.
+ */
+static void
+journal_undo(struct journal *j)
+{
+	if (sqlite3_get_autocommit(j->j_db))
+		return;
+	sqlite3_step(j->j_stmt[JS_ROLLBACK_TO]);
+	journal_reset(j, JS_ROLLBACK_TO);
+	sqlite3_step(j->j_stmt[JS_RELEASE]);
+	journal_reset(j, JS_RELEASE);
+}
+
+/*
+ * Run statements that take one integer, ?1, as a unit inside a savepoint:
+ * if one fails the others are undone and the rest of the pending
+ * transaction is kept.  *changes is the row count of the last statement.
+ */
+static int
+journal_group(struct journal *j, const enum journal_stmt *ss, size_t n,
+    uint64_t arg, const char *what, size_t *changes)
+{
+	size_t	 i;
+	int	 rc;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	if (journal_run(j, JS_SAVEPOINT, SQLITE_OK, what) == -1)
+		return (-1);
+	for (i = 0; i < n; i++) {
+		rc = SQLITE_OK;
+		journal_bind_u64(j->j_stmt[ss[i]], 1, arg, &rc);
+		if (journal_run(j, ss[i], rc, what) == -1) {
+			journal_undo(j);
+			return (-1);
+		}
+	}
+	if (changes != NULL)
+		*changes = (size_t)sqlite3_changes(j->j_db);
+	if (journal_run(j, JS_RELEASE, SQLITE_OK, what) == -1) {
+		journal_undo(j);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Start a load, binding the job to ?1 if the query has one.  A callback
+ * that starts the same load again would reset the outer one under its
+ * feet: refuse that.
+ */
+static sqlite3_stmt *
+journal_query(struct journal *j, enum journal_stmt s, uint64_t job,
+    const char *what)
+{
+	sqlite3_stmt	*st = j->j_stmt[s];
+	int		 rc = SQLITE_OK;
+
+	if (sqlite3_stmt_busy(st)) {
+		journal_set(j, "%s: already in progress", what);
+		return (NULL);
+	}
+	if (sqlite3_bind_parameter_count(st) > 0)
+		journal_bind_u64(st, 1, job, &rc);
+	if (rc != SQLITE_OK) {
+		journal_fail(j, what);
+		journal_reset(j, s);
+		return (NULL);
+	}
+	return (st);
+}
+
+/* Step a query: 1 with a row, 0 at the end, -1 on error (both reset it). */
+static int
+journal_next(struct journal *j, enum journal_stmt s, const char *what)
+{
+	int	 rc;
+
+	rc = sqlite3_step(j->j_stmt[s]);
+	if (rc == SQLITE_ROW)
+		return (1);
+	if (rc != SQLITE_DONE)
+		journal_fail(j, what);
+	journal_reset(j, s);
+	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
+/* A load callback asked to stop. */
+static int
+journal_stop(struct journal *j, enum journal_stmt s, const char *what)
+{
+	journal_reset(j, s);
+	journal_set(j, "%s: stopped by caller", what);
+	return (-1);
+}
+
+/* Run a count(*) statement (no callback, so it cannot be nested). */
+static int
+journal_count(struct journal *j, enum journal_stmt s, uint64_t *n)
+{
+	int	 r;
+
+	if ((r = journal_next(j, s, "counting")) != 1) {
+		if (r == 0)
+			journal_set(j, "counting: no row");
+		return (-1);
+	}
+	if (n != NULL)
+		*n = journal_u64(sqlite3_column_int64(j->j_stmt[s], 0));
+	journal_reset(j, s);
+	return (0);
+}
+
+/* Run SQL once, at open. */
+static int
+journal_exec(struct journal *j, const char *sql)
+{
+	if (sqlite3_exec(j->j_db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		journal_set(j, "%s", sqlite3_errmsg(j->j_db));
+		return (-1);
+	}
+	return (0);
+}
+
+/* Run a pragma or query that returns one row, for its integer or text. */
+static int
+journal_pragma(struct journal *j, const char *sql, sqlite3_int64 *i,
+    char *s, size_t slen)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(j->j_db, sql, -1, &st, NULL) != SQLITE_OK) {
+		journal_set(j, "%s", sqlite3_errmsg(j->j_db));
+		return (-1);
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		if (rc == SQLITE_DONE)
+			journal_set(j, "%s: no answer", sql);
+		else
+			journal_set(j, "%s", sqlite3_errmsg(j->j_db));
+		sqlite3_finalize(st);
+		return (-1);
+	}
+	if (i != NULL)
+		*i = sqlite3_column_int64(st, 0);
+	if (s != NULL)
+		journal_column_text(st, 0, s, slen);
+	sqlite3_finalize(st);
+	return (0);
+}
+
+/*
+ * Create a missing file ourselves so that it is 0600; SQLite gives its WAL
+ * file the same mode.  An existing file is never opened here: closing any
+ * descriptor of a file drops every POSIX lock this process holds on it,
+ * including another connection's.
+ */
+static int
+journal_create(struct journal *j)
+{
+	struct stat	 sb;
+	int		 fd;
+
+	if (stat(j->j_path, &sb) == 0)
+		return (0);
+	if (errno != ENOENT) {
+		journal_set(j, "%s", strerror(errno));
+		return (-1);
+	}
+	fd = open(j->j_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		if (errno == EEXIST)
+			return (0);
+		journal_set(j, "%s", strerror(errno));
+		return (-1);
+	}
+	close(fd);
+	return (0);
+}
+
+/*
+ * Open the connection: exclusive locking, then WAL.  In exclusive mode the
+ * WAL index lives in our heap, not in a -shm file, and the lock on the
+ * file is held until close.  Reading the header here is also what refuses
+ * a file that is not a database, or one another masterd holds (after the
+ * busy timeout).
+ */
+static int
+journal_connect(struct journal *j)
+{
+	char	 mode[16];
+	int	 rc;
+
+	rc = sqlite3_open_v2(j->j_path, &j->j_db, SQLITE_OPEN_READWRITE, NULL);
+	if (rc != SQLITE_OK) {
+		if (j->j_db == NULL)
+			journal_set(j, "%s", sqlite3_errstr(rc));
+#if SQLITE_VERSION_NUMBER >= 3012000
+		else if (sqlite3_system_errno(j->j_db) != 0)
+			journal_set(j, "%s: %s", sqlite3_errmsg(j->j_db),
+			    strerror(sqlite3_system_errno(j->j_db)));
+#endif
+		else
+			journal_set(j, "%s", sqlite3_errmsg(j->j_db));
+		return (-1);
+	}
+	sqlite3_busy_timeout(j->j_db, JOURNAL_BUSY_MS);
+	if (journal_exec(j, "PRAGMA locking_mode = EXCLUSIVE") == -1)
+		return (-1);
+	if (journal_pragma(j, "PRAGMA journal_mode = WAL", NULL, mode,
+	    sizeof mode) == -1)
+		return (-1);
+	if (strcmp(mode, "wal") != 0) {
+		journal_set(j, "cannot use WAL mode (journal mode is %s)",
+		    mode);
+		return (-1);
+	}
+	if (journal_exec(j, "PRAGMA synchronous = NORMAL") == -1)
+		return (-1);
+	return (0);
+}
+
+/*
+ * Check the schema version, creating the schema in an empty file, and
+ * write in any case so that the exclusive lock is taken now.  A database
+ * with tables but no version is someone else's: refuse it rather than
+ * adding our tables to it.
+ */
+static int
+journal_schema(struct journal *j)
+{
+	sqlite3_int64	 version, ntables;
+
+	if (journal_exec(j, "BEGIN IMMEDIATE") == -1)
+		return (-1);
+	if (journal_pragma(j, "PRAGMA user_version", &version, NULL,
+	    0) == -1)
+		goto fail;
+	if (version == 0) {
+		if (journal_pragma(j, "SELECT count(*) FROM sqlite_master",
+		    &ntables, NULL, 0) == -1)
+			goto fail;
+		if (ntables != 0) {
+			journal_set(j, "not a journal (%lld tables, no "
+			    "schema version)", (long long)ntables);
+			goto fail;
+		}
+		if (journal_exec(j, journal_schema_sql) == -1)
+			goto fail;
+	} else if (version > JOURNAL_VERSION) {
+		journal_set(j, "schema version %lld is newer than this "
+		    "masterd knows (%d)", (long long)version, JOURNAL_VERSION);
+		goto fail;
+	} else if (version != JOURNAL_VERSION) {
+		journal_set(j, "unknown schema version %lld",
+		    (long long)version);
+		goto fail;
+	}
+	if (journal_exec(j, "PRAGMA user_version = "
+	    JOURNAL_XSTR(JOURNAL_VERSION)) == -1)
+		goto fail;
+	if (journal_exec(j, "COMMIT") == -1)
+		goto fail;
+	return (0);
+
+fail:
+	if (!sqlite3_get_autocommit(j->j_db))
+		sqlite3_exec(j->j_db, "ROLLBACK", NULL, NULL, NULL);
+	return (-1);
+}
+
+/* Prepare every statement once, for the life of the connection. */
+static int
+journal_prepare(struct journal *j)
+{
+	int	 s, rc;
+
+	for (s = 0; s < JS_NSTMTS; s++) {
+#if SQLITE_VERSION_NUMBER >= 3020000
+		rc = sqlite3_prepare_v3(j->j_db, journal_sql[s], -1,
+		    SQLITE_PREPARE_PERSISTENT, &j->j_stmt[s], NULL);
+#else
+		rc = sqlite3_prepare_v2(j->j_db, journal_sql[s], -1,
+		    &j->j_stmt[s], NULL);
+#endif
+		if (rc != SQLITE_OK) {
+			journal_set(j, "%s", sqlite3_errmsg(j->j_db));
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* Finalize the statements and close the connection; nothing is committed. */
+static void
+journal_free(struct journal *j)
+{
+	int	 s;
+
+	for (s = 0; s < JS_NSTMTS; s++)
+		sqlite3_finalize(j->j_stmt[s]);
+	sqlite3_close_v2(j->j_db);
+	free(j->j_path);
+	free(j);
+}
+
+/*
+ * Open (creating if missing) the journal at path.  On failure return NULL
+ * with a message naming the path in err.
+ */
+struct journal *
+journal_open(const char *path, char *err, size_t errlen)
+{
+	struct journal	*j;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((j = calloc(1, sizeof *j)) == NULL ||
+	    (j->j_path = strdup(path)) == NULL) {
+		snprintf(err, errlen, "journal %s: %s", path, strerror(errno));
+		free(j);
+		return (NULL);
+	}
+	if (journal_create(j) == -1 ||
+	    journal_connect(j) == -1 ||
+	    journal_schema(j) == -1 ||
+	    journal_prepare(j) == -1) {
+		snprintf(err, errlen, "%s", j->j_err);
+		journal_free(j);
+		return (NULL);
+	}
+	return (j);
+}
+
+/*
+ * Commit what is pending and close.  A failed commit cannot be reported
+ * here: call journal_commit() first to know.
+ */
+void
+journal_close(struct journal *j)
+{
+	if (j == NULL)
+		return;
+	(void)journal_commit(j);
+	journal_free(j);
+}
+
+/* The message of the last failure, kept until the next one; "" if none. */
+const char *
+journal_error(const struct journal *j)
+{
+	return (j->j_err);
+}
+
+/* The file's path, as given to journal_open(). */
+const char *
+journal_path(const struct journal *j)
+{
+	return (j->j_path);
+}
+
+/* Read a meta value: 0 found, 1 missing, -1 error. */
+int
+journal_meta_get(struct journal *j, const char *key, uint64_t *val)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_META_GET];
+	int		 r;
+
+	if (sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
+		journal_fail(j, "reading meta");
+		journal_reset(j, JS_META_GET);
+		return (-1);
+	}
+	if ((r = journal_next(j, JS_META_GET, "reading meta")) != 1)
+		return (r == 0 ? 1 : -1);
+	*val = journal_u64(sqlite3_column_int64(st, 0));
+	journal_reset(j, JS_META_GET);
+	return (0);
+}
+
+/* Set a meta value. */
+int
+journal_meta_set(struct journal *j, const char *key, uint64_t val)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_META_SET];
+	int		 rc;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	journal_bind_u64(st, 2, val, &rc);
+	return (journal_run(j, JS_META_SET, rc, "writing meta"));
+}
+
+/* Insert or replace a job's whole row. */
+int
+journal_job_put(struct journal *j, const struct journal_job *job)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_JOB_PUT];
+	int		 rc = SQLITE_OK;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	journal_bind_u64(st, 1, job->id, &rc);
+	journal_bind_blob(st, 2, job->params, job->paramslen, &rc);
+	journal_bind_text(st, 3, job->state, sizeof job->state, &rc);
+	journal_bind_u64(st, 4, job->submitted_ns, &rc);
+	journal_bind_u64(st, 5, job->ended_ns, &rc);
+	journal_bind_u64(st, 6, job->gen, &rc);
+	journal_bind_u64(st, 7, job->first_task, &rc);
+	journal_bind_text(st, 8, job->error, sizeof job->error, &rc);
+	journal_bind_blob(st, 9, job->extra, job->extralen, &rc);
+	return (journal_run(j, JS_JOB_PUT, rc, "writing job"));
+}
+
+/* Delete a job with its results, reports and spans, all or nothing. */
+int
+journal_job_delete(struct journal *j, uint64_t id)
+{
+	static const enum journal_stmt	 ss[] = {
+		JS_RESULTS_DROP, JS_GENS_DROP, JS_SPANS_DROP, JS_JOB_DELETE
+	};
+
+	return (journal_group(j, ss, sizeof ss / sizeof ss[0], id,
+	    "deleting job", NULL));
+}
+
+/*
+ * Add an accepted result.  The primary key refuses a second one for the
+ * same individual; the pending transaction is kept.
+ */
+int
+journal_result_add(struct journal *j, const struct journal_result *r)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_RESULT_ADD];
+	uint64_t	 bits;
+	int		 rc = SQLITE_OK;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	memcpy(&bits, &r->fitness, sizeof bits);
+	journal_bind_u64(st, 1, r->job, &rc);
+	journal_bind_u64(st, 2, r->gen, &rc);
+	journal_bind_u64(st, 3, r->idx, &rc);
+	journal_bind_u64(st, 4, bits, &rc);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+		journal_reset(j, JS_RESULT_ADD);
+		journal_set(j, "duplicate result (job %" PRIu64 ", gen %" PRIu32
+		    ", idx %" PRIu32 ")", r->job, r->gen, r->idx);
+		return (-1);
+	}
+	if (rc != SQLITE_DONE) {
+		journal_fail(j, "writing result");
+		journal_reset(j, JS_RESULT_ADD);
+		return (-1);
+	}
+	journal_reset(j, JS_RESULT_ADD);
+	return (0);
+}
+
+/* Forget a finished job's results; they are only needed to resume. */
+int
+journal_results_drop(struct journal *j, uint64_t job)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_RESULTS_DROP];
+	int		 rc = SQLITE_OK;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	journal_bind_u64(st, 1, job, &rc);
+	return (journal_run(j, JS_RESULTS_DROP, rc, "dropping results"));
+}
+
+/* Insert or replace a generation's report. */
+int
+journal_gen_put(struct journal *j, uint64_t job, uint32_t gen,
+    const void *blob, size_t len)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_GEN_PUT];
+	int		 rc = SQLITE_OK;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	journal_bind_u64(st, 1, job, &rc);
+	journal_bind_u64(st, 2, gen, &rc);
+	journal_bind_blob(st, 3, blob, len, &rc);
+	return (journal_run(j, JS_GEN_PUT, rc, "writing generation"));
+}
+
+/* Add one task execution. */
+int
+journal_span_add(struct journal *j, const struct journal_span *sp)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_SPAN_ADD];
+	int		 rc = SQLITE_OK;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	journal_bind_u64(st, 1, sp->job, &rc);
+	journal_bind_u64(st, 2, sp->gen, &rc);
+	journal_bind_u64(st, 3, sp->idx, &rc);
+	journal_bind_u64(st, 4, sp->task, &rc);
+	journal_bind_text(st, 5, sp->worker, sizeof sp->worker, &rc);
+	journal_bind_u64(st, 6, sp->slot, &rc);
+	journal_bind_u64(st, 7, sp->start_ns, &rc);
+	journal_bind_u64(st, 8, sp->end_ns, &rc);
+	journal_bind_u64(st, 9, sp->outcome, &rc);
+	journal_bind_u64(st, 10, sp->replica, &rc);
+	return (journal_run(j, JS_SPAN_ADD, rc, "writing span"));
+}
+
+/* End the pending transaction, if any. */
+int
+journal_commit(struct journal *j)
+{
+	if (sqlite3_get_autocommit(j->j_db)) {
+		j->j_pending = 0;
+		return (0);
+	}
+	if (journal_run(j, JS_COMMIT, SQLITE_OK, "commit") == -1)
+		return (-1);
+	j->j_pending = 0;
+	return (0);
+}
+
+/*
+ * Delete the jobs that ended before before_ns (not running, ended_ns set)
+ * with all their rows; *njobs is how many.
+ */
+int
+journal_prune(struct journal *j, uint64_t before_ns, size_t *njobs)
+{
+	static const enum journal_stmt	 ss[] = {
+		JS_PRUNE_RESULTS, JS_PRUNE_GENS, JS_PRUNE_SPANS, JS_PRUNE_JOBS
+	};
+	size_t				 n = 0;
+
+	if (journal_group(j, ss, sizeof ss / sizeof ss[0], before_ns,
+	    "pruning", &n) == -1)
+		return (-1);
+	if (njobs != NULL)
+		*njobs = n;
+	return (0);
+}
+
+/* Call cb for every job, in id order. */
+int
+journal_load_jobs(struct journal *j,
+    int (*cb)(void *, const struct journal_job *), void *arg)
+{
+	const char		*what = "loading jobs";
+	sqlite3_stmt		*st;
+	struct journal_job	 job;
+	int			 r;
+
+	if ((st = journal_query(j, JS_LOAD_JOBS, 0, what)) == NULL)
+		return (-1);
+	while ((r = journal_next(j, JS_LOAD_JOBS, what)) == 1) {
+		memset(&job, 0, sizeof job);
+		job.id = journal_u64(sqlite3_column_int64(st, 0));
+		job.params = sqlite3_column_blob(st, 1);
+		job.paramslen = (size_t)sqlite3_column_bytes(st, 1);
+		journal_column_text(st, 2, job.state, sizeof job.state);
+		job.submitted_ns = journal_u64(sqlite3_column_int64(st, 3));
+		job.ended_ns = journal_u64(sqlite3_column_int64(st, 4));
+		job.gen = (uint32_t)sqlite3_column_int64(st, 5);
+		job.first_task = journal_u64(sqlite3_column_int64(st, 6));
+		journal_column_text(st, 7, job.error, sizeof job.error);
+		job.extra = sqlite3_column_blob(st, 8);
+		job.extralen = (size_t)sqlite3_column_bytes(st, 8);
+		if (job.params == NULL)
+			job.paramslen = 0;
+		if (job.extra == NULL)
+			job.extralen = 0;
+		if (cb(arg, &job) != 0)
+			return (journal_stop(j, JS_LOAD_JOBS, what));
+	}
+	return (r);
+}
+
+/* Call cb for every result of a job, in (gen, idx) order. */
+int
+journal_load_results(struct journal *j, uint64_t job,
+    int (*cb)(void *, const struct journal_result *), void *arg)
+{
+	const char		*what = "loading results";
+	sqlite3_stmt		*st;
+	struct journal_result	 res;
+	uint64_t		 bits;
+	int			 r;
+
+	if ((st = journal_query(j, JS_LOAD_RESULTS, job, what)) == NULL)
+		return (-1);
+	while ((r = journal_next(j, JS_LOAD_RESULTS, what)) == 1) {
+		memset(&res, 0, sizeof res);
+		res.job = job;
+		res.gen = (uint32_t)sqlite3_column_int64(st, 0);
+		res.idx = (uint32_t)sqlite3_column_int64(st, 1);
+		bits = journal_u64(sqlite3_column_int64(st, 2));
+		memcpy(&res.fitness, &bits, sizeof res.fitness);
+		if (cb(arg, &res) != 0)
+			return (journal_stop(j, JS_LOAD_RESULTS, what));
+	}
+	return (r);
+}
+
+/* Call cb for every generation report of a job, in gen order. */
+int
+journal_load_gens(struct journal *j, uint64_t job,
+    int (*cb)(void *, uint32_t, const void *, size_t), void *arg)
+{
+	const char	*what = "loading generations";
+	sqlite3_stmt	*st;
+	const void	*blob;
+	size_t		 len;
+	int		 r;
+
+	if ((st = journal_query(j, JS_LOAD_GENS, job, what)) == NULL)
+		return (-1);
+	while ((r = journal_next(j, JS_LOAD_GENS, what)) == 1) {
+		blob = sqlite3_column_blob(st, 1);
+		len = blob == NULL ? 0 : (size_t)sqlite3_column_bytes(st, 1);
+		if (cb(arg, (uint32_t)sqlite3_column_int64(st, 0), blob,
+		    len) != 0)
+			return (journal_stop(j, JS_LOAD_GENS, what));
+	}
+	return (r);
+}
+
+/* Call cb for every span of a job, in (start_ns, task) order. */
+int
+journal_load_spans(struct journal *j, uint64_t job,
+    int (*cb)(void *, const struct journal_span *), void *arg)
+{
+	const char		*what = "loading spans";
+	sqlite3_stmt		*st;
+	struct journal_span	 sp;
+	int			 r;
+
+	if ((st = journal_query(j, JS_LOAD_SPANS, job, what)) == NULL)
+		return (-1);
+	while ((r = journal_next(j, JS_LOAD_SPANS, what)) == 1) {
+		memset(&sp, 0, sizeof sp);
+		sp.job = job;
+		sp.gen = (uint32_t)sqlite3_column_int64(st, 0);
+		sp.idx = (uint32_t)sqlite3_column_int64(st, 1);
+		sp.task = journal_u64(sqlite3_column_int64(st, 2));
+		journal_column_text(st, 3, sp.worker, sizeof sp.worker);
+		sp.slot = (uint32_t)sqlite3_column_int64(st, 4);
+		sp.start_ns = journal_u64(sqlite3_column_int64(st, 5));
+		sp.end_ns = journal_u64(sqlite3_column_int64(st, 6));
+		sp.outcome = (uint32_t)sqlite3_column_int64(st, 7);
+		sp.replica = (uint32_t)sqlite3_column_int64(st, 8);
+		if (cb(arg, &sp) != 0)
+			return (journal_stop(j, JS_LOAD_SPANS, what));
+	}
+	return (r);
+}
+
+/* Row counts, for status and tests; any pointer may be NULL. */
+int
+journal_stats(struct journal *j, uint64_t *njobs, uint64_t *nresults,
+    uint64_t *nspans)
+{
+	if (journal_count(j, JS_COUNT_JOBS, njobs) == -1 ||
+	    journal_count(j, JS_COUNT_RESULTS, nresults) == -1 ||
+	    journal_count(j, JS_COUNT_SPANS, nspans) == -1)
+		return (-1);
+	return (0);
+}

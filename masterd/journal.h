@@ -1,0 +1,95 @@
+/*
+ * masterd's journal: an SQLite file recording every job and every accepted
+ * task result, so that after a crash (even kill -9) and a restart each job
+ * resumes bit-identically.  Writes are grouped into transactions that
+ * journal_commit() ends.  Every function returns -1 on error and leaves a
+ * message naming the file for journal_error(); none of them logs.
+ *
+ * The on-disk schema is versioned by PRAGMA user_version: bump
+ * JOURNAL_VERSION in journal.c and teach journal_open() to upgrade if any
+ * table changes.
+ */
+#ifndef R3Q_JOURNAL_H
+#define R3Q_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct journal;
+
+/*
+ * One job's row.  On load the blob pointers point into the journal and are
+ * valid only during the callback; an empty blob loads as NULL, length 0.
+ */
+struct journal_job {
+	uint64_t	 id;
+	const void	*params;	/* opaque blob (packed protobuf) */
+	size_t		 paramslen;
+	char		 state[16];	/* "running", "done", ... */
+	uint64_t	 submitted_ns;	/* wall clock, ns since 1970 */
+	uint64_t	 ended_ns;	/* wall clock, 0 while running */
+	uint32_t	 gen;		/* current generation */
+	uint64_t	 first_task;	/* task id of index 0 of gen */
+	char		 error[256];
+	const void	*extra;		/* opaque: final best etc. */
+	size_t		 extralen;
+};
+
+/* One accepted result; the fitness round-trips bit-exactly. */
+struct journal_result {
+	uint64_t	 job;
+	uint32_t	 gen;
+	uint32_t	 idx;		/* individual in the generation */
+	double		 fitness;
+};
+
+/* One task execution, for Gantt charts. */
+struct journal_span {
+	uint64_t	 job;
+	uint32_t	 gen;
+	uint32_t	 idx;
+	uint64_t	 task;
+	char		 worker[64];
+	uint32_t	 slot;		/* CPU slot on that worker */
+	uint64_t	 start_ns;	/* wall clock ns */
+	uint64_t	 end_ns;
+	uint32_t	 outcome;	/* opaque small integer */
+	uint32_t	 replica;	/* 0/1 */
+};
+
+struct journal	*journal_open(const char *, char *, size_t);
+void		 journal_close(struct journal *);
+const char	*journal_error(const struct journal *);
+const char	*journal_path(const struct journal *);
+
+int		 journal_meta_get(struct journal *, const char *,
+		    uint64_t *);
+int		 journal_meta_set(struct journal *, const char *, uint64_t);
+
+int		 journal_job_put(struct journal *,
+		    const struct journal_job *);
+int		 journal_job_delete(struct journal *, uint64_t);
+int		 journal_result_add(struct journal *,
+		    const struct journal_result *);
+int		 journal_results_drop(struct journal *, uint64_t);
+int		 journal_gen_put(struct journal *, uint64_t, uint32_t,
+		    const void *, size_t);
+int		 journal_span_add(struct journal *,
+		    const struct journal_span *);
+
+int		 journal_commit(struct journal *);
+int		 journal_prune(struct journal *, uint64_t, size_t *);
+
+int		 journal_load_jobs(struct journal *,
+		    int (*)(void *, const struct journal_job *), void *);
+int		 journal_load_results(struct journal *, uint64_t,
+		    int (*)(void *, const struct journal_result *), void *);
+int		 journal_load_gens(struct journal *, uint64_t,
+		    int (*)(void *, uint32_t, const void *, size_t), void *);
+int		 journal_load_spans(struct journal *, uint64_t,
+		    int (*)(void *, const struct journal_span *), void *);
+
+int		 journal_stats(struct journal *, uint64_t *, uint64_t *,
+		    uint64_t *);
+
+#endif /* R3Q_JOURNAL_H */

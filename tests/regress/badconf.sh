@@ -82,3 +82,42 @@ JOURNAL_STREAM=8:9 "$MASTERD" -f "$T/m.conf" 2> "$T/journal.out" || rc=$?
 grep -qE '^<4>.*nothere\.pem: No such file or directory$' "$T/journal.out" ||
     fail "no priority-prefixed line: $(cat "$T/journal.out")"
 ok "journal lines carry <priority> and no time stamp; -d lines a time stamp"
+
+# A journal masterd cannot use is named, and masterd exits 1 without
+# touching it: a missing directory, a file that is not a database, and a
+# journal another masterd holds.
+jconf() {
+	cat > "$T/j.conf" <<EOC
+listen = 127.0.0.1:0
+control = $T/$2.sock
+ca = $T/certs/ca.pem
+cert = $T/certs/master.pem
+key = $T/certs/master.key
+journal = $1
+EOC
+}
+jconf "$T/nodir/journal.db" j1
+rc=0
+"$MASTERD" -d -f "$T/j.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "journal $T/nodir/journal.db" "$T/out" ||
+    fail "journal in a missing directory: rc $rc, $(cat "$T/out")"
+head -c 8192 /dev/urandom > "$T/garbage.db"
+cp "$T/garbage.db" "$T/garbage.orig"
+jconf "$T/garbage.db" j2
+rc=0
+"$MASTERD" -d -f "$T/j.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "journal $T/garbage.db" "$T/out" ||
+    fail "garbage journal: rc $rc, $(cat "$T/out")"
+cmp -s "$T/garbage.db" "$T/garbage.orig" || fail "masterd wrote to a garbage journal"
+jconf "$T/shared.db" j3
+"$MASTERD" -d -f "$T/j.conf" > "$T/first.out" 2>&1 &
+first=$!
+PIDS="$PIDS $first"
+waitfor "grep -q 'listening on' '$T/first.out'" 10 || fail "first masterd did not start"
+jconf "$T/shared.db" j4
+rc=0
+"$MASTERD" -d -f "$T/j.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "journal $T/shared.db: database is locked" "$T/out" ||
+    fail "second masterd on one journal: rc $rc, $(cat "$T/out")"
+kill -0 "$first" || fail "the first masterd died"
+ok "an unusable journal is named and masterd exits 1"

@@ -12,6 +12,11 @@
  *	print the status of its result
  *   r3q-testpeer notify PATH SECONDS
  *	be systemd's NOTIFY_SOCKET: print each datagram, one a line
+ *   r3q-testpeer relay PORT HOST TARGET_PORT
+ *	a plain TCP relay on 127.0.0.1:PORT (0: a free one, printed as
+ *	"port N") to HOST:TARGET_PORT, forwarding the TLS stream untouched;
+ *	SIGUSR1 makes it a silent link (every connection stays open, nothing
+ *	is read or written), SIGUSR2 resumes, SIGTERM exits
  *
  * Prints what the other side answered; exits 0 when it behaved as the
  * mode expects, 1 otherwise.
@@ -20,6 +25,9 @@
 
 #include <sys/socket.h>
 #include <sys/un.h>
+
+#include <fcntl.h>
+#include <poll.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,7 +55,8 @@ usage(void)
 	fprintf(stderr, "usage: r3q-testpeer -a ca -c cert -k key connect "
 	    "host port garbage|oversize|unknown|version|hello\n"
 	    "       r3q-testpeer -a ca -c cert -k key serve port kind\n"
-	    "       r3q-testpeer notify path seconds\n");
+	    "       r3q-testpeer notify path seconds\n"
+	    "       r3q-testpeer relay port host target-port\n");
 	exit(2);
 }
 
@@ -347,6 +356,237 @@ do_notify(const char *path, int secs)
 	return (0);
 }
 
+/*
+ * One relayed connection: the accepted side and the side dialled to the
+ * target, with the bytes read from each and not yet written to the other.
+ * Lives from accept until either side closes or fails.
+ */
+struct relay_conn {
+	int	 rc_fd[2];		/* 0: accepted, 1: to the target */
+	uint8_t	 rc_buf[2][16384];	/* read from rc_fd[i], for the other */
+	size_t	 rc_len[2];
+	int	 rc_eof[2];		/* rc_fd[i] said EOF */
+};
+
+#define RELAY_MAX	256
+
+static volatile sig_atomic_t relay_silent, relay_quit;
+static int	 relay_wake[2] = { -1, -1 };
+
+/* Signals only set a flag and wake poll through the self-pipe. */
+static void
+relay_signal(int sig)
+{
+	int	 saved = errno;
+
+	if (sig == SIGUSR1)
+		relay_silent = 1;
+	else if (sig == SIGUSR2)
+		relay_silent = 0;
+	else
+		relay_quit = 1;
+	if (write(relay_wake[1], "", 1) == -1) {
+		/* The pipe is full: poll wakes up anyway. */
+	}
+	errno = saved;
+}
+
+/* Close both sides of a relayed connection. */
+static void
+relay_close(struct relay_conn **rc)
+{
+	close((*rc)->rc_fd[0]);
+	close((*rc)->rc_fd[1]);
+	free(*rc);
+	*rc = NULL;
+}
+
+/* Accept one connection and dial the target for it; -1 if that failed. */
+static int
+relay_accept(int lfd, const char *host, const char *port,
+    struct relay_conn **slot)
+{
+	struct relay_conn	*rc;
+	struct timeval		 tv = { 0, 0 };
+	int			 fd, tfd, i;
+
+	if ((fd = accept(lfd, NULL, NULL)) == -1)
+		return (-1);
+	if (slot == NULL || (tfd = tcp_connect(host, port)) == -1) {
+		printf("%s\n", slot == NULL ? "too many connections" :
+		    "cannot reach the target");
+		close(fd);
+		return (-1);
+	}
+	/* tcp_connect set a receive timeout; this side polls instead. */
+	setsockopt(tfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	rc = calloc(1, sizeof(*rc));
+	if (rc == NULL) {
+		close(fd);
+		close(tfd);
+		return (-1);
+	}
+	rc->rc_fd[0] = fd;
+	rc->rc_fd[1] = tfd;
+	for (i = 0; i < 2; i++)
+		fcntl(rc->rc_fd[i], F_SETFL, fcntl(rc->rc_fd[i], F_GETFL) |
+		    O_NONBLOCK);
+	*slot = rc;
+	return (0);
+}
+
+/*
+ * Move what poll says can move on one connection: read from a side into
+ * its buffer, write a buffer to the other side.  -1 when the connection is
+ * over (an error, or an EOF whose bytes have all been passed on).
+ */
+static int
+relay_move(struct relay_conn *rc, const struct pollfd *pfd)
+{
+	ssize_t	 n;
+	int	 i, o;
+
+	for (i = 0; i < 2; i++) {
+		o = 1 - i;
+		if (pfd[i].revents & (POLLERR | POLLNVAL))
+			return (-1);
+		/* Hung up with nowhere to put its last bytes: give up. */
+		if ((pfd[i].revents & POLLHUP) &&
+		    rc->rc_len[i] == sizeof(rc->rc_buf[i]))
+			return (-1);
+		if ((pfd[i].revents & (POLLIN | POLLHUP)) && !rc->rc_eof[i] &&
+		    rc->rc_len[i] < sizeof(rc->rc_buf[i])) {
+			n = read(rc->rc_fd[i], rc->rc_buf[i] + rc->rc_len[i],
+			    sizeof(rc->rc_buf[i]) - rc->rc_len[i]);
+			if (n == 0)
+				rc->rc_eof[i] = 1;
+			else if (n > 0)
+				rc->rc_len[i] += (size_t)n;
+			else if (errno != EAGAIN && errno != EINTR)
+				return (-1);
+		}
+		if ((pfd[o].revents & POLLOUT) && rc->rc_len[i] > 0) {
+			n = write(rc->rc_fd[o], rc->rc_buf[i], rc->rc_len[i]);
+			if (n > 0) {
+				rc->rc_len[i] -= (size_t)n;
+				memmove(rc->rc_buf[i], rc->rc_buf[i] + n,
+				    rc->rc_len[i]);
+			} else if (n == -1 && errno != EAGAIN && errno != EINTR)
+				return (-1);
+		}
+	}
+	/* TLS needs no half-close: once one side is done, so is the pair. */
+	for (i = 0; i < 2; i++)
+		if (rc->rc_eof[i] && rc->rc_len[i] == 0)
+			return (-1);
+	return (0);
+}
+
+/*
+ * Relay TCP from 127.0.0.1:port to host:tport, one connection to the target
+ * for each accepted one.  While silent nothing is polled at all, not even
+ * the listener: connections stay open, new ones wait in the backlog, and
+ * the bytes stay in the kernel's buffers until SIGUSR2.
+ */
+static int
+do_relay(const char *port, const char *host, const char *tport)
+{
+	static struct relay_conn *conns[RELAY_MAX];
+	struct pollfd		 pfd[1 + 2 * RELAY_MAX + 1];
+	struct sockaddr_in	 sin;
+	struct sigaction	 sa;
+	socklen_t		 slen;
+	struct relay_conn	**slot;
+	char			 b[64];
+	int			 lfd, one = 1, silent = 0, n, i, k;
+
+	if (pipe(relay_wake) == -1) {
+		perror("pipe");
+		return (1);
+	}
+	fcntl(relay_wake[0], F_SETFL, O_NONBLOCK);
+	fcntl(relay_wake[1], F_SETFL, O_NONBLOCK);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = relay_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(lfd, 16) == -1) {
+		printf("cannot listen\n");
+		return (1);
+	}
+	slen = sizeof(sin);
+	getsockname(lfd, (struct sockaddr *)&sin, &slen);
+	printf("port %u\n", ntohs(sin.sin_port));
+
+	while (!relay_quit) {
+		if (silent != relay_silent) {
+			silent = relay_silent;
+			printf("%s\n", silent ? "silent" : "forwarding");
+		}
+		pfd[0].fd = relay_wake[0];
+		pfd[0].events = POLLIN;
+		n = 1;
+		if (!silent) {
+			pfd[n].fd = lfd;
+			pfd[n++].events = POLLIN;
+			for (i = 0; i < RELAY_MAX; i++) {
+				if (conns[i] == NULL)
+					continue;
+				for (k = 0; k < 2; k++) {
+					pfd[n].fd = conns[i]->rc_fd[k];
+					pfd[n].events = 0;
+					if (!conns[i]->rc_eof[k] &&
+					    conns[i]->rc_len[k] <
+					    sizeof(conns[i]->rc_buf[k]))
+						pfd[n].events |= POLLIN;
+					if (conns[i]->rc_len[1 - k] > 0)
+						pfd[n].events |= POLLOUT;
+					pfd[n++].revents = 0;
+				}
+			}
+		}
+		if (poll(pfd, (nfds_t)n, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			perror("poll");
+			return (1);
+		}
+		if (pfd[0].revents & POLLIN)
+			while (read(relay_wake[0], b, sizeof(b)) > 0)
+				;
+		/* A signal may have come since; it counts from now on. */
+		if (silent || relay_silent || relay_quit)
+			continue;
+		for (i = 0, n = 2; i < RELAY_MAX; i++) {
+			if (conns[i] == NULL)
+				continue;
+			if (relay_move(conns[i], &pfd[n]) == -1)
+				relay_close(&conns[i]);
+			n += 2;
+		}
+		if (pfd[1].revents & POLLIN) {
+			for (i = 0, slot = NULL; i < RELAY_MAX; i++)
+				if (conns[i] == NULL) {
+					slot = &conns[i];
+					break;
+				}
+			relay_accept(lfd, host, tport, slot);
+		}
+	}
+	return (0);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -374,11 +614,13 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	if (argc < 1 || ((ca == NULL || cert == NULL || key == NULL) &&
-	    strcmp(argv[0], "notify") != 0))
+	    strcmp(argv[0], "notify") != 0 && strcmp(argv[0], "relay") != 0))
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(argv[0], "notify") == 0 && argc == 3)
 		return (do_notify(argv[1], atoi(argv[2])));
+	if (strcmp(argv[0], "relay") == 0 && argc == 4)
+		return (do_relay(argv[1], argv[2], argv[3]));
 	if (strcmp(argv[0], "connect") == 0 && argc == 4) {
 		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
 		    sizeof(err))) == NULL) {

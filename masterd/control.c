@@ -227,6 +227,31 @@ control_list_workers(struct session *s, uint64_t reqid)
 	free(ptrs);
 }
 
+/* Answer r3qctl report: a job and every execution of its tasks. */
+static void
+control_send_trace(struct session *s, uint64_t reqid, const struct job *j)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__JobTrace	 t;
+	char		 err[512];
+	size_t		 len;
+
+	if (job_trace(j, &t, err, sizeof(err)) == -1) {
+		control_refuse(s, reqid, "%s", err);
+		return;
+	}
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_JOB_TRACE;
+	env.job_trace = &t;
+	if ((len = r3q__envelope__get_packed_size(&env)) > md->conf.max_frame)
+		control_refuse(s, reqid, "job %llu has %zu task executions, "
+		    "%zu bytes: more than max_frame", (unsigned long long)
+		    j->j_id, t.n_spans, len);
+	else
+		session_send(s, &env);
+	job_trace_clear(&t);
+}
+
 /* One request from a client. */
 void
 control_dispatch(struct session *s, Envelope *env)
@@ -293,6 +318,14 @@ control_dispatch(struct session *s, Envelope *env)
 		    (unsigned long long)j->j_id, s->s_name, s->s_addr);
 		control_send_info(s, env->id, j);
 		server_drain();
+		break;
+	case R3Q__ENVELOPE__BODY_JOB_TRACE_REQUEST:
+		if ((j = job_find(env->job_trace_request->job)) == NULL) {
+			control_refuse(s, env->id, "no such job %llu",
+			    (unsigned long long)env->job_trace_request->job);
+			break;
+		}
+		control_send_trace(s, env->id, j);
 		break;
 	default:
 		session_error(s, env->id, "unexpected %s message from a "

@@ -28,6 +28,8 @@ static void	job_gen_done(struct job *, const struct sched_batch_report *);
 static void	job_journal_put(struct job *);
 static void	job_set_params(struct job *, const R3q__EsParams *,
 		    enum sched_policy, unsigned);
+static void	job_roster_free(struct job *);
+static void	job_trace_free(struct job *);
 
 const char *
 job_state_name(enum job_state st)
@@ -93,6 +95,8 @@ job_free(struct job *j)
 	free(j->j_gens);
 	free(j->j_spans);
 	free(j->j_best_x);
+	job_roster_free(j);
+	job_trace_free(j);
 	free(j);
 }
 
@@ -310,16 +314,90 @@ job_result(struct job *j, size_t idx, double fitness)
 		log_warnx("%s", journal_error(md->journal));
 }
 
-/* Journal one execution (or withdrawal) of task idx for the reports. */
+/* Note that worker name (cpus, speed) ran tasks of j. */
+static void
+job_roster_add(struct job *j, const char *name, uint32_t cpus, double speed)
+{
+	R3q__WorkerSeen	*r;
+	size_t		 i;
+
+	for (i = 0; i < j->j_nroster; i++)
+		if (strcmp(j->j_roster[i].name, name) == 0) {
+			j->j_roster[i].cpus = cpus;
+			j->j_roster[i].speed = speed;
+			return;
+		}
+	if ((j->j_roster = reallocarray(j->j_roster, j->j_nroster + 1,
+	    sizeof(*j->j_roster))) == NULL)
+		fatal("%s", __func__);
+	r = &j->j_roster[j->j_nroster++];
+	r3q__worker_seen__init(r);
+	r->name = xstrdup(name);
+	r->cpus = cpus;
+	r->speed = speed;
+}
+
+static void
+job_roster_free(struct job *j)
+{
+	size_t	 i;
+
+	for (i = 0; i < j->j_nroster; i++)
+		free(j->j_roster[i].name);
+	free(j->j_roster);
+	j->j_roster = NULL;
+	j->j_nroster = 0;
+}
+
+static void
+job_trace_free(struct job *j)
+{
+	size_t	 i;
+
+	for (i = 0; i < j->j_ntrace; i++)
+		free(j->j_trace[i].worker);
+	free(j->j_trace);
+	j->j_trace = NULL;
+	j->j_ntrace = j->j_tracecap = 0;
+}
+
+/*
+ * Record one execution (or withdrawal) of task idx for the reports: in the
+ * journal, or in memory when there is none.
+ */
 static void
 job_journal_span(struct job *j, const struct worker *w, size_t idx,
     uint32_t slot, uint64_t start, uint64_t end, enum span_outcome o,
     int replica)
 {
 	struct journal_span	 js;
+	R3q__Span		*sp;
 
-	if (md->journal == NULL)
+	if (j->j_nroster == 0 ||
+	    strcmp(j->j_roster[j->j_nroster - 1].name, w->w_name) != 0)
+		job_roster_add(j, w->w_name, w->w_cpus, w->w_speed);
+	if (o != SPAN_WITHDRAWN)
+		j->j_execs++;
+	if (md->journal == NULL) {
+		if (j->j_ntrace == j->j_tracecap) {
+			j->j_tracecap = j->j_tracecap ? j->j_tracecap * 2 : 256;
+			if ((j->j_trace = reallocarray(j->j_trace,
+			    j->j_tracecap, sizeof(*j->j_trace))) == NULL)
+				fatal("%s", __func__);
+		}
+		sp = &j->j_trace[j->j_ntrace++];
+		r3q__span__init(sp);
+		sp->gen = es_generation(j->j_es);
+		sp->idx = (uint32_t)idx;
+		sp->task = j->j_first + idx;
+		sp->worker = xstrdup(w->w_name);
+		sp->slot = slot;
+		sp->start_ns = start;
+		sp->end_ns = end;
+		sp->outcome = (uint32_t)o;
+		sp->replica = replica != 0;
 		return;
+	}
 	memset(&js, 0, sizeof(js));
 	js.job = j->j_id;
 	js.gen = es_generation(j->j_es);
@@ -599,6 +677,7 @@ job_info(const struct job *j, R3q__JobInfo *info, int full)
 	info->tasks_done = j->j_done;
 	info->results_dropped = j->j_dropped;
 	info->submitted_unix = j->j_submitted;
+	info->executions = j->j_execs;
 	job_totals(j, info);
 	if (!full || j->j_ngens == 0)
 		return;
@@ -653,10 +732,18 @@ job_journal_put(struct job *j)
 {
 	struct journal_job	 jj;
 	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
+	R3q__WorkerSeen		**roster;
 	uint8_t			*params, *extra;
+	size_t			 i;
 
 	if (md->journal == NULL)
 		return;
+	roster = xcalloc(j->j_nroster + 1, sizeof(*roster));
+	for (i = 0; i < j->j_nroster; i++)
+		roster[i] = &j->j_roster[i];
+	st.n_workers = j->j_nroster;
+	st.workers = roster;
+	st.executions = j->j_execs;
 	memset(&jj, 0, sizeof(jj));
 	jj.id = j->j_id;
 	jj.paramslen = r3q__es_params__get_packed_size(&j->j_params);
@@ -690,6 +777,7 @@ job_journal_put(struct job *j)
 		log_warnx("%s", journal_error(md->journal));
 	free(params);
 	free(extra);
+	free(roster);
 }
 
 /* End the journal's transaction: what was accepted is now kept. */
@@ -846,6 +934,7 @@ job_load(void *arg, const struct journal_job *row)
 	enum sched_policy pol = SCHED_POLICY_R3Q;
 	uint64_t	 now = mono_ns(), wnow = wall_ns();
 	char		 err[160];
+	size_t		 i;
 
 	(void)arg;
 	if ((p = r3q__es_params__unpack(NULL, row->paramslen,
@@ -871,6 +960,10 @@ job_load(void *arg, const struct journal_job *row)
 		j->j_done = st->done;
 		j->j_dropped = st->dropped;
 		j->j_speed_time = st->speed_time;
+		j->j_execs = st->executions;
+		for (i = 0; i < st->n_workers; i++)
+			job_roster_add(j, st->workers[i]->name,
+			    st->workers[i]->cpus, st->workers[i]->speed);
 	}
 	memset(&jl, 0, sizeof(jl));
 	jl.job = j;
@@ -983,4 +1076,85 @@ job_journal_close(void)
 	job_journal_commit();
 	journal_close(md->journal);
 	md->journal = NULL;
+}
+
+/* Collect the journal's spans of a job into a JobTrace. */
+static int
+job_trace_span(void *arg, const struct journal_span *js)
+{
+	R3q__JobTrace	*t = arg;
+	R3q__Span	*sp;
+
+	if ((t->spans = reallocarray(t->spans, t->n_spans + 1,
+	    sizeof(*t->spans))) == NULL)
+		fatal("%s", __func__);
+	sp = xcalloc(1, sizeof(*sp));
+	r3q__span__init(sp);
+	sp->gen = js->gen;
+	sp->idx = js->idx;
+	sp->task = js->task;
+	sp->worker = xstrdup(js->worker);
+	sp->slot = js->slot;
+	sp->start_ns = js->start_ns;
+	sp->end_ns = js->end_ns;
+	sp->outcome = js->outcome;
+	sp->replica = js->replica != 0;
+	t->spans[t->n_spans++] = sp;
+	return (0);
+}
+
+/*
+ * Everything r3qctl report draws: the job with its generations, every
+ * task execution (from the journal, or from memory without one) and the
+ * workers that ran them.  -1 with a message.
+ */
+int
+job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
+{
+	size_t	 i;
+
+	r3q__job_trace__init(t);
+	t->info = xcalloc(1, sizeof(*t->info));
+	job_info(j, t->info, 1);
+	t->start_ns = j->j_start + md->wall_off;
+	t->n_workers = j->j_nroster;
+	t->workers = xcalloc(j->j_nroster + 1, sizeof(*t->workers));
+	for (i = 0; i < j->j_nroster; i++)
+		t->workers[i] = &j->j_roster[i];
+	if (md->journal == NULL) {
+		t->spans = xcalloc(j->j_ntrace + 1, sizeof(*t->spans));
+		for (i = 0; i < j->j_ntrace; i++) {
+			t->spans[i] = xcalloc(1, sizeof(*t->spans[i]));
+			*t->spans[i] = j->j_trace[i];
+			t->spans[i]->worker = xstrdup(j->j_trace[i].worker);
+		}
+		t->n_spans = j->j_ntrace;
+		return (0);
+	}
+	if (journal_load_spans(md->journal, j->j_id, job_trace_span, t) ==
+	    -1) {
+		snprintf(err, errlen, "%s", journal_error(md->journal));
+		job_trace_clear(t);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Free what job_trace() allocated. */
+void
+job_trace_clear(R3q__JobTrace *t)
+{
+	size_t	 i;
+
+	for (i = 0; i < t->n_spans; i++) {
+		free(t->spans[i]->worker);
+		free(t->spans[i]);
+	}
+	free(t->spans);
+	free(t->workers);
+	if (t->info != NULL) {
+		job_info_clear(t->info);
+		free(t->info);
+	}
+	r3q__job_trace__init(t);
 }

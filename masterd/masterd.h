@@ -161,6 +161,11 @@ struct job {
 	char			 j_error[256];
 	double			 j_best;	/* once finished */
 	double			*j_best_x;	/* once finished, dim doubles */
+	R3q__WorkerSeen		*j_roster;	/* workers that ran its tasks */
+	size_t			 j_nroster;
+	uint64_t		 j_execs;	/* task executions recorded */
+	R3q__Span		*j_trace;	/* them, without a journal */
+	size_t			 j_ntrace, j_tracecap;
 };
 TAILQ_HEAD(joblist, job);
 
@@ -236,6 +241,8 @@ void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);
 void	 job_info(const struct job *, R3q__JobInfo *, int);
 void	 job_info_clear(R3q__JobInfo *);
+int	 job_trace(const struct job *, R3q__JobTrace *, char *, size_t);
+void	 job_trace_clear(R3q__JobTrace *);
 const char *job_state_name(enum job_state);
 void	 job_free_all(void);
 

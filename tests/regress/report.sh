@@ -1,0 +1,62 @@
+# r3qctl report: the Gantt chart has one lane per worker slot and one bar
+# per task execution of the job (as r3qctl result --json counts them),
+# every file is well-formed XML, the trace is one event per execution, and
+# after masterd restarts the same report comes out of its journal.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+command -v xmllint > /dev/null || fail "xmllint missing (libxml2-utils)"
+mkcerts w1 w2
+start_master
+start_worker w1 2
+WORKER_EXTRA="speed = 0.5" start_worker w2 1
+wait_workers 2
+job=$("$R3QCTL" submit es --mu 4 --lambda 9 --dim 5 --generations 4 \
+    --work-ms 60 --seed 2 --policy r3q)
+"$R3QCTL" wait "$job" > /dev/null || fail "job did not finish"
+"$R3QCTL" result "$job" --json > "$T/result.json"
+execs=$(grep -oE '"executions":[0-9]+' "$T/result.json" | cut -d: -f2)
+[ "${execs:-0}" -ge 13 ] || fail "too few executions: $execs"
+
+"$R3QCTL" report "$job" -o "$T/rep" --trace "$T/trace.json" > "$T/rep.out" ||
+    fail "r3qctl report failed"
+for f in report.html gantt.svg convergence.svg breakdown.svg; do
+	xmllint --noout "$T/rep/$f" 2> "$T/xml.err" ||
+	    fail "$f is not well-formed: $(cat "$T/xml.err")"
+done
+ok "report.html and the three SVG files are well-formed"
+lanes=$(grep -o 'class="lane"' "$T/rep/gantt.svg" | wc -l)
+[ "$lanes" -eq 3 ] || fail "$lanes lanes for 3 worker slots"
+bars=$(grep -o 'class="bar"' "$T/rep/gantt.svg" | wc -l)
+[ "$bars" -eq "$execs" ] || fail "$bars bars for $execs executions"
+ok "the Gantt chart has one lane per slot and one bar per execution ($bars)"
+grep -q 'data-replica="1"' "$T/rep/gantt.svg" ||
+    fail "no replica in the Gantt chart of an R3Q job"
+[ "$(grep -o '"ph":"X"' "$T/trace.json" | wc -l)" -eq "$execs" ] ||
+    fail "trace events differ from the executions"
+grep -q '"traceEvents"' "$T/trace.json" || fail "not a trace-event file"
+ok "the trace has one complete event per execution"
+
+"$R3QCTL" report "$job" -o "$T/zoom" --generations 2-3 > /dev/null ||
+    fail "zoomed report failed"
+zb=$(grep -o 'class="bar"' "$T/zoom/gantt.svg" | wc -l)
+[ "$zb" -gt 0 ] && [ "$zb" -lt "$bars" ] || fail "zoom kept $zb of $bars bars"
+grep -o 'data-gen="[0-9]*"' "$T/zoom/gantt.svg" | grep -qv 'data-gen="[23]"' &&
+    fail "zoom to 2-3 shows other generations"
+ok "--generations 2-3 draws only those generations"
+rc=0
+"$R3QCTL" report "$job" --generations 3-1 > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 64 ] || fail "a bad range exited $rc"
+rc=0
+"$R3QCTL" report 999 -o "$T/none" > "$T/none.err" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "no such job 999" "$T/none.err" ||
+    fail "report of an unknown job: rc $rc $(cat "$T/none.err")"
+ok "bad ranges and unknown jobs are refused"
+
+crash_master
+"$R3QCTL" report "$job" -o "$T/again" > /dev/null ||
+    fail "no report after the restart"
+cmp -s "$T/rep/gantt.svg" "$T/again/gantt.svg" ||
+    fail "the Gantt chart changed across the restart"
+cmp -s "$T/rep/report.html" "$T/again/report.html" ||
+    fail "report.html changed across the restart"
+ok "after a masterd crash the journal gives the same report"

@@ -67,6 +67,8 @@ usage(void)
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
 	    "--reevaluate-parents\n"
 	    "  --work-ms MS  --spin  --local  --csv FILE  --json  --quiet\n"
+	    "report options:\n"
+	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
 	    CONTROL_DEFAULT "\n");
 	exit(EX_USAGE);

@@ -615,7 +615,8 @@ cmd_es(int argc, char *argv[], int submit_only)
 		    "generations, lu %u, seed %" PRIu64 "%s\n", id, o.p.mu,
 		    o.p.lambda, o.p.dim, o.p.generations, o.p.lu, o.p.seed,
 		    o.p.reevaluate_parents ? ", parents re-evaluated" : "");
-	ans = follow(id, o.quiet || o.json);
+	/* Progress on a terminal only; pipes and files get the result. */
+	ans = follow(id, o.quiet || o.json || !isatty(STDOUT_FILENO));
 	rc = report(ans->job_info, &o);
 	frame_free(ans);
 	return (rc);

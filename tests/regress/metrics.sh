@@ -39,6 +39,11 @@ sum=$(sed -n 's/^r3q_worker_tasks_done_total{worker="w[12]"} //p' "$T/metrics" |
 for m in $(grep -v '^#' "$T/metrics" | sed -n 's/^\(r3q_[a-z_]*\).*/\1/p' | sort -u); do
 	grep -q "^# TYPE $m " "$T/metrics" || fail "$m has no TYPE line"
 done
+grep -qx 'r3q_workers_suspect 0' "$T/metrics" &&
+    grep -qx 'r3q_workers_cooling 0' "$T/metrics" &&
+    grep -qE '^r3q_suspicions_total [0-9]+$' "$T/metrics" &&
+    grep -qE '^r3q_worker_suspicions_total\{worker="w1"\} [0-9]+$' "$T/metrics" ||
+    fail "/metrics lacks the suspect gauges and counters"
 ok "/metrics: workers, tasks, jobs and per-worker counts are right"
 
 get /status > "$T/status"

@@ -931,7 +931,11 @@ report_build(const R3q__JobTrace *t, struct report_job *rj,
 	rj->id = ji->id;
 	snprintf(rj->policy, sizeof(rj->policy), "%s", ji->policy);
 	snprintf(rj->state, sizeof(rj->state), "%s", ji->state);
-	rj->delay_ms = -1;
+	/* The delay the workers emulate, if they agree on one. */
+	rj->delay_ms = t->n_workers > 0 ? (double)t->workers[0]->delay_ms : -1;
+	for (i = 1; i < t->n_workers; i++)
+		if (t->workers[i]->delay_ms != t->workers[0]->delay_ms)
+			rj->delay_ms = -1;
 	rj->total_ns = ji->elapsed_ns;
 	rj->efficiency = ji->efficiency > 0 ? ji->efficiency : -1;
 	rj->lower_bound_s = ji->lower_bound_s > 0 ? ji->lower_bound_s : -1;

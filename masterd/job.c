@@ -315,7 +315,7 @@ job_result(struct job *j, size_t idx, double fitness)
 }
 
 /* Note that worker name (cpus, speed) ran tasks of j. */
-static void
+static R3q__WorkerSeen *
 job_roster_add(struct job *j, const char *name, uint32_t cpus, double speed)
 {
 	R3q__WorkerSeen	*r;
@@ -325,7 +325,7 @@ job_roster_add(struct job *j, const char *name, uint32_t cpus, double speed)
 		if (strcmp(j->j_roster[i].name, name) == 0) {
 			j->j_roster[i].cpus = cpus;
 			j->j_roster[i].speed = speed;
-			return;
+			return (&j->j_roster[i]);
 		}
 	if ((j->j_roster = reallocarray(j->j_roster, j->j_nroster + 1,
 	    sizeof(*j->j_roster))) == NULL)
@@ -335,6 +335,7 @@ job_roster_add(struct job *j, const char *name, uint32_t cpus, double speed)
 	r->name = xstrdup(name);
 	r->cpus = cpus;
 	r->speed = speed;
+	return (r);
 }
 
 static void
@@ -375,7 +376,8 @@ job_journal_span(struct job *j, const struct worker *w, size_t idx,
 
 	if (j->j_nroster == 0 ||
 	    strcmp(j->j_roster[j->j_nroster - 1].name, w->w_name) != 0)
-		job_roster_add(j, w->w_name, w->w_cpus, w->w_speed);
+		job_roster_add(j, w->w_name, w->w_cpus, w->w_speed)->delay_ms =
+		    w->w_delay_ms;
 	if (o != SPAN_WITHDRAWN)
 		j->j_execs++;
 	if (md->journal == NULL) {
@@ -963,7 +965,8 @@ job_load(void *arg, const struct journal_job *row)
 		j->j_execs = st->executions;
 		for (i = 0; i < st->n_workers; i++)
 			job_roster_add(j, st->workers[i]->name,
-			    st->workers[i]->cpus, st->workers[i]->speed);
+			    st->workers[i]->cpus, st->workers[i]->speed)->delay_ms =
+			    st->workers[i]->delay_ms;
 	}
 	memset(&jl, 0, sizeof(jl));
 	jl.job = j;

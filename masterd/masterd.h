@@ -78,6 +78,7 @@ struct worker {
 	uint32_t		 w_cpus;
 	uint32_t		 w_kinds;	/* mask of task kinds */
 	double			 w_speed;	/* as the worker says */
+	uint32_t		 w_delay_ms;	/* emulated delay it adds */
 	struct session		*w_session;
 	uint64_t		 w_done;
 	uint64_t		 w_since;	/* wall clock, seconds */

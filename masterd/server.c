@@ -414,6 +414,7 @@ worker_hello(struct session *s, Envelope *env)
 	w->w_kinds = mask;
 	/* Only the efficiency figure uses it; refuse nonsense politely. */
 	w->w_speed = h->speed > 0 && h->speed <= 1000 ? h->speed : 1.0;
+	w->w_delay_ms = h->delay_ms;
 	if (h->speed != 0 && w->w_speed != h->speed)
 		log_warnx("worker %s: speed %g out of range, taken as 1",
 		    s->s_name, h->speed);

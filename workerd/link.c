@@ -519,6 +519,8 @@ link_hello(void)
 	h.name = lk.l_name;
 	h.cpus = lk.l_conf->cpus;
 	h.speed = lk.l_conf->speed;
+	h.delay_ms = lk.l_conf->delay > UINT32_MAX ? UINT32_MAX :
+	    (uint32_t)lk.l_conf->delay;
 	h.n_kinds = i;
 	h.kinds = names;
 	h.version = (char *)(uintptr_t)PACKAGE_VERSION;

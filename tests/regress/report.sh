@@ -7,8 +7,9 @@
 command -v xmllint > /dev/null || fail "xmllint missing (libxml2-utils)"
 mkcerts w1 w2
 start_master
-start_worker w1 2
-WORKER_EXTRA="speed = 0.5" start_worker w2 1
+WORKER_EXTRA="delay = 2ms" start_worker w1 2
+WORKER_EXTRA="speed = 0.5
+delay = 2ms" start_worker w2 1
 wait_workers 2
 job=$("$R3QCTL" submit es --mu 4 --lambda 9 --dim 5 --generations 4 \
     --work-ms 60 --seed 2 --policy r3q)
@@ -24,6 +25,8 @@ for f in report.html gantt.svg convergence.svg breakdown.svg; do
 	    fail "$f is not well-formed: $(cat "$T/xml.err")"
 done
 ok "report.html and the three SVG files are well-formed"
+grep -q '2.0 ms one way' "$T/rep/report.html" ||
+    fail "the summary lacks the workers' emulated delay"
 lanes=$(grep -o 'class="lane"' "$T/rep/gantt.svg" | wc -l)
 [ "$lanes" -eq 3 ] || fail "$lanes lanes for 3 worker slots"
 bars=$(grep -o 'class="bar"' "$T/rep/gantt.svg" | wc -l)
@@ -68,3 +71,16 @@ cmp -s "$T/rep/gantt.svg" "$T/again/gantt.svg" ||
 cmp -s "$T/rep/report.html" "$T/again/report.html" ||
     fail "report.html changed across the restart"
 ok "after a masterd crash the journal gives the same report"
+
+# journal_retention: a finished job older than that is dropped from the
+# journal at start-up, with a log line, and is gone.
+echo "journal_retention = 1s" >> "$T/masterd.conf"
+sleep 1.2
+crash_master
+grep -q "journal: dropped 1 jobs finished more than 1s ago" "$T/masterd.log" ||
+    fail "journal_retention dropped nothing"
+rc=0
+"$R3QCTL" report "$job" -o "$T/gone" > "$T/gone.err" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "no such job $job" "$T/gone.err" ||
+    fail "the job outlived journal_retention: $(cat "$T/gone.err")"
+ok "journal_retention drops finished jobs from the journal"

@@ -182,6 +182,7 @@ static void
 metrics_status(struct evhttp_request *req, void *arg)
 {
 	struct sched_stats	 st;
+	struct sched_fault_info	 fi;
 	struct evbuffer		*b;
 	struct worker		*w;
 	struct job		*j;
@@ -208,10 +209,14 @@ metrics_status(struct evhttp_request *req, void *arg)
 		status_string(b, w->w_name);
 		evbuffer_add_printf(b, ",\"address\":");
 		status_string(b, w->w_session->s_addr);
+		if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+			memset(&fi, 0, sizeof(fi));
 		evbuffer_add_printf(b, ",\"cpus\":%u,\"speed\":%g,\"held\":%u,"
-		    "\"running\":%u,\"done\":%" PRIu64 ",\"since\":%" PRIu64 "}",
-		    w->w_cpus, w->w_speed, held, running, w->w_done,
-		    w->w_since);
+		    "\"running\":%u,\"done\":%" PRIu64 ",\"since\":%" PRIu64
+		    ",\"suspects\":%" PRIu64 ",\"state\":\"%s\"}", w->w_cpus,
+		    w->w_speed, held, running, w->w_done, w->w_since,
+		    fi.suspects, fi.cooldown_until ? "cooling" :
+		    fi.suspect_copies ? "suspect" : "ok");
 		first = 0;
 	}
 	evbuffer_add_printf(b, "],\"jobs\":[");

@@ -49,7 +49,8 @@ ok "/metrics: workers, tasks, jobs and per-worker counts are right"
 get /status > "$T/status"
 grep -q '^Content-Type: application/json' "$T/status" || fail "/status is not JSON"
 body=$(sed '1,/^\r$/d' "$T/status")
-echo "$body" | grep -q '"name":"w1"' && echo "$body" | grep -q '"name":"w2"' ||
+echo "$body" | grep -q '"name":"w1"' && echo "$body" | grep -q '"name":"w2"' &&
+    echo "$body" | grep -qE '"suspects":[0-9]+,"state":"ok"' ||
     fail "/status lacks the workers: $body"
 echo "$body" | grep -q '"id":1,"state":"done","policy":"wq"' ||
     fail "/status lacks the job: $body"

@@ -1477,15 +1477,19 @@ sched_started(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	struct worker	*w;
 	struct task	*t;
 	struct copy	*c;
+	int		 suspect;
 
 	s->s_now = now;
 	if ((t = tab_find(s, id)) == NULL ||
 	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
 	    (c = sched_copy_find(t, w)) == NULL || c->c_running)
 		return;
+	suspect = w->w_nsuspect > 0;
 	sched_copy_start(s, c);
 	sched_worker_alive(s, w);
-	sched_refill(s);
+	/* Only a worker cleared of suspicion can take more work now. */
+	if (suspect && w->w_nsuspect == 0)
+		sched_refill(s);
 }
 
 /*
@@ -1499,6 +1503,7 @@ sched_progress(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	struct worker	*w;
 	struct task	*t;
 	struct copy	*c;
+	int		 suspect;
 
 	s->s_now = now;
 	if ((t = tab_find(s, id)) == NULL ||
@@ -1507,11 +1512,13 @@ sched_progress(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 		return;
 	if (!c->c_running)
 		sched_copy_start(s, c);
+	suspect = w->w_nsuspect > 0;
 	c->c_half = 1;
 	sched_unsuspect(s, c);
 	sched_order_touch(s, c);
 	sched_worker_alive(s, w);
-	sched_refill(s);
+	if (suspect && w->w_nsuspect == 0)
+		sched_refill(s);
 }
 
 /* Move an EWMA a quarter of the way to sample; the first one sets it. */

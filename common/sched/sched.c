@@ -169,6 +169,8 @@ struct worker {
 	uint32_t	 w_ringhead;		/* oldest entry */
 	int		 w_cooling;
 	uint64_t	 w_cool_until;
+	uint64_t	 w_alive;		/* its last sign of life */
+	struct worker	*w_aprev, *w_anext;	/* by w_alive */
 };
 
 struct sched {
@@ -190,6 +192,8 @@ struct sched {
 							   last state change */
 	struct task		*s_sfirst, *s_slast;	/* tasks to replicate
 							   for a suspect */
+	struct worker		*s_afirst, *s_alast;	/* by last sign of
+							   life */
 };
 
 static void	sched_batch_finish(struct sched *, struct batch *);
@@ -563,6 +567,36 @@ sched_unsuspect(struct sched *s, struct copy *c)
 		s->s_stats.suspect_workers--;
 }
 
+/* Take w off the list of workers by last sign of life. */
+static void
+sched_alive_remove(struct sched *s, struct worker *w)
+{
+	if (w->w_aprev != NULL)
+		w->w_aprev->w_anext = w->w_anext;
+	else if (s->s_afirst == w)
+		s->s_afirst = w->w_anext;
+	else
+		return;		/* not on it */
+	if (w->w_anext != NULL)
+		w->w_anext->w_aprev = w->w_aprev;
+	else
+		s->s_alast = w->w_aprev;
+	w->w_aprev = w->w_anext = NULL;
+}
+
+/* w shows a sign of life now: it goes to the newest end of the list. */
+static void
+sched_alive_touch(struct sched *s, struct worker *w)
+{
+	sched_alive_remove(s, w);
+	w->w_alive = s->s_now;
+	if ((w->w_aprev = s->s_alast) != NULL)
+		s->s_alast->w_anext = w;
+	else
+		s->s_afirst = w;
+	s->s_alast = w;
+}
+
 /*
  * Worker w showed a sign of life (a copy started, got half-way or ended):
  * the held copies suspected along with it are cleared.  Its running copies
@@ -573,6 +607,7 @@ sched_worker_alive(struct sched *s, struct worker *w)
 {
 	struct copy	*c;
 
+	sched_alive_touch(s, w);
 	if (w->w_nsuspect == 0)
 		return;
 	for (c = w->w_copies; c != NULL; c = c->c_wnext)
@@ -760,7 +795,7 @@ sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
 	c = sched_calloc(1, sizeof(*c));
 	c->c_task = t;
 	c->c_worker = w;
-	c->c_sent = s->s_now;
+	c->c_sent = c->c_changed = s->s_now;
 	if ((c->c_tprev = t->t_lastcopy) != NULL)
 		t->t_lastcopy->c_tnext = c;
 	else
@@ -1037,6 +1072,38 @@ sched_worker_suspected(struct sched *s, struct worker *w,
 }
 
 /*
+ * The same test for a worker that runs nothing it was sent: a free CPU
+ * starts a held task at once, so a worker with a free CPU whose oldest
+ * held copy was there, and which gave no sign of life at all, while fin
+ * did a whole task has stopped or lost its link (its state "did not
+ * change" either).  The workers are kept in the order of their last sign
+ * of life, so the walk stops at the first that moved later.
+ */
+static void
+sched_detect_idle(struct sched *s, const struct worker *fin, uint64_t begin)
+{
+	struct worker	*w, *next;
+	struct copy	*c;
+
+	for (w = s->s_afirst; w != NULL && w->w_alive < begin; w = next) {
+		next = w->w_anext;
+		if (s->s_now - w->w_alive < s->s_fault.grace_ns)
+			break;
+		if (w == fin || w->w_nsuspect > 0 || w->w_nheld == 0 ||
+		    w->w_nrunning >= w->w_ncpu)
+			continue;
+		for (c = w->w_copies; c != NULL && c->c_running;
+		    c = c->c_wnext)
+			;
+		if (c == NULL || c->c_sent >= begin ||
+		    s->s_now - c->c_sent < s->s_fault.grace_ns)
+			continue;
+		sched_suspect_copy(s, c);
+		sched_worker_suspected(s, w, c, fin);
+	}
+}
+
+/*
  * Relative suspect detection (ALGORITHMS.md section 3, worker
  * monitoring): worker fin finished a task it began at begin.  Every
  * running copy on another worker whose state (started, half-way) did not
@@ -1068,6 +1135,7 @@ sched_detect(struct sched *s, const struct worker *fin, uint64_t begin)
 		if (w->w_nsuspect == 1)		/* it was not suspect */
 			sched_worker_suspected(s, w, c, fin);
 	}
+	sched_detect_idle(s, fin, begin);
 }
 
 /*
@@ -1295,6 +1363,7 @@ sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
 	w->w_ncpu = ncpu;
 	w->w_kinds = kinds;
 	s->s_workers[s->s_nworkers++] = w;
+	sched_alive_touch(s, w);
 	s->s_stats.workers++;
 	sched_refill(s);
 	return (0);
@@ -1346,6 +1415,7 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 
 	if (w->w_cooling)
 		s->s_stats.cooling_workers--;
+	sched_alive_remove(s, w);
 	while ((c = w->w_lastcopy) != NULL) {
 		t = c->c_task;
 		if (c->c_running) {

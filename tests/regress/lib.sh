@@ -22,7 +22,8 @@ cleanup() {
 	wait 2>/dev/null || true
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap "exit 130" INT TERM
 
 fail() {
 	echo "FAIL: $*" >&2

@@ -1852,6 +1852,7 @@ test_rwq_random_churn(void **state)
 struct vworker {
 	double		 speed, speed2;	/* before and after change_ms */
 	uint64_t	 change_ms;
+	uint64_t	 nostart_ms;	/* starts nothing from then on */
 	uint64_t	 queue[8];	/* held copies, oldest first */
 	size_t		 nq;
 	uint64_t	 cur;		/* running task, if busy */
@@ -1934,7 +1935,8 @@ vrun_start(struct vrun *v)
 		w = &v->w[i];
 		if (w->busy || w->nq == 0)
 			continue;
-		if ((v->ms < w->change_ms ? w->speed : w->speed2) == 0)
+		if ((v->ms < w->change_ms ? w->speed : w->speed2) == 0 ||
+		    v->ms >= w->nostart_ms)
 			continue;
 		w->cur = w->queue[0];
 		memmove(&w->queue[0], &w->queue[1],
@@ -1997,6 +1999,7 @@ vrun_init(struct vrun *v, const double *speed, size_t nw, size_t ntasks,
 	for (i = 0; i < nw; i++) {
 		v->w[i].speed = v->w[i].speed2 = speed[i];
 		v->w[i].change_ms = UINT64_MAX;
+		v->w[i].nostart_ms = UINT64_MAX;
 		assert_int_equal(sched_worker_join(v->s, (uint32_t)i + 1, 1,
 		    ~0U, 0), 0);
 	}
@@ -2105,6 +2108,35 @@ test_suspect_hung(void **state)
 	assert_int_equal(sched_worker_fault(v.s, 2, &fi), 0);
 	assert_int_equal(fi.suspects, 1);
 	assert_int_equal(v.w[0].suspects + v.w[2].suspects, 0);
+	sched_free(v.s);
+}
+
+/*
+ * A worker stops between two tasks (its link goes silent, say): the task
+ * it was sent never starts.  It runs nothing, so no running copy of it
+ * can stand still, but it gave no sign of life while the others did
+ * whole tasks: suspect all the same, and its held task runs elsewhere.
+ */
+static void
+test_suspect_idle_stop(void **state)
+{
+	const double		 speed[] = { 1, 1, 1 };
+	struct sched_stats	 st;
+	struct vrun		 v;
+
+	(void)state;
+	vrun_init(&v, speed, 3, 12, NULL);
+	v.w[2].nostart_ms = 500;	/* finishes its first task, then stops */
+	vrun_until_done(&v, 100000);
+	assert_true(v.batchdone);
+	assert_int_equal(v.w[2].suspects, 1);
+	assert_int_equal(v.w[2].done, 1);
+	/* Its last sign of life was its result at 1000 ms. */
+	assert_true(v.first_suspect_ms[2] >= 1000 + 1000);
+	assert_true(v.first_suspect_ms[2] <= 1000 + 2 * TASK_MS + 1000);
+	assert_int_equal(v.w[0].suspects + v.w[1].suspects, 0);
+	sched_get_stats(v.s, &st);
+	assert_true(st.suspect_replicas >= 1);
 	sched_free(v.s);
 }
 
@@ -2251,6 +2283,7 @@ main(void)
 		cmocka_unit_test(test_suspect_all_slow_down),
 		cmocka_unit_test(test_suspect_one_slow),
 		cmocka_unit_test(test_suspect_hung),
+		cmocka_unit_test(test_suspect_idle_stop),
 		cmocka_unit_test(test_suspect_grace),
 		cmocka_unit_test(test_suspect_cooldown),
 		cmocka_unit_test(test_max_kills),

@@ -195,6 +195,7 @@ job_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	job_set_params(j, p, pol,
 	    p->queue_factor ? p->queue_factor : md->queue_factor);
 	j->j_start = mono_ns();
+	j->j_start_wall = j->j_start + md->wall_off;
 	j->j_submitted = wall_ns() / NS_PER_SEC;
 	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
 	job_start_batch(j, 0, NULL);
@@ -753,7 +754,7 @@ job_journal_put(struct job *j)
 	r3q__es_params__pack(&j->j_params, params);
 	jj.params = params;
 	snprintf(jj.state, sizeof(jj.state), "%s", job_state_name(j->j_state));
-	jj.submitted_ns = j->j_start + md->wall_off;
+	jj.submitted_ns = j->j_start_wall;
 	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : j->j_end + md->wall_off;
 	jj.gen = j->j_es != NULL ? es_generation(j->j_es) : 0;
 	jj.first_task = j->j_first;
@@ -956,6 +957,7 @@ job_load(void *arg, const struct journal_job *row)
 	r3q__es_params__free_unpacked(p, NULL);
 	j->j_start = now - (wnow > row->submitted_ns ? wnow -
 	    row->submitted_ns : 0);
+	j->j_start_wall = row->submitted_ns;
 	j->j_submitted = row->submitted_ns / NS_PER_SEC;
 	snprintf(j->j_error, sizeof(j->j_error), "%s", row->error);
 	if (st != NULL) {
@@ -1119,7 +1121,7 @@ job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
 	r3q__job_trace__init(t);
 	t->info = xcalloc(1, sizeof(*t->info));
 	job_info(j, t->info, 1);
-	t->start_ns = j->j_start + md->wall_off;
+	t->start_ns = j->j_start_wall;
 	t->n_workers = j->j_nroster;
 	t->workers = xcalloc(j->j_nroster + 1, sizeof(*t->workers));
 	for (i = 0; i < j->j_nroster; i++)

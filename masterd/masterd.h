@@ -150,6 +150,7 @@ struct job {
 	size_t			 j_n;
 	R3q__Task		*j_tasks;	/* payloads of the batch */
 	uint64_t		 j_start;	/* mono ns */
+	uint64_t		 j_start_wall;	/* wall ns, as journaled */
 	uint64_t		 j_end;
 	uint64_t		 j_submitted;	/* wall seconds */
 	uint64_t		 j_done;

@@ -22,6 +22,7 @@
 
 #define JOBS_KEEP	1000	/* finished jobs remembered */
 #define LU_MAX		20000
+#define TRACE_MAX	1000000	/* executions kept in memory per job */
 
 static void	job_start_batch(struct job *, uint64_t, const uint8_t *);
 static void	job_gen_done(struct job *, const struct sched_batch_report *);
@@ -356,7 +357,7 @@ job_trace_free(struct job *j)
 {
 	size_t	 i;
 
-	for (i = 0; i < j->j_ntrace; i++)
+	for (i = 0; i < j->j_ntrace && i < TRACE_MAX; i++)
 		free(j->j_trace[i].worker);
 	free(j->j_trace);
 	j->j_trace = NULL;
@@ -382,6 +383,17 @@ job_journal_span(struct job *j, const struct worker *w, size_t idx,
 	if (o != SPAN_WITHDRAWN)
 		j->j_execs++;
 	if (md->journal == NULL) {
+		/* Without a journal, memory bounds what a report can draw. */
+		if (j->j_ntrace >= TRACE_MAX) {
+			if (j->j_ntrace == TRACE_MAX) {
+				log_warnx("job %llu: more than %d task "
+				    "executions; r3qctl report will draw the "
+				    "first ones only (a journal keeps them all)",
+				    (unsigned long long)j->j_id, TRACE_MAX);
+				j->j_ntrace++;	/* said once */
+			}
+			return;
+		}
 		if (j->j_ntrace == j->j_tracecap) {
 			j->j_tracecap = j->j_tracecap ? j->j_tracecap * 2 : 256;
 			if ((j->j_trace = reallocarray(j->j_trace,
@@ -1116,7 +1128,7 @@ job_trace_span(void *arg, const struct journal_span *js)
 int
 job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
 {
-	size_t	 i;
+	size_t	 i, n;
 
 	r3q__job_trace__init(t);
 	t->info = xcalloc(1, sizeof(*t->info));
@@ -1127,13 +1139,14 @@ job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
 	for (i = 0; i < j->j_nroster; i++)
 		t->workers[i] = &j->j_roster[i];
 	if (md->journal == NULL) {
-		t->spans = xcalloc(j->j_ntrace + 1, sizeof(*t->spans));
-		for (i = 0; i < j->j_ntrace; i++) {
+		n = j->j_ntrace < TRACE_MAX ? j->j_ntrace : TRACE_MAX;
+		t->spans = xcalloc(n + 1, sizeof(*t->spans));
+		for (i = 0; i < n; i++) {
 			t->spans[i] = xcalloc(1, sizeof(*t->spans[i]));
 			*t->spans[i] = j->j_trace[i];
 			t->spans[i]->worker = xstrdup(j->j_trace[i].worker);
 		}
-		t->n_spans = j->j_ntrace;
+		t->n_spans = n;
 		return (0);
 	}
 	if (journal_load_spans(md->journal, j->j_id, job_trace_span, t) ==

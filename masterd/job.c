@@ -149,6 +149,21 @@ job_end(struct job *j, enum job_state st)
 	masterd_status();
 }
 
+/* The ES's own parameters from a job's; -1 with a message if invalid. */
+static int
+job_es_params(const R3q__EsParams *p, struct es_params *ep, char *err,
+    size_t errlen)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->mu = p->mu;
+	ep->lambda = p->lambda;
+	ep->dim = p->dim;
+	ep->generations = p->generations;
+	ep->seed = p->seed;
+	ep->reevaluate_parents = p->reevaluate_parents;
+	return (es_params_check(ep, err, errlen));
+}
+
 /* Check a client's parameters and start an es job; NULL with a message. */
 struct job *
 job_submit(const R3q__EsParams *p, char *err, size_t errlen)
@@ -157,14 +172,7 @@ job_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	enum sched_policy	 pol = md->policy;
 	struct job		*j;
 
-	memset(&ep, 0, sizeof(ep));
-	ep.mu = p->mu;
-	ep.lambda = p->lambda;
-	ep.dim = p->dim;
-	ep.generations = p->generations;
-	ep.seed = p->seed;
-	ep.reevaluate_parents = p->reevaluate_parents;
-	if (es_params_check(&ep, err, errlen) == -1)
+	if (job_es_params(p, &ep, err, errlen) == -1)
 		return (NULL);
 	if (p->lu > LU_MAX) {
 		snprintf(err, errlen, "lu must be at most %d", LU_MAX);
@@ -898,14 +906,7 @@ job_replay(struct job *j, const struct journal_job *row,
 	size_t			 k = 0, n, got;
 	uint32_t		 gen;
 
-	memset(&ep, 0, sizeof(ep));
-	ep.mu = j->j_params.mu;
-	ep.lambda = j->j_params.lambda;
-	ep.dim = j->j_params.dim;
-	ep.generations = j->j_params.generations;
-	ep.seed = j->j_params.seed;
-	ep.reevaluate_parents = j->j_params.reevaluate_parents;
-	if (es_params_check(&ep, err, errlen) == -1 ||
+	if (job_es_params(&j->j_params, &ep, err, errlen) == -1 ||
 	    (j->j_es = es_new(&ep)) == NULL)
 		return (-1);
 	for (gen = 0; gen < row->gen; gen++) {

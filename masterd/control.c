@@ -355,20 +355,6 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	session_new(bev, "control", 0);
 }
 
-/* Make the socket's directory (e.g. /run/r3q) if it does not exist. */
-static void
-control_mkdir(const char *path)
-{
-	char	 dir[CONF_STRMAX], *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
-		return;
-	*slash = '\0';
-	if (mkdir(dir, 0755) == 0)
-		log_info("control: created %s", dir);
-}
-
 /*
  * Bind the control socket, refusing to steal it from a masterd that is
  * still running; a stale socket file is replaced.
@@ -387,7 +373,8 @@ control_listen(void)
 		return (-1);
 	}
 	strcpy(sun.sun_path, md->conf.control);
-	control_mkdir(md->conf.control);
+	/* Its directory (e.g. /run/r3q) if it does not exist. */
+	masterd_mkparent(md->conf.control, 0755, "control");
 	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
 		log_warn("control: socket");
 		return (-1);

@@ -1047,6 +1047,7 @@ job_journal_open(void)
 
 	if (strcmp(md->conf.journal, "none") == 0)
 		return (0);
+	masterd_mkparent(md->conf.journal, 0750, "journal");
 	if ((md->journal = journal_open(md->conf.journal, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -145,6 +147,24 @@ masterd_config_defaults(struct masterd_config *c)
 	c->suspect_window = SCHED_WINDOW_DEFAULT / 1000000;
 	c->suspect_cooldown = SCHED_COOLDOWN_DEFAULT / 1000000;
 	c->max_kills = 3;
+}
+
+/*
+ * Make the directory a file of ours lives in (e.g. /run/r3q for the
+ * control socket, /var/lib/r3q for the journal) if it does not exist;
+ * only the last level, so a mistyped path still fails loudly.
+ */
+void
+masterd_mkparent(const char *path, unsigned mode, const char *what)
+{
+	char	 dir[CONF_STRMAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, (mode_t)mode) == 0)
+		log_info("%s: created %s", what, dir);
 }
 
 /* Hand the suspect detection settings to the core. */

@@ -42,6 +42,7 @@ extern const struct conf_key masterd_keys[];
 int	masterd_parse_qf(const char *, unsigned *);
 void	masterd_config_defaults(struct masterd_config *);
 void	masterd_apply_fault(void);
+void	masterd_mkparent(const char *, unsigned, const char *);
 
 enum role {
 	ROLE_NONE = 0,		/* handshake or hello not done yet */

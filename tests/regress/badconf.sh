@@ -96,10 +96,10 @@ key = $T/certs/master.key
 journal = $1
 EOC
 }
-jconf "$T/nodir/journal.db" j1
+jconf "$T/no/dir/journal.db" j1
 rc=0
 "$MASTERD" -d -f "$T/j.conf" > "$T/out" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q "journal $T/nodir/journal.db" "$T/out" ||
+[ "$rc" -eq 1 ] && grep -q "journal $T/no/dir/journal.db" "$T/out" ||
     fail "journal in a missing directory: rc $rc, $(cat "$T/out")"
 head -c 8192 /dev/urandom > "$T/garbage.db"
 cp "$T/garbage.db" "$T/garbage.orig"

@@ -251,33 +251,52 @@ do_connect(SSL_CTX *ctx, const char *host, const char *port,
 	    ans->body_case == R3Q__ENVELOPE__BODY_WELCOME ? 0 : 1);
 }
 
-/* Be a master for one worker and one task of the given kind. */
+/*
+ * Listen on 127.0.0.1:port (0: a free one) and print "port N" once
+ * listening; -1 after saying why not.
+ */
 static int
-do_serve(SSL_CTX *ctx, const char *port, const char *kind)
+listen_loopback(const char *port, int backlog)
 {
 	struct sockaddr_in	 sin;
-	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
-	R3q__Welcome		 w = R3Q__WELCOME__INIT;
-	R3q__Assign		 a = R3Q__ASSIGN__INIT;
-	R3q__Task		 t = R3Q__TASK__INIT, *tp = &t;
-	double			 x[2] = { 1, 1 };
 	socklen_t		 slen;
-	int			 lfd, fd, one = 1;
+	int			 lfd, one = 1;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) == -1) {
+		printf("cannot listen\n");
+		return (-1);
+	}
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)atoi(port));
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(lfd, 1) == -1) {
+	    listen(lfd, backlog) == -1) {
 		printf("cannot listen\n");
-		return (1);
+		close(lfd);
+		return (-1);
 	}
 	slen = sizeof(sin);
 	getsockname(lfd, (struct sockaddr *)&sin, &slen);
 	printf("port %u\n", ntohs(sin.sin_port));
+	fflush(stdout);
+	return (lfd);
+}
+
+/* Be a master for one worker and one task of the given kind. */
+static int
+do_serve(SSL_CTX *ctx, const char *port, const char *kind)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__Welcome		 w = R3Q__WELCOME__INIT;
+	R3q__Assign		 a = R3Q__ASSIGN__INIT;
+	R3q__Task		 t = R3Q__TASK__INIT, *tp = &t;
+	double			 x[2] = { 1, 1 };
+	int			 lfd, fd;
+
+	if ((lfd = listen_loopback(port, 1)) == -1)
+		return (1);
 	alarm(20);
 	if ((fd = accept(lfd, NULL, NULL)) == -1)
 		return (1);
@@ -493,12 +512,10 @@ do_relay(const char *port, const char *host, const char *tport)
 {
 	static struct relay_conn *conns[RELAY_MAX];
 	struct pollfd		 pfd[1 + 2 * RELAY_MAX + 1];
-	struct sockaddr_in	 sin;
 	struct sigaction	 sa;
-	socklen_t		 slen;
 	struct relay_conn	**slot;
 	char			 b[64];
-	int			 lfd, one = 1, silent = 0, n, i, k;
+	int			 lfd, silent = 0, n, i, k;
 
 	if (pipe(relay_wake) == -1) {
 		perror("pipe");
@@ -514,20 +531,8 @@ do_relay(const char *port, const char *host, const char *tport)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)atoi(port));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(lfd, 16) == -1) {
-		printf("cannot listen\n");
+	if ((lfd = listen_loopback(port, 16)) == -1)
 		return (1);
-	}
-	slen = sizeof(sin);
-	getsockname(lfd, (struct sockaddr *)&sin, &slen);
-	printf("port %u\n", ntohs(sin.sin_port));
 
 	while (!relay_quit) {
 		if (silent != relay_silent) {

@@ -26,12 +26,10 @@ static struct {
 	struct wtask	**ex_running;	/* per thread */
 	unsigned	 ex_nheld;
 	unsigned	 ex_nrunning;
+	unsigned	 ex_nidle;	/* threads waiting for a task */
 	unsigned	 ex_nthreads;
 	pthread_t	*ex_threads;
-	uint64_t	*ex_started;
-	size_t		 ex_nstarted, ex_startedcap;
-	uint64_t	*ex_half;
-	size_t		 ex_nhalf, ex_halfcap;
+	int		 ex_news;	/* the loop thread has been woken */
 	int		 ex_stop;
 	void		(*ex_wake)(void);
 } ex;
@@ -41,24 +39,23 @@ wtask_free(struct wtask *t)
 {
 	if (t == NULL)
 		return;
-	free(t->wt_kind);
-	free(t->wt_x);
+	if (t->wt_kind_owned)
+		free(t->wt_kind);
 	free(t);
 }
 
-/* Note an id for the next Progress message; called with ex_mtx held. */
-static void
-exec_note(uint64_t **arr, size_t *n, size_t *cap, uint64_t id)
+/*
+ * Wake the loop thread unless it has been woken since it last collected:
+ * under load one wake-up carries many tasks' news.  Called with ex_mtx
+ * held; returns whether to call ex_wake (after unlocking).
+ */
+static int
+exec_news(void)
 {
-	uint64_t	*na;
-
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		if ((na = reallocarray(*arr, *cap, sizeof(*na))) == NULL)
-			return;		/* progress is advisory */
-		*arr = na;
-	}
-	(*arr)[(*n)++] = id;
+	if (ex.ex_news)
+		return (0);
+	ex.ex_news = 1;
+	return (1);
 }
 
 /* Half-way callback from a task kind. */
@@ -66,13 +63,16 @@ static void
 exec_progress(void *arg, int half)
 {
 	struct wtask	*t = arg;
+	int		 wake;
 
 	if (half != 2)
 		return;
-	atomic_store(&t->wt_half, 1);
 	pthread_mutex_lock(&ex.ex_mtx);
-	exec_note(&ex.ex_half, &ex.ex_nhalf, &ex.ex_halfcap, t->wt_id);
+	atomic_store(&t->wt_half, 1);
+	wake = exec_news();
 	pthread_mutex_unlock(&ex.ex_mtx);
+	if (wake)
+		ex.ex_wake();
 }
 
 /* One execution thread: take the head of the local queue, run it. */
@@ -83,11 +83,15 @@ exec_thread(void *arg)
 	struct task_ctx		 ctx;
 	struct wtask		*t;
 	unsigned		 slot = (unsigned)(uintptr_t)arg;
+	int			 wake;
 
+	pthread_mutex_lock(&ex.ex_mtx);
 	for (;;) {
-		pthread_mutex_lock(&ex.ex_mtx);
-		while (!ex.ex_stop && TAILQ_EMPTY(&ex.ex_held))
+		while (!ex.ex_stop && TAILQ_EMPTY(&ex.ex_held)) {
+			ex.ex_nidle++;
 			pthread_cond_wait(&ex.ex_cv, &ex.ex_mtx);
+			ex.ex_nidle--;
+		}
 		if (ex.ex_stop) {
 			pthread_mutex_unlock(&ex.ex_mtx);
 			return (NULL);
@@ -98,10 +102,11 @@ exec_thread(void *arg)
 		ex.ex_running[slot] = t;
 		ex.ex_nrunning++;
 		t->wt_slot = slot;
-		exec_note(&ex.ex_started, &ex.ex_nstarted, &ex.ex_startedcap,
-		    t->wt_id);
+		/* The master hears of the start (section 3's state 1). */
+		wake = exec_news();
 		pthread_mutex_unlock(&ex.ex_mtx);
-		ex.ex_wake();
+		if (wake)
+			ex.ex_wake();
 
 		memset(&p, 0, sizeof(p));
 		p.kind = t->wt_kind;
@@ -119,12 +124,20 @@ exec_thread(void *arg)
 		task_run(&p, &ctx, &t->wt_res);
 		t->wt_end = wall_ns();
 
+		/*
+		 * Take the next task in the same critical section: a busy
+		 * thread locks once per task, and the loop thread is woken
+		 * only if it has not been since it last collected.
+		 */
 		pthread_mutex_lock(&ex.ex_mtx);
 		ex.ex_running[slot] = NULL;
 		ex.ex_nrunning--;
 		TAILQ_INSERT_TAIL(&ex.ex_done, t, wt_entry);
-		pthread_mutex_unlock(&ex.ex_mtx);
-		ex.ex_wake();
+		if (exec_news()) {
+			pthread_mutex_unlock(&ex.ex_mtx);
+			ex.ex_wake();
+			pthread_mutex_lock(&ex.ex_mtx);
+		}
 	}
 }
 
@@ -176,18 +189,28 @@ exec_stop(void)
 	}
 	free(ex.ex_running);
 	free(ex.ex_threads);
-	free(ex.ex_started);
-	free(ex.ex_half);
 }
 
-/* RWQ step 5, worker side: a task joins the tail of the local queue. */
+/*
+ * RWQ step 5, worker side: the tasks of one Assign join the tail of the
+ * local queue together, and only idle threads are woken.
+ */
 void
-exec_assign(struct wtask *t)
+exec_assign(struct wtasklist *tl, unsigned n)
 {
+	unsigned	 wake;
+
+	if (n == 0)
+		return;
 	pthread_mutex_lock(&ex.ex_mtx);
-	TAILQ_INSERT_TAIL(&ex.ex_held, t, wt_entry);
-	ex.ex_nheld++;
-	pthread_cond_signal(&ex.ex_cv);
+	TAILQ_CONCAT(&ex.ex_held, tl, wt_entry);
+	ex.ex_nheld += n;
+	wake = n < ex.ex_nidle ? n : ex.ex_nidle;
+	if (wake == ex.ex_nidle)
+		pthread_cond_broadcast(&ex.ex_cv);
+	else
+		while (wake-- > 0)
+			pthread_cond_signal(&ex.ex_cv);
 	pthread_mutex_unlock(&ex.ex_mtx);
 }
 
@@ -243,24 +266,43 @@ exec_drop_held(void)
 }
 
 /*
- * Take the finished tasks and the progress notes for the loop thread; the
- * caller owns the list and frees the two arrays.
+ * Take the finished tasks for the loop thread, and note in the caller's
+ * arrays (of at least as many entries as threads) the running tasks whose
+ * start or half-way point the master has not heard of.  A task that
+ * started and ended since the last collect is only reported by its
+ * result, which says both.
  */
 void
-exec_collect(struct wtasklist *done, uint64_t **started, size_t *nstarted,
-    uint64_t **half, size_t *nhalf)
+exec_collect(struct wtasklist *done, uint64_t *started, size_t *nstarted,
+    uint64_t *half, size_t *nhalf)
 {
+	struct wtask	*t;
+	unsigned	 i;
+
+	*nstarted = *nhalf = 0;
 	pthread_mutex_lock(&ex.ex_mtx);
+	ex.ex_news = 0;
 	TAILQ_CONCAT(done, &ex.ex_done, wt_entry);
-	*started = ex.ex_started;
-	*nstarted = ex.ex_nstarted;
-	*half = ex.ex_half;
-	*nhalf = ex.ex_nhalf;
-	ex.ex_started = NULL;
-	ex.ex_nstarted = ex.ex_startedcap = 0;
-	ex.ex_half = NULL;
-	ex.ex_nhalf = ex.ex_halfcap = 0;
+	for (i = 0; i < ex.ex_nthreads; i++) {
+		if ((t = ex.ex_running[i]) == NULL)
+			continue;
+		if (!t->wt_said_start) {
+			t->wt_said_start = 1;
+			started[(*nstarted)++] = t->wt_id;
+		}
+		if (!t->wt_said_half && atomic_load(&t->wt_half)) {
+			t->wt_said_half = 1;
+			half[(*nhalf)++] = t->wt_id;
+		}
+	}
 	pthread_mutex_unlock(&ex.ex_mtx);
+}
+
+/* The number of execution threads. */
+unsigned
+exec_threads(void)
+{
+	return (ex.ex_nthreads);
 }
 
 /*

@@ -170,7 +170,14 @@ link_delay_fire(evutil_socket_t fd, short ev, void *arg)
 	link_delay_arm();
 }
 
-/* Send one envelope if the link is up enough (late, under --delay). */
+/*
+ * Send one envelope if the link is up enough (late, under --delay).
+ * Between link_batch_begin and link_batch_end, envelopes gather in one
+ * buffer and leave in one write.
+ */
+static struct evbuffer	*batch;
+static int		 batching;
+
 static void
 link_send(Envelope *env)
 {
@@ -178,20 +185,51 @@ link_send(Envelope *env)
 
 	if (lk.l_bev == NULL || lk.l_state < LINK_HELLO)
 		return;
-	if (lk.l_conf->delay == 0) {
+	if (batching)
+		buf = batch;
+	else if (lk.l_conf->delay == 0)
 		buf = bufferevent_get_output(lk.l_bev);
-		if (frame_write(buf, env) == -1)
-			log_warnx("cannot queue a %s message",
-			    frame_body_name(env));
+	else if ((buf = evbuffer_new()) == NULL) {
+		log_warnx("cannot queue a %s message: out of memory",
+		    frame_body_name(env));
 		return;
 	}
-	if ((buf = evbuffer_new()) == NULL || frame_write(buf, env) == -1) {
+	if (frame_write(buf, env) == -1) {
 		log_warnx("cannot queue a %s message", frame_body_name(env));
-		if (buf != NULL)
+		if (!batching && lk.l_conf->delay > 0)
 			evbuffer_free(buf);
 		return;
 	}
-	link_delay_push(&delay_out, buf, NULL);
+	if (!batching && lk.l_conf->delay > 0)
+		link_delay_push(&delay_out, buf, NULL);
+}
+
+static void
+link_batch_begin(void)
+{
+	if (batch == NULL && (batch = evbuffer_new()) == NULL)
+		fatal("evbuffer_new");
+	batching = 1;
+}
+
+static void
+link_batch_end(void)
+{
+	struct evbuffer	*buf;
+
+	batching = 0;
+	if (evbuffer_get_length(batch) == 0)
+		return;
+	if (lk.l_bev == NULL)
+		evbuffer_drain(batch, evbuffer_get_length(batch));
+	else if (lk.l_conf->delay == 0)
+		bufferevent_write_buffer(lk.l_bev, batch);
+	else {
+		if ((buf = evbuffer_new()) == NULL)
+			fatal("evbuffer_new");
+		evbuffer_add_buffer(buf, batch);
+		link_delay_push(&delay_out, buf, NULL);
+	}
 }
 
 /* Schedule the next attempt, doubling the wait up to reconnect_max. */
@@ -241,22 +279,34 @@ link_down(const char *why)
 	link_retry_later();
 }
 
-/* Send the results in the outbox and any progress notes. */
+/*
+ * Send the results in the outbox and any progress notes, together: one
+ * write, so one TLS record while they fit in one.  The Result structs are
+ * kept from one flush to the next rather than allocated each time.
+ */
 static void
 link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 {
-	Envelope	  env;
-	R3q__Results	  rs = R3Q__RESULTS__INIT;
-	R3q__Progress	  pr = R3Q__PROGRESS__INIT;
-	R3q__Result	 *res, **ptrs;
-	struct wtask	 *t;
-	size_t		  i;
+	static R3q__Result	 *res;
+	static R3q__Result	**ptrs;
+	static size_t		  cap;
+	Envelope		  env;
+	R3q__Results		  rs = R3Q__RESULTS__INIT;
+	R3q__Progress		  pr = R3Q__PROGRESS__INIT;
+	struct wtask		 *t;
+	size_t			  i;
 
 	if (lk.l_state != LINK_UP)
 		return;
+	if (lk.l_noutbox > cap) {
+		free(res);
+		free(ptrs);
+		cap = lk.l_noutbox * 2;
+		res = xcalloc(cap, sizeof(*res));
+		ptrs = xcalloc(cap, sizeof(*ptrs));
+	}
+	link_batch_begin();
 	if (lk.l_noutbox > 0) {
-		res = xcalloc(lk.l_noutbox, sizeof(*res));
-		ptrs = xcalloc(lk.l_noutbox, sizeof(*ptrs));
 		i = 0;
 		TAILQ_FOREACH(t, &lk.l_outbox, wt_entry) {
 			r3q__result__init(&res[i]);
@@ -280,8 +330,6 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 		env.body_case = R3Q__ENVELOPE__BODY_RESULTS;
 		env.results = &rs;
 		link_send(&env);
-		free(res);
-		free(ptrs);
 		while ((t = TAILQ_FIRST(&lk.l_outbox)) != NULL) {
 			TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
 			wtask_free(t);
@@ -298,22 +346,27 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 		env.progress = &pr;
 		link_send(&env);
 	}
+	link_batch_end();
 }
 
 /* The execution threads have news: collect it on the loop thread. */
 static void
 link_collect(evutil_socket_t fd, short ev, void *arg)
 {
+	static uint64_t		*started, *half;
 	struct wtasklist	 done;
 	struct wtask		*t;
-	uint64_t		*started, *half;
 	size_t			 nstarted, nhalf;
 
 	(void)fd;
 	(void)ev;
 	(void)arg;
+	if (started == NULL) {
+		started = xcalloc(exec_threads(), sizeof(*started));
+		half = xcalloc(exec_threads(), sizeof(*half));
+	}
 	TAILQ_INIT(&done);
-	exec_collect(&done, &started, &nstarted, &half, &nhalf);
+	exec_collect(&done, started, &nstarted, half, &nhalf);
 	while ((t = TAILQ_FIRST(&done)) != NULL) {
 		TAILQ_REMOVE(&done, t, wt_entry);
 		/*
@@ -334,8 +387,6 @@ link_collect(evutil_socket_t fd, short ev, void *arg)
 		lk.l_noutbox++;
 	}
 	link_flush(started, nstarted, half, nhalf);
-	free(started);
-	free(half);
 }
 
 /* Called from execution threads: wake the loop thread. */
@@ -386,35 +437,52 @@ link_heartbeat_arm(uint64_t ms)
 	event_add(lk.l_heartbeat, &tv);
 }
 
-/* Tasks for the local queue. */
+/*
+ * Tasks for the local queue: one allocation each (the genome inline), the
+ * kind's name shared with the registry, all queued under one lock.
+ */
 static void
 link_assign(R3q__Assign *a)
 {
-	struct wtask	*t;
-	R3q__Task	*m;
-	size_t		 i, k;
+	const struct task_kind	*kind;
+	struct wtasklist	 tl;
+	struct wtask		*t;
+	R3q__Task		*m;
+	size_t			 i, k;
+	uint64_t		 now = wall_ns();
 
+	TAILQ_INIT(&tl);
 	for (i = 0; i < a->n_tasks; i++) {
 		m = a->tasks[i];
-		t = xcalloc(1, sizeof(*t));
+		if (m->n_x > (SIZE_MAX - sizeof(*t)) / sizeof(double))
+			fatalx("task %llu: genome of %zu numbers",
+			    (unsigned long long)m->id, m->n_x);
+		t = xcalloc(1, sizeof(*t) + m->n_x * sizeof(double));
 		t->wt_id = m->id;
 		for (k = 0; k < a->n_replicas; k++)
 			if (a->replicas[k] == m->id)
 				t->wt_replica = 1;
 		t->wt_epoch = a->epoch;
-		t->wt_received = wall_ns();
-		t->wt_kind = xstrdup(m->kind);
-		t->wt_nx = m->n_x;
-		if (m->n_x > 0) {
-			t->wt_x = xcalloc(m->n_x, sizeof(double));
-			memcpy(t->wt_x, m->x, m->n_x * sizeof(double));
+		t->wt_received = now;
+		if ((kind = task_kind_lookup(m->kind)) != NULL)
+			t->wt_kind = (char *)(uintptr_t)kind->name;
+		else {
+			/* run, to fail with "unknown kind" naming it */
+			t->wt_kind = xstrdup(m->kind);
+			t->wt_kind_owned = 1;
 		}
+		t->wt_nx = m->n_x;
+		t->wt_x = t->wt_xbuf;
+		if (m->n_x > 0)
+			memcpy(t->wt_x, m->x, m->n_x * sizeof(double));
 		t->wt_lu = m->lu;
 		t->wt_work_ms = m->work_ms;
 		t->wt_spin = m->spin;
 		atomic_init(&t->wt_cancel, 0);
-		exec_assign(t);
+		atomic_init(&t->wt_half, 0);
+		TAILQ_INSERT_TAIL(&tl, t, wt_entry);
 	}
+	exec_assign(&tl, (unsigned)a->n_tasks);
 }
 
 /* One message from the master. */
@@ -677,6 +745,8 @@ link_stop(void)
 		wtask_free(t);
 	}
 	link_delay_clear();
+	if (batch != NULL)
+		evbuffer_free(batch);
 	event_free(lk.l_heartbeat);
 	event_free(delay_ev);
 	event_free(lk.l_retry);

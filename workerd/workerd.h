@@ -55,31 +55,36 @@ struct wtask {
 	TAILQ_ENTRY(wtask)	 wt_entry;
 	uint64_t		 wt_id;
 	uint64_t		 wt_epoch;
-	char			*wt_kind;
-	double			*wt_x;
+	char			*wt_kind;	/* the registry's name, or */
+	int			 wt_kind_owned;	/* a copy of an unknown one */
+	double			*wt_x;		/* points at wt_xbuf */
 	size_t			 wt_nx;
 	uint32_t		 wt_lu;
 	double			 wt_work_ms;
 	int			 wt_spin;
 	atomic_int		 wt_cancel;
 	atomic_int		 wt_half;	/* past its half-way point */
+	int			 wt_said_start;	/* Progress sent: ex_mtx */
+	int			 wt_said_half;
 	uint64_t		 wt_received;	/* wall ns */
 	unsigned		 wt_slot;	/* execution thread */
 	int			 wt_replica;	/* sent as an extra copy */
 	uint64_t		 wt_start;
 	uint64_t		 wt_end;
 	struct task_result	 wt_res;
+	double			 wt_xbuf[];	/* the genome, one allocation */
 };
 TAILQ_HEAD(wtasklist, wtask);
 
 /* exec.c: the local queue and the execution threads. */
 int	 exec_start(struct event_base *, unsigned, void (*)(void));
 void	 exec_stop(void);
-void	 exec_assign(struct wtask *);
+void	 exec_assign(struct wtasklist *, unsigned);
 int	 exec_cancel(uint64_t);
 size_t	 exec_drop_held(void);
-void	 exec_collect(struct wtasklist *, uint64_t **, size_t *,
-	    uint64_t **, size_t *);
+void	 exec_collect(struct wtasklist *, uint64_t *, size_t *,
+	    uint64_t *, size_t *);
+unsigned exec_threads(void);
 void	 exec_counts(unsigned *, unsigned *);
 void	 exec_halves(uint64_t **, size_t *, uint64_t **, size_t *);
 void	 wtask_free(struct wtask *);

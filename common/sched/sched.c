@@ -171,6 +171,8 @@ struct worker {
 	uint64_t	 w_cool_until;
 	uint64_t	 w_alive;		/* its last sign of life */
 	struct worker	*w_aprev, *w_anext;	/* by w_alive */
+	uint64_t	 w_seq;			/* join order */
+	int		 w_cand;		/* on s_cand */
 };
 
 struct sched {
@@ -180,6 +182,19 @@ struct sched {
 	struct worker		**s_workers;	/* in join order */
 	size_t			 s_nworkers;
 	size_t			 s_maxworkers;
+	struct worker		**s_wslots;	/* worker id -> worker */
+	size_t			 s_nwslots;	/* 0 or a power of two */
+	uint64_t		 s_wseq;	/* next join number */
+	/*
+	 * Workers that may have room, so that a result costs a look at its
+	 * own worker rather than at all of them: every worker with room
+	 * under the batch it would take from is on s_cand, or s_fill_all is
+	 * set and all are looked at once.
+	 */
+	struct worker		**s_cand;	/* s_maxworkers entries */
+	size_t			 s_ncand;
+	int			 s_fill_all;
+	struct copy		*s_cfree;	/* freed copies, for reuse */
 	struct batch		*s_bfirst, *s_blast;	/* in submit order */
 	struct sched_action	*s_act;		/* ring of pending actions */
 	size_t			 s_actsize;	/* 0 or a power of two */
@@ -387,19 +402,83 @@ sched_count(uint32_t *n)
 		(*n)++;
 }
 
+/* A worker id's home slot in s_wslots. */
+static size_t
+sched_wslot(const struct sched *s, uint32_t wid)
+{
+	uint64_t	 x = wid;
+
+	x *= 0x9e3779b97f4a7c15ULL;
+	return ((size_t)(x >> 32) & (s->s_nwslots - 1));
+}
+
 /* Find a worker by id, and its place in join order. */
 static struct worker *
 sched_worker_find(const struct sched *s, uint32_t wid, size_t *idx)
 {
-	size_t	 i;
+	struct worker	*w;
+	size_t		 i, mask;
 
-	for (i = 0; i < s->s_nworkers; i++)
-		if (s->s_workers[i]->w_id == wid) {
-			if (idx != NULL)
-				*idx = i;
-			return (s->s_workers[i]);
+	if (s->s_nwslots == 0)
+		return (NULL);
+	mask = s->s_nwslots - 1;
+	for (i = sched_wslot(s, wid); (w = s->s_wslots[i]) != NULL;
+	    i = (i + 1) & mask) {
+		if (w->w_id != wid)
+			continue;
+		if (idx != NULL) {
+			/* only on join and loss: the list is in join order */
+			for (i = 0; s->s_workers[i] != w; i++)
+				;
+			*idx = i;
 		}
+		return (w);
+	}
 	return (NULL);
+}
+
+/* Fill the worker table anew with the workers in s_workers. */
+static void
+sched_wtab_refill(struct sched *s)
+{
+	size_t	 i, k, mask = s->s_nwslots - 1;
+
+	memset(s->s_wslots, 0, s->s_nwslots * sizeof(*s->s_wslots));
+	for (i = 0; i < s->s_nworkers; i++) {
+		for (k = sched_wslot(s, s->s_workers[i]->w_id);
+		    s->s_wslots[k] != NULL; k = (k + 1) & mask)
+			;
+		s->s_wslots[k] = s->s_workers[i];
+	}
+}
+
+/*
+ * Make the worker table fit nworkers, at most a quarter full, and fill it
+ * with the workers in s_workers; -1 (nothing changed) if memory is short.  Joins and
+ * losses are rare; lookups are once per event.
+ */
+static int
+sched_wtab_build(struct sched *s, size_t nworkers)
+{
+	struct worker	**slots;
+	size_t		  n = 16;
+
+	if (nworkers * 4 <= s->s_nwslots) {
+		sched_wtab_refill(s);
+		return (0);
+	}
+	while (n < nworkers * 4) {
+		if (n > SIZE_MAX / 2 / sizeof(*slots))
+			return (-1);
+		n *= 2;
+	}
+	if ((slots = calloc(n, sizeof(*slots))) == NULL)
+		return (-1);
+	free(s->s_wslots);
+	s->s_wslots = slots;
+	s->s_nwslots = n;
+	sched_wtab_refill(s);
+	return (0);
 }
 
 /* Find a live batch by id. */
@@ -615,7 +694,17 @@ sched_worker_alive(struct sched *s, struct worker *w)
 			sched_unsuspect(s, c);
 }
 
-/* Forget a copy: unlink it from its task and its worker and free it. */
+/* w may have room now: look at it at the next fill. */
+static void
+sched_wake(struct sched *s, struct worker *w)
+{
+	if (w->w_cand)
+		return;
+	w->w_cand = 1;
+	s->s_cand[s->s_ncand++] = w;	/* s_maxworkers entries */
+}
+
+/* Forget a copy: unlink it from its task and its worker, keep it for reuse. */
 static void
 sched_copy_drop(struct sched *s, struct copy *c)
 {
@@ -652,7 +741,9 @@ sched_copy_drop(struct sched *s, struct copy *c)
 		w->w_nheld--;
 		s->s_stats.held--;
 	}
-	free(c);
+	sched_wake(s, w);
+	c->c_tnext = s->s_cfree;
+	s->s_cfree = c;
 }
 
 /*
@@ -688,8 +779,10 @@ sched_queue_pop(struct sched *s, struct batch *b)
 	else
 		b->b_qlast = NULL;
 	t->t_prev = t->t_next = NULL;
-	if (--b->b_nqueued == 0)
+	if (--b->b_nqueued == 0) {
 		b->b_report.t_empty = s->s_now;
+		s->s_fill_all = 1;	/* workers may take from another batch */
+	}
 	s->s_stats.queued--;
 	return (t);
 }
@@ -707,8 +800,10 @@ sched_queue_remove(struct sched *s, struct batch *b, struct task *t)
 	else
 		b->b_qlast = t->t_prev;
 	t->t_prev = t->t_next = NULL;
-	if (--b->b_nqueued == 0)
+	if (--b->b_nqueued == 0) {
 		b->b_report.t_empty = s->s_now;
+		s->s_fill_all = 1;	/* workers may take from another batch */
+	}
 	s->s_stats.queued--;
 }
 
@@ -723,7 +818,8 @@ sched_queue_push_front(struct sched *s, struct batch *b, struct task *t)
 	else
 		b->b_qlast = t;
 	b->b_qfirst = t;
-	b->b_nqueued++;
+	if (b->b_nqueued++ == 0)
+		s->s_fill_all = 1;
 	s->s_stats.queued++;
 }
 
@@ -792,7 +888,11 @@ sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
 	struct batch	*b = t->t_batch;
 	struct copy	*c;
 
-	c = sched_calloc(1, sizeof(*c));
+	if ((c = s->s_cfree) != NULL) {
+		s->s_cfree = c->c_tnext;
+		memset(c, 0, sizeof(*c));
+	} else
+		c = sched_calloc(1, sizeof(*c));
 	c->c_task = t;
 	c->c_worker = w;
 	c->c_sent = c->c_changed = s->s_now;
@@ -853,20 +953,46 @@ sched_fill(struct sched *s)
 {
 	struct worker	*w;
 	struct batch	*b;
-	size_t		 i;
+	size_t		 i, j, n;
 	int		 progress;
 
+ again:
+	if (s->s_stats.queued == 0)
+		return;
+	if (s->s_fill_all) {
+		s->s_fill_all = 0;
+		for (i = 0; i < s->s_nworkers; i++)
+			sched_wake(s, s->s_workers[i]);
+	}
+	/* In join order; usually one or two, already sorted. */
+	for (i = 1; i < s->s_ncand; i++) {
+		w = s->s_cand[i];
+		for (j = i; j > 0 && s->s_cand[j - 1]->w_seq > w->w_seq; j--)
+			s->s_cand[j] = s->s_cand[j - 1];
+		s->s_cand[j] = w;
+	}
 	do {
 		progress = 0;
-		for (i = 0; i < s->s_nworkers && s->s_stats.queued > 0; i++) {
-			w = s->s_workers[i];
-			if ((b = sched_batch_for(s, w)) == NULL ||
-			    w->w_ncopies >= sched_cap(w, b))
+		for (i = 0; i < s->s_ncand && s->s_stats.queued > 0; i++) {
+			w = s->s_cand[i];
+			if (!w->w_cand)
 				continue;
+			if ((b = sched_batch_for(s, w)) == NULL ||
+			    w->w_ncopies >= sched_cap(w, b)) {
+				w->w_cand = 0;	/* full: off the list */
+				continue;
+			}
 			sched_send(s, w, sched_queue_pop(s, b), 0);
 			progress = 1;
 		}
 	} while (progress && s->s_stats.queued > 0);
+	for (i = n = 0; i < s->s_ncand; i++)
+		if (s->s_cand[i]->w_cand)
+			s->s_cand[n++] = s->s_cand[i];
+	s->s_ncand = n;
+	/* A batch ran dry and the next one may have another cap. */
+	if (s->s_fill_all)
+		goto again;
 }
 
 /* Replicate t to every worker of b's kind with room and no copy of t. */
@@ -968,6 +1094,12 @@ sched_note_idle(struct sched *s)
 	uint32_t		 idle = 0;
 	size_t			 i;
 
+	/* Only a batch whose queue is empty can start to idle. */
+	for (b = s->s_bfirst; b != NULL; b = b->b_next)
+		if (b->b_nqueued == 0 && !b->b_idle)
+			break;
+	if (b == NULL)
+		return;
 	for (i = 0; i < s->s_nworkers; i++) {
 		w = s->s_workers[i];
 		if (w->w_ncopies < w->w_ncpu)
@@ -1319,7 +1451,13 @@ sched_free(struct sched *s)
 		free(b->b_tasks);
 		free(b);
 	}
+	while ((c = s->s_cfree) != NULL) {
+		s->s_cfree = c->c_tnext;
+		free(c);
+	}
 	free(s->s_workers);
+	free(s->s_wslots);
+	free(s->s_cand);
 	free(s->s_slots);
 	free(s->s_act);
 	free(s);
@@ -1353,6 +1491,11 @@ sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
 			return (-1);
 		}
 		s->s_workers = v;
+		if ((v = realloc(s->s_cand, max * sizeof(*v))) == NULL) {
+			errno = ENOMEM;
+			return (-1);
+		}
+		s->s_cand = v;
 		s->s_maxworkers = max;
 	}
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
@@ -1362,7 +1505,15 @@ sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
 	w->w_id = wid;
 	w->w_ncpu = ncpu;
 	w->w_kinds = kinds;
+	w->w_seq = s->s_wseq++;
 	s->s_workers[s->s_nworkers++] = w;
+	if (sched_wtab_build(s, s->s_nworkers) == -1) {
+		s->s_nworkers--;
+		free(w);
+		errno = ENOMEM;
+		return (-1);
+	}
+	sched_wake(s, w);
 	sched_alive_touch(s, w);
 	s->s_stats.workers++;
 	sched_refill(s);
@@ -1384,6 +1535,7 @@ sched_cool_end(struct sched *s, uint64_t when)
 			w->w_cool_until = 0;
 			w->w_ringlen = w->w_ringhead = 0;
 			s->s_stats.cooling_workers--;
+			sched_wake(s, w);
 			n++;
 		}
 	}
@@ -1412,6 +1564,7 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 	    (s->s_nworkers - idx - 1) * sizeof(s->s_workers[0]));
 	s->s_nworkers--;
 	s->s_stats.workers--;
+	sched_wtab_refill(s);
 
 	if (w->w_cooling)
 		s->s_stats.cooling_workers--;
@@ -1431,6 +1584,11 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 			sched_give_up(s, t, wid, SCHED_FAIL_KILLS);
 		else
 			sched_queue_push_front(s, t->t_batch, t);
+	}
+	if (w->w_cand) {
+		for (idx = 0; s->s_cand[idx] != w; idx++)
+			;
+		s->s_cand[idx] = s->s_cand[--s->s_ncand];
 	}
 	free(w->w_ring);
 	free(w);
@@ -1506,6 +1664,7 @@ sched_submit(struct sched *s, uint64_t id,
 	}
 	b->b_nqueued = n;
 	s->s_stats.queued += n;
+	s->s_fill_all = 1;
 
 	if ((b->b_prev = s->s_blast) != NULL)
 		s->s_blast->b_next = b;
@@ -1536,6 +1695,8 @@ sched_batch_abort(struct sched *s, uint64_t id, uint64_t now)
 		while (t->t_copies != NULL)
 			sched_copy_cancel(s, t->t_copies);
 	s->s_stats.queued -= b->b_nqueued;
+	if (b->b_nqueued > 0)
+		s->s_fill_all = 1;	/* workers may take from another batch */
 	sched_batch_free(s, b);
 	sched_refill(s);
 }

@@ -1593,18 +1593,29 @@ sim_result(struct sim *m, uint32_t wid, uint64_t task, uint64_t now)
 	}
 }
 
-/* No worker holds more copies than the cap of the batch's policy. */
+/*
+ * No worker holds more copies than the cap of the batch's policy, and
+ * while tasks wait in the queue none that can take one holds fewer: the
+ * core never leaves a worker short while it has work (RWQ step 3).
+ */
 static void
 sim_check_caps(const struct sim *m, unsigned factor)
 {
-	uint32_t	 wid, held, running;
+	struct sched_fault_info	 fi;
+	struct sched_stats	 st;
+	uint32_t		 wid, held, running, cap;
 
+	sched_get_stats(m->s, &st);
 	for (wid = 0; wid < 256; wid++) {
 		if (m->alive[wid] == 0)
 			continue;
 		assert_int_equal(sched_worker_load(m->s, wid, &held, &running),
 		    0);
-		assert_true(held + running <= factor * (uint32_t)m->alive[wid]);
+		cap = factor * (uint32_t)m->alive[wid];
+		assert_true(held + running <= cap);
+		assert_int_equal(sched_worker_fault(m->s, wid, &fi), 0);
+		if (st.queued > 0 && fi.cooldown_until == 0)
+			assert_int_equal(held + running, cap);
 	}
 }
 
@@ -1790,8 +1801,7 @@ churn(enum sched_policy policy, size_t ntasks, uint64_t seed)
 		if (now >= sched_deadline(m.s))
 			sched_tick(m.s, now);
 		sim_drain(&m);
-		if (steps % 512 == 0)
-			sim_check_caps(&m, factor);
+		sim_check_caps(&m, factor);
 	}
 	sched_get_stats(m.s, &st);
 	print_message("%s: %llu replicas (%llu for suspects), %llu+%llu "

@@ -74,10 +74,117 @@ frame_write(struct evbuffer *out, const Envelope *env)
 	return (evbuffer_commit_space(out, &v, 1));
 }
 
+/*
+ * An arena for unpacking: protobuf-c allocates every message, array and
+ * string of an Envelope separately, so a Results frame of n results cost
+ * 2n + 3 mallocs and as many frees.  From an arena they cost a pointer
+ * bump each, and all go at once when the caller resets it after
+ * dispatching.  What does not fit is malloc'd and freed on reset, and the
+ * arena grows to fit the next time.
+ */
+#define ARENA_ALIGN	16
+#define ARENA_MIN	(64u << 10)
+
+struct arena_big {
+	struct arena_big	*ab_next;
+	uint8_t			 ab_pad[ARENA_ALIGN - sizeof(void *)];
+};
+
+struct frame_arena {
+	uint8_t			*fa_buf;
+	size_t			 fa_size;
+	size_t			 fa_used;
+	size_t			 fa_want;	/* asked since the last reset */
+	struct arena_big	*fa_big;
+	ProtobufCAllocator	 fa_pa;
+};
+
+static void *
+arena_alloc(void *data, size_t size)
+{
+	struct frame_arena	*a = data;
+	struct arena_big	*b;
+	void			*p;
+
+	if (size > SIZE_MAX - ARENA_ALIGN - sizeof(*b))
+		return (NULL);
+	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	a->fa_want += size;
+	if (a->fa_size - a->fa_used >= size) {
+		p = a->fa_buf + a->fa_used;
+		a->fa_used += size;
+		return (p);
+	}
+	if ((b = malloc(sizeof(*b) + size)) == NULL)
+		return (NULL);
+	b->ab_next = a->fa_big;
+	a->fa_big = b;
+	return (b + 1);
+}
+
+static void
+arena_free_one(void *data, void *p)
+{
+	(void)data;
+	(void)p;		/* all of it goes on reset */
+}
+
+struct frame_arena *
+frame_arena_new(void)
+{
+	struct frame_arena	*a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return (NULL);
+	if ((a->fa_buf = malloc(ARENA_MIN)) == NULL) {
+		free(a);
+		return (NULL);
+	}
+	a->fa_size = ARENA_MIN;
+	a->fa_pa.alloc = arena_alloc;
+	a->fa_pa.free = arena_free_one;
+	a->fa_pa.allocator_data = a;
+	return (a);
+}
+
+/* Everything unpacked from the arena is gone; make room for as much. */
+void
+frame_arena_reset(struct frame_arena *a)
+{
+	struct arena_big	*b;
+	uint8_t			*nb;
+	size_t			 n;
+
+	while ((b = a->fa_big) != NULL) {
+		a->fa_big = b->ab_next;
+		free(b);
+	}
+	if (a->fa_want > a->fa_size) {
+		for (n = a->fa_size; n < a->fa_want && n < SIZE_MAX / 2; n *= 2)
+			;
+		if ((nb = malloc(n)) != NULL) {
+			free(a->fa_buf);
+			a->fa_buf = nb;
+			a->fa_size = n;
+		}
+	}
+	a->fa_used = a->fa_want = 0;
+}
+
+void
+frame_arena_free(struct frame_arena *a)
+{
+	if (a == NULL)
+		return;
+	frame_arena_reset(a);
+	free(a->fa_buf);
+	free(a);
+}
+
 /* Unpack a body; -1 with a message if it is not an Envelope. */
-int
-frame_unpack(const uint8_t *body, size_t len, uint64_t max, Envelope **envp,
-    char *err, size_t errlen)
+static int
+frame_unpack_with(const uint8_t *body, size_t len, uint64_t max,
+    ProtobufCAllocator *pa, Envelope **envp, char *err, size_t errlen)
 {
 	Envelope	*env;
 
@@ -86,7 +193,7 @@ frame_unpack(const uint8_t *body, size_t len, uint64_t max, Envelope **envp,
 		    "of %llu", len, (unsigned long long)max);
 		return (-1);
 	}
-	env = r3q__envelope__unpack(NULL, len, body);
+	env = r3q__envelope__unpack(pa, len, body);
 	if (env == NULL) {
 		snprintf(err, errlen, "malformed message (%zu bytes)", len);
 		return (-1);
@@ -95,14 +202,22 @@ frame_unpack(const uint8_t *body, size_t len, uint64_t max, Envelope **envp,
 	return (0);
 }
 
+int
+frame_unpack(const uint8_t *body, size_t len, uint64_t max, Envelope **envp,
+    char *err, size_t errlen)
+{
+	return (frame_unpack_with(body, len, max, NULL, envp, err, errlen));
+}
+
 /*
  * Take one frame off the buffer if it is all there.  Returns 1 and an
  * Envelope, 0 if more bytes are needed, -1 with a message on bad input
- * (the caller closes the connection).
+ * (the caller closes the connection).  With an arena, the Envelope lives
+ * in it until frame_arena_reset(); without, frame_free() frees it.
  */
 int
-frame_read(struct evbuffer *in, uint64_t max, Envelope **envp, char *err,
-    size_t errlen)
+frame_read_arena(struct evbuffer *in, uint64_t max, struct frame_arena *a,
+    Envelope **envp, char *err, size_t errlen)
 {
 	uint8_t		 hdr[FRAME_HDRLEN], *body;
 	uint32_t	 len;
@@ -121,9 +236,17 @@ frame_read(struct evbuffer *in, uint64_t max, Envelope **envp, char *err,
 		snprintf(err, errlen, "out of memory");
 		return (-1);
 	}
-	rc = frame_unpack(body + FRAME_HDRLEN, len, max, envp, err, errlen);
+	rc = frame_unpack_with(body + FRAME_HDRLEN, len, max,
+	    a != NULL ? &a->fa_pa : NULL, envp, err, errlen);
 	evbuffer_drain(in, FRAME_HDRLEN + (size_t)len);
 	return (rc == -1 ? -1 : 1);
+}
+
+int
+frame_read(struct evbuffer *in, uint64_t max, Envelope **envp, char *err,
+    size_t errlen)
+{
+	return (frame_read_arena(in, max, NULL, envp, err, errlen));
 }
 
 void

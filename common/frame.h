@@ -23,13 +23,19 @@
 typedef R3q__Envelope	Envelope;	/* generated names are long */
 
 struct evbuffer;
+struct frame_arena;
 
 void	 frame_header_encode(uint8_t *, uint32_t);
 int	 frame_header_decode(const uint8_t *, uint64_t, uint32_t *, char *,
 	    size_t);
 int	 frame_write(struct evbuffer *, const Envelope *);
 int	 frame_read(struct evbuffer *, uint64_t, Envelope **, char *, size_t);
+int	 frame_read_arena(struct evbuffer *, uint64_t, struct frame_arena *,
+	    Envelope **, char *, size_t);
 void	 frame_free(Envelope *);
+struct frame_arena *frame_arena_new(void);
+void	 frame_arena_reset(struct frame_arena *);
+void	 frame_arena_free(struct frame_arena *);
 uint8_t	*frame_pack(const Envelope *, size_t *);
 int	 frame_unpack(const uint8_t *, size_t, uint64_t, Envelope **, char *,
 	    size_t);

@@ -335,11 +335,13 @@ job_roster_add(struct job *j, const char *name, uint32_t cpus, double speed)
 		if (strcmp(j->j_roster[i].name, name) == 0) {
 			j->j_roster[i].cpus = cpus;
 			j->j_roster[i].speed = speed;
+			j->j_roster_last = i;
 			return (&j->j_roster[i]);
 		}
 	if ((j->j_roster = reallocarray(j->j_roster, j->j_nroster + 1,
 	    sizeof(*j->j_roster))) == NULL)
 		fatal("%s", __func__);
+	j->j_roster_last = j->j_nroster;
 	r = &j->j_roster[j->j_nroster++];
 	r3q__worker_seen__init(r);
 	r->name = xstrdup(name);
@@ -363,11 +365,7 @@ job_roster_free(struct job *j)
 static void
 job_trace_free(struct job *j)
 {
-	size_t	 i;
-
-	for (i = 0; i < j->j_ntrace && i < TRACE_MAX; i++)
-		free(j->j_trace[i].worker);
-	free(j->j_trace);
+	free(j->j_trace);	/* the names belong to the roster */
 	j->j_trace = NULL;
 	j->j_ntrace = j->j_tracecap = 0;
 }
@@ -377,17 +375,21 @@ job_trace_free(struct job *j)
  * journal, or in memory when there is none.
  */
 static void
-job_journal_span(struct job *j, const struct worker *w, size_t idx,
+job_journal_span(struct job *j, struct worker *w, size_t idx,
     uint32_t slot, uint64_t start, uint64_t end, enum span_outcome o,
     int replica)
 {
 	struct journal_span	 js;
 	R3q__Span		*sp;
 
-	if (j->j_nroster == 0 ||
-	    strcmp(j->j_roster[j->j_nroster - 1].name, w->w_name) != 0)
+	/* The worker remembers its place in the roster of the job. */
+	if (w->w_roster_job != j->j_id || w->w_roster_idx >= j->j_nroster ||
+	    strcmp(j->j_roster[w->w_roster_idx].name, w->w_name) != 0) {
 		job_roster_add(j, w->w_name, w->w_cpus, w->w_speed)->delay_ms =
 		    w->w_delay_ms;
+		w->w_roster_job = j->j_id;
+		w->w_roster_idx = j->j_roster_last;
+	}
 	if (o != SPAN_WITHDRAWN)
 		j->j_execs++;
 	if (md->journal == NULL) {
@@ -413,7 +415,8 @@ job_journal_span(struct job *j, const struct worker *w, size_t idx,
 		sp->gen = es_generation(j->j_es);
 		sp->idx = (uint32_t)idx;
 		sp->task = j->j_first + idx;
-		sp->worker = xstrdup(w->w_name);
+		/* the roster owns the name */
+		sp->worker = j->j_roster[w->w_roster_idx].name;
 		sp->slot = slot;
 		sp->start_ns = start;
 		sp->end_ns = end;
@@ -438,7 +441,7 @@ job_journal_span(struct job *j, const struct worker *w, size_t idx,
 
 /* A held copy of task idx was withdrawn from w before it ran. */
 void
-job_withdrawn(struct job *j, const struct worker *w, size_t idx)
+job_withdrawn(struct job *j, struct worker *w, size_t idx)
 {
 	uint64_t	 now = wall_ns();
 
@@ -451,7 +454,7 @@ job_withdrawn(struct job *j, const struct worker *w, size_t idx)
  * reports (in wall-clock time).
  */
 void
-job_span(struct job *j, const struct worker *w, size_t idx,
+job_span(struct job *j, struct worker *w, size_t idx,
     const R3q__Result *r, enum span_outcome o)
 {
 	struct exec_span	*ns;
@@ -489,7 +492,7 @@ job_measure(struct job *j, const struct sched_batch_report *r,
 {
 	struct exec_span	*x;
 	struct worker		*w;
-	uint64_t		 end, busy, win, comm = 0, a, b;
+	uint64_t		 end, busy, win, comm = 0, a, b, *busyv;
 	double			 speed = 0;
 	uint32_t		 i, nw = 0;
 	size_t			 k;
@@ -501,24 +504,26 @@ job_measure(struct job *j, const struct sched_batch_report *r,
 	g->g_killed_running = r->cancelled_running;
 	end = r->t_sync ? r->t_sync : r->t_done;
 	win = end - r->t_submit;
+	/* One pass over the executions, by worker id. */
+	busyv = xcalloc(md->maxworkers + 1, sizeof(*busyv));
+	for (k = 0; k < j->j_nspans; k++) {
+		x = &j->j_spans[k];
+		if (x->x_wid >= md->maxworkers)
+			continue;
+		a = x->x_start > r->t_submit ? x->x_start : r->t_submit;
+		b = x->x_end < end ? x->x_end : end;
+		if (b > a)
+			busyv[x->x_wid] += b - a;
+	}
 	for (i = 0; i < md->maxworkers; i++) {
 		if ((w = md->workers[i]) == NULL)
 			continue;
-		busy = 0;
-		for (k = 0; k < j->j_nspans; k++) {
-			x = &j->j_spans[k];
-			if (x->x_wid != w->w_id)
-				continue;
-			a = x->x_start > r->t_submit ? x->x_start : r->t_submit;
-			b = x->x_end < end ? x->x_end : end;
-			if (b > a)
-				busy += b - a;
-		}
-		busy /= w->w_cpus;
+		busy = busyv[i] / w->w_cpus;
 		comm += busy < win ? win - busy : 0;
 		speed += w->w_speed * w->w_cpus;
 		nw++;
 	}
+	free(busyv);
 	g->g_comm = nw ? comm / nw : 0;
 	g->g_compute = g->g_total > g->g_sync + g->g_comm ?
 	    g->g_total - g->g_sync - g->g_comm : 0;

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
+
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -282,6 +284,23 @@ masterd_sig(evutil_socket_t sig, short ev, void *arg)
 	}
 }
 
+/*
+ * One descriptor per worker: take the hard limit on open files, not the
+ * soft one (often 1024), so that a large cluster fits without a unit
+ * file's LimitNOFILE.
+ */
+static void
+masterd_nofile(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		log_warn("setrlimit(RLIMIT_NOFILE)");
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -345,6 +364,10 @@ main(int argc, char *argv[])
 	masterd_apply_fault();
 	TAILQ_INIT(&md->sessions);
 	TAILQ_INIT(&md->jobs);
+	TAILQ_INIT(&md->dirty);
+	if ((md->arena = frame_arena_new()) == NULL)
+		fatal("frame_arena_new");
+	masterd_nofile();
 	md->wall_off = wall_ns() - mono_ns();
 	md->next_job = 1;
 	md->next_task = 1;
@@ -379,6 +402,7 @@ main(int argc, char *argv[])
 	event_free(ev_int);
 	event_free(ev_hup);
 	event_base_free(md->base);
+	frame_arena_free(md->arena);
 	free(md->workers);
 	free(md);
 	return (0);

@@ -92,8 +92,12 @@ struct worker {
 	size_t			 w_ncancel, w_cancelcap;
 	uint64_t		*w_repl;	/* of w_out, the replicas */
 	size_t			 w_nrepl, w_replcap;
-	int			 w_dirty;
+	int			 w_dirty;	/* on md->dirty */
+	TAILQ_ENTRY(worker)	 w_dirty_entry;
+	uint64_t		 w_roster_job;	/* job whose roster ... */
+	size_t			 w_roster_idx;	/* ... names it here */
 };
+TAILQ_HEAD(workerlist, worker);
 
 enum job_state {
 	JOB_RUNNING,
@@ -166,6 +170,7 @@ struct job {
 	double			*j_best_x;	/* once finished, dim doubles */
 	R3q__WorkerSeen		*j_roster;	/* workers that ran its tasks */
 	size_t			 j_nroster;
+	size_t			 j_roster_last;	/* set by job_roster_add */
 	uint64_t		 j_execs;	/* task executions recorded */
 	R3q__Span		*j_trace;	/* them, without a journal */
 	size_t			 j_ntrace, j_tracecap;
@@ -184,6 +189,9 @@ struct masterd {
 	struct sessionlist	 sessions;
 	struct joblist		 jobs;
 	struct worker		**workers;	/* indexed by worker id */
+	struct workerlist	 dirty;		/* frames to send */
+	struct event		*flush;		/* sends them */
+	struct frame_arena	*arena;		/* frames read, unpacked */
 	uint32_t		 nworkers;
 	uint32_t		 maxworkers;
 	uint64_t		 next_job;
@@ -233,9 +241,9 @@ struct job *job_submit(const R3q__EsParams *, char *, size_t);
 struct job *job_find(uint64_t);
 struct job *job_by_task(uint64_t, size_t *);
 void	 job_result(struct job *, size_t, double);
-void	 job_span(struct job *, const struct worker *, size_t,
+void	 job_span(struct job *, struct worker *, size_t,
 	    const R3q__Result *, enum span_outcome);
-void	 job_withdrawn(struct job *, const struct worker *, size_t);
+void	 job_withdrawn(struct job *, struct worker *, size_t);
 int	 job_journal_open(void);
 void	 job_journal_commit(void);
 void	 job_journal_close(void);

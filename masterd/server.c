@@ -145,6 +145,8 @@ worker_free(struct worker *w)
 	sched_worker_lost(md->sched, w->w_id, mono_ns());
 	md->workers[w->w_id] = NULL;
 	md->nworkers--;
+	if (w->w_dirty)
+		TAILQ_REMOVE(&md->dirty, w, w_dirty_entry);
 	if (w->w_session != NULL)
 		w->w_session->s_worker = NULL;
 	masterd_status();
@@ -226,10 +228,15 @@ session_close(struct session *s)
 		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
-/* Queue one framed envelope for the peer. */
+/*
+ * Queue one framed envelope for the peer.  Every frame leaves masterd
+ * through here, so this is where the journal's transaction is committed:
+ * nothing said to anyone can rest on a result that is not yet journaled.
+ */
 void
 session_send(struct session *s, Envelope *env)
 {
+	job_journal_commit();
 	if (s->s_closing)
 		return;
 	if (frame_write(bufferevent_get_output(s->s_bev), env) == -1)
@@ -325,18 +332,19 @@ session_read(struct bufferevent *bev, void *arg)
 	int		 rc;
 
 	while (!s->s_closing) {
-		rc = frame_read(bufferevent_get_input(bev), md->conf.max_frame,
-		    &env, err, sizeof(err));
+		rc = frame_read_arena(bufferevent_get_input(bev),
+		    md->conf.max_frame, md->arena, &env, err, sizeof(err));
 		if (rc == 0)
 			return;
 		if (rc == -1) {
+			frame_arena_reset(md->arena);
 			log_warnx("%s (%s): %s; closing", s->s_addr, s->s_name,
 			    err);
 			session_close(s);
 			return;
 		}
 		if (env->body_case == R3Q__ENVELOPE__BODY__NOT_SET) {
-			frame_free(env);
+			frame_arena_reset(md->arena);
 			session_error(s, 0, "unknown message type");
 			return;
 		}
@@ -351,7 +359,7 @@ session_read(struct bufferevent *bev, void *arg)
 			control_dispatch(s, env);
 			break;
 		}
-		frame_free(env);
+		frame_arena_reset(md->arena);
 	}
 }
 
@@ -548,10 +556,20 @@ worker_dispatch(struct session *s, Envelope *env)
 	(arr)[(n)++] = (v);						\
 } while (0)
 
+/* w has frames being built: send them at the next flush. */
+static void
+worker_dirty(struct worker *w)
+{
+	if (w->w_dirty)
+		return;
+	w->w_dirty = 1;
+	TAILQ_INSERT_TAIL(&md->dirty, w, w_dirty_entry);
+}
+
 /*
  * Send what the drained actions left for each worker: cancels first.  The
- * journal's transaction is committed first, so no decision built on a
- * result leaves masterd before the result is in the journal.
+ * journal's transaction is committed first (session_send), so no decision
+ * built on a result leaves masterd before the result is in the journal.
  */
 static void
 server_flush(void)
@@ -560,13 +578,9 @@ server_flush(void)
 	R3q__Assign	 a;
 	R3q__Cancel	 c;
 	struct worker	*w;
-	uint32_t	 i;
 
-	job_journal_commit();
-
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL || !w->w_dirty)
-			continue;
+	while ((w = TAILQ_FIRST(&md->dirty)) != NULL) {
+		TAILQ_REMOVE(&md->dirty, w, w_dirty_entry);
 		w->w_dirty = 0;
 		if (w->w_ncancel > 0) {
 			r3q__envelope__init(&env);
@@ -593,6 +607,32 @@ server_flush(void)
 			w->w_nrepl = 0;
 		}
 	}
+}
+
+static void
+server_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	server_flush();
+}
+
+/*
+ * Send the frames at the end of this pass of the event loop, after the
+ * other sessions' frames that have arrived: the results of several
+ * workers then share one journal commit, and each worker gets one Assign.
+ */
+static void
+server_flush_later(void)
+{
+	if (TAILQ_EMPTY(&md->dirty))
+		return;
+	if (md->flush == NULL &&
+	    (md->flush = event_new(md->base, -1, 0, server_flush_cb,
+	    NULL)) == NULL)
+		fatal("event_new");
+	event_active(md->flush, 0, 0);
 }
 
 /*
@@ -627,7 +667,7 @@ server_drain(void)
 			if (a.replica)
 				APPEND(w->w_repl, w->w_nrepl, w->w_replcap,
 				    a.task);
-			w->w_dirty = 1;
+			worker_dirty(w);
 			break;
 		case SCHED_CANCEL:
 			if ((w = worker_get(a.wid)) == NULL)
@@ -637,7 +677,7 @@ server_drain(void)
 				job_withdrawn(j, w, idx);
 			APPEND(w->w_cancel, w->w_ncancel, w->w_cancelcap,
 			    a.task);
-			w->w_dirty = 1;
+			worker_dirty(w);
 			break;
 		case SCHED_TASK_FAILED:
 			server_flush();
@@ -668,7 +708,7 @@ server_drain(void)
 			break;
 		}
 	}
-	server_flush();
+	server_flush_later();
 	server_tick_arm();
 	md->draining = 0;
 }
@@ -866,6 +906,8 @@ server_close(void)
 		event_free(md->liveness);
 	if (md->tick != NULL)
 		event_free(md->tick);
+	if (md->flush != NULL)
+		event_free(md->flush);
 	if (md->tls_listener != NULL)
 		evconnlistener_free(md->tls_listener);
 	if (md->ssl_ctx != NULL)

@@ -203,6 +203,57 @@ test_pack_matches_write(void **state)
 	evbuffer_free(buf);
 }
 
+/*
+ * Frames unpacked into an arena: an Assign too big for the arena's first
+ * block (its overflow is malloc'd), then, after a reset, the same again
+ * (the arena has grown to fit), then a small one; every field intact each
+ * time, and a garbage frame in between leaves the arena usable.
+ */
+static void
+test_arena(void **state)
+{
+	static R3q__Task	 t[3000];
+	static R3q__Task	*tp[3000];
+	struct frame_arena	*a;
+	struct evbuffer		*in;
+	Envelope		 env, *got;
+	R3q__Assign		 as;
+	double			 x[3] = { 1.5, -0.0, 1e300 };
+	char			 err[256];
+	size_t			 n, i, k;
+	static const size_t	 sizes[] = { 3000, 3000, 2 };
+
+	(void)state;
+	assert_non_null(a = frame_arena_new());
+	assert_non_null(in = evbuffer_new());
+	for (k = 0; k < 3; k++) {
+		n = sizes[k];
+		make_assign(&env, &as, t, tp, x, n);
+		assert_int_equal(frame_write(in, &env), 0);
+		assert_int_equal(frame_read_arena(in, FRAME_MAX_DEFAULT, a,
+		    &got, err, sizeof(err)), 1);
+		assert_int_equal(got->body_case, R3Q__ENVELOPE__BODY_ASSIGN);
+		assert_int_equal(got->assign->n_tasks, n);
+		for (i = 0; i < n; i++) {
+			assert_int_equal(got->assign->tasks[i]->id, 1000 + i);
+			assert_string_equal(got->assign->tasks[i]->kind,
+			    "ridge-lu");
+			assert_int_equal(got->assign->tasks[i]->n_x, 3);
+			assert_memory_equal(got->assign->tasks[i]->x, x,
+			    sizeof(x));
+		}
+		frame_arena_reset(a);
+		/* garbage: refused, and the arena goes on */
+		evbuffer_add(in, "R3Q\x01\x00\x00\x00\x04\xff\xff\xff\xff", 12);
+		assert_int_equal(frame_read_arena(in, FRAME_MAX_DEFAULT, a,
+		    &got, err, sizeof(err)), -1);
+		frame_arena_reset(a);
+		assert_int_equal(evbuffer_get_length(in), 0);
+	}
+	evbuffer_free(in);
+	frame_arena_free(a);
+}
+
 int
 main(void)
 {
@@ -213,6 +264,7 @@ main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_unknown_type),
 		cmocka_unit_test(test_pack_matches_write),
+		cmocka_unit_test(test_arena),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -429,7 +429,8 @@ job_journal_span(struct job *j, struct worker *w, size_t idx,
 	js.gen = es_generation(j->j_es);
 	js.idx = (uint32_t)idx;
 	js.task = j->j_first + idx;
-	snprintf(js.worker, sizeof(js.worker), "%s", w->w_name);
+	memcpy(js.worker, w->w_name, strnlen(w->w_name,
+	    sizeof(js.worker) - 1));	/* js is zeroed */
 	js.slot = slot;
 	js.start_ns = start;
 	js.end_ns = end;

@@ -523,7 +523,9 @@ journal_connect(struct journal *j)
 	char	 mode[16];
 	int	 rc;
 
-	rc = sqlite3_open_v2(j->j_path, &j->j_db, SQLITE_OPEN_READWRITE, NULL);
+	/* One thread uses the connection: no mutexes (5 % of a result). */
+	rc = sqlite3_open_v2(j->j_path, &j->j_db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		if (j->j_db == NULL)
 			journal_set(j, "%s", sqlite3_errstr(rc));
@@ -548,6 +550,9 @@ journal_connect(struct journal *j)
 		return (-1);
 	}
 	if (journal_exec(j, "PRAGMA synchronous = NORMAL") == -1)
+		return (-1);
+	/* A 200,000-task generation's rows stay in the cache. */
+	if (journal_exec(j, "PRAGMA cache_size = -32768") == -1)
 		return (-1);
 	return (0);
 }

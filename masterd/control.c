@@ -410,6 +410,7 @@ control_listen(void)
 		close(fd);
 		return (-1);
 	}
+	evconnlistener_set_error_cb(md->ctl_listener, server_accept_error);
 	return (0);
 }
 

@@ -123,7 +123,7 @@ job_trim(void)
 
 /*
  * A job ends: keep its best, journal its end (its results were only
- * needed to resume it), tell its followers.
+ * needed to resume it), free its population, tell its followers.
  */
 static void
 job_end(struct job *j, enum job_state st)
@@ -145,6 +145,9 @@ job_end(struct job *j, enum job_state st)
 	    journal_results_drop(md->journal, j->j_id) == -1)
 		log_warnx("%s", journal_error(md->journal));
 	job_journal_commit();
+	/* Its best is kept: the population goes (480 B a task at dim 30). */
+	es_free(j->j_es);
+	j->j_es = NULL;
 	control_job_event(j, NULL);
 	masterd_status();
 }

@@ -191,6 +191,7 @@ struct masterd {
 	struct worker		**workers;	/* indexed by worker id */
 	struct workerlist	 dirty;		/* frames to send */
 	struct event		*flush;		/* sends them */
+	struct event		*accept_pause;	/* out of descriptors */
 	struct frame_arena	*arena;		/* frames read, unpacked */
 	uint32_t		 nworkers;
 	uint32_t		 maxworkers;
@@ -218,6 +219,7 @@ int	 server_listen(void);
 int	 server_reload(const struct masterd_config *);
 void	 server_liveness_arm(void);
 void	 server_close(void);
+void	 server_accept_error(struct evconnlistener *, void *);
 void	 server_drain(void);
 void	 session_send(struct session *, Envelope *);
 void	 session_send_error(struct session *, uint64_t, const char *);

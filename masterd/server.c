@@ -747,6 +747,45 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	session_new(bev, addr, 1);
 }
 
+/* The pause is over: take connections again. */
+static void
+server_accept_resume(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	if (md->tls_listener != NULL)
+		evconnlistener_enable(md->tls_listener);
+	if (md->ctl_listener != NULL)
+		evconnlistener_enable(md->ctl_listener);
+}
+
+/*
+ * accept() failed.  Out of descriptors (or memory), the pending connection
+ * stays in the backlog and the listener would fail again at once, forever:
+ * stop listening for a second, as relayd does, and say so once a pause.
+ */
+void
+server_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct timeval	 tv = { 1, 0 };
+	int		 err = EVUTIL_SOCKET_ERROR();
+
+	(void)arg;
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS &&
+	    err != ENOMEM) {
+		log_warnx("accept: %s", evutil_socket_error_to_string(err));
+		return;
+	}
+	log_warnx("accept: %s (%u workers connected); no new connections "
+	    "for 1s", evutil_socket_error_to_string(err), md->nworkers);
+	evconnlistener_disable(l);
+	if (md->accept_pause == NULL && (md->accept_pause = evtimer_new(
+	    md->base, server_accept_resume, NULL)) == NULL)
+		fatal("evtimer_new");
+	evtimer_add(md->accept_pause, &tv);
+}
+
 /* Bind a TLS listener on addr ("host:port"); NULL with a log line. */
 static struct evconnlistener *
 server_bind(const char *addr, char *bound, size_t boundlen)
@@ -780,6 +819,7 @@ server_bind(const char *addr, char *bound, size_t boundlen)
 		log_warn("listen %s", addr);
 		return (NULL);
 	}
+	evconnlistener_set_error_cb(l, server_accept_error);
 	/* Say the real address: port 0 asks the kernel for a free one. */
 	sslen = sizeof(ss);
 	if (getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&ss,
@@ -908,6 +948,8 @@ server_close(void)
 		event_free(md->tick);
 	if (md->flush != NULL)
 		event_free(md->flush);
+	if (md->accept_pause != NULL)
+		event_free(md->accept_pause);
 	if (md->tls_listener != NULL)
 		evconnlistener_free(md->tls_listener);
 	if (md->ssl_ctx != NULL)

@@ -17,12 +17,22 @@
  *	"port N") to HOST:TARGET_PORT, forwarding the TLS stream untouched;
  *	SIGUSR1 makes it a silent link (every connection stays open, nothing
  *	is read or written), SIGUSR2 resumes, SIGTERM exits
+ *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY
+ *	emulate N idle workers for a memory benchmark: issue N certificates
+ *	(OU=worker, CN=swarm-1..swarm-N) signed by the CA (ca and its key
+ *	CAKEY), join the master with each (a hello offering no task kind, so
+ *	no task is ever assigned), print "swarm: N workers joined in S s",
+ *	then send every connection a heartbeat each second and discard what
+ *	the master says; cert/key (any pair the CA issued, e.g. the client's)
+ *	only build the TLS context.  SIGTERM or SIGINT: close all, exit 0;
+ *	a refused or closed connection: say which worker, exit 1
  *
  * Prints what the other side answered; exits 0 when it behaved as the
  * mode expects, 1 otherwise.
  */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -33,6 +43,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,12 +51,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/bn.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include "frame.h"
 #include "task/task.h"
 #include "tls.h"
+#include "util.h"
 
 static SSL	*ssl;
 
@@ -56,7 +72,9 @@ usage(void)
 	    "host port garbage|oversize|unknown|version|hello\n"
 	    "       r3q-testpeer -a ca -c cert -k key serve port kind\n"
 	    "       r3q-testpeer notify path seconds\n"
-	    "       r3q-testpeer relay port host target-port\n");
+	    "       r3q-testpeer relay port host target-port\n"
+	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
+	    "ca-key\n");
 	exit(2);
 }
 
@@ -592,6 +610,571 @@ do_relay(const char *port, const char *host, const char *tport)
 	return (0);
 }
 
+/*
+ * One emulated worker of the swarm: its TLS connection and the frame being
+ * read from it.  An entry of do_swarm's array; lives from its join until
+ * the swarm exits.
+ */
+struct swarm_conn {
+	SSL		*sc_ssl;
+	int		 sc_fd;
+	char		 sc_name[32];		/* its CN, swarm-<i> */
+	uint8_t		 sc_hdr[FRAME_HDRLEN];
+	size_t		 sc_hlen;		/* header bytes read so far */
+	uint8_t		*sc_body;		/* NULL while reading a header */
+	uint32_t	 sc_blen;
+	uint32_t	 sc_bgot;
+	int		 sc_wpending;	/* a heartbeat waits to be retried */
+};
+
+#define SWARM_MAX	100000
+#define SWARM_SPARE_FDS	16	/* stdio, the CA files, poll's slack */
+
+static volatile sig_atomic_t swarm_quit;
+static uint8_t	*swarm_hb;		/* the one heartbeat frame, packed */
+static size_t	 swarm_hblen;
+static uint64_t	 swarm_frames;		/* frames read and discarded */
+
+/* A signal only sets the flag; poll returns EINTR (no SA_RESTART). */
+static void
+swarm_signal(int sig)
+{
+	(void)sig;
+	swarm_quit = 1;
+}
+
+/*
+ * The first OpenSSL error queued, or what errno says (EAGAIN: the 5-second
+ * receive timeout of tcp_connect); the queue is cleared.
+ */
+static const char *
+swarm_ssl_error(char *buf, size_t len)
+{
+	unsigned long	 e;
+
+	if ((e = ERR_get_error()) != 0)
+		ERR_error_string_n(e, buf, len);
+	else if (errno == EAGAIN || errno == EWOULDBLOCK)
+		snprintf(buf, len, "no answer within 5 s");
+	else
+		snprintf(buf, len, "%s", errno ? strerror(errno) :
+		    "connection closed");
+	ERR_clear_error();
+	return (buf);
+}
+
+/*
+ * N connections need N descriptors and this process's soft limit is often
+ * 1024: raise it to the hard limit, and say so plainly if that is not
+ * enough.
+ */
+static int
+swarm_nofile(uint64_t n)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		perror("getrlimit");
+		return (-1);
+	}
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		perror("setrlimit");
+		return (-1);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY &&
+	    n + SWARM_SPARE_FDS > (uint64_t)rl.rlim_cur) {
+		printf("swarm: %llu workers need %llu file descriptors; the "
+		    "hard limit (ulimit -Hn) is %llu\n", (unsigned long long)n,
+		    (unsigned long long)(n + SWARM_SPARE_FDS),
+		    (unsigned long long)rl.rlim_cur);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Add one extension, written as in an openssl.cnf section, to x. */
+static int
+swarm_ext(X509 *x, X509 *ca, int nid, const char *value)
+{
+	X509V3_CTX	 v3;
+	X509_EXTENSION	*ext;
+	int		 rc;
+
+	X509V3_set_ctx(&v3, ca, x, NULL, NULL, 0);
+	if ((ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value)) == NULL)
+		return (-1);
+	rc = X509_add_ext(x, ext, -1) == 1 ? 0 : -1;
+	X509_EXTENSION_free(ext);
+	return (rc);
+}
+
+/*
+ * A worker certificate for cn over key, signed by the CA: the subject and
+ * the extensions scripts/mkcerts gives a worker (O=R3Q, OU=worker, a
+ * client and server leaf), a random serial, valid from an hour ago (some
+ * slack for a clock that differs) for a week.
+ */
+static X509 *
+swarm_cert(X509 *ca, EVP_PKEY *cakey, EVP_PKEY *key, const char *cn)
+{
+	X509		*x;
+	X509_NAME	*subj = NULL;
+	BIGNUM		*serial = NULL;
+
+	if ((x = X509_new()) == NULL || (subj = X509_NAME_new()) == NULL ||
+	    (serial = BN_new()) == NULL)
+		goto fail;
+	if (X509_set_version(x, X509_VERSION_3) != 1 ||
+	    BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) != 1 ||
+	    BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(x)) == NULL ||
+	    X509_gmtime_adj(X509_getm_notBefore(x), -3600) == NULL ||
+	    X509_gmtime_adj(X509_getm_notAfter(x), 7 * 86400L) == NULL)
+		goto fail;
+	if (X509_NAME_add_entry_by_txt(subj, "O", MBSTRING_ASC,
+	    (const unsigned char *)"R3Q", -1, -1, 0) != 1 ||
+	    X509_NAME_add_entry_by_txt(subj, "OU", MBSTRING_ASC,
+	    (const unsigned char *)"worker", -1, -1, 0) != 1 ||
+	    X509_NAME_add_entry_by_txt(subj, "CN", MBSTRING_ASC,
+	    (const unsigned char *)cn, -1, -1, 0) != 1 ||
+	    X509_set_subject_name(x, subj) != 1 ||
+	    X509_set_issuer_name(x, X509_get_subject_name(ca)) != 1 ||
+	    X509_set_pubkey(x, key) != 1)
+		goto fail;
+	/* The subject key identifier hashes the key set just above. */
+	if (swarm_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
+	    swarm_ext(x, ca, NID_key_usage, "critical,digitalSignature") ||
+	    swarm_ext(x, ca, NID_ext_key_usage, "serverAuth,clientAuth") ||
+	    swarm_ext(x, ca, NID_subject_key_identifier, "hash") ||
+	    swarm_ext(x, ca, NID_authority_key_identifier, "keyid:always"))
+		goto fail;
+	if (X509_sign(x, cakey, EVP_sha256()) <= 0)
+		goto fail;
+	X509_NAME_free(subj);
+	BN_free(serial);
+	return (x);
+fail:
+	X509_free(x);
+	X509_NAME_free(subj);
+	BN_free(serial);
+	return (NULL);
+}
+
+/* The CA's certificate and key from their PEM files; -1 after saying why. */
+static int
+swarm_load_ca(const char *capath, const char *keypath, X509 **ca,
+    EVP_PKEY **cakey)
+{
+	FILE	*f;
+	char	 err[256];
+
+	*ca = NULL;
+	*cakey = NULL;
+	if ((f = fopen(capath, "r")) == NULL) {
+		perror(capath);
+		return (-1);
+	}
+	*ca = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	if (*ca == NULL) {
+		printf("swarm: %s: %s\n", capath, swarm_ssl_error(err,
+		    sizeof(err)));
+		return (-1);
+	}
+	if ((f = fopen(keypath, "r")) == NULL) {
+		perror(keypath);
+		return (-1);
+	}
+	*cakey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+	fclose(f);
+	if (*cakey == NULL) {
+		printf("swarm: %s: %s\n", keypath, swarm_ssl_error(err,
+		    sizeof(err)));
+		return (-1);
+	}
+	if (X509_check_private_key(*ca, *cakey) != 1) {
+		ERR_clear_error();
+		printf("swarm: %s is not the key of %s\n", keypath, capath);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Join the master as one worker, blocking: TCP, the TLS handshake with
+ * this worker's own certificate, a hello and its Welcome.  The socket is
+ * non-blocking afterwards.  -1 after saying, with the worker's name, why
+ * not.
+ */
+static int
+swarm_join(SSL_CTX *ctx, const char *host, const char *port,
+    struct swarm_conn *sc, X509 *cert, EVP_PKEY *key)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__Hello	 h = R3Q__HELLO__INIT;
+	char		 err[256];
+	int		 one = 1;
+
+	errno = 0;
+	if ((sc->sc_fd = tcp_connect(host, port)) == -1) {
+		printf("swarm: %s: cannot connect to %s port %s: %s\n",
+		    sc->sc_name, host, port, strerror(errno));
+		return (-1);
+	}
+	/*
+	 * Without it the hello waits behind the client's Finished for the
+	 * master's delayed ACK: 40 ms a worker.
+	 */
+	setsockopt(sc->sc_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((sc->sc_ssl = tls_client_ssl(ctx, host, err,
+	    sizeof(err))) == NULL) {
+		printf("swarm: %s: %s\n", sc->sc_name, err);
+		return (-1);
+	}
+	/* This connection presents its own name, over the shared key. */
+	if (SSL_use_certificate(sc->sc_ssl, cert) != 1 ||
+	    SSL_use_PrivateKey(sc->sc_ssl, key) != 1 ||
+	    SSL_check_private_key(sc->sc_ssl) != 1) {
+		printf("swarm: %s: cannot use its certificate: %s\n",
+		    sc->sc_name, swarm_ssl_error(err, sizeof(err)));
+		return (-1);
+	}
+	SSL_set_fd(sc->sc_ssl, sc->sc_fd);
+	errno = 0;
+	if (SSL_connect(sc->sc_ssl) != 1) {
+		printf("swarm: %s: TLS handshake failed: %s\n", sc->sc_name,
+		    swarm_ssl_error(err, sizeof(err)));
+		return (-1);
+	}
+	ssl = sc->sc_ssl;
+	h.protocol = R3Q_PROTOCOL;
+	h.name = sc->sc_name;
+	h.cpus = 1;
+	h.version = (char *)(uintptr_t)"r3q-testpeer swarm";
+	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	errno = 0;
+	if (send_env(&env) == -1) {
+		printf("swarm: %s: cannot send its hello: %s\n", sc->sc_name,
+		    swarm_ssl_error(err, sizeof(err)));
+		return (-1);
+	}
+	/*
+	 * Under TLS 1.3 the master checks the client's certificate after the
+	 * client has finished the handshake: a refusal arrives here.
+	 */
+	errno = 0;
+	if ((ans = recv_env()) == NULL) {
+		printf("swarm: %s: closed by the master without a Welcome: "
+		    "%s\n", sc->sc_name, swarm_ssl_error(err, sizeof(err)));
+		return (-1);
+	}
+	if (ans->body_case != R3Q__ENVELOPE__BODY_WELCOME) {
+		if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+			printf("swarm: %s: refused by the master: %s\n",
+			    sc->sc_name, ans->error->message);
+		else
+			printf("swarm: %s: %s instead of a Welcome\n",
+			    sc->sc_name, frame_body_name(ans));
+		frame_free(ans);
+		return (-1);
+	}
+	frame_free(ans);
+	fcntl(sc->sc_fd, F_SETFL, fcntl(sc->sc_fd, F_GETFL) | O_NONBLOCK);
+	return (0);
+}
+
+/* A whole frame has come in on sc: an Error is worth saying, the rest not. */
+static void
+swarm_frame(struct swarm_conn *sc)
+{
+	Envelope	*env;
+	char		 err[256];
+
+	swarm_frames++;
+	if (frame_unpack(sc->sc_body, sc->sc_blen, FRAME_MAX_DEFAULT, &env,
+	    err, sizeof(err)) == -1) {
+		printf("swarm: %s: bad frame from the master: %s\n",
+		    sc->sc_name, err);
+		return;
+	}
+	if (env->body_case == R3Q__ENVELOPE__BODY_ERROR)
+		printf("swarm: %s: error from the master: %s\n", sc->sc_name,
+		    env->error->message);
+	frame_free(env);
+}
+
+/*
+ * Read what has come on a non-blocking connection, frame by frame, and
+ * discard it.  -1 once the master has closed it, after saying so.
+ */
+static int
+swarm_read(struct swarm_conn *sc)
+{
+	uint8_t	*dst;
+	size_t	 want, n;
+	char	 err[256];
+	int	 e;
+
+	for (;;) {
+		if (sc->sc_body == NULL) {
+			dst = sc->sc_hdr + sc->sc_hlen;
+			want = sizeof(sc->sc_hdr) - sc->sc_hlen;
+		} else {
+			dst = sc->sc_body + sc->sc_bgot;
+			want = sc->sc_blen - sc->sc_bgot;
+		}
+		errno = 0;
+		if (SSL_read_ex(sc->sc_ssl, dst, want, &n) != 1) {
+			e = SSL_get_error(sc->sc_ssl, 0);
+			/*
+			 * WANT_WRITE would be a TLS 1.3 key update that found
+			 * the socket buffer full; the next heartbeat's poll
+			 * covers that.
+			 */
+			if (e == SSL_ERROR_WANT_READ ||
+			    e == SSL_ERROR_WANT_WRITE)
+				return (0);
+			printf("swarm: %s: connection closed by the master: "
+			    "%s\n", sc->sc_name, e == SSL_ERROR_ZERO_RETURN ?
+			    "TLS close_notify" : swarm_ssl_error(err,
+			    sizeof(err)));
+			return (-1);
+		}
+		if (sc->sc_body == NULL) {
+			sc->sc_hlen += n;
+			if (sc->sc_hlen < sizeof(sc->sc_hdr))
+				continue;
+			if (frame_header_decode(sc->sc_hdr, FRAME_MAX_DEFAULT,
+			    &sc->sc_blen, err, sizeof(err)) == -1) {
+				printf("swarm: %s: bad frame from the master: "
+				    "%s\n", sc->sc_name, err);
+				return (-1);
+			}
+			/* One byte more, so that an empty body is not NULL. */
+			if ((sc->sc_body = malloc(sc->sc_blen + 1)) == NULL) {
+				perror("malloc");
+				return (-1);
+			}
+			sc->sc_bgot = 0;
+		} else
+			sc->sc_bgot += (uint32_t)n;
+		if (sc->sc_bgot == sc->sc_blen) {
+			swarm_frame(sc);
+			free(sc->sc_body);
+			sc->sc_body = NULL;
+			sc->sc_hlen = 0;
+		}
+	}
+}
+
+/*
+ * Send sc its heartbeat, or the one that could not go last time.  A retry
+ * passes the same buffer and length, as OpenSSL wants.  -1 once the master
+ * has closed the connection, after saying so.
+ */
+static int
+swarm_heartbeat(struct swarm_conn *sc)
+{
+	size_t	 n;
+	char	 err[256];
+	int	 e;
+
+	errno = 0;
+	if (SSL_write_ex(sc->sc_ssl, swarm_hb, swarm_hblen, &n) == 1) {
+		sc->sc_wpending = 0;
+		return (0);
+	}
+	e = SSL_get_error(sc->sc_ssl, 0);
+	if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
+		sc->sc_wpending = 1;
+		return (0);
+	}
+	printf("swarm: %s: cannot send a heartbeat: %s\n", sc->sc_name,
+	    swarm_ssl_error(err, sizeof(err)));
+	return (-1);
+}
+
+/*
+ * Keep the swarm alive until SIGTERM or SIGINT: a heartbeat on every
+ * connection each second (the master's heartbeat_timeout must never see
+ * one of them go quiet), and whatever the master sends read and dropped.
+ * A signal interrupts poll (no SA_RESTART); one that comes just before it
+ * waits for the next heartbeat, a second at most.
+ */
+static int
+swarm_run(struct swarm_conn *sc, size_t n)
+{
+	struct pollfd	*pfd;
+	uint64_t	 now, next;
+	size_t		 i;
+	int		 timeout, rc = 1;
+
+	if ((pfd = calloc(n, sizeof(*pfd))) == NULL) {
+		perror("calloc");
+		return (1);
+	}
+	next = mono_ns() + NS_PER_SEC;
+	while (!swarm_quit) {
+		now = mono_ns();
+		if (now >= next) {
+			for (i = 0; i < n; i++)
+				if (swarm_heartbeat(&sc[i]) == -1)
+					goto out;
+			next += NS_PER_SEC;
+			if (next <= now)
+				next = now + NS_PER_SEC;
+		}
+		for (i = 0; i < n; i++) {
+			pfd[i].fd = sc[i].sc_fd;
+			pfd[i].events = POLLIN | (sc[i].sc_wpending ?
+			    POLLOUT : 0);
+			pfd[i].revents = 0;
+		}
+		timeout = (int)((next - now + NS_PER_MS - 1) / NS_PER_MS);
+		if (poll(pfd, (nfds_t)n, timeout) == -1) {
+			if (errno == EINTR)
+				continue;
+			perror("poll");
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			if ((pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    swarm_read(&sc[i]) == -1)
+				goto out;
+			if ((pfd[i].revents & POLLOUT) && sc[i].sc_wpending &&
+			    swarm_heartbeat(&sc[i]) == -1)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(pfd);
+	return (rc);
+}
+
+/*
+ * N emulated workers, each with its own certificate (the master names a
+ * worker after its certificate's CN and drops an older connection of the
+ * same name), for masterd's memory benchmark.  They join one after the
+ * other with blocking sockets: on loopback a thousand handshakes take
+ * seconds, and the master sees the joins in a known order.
+ */
+static int
+do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
+    const char *port, const char *count, const char *cakeypath)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__Heartbeat		 hb = R3Q__HEARTBEAT__INIT;
+	struct sigaction	 sa;
+	struct swarm_conn	*sc;
+	X509			*ca, *cert;
+	EVP_PKEY		*cakey, *key;
+	uint64_t		 n, t0, next;
+	size_t			 i, joined = 0;
+	char			 err[256];
+	int			 rc;
+
+	if (parse_u64(count, 1, SWARM_MAX, &n) == -1) {
+		printf("swarm: bad worker count '%s': want 1 to %d\n", count,
+		    SWARM_MAX);
+		return (1);
+	}
+	if (swarm_nofile(n) == -1 ||
+	    swarm_load_ca(capath, cakeypath, &ca, &cakey) == -1)
+		return (1);
+	if ((key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256")) == NULL) {
+		printf("swarm: cannot make a key: %s\n",
+		    swarm_ssl_error(err, sizeof(err)));
+		return (1);
+	}
+	if ((sc = calloc(n, sizeof(*sc))) == NULL) {
+		perror("calloc");
+		return (1);
+	}
+	hb.interval_ms = 1000;
+	env.body_case = R3Q__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	if ((swarm_hb = frame_pack(&env, &swarm_hblen)) == NULL) {
+		perror("frame_pack");
+		return (1);
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = swarm_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	/*
+	 * The workers that have joined need their heartbeats while the others
+	 * join, or a slow join would outlast heartbeat_timeout.
+	 */
+	t0 = mono_ns();
+	next = t0 + NS_PER_SEC;
+	for (joined = 0; joined < n && !swarm_quit; joined++) {
+		if (mono_ns() >= next) {
+			for (i = 0; i < joined; i++)
+				if (swarm_heartbeat(&sc[i]) == -1) {
+					rc = 1;
+					goto out;
+				}
+			next += NS_PER_SEC;
+		}
+		snprintf(sc[joined].sc_name, sizeof(sc[joined].sc_name),
+		    "swarm-%zu", joined + 1);
+		if ((cert = swarm_cert(ca, cakey, key,
+		    sc[joined].sc_name)) == NULL) {
+			printf("swarm: %s: cannot issue its certificate: %s\n",
+			    sc[joined].sc_name, swarm_ssl_error(err,
+			    sizeof(err)));
+			rc = 1;
+			goto out;
+		}
+		/* The SSL holds its own reference to the certificate. */
+		rc = swarm_join(ctx, host, port, &sc[joined], cert, key);
+		X509_free(cert);
+		if (rc == -1) {
+			/* Half set up: closed here, not with the others. */
+			SSL_free(sc[joined].sc_ssl);
+			if (sc[joined].sc_fd != -1)
+				close(sc[joined].sc_fd);
+			/* A signal may have broken the join off: no failure. */
+			rc = swarm_quit ? 0 : 1;
+			goto out;
+		}
+	}
+	if (swarm_quit) {
+		printf("swarm: interrupted with %zu of %llu workers joined\n",
+		    joined, (unsigned long long)n);
+		rc = 0;
+		goto out;
+	}
+	printf("swarm: %llu workers joined in %.2f s\n",
+	    (unsigned long long)n, (double)(mono_ns() - t0) / NS_PER_SEC);
+	fflush(stdout);
+
+	rc = swarm_run(sc, n);
+	if (rc == 0)
+		printf("swarm: closing %llu connections (%llu frames from the "
+		    "master discarded)\n", (unsigned long long)n,
+		    (unsigned long long)swarm_frames);
+out:
+	for (i = 0; i < joined; i++) {
+		/* One close_notify, without waiting for the master's. */
+		SSL_shutdown(sc[i].sc_ssl);
+		SSL_free(sc[i].sc_ssl);
+		close(sc[i].sc_fd);
+		free(sc[i].sc_body);
+	}
+	free(sc);
+	free(swarm_hb);
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(cakey);
+	X509_free(ca);
+	return (rc);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -641,6 +1224,14 @@ main(int argc, char *argv[])
 			return (1);
 		}
 		return (do_serve(ctx, argv[1], argv[2]));
+	}
+	if (strcmp(argv[0], "swarm") == 0 && argc == 5) {
+		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_swarm(ctx, ca, argv[1], argv[2], argv[3], argv[4]));
 	}
 	usage();
 }

@@ -80,8 +80,6 @@ job_by_task(uint64_t tid, size_t *idx)
 static void
 job_release_batch(struct job *j)
 {
-	free(j->j_tasks);
-	j->j_tasks = NULL;
 	j->j_n = 0;
 }
 
@@ -261,7 +259,7 @@ job_start_batch(struct job *j, uint64_t first, const uint8_t *have)
 	n = es_batch_size(j->j_es);
 	/* A synthetic load makes the evaluation a synth task (Ridge + sleep). */
 	k = task_kind_lookup(j->j_params.work_ms > 0 ? "synth" : "ridge-lu");
-	j->j_tasks = xcalloc(n, sizeof(*j->j_tasks));
+	j->j_kind = k;
 	ids = xcalloc(n, sizeof(*ids));
 	if (first == 0) {
 		first = md->next_task;
@@ -270,18 +268,9 @@ job_start_batch(struct job *j, uint64_t first, const uint8_t *have)
 		md->next_task = first + n;
 	j->j_first = first;
 	j->j_n = n;
-	for (i = 0; i < n; i++) {
-		r3q__task__init(&j->j_tasks[i]);
-		j->j_tasks[i].id = j->j_first + i;
-		j->j_tasks[i].kind = (char *)(uintptr_t)k->name;
-		j->j_tasks[i].n_x = j->j_params.dim;
-		j->j_tasks[i].x = unconst(es_batch_x(j->j_es, i));
-		j->j_tasks[i].lu = j->j_params.lu;
-		j->j_tasks[i].work_ms = j->j_params.work_ms;
-		j->j_tasks[i].spin = j->j_params.spin;
+	for (i = 0; i < n; i++)
 		if (have == NULL || !have[i])
 			ids[nids++] = j->j_first + i;
-	}
 	/* Journal the generation and its ids before any task goes out. */
 	job_journal_put(j);
 	memset(&cfg, 0, sizeof(cfg));
@@ -303,6 +292,24 @@ job_start_batch(struct job *j, uint64_t first, const uint8_t *have)
 		fatalx("%s: core refused batch %llu", __func__,
 		    (unsigned long long)j->j_batch);
 	free(ids);
+}
+
+/*
+ * The message of task idx of the current batch, made when it is sent
+ * rather than kept for every queued task (80 bytes each); the genome
+ * stays in the ES.
+ */
+void
+job_task(const struct job *j, size_t idx, R3q__Task *t)
+{
+	r3q__task__init(t);
+	t->id = j->j_first + idx;
+	t->kind = (char *)(uintptr_t)j->j_kind->name;
+	t->n_x = j->j_params.dim;
+	t->x = unconst(es_batch_x(j->j_es, idx));
+	t->lu = j->j_params.lu;
+	t->work_ms = j->j_params.work_ms;
+	t->spin = j->j_params.spin;
 }
 
 /*

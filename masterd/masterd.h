@@ -86,7 +86,8 @@ struct worker {
 	uint64_t		 w_last_seen;	/* mono ns, any message */
 	uint64_t		 w_last_hb;	/* mono ns, 0: none yet */
 	/* frames being built while the core's actions are drained */
-	R3q__Task		**w_out;
+	R3q__Task		*w_outv;	/* the Assign's tasks, */
+	R3q__Task		**w_out;	/* and pointers to them */
 	size_t			 w_nout, w_outcap;
 	uint64_t		*w_cancel;
 	size_t			 w_ncancel, w_cancelcap;
@@ -153,7 +154,7 @@ struct job {
 	uint64_t		 j_batch;
 	uint64_t		 j_first;
 	size_t			 j_n;
-	R3q__Task		*j_tasks;	/* payloads of the batch */
+	const struct task_kind	*j_kind;	/* of the batch's tasks */
 	uint64_t		 j_start;	/* mono ns */
 	uint64_t		 j_start_wall;	/* wall ns, as journaled */
 	uint64_t		 j_end;
@@ -243,6 +244,7 @@ struct job *job_submit(const R3q__EsParams *, char *, size_t);
 struct job *job_find(uint64_t);
 struct job *job_by_task(uint64_t, size_t *);
 void	 job_result(struct job *, size_t, double);
+void	 job_task(const struct job *, size_t, R3q__Task *);
 void	 job_span(struct job *, struct worker *, size_t,
 	    const R3q__Result *, enum span_outcome);
 void	 job_withdrawn(struct job *, struct worker *, size_t);

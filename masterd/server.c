@@ -150,6 +150,7 @@ worker_free(struct worker *w)
 	if (w->w_session != NULL)
 		w->w_session->s_worker = NULL;
 	masterd_status();
+	free(w->w_outv);
 	free(w->w_out);
 	free(w->w_cancel);
 	free(w->w_repl);
@@ -578,7 +579,9 @@ server_flush(void)
 	R3q__Assign	 a;
 	R3q__Cancel	 c;
 	struct worker	*w;
+	size_t		 i;
 
+	job_journal_commit();
 	while ((w = TAILQ_FIRST(&md->dirty)) != NULL) {
 		TAILQ_REMOVE(&md->dirty, w, w_dirty_entry);
 		w->w_dirty = 0;
@@ -596,6 +599,8 @@ server_flush(void)
 			r3q__envelope__init(&env);
 			r3q__assign__init(&a);
 			a.epoch = md->epoch;
+			for (i = 0; i < w->w_nout; i++)
+				w->w_out[i] = &w->w_outv[i];
 			a.n_tasks = w->w_nout;
 			a.tasks = w->w_out;
 			a.n_replicas = w->w_nrepl;
@@ -619,15 +624,14 @@ server_flush_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
- * Send the frames at the end of this pass of the event loop, after the
- * other sessions' frames that have arrived: the results of several
- * workers then share one journal commit, and each worker gets one Assign.
+ * Commit and send the frames at the end of this pass of the event loop,
+ * after the other sessions' frames that have arrived: the results of
+ * several workers then share one journal commit, and each worker gets one
+ * Assign.  Activating an event already active does nothing.
  */
 static void
 server_flush_later(void)
 {
-	if (TAILQ_EMPTY(&md->dirty))
-		return;
 	if (md->flush == NULL &&
 	    (md->flush = event_new(md->base, -1, 0, server_flush_cb,
 	    NULL)) == NULL)
@@ -662,8 +666,16 @@ server_drain(void)
 				    (unsigned long long)a.task, a.wid);
 				break;
 			}
-			APPEND(w->w_out, w->w_nout, w->w_outcap,
-			    &j->j_tasks[idx]);
+			if (w->w_nout == w->w_outcap) {
+				w->w_outcap = w->w_outcap ? w->w_outcap * 2 :
+				    16;
+				if ((w->w_outv = reallocarray(w->w_outv,
+				    w->w_outcap, sizeof(*w->w_outv))) == NULL ||
+				    (w->w_out = reallocarray(w->w_out,
+				    w->w_outcap, sizeof(*w->w_out))) == NULL)
+					fatal("reallocarray");
+			}
+			job_task(j, idx, &w->w_outv[w->w_nout++]);
 			if (a.replica)
 				APPEND(w->w_repl, w->w_nrepl, w->w_replcap,
 				    a.task);

@@ -541,6 +541,19 @@ job_measure(struct job *j, const struct sched_batch_report *r,
 	j->j_speed_time += speed * (double)g->g_total;
 }
 
+/*
+ * End a running job before its batch is done.  Assigns of its tasks that
+ * are still being built leave first: their genomes live in the ES that
+ * job_end() frees, and the cancels of the abort must come after them.
+ */
+static void
+job_abort(struct job *j, enum job_state st)
+{
+	server_flush();
+	sched_batch_abort(md->sched, j->j_batch, mono_ns());
+	job_end(j, st);
+}
+
 /* A task gave up after too many failures: the job fails. */
 void
 job_task_failed(struct job *j, size_t idx, const char *why)
@@ -549,8 +562,7 @@ job_task_failed(struct job *j, size_t idx, const char *why)
 	    "%zu: %s", es_generation(j->j_es), idx, why);
 	log_warnx("job %llu failed: %s", (unsigned long long)j->j_id,
 	    j->j_error);
-	sched_batch_abort(md->sched, j->j_batch, mono_ns());
-	job_end(j, JOB_FAILED);
+	job_abort(j, JOB_FAILED);
 }
 
 /* Stop a running job; its outstanding copies are withdrawn. */
@@ -558,8 +570,7 @@ void
 job_cancel(struct job *j, const char *why)
 {
 	snprintf(j->j_error, sizeof(j->j_error), "%s", why);
-	sched_batch_abort(md->sched, j->j_batch, mono_ns());
-	job_end(j, JOB_CANCELLED);
+	job_abort(j, JOB_CANCELLED);
 }
 
 /* The core says a batch is complete: select, report, go on. */

@@ -220,6 +220,7 @@ int	 server_listen(void);
 int	 server_reload(const struct masterd_config *);
 void	 server_liveness_arm(void);
 void	 server_close(void);
+void	 server_flush(void);
 void	 server_accept_error(struct evconnlistener *, void *);
 void	 server_drain(void);
 void	 session_send(struct session *, Envelope *);

@@ -557,6 +557,29 @@ worker_dispatch(struct session *s, Envelope *env)
 	(arr)[(n)++] = (v);						\
 } while (0)
 
+/*
+ * A copy withdrawn before its Assign left: take it out of the Assign
+ * being built rather than send a Cancel the worker would get before the
+ * task.  Returns whether it was there.
+ */
+static int
+worker_unsend(struct worker *w, uint64_t task)
+{
+	size_t	 i, k;
+
+	for (i = 0; i < w->w_nout && w->w_outv[i].id != task; i++)
+		;
+	if (i == w->w_nout)
+		return (0);
+	memmove(&w->w_outv[i], &w->w_outv[i + 1],
+	    (--w->w_nout - i) * sizeof(*w->w_outv));
+	for (k = 0; k < w->w_nrepl && w->w_repl[k] != task; k++)
+		;
+	if (k < w->w_nrepl)
+		w->w_repl[k] = w->w_repl[--w->w_nrepl];
+	return (1);
+}
+
 /* w has frames being built: send them at the next flush. */
 static void
 worker_dirty(struct worker *w)
@@ -572,7 +595,7 @@ worker_dirty(struct worker *w)
  * journal's transaction is committed first (session_send), so no decision
  * built on a result leaves masterd before the result is in the journal.
  */
-static void
+void
 server_flush(void)
 {
 	Envelope	 env;
@@ -687,6 +710,8 @@ server_drain(void)
 			if (!a.running && (j = job_by_task(a.task, &idx)) !=
 			    NULL)
 				job_withdrawn(j, w, idx);
+			if (!a.running && worker_unsend(w, a.task))
+				break;
 			APPEND(w->w_cancel, w->w_ncancel, w->w_cancelcap,
 			    a.task);
 			worker_dirty(w);

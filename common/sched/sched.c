@@ -33,7 +33,14 @@
  *    done or failed task answers SCHED_DUPLICATE.
  *  - A failure reported by a worker that holds no copy of the task (it was
  *    cancelled, or the worker was lost and came back) is stale: ignored,
- *    -1.  A lost worker's copies do not count as attempts.
+ *    -1.  A lost worker's copies do not count as attempts.  A task is never
+ *    sent again to a machine (sched_worker_node()) it failed on, and gives
+ *    up after failing on max_attempts machines or on every one connected
+ *    that could run it; the machines it failed on become suspect once it
+ *    succeeds elsewhere.
+ *  - Relative suspect detection runs at every result, and again on a timer
+ *    (sched_tick() at sched_deadline()) so that a copy that stands still
+ *    is caught even when no result follows.
  *  - Cancelled copies are counted whether the cancel comes from a result
  *    or from sched_batch_abort(), so cancelled_held + cancelled_running is
  *    the number of SCHED_CANCEL actions.
@@ -76,6 +83,7 @@
 #define SCHED_MAX_KILLS		3	/* max_kills 0 means this */
 #define SCHED_MAXKIND		32
 #define TAB_MINSLOTS		64
+#define SCHED_SCAN_MIN		10000000ULL	/* 10 ms */
 
 enum task_state {
 	TASK_QUEUED,		/* in its batch's queue */
@@ -112,7 +120,9 @@ struct task {
 	uint64_t	 t_id;
 	struct batch	*t_batch;
 	enum task_state	 t_state;
-	unsigned	 t_attempts;
+	uint32_t	 t_nfailed;		/* workers its copies failed on */
+	uint64_t	*t_failed;		/* their nodes; max_attempts
+						   entries, NULL until one */
 	unsigned	 t_kills;		/* workers lost running it */
 	uint32_t	 t_ncopies;
 	uint32_t	 t_nsuspect;		/* suspect copies */
@@ -135,6 +145,8 @@ struct batch {
 	size_t			 b_ntasks;
 	size_t			 b_nfinished;	/* done or failed */
 	size_t			 b_nqueued;
+	size_t			 b_nfailq;	/* of them, tasks that failed
+						   somewhere */
 	uint64_t		 b_seq;		/* next send number */
 	struct task		*b_qfirst, *b_qlast;	/* queue */
 	struct task		*b_rfirst, *b_rlast;	/* R, in send order */
@@ -152,6 +164,8 @@ struct batch {
  */
 struct worker {
 	uint32_t	 w_id;
+	uint64_t	 w_node;		/* the machine behind it: the
+						   same across its reconnections */
 	uint32_t	 w_ncpu;
 	uint32_t	 w_kinds;		/* bit k: can run kind k */
 	uint32_t	 w_ncopies;		/* held + running */
@@ -209,6 +223,16 @@ struct sched {
 							   for a suspect */
 	struct worker		*s_afirst, *s_alast;	/* by last sign of
 							   life */
+	/*
+	 * The last whole task a worker did, the yardstick of the periodic
+	 * look for copies that stand still (sched_scan()), and when that
+	 * look is due (0: not armed).
+	 */
+	uint64_t		 s_ref_begin;
+	uint64_t		 s_ref_len;
+	uint32_t		 s_ref_wid;
+	int			 s_has_ref;
+	uint64_t		 s_scan_at;
 };
 
 static void	sched_batch_finish(struct sched *, struct batch *);
@@ -575,6 +599,25 @@ sched_copy_find(const struct task *t, const struct worker *w)
 	return (NULL);
 }
 
+/* Did a copy of t fail on w's machine? */
+static int
+sched_failed_on(const struct task *t, const struct worker *w)
+{
+	uint32_t	 i;
+
+	for (i = 0; i < t->t_nfailed; i++)
+		if (t->t_failed[i] == w->w_node)
+			return (1);
+	return (0);
+}
+
+/* May w get a copy of t: it has none, and t never failed there? */
+static int
+sched_may_copy(const struct task *t, const struct worker *w)
+{
+	return (sched_copy_find(t, w) == NULL && !sched_failed_on(t, w));
+}
+
 /* Take a running copy off the list ordered by last state change. */
 static void
 sched_order_remove(struct sched *s, struct copy *c)
@@ -779,6 +822,8 @@ sched_queue_pop(struct sched *s, struct batch *b)
 	else
 		b->b_qlast = NULL;
 	t->t_prev = t->t_next = NULL;
+	if (t->t_nfailed > 0)
+		b->b_nfailq--;
 	if (--b->b_nqueued == 0) {
 		b->b_report.t_empty = s->s_now;
 		s->s_fill_all = 1;	/* workers may take from another batch */
@@ -800,6 +845,8 @@ sched_queue_remove(struct sched *s, struct batch *b, struct task *t)
 	else
 		b->b_qlast = t->t_prev;
 	t->t_prev = t->t_next = NULL;
+	if (t->t_nfailed > 0)
+		b->b_nfailq--;
 	if (--b->b_nqueued == 0) {
 		b->b_report.t_empty = s->s_now;
 		s->s_fill_all = 1;	/* workers may take from another batch */
@@ -818,9 +865,29 @@ sched_queue_push_front(struct sched *s, struct batch *b, struct task *t)
 	else
 		b->b_qlast = t;
 	b->b_qfirst = t;
+	if (t->t_nfailed > 0)
+		b->b_nfailq++;
 	if (b->b_nqueued++ == 0)
 		s->s_fill_all = 1;
 	s->s_stats.queued++;
+}
+
+/*
+ * The first task of b's queue that w may take: the head, unless tasks that
+ * failed somewhere wait there (they go back to the front), in which case
+ * the first one that never failed on w.  NULL if there is none.
+ */
+static struct task *
+sched_queue_first_for(const struct batch *b, const struct worker *w)
+{
+	struct task	*t;
+
+	if (b->b_nfailq == 0)
+		return (b->b_qfirst);
+	for (t = b->b_qfirst; t != NULL; t = t->t_next)
+		if (!sched_failed_on(t, w))
+			return (t);
+	return (NULL);
 }
 
 /*
@@ -936,7 +1003,8 @@ sched_batch_for(const struct sched *s, const struct worker *w)
 	struct batch	*b;
 
 	for (b = s->s_bfirst; b != NULL; b = b->b_next)
-		if (b->b_nqueued > 0 && sched_can_run(w, b))
+		if (b->b_nqueued > 0 && sched_can_run(w, b) &&
+		    sched_queue_first_for(b, w) != NULL)
 			return (b);
 	return (NULL);
 }
@@ -953,6 +1021,7 @@ sched_fill(struct sched *s)
 {
 	struct worker	*w;
 	struct batch	*b;
+	struct task	*t;
 	size_t		 i, j, n;
 	int		 progress;
 
@@ -982,7 +1051,11 @@ sched_fill(struct sched *s)
 				w->w_cand = 0;	/* full: off the list */
 				continue;
 			}
-			sched_send(s, w, sched_queue_pop(s, b), 0);
+			if ((t = sched_queue_first_for(b, w)) == b->b_qfirst)
+				sched_queue_pop(s, b);
+			else
+				sched_queue_remove(s, b, t);
+			sched_send(s, w, t, 0);
 			progress = 1;
 		}
 	} while (progress && s->s_stats.queued > 0);
@@ -1005,7 +1078,7 @@ sched_replicate_everywhere(struct sched *s, struct batch *b, struct task *t)
 
 	for (i = 0; i < s->s_nworkers; i++) {
 		w = s->s_workers[i];
-		if (sched_has_room(w, b) && sched_copy_find(t, w) == NULL) {
+		if (sched_has_room(w, b) && sched_may_copy(t, w)) {
 			sched_send(s, w, t, 1);
 			n++;
 		}
@@ -1069,7 +1142,7 @@ sched_replicate_r3q(struct sched *s, struct batch *b)
 			start = t = b->b_rnext != NULL ? b->b_rnext :
 			    b->b_rlast;
 			do {
-				if (sched_copy_find(t, w) == NULL) {
+				if (sched_may_copy(t, w)) {
 					sched_send(s, w, t, 1);
 					b->b_rnext = t->t_prev;
 					progress = 1;
@@ -1165,15 +1238,17 @@ sched_suspect_count(struct sched *s, struct worker *w)
 }
 
 /*
- * Worker w just became suspect because its running copy c stood still
- * while worker by did a whole task (section 3).  Its held copies are as
- * stuck as the running one, so their tasks are handed out too.  A worker
- * suspected more than suspect_limit times within the window "can be
- * excluded": it gets no new tasks for the cool-down.
+ * Worker w just became suspect, shown by its copy of task t: the copy
+ * stood still (silent ns) while worker by did a whole task (section 3),
+ * or it failed where by's copy succeeded.  Its held copies are as stuck
+ * as that one, so their tasks are handed out too.  A worker suspected
+ * more than suspect_limit times within the window "can be excluded": it
+ * gets no new tasks for the cool-down.
  */
 static void
 sched_worker_suspected(struct sched *s, struct worker *w,
-    const struct copy *c, const struct worker *by)
+    const struct task *t, int running, uint64_t silent, uint32_t by,
+    enum sched_suspect_why why)
 {
 	const struct sched_fault_config	*f = &s->s_fault;
 	struct sched_action		*a;
@@ -1186,10 +1261,11 @@ sched_worker_suspected(struct sched *s, struct worker *w,
 	w->w_suspects++;
 	s->s_stats.suspects++;
 	n = sched_suspect_count(s, w);
-	a = sched_emit(s, SCHED_SUSPECT, w->w_id, c->c_task->t_id,
-	    c->c_task->t_batch->b_id, 0, c->c_running);
-	a->by = by->w_id;
-	a->silent_ns = s->s_now - c->c_changed;
+	a = sched_emit(s, SCHED_SUSPECT, w->w_id, t->t_id, t->t_batch->b_id,
+	    0, running);
+	a->by = by;
+	a->why = why;
+	a->silent_ns = silent;
 	a->count = n;
 	/* Never leave the core with nobody to give work to. */
 	if (f->suspect_limit == 0 || n <= f->suspect_limit || w->w_cooling ||
@@ -1231,7 +1307,8 @@ sched_detect_idle(struct sched *s, const struct worker *fin, uint64_t begin)
 		    s->s_now - c->c_sent < s->s_fault.grace_ns)
 			continue;
 		sched_suspect_copy(s, c);
-		sched_worker_suspected(s, w, c, fin);
+		sched_worker_suspected(s, w, c->c_task, 0,
+		    s->s_now - c->c_changed, fin->w_id, SCHED_WHY_STILL);
 	}
 }
 
@@ -1265,9 +1342,83 @@ sched_detect(struct sched *s, const struct worker *fin, uint64_t begin)
 			continue;
 		sched_suspect_copy(s, c);
 		if (w->w_nsuspect == 1)		/* it was not suspect */
-			sched_worker_suspected(s, w, c, fin);
+			sched_worker_suspected(s, w, c->c_task, 1,
+			    s->s_now - c->c_changed, fin->w_id,
+			    SCHED_WHY_STILL);
 	}
 	sched_detect_idle(s, fin, begin);
+}
+
+/*
+ * The periodic second look (sched_tick()).  Relative suspect detection
+ * runs when a result arrives, and skips a copy then inside its grace
+ * period; if no other result follows (the last tasks of a batch, a WQ job
+ * whose other workers ran dry) nothing would look again, and a worker
+ * that holds tasks and never runs them would stall the job.  So the test
+ * is made again against the last whole task a worker did: a running copy
+ * whose state did not change during it is suspect once the grace period
+ * is over, exactly as at its result; and a worker with a free CPU whose
+ * oldest held copy has not started, while it gave no other sign of life,
+ * for as long as that task took (and the grace period) is suspect too. A
+ * free CPU starts a held task at once however slow the machine is, so
+ * the second test stays relative: it does not fire when every worker
+ * slows down together.
+ */
+static void
+sched_scan(struct sched *s)
+{
+	struct copy	*c, *next;
+	struct worker	*w;
+	uint64_t	 bound, since;
+	size_t		 i;
+
+	for (c = s->s_ofirst; c != NULL && c->c_changed < s->s_ref_begin;
+	    c = next) {
+		next = c->c_onext;
+		if (s->s_now - c->c_changed < s->s_fault.grace_ns)
+			break;
+		if ((w = c->c_worker)->w_id == s->s_ref_wid)
+			continue;
+		sched_suspect_copy(s, c);
+		if (w->w_nsuspect == 1)
+			sched_worker_suspected(s, w, c->c_task, 1,
+			    s->s_now - c->c_changed, s->s_ref_wid,
+			    SCHED_WHY_STILL);
+	}
+	bound = s->s_ref_len > s->s_fault.grace_ns ? s->s_ref_len :
+	    s->s_fault.grace_ns;
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		if (w->w_id == s->s_ref_wid || w->w_nsuspect > 0 ||
+		    w->w_nheld == 0 || w->w_nrunning >= w->w_ncpu)
+			continue;
+		for (c = w->w_copies; c != NULL && c->c_running;
+		    c = c->c_wnext)
+			;
+		if (c == NULL)
+			continue;
+		since = c->c_sent > w->w_alive ? c->c_sent : w->w_alive;
+		if (s->s_now - since < bound)
+			continue;
+		sched_suspect_copy(s, c);
+		sched_worker_suspected(s, w, c->c_task, 0, s->s_now - since,
+		    s->s_ref_wid, SCHED_WHY_STILL);
+	}
+}
+
+/*
+ * How often the periodic look runs: half the longer of the grace period
+ * and the last whole task, at least every SCHED_SCAN_MIN.
+ */
+static uint64_t
+sched_scan_period(const struct sched *s)
+{
+	uint64_t	 p;
+
+	p = s->s_has_ref && s->s_ref_len > s->s_fault.grace_ns ?
+	    s->s_ref_len : s->s_fault.grace_ns;
+	p /= 2;
+	return (p < SCHED_SCAN_MIN ? SCHED_SCAN_MIN : p);
 }
 
 /*
@@ -1291,7 +1442,7 @@ sched_replicate_suspects(struct sched *s)
 			w = s->s_workers[i];
 			if (w->w_nsuspect > 0 ||
 			    !sched_has_room(w, t->t_batch) ||
-			    sched_copy_find(t, w) != NULL)
+			    !sched_may_copy(t, w))
 				continue;
 			if (best == NULL || w->w_ncopies < best->w_ncopies)
 				best = w;
@@ -1327,6 +1478,11 @@ sched_refill(struct sched *s)
 			sched_replicate_r3q(s, b);
 	}
 	sched_note_idle(s);
+	/* Copies out there: the periodic look is due in a while. */
+	if (s->s_stats.held + s->s_stats.running == 0)
+		s->s_scan_at = 0;
+	else if (s->s_scan_at == 0)
+		s->s_scan_at = s->s_now + sched_scan_period(s);
 }
 
 /* Forget a batch and its tasks; it has no copies left. */
@@ -1343,8 +1499,10 @@ sched_batch_free(struct sched *s, struct batch *b)
 		b->b_next->b_prev = b->b_prev;
 	else
 		s->s_blast = b->b_prev;
-	for (i = 0; i < b->b_ntasks; i++)
+	for (i = 0; i < b->b_ntasks; i++) {
 		tab_remove(s, &b->b_tasks[i]);
+		free(b->b_tasks[i].t_failed);
+	}
 	free(b->b_tasks);
 	free(b);
 	tab_shrink(s);
@@ -1448,6 +1606,8 @@ sched_free(struct sched *s)
 	}
 	while ((b = s->s_bfirst) != NULL) {
 		s->s_bfirst = b->b_next;
+		for (i = 0; i < b->b_ntasks; i++)
+			free(b->b_tasks[i].t_failed);
 		free(b->b_tasks);
 		free(b);
 	}
@@ -1463,13 +1623,24 @@ sched_free(struct sched *s)
 	free(s);
 }
 
-/*
- * A worker joined with ncpu CPUs, able to run the kinds in kinds.  It goes
- * last in join order and gets work at once.
- */
+/* A worker joined; its machine is known by its id only. */
 int
 sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
     uint32_t kinds, uint64_t now)
+{
+	return (sched_worker_join_node(s, wid, wid, ncpu, kinds, now));
+}
+
+/*
+ * A worker joined with ncpu CPUs, able to run the kinds in kinds.  It goes
+ * last in join order and gets work at once.  node names the machine
+ * behind it (masterd: a digest of its certificate's name), the same when
+ * it reconnects under a new id, so that a task whose copy failed there is
+ * not sent back to it.
+ */
+int
+sched_worker_join_node(struct sched *s, uint32_t wid, uint64_t node,
+    uint32_t ncpu, uint32_t kinds, uint64_t now)
 {
 	struct worker	**v, *w;
 	size_t		  max;
@@ -1503,6 +1674,7 @@ sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
 		return (-1);
 	}
 	w->w_id = wid;
+	w->w_node = node;
 	w->w_ncpu = ncpu;
 	w->w_kinds = kinds;
 	w->w_seq = s->s_wseq++;
@@ -1518,6 +1690,50 @@ sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
 	s->s_stats.workers++;
 	sched_refill(s);
 	return (0);
+}
+
+/* Can some worker other than the machines t failed on run it? */
+static int
+sched_anyone_may_run(const struct sched *s, const struct task *t)
+{
+	const struct worker	*w;
+	size_t			 i;
+
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		if (sched_can_run(w, t->t_batch) && !sched_failed_on(t, w))
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * After a worker left: a queued task that failed on every machine still
+ * here that could run it has nowhere left to go, and gives up rather than
+ * wait.  Such tasks are rare (b_nfailq), so the walk is too.
+ */
+static void
+sched_strand_check(struct sched *s)
+{
+	struct batch	*b, *bnext;
+	struct task	*t, *tnext;
+	int		 last;
+
+	for (b = s->s_bfirst; b != NULL; b = bnext) {
+		bnext = b->b_next;
+		if (b->b_nfailq == 0)
+			continue;
+		for (t = b->b_qfirst; t != NULL; t = tnext) {
+			tnext = t->t_next;
+			if (t->t_nfailed == 0 || sched_anyone_may_run(s, t))
+				continue;
+			last = b->b_nfinished + 1 == b->b_ntasks;
+			sched_queue_remove(s, b, t);
+			sched_give_up(s, t, UINT32_MAX, SCHED_FAIL_ATTEMPTS);
+			if (last)
+				break;		/* b is gone */
+		}
+	}
 }
 
 /* End the cool-downs due by when; returns how many ended. */
@@ -1596,6 +1812,7 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 	if (s->s_stats.workers > 0 &&
 	    s->s_stats.cooling_workers == s->s_stats.workers)
 		sched_cool_end(s, UINT64_MAX);
+	sched_strand_check(s);
 	sched_refill(s);
 }
 
@@ -1793,12 +2010,33 @@ sched_done(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 }
 
 /*
+ * Task t succeeded on worker by where copies of it had failed before: the
+ * machines they failed on, if connected, fail where others succeed, and
+ * are suspect like slow ones (section 3's "can be excluded").
+ */
+static void
+sched_blame_failures(struct sched *s, const struct task *t, uint32_t by)
+{
+	struct worker	*w;
+	size_t		 i;
+
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		if (w->w_id != by && sched_failed_on(t, w))
+			sched_worker_suspected(s, w, t, 0, 0, by,
+			    SCHED_WHY_FAILED);
+	}
+}
+
+/*
  * A result came back.  The first one wins (RR step 7): every other copy is
  * cancelled (RR step 8) and the task leaves R (RR step 9); the freed slots
  * are refilled (RR step 4 or 10, RWQ step 5).  A result from a worker with
- * no copy (it was lost and came back) still counts if it is the first.
- * With timing, a worker that had a copy updates its estimates first, so
- * the refill already uses its new capacity.
+ * no copy (it was lost and came back) still counts if it is the first:
+ * the caller has checked that the worker was given the task.  With timing,
+ * a worker that had a copy updates its estimates first, so the refill
+ * already uses its new capacity.  A later result is a lost race if the
+ * worker held a copy (SCHED_DUPLICATE), else stale (SCHED_STALE).
  */
 enum sched_verdict
 sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
@@ -1825,12 +2063,18 @@ sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
 			begin = now - timing->exec_ns;
 		else
 			begin = c->c_sent;
+		/* The yardstick of the periodic look, sched_scan(). */
+		s->s_ref_begin = begin;
+		s->s_ref_len = now - begin;
+		s->s_ref_wid = w->w_id;
+		s->s_has_ref = 1;
 		sched_detect(s, w, begin);
 		sched_worker_alive(s, w);
 	}
 	if (t->t_state == TASK_DONE || t->t_state == TASK_FAILED) {
-		if (c != NULL)
-			sched_copy_drop(s, c);
+		if (c == NULL)
+			return (SCHED_STALE);
+		sched_copy_drop(s, c);
 		sched_refill(s);
 		return (SCHED_DUPLICATE);
 	}
@@ -1847,17 +2091,23 @@ sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
 		sched_copy_drop(s, c);
 	while (t->t_copies != NULL)
 		sched_copy_cancel(s, t->t_copies);
+	if (t->t_nfailed > 0)
+		sched_blame_failures(s, t, wid);
 	sched_batch_finish(s, b);
 	sched_refill(s);
 	return (SCHED_ACCEPT);
 }
 
 /*
- * The copy of a task on worker wid failed.  The task gives up after
- * max_attempts failures once no other copy is left; otherwise, with no
- * copy left, it goes back to the front of its queue.  Returns the number
- * of failures so far, or -1 for an unknown or finished task or a worker
- * without a copy of it (a stale report).
+ * The copy of a task on worker wid failed.  A failure counts once per copy
+ * held, and once per machine: the task is never sent back to a machine it
+ * failed on, so max_attempts counts distinct workers and a worker that
+ * fails every task cannot use up a task's attempts alone.  With no copy
+ * left, the task goes back to the front of its queue for another worker,
+ * or gives up once it has failed on max_attempts machines or on every
+ * connected one that could run it.  Returns the number of machines it
+ * failed on so far, or -1 for an unknown or finished task or a worker
+ * without a copy of it (a stale or forged report: nothing changes).
  */
 int
 sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
@@ -1866,7 +2116,7 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	struct batch	*b;
 	struct task	*t;
 	struct copy	*c;
-	unsigned	 attempts;
+	uint32_t	 max;
 
 	s->s_now = now;
 	if ((t = tab_find(s, id)) == NULL || t->t_state != TASK_SENT ||
@@ -1874,30 +2124,52 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	    (c = sched_copy_find(t, w)) == NULL)
 		return (-1);
 	b = t->t_batch;
+	max = b->b_cfg.max_attempts;
 	sched_copy_drop(s, c);
-	attempts = ++t->t_attempts;
+	sched_alive_touch(s, w);
+	if (!sched_failed_on(t, w) && t->t_nfailed < max) {
+		if (t->t_failed == NULL)
+			t->t_failed = sched_calloc(max, sizeof(*t->t_failed));
+		t->t_failed[t->t_nfailed++] = w->w_node;
+	}
 	if (t->t_ncopies == 0) {
 		sched_r_remove(b, t);
 		sched_suspect_unlist(s, t);
-		if (attempts >= b->b_cfg.max_attempts)
+		if (t->t_nfailed >= max || !sched_anyone_may_run(s, t))
 			sched_give_up(s, t, wid, SCHED_FAIL_ATTEMPTS);
 		else
 			sched_queue_push_front(s, b, t);
 	}
 	sched_refill(s);
-	return (attempts > INT32_MAX ? INT32_MAX : (int)attempts);
+	return ((int)t->t_nfailed);
 }
 
-/* The time has come: cool-downs that are over end. */
+/*
+ * The time has come: cool-downs that are over end, and the periodic look
+ * for copies that stand still runs if it is due.
+ */
 void
 sched_tick(struct sched *s, uint64_t now)
 {
+	int	 changed;
+
 	s->s_now = now;
-	if (sched_cool_end(s, now) > 0)
+	changed = sched_cool_end(s, now) > 0;
+	if (s->s_scan_at != 0 && now >= s->s_scan_at) {
+		if (s->s_has_ref)
+			sched_scan(s);
+		s->s_scan_at = now + sched_scan_period(s);
+		changed = 1;
+	}
+	if (changed)
 		sched_refill(s);
 }
 
-/* When sched_tick() wants to be called next; UINT64_MAX: never. */
+/*
+ * When sched_tick() wants to be called next; UINT64_MAX: never.  The
+ * periodic look is due only while copies are out and some worker has done
+ * a whole task to measure them by.
+ */
 uint64_t
 sched_deadline(const struct sched *s)
 {
@@ -1905,6 +2177,9 @@ sched_deadline(const struct sched *s)
 	uint64_t		 when = UINT64_MAX;
 	size_t			 i;
 
+	if (s->s_scan_at != 0 && s->s_has_ref &&
+	    s->s_stats.held + s->s_stats.running > 0)
+		when = s->s_scan_at;
 	if (s->s_stats.cooling_workers == 0)
 		return (when);
 	for (i = 0; i < s->s_nworkers; i++) {

@@ -26,8 +26,8 @@ enum sched_action_type {
 	SCHED_TASK_FAILED,	/* task gave up: see reason */
 	SCHED_BATCH_DONE,	/* every task of batch is done or failed */
 	SCHED_SUSPECT,		/* worker wid became suspect (task: its
-				   copy that stood still, by: the worker
-				   whose result gave it away) */
+				   copy that gave it away, by: the worker
+				   whose result did, why: how) */
 	SCHED_COOLDOWN		/* worker wid gets no new tasks until until */
 };
 
@@ -35,6 +35,15 @@ enum sched_action_type {
 enum sched_fail_reason {
 	SCHED_FAIL_ATTEMPTS = 1,	/* its copies failed max_attempts times */
 	SCHED_FAIL_KILLS		/* max_kills workers died running it */
+};
+
+/* What made a worker suspect (SCHED_SUSPECT). */
+enum sched_suspect_why {
+	SCHED_WHY_STILL = 0,	/* its copy stood still while another
+				   worker did a whole task */
+	SCHED_WHY_FAILED,	/* its copy failed where another worker's
+				   copy of the same task succeeded */
+	SCHED_WHY_DISAGREED	/* its output lost a verification vote */
 };
 
 /*
@@ -62,6 +71,7 @@ struct sched_action {
 	struct sched_batch_report report;	/* BATCH_DONE */
 	enum sched_fail_reason	 reason;	/* TASK_FAILED */
 	uint32_t		 by;		/* SUSPECT: finishing worker */
+	enum sched_suspect_why	 why;		/* SUSPECT: how it showed */
 	uint64_t		 silent_ns;	/* SUSPECT: time since the copy's
 						   last state change */
 	uint64_t		 until;		/* COOLDOWN: its end */
@@ -126,8 +136,11 @@ struct sched_fault_info {
 /* Answers of sched_done(). */
 enum sched_verdict {
 	SCHED_ACCEPT = 0,	/* first result: count it */
-	SCHED_DUPLICATE,	/* task already done: drop it */
-	SCHED_UNKNOWN		/* no such task */
+	SCHED_DUPLICATE,	/* task already done; the worker held a copy
+				   (a lost race): drop it */
+	SCHED_UNKNOWN,		/* no such task */
+	SCHED_STALE		/* task already done or failed and the worker
+				   holds no copy of it: drop it */
 };
 
 struct sched_stats {
@@ -157,6 +170,8 @@ void		 sched_free(struct sched *);
 
 int		 sched_worker_join(struct sched *, uint32_t, uint32_t,
 		    uint32_t, uint64_t);
+int		 sched_worker_join_node(struct sched *, uint32_t, uint64_t,
+		    uint32_t, uint32_t, uint64_t);
 void		 sched_worker_lost(struct sched *, uint32_t, uint64_t);
 int		 sched_submit(struct sched *, uint64_t,
 		    const struct sched_batch_config *, const uint64_t *, size_t,

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "util.h"
 
 static int	 log_debug_mode;	/* 1: stderr with time stamps */
 static int	 log_journal;		/* 1: stderr with <N> prefixes */
@@ -42,11 +43,13 @@ log_getverbose(void)
 void
 vlog(int pri, const char *fmt, va_list ap)
 {
-	char		 buf[2048];
+	char		 raw[2048], buf[2048];
 	struct timespec	 ts;
 	struct tm	 tm;
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* Whatever a peer put in the text stays on this one line. */
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	str_vis(buf, sizeof(buf), raw);
 	if (log_journal) {
 		fprintf(stderr, "<%d>%s\n", pri, buf);
 		fflush(stderr);

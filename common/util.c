@@ -96,3 +96,39 @@ xstrdup(const char *s)
 		fatal("strdup");
 	return (p);
 }
+
+/*
+ * Copy src to dst (len bytes, at least 1) with control characters made
+ * visible (\n, \r, \t, \xHH), truncating on a character boundary: text a
+ * peer supplies can then neither start a line of its own in a log nor
+ * drive a terminal.  Returns dst.
+ */
+char *
+str_vis(char *dst, size_t len, const char *src)
+{
+	const unsigned char	*p = (const unsigned char *)src;
+	char			 esc[5];
+	size_t			 o = 0, n;
+
+	for (; *p != '\0'; p++) {
+		if (*p == '\n')
+			strcpy(esc, "\\n");
+		else if (*p == '\r')
+			strcpy(esc, "\\r");
+		else if (*p == '\t')
+			strcpy(esc, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			snprintf(esc, sizeof(esc), "\\x%02x", *p);
+		else {
+			esc[0] = (char)*p;
+			esc[1] = '\0';
+		}
+		n = strlen(esc);
+		if (o + n >= len)
+			break;
+		memcpy(dst + o, esc, n);
+		o += n;
+	}
+	dst[o] = '\0';
+	return (dst);
+}

@@ -16,5 +16,6 @@ const char	*sockaddr_str(const struct sockaddr *, char *, size_t);
 int		 parse_u64(const char *, uint64_t, uint64_t, uint64_t *);
 void		*xcalloc(size_t, size_t);
 char		*xstrdup(const char *);
+char		*str_vis(char *, size_t, const char *);
 
 #endif /* R3Q_UTIL_H */

@@ -156,15 +156,15 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 		wi->cooldown_ms = fi.cooldown_until > now ?
 		    (fi.cooldown_until - now) / NS_PER_MS : 0;
 		snprintf(why, len, "suspect %u times within %llus "
-		    "(suspect_limit %u): no new tasks for %llus more",
-		    fi.recent, (unsigned long long)
+		    "(suspect_limit %u): no new tasks for %llus more; last: "
+		    "%s", fi.recent, (unsigned long long)
 		    (md->conf.suspect_window / 1000), md->conf.suspect_limit,
-		    (unsigned long long)(wi->cooldown_ms + 999) / 1000);
+		    (unsigned long long)(wi->cooldown_ms + 999) / 1000,
+		    w->w_why);
 	} else if (fi.suspect_copies > 0) {
 		wi->state = (char *)(uintptr_t)"suspect";
-		snprintf(why, len, "%u of its tasks stood still while another "
-		    "worker did a whole one; they run elsewhere too",
-		    fi.suspect_copies);
+		snprintf(why, len, "%u of its tasks run elsewhere too: %s",
+		    fi.suspect_copies, w->w_why);
 	}
 }
 
@@ -177,7 +177,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 	const struct task_kind	 *kinds;
 	struct sched_estimate	  est;
 	struct worker		 *w;
-	char			**names, (*whys)[160];
+	char			**names, (*whys)[384];
 	size_t			  nk, k, n = 0;
 	uint32_t		  i;
 

@@ -76,10 +76,47 @@ job_by_task(uint64_t tid, size_t *idx)
 	return (NULL);
 }
 
-/* Drop the payloads of the current batch. */
+/*
+ * A job's task tid in its current batch or one of its last JOB_PAST ones,
+ * running or not: the reports of copies interrupted or losing a race
+ * arrive after their batch is over, and still count as executions.
+ */
+struct job *
+job_by_any_task(uint64_t tid, size_t *idx, uint32_t *gen)
+{
+	struct job		*j;
+	const struct job_past	*p;
+	size_t			 i;
+
+	if ((j = job_by_task(tid, idx)) != NULL) {
+		*gen = j->j_gen;
+		return (j);
+	}
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		for (i = 0; i < j->j_npast && i < JOB_PAST; i++) {
+			p = &j->j_past[i];
+			if (tid >= p->p_first && tid < p->p_first + p->p_n) {
+				*idx = tid - p->p_first;
+				*gen = p->p_gen;
+				return (j);
+			}
+		}
+	}
+	return (NULL);
+}
+
+/* The current batch is over: remember its ids among the past ones. */
 static void
 job_release_batch(struct job *j)
 {
+	struct job_past	*p;
+
+	if (j->j_n == 0)
+		return;
+	p = &j->j_past[j->j_npast++ % JOB_PAST];
+	p->p_first = j->j_first;
+	p->p_n = j->j_n;
+	p->p_gen = j->j_gen;
 	j->j_n = 0;
 }
 
@@ -268,6 +305,7 @@ job_start_batch(struct job *j, uint64_t first, const uint8_t *have)
 		md->next_task = first + n;
 	j->j_first = first;
 	j->j_n = n;
+	j->j_gen = es_generation(j->j_es);
 	for (i = 0; i < n; i++)
 		if (have == NULL || !have[i])
 			ids[nids++] = j->j_first + i;
@@ -380,12 +418,26 @@ job_trace_free(struct job *j)
 	j->j_ntrace = j->j_tracecap = 0;
 }
 
+/* The id of task idx of generation gen: the current batch or a past one. */
+static uint64_t
+job_task_id(const struct job *j, uint32_t gen, size_t idx)
+{
+	size_t	 i;
+
+	if (j->j_n > 0 && gen == j->j_gen)
+		return (j->j_first + idx);
+	for (i = 0; i < j->j_npast && i < JOB_PAST; i++)
+		if (j->j_past[i].p_gen == gen)
+			return (j->j_past[i].p_first + idx);
+	return (0);
+}
+
 /*
  * Record one execution (or withdrawal) of task idx for the reports: in the
  * journal, or in memory when there is none.
  */
 static void
-job_journal_span(struct job *j, struct worker *w, size_t idx,
+job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
     uint32_t slot, uint64_t start, uint64_t end, enum span_outcome o,
     int replica)
 {
@@ -422,9 +474,9 @@ job_journal_span(struct job *j, struct worker *w, size_t idx,
 		}
 		sp = &j->j_trace[j->j_ntrace++];
 		r3q__span__init(sp);
-		sp->gen = es_generation(j->j_es);
+		sp->gen = gen;
 		sp->idx = (uint32_t)idx;
-		sp->task = j->j_first + idx;
+		sp->task = job_task_id(j, gen, idx);
 		/* the roster owns the name */
 		sp->worker = j->j_roster[w->w_roster_idx].name;
 		sp->slot = slot;
@@ -436,9 +488,9 @@ job_journal_span(struct job *j, struct worker *w, size_t idx,
 	}
 	memset(&js, 0, sizeof(js));
 	js.job = j->j_id;
-	js.gen = es_generation(j->j_es);
+	js.gen = gen;
 	js.idx = (uint32_t)idx;
-	js.task = j->j_first + idx;
+	js.task = job_task_id(j, gen, idx);
 	memcpy(js.worker, w->w_name, strnlen(w->w_name,
 	    sizeof(js.worker) - 1));	/* js is zeroed */
 	js.slot = slot;
@@ -450,22 +502,23 @@ job_journal_span(struct job *j, struct worker *w, size_t idx,
 		log_warnx("%s", journal_error(md->journal));
 }
 
-/* A held copy of task idx was withdrawn from w before it ran. */
+/* A held copy of task idx of generation gen was withdrawn before it ran. */
 void
-job_withdrawn(struct job *j, struct worker *w, size_t idx)
+job_withdrawn(struct job *j, struct worker *w, uint32_t gen, size_t idx)
 {
 	uint64_t	 now = wall_ns();
 
-	job_journal_span(j, w, idx, UINT32_MAX, now, now, SPAN_WITHDRAWN, 0);
+	job_journal_span(j, w, gen, idx, UINT32_MAX, now, now, SPAN_WITHDRAWN,
+	    0);
 }
 
 /*
- * One execution of task idx of the current batch, as the result r tells
- * it: kept for the measurements (in masterd's clock) and journaled for the
- * reports (in wall-clock time).
+ * One execution of task idx of generation gen, as the result r tells it:
+ * journaled for the reports (in wall-clock time) and, while its batch
+ * runs, kept for the measurements (in masterd's clock).
  */
 void
-job_span(struct job *j, struct worker *w, size_t idx,
+job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
     const R3q__Result *r, enum span_outcome o)
 {
 	struct exec_span	*ns;
@@ -473,8 +526,10 @@ job_span(struct job *j, struct worker *w, size_t idx,
 
 	if (r->start_ns == 0 || r->end_ns < r->start_ns)
 		return;
-	job_journal_span(j, w, idx, r->slot, r->start_ns, r->end_ns, o,
+	job_journal_span(j, w, gen, idx, r->slot, r->start_ns, r->end_ns, o,
 	    r->replica);
+	if (j->j_state != JOB_RUNNING || j->j_n == 0 || gen != j->j_gen)
+		return;		/* its generation is measured already */
 	start = r->start_ns > md->wall_off ? r->start_ns - md->wall_off : 0;
 	end = r->end_ns > md->wall_off ? r->end_ns - md->wall_off : 0;
 	if (j->j_nspans == j->j_spancap) {
@@ -1059,6 +1114,22 @@ job_load(void *arg, const struct journal_job *row)
 	return (-1);
 }
 
+/* Take a key word from the journal, or put ours there; -1 on error. */
+static int
+job_journal_key(const char *name, uint64_t *k)
+{
+	uint64_t	 v;
+	int		 rc;
+
+	if ((rc = journal_meta_get(md->journal, name, &v)) == -1)
+		return (-1);
+	if (rc == 0 && v != 0) {
+		*k = v;
+		return (0);
+	}
+	return (journal_meta_set(md->journal, name, *k));
+}
+
 /*
  * Open the journal at startup and resume what it holds: the epoch (so the
  * results workers finished while masterd was down still count), the id
@@ -1085,6 +1156,10 @@ job_journal_open(void)
 	if (rc == 0 && v != 0)
 		md->epoch = v;
 	else if (journal_meta_set(md->journal, "epoch", md->epoch) == -1)
+		goto fail;
+	/* The key of the copies' tags: a restart keeps them valid. */
+	if (job_journal_key("tag_key0", &md->mac.k0) == -1 ||
+	    job_journal_key("tag_key1", &md->mac.k1) == -1)
 		goto fail;
 	if ((rc = journal_meta_get(md->journal, "next_job", &v)) == -1)
 		goto fail;

@@ -353,8 +353,9 @@ main(int argc, char *argv[])
 
 	signal(SIGPIPE, SIG_IGN);
 	if (RAND_bytes((unsigned char *)&md->epoch, sizeof(md->epoch)) != 1 ||
-	    RAND_bytes((unsigned char *)&md->boot, sizeof(md->boot)) != 1)
-		fatalx("cannot draw a random epoch");
+	    RAND_bytes((unsigned char *)&md->boot, sizeof(md->boot)) != 1 ||
+	    RAND_bytes((unsigned char *)&md->mac, sizeof(md->mac)) != 1)
+		fatalx("cannot draw a random epoch and key");
 	if (evthread_use_pthreads() == -1)
 		fatalx("evthread_use_pthreads");
 	if ((md->base = event_base_new()) == NULL)

@@ -9,6 +9,7 @@
 #include "conf.h"
 #include "frame.h"
 #include "sched/sched.h"
+#include "siphash.h"
 
 struct event_base;
 struct bufferevent;
@@ -80,6 +81,8 @@ struct worker {
 	uint32_t		 w_kinds;	/* mask of task kinds */
 	double			 w_speed;	/* as the worker says */
 	uint32_t		 w_delay_ms;	/* emulated delay it adds */
+	uint64_t		 w_node;	/* MAC of its name: the machine,
+						   across reconnections */
 	struct session		*w_session;
 	uint64_t		 w_done;
 	uint64_t		 w_since;	/* wall clock, seconds */
@@ -97,6 +100,14 @@ struct worker {
 	TAILQ_ENTRY(worker)	 w_dirty_entry;
 	uint64_t		 w_roster_job;	/* job whose roster ... */
 	size_t			 w_roster_idx;	/* ... names it here */
+	/* copies interrupted while running, their report still due */
+	uint64_t		*w_killed;
+	size_t			 w_nkilled, w_killedcap;
+	/* results it sent for work it does not hold */
+	uint64_t		 w_refused;
+	uint64_t		 w_refused_unsaid;	/* since the last log line */
+	uint64_t		 w_refused_said;	/* mono ns of that line */
+	char			 w_why[160];	/* its last suspicion */
 };
 TAILQ_HEAD(workerlist, worker);
 
@@ -143,6 +154,14 @@ struct exec_span {
  * the batch's task ids are j_first .. j_first + j_n - 1.  Lives on the job
  * list until masterd exits (or is trimmed once finished).
  */
+/* A batch of a job that is over, whose late reports may still come. */
+struct job_past {
+	uint64_t		 p_first;
+	size_t			 p_n;
+	uint32_t		 p_gen;
+};
+#define JOB_PAST	4
+
 struct job {
 	TAILQ_ENTRY(job)	 j_entry;
 	uint64_t		 j_id;
@@ -154,6 +173,10 @@ struct job {
 	uint64_t		 j_batch;
 	uint64_t		 j_first;
 	size_t			 j_n;
+	uint32_t		 j_gen;		/* of the current batch */
+	struct job_past		 j_past[JOB_PAST];	/* ring, newest at
+							   j_npast - 1 */
+	size_t			 j_npast;
 	const struct task_kind	*j_kind;	/* of the batch's tasks */
 	uint64_t		 j_start;	/* mono ns */
 	uint64_t		 j_start_wall;	/* wall ns, as journaled */
@@ -186,6 +209,9 @@ struct masterd {
 	enum sched_policy	 policy;
 	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
 	uint64_t		 epoch;		/* task id space */
+	struct siphash_key	 mac;		/* tags the copies we send */
+	uint64_t		 refused;	/* results refused: no such copy */
+	uint64_t		 refused_closed;	/* workers closed for it */
 	uint64_t		 boot;		/* this process */
 	struct sessionlist	 sessions;
 	struct joblist		 jobs;
@@ -244,11 +270,12 @@ void	 control_job_event(struct job *, const struct gen_report *);
 struct job *job_submit(const R3q__EsParams *, char *, size_t);
 struct job *job_find(uint64_t);
 struct job *job_by_task(uint64_t, size_t *);
+struct job *job_by_any_task(uint64_t, size_t *, uint32_t *);
 void	 job_result(struct job *, size_t, double);
 void	 job_task(const struct job *, size_t, R3q__Task *);
-void	 job_span(struct job *, struct worker *, size_t,
+void	 job_span(struct job *, struct worker *, uint32_t, size_t,
 	    const R3q__Result *, enum span_outcome);
-void	 job_withdrawn(struct job *, struct worker *, size_t);
+void	 job_withdrawn(struct job *, struct worker *, uint32_t, size_t);
 int	 job_journal_open(void);
 void	 job_journal_commit(void);
 void	 job_journal_close(void);

@@ -95,9 +95,17 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_copies_killed_total Running copies lost with their "
 	    "worker.\n"
 	    "# TYPE r3q_copies_killed_total counter\n"
-	    "r3q_copies_killed_total %" PRIu64 "\n",
+	    "r3q_copies_killed_total %" PRIu64 "\n"
+	    "# HELP r3q_results_refused_total Results dropped because the "
+	    "worker was never given that copy.\n"
+	    "# TYPE r3q_results_refused_total counter\n"
+	    "r3q_results_refused_total %" PRIu64 "\n"
+	    "# HELP r3q_workers_refused_total Workers disconnected for "
+	    "sending such results.\n"
+	    "# TYPE r3q_workers_refused_total counter\n"
+	    "r3q_workers_refused_total %" PRIu64 "\n",
 	    st.suspect_workers, st.cooling_workers, st.suspects,
-	    st.suspect_replicas, st.killed);
+	    st.suspect_replicas, st.killed, md->refused, md->refused_closed);
 
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_tasks Tasks on a worker now.\n"

@@ -36,7 +36,23 @@ static void	session_close(struct session *);
 static void	worker_hello(struct session *, Envelope *);
 static void	worker_dispatch(struct session *, Envelope *);
 
-static char	last_failure[256];	/* why the last task copy failed */
+/* Append to a growable array of T; the caller owns it. */
+#define APPEND(arr, n, cap, v) do {					\
+	if ((n) == (cap)) {						\
+		(cap) = (cap) ? (cap) * 2 : 16;				\
+		if (((arr) = reallocarray((arr), (cap),			\
+		    sizeof(*(arr)))) == NULL)				\
+			fatal("reallocarray");				\
+	}								\
+	(arr)[(n)++] = (v);						\
+} while (0)
+
+/* Results for copies a worker does not hold: logged, then closed. */
+#define REFUSED_LOG_NS	(10 * NS_PER_SEC)	/* a line per worker at most */
+#define REFUSED_MAX	64		/* then it is disconnected */
+#define KILLED_MAX	4096		/* interrupted copies remembered */
+
+static char	last_failure[512];	/* why the last task copy failed */
 static char	last_lost[64];		/* the last worker lost */
 
 static void	server_tick_arm(void);
@@ -86,23 +102,41 @@ fmt_ms(uint64_t ms, char *buf, size_t len)
 }
 
 /*
- * Relative suspect detection said worker a->wid stood still while a->by
- * did a whole task (ALGORITHMS.md section 3): say so.  The core has
- * already handed its tasks to idle workers.
+ * The core found worker a->wid suspect (doc/algorithms.md section 3): its
+ * task stood still while a->by did a whole task, or failed where a->by's
+ * copy succeeded.  Say so, and keep the evidence for r3qctl workers.  The
+ * core has already handed its tasks to other workers.
  */
 static void
 server_suspect(const struct sched_action *a)
 {
 	struct worker	*w, *by;
+	const char	*byname;
 
 	if ((w = worker_get(a->wid)) == NULL)
 		return;
 	by = worker_get(a->by);
-	log_warnx("worker %s suspect: its task %llu has not moved for %.1fs "
-	    "while %s did a whole task (%u within suspect_window)",
-	    w->w_name, (unsigned long long)a->task,
-	    (double)a->silent_ns / 1e9, by != NULL ? by->w_name : "another",
-	    a->count);
+	byname = by != NULL ? by->w_name : "another worker";
+	switch (a->why) {
+	case SCHED_WHY_FAILED:
+		snprintf(w->w_why, sizeof(w->w_why), "task %llu failed on it "
+		    "and succeeded on %s", (unsigned long long)a->task,
+		    byname);
+		break;
+	case SCHED_WHY_DISAGREED:
+		snprintf(w->w_why, sizeof(w->w_why), "its output for task "
+		    "%llu disagreed with the verified one",
+		    (unsigned long long)a->task);
+		break;
+	default:
+		snprintf(w->w_why, sizeof(w->w_why), "task %llu did not move "
+		    "for %.1fs while %s did a whole task",
+		    (unsigned long long)a->task, (double)a->silent_ns / 1e9,
+		    byname);
+		break;
+	}
+	log_warnx("worker %s suspect: %s (%u within suspect_window)",
+	    w->w_name, w->w_why, a->count);
 }
 
 /* The core's next deadline (a cool-down's end), on a timer. */
@@ -154,6 +188,7 @@ worker_free(struct worker *w)
 	free(w->w_out);
 	free(w->w_cancel);
 	free(w->w_repl);
+	free(w->w_killed);
 	free(w);
 }
 
@@ -364,6 +399,34 @@ session_read(struct bufferevent *bev, void *arg)
 	}
 }
 
+/*
+ * The tag of the copy of task id that worker w is given: a MAC, under a
+ * key that lives in the journal, of the epoch, the task and the machine
+ * (a digest of the name its certificate proves).  A Result counts only
+ * if it echoes it, so a worker can answer only for work it was given --
+ * and still can after reconnecting or after a restart of masterd from its
+ * journal, which need no memory of the copies sent.
+ */
+static uint64_t
+server_tag(const struct worker *w, uint64_t id)
+{
+	uint8_t		 m[24];
+	uint64_t	 v[3] = { md->epoch, id, w->w_node };
+	size_t		 i, k;
+
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < 8; k++)
+			m[i * 8 + k] = (uint8_t)(v[i] >> (8 * k));
+	return (siphash24(&md->mac, m, sizeof(m)));
+}
+
+/* The digest of a worker's name that stands for its machine. */
+static uint64_t
+server_node(const char *name)
+{
+	return (siphash24(&md->mac, name, strlen(name)));
+}
+
 /* A worker's first message: check it and let the worker join the core. */
 static void
 worker_hello(struct session *s, Envelope *env)
@@ -427,6 +490,7 @@ worker_hello(struct session *s, Envelope *env)
 	if (h->speed != 0 && w->w_speed != h->speed)
 		log_warnx("worker %s: speed %g out of range, taken as 1",
 		    s->s_name, h->speed);
+	w->w_node = server_node(w->w_name);
 	w->w_session = s;
 	w->w_since = wall_ns() / NS_PER_SEC;
 	w->w_last_seen = mono_ns();
@@ -449,13 +513,90 @@ worker_hello(struct session *s, Envelope *env)
 	log_info("worker %s joined from %s with %u CPUs (id %u)", w->w_name,
 	    s->s_addr, w->w_cpus, w->w_id);
 	masterd_status();
-	if (sched_worker_join(md->sched, w->w_id, w->w_cpus, mask,
-	    mono_ns()) == -1)
+	if (sched_worker_join_node(md->sched, w->w_id, w->w_node, w->w_cpus,
+	    mask, mono_ns()) == -1)
 		fatalx("core refused worker id %u", w->w_id);
 	server_drain();
 }
 
-/* Results from a worker: the first result of a task wins. */
+/* Note that w's copy of task was interrupted: its report is due. */
+static void
+worker_killed_add(struct worker *w, uint64_t task)
+{
+	/* An honest worker reports each; a dishonest one cannot grow this. */
+	if (w->w_nkilled == KILLED_MAX) {
+		memmove(w->w_killed, w->w_killed + 1,
+		    --w->w_nkilled * sizeof(*w->w_killed));
+	}
+	APPEND(w->w_killed, w->w_nkilled, w->w_killedcap, task);
+}
+
+/* Was w's copy of task interrupted, its report not yet in?  Forget it. */
+static int
+worker_killed_take(struct worker *w, uint64_t task)
+{
+	size_t	 i;
+
+	for (i = 0; i < w->w_nkilled; i++)
+		if (w->w_killed[i] == task) {
+			w->w_killed[i] = w->w_killed[--w->w_nkilled];
+			return (1);
+		}
+	return (0);
+}
+
+/*
+ * A result for a copy w was never given (its tag is wrong): dropped, said
+ * in one log line at most every REFUSED_LOG_NS per worker, and a worker
+ * that keeps at it is disconnected.  Returns -1 if the session closes.
+ */
+static int
+worker_refuse(struct session *s, const R3q__Result *r)
+{
+	struct worker	*w = s->s_worker;
+	uint64_t	 now = mono_ns();
+
+	md->refused++;
+	w->w_refused++;
+	w->w_refused_unsaid++;
+	if (w->w_refused_said == 0 || now - w->w_refused_said >=
+	    REFUSED_LOG_NS) {
+		log_warnx("worker %s (%s): %llu result%s for work it does not "
+		    "hold dropped (the last for task %llu)", w->w_name,
+		    s->s_addr, (unsigned long long)w->w_refused_unsaid,
+		    w->w_refused_unsaid == 1 ? "" : "s",
+		    (unsigned long long)r->id);
+		w->w_refused_said = now;
+		w->w_refused_unsaid = 0;
+	}
+	if (w->w_refused < REFUSED_MAX)
+		return (0);
+	md->refused_closed++;
+	session_error(s, 0, "%llu results for work this worker does not hold; "
+	    "disconnecting it", (unsigned long long)w->w_refused);
+	return (-1);
+}
+
+/* Fold a result's timing, on the worker's own clock, for the core. */
+static const struct sched_timing *
+result_timing(const R3q__Result *r, struct sched_timing *tm)
+{
+	memset(tm, 0, sizeof(*tm));
+	if (r->received_ns != 0 && r->end_ns > r->received_ns)
+		tm->at_worker_ns = r->end_ns - r->received_ns;
+	if (r->end_ns > r->start_ns)
+		tm->exec_ns = r->end_ns - r->start_ns;
+	return (tm->at_worker_ns ? tm : NULL);
+}
+
+/*
+ * Results from a worker.  Each must echo the tag of a copy this worker
+ * was given; then the first result of a task wins.  A failure counts only
+ * for a copy the worker holds (the core says), and only then is its text
+ * logged.  An interrupted copy, or one that finished after we withdrew it,
+ * is recorded as an execution only if we did interrupt a copy of it there
+ * and its report is still due: a worker cannot pad a job's records.
+ */
 static void
 worker_results(struct session *s, R3q__Results *rs)
 {
@@ -464,45 +605,73 @@ worker_results(struct session *s, R3q__Results *rs)
 	struct job		*j;
 	R3q__Result		*r;
 	size_t			 i, idx;
+	uint32_t		 gen;
 	uint64_t		 now = mono_ns();
+	char			 err[256];
 
-	for (i = 0; i < rs->n_results; i++) {
+	for (i = 0; i < rs->n_results && !s->s_closing; i++) {
 		r = rs->results[i];
-		if (r->epoch != md->epoch ||
-		    (j = job_by_task(r->id, &idx)) == NULL) {
-			log_debug("worker %s: stale result for task %llu",
-			    w->w_name, (unsigned long long)r->id);
+		if (r->epoch != md->epoch) {
+			log_debug("worker %s: result for task %llu of another "
+			    "epoch", w->w_name, (unsigned long long)r->id);
 			continue;
 		}
-		if (r->status == TASK_OK) {
-			/* Durations on the worker's own clock: no skew. */
-			memset(&tm, 0, sizeof(tm));
-			if (r->received_ns != 0 && r->end_ns > r->received_ns)
-				tm.at_worker_ns = r->end_ns - r->received_ns;
-			if (r->end_ns > r->start_ns)
-				tm.exec_ns = r->end_ns - r->start_ns;
-			if (sched_done_timed(md->sched, w->w_id, r->id,
-			    tm.at_worker_ns ? &tm : NULL, now) ==
-			    SCHED_ACCEPT) {
+		if (r->tag != server_tag(w, r->id)) {
+			if (worker_refuse(s, r) == -1)
+				break;
+			continue;
+		}
+		if ((j = job_by_any_task(r->id, &idx, &gen)) == NULL) {
+			log_debug("worker %s: stale result for task %llu",
+			    w->w_name, (unsigned long long)r->id);
+			worker_killed_take(w, r->id);
+			continue;
+		}
+		switch (r->status) {
+		case TASK_OK:
+			switch (sched_done_timed(md->sched, w->w_id, r->id,
+			    result_timing(r, &tm), now)) {
+			case SCHED_ACCEPT:
 				w->w_done++;
-				job_span(j, w, idx, r, SPAN_DONE);
+				job_span(j, w, gen, idx, r, SPAN_DONE);
 				job_result(j, idx, r->fitness);
-			} else {
-				job_span(j, w, idx, r, SPAN_LOST_RACE);
+				break;
+			case SCHED_DUPLICATE:
+				job_span(j, w, gen, idx, r, SPAN_LOST_RACE);
 				j->j_dropped++;
+				break;
+			default:
+				/* finished before our cancel reached it */
+				if (worker_killed_take(w, r->id)) {
+					job_span(j, w, gen, idx, r,
+					    SPAN_LOST_RACE);
+					j->j_dropped++;
+				}
+				break;
 			}
-		} else if (r->status == TASK_CANCELLED) {
-			/* we withdrew it; the core has forgotten the copy */
-			job_span(j, w, idx, r, SPAN_INTERRUPTED);
-		} else {
-			job_span(j, w, idx, r, SPAN_FAILED);
+			break;
+		case TASK_CANCELLED:
+			if (worker_killed_take(w, r->id))
+				job_span(j, w, gen, idx, r, SPAN_INTERRUPTED);
+			break;
+		default:
+			if (sched_failed(md->sched, w->w_id, r->id, now) == -1) {
+				if (worker_killed_take(w, r->id))
+					job_span(j, w, gen, idx, r,
+					    SPAN_FAILED);
+				break;
+			}
+			job_span(j, w, gen, idx, r, SPAN_FAILED);
+			str_vis(err, sizeof(err), r->error[0] ? r->error :
+			    "no message");
 			snprintf(last_failure, sizeof(last_failure),
 			    "task %llu failed on worker %s: %s (%s)",
 			    (unsigned long long)r->id, w->w_name,
-			    task_status_name((int)r->status),
-			    r->error[0] ? r->error : "no message");
+			    task_status_name((int)r->status), err);
 			log_warnx("%s", last_failure);
-			sched_failed(md->sched, w->w_id, r->id, now);
+			/* Its reason goes with it if the task gives up. */
+			server_drain();
+			break;
 		}
 	}
 	server_drain();
@@ -545,17 +714,6 @@ worker_dispatch(struct session *s, Envelope *env)
 		break;
 	}
 }
-
-/* Append to a growable array of T; the caller owns it. */
-#define APPEND(arr, n, cap, v) do {					\
-	if ((n) == (cap)) {						\
-		(cap) = (cap) ? (cap) * 2 : 16;				\
-		if (((arr) = reallocarray((arr), (cap),			\
-		    sizeof(*(arr)))) == NULL)				\
-			fatal("reallocarray");				\
-	}								\
-	(arr)[(n)++] = (v);						\
-} while (0)
 
 /*
  * A copy withdrawn before its Assign left: take it out of the Assign
@@ -674,6 +832,7 @@ server_drain(void)
 	struct worker		*w;
 	struct job		*j;
 	size_t			 idx;
+	uint32_t		 gen;
 	char			 buf1[32], buf2[32];
 
 	if (md->draining)
@@ -682,13 +841,15 @@ server_drain(void)
 	while (sched_next_action(md->sched, &a)) {
 		switch (a.type) {
 		case SCHED_ASSIGN:
-			if ((w = worker_get(a.wid)) == NULL ||
-			    (j = job_by_task(a.task, &idx)) == NULL) {
+			if ((w = worker_get(a.wid)) == NULL) {
 				log_warnx("%s: assign of task %llu to unknown "
 				    "worker %u", __func__,
 				    (unsigned long long)a.task, a.wid);
 				break;
 			}
+			/* A job that ended in this drain takes its tasks. */
+			if ((j = job_by_task(a.task, &idx)) == NULL)
+				break;
 			if (w->w_nout == w->w_outcap) {
 				w->w_outcap = w->w_outcap ? w->w_outcap * 2 :
 				    16;
@@ -698,7 +859,8 @@ server_drain(void)
 				    w->w_outcap, sizeof(*w->w_out))) == NULL)
 					fatal("reallocarray");
 			}
-			job_task(j, idx, &w->w_outv[w->w_nout++]);
+			job_task(j, idx, &w->w_outv[w->w_nout]);
+			w->w_outv[w->w_nout++].tag = server_tag(w, a.task);
 			if (a.replica)
 				APPEND(w->w_repl, w->w_nrepl, w->w_replcap,
 				    a.task);
@@ -707,11 +869,13 @@ server_drain(void)
 		case SCHED_CANCEL:
 			if ((w = worker_get(a.wid)) == NULL)
 				break;
-			if (!a.running && (j = job_by_task(a.task, &idx)) !=
-			    NULL)
-				job_withdrawn(j, w, idx);
+			if (!a.running && (j = job_by_any_task(a.task, &idx,
+			    &gen)) != NULL)
+				job_withdrawn(j, w, gen, idx);
 			if (!a.running && worker_unsend(w, a.task))
 				break;
+			if (a.running)
+				worker_killed_add(w, a.task);
 			APPEND(w->w_cancel, w->w_ncancel, w->w_cancelcap,
 			    a.task);
 			worker_dirty(w);

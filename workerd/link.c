@@ -312,6 +312,7 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 			r3q__result__init(&res[i]);
 			res[i].id = t->wt_id;
 			res[i].epoch = t->wt_epoch;
+			res[i].tag = t->wt_tag;
 			res[i].status = (uint32_t)t->wt_res.status;
 			res[i].fitness = t->wt_res.fitness;
 			res[i].checksum = t->wt_res.checksum;
@@ -459,6 +460,7 @@ link_assign(R3q__Assign *a)
 			    (unsigned long long)m->id, m->n_x);
 		t = xcalloc(1, sizeof(*t) + m->n_x * sizeof(double));
 		t->wt_id = m->id;
+		t->wt_tag = m->tag;
 		for (k = 0; k < a->n_replicas; k++)
 			if (a->replicas[k] == m->id)
 				t->wt_replica = 1;

@@ -55,6 +55,7 @@ struct wtask {
 	TAILQ_ENTRY(wtask)	 wt_entry;
 	uint64_t		 wt_id;
 	uint64_t		 wt_epoch;
+	uint64_t		 wt_tag;	/* echoed in its Result */
 	char			*wt_kind;	/* the registry's name, or */
 	int			 wt_kind_owned;	/* a copy of an unknown one */
 	double			*wt_x;		/* points at wt_xbuf */

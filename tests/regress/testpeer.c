@@ -17,6 +17,8 @@
  *	"port N") to HOST:TARGET_PORT, forwarding the TLS stream untouched;
  *	SIGUSR1 makes it a silent link (every connection stays open, nothing
  *	is read or written), SIGUSR2 resumes, SIGTERM exits
+ *   r3q-testpeer -a ca -c cert -k key hostile HOST PORT MODE [ARG]
+ *	a worker that lies, speaking the protocol by hand (hostile.c)
  *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY
  *	emulate N idle workers for a memory benchmark: issue N certificates
  *	(OU=worker, CN=swarm-1..swarm-N) signed by the CA (ca and its key
@@ -60,10 +62,11 @@
 
 #include "frame.h"
 #include "task/task.h"
+#include "testpeer.h"
 #include "tls.h"
 #include "util.h"
 
-static SSL	*ssl;
+SSL		*ssl;
 
 static void __attribute__((noreturn))
 usage(void)
@@ -74,7 +77,9 @@ usage(void)
 	    "       r3q-testpeer notify path seconds\n"
 	    "       r3q-testpeer relay port host target-port\n"
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
-	    "ca-key\n");
+	    "ca-key\n"
+	    "       r3q-testpeer -a ca -c cert -k key hostile host port "
+	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n");
 	exit(2);
 }
 
@@ -93,7 +98,7 @@ put(const void *buf, size_t len)
 	return (0);
 }
 
-static int
+int
 send_env(Envelope *env)
 {
 	uint8_t	*buf;
@@ -122,7 +127,7 @@ get(uint8_t *buf, size_t len)
 }
 
 /* One frame, or NULL if the peer closed. */
-static Envelope *
+Envelope *
 recv_env(void)
 {
 	uint8_t		 hdr[FRAME_HDRLEN], *body;
@@ -185,7 +190,7 @@ report_close(void)
 }
 
 /* A TCP connection to host:port with a 5-second receive timeout. */
-static int
+int
 tcp_connect(const char *host, const char *port)
 {
 	struct addrinfo	 hints, *res;
@@ -1224,6 +1229,15 @@ main(int argc, char *argv[])
 			return (1);
 		}
 		return (do_serve(ctx, argv[1], argv[2]));
+	}
+	if (strcmp(argv[0], "hostile") == 0 && (argc == 4 || argc == 5)) {
+		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_hostile(ctx, argv[1], argv[2], argv[3],
+		    argc == 5 ? argv[4] : NULL));
 	}
 	if (strcmp(argv[0], "swarm") == 0 && argc == 5) {
 		if ((ctx = tls_ctx_new(0, ca, cert, key, err,

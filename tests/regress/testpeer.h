@@ -1,0 +1,17 @@
+/* r3q-testpeer's modes share its connection and its frame helpers. */
+#ifndef R3Q_TESTPEER_H
+#define R3Q_TESTPEER_H
+
+#include <openssl/ssl.h>
+
+#include "frame.h"
+
+extern SSL	*ssl;		/* the one TLS connection of the mode */
+
+int		 send_env(Envelope *);
+Envelope	*recv_env(void);
+int		 tcp_connect(const char *, const char *);
+int		 do_hostile(SSL_CTX *, const char *, const char *, const char *,
+		    const char *);
+
+#endif /* R3Q_TESTPEER_H */

@@ -66,7 +66,8 @@ usage(void)
 	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
 	    "--reevaluate-parents\n"
-	    "  --work-ms MS  --spin  --local  --csv FILE  --json  --quiet\n"
+	    "  --work-ms MS  --spin  --verify N  --local  --csv FILE  --json  "
+	    "--quiet\n"
 	    "report options:\n"
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
@@ -234,9 +235,10 @@ print_json(const R3q__JobInfo *ji)
 	    ji->id, ji->state, ji->policy);
 	if (p != NULL)
 		printf("\"mu\":%u,\"lambda\":%u,\"dim\":%u,\"generations\":%u,"
-		    "\"lu\":%u,\"seed\":%" PRIu64 ",\"reevaluate_parents\":%s,",
-		    p->mu, p->lambda, p->dim, p->generations, p->lu, p->seed,
-		    p->reevaluate_parents ? "true" : "false");
+		    "\"lu\":%u,\"seed\":%" PRIu64 ",\"reevaluate_parents\":%s,"
+		    "\"verify\":%u,", p->mu, p->lambda, p->dim, p->generations,
+		    p->lu, p->seed, p->reevaluate_parents ? "true" : "false",
+		    p->verify ? p->verify : 1);
 	printf("\"best\":%.17g,\"best_x\":[", ji->best);
 	for (i = 0; i < ji->n_best_x; i++)
 		printf("%s%.17g", i ? "," : "", ji->best_x[i]);
@@ -291,6 +293,8 @@ print_result(const R3q__JobInfo *ji)
 	    "%" PRIu64 " evaluations, %.3f s", ji->id, ji->state, ji->policy,
 	    ji->gens[ji->n_gens - 1]->generation, ji->tasks_done,
 	    (double)ji->elapsed_ns / 1e9);
+	if (ji->params != NULL && ji->params->verify > 1)
+		printf(", each verified by %u workers", ji->params->verify);
 	if (ji->results_dropped > 0)
 		printf(", %" PRIu64 " duplicate results dropped",
 		    ji->results_dropped);
@@ -354,6 +358,7 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 		{ "queue-factor",	required_argument, NULL, 'Q' },
 		{ "work-ms",		required_argument, NULL, 'w' },
 		{ "spin",		no_argument,	   NULL, 'S' },
+		{ "verify",		required_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum sched_policy	 pol;
@@ -435,6 +440,12 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 			break;
 		case 'S':
 			o->p.spin = 1;
+			break;
+		case 'V':
+			if (parse_u64(optarg, 1, SCHED_VERIFY_MAX, &v) == -1)
+				die(EX_USAGE, "--verify: '%s' is not a number "
+				    "from 1 to %d", optarg, SCHED_VERIFY_MAX);
+			o->p.verify = (uint32_t)v;
 			break;
 		default:
 			usage();

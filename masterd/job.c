@@ -230,6 +230,11 @@ job_submit(const R3q__EsParams *p, char *err, size_t errlen)
 		snprintf(err, errlen, "work_ms must be from 0 to 3600000");
 		return (NULL);
 	}
+	if (p->verify > SCHED_VERIFY_MAX) {
+		snprintf(err, errlen, "verify must be from 1 to %d",
+		    SCHED_VERIFY_MAX);
+		return (NULL);
+	}
 	job_trim();
 	j = xcalloc(1, sizeof(*j));
 	if ((j->j_es = es_new(&ep)) == NULL) {
@@ -267,6 +272,7 @@ job_set_params(struct job *j, const R3q__EsParams *p, enum sched_policy pol,
 	j->j_params.queue_factor = qf;
 	j->j_params.work_ms = p->work_ms;
 	j->j_params.spin = p->spin;
+	j->j_params.verify = p->verify ? p->verify : md->conf.verify;
 	j->j_params.policy = xstrdup(sched_policy_name(pol));
 }
 
@@ -317,6 +323,7 @@ job_start_batch(struct job *j, uint64_t first, const uint8_t *have)
 	cfg.kind = k->index;
 	cfg.max_attempts = md->conf.max_attempts;
 	cfg.max_kills = md->conf.max_kills;
+	cfg.verify = j->j_params.verify;
 	j->j_batch = md->next_batch++;
 	j->j_nspans = 0;
 	if (nids == 0) {

@@ -122,6 +122,8 @@ const struct conf_key masterd_keys[] = {
 	{ "suspect_cooldown",	CONF_DURATION,	OFF(suspect_cooldown), 0,
 	    7ULL * 86400000, NULL },
 	{ "max_kills",		CONF_UINT,	OFF(max_kills),	1, 1000, NULL },
+	{ "verify",		CONF_UINT,	OFF(verify),	1,
+	    SCHED_VERIFY_MAX, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -149,6 +151,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->suspect_window = SCHED_WINDOW_DEFAULT / 1000000;
 	c->suspect_cooldown = SCHED_COOLDOWN_DEFAULT / 1000000;
 	c->max_kills = 3;
+	c->verify = 1;
 }
 
 /*

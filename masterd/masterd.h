@@ -37,6 +37,7 @@ struct masterd_config {
 	uint64_t	 suspect_window;	/* ms */
 	uint64_t	 suspect_cooldown;	/* ms */
 	unsigned	 max_kills;
+	unsigned	 verify;		/* machines that must agree */
 };
 
 extern const struct conf_key masterd_keys[];

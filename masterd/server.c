@@ -606,7 +606,7 @@ worker_results(struct session *s, R3q__Results *rs)
 	R3q__Result		*r;
 	size_t			 i, idx;
 	uint32_t		 gen;
-	uint64_t		 now = mono_ns();
+	uint64_t		 now = mono_ns(), digest;
 	char			 err[256];
 
 	for (i = 0; i < rs->n_results && !s->s_closing; i++) {
@@ -629,12 +629,18 @@ worker_results(struct session *s, R3q__Results *rs)
 		}
 		switch (r->status) {
 		case TASK_OK:
-			switch (sched_done_timed(md->sched, w->w_id, r->id,
+			/* Its output, for verify: the fitness, bit for bit. */
+			memcpy(&digest, &r->fitness, sizeof(digest));
+			switch (sched_vote(md->sched, w->w_id, r->id, digest,
 			    result_timing(r, &tm), now)) {
 			case SCHED_ACCEPT:
 				w->w_done++;
 				job_span(j, w, gen, idx, r, SPAN_DONE);
 				job_result(j, idx, r->fitness);
+				break;
+			case SCHED_PENDING:
+				w->w_done++;
+				job_span(j, w, gen, idx, r, SPAN_DONE);
 				break;
 			case SCHED_DUPLICATE:
 				job_span(j, w, gen, idx, r, SPAN_LOST_RACE);
@@ -888,6 +894,11 @@ server_drain(void)
 				    "were lost (max_kills); the last was %s",
 				    (unsigned long long)a.task,
 				    md->conf.max_kills, last_lost);
+			else if (a.reason == SCHED_FAIL_DISAGREE)
+				snprintf(last_failure, sizeof(last_failure),
+				    "task %llu: no outputs agreed among the "
+				    "workers that ran it (verify)",
+				    (unsigned long long)a.task);
 			if ((j = job_by_task(a.task, &idx)) != NULL)
 				job_task_failed(j, idx, last_failure);
 			break;

@@ -112,6 +112,12 @@ struct copy {
 	int		 c_suspect;
 };
 
+/* One output of a task under verify: which machine said what. */
+struct vote {
+	uint64_t	 v_node;
+	uint64_t	 v_digest;
+};
+
 /*
  * A task, living in its batch's t_tasks array and in the id table from
  * submit until the batch is done or aborted.
@@ -123,6 +129,11 @@ struct task {
 	uint32_t	 t_nfailed;		/* workers its copies failed on */
 	uint64_t	*t_failed;		/* their nodes; max_attempts
 						   entries, NULL until one */
+	struct vote	*t_votes;		/* verify: outputs so far, 2 x
+						   verify - 1 entries or NULL */
+	uint32_t	 t_nvotes;
+	int		 t_inneed;		/* on the need list */
+	struct task	*t_nprev, *t_nnext;	/* need list */
 	unsigned	 t_kills;		/* workers lost running it */
 	uint32_t	 t_ncopies;
 	uint32_t	 t_nsuspect;		/* suspect copies */
@@ -145,8 +156,8 @@ struct batch {
 	size_t			 b_ntasks;
 	size_t			 b_nfinished;	/* done or failed */
 	size_t			 b_nqueued;
-	size_t			 b_nfailq;	/* of them, tasks that failed
-						   somewhere */
+	size_t			 b_nfailq;	/* of them, tasks some machine
+						   is out for (failed, voted) */
 	uint64_t		 b_seq;		/* next send number */
 	struct task		*b_qfirst, *b_qlast;	/* queue */
 	struct task		*b_rfirst, *b_rlast;	/* R, in send order */
@@ -221,6 +232,8 @@ struct sched {
 							   last state change */
 	struct task		*s_sfirst, *s_slast;	/* tasks to replicate
 							   for a suspect */
+	struct task		*s_nfirst, *s_nlast;	/* tasks that want
+							   copies to verify */
 	struct worker		*s_afirst, *s_alast;	/* by last sign of
 							   life */
 	/*
@@ -611,11 +624,37 @@ sched_failed_on(const struct task *t, const struct worker *w)
 	return (0);
 }
 
-/* May w get a copy of t: it has none, and t never failed there? */
+/* Did w's machine give an output of t already (verify)? */
+static int
+sched_voted_on(const struct task *t, const struct worker *w)
+{
+	uint32_t	 i;
+
+	for (i = 0; i < t->t_nvotes; i++)
+		if (t->t_votes[i].v_node == w->w_node)
+			return (1);
+	return (0);
+}
+
+/* Is some machine out for t (b_nfailq counts the queued ones)? */
+static int
+sched_has_exclusions(const struct task *t)
+{
+	return (t->t_nfailed > 0 || t->t_nvotes > 0);
+}
+
+/* Is w's machine out for t: it failed there, or already said its output? */
+static int
+sched_excluded(const struct task *t, const struct worker *w)
+{
+	return (sched_failed_on(t, w) || sched_voted_on(t, w));
+}
+
+/* May w get a copy of t: it has none, and its machine is not out for t? */
 static int
 sched_may_copy(const struct task *t, const struct worker *w)
 {
-	return (sched_copy_find(t, w) == NULL && !sched_failed_on(t, w));
+	return (sched_copy_find(t, w) == NULL && !sched_excluded(t, w));
 }
 
 /* Take a running copy off the list ordered by last state change. */
@@ -822,7 +861,7 @@ sched_queue_pop(struct sched *s, struct batch *b)
 	else
 		b->b_qlast = NULL;
 	t->t_prev = t->t_next = NULL;
-	if (t->t_nfailed > 0)
+	if (sched_has_exclusions(t))
 		b->b_nfailq--;
 	if (--b->b_nqueued == 0) {
 		b->b_report.t_empty = s->s_now;
@@ -845,7 +884,7 @@ sched_queue_remove(struct sched *s, struct batch *b, struct task *t)
 	else
 		b->b_qlast = t->t_prev;
 	t->t_prev = t->t_next = NULL;
-	if (t->t_nfailed > 0)
+	if (sched_has_exclusions(t))
 		b->b_nfailq--;
 	if (--b->b_nqueued == 0) {
 		b->b_report.t_empty = s->s_now;
@@ -865,7 +904,7 @@ sched_queue_push_front(struct sched *s, struct batch *b, struct task *t)
 	else
 		b->b_qlast = t;
 	b->b_qfirst = t;
-	if (t->t_nfailed > 0)
+	if (sched_has_exclusions(t))
 		b->b_nfailq++;
 	if (b->b_nqueued++ == 0)
 		s->s_fill_all = 1;
@@ -885,7 +924,7 @@ sched_queue_first_for(const struct batch *b, const struct worker *w)
 	if (b->b_nfailq == 0)
 		return (b->b_qfirst);
 	for (t = b->b_qfirst; t != NULL; t = t->t_next)
-		if (!sched_failed_on(t, w))
+		if (!sched_excluded(t, w))
 			return (t);
 	return (NULL);
 }
@@ -928,6 +967,69 @@ sched_copy_start(struct sched *s, struct copy *c)
 	sched_order_touch(s, c);
 }
 
+/* Take a task off the list of tasks that want copies to verify. */
+static void
+sched_need_unlist(struct sched *s, struct task *t)
+{
+	if (!t->t_inneed)
+		return;
+	if (t->t_nprev != NULL)
+		t->t_nprev->t_nnext = t->t_nnext;
+	else
+		s->s_nfirst = t->t_nnext;
+	if (t->t_nnext != NULL)
+		t->t_nnext->t_nprev = t->t_nprev;
+	else
+		s->s_nlast = t->t_nprev;
+	t->t_nprev = t->t_nnext = NULL;
+	t->t_inneed = 0;
+}
+
+/*
+ * Under verify v, the most outputs of t that agree bit for bit so far,
+ * and how many more copies it wants beyond those out: enough for v
+ * agreeing outputs if every copy out agrees, within 2v - 1 votes in all.
+ */
+static uint32_t
+sched_want(const struct task *t, uint32_t *agree)
+{
+	uint32_t	 v = t->t_batch->b_cfg.verify, best = 0, need;
+	uint32_t	 i, k, n, left;
+
+	for (i = 0; i < t->t_nvotes; i++) {
+		for (k = n = 0; k < t->t_nvotes; k++)
+			n += t->t_votes[k].v_digest == t->t_votes[i].v_digest;
+		if (n > best)
+			best = n;
+	}
+	if (agree != NULL)
+		*agree = best;
+	if (v <= 1 || t->t_state != TASK_SENT)
+		return (0);
+	need = v - best;
+	left = 2 * v - 1 - t->t_nvotes;
+	if (need <= t->t_ncopies || left <= t->t_ncopies)
+		return (0);
+	need -= t->t_ncopies;
+	left -= t->t_ncopies;
+	return (need < left ? need : left);
+}
+
+/* Put t on the need list if it wants copies to verify its output. */
+static void
+sched_need(struct sched *s, struct task *t)
+{
+	if (t->t_inneed || sched_want(t, NULL) == 0)
+		return;
+	t->t_nnext = NULL;
+	if ((t->t_nprev = s->s_nlast) != NULL)
+		s->s_nlast->t_nnext = t;
+	else
+		s->s_nfirst = t;
+	s->s_nlast = t;
+	t->t_inneed = 1;
+}
+
 /* Task t, with no copy left, gives up; wid is the worker last tried. */
 static void
 sched_give_up(struct sched *s, struct task *t, uint32_t wid,
@@ -936,6 +1038,7 @@ sched_give_up(struct sched *s, struct task *t, uint32_t wid,
 	struct batch		*b = t->t_batch;
 	struct sched_action	*a;
 
+	sched_need_unlist(s, t);
 	t->t_state = TASK_FAILED;
 	s->s_stats.failed++;
 	sched_count(&b->b_report.failed);
@@ -944,13 +1047,22 @@ sched_give_up(struct sched *s, struct task *t, uint32_t wid,
 	sched_batch_finish(s, b);
 }
 
+/* What a copy sent is to its task. */
+enum send_kind {
+	SEND_FIRST = 0,		/* taken from the queue */
+	SEND_REPLICA,		/* RR/R3Q's tail, a suspect's task */
+	SEND_VERIFY		/* another machine's output to compare */
+};
+
 /*
  * Send a copy of t to w.  A first copy gets the batch's next send number
- * and joins the newest end of R; a replica is only counted, and the first
- * one of a batch starts its synchronisation wait (RR, R3Q).
+ * and joins the newest end of R (and, under verify, t then wants more
+ * copies); a replica is only counted, and the first one of a batch starts
+ * its synchronisation wait (RR, R3Q).
  */
 static void
-sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
+sched_send(struct sched *s, struct worker *w, struct task *t,
+    enum send_kind kind)
 {
 	struct batch	*b = t->t_batch;
 	struct copy	*c;
@@ -978,12 +1090,14 @@ sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
 	w->w_nheld++;
 	s->s_stats.held++;
 
-	if (replica) {
+	if (kind == SEND_REPLICA) {
 		s->s_stats.replicas++;
 		if (b->b_report.replicas == 0)
 			b->b_report.t_sync = s->s_now;
 		sched_count(&b->b_report.replicas);
-	} else {
+	} else if (kind == SEND_VERIFY)
+		s->s_stats.verify_copies++;
+	else {
 		t->t_state = TASK_SENT;
 		t->t_seq = b->b_seq++;
 		t->t_next = NULL;
@@ -992,8 +1106,45 @@ sched_send(struct sched *s, struct worker *w, struct task *t, int replica)
 		else
 			b->b_rfirst = t;
 		b->b_rlast = t;
+		sched_need(s, t);
 	}
-	sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id, replica, 0);
+	sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id,
+	    kind == SEND_REPLICA, 0);
+}
+
+/*
+ * Under verify, give the tasks that want them copies on other machines,
+ * oldest need first, each on the least loaded worker with room whose
+ * machine has neither a copy nor an output of it.  They come before fresh
+ * work: a task is only done once verified.
+ */
+static void
+sched_replicate_needs(struct sched *s)
+{
+	struct worker	*w, *best;
+	struct task	*t, *next;
+	size_t		 i;
+
+	for (t = s->s_nfirst; t != NULL; t = next) {
+		next = t->t_nnext;
+		while (sched_want(t, NULL) > 0) {
+			best = NULL;
+			for (i = 0; i < s->s_nworkers; i++) {
+				w = s->s_workers[i];
+				if (!sched_has_room(w, t->t_batch) ||
+				    !sched_may_copy(t, w))
+					continue;
+				if (best == NULL ||
+				    w->w_ncopies < best->w_ncopies)
+					best = w;
+			}
+			if (best == NULL)
+				break;
+			sched_send(s, best, t, SEND_VERIFY);
+		}
+		if (sched_want(t, NULL) == 0)
+			sched_need_unlist(s, t);
+	}
 }
 
 /* The first batch in submit order with queued tasks w can run. */
@@ -1055,7 +1206,7 @@ sched_fill(struct sched *s)
 				sched_queue_pop(s, b);
 			else
 				sched_queue_remove(s, b, t);
-			sched_send(s, w, t, 0);
+			sched_send(s, w, t, SEND_FIRST);
 			progress = 1;
 		}
 	} while (progress && s->s_stats.queued > 0);
@@ -1079,7 +1230,7 @@ sched_replicate_everywhere(struct sched *s, struct batch *b, struct task *t)
 	for (i = 0; i < s->s_nworkers; i++) {
 		w = s->s_workers[i];
 		if (sched_has_room(w, b) && sched_may_copy(t, w)) {
-			sched_send(s, w, t, 1);
+			sched_send(s, w, t, SEND_REPLICA);
 			n++;
 		}
 	}
@@ -1143,7 +1294,7 @@ sched_replicate_r3q(struct sched *s, struct batch *b)
 			    b->b_rlast;
 			do {
 				if (sched_may_copy(t, w)) {
-					sched_send(s, w, t, 1);
+					sched_send(s, w, t, SEND_REPLICA);
 					b->b_rnext = t->t_prev;
 					progress = 1;
 					break;
@@ -1451,7 +1602,7 @@ sched_replicate_suspects(struct sched *s)
 			continue;
 		sched_suspect_unlist(s, t);
 		s->s_stats.suspect_replicas++;
-		sched_send(s, best, t, 1);
+		sched_send(s, best, t, SEND_REPLICA);
 	}
 }
 
@@ -1466,7 +1617,11 @@ sched_refill(struct sched *s)
 {
 	struct batch	*b;
 
+	if (s->s_nfirst != NULL)
+		sched_replicate_needs(s);
 	sched_fill(s);
+	if (s->s_nfirst != NULL)
+		sched_replicate_needs(s);
 	if (s->s_sfirst != NULL)
 		sched_replicate_suspects(s);
 	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
@@ -1502,6 +1657,7 @@ sched_batch_free(struct sched *s, struct batch *b)
 	for (i = 0; i < b->b_ntasks; i++) {
 		tab_remove(s, &b->b_tasks[i]);
 		free(b->b_tasks[i].t_failed);
+		free(b->b_tasks[i].t_votes);
 	}
 	free(b->b_tasks);
 	free(b);
@@ -1606,8 +1762,10 @@ sched_free(struct sched *s)
 	}
 	while ((b = s->s_bfirst) != NULL) {
 		s->s_bfirst = b->b_next;
-		for (i = 0; i < b->b_ntasks; i++)
+		for (i = 0; i < b->b_ntasks; i++) {
 			free(b->b_tasks[i].t_failed);
+			free(b->b_tasks[i].t_votes);
+		}
 		free(b->b_tasks);
 		free(b);
 	}
@@ -1701,7 +1859,7 @@ sched_anyone_may_run(const struct sched *s, const struct task *t)
 
 	for (i = 0; i < s->s_nworkers; i++) {
 		w = s->s_workers[i];
-		if (sched_can_run(w, t->t_batch) && !sched_failed_on(t, w))
+		if (sched_can_run(w, t->t_batch) && !sched_excluded(t, w))
 			return (1);
 	}
 	return (0);
@@ -1725,7 +1883,8 @@ sched_strand_check(struct sched *s)
 			continue;
 		for (t = b->b_qfirst; t != NULL; t = tnext) {
 			tnext = t->t_next;
-			if (t->t_nfailed == 0 || sched_anyone_may_run(s, t))
+			if (!sched_has_exclusions(t) ||
+			    sched_anyone_may_run(s, t))
 				continue;
 			last = b->b_nfinished + 1 == b->b_ntasks;
 			sched_queue_remove(s, b, t);
@@ -1832,7 +1991,7 @@ sched_submit(struct sched *s, uint64_t id,
 	s->s_now = now;
 	if (cfg == NULL || ids == NULL || n == 0 ||
 	    (unsigned)cfg->policy >= SCHED_POLICY_COUNT ||
-	    cfg->kind >= SCHED_MAXKIND) {
+	    cfg->kind >= SCHED_MAXKIND || cfg->verify > SCHED_VERIFY_MAX) {
 		errno = EINVAL;
 		return (-1);
 	}
@@ -1904,10 +2063,13 @@ sched_batch_abort(struct sched *s, uint64_t id, uint64_t now)
 {
 	struct batch	*b;
 	struct task	*t;
+	size_t		 i;
 
 	s->s_now = now;
 	if ((b = sched_batch_find(s, id)) == NULL)
 		return;
+	for (i = 0; i < b->b_ntasks; i++)
+		sched_need_unlist(s, &b->b_tasks[i]);
 	for (t = b->b_rfirst; t != NULL; t = t->t_next)
 		while (t->t_copies != NULL)
 			sched_copy_cancel(s, t->t_copies);
@@ -2002,11 +2164,79 @@ sched_estimate_update(struct worker *w, const struct copy *c,
 	sched_ewma(&w->w_task, &w->w_hastask, timing->exec_ns);
 }
 
-/* A result without timing; see sched_done_timed(). */
+/* A result without timing; see sched_vote(). */
 enum sched_verdict
 sched_done(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 {
-	return (sched_done_timed(s, wid, id, NULL, now));
+	return (sched_vote(s, wid, id, 0, NULL, now));
+}
+
+/* A result of a batch that does not verify; see sched_vote(). */
+enum sched_verdict
+sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
+    const struct sched_timing *timing, uint64_t now)
+{
+	return (sched_vote(s, wid, id, 0, timing, now));
+}
+
+/*
+ * The machines whose outputs of t differ from the verified one (digest)
+ * are suspect, and counted: bit-identical answers are the design, so a
+ * different one is a fault or a lie.
+ */
+static void
+sched_blame_votes(struct sched *s, const struct task *t, uint64_t digest,
+    uint32_t by)
+{
+	struct worker	*w;
+	size_t		 i, k;
+
+	for (k = 0; k < t->t_nvotes; k++) {
+		if (t->t_votes[k].v_digest == digest)
+			continue;
+		s->s_stats.disagreed++;
+		for (i = 0; i < s->s_nworkers; i++) {
+			w = s->s_workers[i];
+			if (w->w_node == t->t_votes[k].v_node && w->w_id != by)
+				sched_worker_suspected(s, w, t, 0, 0, by,
+				    SCHED_WHY_DISAGREED);
+		}
+	}
+}
+
+/*
+ * Under verify v, worker w's output of t (digest) is one vote.  Returns
+ * whether v outputs now agree.  Otherwise t wants another copy, on a
+ * machine that has not voted, or gives up once 2v - 1 votes (or the
+ * machines that could vote) are spent without v that agree.
+ */
+static int
+sched_vote_count(struct sched *s, struct task *t, struct worker *w,
+    struct copy *c, uint64_t digest)
+{
+	struct batch	*b = t->t_batch;
+	uint32_t	 v = b->b_cfg.verify, agree;
+
+	if (t->t_votes == NULL)
+		t->t_votes = sched_calloc(2 * v - 1, sizeof(*t->t_votes));
+	if (t->t_state == TASK_QUEUED && !sched_has_exclusions(t))
+		b->b_nfailq++;
+	t->t_votes[t->t_nvotes].v_node = w->w_node;
+	t->t_votes[t->t_nvotes].v_digest = digest;
+	t->t_nvotes++;
+	if (c != NULL)
+		sched_copy_drop(s, c);
+	(void)sched_want(t, &agree);
+	if (agree >= v)
+		return (1);
+	if (t->t_state == TASK_SENT && t->t_ncopies == 0 &&
+	    (sched_want(t, NULL) == 0 || !sched_anyone_may_run(s, t))) {
+		sched_r_remove(b, t);
+		sched_suspect_unlist(s, t);
+		sched_give_up(s, t, w->w_id, SCHED_FAIL_DISAGREE);
+	} else
+		sched_need(s, t);
+	return (0);
 }
 
 /*
@@ -2029,17 +2259,19 @@ sched_blame_failures(struct sched *s, const struct task *t, uint32_t by)
 }
 
 /*
- * A result came back.  The first one wins (RR step 7): every other copy is
- * cancelled (RR step 8) and the task leaves R (RR step 9); the freed slots
- * are refilled (RR step 4 or 10, RWQ step 5).  A result from a worker with
- * no copy (it was lost and came back) still counts if it is the first:
- * the caller has checked that the worker was given the task.  With timing,
- * a worker that had a copy updates its estimates first, so the refill
- * already uses its new capacity.  A later result is a lost race if the
- * worker held a copy (SCHED_DUPLICATE), else stale (SCHED_STALE).
+ * A result came back, its output summed up in digest.  The first one wins
+ * (RR step 7): every other copy is cancelled (RR step 8) and the task
+ * leaves R (RR step 9); the freed slots are refilled (RR step 4 or 10, RWQ
+ * step 5).  Under verify v the result is a vote instead, and the task is
+ * done once v machines gave the same digest (SCHED_PENDING until then).  A
+ * result from a worker with no copy (it was lost and came back) still
+ * counts: the caller has checked that the worker was given the task.  With
+ * timing, a worker that had a copy updates its estimates first, so the
+ * refill already uses its new capacity.  A later result is a lost race if
+ * the worker held a copy (SCHED_DUPLICATE), else stale (SCHED_STALE).
  */
 enum sched_verdict
-sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
+sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
     const struct sched_timing *timing, uint64_t now)
 {
 	struct worker	*w;
@@ -2080,11 +2312,27 @@ sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
 	}
 
 	b = t->t_batch;
+	if (b->b_cfg.verify > 1) {
+		/* A machine votes once; a vote needs a machine. */
+		if (w == NULL || sched_voted_on(t, w) ||
+		    t->t_nvotes == 2 * b->b_cfg.verify - 1) {
+			if (c != NULL)
+				sched_copy_drop(s, c);
+			sched_refill(s);
+			return (SCHED_STALE);
+		}
+		if (!sched_vote_count(s, t, w, c, digest)) {
+			sched_refill(s);
+			return (SCHED_PENDING);
+		}
+		c = NULL;	/* dropped with the vote */
+	}
 	if (t->t_state == TASK_QUEUED)
 		sched_queue_remove(s, b, t);
 	else
 		sched_r_remove(b, t);
 	sched_suspect_unlist(s, t);
+	sched_need_unlist(s, t);
 	t->t_state = TASK_DONE;
 	s->s_stats.done++;
 	if (c != NULL)
@@ -2093,6 +2341,8 @@ sched_done_timed(struct sched *s, uint32_t wid, uint64_t id,
 		sched_copy_cancel(s, t->t_copies);
 	if (t->t_nfailed > 0)
 		sched_blame_failures(s, t, wid);
+	if (t->t_nvotes > 0)
+		sched_blame_votes(s, t, digest, wid);
 	sched_batch_finish(s, b);
 	sched_refill(s);
 	return (SCHED_ACCEPT);

@@ -33,8 +33,11 @@ enum sched_action_type {
 
 /* Why a task gave up (SCHED_TASK_FAILED). */
 enum sched_fail_reason {
-	SCHED_FAIL_ATTEMPTS = 1,	/* its copies failed max_attempts times */
-	SCHED_FAIL_KILLS		/* max_kills workers died running it */
+	SCHED_FAIL_ATTEMPTS = 1,	/* its copies failed on max_attempts
+					   machines, or on every one there is */
+	SCHED_FAIL_KILLS,		/* max_kills workers died running it */
+	SCHED_FAIL_DISAGREE		/* verify: no verify outputs agreed in
+					   2 x verify - 1 votes */
 };
 
 /* What made a worker suspect (SCHED_SUSPECT). */
@@ -103,7 +106,12 @@ struct sched_batch_config {
 	unsigned		 kind;		/* task kind index, < 32 */
 	unsigned		 max_attempts;	/* failures before giving up */
 	unsigned		 max_kills;	/* lost workers before giving up */
+	unsigned		 verify;	/* 0, 1: the first result wins;
+						   n: n bit-identical outputs
+						   from n machines */
 };
+
+#define SCHED_VERIFY_MAX	5
 
 /*
  * Relative suspect detection (ALGORITHMS.md section 3) and what follows
@@ -139,8 +147,9 @@ enum sched_verdict {
 	SCHED_DUPLICATE,	/* task already done; the worker held a copy
 				   (a lost race): drop it */
 	SCHED_UNKNOWN,		/* no such task */
-	SCHED_STALE		/* task already done or failed and the worker
+	SCHED_STALE,		/* task already done or failed and the worker
 				   holds no copy of it: drop it */
+	SCHED_PENDING		/* verify: a vote counted, more are needed */
 };
 
 struct sched_stats {
@@ -158,6 +167,8 @@ struct sched_stats {
 	uint32_t	 suspect_workers;	/* suspect now */
 	uint32_t	 cooling_workers;	/* in cool-down now */
 	uint64_t	 killed;	/* running copies lost with a worker */
+	uint64_t	 verify_copies;	/* copies sent to verify an output */
+	uint64_t	 disagreed;	/* votes that lost to the verified one */
 };
 
 struct sched;
@@ -183,6 +194,8 @@ void		 sched_started(struct sched *, uint32_t, uint64_t, uint64_t);
 void		 sched_progress(struct sched *, uint32_t, uint64_t, uint64_t);
 enum sched_verdict sched_done(struct sched *, uint32_t, uint64_t, uint64_t);
 enum sched_verdict sched_done_timed(struct sched *, uint32_t, uint64_t,
+		    const struct sched_timing *, uint64_t);
+enum sched_verdict sched_vote(struct sched *, uint32_t, uint64_t, uint64_t,
 		    const struct sched_timing *, uint64_t);
 int		 sched_failed(struct sched *, uint32_t, uint64_t, uint64_t);
 void		 sched_tick(struct sched *, uint64_t);

@@ -11,7 +11,9 @@
 #    nor an RWQ job;
 #  - "cancelled" results it sends by the thousand add no executions;
 #  - an error text holding a newline cannot forge a line of masterd's log;
-#  - an aborted job's tasks leave no warning behind.
+#  - an aborted job's tasks leave no warning behind;
+#  - under verify = 2, a worker that answers every task with a made-up
+#    output changes no answer: it is outvoted, reported and cooled down.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 ES="--mu 10 --lambda 20 --dim 10 --generations 6 --lu 150 --seed 7 --reevaluate-parents"
@@ -143,3 +145,24 @@ grep -q 'assign of task' "$T/masterd.log" &&
     fail "warnings about an aborted job's tasks: $(grep 'assign of task' "$T/masterd.log" | head -n 3)"
 master_alive
 ok "no warning about an aborted job's tasks"
+
+# A liar, under verify = 2, beside two honest workers.
+start_worker w2
+wait_workers 2
+hostile liar ridge-lu
+waitfor "[ \$('$R3QCTL' workers | grep -c '^bad ') -eq 1 ]" 10 ||
+    fail "the liar did not join"
+job=$("$R3QCTL" submit es $ES --verify 2)
+same_answer "$job" "a liar under verify 2"
+"$R3QCTL" result "$job" | grep -q 'each verified by 2 workers' ||
+    fail "the result does not say the job was verified"
+"$R3QCTL" workers > "$T/workers"
+grep -q '^bad .* cooling ' "$T/workers" ||
+    fail "the liar is not cooling: $(cat "$T/workers")"
+grep -q 'disagreed with the verified one' "$T/workers" ||
+    fail "no evidence against the liar: $(cat "$T/workers")"
+ok "verify 2: a liar is outvoted and cools down; the answer is --local's"
+"$R3QCTL" submit es $ES --verify 6 > "$T/v6.out" 2>&1 &&
+    fail "verify 6 was accepted"
+grep -q "verify" "$T/v6.out" || fail "verify 6: $(cat "$T/v6.out")"
+ok "verify out of range is refused"

@@ -1094,6 +1094,95 @@ test_failure_other_copy(void **state)
 	sched_free(s);
 }
 
+/*
+ * verify = 2: each task runs on two machines at once and is done when two
+ * outputs agree bit for bit; a disagreement brings a third machine, whose
+ * output settles it, and the machine outvoted is suspect.
+ */
+static void
+test_verify(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched_stats		 st;
+	struct sched			*s;
+
+	(void)state;
+	c.verify = 2;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_range(s, 1, &c, 1, 2), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);	/* fresh work first, */
+	expect_assign(s, 3, 1, 0);	/* then a second machine */
+	expect_none(s);
+	assert_int_equal(sched_vote(s, 1, 1, 77, NULL, 1), SCHED_PENDING);
+	expect_assign(s, 1, 2, 0);	/* task 2's second machine */
+	expect_none(s);
+	assert_int_equal(sched_vote(s, 1, 1, 77, NULL, 1), SCHED_STALE);
+	assert_int_equal(sched_vote(s, 3, 1, 77, NULL, 2), SCHED_ACCEPT);
+	expect_none(s);
+	/* Task 2: w2 and w1 disagree; w3 settles it for w1. */
+	assert_int_equal(sched_vote(s, 2, 2, 66, NULL, 3), SCHED_PENDING);
+	expect_none(s);
+	assert_int_equal(sched_vote(s, 1, 2, 55, NULL, 4), SCHED_PENDING);
+	expect_assign(s, 3, 2, 0);
+	expect_none(s);
+	assert_int_equal(sched_vote(s, 3, 2, 55, NULL, 5), SCHED_ACCEPT);
+	expect_suspect(s, 2, 2, SCHED_WHY_DISAGREED);
+	expect_batch_done(s, 1);
+	expect_none(s);
+	sched_get_stats(s, &st);
+	assert_int_equal(st.done, 2);
+	assert_int_equal(st.verify_copies, 3);
+	assert_int_equal(st.disagreed, 1);
+	assert_int_equal(st.replicas, 0);
+	sched_free(s);
+}
+
+/*
+ * Under verify, a task whose votes cannot reach agreement gives up: three
+ * different outputs, or two machines that disagree and no third one.
+ */
+static void
+test_verify_no_quorum(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched_action		 a;
+	struct sched			*s;
+
+	(void)state;
+	c.verify = 2;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_range(s, 1, &c, 1, 1), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 1, 0);
+	assert_int_equal(sched_vote(s, 1, 1, 1, NULL, 1), SCHED_PENDING);
+	assert_int_equal(sched_vote(s, 2, 1, 2, NULL, 2), SCHED_PENDING);
+	expect_assign(s, 3, 1, 0);
+	assert_int_equal(sched_vote(s, 3, 1, 3, NULL, 3), SCHED_PENDING);
+	assert_int_equal(sched_next_action(s, &a), 1);
+	assert_int_equal(a.type, SCHED_TASK_FAILED);
+	assert_int_equal(a.reason, SCHED_FAIL_DISAGREE);
+	expect_batch_done(s, 1);
+	expect_none(s);
+	/* Two machines only. */
+	sched_worker_lost(s, 3, 4);
+	assert_int_equal(submit_range(s, 2, &c, 10, 1), 0);
+	expect_assign(s, 1, 10, 0);
+	expect_assign(s, 2, 10, 0);
+	assert_int_equal(sched_vote(s, 1, 10, 1, NULL, 5), SCHED_PENDING);
+	assert_int_equal(sched_vote(s, 2, 10, 2, NULL, 6), SCHED_PENDING);
+	assert_int_equal(sched_next_action(s, &a), 1);
+	assert_int_equal(a.type, SCHED_TASK_FAILED);
+	assert_int_equal(a.reason, SCHED_FAIL_DISAGREE);
+	expect_batch_done(s, 2);
+	expect_none(s);
+	c.verify = SCHED_VERIFY_MAX + 1;
+	assert_int_equal(submit_range(s, 3, &c, 20, 1), -1);
+	sched_free(s);
+}
+
 /* A lost copy is not a failed attempt. */
 static void
 test_lost_not_an_attempt(void **state)
@@ -2527,6 +2616,8 @@ main(void)
 		cmocka_unit_test(test_failure_everywhere),
 		cmocka_unit_test(test_failure_node),
 		cmocka_unit_test(test_failure_blamed),
+		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_verify_no_quorum),
 		cmocka_unit_test(test_lost_not_an_attempt),
 		cmocka_unit_test(test_batch_abort),
 		cmocka_unit_test(test_two_batches),

@@ -901,6 +901,7 @@ report_build(const R3q__JobTrace *t, struct report_job *rj,
 			m[nm].worker = (uint32_t)k;
 			m[nm].gen = x->gen;
 			m[nm].task = x->task;
+			m[nm].replica = x->replica;
 			m[nm++].t_ns = x->start_ns > t->start_ns ?
 			    x->start_ns - t->start_ns : 0;
 			continue;

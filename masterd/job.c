@@ -509,14 +509,18 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 		log_warnx("%s", journal_error(md->journal));
 }
 
-/* A held copy of task idx of generation gen was withdrawn before it ran. */
+/*
+ * A held copy of task idx of generation gen was withdrawn before it ran;
+ * replica says whether it was an extra copy.
+ */
 void
-job_withdrawn(struct job *j, struct worker *w, uint32_t gen, size_t idx)
+job_withdrawn(struct job *j, struct worker *w, uint32_t gen, size_t idx,
+    int replica)
 {
 	uint64_t	 now = wall_ns();
 
 	job_journal_span(j, w, gen, idx, UINT32_MAX, now, now, SPAN_WITHDRAWN,
-	    0);
+	    replica);
 }
 
 /*

@@ -276,7 +276,7 @@ void	 job_result(struct job *, size_t, double);
 void	 job_task(const struct job *, size_t, R3q__Task *);
 void	 job_span(struct job *, struct worker *, uint32_t, size_t,
 	    const R3q__Result *, enum span_outcome);
-void	 job_withdrawn(struct job *, struct worker *, uint32_t, size_t);
+void	 job_withdrawn(struct job *, struct worker *, uint32_t, size_t, int);
 int	 job_journal_open(void);
 void	 job_journal_commit(void);
 void	 job_journal_close(void);

@@ -877,7 +877,7 @@ server_drain(void)
 				break;
 			if (!a.running && (j = job_by_any_task(a.task, &idx,
 			    &gen)) != NULL)
-				job_withdrawn(j, w, gen, idx);
+				job_withdrawn(j, w, gen, idx, a.replica);
 			if (!a.running && worker_unsend(w, a.task))
 				break;
 			if (a.running)

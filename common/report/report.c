@@ -1503,7 +1503,7 @@ static void
 html_render(struct out *o, const struct report_job *j, uint32_t from,
     uint32_t to)
 {
-	size_t		 i, n[4] = { 0, 0, 0, 0 }, nrep = 0;
+	size_t		 i, n[4] = { 0, 0, 0, 0 }, nrep = 0, nmrep = 0;
 	uint64_t	 cpus = 0;
 	const char	*key;
 
@@ -1522,6 +1522,9 @@ html_render(struct out *o, const struct report_job *j, uint32_t from,
 		if (j->spans[i].replica)
 			nrep++;
 	}
+	for (i = 0; i < j->nmarks; i++)
+		if (j->marks[i].replica)
+			nmrep++;
 
 	out_printf(o, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/"
 	    "xhtml\" lang=\"en\" xml:lang=\"en\">\n<head>\n<meta charset=\""
@@ -1564,11 +1567,12 @@ html_render(struct out *o, const struct report_job *j, uint32_t from,
 	out_printf(o, "</td></tr>\n<tr><th>generations</th><td>%zu</td></tr>\n"
 	    "<tr><th>task executions</th><td>%zu: %zu done, %zu lost race, "
 	    "%zu interrupted, %zu failed; %zu were replicas</td></tr>\n"
-	    "<tr><th>withdrawn while queued</th><td>%zu</td></tr>\n"
+	    "<tr><th>withdrawn while queued</th><td>%zu (%zu replicas)</td>"
+	    "</tr>\n"
 	    "<tr><th>replicas sent</th><td>%" PRIu32 "</td></tr>\n"
 	    "<tr><th>terminations</th><td>%" PRIu32 " held, %" PRIu32
 	    " running</td></tr>\n</table>\n", j->ngens, j->nspans, n[0], n[1],
-	    n[2], n[3], nrep, j->nmarks, j->replicas, j->killed_held,
+	    n[2], n[3], nrep, j->nmarks, nmrep, j->replicas, j->killed_held,
 	    j->killed_running);
 
 	out_printf(o, "<h2>Workers</h2>\n<table class=\"workers\">\n<tr>"

@@ -40,6 +40,7 @@ struct report_mark {		/* a copy withdrawn while still queued (never ran) */
 	uint32_t	 gen;
 	uint64_t	 task;
 	uint64_t	 t_ns;		/* relative to the job's start */
+	int		 replica;	/* it was an extra copy */
 };
 
 struct report_worker {

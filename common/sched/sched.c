@@ -110,6 +110,7 @@ struct copy {
 	int		 c_half;		/* in its second half */
 	int		 c_inorder;		/* on the c_changed list */
 	int		 c_suspect;
+	int		 c_replica;		/* sent as an extra copy */
 };
 
 /* One output of a task under verify: which machine said what. */
@@ -846,7 +847,7 @@ sched_copy_cancel(struct sched *s, struct copy *c)
 		sched_count(&r->cancelled_held);
 	}
 	sched_emit(s, SCHED_CANCEL, c->c_worker->w_id, c->c_task->t_id,
-	    c->c_task->t_batch->b_id, 0, c->c_running);
+	    c->c_task->t_batch->b_id, c->c_replica, c->c_running);
 	sched_copy_drop(s, c);
 }
 
@@ -1074,6 +1075,7 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 		c = sched_calloc(1, sizeof(*c));
 	c->c_task = t;
 	c->c_worker = w;
+	c->c_replica = kind == SEND_REPLICA;
 	c->c_sent = c->c_changed = s->s_now;
 	if ((c->c_tprev = t->t_lastcopy) != NULL)
 		t->t_lastcopy->c_tnext = c;

@@ -69,7 +69,7 @@ struct sched_action {
 	uint32_t		 wid;
 	uint64_t		 task;
 	uint64_t		 batch;
-	int			 replica;	/* ASSIGN: an extra copy */
+	int			 replica;	/* ASSIGN, CANCEL: an extra copy */
 	int			 running;	/* CANCEL: copy was running */
 	struct sched_batch_report report;	/* BATCH_DONE */
 	enum sched_fail_reason	 reason;	/* TASK_FAILED */

@@ -41,13 +41,17 @@ static const char	*ctl_socket;
 static int		 ctl_fd = -1;
 static uint64_t		 ctl_reqid;
 
+/*
+ * The usage summary: on standard output with status 0 when asked for
+ * (-h, --help), on standard error with status 64 after a usage error.
+ */
 static void __attribute__((noreturn))
-usage(void)
+usage(int code)
 {
-	fprintf(stderr,
+	fprintf(code == EX_OK ? stdout : stderr,
 	    "usage: r3qctl [-h] [-s socket] command [arguments]\n"
-	    "  -h         print this help and exit\n"
-	    "  -s socket  masterd's control socket\n"
+	    "  -h, --help  print this help and exit (also after a command)\n"
+	    "  -s socket   masterd's control socket\n"
 	    "commands:\n"
 	    "  es [options]           submit an ES job, follow it, print the "
 	    "result\n"
@@ -71,7 +75,9 @@ usage(void)
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
 	    CONTROL_DEFAULT "\n");
-	exit(EX_USAGE);
+	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))
+		code = EX_FAIL;
+	exit(code);
 }
 
 static void __attribute__((noreturn, format(printf, 2, 3)))
@@ -192,6 +198,25 @@ parse_job(const char *s)
 	if (parse_u64(s, 1, UINT64_MAX, &v) == -1)
 		die(EX_USAGE, "'%s' is not a job id", s);
 	return (v);
+}
+
+/*
+ * The options of a command that has none but -h and --help; returns the
+ * index of its first operand.
+ */
+static int
+parse_none(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	 ch;
+
+	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		usage(ch == 'h' ? EX_OK : EX_USAGE);
+	return (optind);
 }
 
 /* One generation's line, as `es` prints it while following a job. */
@@ -354,6 +379,7 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 		{ "queue-factor",	required_argument, NULL, 'Q' },
 		{ "work-ms",		required_argument, NULL, 'w' },
 		{ "spin",		no_argument,	   NULL, 'S' },
+		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum sched_policy	 pol;
@@ -371,8 +397,10 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 	o->p.seed = 1;
 	o->p.policy = (char *)(uintptr_t)"";
 	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
-	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			usage(EX_OK);
 		case 'm': case 'l': case 'g': case 'd': case 'u':
 			if (parse_u64(optarg, 0, UINT32_MAX, &v) == -1)
 				die(EX_USAGE, "--%s: '%s' is not a number",
@@ -437,7 +465,7 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 			o->p.spin = 1;
 			break;
 		default:
-			usage();
+			usage(EX_USAGE);
 		}
 	}
 	if (optind != argc)
@@ -629,10 +657,10 @@ cmd_wait(int argc, char *argv[])
 	Envelope	*ans;
 	int		 rc;
 
-	if (argc != 2)
-		usage();
+	if (parse_none(argc, argv) != argc - 1)
+		usage(EX_USAGE);
 	ctl_connect();
-	ans = follow(parse_job(argv[1]), !isatty(STDOUT_FILENO));
+	ans = follow(parse_job(argv[argc - 1]), !isatty(STDOUT_FILENO));
 	printf("job %" PRIu64 " %s%s%s\n", ans->job_info->id,
 	    ans->job_info->state, ans->job_info->error[0] ? ": " : "",
 	    ans->job_info->error);
@@ -648,6 +676,7 @@ cmd_result(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "json",	no_argument,	   NULL, 'j' },
 		{ "csv",	required_argument, NULL, 'c' },
+		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
@@ -657,16 +686,18 @@ cmd_result(int argc, char *argv[])
 
 	memset(&o, 0, sizeof(o));
 	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
-	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (ch == 'j')
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'h')
+			usage(EX_OK);
+		else if (ch == 'j')
 			o.json = 1;
 		else if (ch == 'c')
 			o.csv = optarg;
 		else
-			usage();
+			usage(EX_USAGE);
 	}
 	if (optind + 1 != argc)
-		usage();
+		usage(EX_USAGE);
 	q.job = parse_job(argv[optind]);
 	ctl_connect();
 	env.body_case = R3Q__ENVELOPE__BODY_JOB_QUERY;
@@ -777,9 +808,9 @@ cmd_cancel(int argc, char *argv[])
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
 	R3q__CancelJob	 c = R3Q__CANCEL_JOB__INIT;
 
-	if (argc != 2)
-		usage();
-	c.job = parse_job(argv[1]);
+	if (parse_none(argc, argv) != argc - 1)
+		usage(EX_USAGE);
+	c.job = parse_job(argv[argc - 1]);
 	ctl_connect();
 	env.body_case = R3Q__ENVELOPE__BODY_CANCEL_JOB;
 	env.cancel_job = &c;
@@ -968,6 +999,7 @@ cmd_report(int argc, char *argv[])
 		{ "generations", required_argument, NULL, 'g' },
 		{ "trace",	 required_argument, NULL, 't' },
 		{ "output",	 required_argument, NULL, 'o' },
+		{ "help",	 no_argument,	    NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
@@ -984,8 +1016,10 @@ cmd_report(int argc, char *argv[])
 	int			 ch;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			usage(EX_OK);
 		case 'o':
 			dir = optarg;
 			break;
@@ -998,11 +1032,11 @@ cmd_report(int argc, char *argv[])
 			trace = optarg;
 			break;
 		default:
-			usage();
+			usage(EX_USAGE);
 		}
 	}
 	if (optind + 1 != argc)
-		usage();
+		usage(EX_USAGE);
 	if (dir == NULL && trace == NULL)
 		dir = ".";
 	q.job = parse_job(argv[optind]);
@@ -1045,27 +1079,38 @@ cmd_report(int argc, char *argv[])
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	int	 ch;
 
 	ctl_socket = getenv("R3Q_CONTROL");
 	if (ctl_socket == NULL || *ctl_socket == '\0')
 		ctl_socket = CONTROL_DEFAULT;
-	while ((ch = getopt(argc, argv, "+hs:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+hs:", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			usage(EX_OK);
 		case 's':
 			ctl_socket = optarg;
 			break;
 		default:
-			usage();
+			usage(EX_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc < 1)
-		usage();
+		usage(EX_USAGE);
+	if (strcmp(argv[0], "help") == 0)
+		usage(argc == 1 ? EX_OK : EX_USAGE);
 	if (strcmp(argv[0], "es") == 0)
 		return (cmd_es(argc, argv, 0));
 	if (strcmp(argv[0], "submit") == 0) {
+		if (argc == 2 && (strcmp(argv[1], "-h") == 0 ||
+		    strcmp(argv[1], "--help") == 0))
+			usage(EX_OK);
 		if (argc < 2 || strcmp(argv[1], "es") != 0)
 			die(EX_USAGE, "submit: only 'es' jobs exist");
 		return (cmd_es(argc - 1, argv + 1, 1));
@@ -1074,10 +1119,16 @@ main(int argc, char *argv[])
 		return (cmd_wait(argc, argv));
 	if (strcmp(argv[0], "result") == 0)
 		return (cmd_result(argc, argv));
-	if (strcmp(argv[0], "jobs") == 0 && argc == 1)
+	if (strcmp(argv[0], "jobs") == 0) {
+		if (parse_none(argc, argv) != argc)
+			usage(EX_USAGE);
 		return (cmd_jobs());
-	if (strcmp(argv[0], "workers") == 0 && argc == 1)
+	}
+	if (strcmp(argv[0], "workers") == 0) {
+		if (parse_none(argc, argv) != argc)
+			usage(EX_USAGE);
 		return (cmd_workers());
+	}
 	if (strcmp(argv[0], "cancel") == 0)
 		return (cmd_cancel(argc, argv));
 	if (strcmp(argv[0], "report") == 0)

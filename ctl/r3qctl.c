@@ -56,7 +56,7 @@ usage(int code)
 	    "  es [options]           submit an ES job, follow it, print the "
 	    "result\n"
 	    "  submit es [options]    submit an ES job and print its id\n"
-	    "  wait JOB               follow a job until it ends\n"
+	    "  wait [--quiet] JOB     follow a job until it ends\n"
 	    "  result JOB [--json] [--csv FILE]  the result and the "
 	    "measurements\n"
 	    "  jobs                   list jobs\n"
@@ -643,24 +643,42 @@ cmd_es(int argc, char *argv[], int submit_only)
 		    "generations, lu %u, seed %" PRIu64 "%s\n", id, o.p.mu,
 		    o.p.lambda, o.p.dim, o.p.generations, o.p.lu, o.p.seed,
 		    o.p.reevaluate_parents ? ", parents re-evaluated" : "");
-	/* Progress on a terminal only; pipes and files get the result. */
-	ans = follow(id, o.quiet || o.json || !isatty(STDOUT_FILENO));
+	fflush(stdout);
+	/*
+	 * One plain line per generation, to a terminal, a pipe or a file
+	 * alike (a log wants them as much as a person); none with --json.
+	 */
+	ans = follow(id, o.quiet || o.json);
 	rc = report(ans->job_info, &o);
 	frame_free(ans);
 	return (rc);
 }
 
-/* r3qctl wait JOB. */
+/* r3qctl wait [--quiet] JOB. */
 static int
 cmd_wait(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "quiet",	no_argument,	   NULL, 'q' },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	Envelope	*ans;
-	int		 rc;
+	int		 ch, quiet = 0, rc;
 
-	if (parse_none(argc, argv) != argc - 1)
+	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'h')
+			usage(EX_OK);
+		else if (ch == 'q')
+			quiet = 1;
+		else
+			usage(EX_USAGE);
+	}
+	if (optind + 1 != argc)
 		usage(EX_USAGE);
 	ctl_connect();
-	ans = follow(parse_job(argv[argc - 1]), !isatty(STDOUT_FILENO));
+	ans = follow(parse_job(argv[optind]), quiet);
 	printf("job %" PRIu64 " %s%s%s\n", ans->job_info->id,
 	    ans->job_info->state, ans->job_info->error[0] ? ": " : "",
 	    ans->job_info->error);

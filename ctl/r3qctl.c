@@ -13,6 +13,8 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,18 @@
 static const char	*ctl_socket;
 static int		 ctl_fd = -1;
 static uint64_t		 ctl_reqid;
+
+/*
+ * Signals while es or wait follows a job.  SIGINT, SIGTERM and SIGHUP are
+ * caught but kept blocked; ctl_readn lets them in only while it waits in
+ * ppoll, so none slips in between a check and a read.  ctl_onsignal says
+ * what one means there: es cancels its job, wait stops following.
+ */
+static volatile sig_atomic_t	 ctl_signo;	/* the last signal caught */
+static volatile sig_atomic_t	 ctl_nsig;	/* signals caught */
+static sigset_t			 ctl_waitmask;	/* lets them in */
+static void			(*ctl_onsignal)(void);
+static uint64_t			 ctl_job;	/* followed; 0 before submit */
 
 /*
  * The usage summary: on standard output with status 0 when asked for
@@ -70,7 +84,8 @@ usage(int code)
 	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
 	    "--reevaluate-parents\n"
-	    "  --work-ms MS  --spin  --local  --csv FILE  --json  --quiet\n"
+	    "  --work-ms MS  --spin  --local  --csv FILE  --json  --quiet  "
+	    "--detach\n"
 	    "report options:\n"
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
@@ -111,6 +126,84 @@ ctl_connect(void)
 		    ctl_socket, strerror(errno));
 }
 
+/* A signal: remembered for ctl_poll, which lets it in. */
+static void
+ctl_catch(int signo)
+{
+	ctl_signo = signo;
+	ctl_nsig++;
+}
+
+/*
+ * Catch SIGINT, SIGTERM and SIGHUP for onsignal, blocked until ctl_poll
+ * waits.  A signal ignored when r3qctl started (nohup, a background job
+ * of a shell without job control) stays ignored.
+ */
+static void
+ctl_catch_signals(void (*onsignal)(void))
+{
+	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction	 sa, old;
+	sigset_t		 set;
+	size_t			 i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	if (sigprocmask(SIG_BLOCK, &set, &ctl_waitmask) == -1)
+		die(EX_FAIL, "sigprocmask: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = ctl_catch;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigaction(sigs[i], NULL, &old) == -1 ||
+		    old.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(sigs[i], &sa, NULL) == -1)
+			die(EX_FAIL, "sigaction: %s", strerror(errno));
+		sigdelset(&ctl_waitmask, sigs[i]);
+	}
+	ctl_onsignal = onsignal;
+}
+
+/*
+ * Die of the signal caught, as a shell expects of a command it
+ * interrupted: it reports status 128 plus the signal's number (130 for
+ * SIGINT) and a script stops rather than going on to its next command.
+ */
+static void __attribute__((noreturn))
+ctl_die_signal(void)
+{
+	sigset_t	 set;
+	int		 signo = ctl_signo;
+
+	signal(SIGPIPE, SIG_IGN);
+	fflush(stdout);
+	signal(signo, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(signo);
+	_exit(128 + signo);
+}
+
+/* Wait until the control socket is readable, letting signals in. */
+static void
+ctl_poll(void)
+{
+	struct pollfd	 pfd;
+
+	pfd.fd = ctl_fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	while (ppoll(&pfd, 1, NULL, &ctl_waitmask) == -1) {
+		if (errno != EINTR)
+			die(EX_FAIL, "ppoll: %s", strerror(errno));
+		if (ctl_nsig > 0 && ctl_onsignal != NULL)
+			ctl_onsignal();
+	}
+}
+
 /* Write all of buf. */
 static void
 ctl_write(const uint8_t *buf, size_t len)
@@ -136,6 +229,8 @@ ctl_readn(uint8_t *buf, size_t len)
 	ssize_t	 n;
 
 	while (len > 0) {
+		if (ctl_onsignal != NULL)
+			ctl_poll();
 		if ((n = read(ctl_fd, buf, len)) == -1) {
 			if (errno == EINTR)
 				continue;
@@ -164,9 +259,9 @@ ctl_send(Envelope *env)
 	return (env->id);
 }
 
-/* Read one answer; an Error from the master ends r3qctl. */
+/* Read one answer, an Error from the master included. */
 static Envelope *
-ctl_recv(void)
+ctl_recv_any(void)
 {
 	uint8_t		 hdr[FRAME_HDRLEN], *body;
 	uint32_t	 len;
@@ -184,6 +279,16 @@ ctl_recv(void)
 	    sizeof(err)) == -1)
 		die(EX_FAIL, "bad answer from masterd: %s", err);
 	free(body);
+	return (env);
+}
+
+/* Read one answer; an Error from the master ends r3qctl. */
+static Envelope *
+ctl_recv(void)
+{
+	Envelope	*env;
+
+	env = ctl_recv_any();
 	if (env->body_case == R3Q__ENVELOPE__BODY_ERROR)
 		die(EX_FAIL, "%s", env->error->message);
 	return (env);
@@ -356,6 +461,7 @@ struct es_opts {
 	int		 local;
 	int		 json;
 	int		 quiet;
+	int		 detach;
 	const char	*csv;
 };
 
@@ -379,6 +485,7 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 		{ "queue-factor",	required_argument, NULL, 'Q' },
 		{ "work-ms",		required_argument, NULL, 'w' },
 		{ "spin",		no_argument,	   NULL, 'S' },
+		{ "detach",		no_argument,	   NULL, 'D' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -463,6 +570,9 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 			break;
 		case 'S':
 			o->p.spin = 1;
+			break;
+		case 'D':
+			o->detach = 1;
 			break;
 		default:
 			usage(EX_USAGE);
@@ -617,6 +727,59 @@ es_local(struct es_opts *o)
 	return (rc);
 }
 
+/*
+ * A signal while es submits or follows its job: cancel the job, as srun
+ * does, say so, and die of the signal.  Before masterd has answered the
+ * submission there is no id to cancel yet: wait for it (masterd answers
+ * at once).  A second signal while submitting or cancelling gives up.
+ */
+static void
+es_interrupted(void)
+{
+	static int	 busy;
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__CancelJob	 c = R3Q__CANCEL_JOB__INIT;
+
+	if (ctl_job == 0 || busy) {
+		if (ctl_nsig < 2)
+			return;
+		if (ctl_job == 0)
+			fprintf(stderr, "r3qctl: interrupted before masterd "
+			    "gave the job's id; r3qctl jobs lists it\n");
+		else
+			fprintf(stderr, "r3qctl: job %" PRIu64 " may still "
+			    "run; r3qctl cancel %" PRIu64 " stops it\n",
+			    ctl_job, ctl_job);
+		ctl_die_signal();
+	}
+	busy = 1;
+	/* What the watch would still say no longer matters. */
+	close(ctl_fd);
+	ctl_connect();
+	c.job = ctl_job;
+	env.body_case = R3Q__ENVELOPE__BODY_CANCEL_JOB;
+	env.cancel_job = &c;
+	ctl_send(&env);
+	ans = ctl_recv_any();
+	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+		fprintf(stderr, "r3qctl: job %" PRIu64 " not cancelled: %s\n",
+		    ctl_job, ans->error->message);
+	else
+		fprintf(stderr, "r3qctl: cancelled job %" PRIu64 "\n",
+		    ctl_job);
+	frame_free(ans);
+	ctl_die_signal();
+}
+
+/* A signal while wait follows a job: the job goes on without us. */
+static void
+wait_interrupted(void)
+{
+	fprintf(stderr, "r3qctl: job %" PRIu64 " continues; r3qctl wait %"
+	    PRIu64 " to follow it again\n", ctl_job, ctl_job);
+	ctl_die_signal();
+}
+
 /* r3qctl es / submit es. */
 static int
 cmd_es(int argc, char *argv[], int submit_only)
@@ -628,14 +791,22 @@ cmd_es(int argc, char *argv[], int submit_only)
 
 	parse_es(argc, argv, &o);
 	if (o.local) {
-		if (submit_only)
-			die(EX_USAGE, "--local cannot be submitted");
+		if (submit_only || o.detach)
+			die(EX_USAGE, "--local runs here: it cannot be %s",
+			    submit_only ? "submitted" : "detached");
 		return (es_local(&o));
 	}
+	/* A job followed is cancelled by a signal, a detached one is not. */
+	if (!submit_only && !o.detach)
+		ctl_catch_signals(es_interrupted);
 	ctl_connect();
 	id = submit_es(&o);
-	if (submit_only) {
+	if (submit_only || (o.detach && o.quiet)) {
 		printf("%" PRIu64 "\n", id);
+		return (EX_OK);
+	}
+	if (o.detach && o.json) {
+		printf("{\"job\":%" PRIu64 "}\n", id);
 		return (EX_OK);
 	}
 	if (!o.quiet && !o.json)
@@ -643,7 +814,16 @@ cmd_es(int argc, char *argv[], int submit_only)
 		    "generations, lu %u, seed %" PRIu64 "%s\n", id, o.p.mu,
 		    o.p.lambda, o.p.dim, o.p.generations, o.p.lu, o.p.seed,
 		    o.p.reevaluate_parents ? ", parents re-evaluated" : "");
+	if (o.detach) {
+		printf("job %" PRIu64 " runs on: r3qctl wait %" PRIu64
+		    " follows it, r3qctl result %" PRIu64 " reports it\n", id,
+		    id, id);
+		return (EX_OK);
+	}
 	fflush(stdout);
+	ctl_job = id;
+	if (ctl_nsig > 0)
+		es_interrupted();
 	/*
 	 * One plain line per generation, to a terminal, a pipe or a file
 	 * alike (a log wants them as much as a person); none with --json.
@@ -677,8 +857,10 @@ cmd_wait(int argc, char *argv[])
 	}
 	if (optind + 1 != argc)
 		usage(EX_USAGE);
+	ctl_job = parse_job(argv[optind]);
+	ctl_catch_signals(wait_interrupted);
 	ctl_connect();
-	ans = follow(parse_job(argv[optind]), quiet);
+	ans = follow(ctl_job, quiet);
 	printf("job %" PRIu64 " %s%s%s\n", ans->job_info->id,
 	    ans->job_info->state, ans->job_info->error[0] ? ": " : "",
 	    ans->job_info->error);

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -352,6 +353,16 @@ write_csv(const char *path, const R3q__JobInfo *ji)
 
 #define S(ns)	((double)(ns) / 1e9)
 
+/* "name":value, or null for a measure not known (0: none measured). */
+static void
+json_measure(const char *name, double v, const char *sep)
+{
+	if (v > 0 && isfinite(v))
+		printf("\"%s\":%.17g%s", name, v, sep);
+	else
+		printf("\"%s\":null%s", name, sep);
+}
+
 /* A job's result as JSON. */
 static void
 print_json(const R3q__JobInfo *ji)
@@ -367,7 +378,12 @@ print_json(const R3q__JobInfo *ji)
 		    "\"lu\":%u,\"seed\":%" PRIu64 ",\"reevaluate_parents\":%s,",
 		    p->mu, p->lambda, p->dim, p->generations, p->lu, p->seed,
 		    p->reevaluate_parents ? "true" : "false");
-	printf("\"best\":%.17g,\"best_x\":[", ji->best);
+	/* A job cancelled before its generation 0 has no best. */
+	if (ji->n_gens > 0)
+		printf("\"best\":%.17g,", ji->best);
+	else
+		printf("\"best\":null,");
+	printf("\"best_x\":[");
 	for (i = 0; i < ji->n_best_x; i++)
 		printf("%s%.17g", i ? "," : "", ji->best_x[i]);
 	printf("],\"elapsed\":%.6f,\"tasks_done\":%" PRIu64 ","
@@ -380,13 +396,18 @@ print_json(const R3q__JobInfo *ji)
 		if ((unsigned char)ji->error[i] >= 0x20)
 			putchar(ji->error[i]);
 	}
-	printf("\",\"work_ms\":%.17g,\"speed_sum\":%.17g,"
-	    "\"lower_bound\":%.6f,\"efficiency\":%.6f,\"sync\":%.6f,"
-	    "\"comm\":%.6f,\"compute\":%.6f,\"replicas\":%u,"
-	    "\"killed_held\":%u,\"killed_running\":%u,", ji->work_ms,
-	    ji->speed_sum, ji->lower_bound_s, ji->efficiency, S(ji->sync_ns),
-	    S(ji->comm_ns), S(ji->compute_ns), ji->replicas, ji->killed_held,
-	    ji->killed_running);
+	printf("\",\"work_ms\":%.17g,", ji->work_ms);
+	/*
+	 * Known after a generation (not for --local); the lower bound and
+	 * the efficiency only with a synthetic load as well.
+	 */
+	json_measure("speed_sum", ji->speed_sum, ",");
+	json_measure("lower_bound", ji->lower_bound_s, ",");
+	json_measure("efficiency", ji->efficiency, ",");
+	printf("\"sync\":%.6f,\"comm\":%.6f,\"compute\":%.6f,"
+	    "\"replicas\":%u,\"killed_held\":%u,\"killed_running\":%u,",
+	    S(ji->sync_ns), S(ji->comm_ns), S(ji->compute_ns), ji->replicas,
+	    ji->killed_held, ji->killed_running);
 	printf("\"generations_done\":[");
 	for (i = 0; i < ji->n_gens; i++) {
 		g = ji->gens[i];
@@ -954,7 +975,7 @@ cmd_workers(void)
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
 	R3q__ListWorkers l = R3Q__LIST_WORKERS__INIT;
 	R3q__WorkerInfo	*w;
-	char		 kinds[128], since[32], hb[32];
+	char		 kinds[128], since[32], hb[32], rtt[32], task[32];
 	size_t		 i, k, off;
 	struct tm	 tm;
 	time_t		 t;
@@ -985,11 +1006,21 @@ cmd_workers(void)
 		else
 			snprintf(hb, sizeof(hb), "%.1fs",
 			    (double)w->last_heartbeat_ms / 1000);
+		/* The master's estimates: none before a first result. */
+		if (w->rtt_ns == 0)
+			snprintf(rtt, sizeof(rtt), "-");
+		else
+			snprintf(rtt, sizeof(rtt), "%.1fms",
+			    (double)w->rtt_ns / 1e6);
+		if (w->task_ns == 0)
+			snprintf(task, sizeof(task), "-");
+		else
+			snprintf(task, sizeof(task), "%.1fms",
+			    (double)w->task_ns / 1e6);
 		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
-		    " %6.1fms %6.1fms %7s %4" PRIu64 " %-8s %s\n", w->name,
-		    w->address, w->cpus, w->speed, kinds, w->capacity, w->held,
-		    w->running, w->done, (double)w->rtt_ns / 1e6,
-		    (double)w->task_ns / 1e6, hb, w->suspects, w->state, since);
+		    " %8s %8s %7s %4" PRIu64 " %-8s %s\n", w->name, w->address,
+		    w->cpus, w->speed, kinds, w->capacity, w->held, w->running,
+		    w->done, rtt, task, hb, w->suspects, w->state, since);
 	}
 	/* Then why any of them is not ok. */
 	for (i = 0; i < ans->worker_list->n_workers; i++) {

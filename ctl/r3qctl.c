@@ -45,10 +45,12 @@ static int		 ctl_fd = -1;
 static uint64_t		 ctl_reqid;
 
 /*
- * Signals while es or wait follows a job.  SIGINT, SIGTERM and SIGHUP are
- * caught but kept blocked; ctl_readn lets them in only while it waits in
- * ppoll, so none slips in between a check and a read.  ctl_onsignal says
- * what one means there: es cancels its job, wait stops following.
+ * Signals while es or wait follows a job.  SIGINT, SIGTERM, SIGHUP and
+ * SIGPIPE (the reader of our output went away) are caught but kept
+ * blocked; ctl_readn lets them in only while it waits in ppoll, so none
+ * slips in between a check and a read, and a write to a closed pipe or
+ * socket fails with EPIPE.  ctl_onsignal says what one means there: es
+ * cancels its job, wait stops following.
  */
 static volatile sig_atomic_t	 ctl_signo;	/* the last signal caught */
 static volatile sig_atomic_t	 ctl_nsig;	/* signals caught */
@@ -136,14 +138,14 @@ ctl_catch(int signo)
 }
 
 /*
- * Catch SIGINT, SIGTERM and SIGHUP for onsignal, blocked until ctl_poll
- * waits.  A signal ignored when r3qctl started (nohup, a background job
- * of a shell without job control) stays ignored.
+ * Catch SIGINT, SIGTERM, SIGHUP and SIGPIPE for onsignal, blocked until
+ * ctl_poll waits.  A signal ignored when r3qctl started (nohup, a
+ * background job of a shell without job control) stays ignored.
  */
 static void
 ctl_catch_signals(void (*onsignal)(void))
 {
-	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 	struct sigaction	 sa, old;
 	sigset_t		 set;
 	size_t			 i;

@@ -1,9 +1,10 @@
 # Ctrl-C while r3qctl follows a job does what srun does: SIGINT (or
 # SIGTERM, SIGHUP) to `r3qctl es` cancels the job it started, says
 # "r3qctl: cancelled job N" and ends as the signal's status (130), even
-# when the signal comes before masterd has answered the submission.  A
-# signal ignored when r3qctl started (a background job of a script, nohup)
-# stays ignored.  `es --detach` returns at once with the job running and
+# when the signal comes before masterd has answered the submission; so
+# does SIGPIPE, when the reader of its output (head) goes away.  A signal
+# ignored when r3qctl started (a background job of a script, nohup) stays
+# ignored.  `es --detach` returns at once with the job running and
 # says how to follow it.  Ctrl-C in `r3qctl wait` only stops following:
 # it says the job continues, and the job does finish.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
@@ -71,6 +72,16 @@ wait "$pid" || rc=$?
     [ "$(state "$job")" = cancelled ] ||
     fail "SIGTERM: status $rc, job $(state "$job"), $(cat "$T/bg.err")"
 ok "a SIGINT ignored at start stays ignored; SIGTERM cancels (status 143)"
+
+# The reader goes away after the header and generation 0: the next line
+# meets a closed pipe, and the job is cancelled.
+"$R3QCTL" es $LONG 2> "$T/pipe.err" | head -n 2 > "$T/pipe.out"
+rc=${PIPESTATUS[0]}
+job=$(sed -n 's/^job \([0-9]*\):.*/\1/p' "$T/pipe.out")
+[ "$rc" -eq 141 ] && grep -qx "r3qctl: cancelled job $job" "$T/pipe.err" &&
+    [ "$(state "$job")" = cancelled ] ||
+    fail "SIGPIPE: status $rc, job '$job' $(state "$job"), $(cat "$T/pipe.err")"
+ok "a reader that goes away (SIGPIPE) cancels the job too (status 141)"
 
 # SIGINT before masterd answers the submission: r3qctl waits for the id
 # and cancels the job all the same.

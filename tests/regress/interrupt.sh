@@ -17,6 +17,14 @@ state() {
 	"$R3QCTL" result "$1" --json | sed -n 's/^{"job":[0-9]*,"state":"\([a-z]*\)".*/\1/p'
 }
 
+# running_job: wait until one job is running and has done a generation;
+# print its id.
+running_job() {
+	waitfor "'$R3QCTL' jobs | awk '\$2 == \"running\" && \$4 > 0 { f = 1 } END { exit !f }'" 20 ||
+	    fail "no job got going: $("$R3QCTL" jobs)"
+	"$R3QCTL" jobs | awk '$2 == "running" { print $1 }'
+}
+
 # catching PID: wait up to 10 s until r3qctl has set up its handler for
 # SIGINT (bit 2 of SigCgt).
 catching() {
@@ -41,8 +49,7 @@ wait_workers 1
 env --default-signal=INT "$R3QCTL" es $LONG > "$T/es.out" 2> "$T/es.err" &
 pid=$!
 PIDS="$PIDS $pid"
-waitfor "grep -q '^gen    0 ' '$T/es.out'" 20 || fail "es showed no generation"
-job=$(sed -n 's/^job \([0-9]*\):.*/\1/p' "$T/es.out")
+job=$(running_job)
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
@@ -59,8 +66,7 @@ ok "SIGINT to r3qctl es cancels its job, says so, and ends with status 130"
 "$R3QCTL" es $LONG > "$T/bg.out" 2> "$T/bg.err" &
 pid=$!
 PIDS="$PIDS $pid"
-waitfor "grep -q '^gen    0 ' '$T/bg.out'" 20 || fail "es showed no generation"
-job=$(sed -n 's/^job \([0-9]*\):.*/\1/p' "$T/bg.out")
+job=$(running_job)
 kill -INT "$pid"
 sleep 1
 kill -0 "$pid" 2> /dev/null || fail "SIGINT, ignored at start, stopped r3qctl"
@@ -130,7 +136,8 @@ job=$("$R3QCTL" es --mu 1 --lambda 1 --dim 2 --generations 4 --work-ms 1000 \
 env --default-signal=INT "$R3QCTL" wait "$job" > "$T/wait.out" 2> "$T/wait.err" &
 pid=$!
 PIDS="$PIDS $pid"
-waitfor "grep -q '^gen    0 ' '$T/wait.out'" 20 || fail "wait showed no generation"
+[ "$(running_job)" = "$job" ] || fail "job $job is not running"
+catching "$pid" || fail "r3qctl wait catches no SIGINT"
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?

@@ -13,6 +13,9 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,18 +44,36 @@ static const char	*ctl_socket;
 static int		 ctl_fd = -1;
 static uint64_t		 ctl_reqid;
 
+/*
+ * Signals while es or wait follows a job.  SIGINT, SIGTERM, SIGHUP and
+ * SIGPIPE (the reader of our output went away) are caught but kept
+ * blocked; ctl_readn lets them in only while it waits in ppoll, so none
+ * slips in between a check and a read, and a write to a closed pipe or
+ * socket fails with EPIPE.  ctl_onsignal says what one means there: es
+ * cancels its job, wait stops following.
+ */
+static volatile sig_atomic_t	 ctl_signo;	/* the last signal caught */
+static volatile sig_atomic_t	 ctl_nsig;	/* signals caught */
+static sigset_t			 ctl_waitmask;	/* lets them in */
+static void			(*ctl_onsignal)(void);
+static uint64_t			 ctl_job;	/* followed; 0 before submit */
+
+/*
+ * The usage summary: on standard output with status 0 when asked for
+ * (-h, --help), on standard error with status 64 after a usage error.
+ */
 static void __attribute__((noreturn))
-usage(void)
+usage(int code)
 {
-	fprintf(stderr,
+	fprintf(code == EX_OK ? stdout : stderr,
 	    "usage: r3qctl [-h] [-s socket] command [arguments]\n"
-	    "  -h         print this help and exit\n"
-	    "  -s socket  masterd's control socket\n"
+	    "  -h, --help  print this help and exit (also after a command)\n"
+	    "  -s socket   masterd's control socket\n"
 	    "commands:\n"
 	    "  es [options]           submit an ES job, follow it, print the "
 	    "result\n"
 	    "  submit es [options]    submit an ES job and print its id\n"
-	    "  wait JOB               follow a job until it ends\n"
+	    "  wait [--quiet] JOB     follow a job until it ends\n"
 	    "  result JOB [--json] [--csv FILE]  the result and the "
 	    "measurements\n"
 	    "  jobs                   list jobs\n"
@@ -67,12 +88,14 @@ usage(void)
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
 	    "--reevaluate-parents\n"
 	    "  --work-ms MS  --spin  --verify N  --local  --csv FILE  --json  "
-	    "--quiet\n"
+	    "--quiet  --detach\n"
 	    "report options:\n"
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
 	    CONTROL_DEFAULT "\n");
-	exit(EX_USAGE);
+	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))
+		code = EX_FAIL;
+	exit(code);
 }
 
 static void __attribute__((noreturn, format(printf, 2, 3)))
@@ -106,6 +129,84 @@ ctl_connect(void)
 		    ctl_socket, strerror(errno));
 }
 
+/* A signal: remembered for ctl_poll, which lets it in. */
+static void
+ctl_catch(int signo)
+{
+	ctl_signo = signo;
+	ctl_nsig++;
+}
+
+/*
+ * Catch SIGINT, SIGTERM, SIGHUP and SIGPIPE for onsignal, blocked until
+ * ctl_poll waits.  A signal ignored when r3qctl started (nohup, a
+ * background job of a shell without job control) stays ignored.
+ */
+static void
+ctl_catch_signals(void (*onsignal)(void))
+{
+	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction	 sa, old;
+	sigset_t		 set;
+	size_t			 i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	if (sigprocmask(SIG_BLOCK, &set, &ctl_waitmask) == -1)
+		die(EX_FAIL, "sigprocmask: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = ctl_catch;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigaction(sigs[i], NULL, &old) == -1 ||
+		    old.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(sigs[i], &sa, NULL) == -1)
+			die(EX_FAIL, "sigaction: %s", strerror(errno));
+		sigdelset(&ctl_waitmask, sigs[i]);
+	}
+	ctl_onsignal = onsignal;
+}
+
+/*
+ * Die of the signal caught, as a shell expects of a command it
+ * interrupted: it reports status 128 plus the signal's number (130 for
+ * SIGINT) and a script stops rather than going on to its next command.
+ */
+static void __attribute__((noreturn))
+ctl_die_signal(void)
+{
+	sigset_t	 set;
+	int		 signo = ctl_signo;
+
+	signal(SIGPIPE, SIG_IGN);
+	fflush(stdout);
+	signal(signo, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(signo);
+	_exit(128 + signo);
+}
+
+/* Wait until the control socket is readable, letting signals in. */
+static void
+ctl_poll(void)
+{
+	struct pollfd	 pfd;
+
+	pfd.fd = ctl_fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	while (ppoll(&pfd, 1, NULL, &ctl_waitmask) == -1) {
+		if (errno != EINTR)
+			die(EX_FAIL, "ppoll: %s", strerror(errno));
+		if (ctl_nsig > 0 && ctl_onsignal != NULL)
+			ctl_onsignal();
+	}
+}
+
 /* Write all of buf. */
 static void
 ctl_write(const uint8_t *buf, size_t len)
@@ -131,6 +232,8 @@ ctl_readn(uint8_t *buf, size_t len)
 	ssize_t	 n;
 
 	while (len > 0) {
+		if (ctl_onsignal != NULL)
+			ctl_poll();
 		if ((n = read(ctl_fd, buf, len)) == -1) {
 			if (errno == EINTR)
 				continue;
@@ -159,9 +262,9 @@ ctl_send(Envelope *env)
 	return (env->id);
 }
 
-/* Read one answer; an Error from the master ends r3qctl. */
+/* Read one answer, an Error from the master included. */
 static Envelope *
-ctl_recv(void)
+ctl_recv_any(void)
 {
 	uint8_t		 hdr[FRAME_HDRLEN], *body;
 	uint32_t	 len;
@@ -179,6 +282,16 @@ ctl_recv(void)
 	    sizeof(err)) == -1)
 		die(EX_FAIL, "bad answer from masterd: %s", err);
 	free(body);
+	return (env);
+}
+
+/* Read one answer; an Error from the master ends r3qctl. */
+static Envelope *
+ctl_recv(void)
+{
+	Envelope	*env;
+
+	env = ctl_recv_any();
 	if (env->body_case == R3Q__ENVELOPE__BODY_ERROR)
 		die(EX_FAIL, "%s", env->error->message);
 	return (env);
@@ -193,6 +306,25 @@ parse_job(const char *s)
 	if (parse_u64(s, 1, UINT64_MAX, &v) == -1)
 		die(EX_USAGE, "'%s' is not a job id", s);
 	return (v);
+}
+
+/*
+ * The options of a command that has none but -h and --help; returns the
+ * index of its first operand.
+ */
+static int
+parse_none(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	 ch;
+
+	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		usage(ch == 'h' ? EX_OK : EX_USAGE);
+	return (optind);
 }
 
 /* One generation's line, as `es` prints it while following a job. */
@@ -223,6 +355,16 @@ write_csv(const char *path, const R3q__JobInfo *ji)
 
 #define S(ns)	((double)(ns) / 1e9)
 
+/* "name":value, or null for a measure not known (0: none measured). */
+static void
+json_measure(const char *name, double v, const char *sep)
+{
+	if (v > 0 && isfinite(v))
+		printf("\"%s\":%.17g%s", name, v, sep);
+	else
+		printf("\"%s\":null%s", name, sep);
+}
+
 /* A job's result as JSON. */
 static void
 print_json(const R3q__JobInfo *ji)
@@ -239,7 +381,12 @@ print_json(const R3q__JobInfo *ji)
 		    "\"verify\":%u,", p->mu, p->lambda, p->dim, p->generations,
 		    p->lu, p->seed, p->reevaluate_parents ? "true" : "false",
 		    p->verify ? p->verify : 1);
-	printf("\"best\":%.17g,\"best_x\":[", ji->best);
+	/* A job cancelled before its generation 0 has no best. */
+	if (ji->n_gens > 0)
+		printf("\"best\":%.17g,", ji->best);
+	else
+		printf("\"best\":null,");
+	printf("\"best_x\":[");
 	for (i = 0; i < ji->n_best_x; i++)
 		printf("%s%.17g", i ? "," : "", ji->best_x[i]);
 	printf("],\"elapsed\":%.6f,\"tasks_done\":%" PRIu64 ","
@@ -252,13 +399,18 @@ print_json(const R3q__JobInfo *ji)
 		if ((unsigned char)ji->error[i] >= 0x20)
 			putchar(ji->error[i]);
 	}
-	printf("\",\"work_ms\":%.17g,\"speed_sum\":%.17g,"
-	    "\"lower_bound\":%.6f,\"efficiency\":%.6f,\"sync\":%.6f,"
-	    "\"comm\":%.6f,\"compute\":%.6f,\"replicas\":%u,"
-	    "\"killed_held\":%u,\"killed_running\":%u,", ji->work_ms,
-	    ji->speed_sum, ji->lower_bound_s, ji->efficiency, S(ji->sync_ns),
-	    S(ji->comm_ns), S(ji->compute_ns), ji->replicas, ji->killed_held,
-	    ji->killed_running);
+	printf("\",\"work_ms\":%.17g,", ji->work_ms);
+	/*
+	 * Known after a generation (not for --local); the lower bound and
+	 * the efficiency only with a synthetic load as well.
+	 */
+	json_measure("speed_sum", ji->speed_sum, ",");
+	json_measure("lower_bound", ji->lower_bound_s, ",");
+	json_measure("efficiency", ji->efficiency, ",");
+	printf("\"sync\":%.6f,\"comm\":%.6f,\"compute\":%.6f,"
+	    "\"replicas\":%u,\"killed_held\":%u,\"killed_running\":%u,",
+	    S(ji->sync_ns), S(ji->comm_ns), S(ji->compute_ns), ji->replicas,
+	    ji->killed_held, ji->killed_running);
 	printf("\"generations_done\":[");
 	for (i = 0; i < ji->n_gens; i++) {
 		g = ji->gens[i];
@@ -335,6 +487,7 @@ struct es_opts {
 	int		 local;
 	int		 json;
 	int		 quiet;
+	int		 detach;
 	const char	*csv;
 };
 
@@ -359,6 +512,8 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 		{ "work-ms",		required_argument, NULL, 'w' },
 		{ "spin",		no_argument,	   NULL, 'S' },
 		{ "verify",		required_argument, NULL, 'V' },
+		{ "detach",		no_argument,	   NULL, 'D' },
+		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum sched_policy	 pol;
@@ -376,8 +531,10 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 	o->p.seed = 1;
 	o->p.policy = (char *)(uintptr_t)"";
 	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
-	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			usage(EX_OK);
 		case 'm': case 'l': case 'g': case 'd': case 'u':
 			if (parse_u64(optarg, 0, UINT32_MAX, &v) == -1)
 				die(EX_USAGE, "--%s: '%s' is not a number",
@@ -447,8 +604,11 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 				    "from 1 to %d", optarg, SCHED_VERIFY_MAX);
 			o->p.verify = (uint32_t)v;
 			break;
+		case 'D':
+			o->detach = 1;
+			break;
 		default:
-			usage();
+			usage(EX_USAGE);
 		}
 	}
 	if (optind != argc)
@@ -600,6 +760,59 @@ es_local(struct es_opts *o)
 	return (rc);
 }
 
+/*
+ * A signal while es submits or follows its job: cancel the job, as srun
+ * does, say so, and die of the signal.  Before masterd has answered the
+ * submission there is no id to cancel yet: wait for it (masterd answers
+ * at once).  A second signal while submitting or cancelling gives up.
+ */
+static void
+es_interrupted(void)
+{
+	static int	 busy;
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__CancelJob	 c = R3Q__CANCEL_JOB__INIT;
+
+	if (ctl_job == 0 || busy) {
+		if (ctl_nsig < 2)
+			return;
+		if (ctl_job == 0)
+			fprintf(stderr, "r3qctl: interrupted before masterd "
+			    "gave the job's id; r3qctl jobs lists it\n");
+		else
+			fprintf(stderr, "r3qctl: job %" PRIu64 " may still "
+			    "run; r3qctl cancel %" PRIu64 " stops it\n",
+			    ctl_job, ctl_job);
+		ctl_die_signal();
+	}
+	busy = 1;
+	/* What the watch would still say no longer matters. */
+	close(ctl_fd);
+	ctl_connect();
+	c.job = ctl_job;
+	env.body_case = R3Q__ENVELOPE__BODY_CANCEL_JOB;
+	env.cancel_job = &c;
+	ctl_send(&env);
+	ans = ctl_recv_any();
+	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+		fprintf(stderr, "r3qctl: job %" PRIu64 " not cancelled: %s\n",
+		    ctl_job, ans->error->message);
+	else
+		fprintf(stderr, "r3qctl: cancelled job %" PRIu64 "\n",
+		    ctl_job);
+	frame_free(ans);
+	ctl_die_signal();
+}
+
+/* A signal while wait follows a job: the job goes on without us. */
+static void
+wait_interrupted(void)
+{
+	fprintf(stderr, "r3qctl: job %" PRIu64 " continues; r3qctl wait %"
+	    PRIu64 " to follow it again\n", ctl_job, ctl_job);
+	ctl_die_signal();
+}
+
 /* r3qctl es / submit es. */
 static int
 cmd_es(int argc, char *argv[], int submit_only)
@@ -611,14 +824,22 @@ cmd_es(int argc, char *argv[], int submit_only)
 
 	parse_es(argc, argv, &o);
 	if (o.local) {
-		if (submit_only)
-			die(EX_USAGE, "--local cannot be submitted");
+		if (submit_only || o.detach)
+			die(EX_USAGE, "--local runs here: it cannot be %s",
+			    submit_only ? "submitted" : "detached");
 		return (es_local(&o));
 	}
+	/* A job followed is cancelled by a signal, a detached one is not. */
+	if (!submit_only && !o.detach)
+		ctl_catch_signals(es_interrupted);
 	ctl_connect();
 	id = submit_es(&o);
-	if (submit_only) {
+	if (submit_only || (o.detach && o.quiet)) {
 		printf("%" PRIu64 "\n", id);
+		return (EX_OK);
+	}
+	if (o.detach && o.json) {
+		printf("{\"job\":%" PRIu64 "}\n", id);
 		return (EX_OK);
 	}
 	if (!o.quiet && !o.json)
@@ -626,24 +847,53 @@ cmd_es(int argc, char *argv[], int submit_only)
 		    "generations, lu %u, seed %" PRIu64 "%s\n", id, o.p.mu,
 		    o.p.lambda, o.p.dim, o.p.generations, o.p.lu, o.p.seed,
 		    o.p.reevaluate_parents ? ", parents re-evaluated" : "");
-	/* Progress on a terminal only; pipes and files get the result. */
-	ans = follow(id, o.quiet || o.json || !isatty(STDOUT_FILENO));
+	if (o.detach) {
+		printf("job %" PRIu64 " runs on: r3qctl wait %" PRIu64
+		    " follows it, r3qctl result %" PRIu64 " reports it\n", id,
+		    id, id);
+		return (EX_OK);
+	}
+	fflush(stdout);
+	ctl_job = id;
+	if (ctl_nsig > 0)
+		es_interrupted();
+	/*
+	 * One plain line per generation, to a terminal, a pipe or a file
+	 * alike (a log wants them as much as a person); none with --json.
+	 */
+	ans = follow(id, o.quiet || o.json);
 	rc = report(ans->job_info, &o);
 	frame_free(ans);
 	return (rc);
 }
 
-/* r3qctl wait JOB. */
+/* r3qctl wait [--quiet] JOB. */
 static int
 cmd_wait(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "quiet",	no_argument,	   NULL, 'q' },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	Envelope	*ans;
-	int		 rc;
+	int		 ch, quiet = 0, rc;
 
-	if (argc != 2)
-		usage();
+	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'h')
+			usage(EX_OK);
+		else if (ch == 'q')
+			quiet = 1;
+		else
+			usage(EX_USAGE);
+	}
+	if (optind + 1 != argc)
+		usage(EX_USAGE);
+	ctl_job = parse_job(argv[optind]);
+	ctl_catch_signals(wait_interrupted);
 	ctl_connect();
-	ans = follow(parse_job(argv[1]), !isatty(STDOUT_FILENO));
+	ans = follow(ctl_job, quiet);
 	printf("job %" PRIu64 " %s%s%s\n", ans->job_info->id,
 	    ans->job_info->state, ans->job_info->error[0] ? ": " : "",
 	    ans->job_info->error);
@@ -659,6 +909,7 @@ cmd_result(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "json",	no_argument,	   NULL, 'j' },
 		{ "csv",	required_argument, NULL, 'c' },
+		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
@@ -668,16 +919,18 @@ cmd_result(int argc, char *argv[])
 
 	memset(&o, 0, sizeof(o));
 	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
-	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (ch == 'j')
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'h')
+			usage(EX_OK);
+		else if (ch == 'j')
 			o.json = 1;
 		else if (ch == 'c')
 			o.csv = optarg;
 		else
-			usage();
+			usage(EX_USAGE);
 	}
 	if (optind + 1 != argc)
-		usage();
+		usage(EX_USAGE);
 	q.job = parse_job(argv[optind]);
 	ctl_connect();
 	env.body_case = R3Q__ENVELOPE__BODY_JOB_QUERY;
@@ -734,7 +987,7 @@ cmd_workers(void)
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
 	R3q__ListWorkers l = R3Q__LIST_WORKERS__INIT;
 	R3q__WorkerInfo	*w;
-	char		 kinds[128], since[32], hb[32];
+	char		 kinds[128], since[32], hb[32], rtt[32], task[32];
 	size_t		 i, k, off;
 	struct tm	 tm;
 	time_t		 t;
@@ -765,11 +1018,21 @@ cmd_workers(void)
 		else
 			snprintf(hb, sizeof(hb), "%.1fs",
 			    (double)w->last_heartbeat_ms / 1000);
+		/* The master's estimates: none before a first result. */
+		if (w->rtt_ns == 0)
+			snprintf(rtt, sizeof(rtt), "-");
+		else
+			snprintf(rtt, sizeof(rtt), "%.1fms",
+			    (double)w->rtt_ns / 1e6);
+		if (w->task_ns == 0)
+			snprintf(task, sizeof(task), "-");
+		else
+			snprintf(task, sizeof(task), "%.1fms",
+			    (double)w->task_ns / 1e6);
 		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
-		    " %6.1fms %6.1fms %7s %4" PRIu64 " %-8s %s\n", w->name,
-		    w->address, w->cpus, w->speed, kinds, w->capacity, w->held,
-		    w->running, w->done, (double)w->rtt_ns / 1e6,
-		    (double)w->task_ns / 1e6, hb, w->suspects, w->state, since);
+		    " %8s %8s %7s %4" PRIu64 " %-8s %s\n", w->name, w->address,
+		    w->cpus, w->speed, kinds, w->capacity, w->held, w->running,
+		    w->done, rtt, task, hb, w->suspects, w->state, since);
 	}
 	/* Then why any of them is not ok. */
 	for (i = 0; i < ans->worker_list->n_workers; i++) {
@@ -788,9 +1051,9 @@ cmd_cancel(int argc, char *argv[])
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
 	R3q__CancelJob	 c = R3Q__CANCEL_JOB__INIT;
 
-	if (argc != 2)
-		usage();
-	c.job = parse_job(argv[1]);
+	if (parse_none(argc, argv) != argc - 1)
+		usage(EX_USAGE);
+	c.job = parse_job(argv[argc - 1]);
 	ctl_connect();
 	env.body_case = R3Q__ENVELOPE__BODY_CANCEL_JOB;
 	env.cancel_job = &c;
@@ -980,6 +1243,7 @@ cmd_report(int argc, char *argv[])
 		{ "generations", required_argument, NULL, 'g' },
 		{ "trace",	 required_argument, NULL, 't' },
 		{ "output",	 required_argument, NULL, 'o' },
+		{ "help",	 no_argument,	    NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
@@ -996,8 +1260,10 @@ cmd_report(int argc, char *argv[])
 	int			 ch;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			usage(EX_OK);
 		case 'o':
 			dir = optarg;
 			break;
@@ -1010,11 +1276,11 @@ cmd_report(int argc, char *argv[])
 			trace = optarg;
 			break;
 		default:
-			usage();
+			usage(EX_USAGE);
 		}
 	}
 	if (optind + 1 != argc)
-		usage();
+		usage(EX_USAGE);
 	if (dir == NULL && trace == NULL)
 		dir = ".";
 	q.job = parse_job(argv[optind]);
@@ -1057,27 +1323,38 @@ cmd_report(int argc, char *argv[])
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	int	 ch;
 
 	ctl_socket = getenv("R3Q_CONTROL");
 	if (ctl_socket == NULL || *ctl_socket == '\0')
 		ctl_socket = CONTROL_DEFAULT;
-	while ((ch = getopt(argc, argv, "+hs:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+hs:", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			usage(EX_OK);
 		case 's':
 			ctl_socket = optarg;
 			break;
 		default:
-			usage();
+			usage(EX_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc < 1)
-		usage();
+		usage(EX_USAGE);
+	if (strcmp(argv[0], "help") == 0)
+		usage(argc == 1 ? EX_OK : EX_USAGE);
 	if (strcmp(argv[0], "es") == 0)
 		return (cmd_es(argc, argv, 0));
 	if (strcmp(argv[0], "submit") == 0) {
+		if (argc == 2 && (strcmp(argv[1], "-h") == 0 ||
+		    strcmp(argv[1], "--help") == 0))
+			usage(EX_OK);
 		if (argc < 2 || strcmp(argv[1], "es") != 0)
 			die(EX_USAGE, "submit: only 'es' jobs exist");
 		return (cmd_es(argc - 1, argv + 1, 1));
@@ -1086,10 +1363,16 @@ main(int argc, char *argv[])
 		return (cmd_wait(argc, argv));
 	if (strcmp(argv[0], "result") == 0)
 		return (cmd_result(argc, argv));
-	if (strcmp(argv[0], "jobs") == 0 && argc == 1)
+	if (strcmp(argv[0], "jobs") == 0) {
+		if (parse_none(argc, argv) != argc)
+			usage(EX_USAGE);
 		return (cmd_jobs());
-	if (strcmp(argv[0], "workers") == 0 && argc == 1)
+	}
+	if (strcmp(argv[0], "workers") == 0) {
+		if (parse_none(argc, argv) != argc)
+			usage(EX_USAGE);
 		return (cmd_workers());
+	}
 	if (strcmp(argv[0], "cancel") == 0)
 		return (cmd_cancel(argc, argv));
 	if (strcmp(argv[0], "report") == 0)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -207,16 +208,23 @@ masterd_status(void)
 	    n ? ": " : "", jobs);
 }
 
+/*
+ * The usage summary: on standard output with status 0 when asked for
+ * (-h, --help), on standard error with status 64 after a usage error.
+ */
 static void __attribute__((noreturn))
-usage(void)
+usage(int code)
 {
-	fprintf(stderr, "usage: masterd [-dhnv] [-f file]\n"
-	    "  -d       stay in the foreground and log to stderr\n"
-	    "  -f file  configuration file (default " MASTERD_CONF ")\n"
-	    "  -h       print this help and exit\n"
-	    "  -n       check the configuration and exit (-nv prints it)\n"
-	    "  -v       more verbose logging (repeatable)\n");
-	exit(64);
+	fprintf(code == 0 ? stdout : stderr,
+	    "usage: masterd [-dhnv] [-f file]\n"
+	    "  -d          stay in the foreground and log to stderr\n"
+	    "  -f file     configuration file (default " MASTERD_CONF ")\n"
+	    "  -h, --help  print this help and exit\n"
+	    "  -n          check the configuration and exit (-nv prints it)\n"
+	    "  -v          more verbose logging (repeatable)\n");
+	if (code == 0 && fflush(stdout) == EOF)
+		code = 1;
+	exit(code);
 }
 
 /*
@@ -307,11 +315,16 @@ masterd_nofile(void)
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	struct event	*ev_term, *ev_int, *ev_hup;
 	char		 err[1024];
 	int		 ch, debug = 0, noaction = 0, verbose = 0, given = 0;
 
-	while ((ch = getopt(argc, argv, "df:hnv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "df:hnv", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			debug = 1;
@@ -326,12 +339,14 @@ main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
+		case 'h':
+			usage(0);
 		default:
-			usage();
+			usage(64);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(64);
 
 	log_init("masterd", 1, LOG_DAEMON);
 	log_setverbose(verbose);

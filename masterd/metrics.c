@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,26 @@ metrics_label(struct evbuffer *b, const char *s)
 		if ((unsigned char)*s >= 0x20)
 			evbuffer_add(b, s, 1);
 	}
+}
+
+/*
+ * Whether a measure that is positive once measured (an efficiency, a
+ * round trip, a task's time) has a value: 0 means nothing measured yet.
+ */
+static int
+status_known(double v)
+{
+	return (isfinite(v) && v > 0);
+}
+
+/* ,"name":value in JSON, with null for a value not known (yet). */
+static void
+status_number(struct evbuffer *b, const char *name, int known, double v)
+{
+	if (known && isfinite(v))
+		evbuffer_add_printf(b, ",\"%s\":%.17g", name, v);
+	else
+		evbuffer_add_printf(b, ",\"%s\":null", name);
 }
 
 /* GET /metrics: the Prometheus text exposition format. */
@@ -165,9 +186,11 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	TAILQ_FOREACH(j, &md->jobs, j_entry) {
 		if (j->j_state != JOB_RUNNING || j->j_params.work_ms <= 0)
 			continue;
+		/* No sample until a generation has given the lower bound. */
 		job_info(j, &info, 0);
-		evbuffer_add_printf(b, "r3q_job_efficiency{job=\"%" PRIu64
-		    "\"} %.6f\n", j->j_id, info.efficiency);
+		if (status_known(info.efficiency))
+			evbuffer_add_printf(b, "r3q_job_efficiency{job=\"%"
+			    PRIu64 "\"} %.6f\n", j->j_id, info.efficiency);
 		job_info_clear(&info);
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req),
@@ -191,6 +214,7 @@ metrics_status(struct evhttp_request *req, void *arg)
 {
 	struct sched_stats	 st;
 	struct sched_fault_info	 fi;
+	struct sched_estimate	 est;
 	struct evbuffer		*b;
 	struct worker		*w;
 	struct job		*j;
@@ -219,23 +243,41 @@ metrics_status(struct evhttp_request *req, void *arg)
 		status_string(b, w->w_session->s_addr);
 		if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
 			memset(&fi, 0, sizeof(fi));
+		if (sched_worker_estimate(md->sched, w->w_id, &est) == -1)
+			memset(&est, 0, sizeof(est));
 		evbuffer_add_printf(b, ",\"cpus\":%u,\"speed\":%g,\"held\":%u,"
 		    "\"running\":%u,\"done\":%" PRIu64 ",\"since\":%" PRIu64
-		    ",\"suspects\":%" PRIu64 ",\"state\":\"%s\"}", w->w_cpus,
+		    ",\"suspects\":%" PRIu64 ",\"state\":\"%s\"", w->w_cpus,
 		    w->w_speed, held, running, w->w_done, w->w_since,
 		    fi.suspects, fi.cooldown_until ? "cooling" :
 		    fi.suspect_copies ? "suspect" : "ok");
+		/* The core's estimates, in seconds; none before a result. */
+		status_number(b, "rtt", est.rtt_ns > 0, (double)est.rtt_ns / 1e9);
+		status_number(b, "task_time", est.task_ns > 0,
+		    (double)est.task_ns / 1e9);
+		evbuffer_add_printf(b, "}");
 		first = 0;
 	}
 	evbuffer_add_printf(b, "],\"jobs\":[");
 	first = 1;
 	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		/*
+		 * Before its first generation a job has no generation and no
+		 * best; without a synthetic load (or before a generation)
+		 * it has no efficiency.  Unknown is null, not 0.
+		 */
 		job_info(j, &info, 0);
 		evbuffer_add_printf(b, "%s{\"id\":%" PRIu64 ",\"state\":\"%s\","
-		    "\"policy\":\"%s\",\"generation\":%u,\"best\":%.17g,"
-		    "\"elapsed\":%.6f,\"efficiency\":%.6f}", first ? "" : ",",
-		    info.id, info.state, info.policy, info.generation,
-		    info.best, (double)info.elapsed_ns / 1e9, info.efficiency);
+		    "\"policy\":\"%s\"", first ? "" : ",", info.id, info.state,
+		    info.policy);
+		status_number(b, "generation", j->j_ngens > 0,
+		    info.generation);
+		status_number(b, "best", j->j_ngens > 0, info.best);
+		evbuffer_add_printf(b, ",\"elapsed\":%.6f",
+		    (double)info.elapsed_ns / 1e9);
+		status_number(b, "efficiency", status_known(info.efficiency),
+		    info.efficiency);
+		evbuffer_add_printf(b, "}");
 		job_info_clear(&info);
 		first = 0;
 	}

@@ -137,17 +137,22 @@ workerd_config_defaults(struct workerd_config *c)
 	c->heartbeat = 1000;
 }
 
+/*
+ * The usage summary: on standard output with status 0 when asked for
+ * (-h, --help), on standard error with status 64 after a usage error.
+ */
 static void __attribute__((noreturn))
-usage(void)
+usage(int code)
 {
-	fprintf(stderr, "usage: workerd [-dhnv] [-c cpus] [-f file] "
-	    "[-m host:port] [-N name]\n"
+	fprintf(code == 0 ? stdout : stderr,
+	    "usage: workerd [-dhnv] [-c cpus] [-f file] [-m host:port] "
+	    "[-N name]\n"
 	    "               [--delay ms] [--load-profile T:F,...] "
 	    "[--speed S]\n"
 	    "  -c cpus       execution threads (default: online CPUs)\n"
 	    "  -d            stay in the foreground and log to stderr\n"
 	    "  -f file       configuration file (default " WORKERD_CONF ")\n"
-	    "  -h            print this help and exit\n"
+	    "  -h, --help    print this help and exit\n"
 	    "  -m host:port  the master (overrides 'master')\n"
 	    "  -N name       this worker's name (overrides 'name')\n"
 	    "  -n            check the configuration and exit (-nv prints "
@@ -157,7 +162,9 @@ usage(void)
 	    "  --load-profile T:F,...  from T seconds on, run at F x speed\n"
 	    "  --speed S     speed ratio vs the reference machine "
 	    "(emulation)\n");
-	exit(64);
+	if (code == 0 && fflush(stdout) == EOF)
+		code = 1;
+	exit(code);
 }
 
 static struct event_base	*base;
@@ -283,6 +290,7 @@ main(int argc, char *argv[])
 		{ "delay",		required_argument, NULL, 'D' },
 		{ "load-profile",	required_argument, NULL, 'P' },
 		{ "speed",		required_argument, NULL, 'S' },
+		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event		*ev_term, *ev_int, *ev_hup;
@@ -323,12 +331,14 @@ main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
+		case 'h':
+			usage(0);
 		default:
-			usage();
+			usage(64);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(64);
 
 	log_init("workerd", 1, LOG_DAEMON);
 	log_setverbose(verbose);

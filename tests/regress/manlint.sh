@@ -35,12 +35,14 @@ for p in masterd:"$MASTERD":masterd.8 workerd:"$WORKERD":workerd.8 \
 done
 
 # Long options.
-for p in workerd:"$WORKERD":workerd.8 r3qctl:"$R3QCTL":r3qctl.1; do
+for p in masterd:"$MASTERD":masterd.8 workerd:"$WORKERD":workerd.8 \
+    r3qctl:"$R3QCTL":r3qctl.1; do
 	name=${p%%:*}; rest=${p#*:}; bin=${rest%%:*}; page=$M/${rest#*:}
 	"$bin" -h 2>&1 | grep -oE -- '--[a-z-]+' | sed 's/^--//' | sort -u > "$T/help"
 	[ -s "$T/help" ] || fail "$name -h lists no long options"
-	grep -oE '^\.(It|Op) Fl \\-[a-z][a-z-]*' "$page" | sed 's/.*Fl \\-//' |
-	    sort -u > "$T/page"
+	# .It Fl \-x, .Op Fl \-x, and a synonym: .It Fl x , Fl \-y.
+	grep -oE '^\.(It|Op) (Fl [a-zA-Z] , )?Fl \\-[a-z][a-z-]*' "$page" |
+	    sed 's/.*Fl \\-//' | sort -u > "$T/page"
 	diff "$T/help" "$T/page" > "$T/diff" ||
 	    fail "$name: long options in -h (<) and $page (>) differ: $(cat "$T/diff")"
 	ok "$name: every long option of -h is in its page and back"

@@ -55,14 +55,6 @@ rc=0
     fail "report of an unknown job: rc $rc $(cat "$T/none.err")"
 ok "bad ranges and unknown jobs are refused"
 
-# Progress lines on a terminal, none into a pipe (issue 5).
-tty=$(script -qec "R3Q_CONTROL=$R3Q_CONTROL $R3QCTL wait $job" /dev/null |
-    grep -c '^gen ') || true
-piped=$("$R3QCTL" wait "$job" | grep -c '^gen ') || true
-[ "$tty" -eq 5 ] && [ "$piped" -eq 0 ] ||
-    fail "progress lines: $tty on a terminal, $piped into a pipe"
-ok "r3qctl shows progress on a terminal and none into a pipe"
-
 crash_master
 "$R3QCTL" report "$job" -o "$T/again" > /dev/null ||
     fail "no report after the restart"

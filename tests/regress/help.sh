@@ -1,0 +1,60 @@
+# Help that is asked for is an answer, not an error: -h and --help of
+# masterd, workerd and r3qctl, and of every r3qctl command, print the
+# usage summary on standard output, nothing on standard error, and exit 0.
+# A usage error still prints the summary on standard error, nothing on
+# standard output, and exits 64.  No daemon needs to run.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+# asked NAME ARGS...: help asked for.
+asked() {
+	_name=$1
+	shift
+	rc=0
+	"$@" > "$T/out" 2> "$T/err" || rc=$?
+	[ "$rc" -eq 0 ] || fail "$_name: exit $rc, not 0"
+	grep -q '^usage: ' "$T/out" || fail "$_name: no usage on stdout"
+	[ -s "$T/err" ] && fail "$_name: wrote to stderr: $(cat "$T/err")"
+	return 0
+}
+
+# refused NAME ARGS...: a usage error.
+refused() {
+	_name=$1
+	shift
+	rc=0
+	"$@" > "$T/out" 2> "$T/err" || rc=$?
+	[ "$rc" -eq 64 ] || fail "$_name: exit $rc, not 64"
+	grep -q '^usage: ' "$T/err" || fail "$_name: no usage on stderr"
+	[ -s "$T/out" ] && fail "$_name: wrote to stdout: $(cat "$T/out")"
+	return 0
+}
+
+for d in "$MASTERD" "$WORKERD" "$R3QCTL"; do
+	n=$(basename "$d")
+	asked "$n -h" "$d" -h
+	asked "$n --help" "$d" --help
+	refused "$n -Z" "$d" -Z
+	refused "$n --bogus" "$d" --bogus
+done
+refused "masterd extra" "$MASTERD" extra
+refused "workerd extra" "$WORKERD" extra
+refused "r3qctl" "$R3QCTL"
+ok "masterd, workerd and r3qctl: -h and --help on stdout with 0, errors on stderr with 64"
+
+# Help after a command needs no master; the socket must not be touched.
+export R3Q_CONTROL="$T/no.sock"
+asked "r3qctl help" "$R3QCTL" help
+for c in es "submit es" submit wait "wait 3" result "result 3" jobs workers \
+    cancel "cancel 3" "report 3"; do
+	# shellcheck disable=SC2086
+	asked "r3qctl $c -h" "$R3QCTL" $c -h
+	# shellcheck disable=SC2086
+	asked "r3qctl $c --help" "$R3QCTL" $c --help
+done
+asked "r3qctl es --mu 3 --help" "$R3QCTL" es --mu 3 --help
+for c in "es --bogus" "es -Z" "jobs extra" "workers extra" wait "wait 1 2" \
+    "result --bogus 1" "report -Z 1" "help me"; do
+	# shellcheck disable=SC2086
+	refused "r3qctl $c" "$R3QCTL" $c
+done
+ok "every r3qctl command: --help on stdout with 0, usage errors on stderr with 64"

@@ -1,0 +1,79 @@
+/*
+ * Unit tests of small shared helpers: SipHash-2-4 against the reference
+ * vectors of its authors (key 00..0f, message 00..len-1), and str_vis(),
+ * which keeps text a peer supplies on one line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "siphash.h"
+#include "util.h"
+
+static void
+test_siphash_vectors(void **state)
+{
+	static const struct {
+		size_t		 len;
+		uint64_t	 h;
+	} v[] = {
+		{ 0, 0x726fdb47dd0e0e31ULL },
+		{ 1, 0x74f839c593dc67fdULL },
+		{ 2, 0x0d6c8009d9a94f5aULL },
+		{ 3, 0x85676696d7fb7e2dULL },
+		{ 4, 0xcf2794e0277187b7ULL },
+		{ 5, 0x18765564cd99a68dULL },
+		{ 6, 0xcbc9466e58fee3ceULL },
+		{ 7, 0xab0200f58b01d137ULL },
+		{ 8, 0x93f5f5799a932462ULL },
+		{ 15, 0xa129ca6149be45e5ULL },
+		{ 63, 0x958a324ceb064572ULL },
+	};
+	struct siphash_key	 k;
+	uint8_t			 m[64];
+	size_t			 i;
+
+	(void)state;
+	k.k0 = 0x0706050403020100ULL;
+	k.k1 = 0x0f0e0d0c0b0a0908ULL;
+	for (i = 0; i < sizeof(m); i++)
+		m[i] = (uint8_t)i;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		assert_true(siphash24(&k, m, v[i].len) == v[i].h);
+	/* Another key, another tag. */
+	k.k1 ^= 1;
+	assert_true(siphash24(&k, m, 8) != v[8].h);
+}
+
+static void
+test_str_vis(void **state)
+{
+	char	 buf[64], small[8];
+
+	(void)state;
+	assert_string_equal(str_vis(buf, sizeof(buf),
+	    "x\n12:00:00 masterd: forged"), "x\\n12:00:00 masterd: forged");
+	assert_string_equal(str_vis(buf, sizeof(buf), "a\tb\rc\x1b[2Jd\x7f"),
+	    "a\\tb\\rc\\x1b[2Jd\\x7f");
+	assert_string_equal(str_vis(buf, sizeof(buf), "caf\xc3\xa9"),
+	    "caf\xc3\xa9");		/* UTF-8 stays */
+	/* Truncated on a whole escape, always terminated. */
+	assert_string_equal(str_vis(small, sizeof(small), "abcde\n"),
+	    "abcde");
+	assert_string_equal(str_vis(small, sizeof(small), ""), "");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_siphash_vectors),
+		cmocka_unit_test(test_str_vis),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}

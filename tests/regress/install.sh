@@ -85,8 +85,8 @@ nv_value() {
 # in it) that PAGE names, in macros or literal text; files_paths PAGE: the
 # paths of its FILES section.
 page_paths() {
-	grep -oE '(^|[ :])/[A-Za-z0-9_./@-]*/r3q(/[A-Za-z0-9_.*$@-]*)?' "$1" |
-	    sed 's/^[ :]//'
+	grep -oE '(^|[ :])/[A-Za-z0-9_./@*$-]+' "$1" | sed 's/^[ :]//' |
+	    grep -E '/r3q(/|$)' || true
 }
 files_paths() {
 	sed -n '/^\.Sh FILES/,/^\.Sh /p' "$1" | sed -n 's/^\.It Pa \([^ ]*\).*/\1/p'

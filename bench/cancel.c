@@ -2,7 +2,7 @@
  * bench/cancel: how soon an interrupted task frees its execution slot.
  * For each task kind and size, run the task in a thread, raise its cancel
  * flag at a random moment of its run, and time the flag-to-return latency.
- * Prints a table (median, p99, max) and CSV; the issue's target is 10 ms.
+ * Prints a table (median, p99, max) and CSV; the target is 10 ms.
  *
  * usage: bench/cancel [-n trials] [-o file.csv]
  */

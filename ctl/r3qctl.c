@@ -32,7 +32,7 @@
 #include "task/task.h"
 #include "util.h"
 
-#define CONTROL_DEFAULT	"/run/r3q/masterd.sock"
+#define CONTROL_DEFAULT	R3Q_RUNDIR "/masterd.sock"	/* from configure */
 #define CTL_MAX_FRAME	(256u << 20)
 
 #define EX_OK		0

@@ -27,7 +27,8 @@
 #include "notify.h"
 #include "util.h"
 
-#define MASTERD_CONF	"/etc/r3q/masterd.conf"
+/* R3Q_CONFDIR and the others come from configure (Makefile.am). */
+#define MASTERD_CONF	R3Q_CONFDIR "/masterd.conf"
 
 struct masterd	*md;
 static const char *conffile = MASTERD_CONF;
@@ -134,11 +135,13 @@ masterd_config_defaults(struct masterd_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	strcpy(c->listen, "0.0.0.0:7411");
-	strcpy(c->control, "/run/r3q/masterd.sock");
-	strcpy(c->ca, "/etc/r3q/ca.pem");
-	strcpy(c->cert, "/etc/r3q/master.pem");
-	strcpy(c->key, "/etc/r3q/master.key");
-	strcpy(c->journal, "/var/lib/r3q/journal.db");
+	snprintf(c->control, sizeof(c->control), "%s", R3Q_RUNDIR
+	    "/masterd.sock");
+	snprintf(c->ca, sizeof(c->ca), "%s", R3Q_CONFDIR "/ca.pem");
+	snprintf(c->cert, sizeof(c->cert), "%s", R3Q_CONFDIR "/master.pem");
+	snprintf(c->key, sizeof(c->key), "%s", R3Q_CONFDIR "/master.key");
+	snprintf(c->journal, sizeof(c->journal), "%s", R3Q_STATEDIR
+	    "/journal.db");
 	strcpy(c->policy, "r3q");
 	strcpy(c->queue_factor, "2");
 	c->max_frame = FRAME_MAX_DEFAULT;
@@ -156,8 +159,8 @@ masterd_config_defaults(struct masterd_config *c)
 }
 
 /*
- * Make the directory a file of ours lives in (e.g. /run/r3q for the
- * control socket, /var/lib/r3q for the journal) if it does not exist;
+ * Make the directory a file of ours lives in (e.g. R3Q_RUNDIR for the
+ * control socket, R3Q_STATEDIR for the journal) if it does not exist;
  * only the last level, so a mistyped path still fails loudly.
  */
 void

@@ -306,7 +306,7 @@ exec_threads(void)
 }
 
 /*
- * The running tasks split by half (the worker monitoring of ALGORITHMS.md
+ * The running tasks split by half (the worker monitoring of doc/algorithms.md
  * section 3), for a heartbeat; the caller frees both arrays.
  */
 void

@@ -25,7 +25,8 @@
 #include "util.h"
 #include "workerd.h"
 
-#define WORKERD_CONF	"/etc/r3q/workerd.conf"
+/* R3Q_CONFDIR comes from configure (Makefile.am). */
+#define WORKERD_CONF	R3Q_CONFDIR "/workerd.conf"
 
 static int	check_profile(const char *, char *, size_t);
 
@@ -128,9 +129,9 @@ workerd_config_defaults(struct workerd_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	strcpy(c->master, "localhost:7411");
-	strcpy(c->ca, "/etc/r3q/ca.pem");
-	strcpy(c->cert, "/etc/r3q/worker.pem");
-	strcpy(c->key, "/etc/r3q/worker.key");
+	snprintf(c->ca, sizeof(c->ca), "%s", R3Q_CONFDIR "/ca.pem");
+	snprintf(c->cert, sizeof(c->cert), "%s", R3Q_CONFDIR "/worker.pem");
+	snprintf(c->key, sizeof(c->key), "%s", R3Q_CONFDIR "/worker.key");
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->reconnect_max = 30000;
 	c->speed = 1.0;

@@ -1,5 +1,6 @@
 /*
- * The (mu+lambda)-ES with n-sigma self-adaptation (ALGORITHMS.md section 1).
+ * The (mu+lambda)-ES with n-sigma self-adaptation (doc/algorithms.md
+ * section 1).
  *
  * Every random draw is rng_*(seed, generation, index, draw): generation 0
  * draws the initial parents (index = parent), generation g >= 1 draws its

@@ -1,5 +1,5 @@
 /*
- * The (mu+lambda)-ES of the R3Q paper (ALGORITHMS.md section 1), as a pure,
+ * The (mu+lambda)-ES of the R3Q paper (doc/algorithms.md section 1), as a pure,
  * deterministic state machine.  The driver asks for the individuals of the
  * current generation, evaluates them however it likes (in-process, or on
  * workers in any order), sets their fitness, and advances.  The same

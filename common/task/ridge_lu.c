@@ -1,5 +1,5 @@
 /*
- * Kind "ridge-lu": the R3Q paper's workload (ALGORITHMS.md section 1).  The
+ * Kind "ridge-lu": the R3Q paper's workload (doc/algorithms.md section 1).  The
  * fitness is Ridge of the individual; the LU decomposition of a fixed
  * lu x lu matrix follows only to give the task a tunable, real cost.
  *

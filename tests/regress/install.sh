@@ -2,15 +2,23 @@
 # the systemd units, sysusers and tmpfiles where they belong; an installed
 # config is never overwritten; the installed units pass systemd-analyze
 # verify (with ExecStart pointed at the DESTDIR copy of the daemons).
+#
+# Then every path agrees, for the default prefix and for --prefix=/usr
+# --sysconfdir=/etc --localstatedir=/var --runstatedir=/run: the
+# distributed sources are configured and installed into a DESTDIR, and the
+# units' ExecStart (-f), the daemons' compiled defaults (-h and -nv),
+# r3qctl's default socket, the installed sample configurations, the
+# tmpfiles and sysusers files and the man pages (FILES and every other
+# path under r3q) all name sysconfdir/r3q, runstatedir/r3q and
+# localstatedir/lib/r3q.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 R=$T/root
 make -s -C "$top_builddir" install DESTDIR="$R" > "$T/install.log" 2>&1 ||
     fail "make install: $(tail -n 5 "$T/install.log")"
-for f in sbin/masterd sbin/workerd bin/r3qctl etc/r3q/masterd.conf \
-    etc/r3q/workerd.conf share/man/man8/masterd.8 share/man/man8/workerd.8 \
-    share/man/man1/r3qctl.1 share/man/man5/masterd.conf.5 \
-    share/man/man5/workerd.conf.5; do
+for f in sbin/masterd sbin/workerd bin/r3qctl r3q/masterd.conf \
+    r3q/workerd.conf man8/masterd.8 man8/workerd.8 man1/r3qctl.1 \
+    man5/masterd.conf.5 man5/workerd.conf.5; do
 	[ -n "$(find "$R" -path "*/$f" -print -quit)" ] || fail "not installed: $f"
 done
 for f in masterd.service workerd.service sysusers.d/r3q.conf tmpfiles.d/r3q.conf; do
@@ -18,7 +26,7 @@ for f in masterd.service workerd.service sysusers.d/r3q.conf tmpfiles.d/r3q.conf
 done
 ok "make install puts every file in place"
 
-conf=$(find "$R" -path '*/etc/r3q/masterd.conf')
+conf=$(find "$R" -path '*/r3q/masterd.conf')
 echo "policy = wq  # mine" >> "$conf"
 make -s -C "$top_builddir" install DESTDIR="$R" > "$T/install.log" 2>&1 ||
     fail "second make install failed"
@@ -27,16 +35,161 @@ ok "an installed config is never overwritten"
 
 command -v systemd-analyze > /dev/null ||
     fail "systemd-analyze is missing (scripts/check installs systemd)"
-for u in masterd workerd; do
-	unit=$(find "$R" -name "$u.service")
-	bin=$(find "$R" -path "*/sbin/$u")
-	grep -q '^Type=notify$' "$unit" || fail "$u.service is not Type=notify"
-	grep -q "^ExecStart=/.*/$u -f /.*/r3q/$u.conf$" "$unit" ||
-	    fail "$u.service: paths not substituted: $(grep ExecStart "$unit")"
-	sed "s|^ExecStart=[^ ]*|ExecStart=$bin|" "$unit" > "$T/$u.service"
-	systemd-analyze verify --man=no "$T/$u.service" > "$T/verify.out" 2>&1 ||
-	    fail "systemd-analyze verify $u.service: $(cat "$T/verify.out")"
-	[ ! -s "$T/verify.out" ] ||
-	    fail "systemd-analyze verify $u.service warns: $(cat "$T/verify.out")"
-done
+
+# verify_units ROOT: both units of the tree installed in ROOT.
+verify_units() {
+	for u in masterd workerd; do
+		unit=$(find "$1" -name "$u.service")
+		bin=$(find "$1" -path "*/sbin/$u")
+		grep -q '^Type=notify$' "$unit" || fail "$u.service is not Type=notify"
+		grep -q "^ExecStart=/.*/$u -f /.*/r3q/$u.conf$" "$unit" ||
+		    fail "$u.service: paths not substituted: $(grep ExecStart "$unit")"
+		! grep -n '@[a-z]*@' "$unit" > "$T/left" ||
+		    fail "$u.service: left unsubstituted: $(cat "$T/left")"
+		sed "s|^ExecStart=[^ ]*|ExecStart=$bin|" "$unit" > "$T/$u.service"
+		systemd-analyze verify --man=no "$T/$u.service" > "$T/verify.out" 2>&1 ||
+		    fail "systemd-analyze verify $u.service: $(cat "$T/verify.out")"
+		[ ! -s "$T/verify.out" ] ||
+		    fail "systemd-analyze verify $u.service warns: $(cat "$T/verify.out")"
+	done
+}
+verify_units "$R"
 ok "systemd-analyze verify passes on both units"
+
+# A copy of the distributed sources, so that a tree configured in place
+# (./configure in the source directory) does not stop the builds below.
+src=$T/src
+make -s -C "$top_builddir" distdir distdir="$src" top_distdir="$src" \
+    > "$T/distdir.log" 2>&1 || fail "make distdir: $(tail -n 5 "$T/distdir.log")"
+
+# install_tree NAME CONFIGURE-FLAGS...: configure the sources in $T/b-NAME
+# and install the daemons, r3qctl, units, configs and pages into $T/r-NAME.
+install_tree() {
+	b=$T/b-$1 r=$T/r-$1
+	shift
+	mkdir -p "$b"
+	(cd "$b" && "$src/configure" --cache-file="$T/config.cache" "$@") \
+	    > "$b.log" 2>&1 || fail "configure $*: $(tail -n 5 "$b.log")"
+	make -C "$b" -j2 proto/r3q.pb-c.h proto/r3q.pb-c.c >> "$b.log" 2>&1 &&
+	    make -C "$b" -j2 install-exec install-data DESTDIR="$r" \
+	    >> "$b.log" 2>&1 || fail "make install $*: $(tail -n 5 "$b.log")"
+}
+
+# nv_value FILE KEY: the value of KEY in -nv output or a sample config line
+# "#KEY = VALUE", without quotes.
+nv_value() {
+	sed -n "s/^#\{0,1\}$2 = \"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" "$1"
+}
+
+# page_paths PAGE: every absolute path of ours (one with an r3q directory
+# in it) that PAGE names, in macros or literal text; files_paths PAGE: the
+# paths of its FILES section.
+page_paths() {
+	grep -oE '(^|[ :])/[A-Za-z0-9_./@*$-]+' "$1" | sed 's/^[ :]//' |
+	    grep -E '/r3q(/|$)' || true
+}
+files_paths() {
+	sed -n '/^\.Sh FILES/,/^\.Sh /p' "$1" | sed -n 's/^\.It Pa \([^ ]*\).*/\1/p'
+}
+
+# check_tree NAME PREFIX SYSCONFDIR RUNSTATEDIR LOCALSTATEDIR
+check_tree() {
+	r=$T/r-$1 prefix=$2
+	cdir=$3/r3q rdir=$4/r3q sdir=$5/lib/r3q
+	for d in masterd workerd; do
+		unit=$(find "$r" -name "$d.service")
+		[ -n "$unit" ] || fail "$1: $d.service not installed"
+		bin=$r$prefix/sbin/$d
+		[ -x "$bin" ] || fail "$1: $d not installed in $prefix/sbin"
+		want="$prefix/sbin/$d -f $cdir/$d.conf"
+		got=$(sed -n 's/^ExecStart=//p' "$unit")
+		[ "$got" = "$want" ] ||
+		    fail "$1: $d.service runs '$got', want '$want'"
+		got=$("$bin" -h 2>&1 | sed -n 's/.*(default \(.*\))$/\1/p')
+		[ "$got" = "$cdir/$d.conf" ] ||
+		    fail "$1: $d -h says its default file is '$got', the unit says $cdir/$d.conf"
+		# The effective configuration, even if -n finds fault with
+		# files that are not there.
+		"$bin" -nv -f /dev/null > "$T/$1-$d.nv" 2> "$T/$1-$d.err" || true
+		grep -q '^ca = ' "$T/$1-$d.nv" ||
+		    fail "$1: $d -nv printed no configuration: $(cat "$T/$1-$d.err")"
+		sample=$r$cdir/$d.conf
+		[ -f "$sample" ] || fail "$1: no sample config $cdir/$d.conf"
+		! grep -n '@[a-z]*@' "$sample" > "$T/left" ||
+		    fail "$1: $d.conf: left unsubstituted: $(cat "$T/left")"
+		page=$(find "$r" -name "$d.8")
+		cpage=$(find "$r" -name "$d.conf.5")
+		files_paths "$page" > "$T/files"
+		grep -qxF "$cdir/$d.conf" "$T/files" ||
+		    fail "$1: $d(8) FILES lacks $cdir/$d.conf: $(cat "$T/files")"
+		files_paths "$cpage" | grep -qxF "$cdir/$d.conf" ||
+		    fail "$1: $d.conf(5) FILES lacks $cdir/$d.conf"
+		grep -qxF ".Nm $cdir/$d.conf" "$cpage" ||
+		    fail "$1: $d.conf(5) SYNOPSIS does not name $cdir/$d.conf"
+		case $d in
+		masterd)
+			keys="control=$rdir/masterd.sock ca=$cdir/ca.pem
+			    cert=$cdir/master.pem key=$cdir/master.key
+			    journal=$sdir/journal.db" ;;
+		workerd)
+			keys="ca=$cdir/ca.pem cert=$cdir/worker.pem
+			    key=$cdir/worker.key" ;;
+		esac
+		for kv in $keys; do
+			k=${kv%%=*} v=${kv#*=}
+			got=$(nv_value "$T/$1-$d.nv" "$k")
+			[ "$got" = "$v" ] ||
+			    fail "$1: $d's compiled default $k is '$got', want '$v'"
+			got=$(nv_value "$sample" "$k")
+			[ "$got" = "$v" ] ||
+			    fail "$1: sample $d.conf says $k = '$got', the daemon '$v'"
+			grep -qxF "$v" "$T/files" ||
+			    fail "$1: $d(8) FILES lacks the default $k $v"
+		done
+	done
+
+	ctl=$r$prefix/bin/r3qctl
+	got=$("$ctl" -h 2>&1 | sed -n 's/.*\$R3Q_CONTROL, else \(.*\)$/\1/p')
+	[ "$got" = "$rdir/masterd.sock" ] ||
+	    fail "$1: r3qctl's default socket is '$got', masterd's $rdir/masterd.sock"
+	files_paths "$(find "$r" -name r3qctl.1)" | grep -qxF "$rdir/masterd.sock" ||
+	    fail "$1: r3qctl(1) FILES lacks $rdir/masterd.sock"
+
+	# No page names a path of ours outside the three directories.
+	for page in $(find "$r" -name '*.[158]'); do
+		page_paths "$page" | grep -vE "^($cdir|$rdir|$sdir)(/|$)" \
+		    > "$T/stray" || true
+		[ ! -s "$T/stray" ] ||
+		    fail "$1: ${page##*/} names $(tr '\n' ' ' < "$T/stray")outside $cdir, $rdir, $sdir"
+		! grep -n '@[a-z]*@' "$page" > "$T/left" ||
+		    fail "$1: ${page##*/}: left unsubstituted: $(cat "$T/left")"
+	done
+
+	unit=$(find "$r" -name masterd.service)
+	[ "$(sed -n 's/^ReadWritePaths=//p' "$unit")" = "$rdir $sdir" ] ||
+	    fail "$1: masterd.service may write $(grep ReadWritePaths "$unit"), want $rdir $sdir"
+	tmpfiles=$(find "$r" -path '*/tmpfiles.d/r3q.conf')
+	for dir in "$rdir" "$sdir"; do
+		grep -q "^d $dir 0750 r3q r3q -$" "$tmpfiles" ||
+		    fail "$1: tmpfiles.d/r3q.conf does not make $dir: $(cat "$tmpfiles")"
+	done
+	grep -q "^u r3q - \"R3Q daemons\" $sdir$" \
+	    "$(find "$r" -path '*/sysusers.d/r3q.conf')" ||
+	    fail "$1: sysusers.d/r3q.conf: r3q's home is not $sdir"
+	verify_units "$r"
+}
+
+install_tree default
+check_tree default /usr/local /usr/local/etc /usr/local/var/run /usr/local/var
+unit=$(find "$T/r-default" -name masterd.service)
+! grep -qE '^(Runtime|State)Directory=' "$unit" ||
+    fail "default: masterd.service makes directories below /run or /var/lib"
+ok "default prefix: the units, the daemons, r3qctl, the sample configs and the man pages agree on /usr/local/etc/r3q, /usr/local/var/run/r3q, /usr/local/var/lib/r3q"
+
+install_tree etc --prefix=/usr --sysconfdir=/etc --localstatedir=/var \
+    --runstatedir=/run
+check_tree etc /usr /etc /run /var
+unit=$(find "$T/r-etc" -name masterd.service)
+grep -qx 'RuntimeDirectory=r3q' "$unit" && grep -qx 'StateDirectory=r3q' "$unit" ||
+    fail "etc: masterd.service lacks RuntimeDirectory=r3q or StateDirectory=r3q"
+ok "--prefix=/usr --sysconfdir=/etc --localstatedir=/var --runstatedir=/run: everything agrees on /etc/r3q, /run/r3q, /var/lib/r3q"

@@ -3,7 +3,7 @@
 # way round.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
-M=$top_srcdir/man
+M=$top_builddir/man
 if [ -n "${MANDOC:-}" ] || command -v mandoc > /dev/null; then
 	out=$(${MANDOC:-mandoc} -Tlint -Wwarning "$M"/*.[158] 2>&1 || true)
 	[ -z "$out" ] || fail "mandoc -Tlint: $out"

@@ -62,8 +62,8 @@ test_str_vis(void **state)
 	assert_string_equal(str_vis(buf, sizeof(buf), "caf\xc3\xa9"),
 	    "caf\xc3\xa9");		/* UTF-8 stays */
 	/* Truncated on a whole escape, always terminated. */
-	assert_string_equal(str_vis(small, sizeof(small), "abcde\n"),
-	    "abcde");
+	assert_string_equal(str_vis(small, sizeof(small), "abcdef\n"),
+	    "abcdef");
 	assert_string_equal(str_vis(small, sizeof(small), ""), "");
 }
 

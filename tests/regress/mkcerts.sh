@@ -1,0 +1,95 @@
+# scripts/mkcerts is a small CA: a new CA directory is its owner's alone
+# (0700), ca.key and every key are 0600 (a loosened ca.key is put back),
+# --days and --ca-days set the validity, --key-type makes ECDSA P-256 (the
+# default), P-384, RSA or Ed25519 keys, bad values exit 64, a reused CA
+# stays the same and signs keys of another type, --help says where ca.key
+# lives and when to use an existing PKI; and a master and a worker with
+# RSA and with Ed25519 certificates do join over TLS.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+# days FILE: the validity of a certificate, in days.
+days() {
+	nb=$(date -d "$(openssl x509 -in "$1" -noout -startdate | cut -d= -f2)" +%s)
+	na=$(date -d "$(openssl x509 -in "$1" -noout -enddate | cut -d= -f2)" +%s)
+	echo $(((na - nb) / 86400))
+}
+
+# keytype FILE: the first line of a private key's text form.
+keytype() {
+	openssl pkey -in "$1" -noout -text | head -n 1
+}
+
+"$MKCERTS" --help > "$T/help" || fail "mkcerts --help exited $?"
+for w in ca.key "existing PKI" OU=master OU=worker --key-type --ca-days \
+    "mode 0640"; do
+	grep -qF -- "$w" "$T/help" || fail "mkcerts --help does not mention $w"
+done
+! grep -qi throwaway "$T/help" || fail "mkcerts --help calls its CA throwaway"
+ok "mkcerts --help says where ca.key lives and when to use an existing PKI"
+
+D=$T/ca
+"$MKCERTS" "$D" w1 > "$T/out" || fail "mkcerts: $(cat "$T/out")"
+[ "$(stat -c %a "$D")" = 700 ] || fail "new CA directory is mode $(stat -c %a "$D")"
+for f in ca master w1 client; do
+	[ "$(stat -c %a "$D/$f.key")" = 600 ] || fail "$f.key is mode $(stat -c %a "$D/$f.key")"
+	[ "$(stat -c %a "$D/$f.pem")" = 644 ] || fail "$f.pem is mode $(stat -c %a "$D/$f.pem")"
+	keytype "$D/$f.key" | grep -q '(256 bit)' || fail "$f.key: $(keytype "$D/$f.key")"
+done
+openssl x509 -in "$D/w1.pem" -noout -subject | grep -q 'OU *= *worker, CN *= *w1' ||
+    fail "w1.pem: $(openssl x509 -in "$D/w1.pem" -noout -subject)"
+[ "$(days "$D/ca.pem")" = 3650 ] || fail "CA valid $(days "$D/ca.pem") days"
+[ "$(days "$D/w1.pem")" = 825 ] || fail "w1.pem valid $(days "$D/w1.pem") days"
+grep -q "ca.key stays in $D" "$T/out" || fail "mkcerts does not say where ca.key stays"
+ok "defaults: directory 0700, keys 0600, ECDSA P-256, CA 3650 days, leaves 825"
+
+ca=$(openssl x509 -in "$D/ca.pem" -noout -fingerprint)
+chmod 644 "$D/ca.key"
+"$MKCERTS" --key-type ed25519 --days 30 "$D" w2 > "$T/out" 2> "$T/err" ||
+    fail "mkcerts w2: $(cat "$T/out" "$T/err")"
+[ "$(openssl x509 -in "$D/ca.pem" -noout -fingerprint)" = "$ca" ] ||
+    fail "a second run replaced the CA"
+[ "$(stat -c %a "$D/ca.key")" = 600 ] || fail "ca.key left mode $(stat -c %a "$D/ca.key")"
+grep -q 'now mode 0600' "$T/err" || fail "mkcerts did not say it fixed ca.key"
+keytype "$D/w2.key" | grep -q ED25519 || fail "w2.key: $(keytype "$D/w2.key")"
+[ "$(days "$D/w2.pem")" = 30 ] || fail "w2.pem valid $(days "$D/w2.pem") days"
+openssl verify -CAfile "$D/ca.pem" "$D/w2.pem" > /dev/null ||
+    fail "w2.pem does not verify against the reused CA"
+ok "a reused CA stays, its key goes back to 0600, signs an Ed25519 worker for 30 days"
+
+for kt in ec:P-384:'(384 bit)' rsa:'(3072 bit' rsa:2048:'(2048 bit' ed25519:ED25519; do
+	t=${kt%:*} want=${kt##*:}
+	rm -rf "$T/k"
+	"$MKCERTS" --key-type "$t" --days 10 --ca-days 20 "$T/k" w1 > "$T/out" 2>&1 ||
+	    fail "mkcerts --key-type $t: $(cat "$T/out")"
+	for f in ca master w1 client; do
+		keytype "$T/k/$f.key" | grep -qF "$want" ||
+		    fail "--key-type $t: $f.key is $(keytype "$T/k/$f.key")"
+	done
+	[ "$(days "$T/k/ca.pem")" = 20 ] || fail "--ca-days 20: $(days "$T/k/ca.pem") days"
+	[ "$(days "$T/k/w1.pem")" = 10 ] || fail "--days 10: $(days "$T/k/w1.pem") days"
+done
+ok "--key-type ec:P-384, rsa, rsa:2048 and ed25519; --days and --ca-days"
+
+for args in "--key-type dsa" "--key-type rsa:1024" "--days 0" \
+    "--ca-days 10 --days 20" "--ca-days x"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$MKCERTS" $args "$T/bad" w1 > "$T/out" 2>&1 || rc=$?
+	[ "$rc" = 64 ] || fail "mkcerts $args exited $rc: $(cat "$T/out")"
+	[ ! -e "$T/bad" ] || fail "mkcerts $args made $T/bad"
+done
+ok "bad --key-type, --days and --ca-days exit 64 and make nothing"
+
+# The daemons accept what mkcerts makes, whatever the key type.
+for t in rsa ed25519; do
+	rm -rf "$T/certs"
+	"$MKCERTS" --key-type "$t" "$T/certs" "w$t" > /dev/null
+	start_master
+	start_worker "w$t"
+	wait_workers 1
+	kill "$MASTER_PID" 2>/dev/null || true
+	wait "$MASTER_PID" 2>/dev/null || true
+	eval "kill \$WPID_w$t" 2>/dev/null || true
+	mv "$T/masterd.log" "$T/masterd-$t.log"
+done
+ok "a master and a worker with RSA and with Ed25519 certificates join"

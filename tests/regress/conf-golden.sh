@@ -1,8 +1,20 @@
 # Golden configuration tests, as OpenBGPD does them: each tests/conf/X.conf
 # is read by its daemon (masterd-* or workerd-*) with -nv, the effective
 # configuration printed must equal tests/conf/X.ok, and that output must
-# read back to itself.
+# read back to itself.  -n also checks the TLS files a configuration
+# names, which the golden ones do not have here: -nv prints the
+# configuration before that check, so a run that stops there (status 78,
+# a TLS file named on standard error) still shows what was parsed.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
+
+# nv BIN CONF OUT: BIN -nv CONF into OUT; fails unless it parsed.
+nv() {
+	_rc=0
+	"$1" -nv -f "$2" > "$3" 2> "$3.err" || _rc=$?
+	[ "$_rc" -eq 0 ] || { [ "$_rc" -eq 78 ] && [ -s "$3" ] &&
+	    grep -qE '\.(pem|key): ' "$3.err"; } ||
+	    fail "$(basename "$2"): status $_rc: $(cat "$3.err")"
+}
 
 n=0
 for conf in "$top_srcdir"/tests/conf/*.conf; do
@@ -12,11 +24,10 @@ for conf in "$top_srcdir"/tests/conf/*.conf; do
 	workerd-*) bin=$WORKERD ;;
 	*) fail "$conf: name it masterd-* or workerd-*" ;;
 	esac
-	"$bin" -nv -f "$conf" > "$T/$name.out" 2>&1 || fail "$name: $(cat "$T/$name.out")"
+	nv "$bin" "$conf" "$T/$name.out"
 	diff -u "$top_srcdir/tests/conf/$name.ok" "$T/$name.out" > "$T/diff" ||
 	    fail "$name: effective config differs from $name.ok: $(cat "$T/diff")"
-	"$bin" -nv -f "$T/$name.out" > "$T/$name.again" 2>&1 ||
-	    fail "$name: the printed config does not parse: $(cat "$T/$name.again")"
+	nv "$bin" "$T/$name.out" "$T/$name.again"
 	cmp -s "$T/$name.out" "$T/$name.again" || fail "$name: not a fixed point"
 	n=$((n + 1))
 done

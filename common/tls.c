@@ -57,6 +57,13 @@ tls_no_passphrase(char *buf, int size, int rwflag, void *arg)
 	return (-1);
 }
 
+/* An OpenSSL error that is real, not one of libevent's SSL_ERROR_* codes. */
+static int
+tls_real_error(unsigned long e)
+{
+	return (e != 0 && ERR_GET_LIB(e) != 0);
+}
+
 /* A certificate time as "2026-11-21 10:00:00 UTC". */
 static void
 tls_time_str(const ASN1_TIME *t, char *buf, size_t len)
@@ -238,7 +245,7 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 
 	reason[0] = '\0';
 	while ((e = bufferevent_get_openssl_error(bev)) != 0)
-		if (reason[0] == '\0')
+		if (reason[0] == '\0' && tls_real_error(e))
 			ERR_error_string_n(e, reason, sizeof(reason));
 	ssl = bufferevent_openssl_get_ssl(bev);
 	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
@@ -257,6 +264,43 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 		snprintf(buf, len, "timed out");
 	else
 		snprintf(buf, len, "connection closed");
+}
+
+/* The names a certificate is valid for: its DNS and IP SANs, else its CN. */
+static void
+tls_cert_names(X509 *x, char *buf, size_t len)
+{
+	GENERAL_NAMES		*sans;
+	const GENERAL_NAME	*gn;
+	const unsigned char	*p;
+	char			 one[256];
+	size_t			 off = 0;
+	int			 i, n;
+
+	buf[0] = '\0';
+	sans = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	for (i = 0; sans != NULL && i < sk_GENERAL_NAME_num(sans); i++) {
+		gn = sk_GENERAL_NAME_value(sans, i);
+		one[0] = '\0';
+		if (gn->type == GEN_DNS) {
+			p = ASN1_STRING_get0_data(gn->d.dNSName);
+			n = ASN1_STRING_length(gn->d.dNSName);
+			snprintf(one, sizeof(one), "%.*s", n, p);
+		} else if (gn->type == GEN_IPADD) {
+			p = ASN1_STRING_get0_data(gn->d.iPAddress);
+			n = ASN1_STRING_length(gn->d.iPAddress);
+			if (n == 4 || n == 16)
+				inet_ntop(n == 4 ? AF_INET : AF_INET6, p, one,
+				    sizeof(one));
+		}
+		if (one[0] != '\0' && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s",
+			    off > 0 ? ", " : "", one);
+	}
+	GENERAL_NAMES_free(sans);
+	if (buf[0] == '\0' && tls_name_field(X509_get_subject_name(x),
+	    NID_commonName, one, sizeof(one)) == 0)
+		snprintf(buf, len, "%s", one);
 }
 
 /* Did reading a PEM file stop only because nothing more was in it? */
@@ -616,4 +660,128 @@ done:
 	sk_X509_pop_free(chain, X509_free);
 	sk_X509_pop_free(cas, X509_free);
 	return (rc);
+}
+
+/*
+ * Why a client connection failed, in words that say what to fix, and what
+ * kind of failure it was (enum tls_failure): the peer's certificate (not
+ * for the host dialled, from another CA, expired), an alert from the peer
+ * (it refused our certificate), another TLS error, the socket's error, a
+ * time-out or a close.  who names the peer's role ("master"), peer its
+ * "host:port" and host the name or address dialled.
+ */
+int
+tls_explain(struct bufferevent *bev, short what, const char *who,
+    const char *peer, const char *host, char *buf, size_t len)
+{
+	STACK_OF(X509)	*chain;
+	SSL		*ssl;
+	X509		*leaf = NULL;
+	unsigned long	 e, first = 0;
+	char		 names[512], when[64];
+	long		 vr;
+	int		 alert, serr;
+
+	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+		if (first == 0 && tls_real_error(e))
+			first = e;
+	ssl = bufferevent_openssl_get_ssl(bev);
+	/*
+	 * Under TLS 1.3 a server checks our certificate after our side of
+	 * the handshake is done, so we may already have written when its
+	 * alert comes; its close then resets the connection and the write
+	 * fails first.  The alert can still be waiting in the socket: read
+	 * it, as it says why.
+	 */
+	if (first == 0 && ssl != NULL && (what & BEV_EVENT_ERROR)) {
+		ERR_clear_error();
+		if (SSL_read(ssl, names, sizeof(names)) <= 0 &&
+		    tls_real_error(ERR_peek_error()))
+			first = ERR_peek_error();
+		ERR_clear_error();
+	}
+	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
+		/* The handshake stopped before the leaf became the peer's. */
+		if ((chain = SSL_get_peer_cert_chain(ssl)) != NULL &&
+		    sk_X509_num(chain) > 0)
+			leaf = sk_X509_value(chain, 0);
+		names[0] = '\0';
+		if (leaf != NULL)
+			tls_cert_names(leaf, names, sizeof(names));
+		switch (tls_vclass(vr)) {
+		case TLS_V_NAME:
+			snprintf(buf, len, "%s certificate name '%s' does not "
+			    "match %s", who, names, host);
+			return (TLS_FAIL_NAME);
+		case TLS_V_UNTRUSTED:
+			if (leaf != NULL)
+				X509_NAME_oneline(X509_get_issuer_name(leaf),
+				    names, sizeof(names));
+			snprintf(buf, len, "certificate verify failed: unknown "
+			    "CA: the certificate of %s is issued by %s", peer,
+			    leaf != NULL ? names : "a CA we do not trust");
+			return (TLS_FAIL_UNTRUSTED);
+		case TLS_V_EXPIRED:
+		case TLS_V_NOTYET:
+			when[0] = '\0';
+			if (leaf != NULL)
+				tls_time_str(vr == X509_V_ERR_CERT_HAS_EXPIRED ?
+				    X509_get0_notAfter(leaf) :
+				    X509_get0_notBefore(leaf), when,
+				    sizeof(when));
+			snprintf(buf, len, "certificate verify failed: the "
+			    "certificate of %s %s%s%s", peer,
+			    vr == X509_V_ERR_CERT_HAS_EXPIRED ? "has expired" :
+			    "is not valid yet", when[0] ? ": " : "", when);
+			return (TLS_FAIL_VALIDITY);
+		case TLS_V_PURPOSE:
+			snprintf(buf, len, "certificate verify failed: the "
+			    "certificate of %s is not meant for a TLS server",
+			    peer);
+			return (TLS_FAIL_BADCERT);
+		default:
+			snprintf(buf, len, "certificate verify failed: %s: %s",
+			    peer, X509_verify_cert_error_string(vr));
+			return (TLS_FAIL_BADCERT);
+		}
+	}
+	if (first != 0 && ERR_GET_LIB(first) == ERR_LIB_SSL &&
+	    ERR_GET_REASON(first) > SSL_AD_REASON_OFFSET) {
+		alert = ERR_GET_REASON(first) - SSL_AD_REASON_OFFSET;
+		switch (alert) {
+		case SSL_AD_BAD_CERTIFICATE:
+		case SSL_AD_UNSUPPORTED_CERTIFICATE:
+		case SSL_AD_CERTIFICATE_REVOKED:
+		case SSL_AD_CERTIFICATE_UNKNOWN:
+		case SSL_AD_UNKNOWN_CA:
+		case SSL_AD_ACCESS_DENIED:
+		case SSL_AD_CERTIFICATE_REQUIRED:
+			snprintf(buf, len, "the %s rejected our certificate: "
+			    "%s", who, SSL_alert_desc_string_long(alert));
+			return (TLS_FAIL_REJECTED);
+		case SSL_AD_CERTIFICATE_EXPIRED:
+			snprintf(buf, len, "the %s rejected our certificate: "
+			    "%s", who, SSL_alert_desc_string_long(alert));
+			return (TLS_FAIL_VALIDITY);
+		default:
+			snprintf(buf, len, "%s ended the TLS handshake: %s",
+			    peer, SSL_alert_desc_string_long(alert));
+			return (TLS_FAIL_OTHER);
+		}
+	}
+	if (first != 0) {
+		snprintf(buf, len, "TLS error with %s: %s", peer,
+		    ERR_reason_error_string(first) != NULL ?
+		    ERR_reason_error_string(first) : "unknown");
+		return (TLS_FAIL_OTHER);
+	}
+	serr = EVUTIL_SOCKET_ERROR();
+	if ((what & BEV_EVENT_ERROR) && serr != 0)
+		snprintf(buf, len, "%s: %s", peer,
+		    evutil_socket_error_to_string(serr));
+	else if (what & BEV_EVENT_TIMEOUT)
+		snprintf(buf, len, "%s: timed out", peer);
+	else
+		snprintf(buf, len, "%s closed the connection", peer);
+	return (TLS_FAIL_OTHER);
 }

@@ -46,6 +46,8 @@ const struct conf_key workerd_keys[] = {
 	{ "load_profile",	CONF_STRING,	OFF(load_profile), 0, 0,
 	    check_profile },
 	{ "heartbeat",		CONF_DURATION,	OFF(heartbeat),	100, 60000, NULL },
+	{ "retry_permanent",	CONF_BOOL,	OFF(retry_permanent), 0, 1,
+	    NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -166,6 +168,7 @@ static struct event_base	*base;
 static struct workerd_config	 conf;
 static const char		*conffile = WORKERD_CONF;
 static int			 conffile_given;
+static int			 exit_status;
 
 /* Command-line flags override these keys, at start and at every reload. */
 static struct {
@@ -220,6 +223,14 @@ workerd_check_tls(const struct workerd_config *c, const char *user,
 	tc.tc_daemon = "workerd";
 	tc.tc_user = user;
 	return (tls_check_files(&tc, err, errlen));
+}
+
+/* Leave the loop and exit with status: the link cannot go on. */
+void
+workerd_exit(int status)
+{
+	exit_status = status;
+	event_base_loopexit(base, NULL);
 }
 
 /* Fill in what defaults to the machine: CPUs, and the name from the CN. */
@@ -427,5 +438,5 @@ main(int argc, char *argv[])
 	event_free(ev_int);
 	event_free(ev_hup);
 	event_base_free(base);
-	return (0);
+	return (exit_status);
 }

@@ -5,9 +5,9 @@
  * while disconnected wait in the outbox and are sent after the next
  * welcome; the master accepts them if it still wants them.
  *
- * A failure says what to fix.  One that retrying cannot cure (the
- * master's certificate is not for the host dialled or not from our CA, it
- * refuses our certificate or our hello) stops workerd with
+ * A failure says what to fix.  One that retrying cannot cure (the peer is
+ * not a master, its certificate is not for the host dialled or not from
+ * our CA, it refuses our certificate or our hello) stops workerd with
  * status 78 (EX_CONFIG), unless retry_permanent asks to keep trying.
  */
 #include "config.h"
@@ -653,6 +653,33 @@ link_hello(void)
 	link_send(&env);
 }
 
+/*
+ * The TLS handshake is done: the peer's certificate came from our CA and
+ * carries the host dialled, but only OU=master makes it the master; a
+ * worker's certificate would do otherwise.
+ */
+static int
+link_check_master(struct bufferevent *bev)
+{
+	char	 role[32], name[64], why[512];
+
+	if (tls_peer_identity(bufferevent_openssl_get_ssl(bev), role,
+	    sizeof(role), name, sizeof(name)) == -1) {
+		snprintf(why, sizeof(why), "peer at %s has no role (OU) or "
+		    "name (CN) in its certificate", lk.l_peer);
+		link_down(why, "give the master a certificate with OU=master");
+		return (-1);
+	}
+	if (strcmp(role, "master") != 0) {
+		snprintf(why, sizeof(why), "peer at %s is not a master (role "
+		    "'%s', name '%s')", lk.l_peer, role, name);
+		link_down(why, "point 'master' at masterd, and give masterd "
+		    "its own certificate (OU=master)");
+		return (-1);
+	}
+	return (0);
+}
+
 static void
 link_event(struct bufferevent *bev, short what, void *arg)
 {
@@ -662,6 +689,8 @@ link_event(struct bufferevent *bev, short what, void *arg)
 	(void)arg;
 	if (what & BEV_EVENT_CONNECTED) {
 		bufferevent_set_timeouts(bev, NULL, NULL);
+		if (link_check_master(bev) == -1)
+			return;
 		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
 		    &one, sizeof(one));
 		log_debug("TLS up with %s", lk.l_peer);

@@ -3,7 +3,8 @@
 # `-nv` prints the effective configuration, which parses again to itself;
 # unreadable TLS files stop masterd with status 78 and a message naming the
 # file, logged with a priority prefix under systemd and a time stamp with
-# -d; a journal masterd cannot use is named.
+# -d; a journal masterd cannot use is named, and one that another masterd
+# holds is said to be held by it, with its pid.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 # expect_conf DAEMON TEXT PATTERN: -n on TEXT exits 78 saying PATTERN.
@@ -122,7 +123,11 @@ waitfor "grep -q 'listening on' '$T/first.out'" 10 || fail "first masterd did no
 jconf "$T/shared.db" j4
 rc=0
 "$MASTERD" -d -f "$T/j.conf" > "$T/out" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q "journal $T/shared.db: database is locked" "$T/out" ||
-    fail "second masterd on one journal: rc $rc, $(cat "$T/out")"
+[ "$rc" -eq 1 ] || fail "second masterd on one journal: rc $rc, $(cat "$T/out")"
+grep -q "journal $T/shared.db: another masterd (pid $first) holds it" "$T/out" ||
+    fail "second masterd on one journal does not name the holder: $(cat "$T/out")"
+grep -q "database is locked" "$T/out" &&
+    fail "second masterd on one journal says SQLite's words: $(cat "$T/out")"
 kill -0 "$first" || fail "the first masterd died"
 ok "an unusable journal is named and masterd exits 1"
+ok "a journal held by another masterd names that masterd and its pid"

@@ -202,6 +202,17 @@ conf_set(const struct conf_key *keys, void *conf, const char *name,
 		}
 		*(double *)(void *)dst = d;
 		return (0);
+	case CONF_BOOL:
+		if (strcmp(value, "yes") == 0)
+			*(int *)(void *)dst = 1;
+		else if (strcmp(value, "no") == 0)
+			*(int *)(void *)dst = 0;
+		else {
+			snprintf(err, errlen, "%s: '%s' is not yes or no", name,
+			    value);
+			return (-1);
+		}
+		return (0);
 	case CONF_SIZE:
 		if (conf_parse_size(value, &v) == -1 || v < k->min ||
 		    v > k->max) {
@@ -346,6 +357,10 @@ conf_print(FILE *out, const struct conf_key *keys, const void *conf)
 		case CONF_DOUBLE:
 			conf_print_double(out, keys->name,
 			    *(const double *)(const void *)p);
+			break;
+		case CONF_BOOL:
+			fprintf(out, "%s = %s\n", keys->name,
+			    *(const int *)(const void *)p ? "yes" : "no");
 			break;
 		case CONF_SIZE:
 			v = *(const uint64_t *)(const void *)p;

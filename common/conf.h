@@ -20,7 +20,8 @@ enum conf_type {
 	CONF_DURATION,		/* uint64_t milliseconds: 500ms, 10s, 2m, 1h */
 	CONF_SIZE,		/* uint64_t bytes: 512, 64K, 16M, 1G */
 	CONF_HOSTPORT,		/* char[CONF_STRMAX] holding host:port */
-	CONF_DOUBLE		/* double within [min, max] (whole bounds) */
+	CONF_DOUBLE,		/* double within [min, max] (whole bounds) */
+	CONF_BOOL		/* int, 0 or 1, written no or yes */
 };
 
 struct conf_key {

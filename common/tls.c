@@ -1,8 +1,16 @@
 #include "config.h"
 
+#include <sys/types.h>
+#include <sys/wait.h>
+
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -30,6 +38,42 @@ tls_openssl_error(char *err, size_t errlen, const char *what,
 		snprintf(buf, sizeof(buf), "%s", strerror(errno));
 	ERR_clear_error();
 	snprintf(err, errlen, "%s %s: %s", what, path, buf);
+}
+
+/*
+ * A key protected by a passphrase: fail and note it, rather than prompt on
+ * a terminal a daemon has not got.
+ */
+static int
+tls_no_passphrase(char *buf, int size, int rwflag, void *arg)
+{
+	int	*asked = arg;
+
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	if (asked != NULL)
+		*asked = 1;
+	return (-1);
+}
+
+/* An OpenSSL error that is real, not one of libevent's SSL_ERROR_* codes. */
+static int
+tls_real_error(unsigned long e)
+{
+	return (e != 0 && ERR_GET_LIB(e) != 0);
+}
+
+/* A certificate time as "2026-11-21 10:00:00 UTC". */
+static void
+tls_time_str(const ASN1_TIME *t, char *buf, size_t len)
+{
+	struct tm	 tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (t == NULL || ASN1_TIME_to_tm(t, &tm) != 1 ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+		snprintf(buf, len, "an unreadable date");
 }
 
 /* Say plainly when a file is missing, before OpenSSL says it obscurely. */
@@ -71,12 +115,15 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key,
 		tls_openssl_error(err, errlen, "cannot load certificate", cert);
 		goto fail;
 	}
+	SSL_CTX_set_default_passwd_cb(ctx, tls_no_passphrase);
 	if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
 		tls_openssl_error(err, errlen, "cannot load key", key);
 		goto fail;
 	}
 	if (SSL_CTX_check_private_key(ctx) != 1) {
-		tls_openssl_error(err, errlen, "key does not match", cert);
+		ERR_clear_error();
+		snprintf(err, errlen, "%s: does not match certificate %s", key,
+		    cert);
 		goto fail;
 	}
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
@@ -198,7 +245,7 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 
 	reason[0] = '\0';
 	while ((e = bufferevent_get_openssl_error(bev)) != 0)
-		if (reason[0] == '\0')
+		if (reason[0] == '\0' && tls_real_error(e))
 			ERR_error_string_n(e, reason, sizeof(reason));
 	ssl = bufferevent_openssl_get_ssl(bev);
 	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
@@ -217,4 +264,524 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 		snprintf(buf, len, "timed out");
 	else
 		snprintf(buf, len, "connection closed");
+}
+
+/* The names a certificate is valid for: its DNS and IP SANs, else its CN. */
+static void
+tls_cert_names(X509 *x, char *buf, size_t len)
+{
+	GENERAL_NAMES		*sans;
+	const GENERAL_NAME	*gn;
+	const unsigned char	*p;
+	char			 one[256];
+	size_t			 off = 0;
+	int			 i, n;
+
+	buf[0] = '\0';
+	sans = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	for (i = 0; sans != NULL && i < sk_GENERAL_NAME_num(sans); i++) {
+		gn = sk_GENERAL_NAME_value(sans, i);
+		one[0] = '\0';
+		if (gn->type == GEN_DNS) {
+			p = ASN1_STRING_get0_data(gn->d.dNSName);
+			n = ASN1_STRING_length(gn->d.dNSName);
+			snprintf(one, sizeof(one), "%.*s", n, p);
+		} else if (gn->type == GEN_IPADD) {
+			p = ASN1_STRING_get0_data(gn->d.iPAddress);
+			n = ASN1_STRING_length(gn->d.iPAddress);
+			if (n == 4 || n == 16)
+				inet_ntop(n == 4 ? AF_INET : AF_INET6, p, one,
+				    sizeof(one));
+		}
+		if (one[0] != '\0' && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s",
+			    off > 0 ? ", " : "", one);
+	}
+	GENERAL_NAMES_free(sans);
+	if (buf[0] == '\0' && tls_name_field(X509_get_subject_name(x),
+	    NID_commonName, one, sizeof(one)) == 0)
+		snprintf(buf, len, "%s", one);
+}
+
+/* Did reading a PEM file stop only because nothing more was in it? */
+static int
+tls_pem_ended(unsigned long e)
+{
+	return (e == 0 || (ERR_GET_LIB(e) == ERR_LIB_PEM &&
+	    ERR_GET_REASON(e) == PEM_R_NO_START_LINE));
+}
+
+/*
+ * Every certificate in the PEM file path, the first one first; NULL with
+ * "path: what is wrong" in err.
+ */
+static STACK_OF(X509) *
+tls_read_certs(const char *path, const char *what, char *err, size_t errlen)
+{
+	STACK_OF(X509)	*sk;
+	FILE		*f;
+	X509		*x;
+	unsigned long	 e;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (NULL);
+	}
+	if ((sk = sk_X509_new_null()) == NULL) {
+		fclose(f);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return (NULL);
+	}
+	ERR_clear_error();
+	while ((x = PEM_read_X509(f, NULL, tls_no_passphrase, NULL)) != NULL)
+		if (sk_X509_push(sk, x) == 0) {
+			X509_free(x);
+			break;
+		}
+	e = ERR_peek_last_error();
+	ERR_clear_error();
+	fclose(f);
+	if (!tls_pem_ended(e))
+		snprintf(err, errlen, "%s: cannot read the %s: %s", path, what,
+		    ERR_reason_error_string(e) != NULL ?
+		    ERR_reason_error_string(e) : "bad PEM data");
+	else if (sk_X509_num(sk) == 0)
+		snprintf(err, errlen, "%s: no %s in it (PEM, BEGIN "
+		    "CERTIFICATE)", path, what);
+	else
+		return (sk);
+	sk_X509_pop_free(sk, X509_free);
+	return (NULL);
+}
+
+/* The private key in the PEM file path; NULL with a message in err. */
+static EVP_PKEY *
+tls_read_key(const char *path, char *err, size_t errlen)
+{
+	EVP_PKEY	*k;
+	FILE		*f;
+	unsigned long	 e;
+	char		 line[128];
+	int		 asked = 0, haskey = 0;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (NULL);
+	}
+	ERR_clear_error();
+	k = PEM_read_PrivateKey(f, NULL, tls_no_passphrase, &asked);
+	e = ERR_peek_last_error();
+	ERR_clear_error();
+	if (k != NULL) {
+		fclose(f);
+		return (k);
+	}
+	/* OpenSSL 3 calls a certificate an "unsupported" key. */
+	rewind(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "-----BEGIN ", 11) == 0 &&
+		    strstr(line, "PRIVATE KEY-----") != NULL)
+			haskey = 1;
+	fclose(f);
+	if (asked)
+		snprintf(err, errlen, "%s: the key is encrypted; the daemons "
+		    "need it without a passphrase", path);
+	else if (tls_pem_ended(e) || !haskey)
+		snprintf(err, errlen, "%s: no private key in it (PEM)", path);
+	else
+		snprintf(err, errlen, "%s: cannot read the private key: %s",
+		    path, ERR_reason_error_string(e) != NULL ?
+		    ERR_reason_error_string(e) : "bad PEM data");
+	return (NULL);
+}
+
+/*
+ * Can user read every one of paths?  Asked the only faithful way, by
+ * opening them: as root, in a child that takes on the user's uid, gid and
+ * groups, so that modes, ACLs and the search permission of every directory
+ * on the way all count.  Only root, or the user itself, can ask.
+ */
+static int
+tls_check_user(const char *user, const char *const *paths, size_t npaths,
+    char *err, size_t errlen)
+{
+	struct passwd	*pw;
+	pid_t		 pid;
+	ssize_t		 n;
+	size_t		 i;
+	int		 fd[2], res[2], status, f;
+
+	if ((pw = getpwnam(user)) == NULL) {
+		snprintf(err, errlen, "user %s: no such user", user);
+		return (-1);
+	}
+	if (pw->pw_uid == geteuid())
+		return (0);	/* the files were just read as that user */
+	if (geteuid() != 0) {
+		snprintf(err, errlen, "user %s: only root or %s can check "
+		    "what %s can read", user, user, user);
+		return (-1);
+	}
+	if (pipe(fd) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return (-1);
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		return (-1);
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		res[0] = -1;
+		if (initgroups(pw->pw_name, pw->pw_gid) == -1 ||
+		    setgid(pw->pw_gid) == -1 || setuid(pw->pw_uid) == -1) {
+			res[1] = errno;
+			(void)write(fd[1], res, sizeof(res));
+			_exit(1);
+		}
+		for (i = 0; i < npaths; i++) {
+			f = open(paths[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+			if (f == -1) {
+				res[0] = (int)i;
+				res[1] = errno;
+				(void)write(fd[1], res, sizeof(res));
+				_exit(1);
+			}
+			close(f);
+		}
+		_exit(0);
+	}
+	close(fd[1]);
+	while ((n = read(fd[0], res, sizeof(res))) == -1 && errno == EINTR)
+		;
+	close(fd[0]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(res) && res[0] >= 0 &&
+	    (size_t)res[0] < npaths) {
+		snprintf(err, errlen, "%s: user %s cannot read it: %s",
+		    paths[res[0]], user, strerror(res[1]));
+		return (-1);
+	}
+	if (n == (ssize_t)sizeof(res)) {
+		snprintf(err, errlen, "user %s: cannot take on its identity: "
+		    "%s", user, strerror(res[1]));
+		return (-1);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(err, errlen, "user %s: the check of what it can read "
+		    "failed", user);
+		return (-1);
+	}
+	return (0);
+}
+
+/* What kind of trouble a certificate verification error is. */
+enum tls_vclass {
+	TLS_V_UNTRUSTED,	/* no path to a CA we trust */
+	TLS_V_EXPIRED,
+	TLS_V_NOTYET,
+	TLS_V_PURPOSE,		/* not meant for this end of TLS */
+	TLS_V_NAME,		/* not for the host dialled */
+	TLS_V_OTHER
+};
+
+static enum tls_vclass
+tls_vclass(long vr)
+{
+	switch (vr) {
+	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+	case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+	case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+	case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+	case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+	case X509_V_ERR_CERT_UNTRUSTED:
+		return (TLS_V_UNTRUSTED);
+	case X509_V_ERR_CERT_HAS_EXPIRED:
+		return (TLS_V_EXPIRED);
+	case X509_V_ERR_CERT_NOT_YET_VALID:
+		return (TLS_V_NOTYET);
+	case X509_V_ERR_INVALID_PURPOSE:
+		return (TLS_V_PURPOSE);
+	case X509_V_ERR_HOSTNAME_MISMATCH:
+	case X509_V_ERR_IP_ADDRESS_MISMATCH:
+	case X509_V_ERR_EMAIL_MISMATCH:
+		return (TLS_V_NAME);
+	default:
+		return (TLS_V_OTHER);
+	}
+}
+
+/*
+ * Verify the certificate chain (its first certificate the leaf) against
+ * the CA certificates, for a TLS server or client; on failure say which
+ * file is at fault and why.
+ */
+static int
+tls_check_chain(const struct tls_check *tc, STACK_OF(X509) *cas,
+    STACK_OF(X509) *chain, char *err, size_t errlen)
+{
+	X509_STORE	*store;
+	X509_STORE_CTX	*vctx = NULL;
+	X509		*bad;
+	char		 when[64], subj[256];
+	long		 vr;
+	int		 i, rc = -1, depth;
+
+	if ((store = X509_STORE_new()) == NULL ||
+	    (vctx = X509_STORE_CTX_new()) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", tc->tc_cert);
+		goto done;
+	}
+	for (i = 0; i < sk_X509_num(cas); i++)
+		X509_STORE_add_cert(store, sk_X509_value(cas, i));
+	if (X509_STORE_CTX_init(vctx, store, sk_X509_value(chain, 0),
+	    chain) != 1 || X509_STORE_CTX_set_purpose(vctx, tc->tc_server ?
+	    X509_PURPOSE_SSL_SERVER : X509_PURPOSE_SSL_CLIENT) != 1) {
+		snprintf(err, errlen, "%s: cannot set up its verification",
+		    tc->tc_cert);
+		goto done;
+	}
+	if (X509_verify_cert(vctx) == 1) {
+		rc = 0;
+		goto done;
+	}
+	vr = X509_STORE_CTX_get_error(vctx);
+	depth = X509_STORE_CTX_get_error_depth(vctx);
+	if ((bad = X509_STORE_CTX_get_current_cert(vctx)) == NULL)
+		bad = sk_X509_value(chain, 0);
+	X509_NAME_oneline(X509_get_subject_name(bad), subj, sizeof(subj));
+	switch (tls_vclass(vr)) {
+	case TLS_V_UNTRUSTED:
+		X509_NAME_oneline(X509_get_issuer_name(bad), subj,
+		    sizeof(subj));
+		snprintf(err, errlen, "%s: not issued by the CA in %s (its "
+		    "issuer is %s)", tc->tc_cert, tc->tc_ca, subj);
+		break;
+	case TLS_V_EXPIRED:
+		tls_time_str(X509_get0_notAfter(bad), when, sizeof(when));
+		if (depth == 0)
+			snprintf(err, errlen, "%s: expired on %s", tc->tc_cert,
+			    when);
+		else
+			snprintf(err, errlen, "%s: the CA certificate %s "
+			    "expired on %s", tc->tc_ca, subj, when);
+		break;
+	case TLS_V_NOTYET:
+		tls_time_str(X509_get0_notBefore(bad), when, sizeof(when));
+		if (depth == 0)
+			snprintf(err, errlen, "%s: not valid before %s (is "
+			    "the clock right?)", tc->tc_cert, when);
+		else
+			snprintf(err, errlen, "%s: the CA certificate %s is "
+			    "not valid before %s (is the clock right?)",
+			    tc->tc_ca, subj, when);
+		break;
+	case TLS_V_PURPOSE:
+		snprintf(err, errlen, "%s: not meant for a TLS %s (its key "
+		    "usage or extended key usage)", tc->tc_cert,
+		    tc->tc_server ? "server" : "client");
+		break;
+	default:
+		snprintf(err, errlen, "%s: %s%s", depth == 0 ? tc->tc_cert :
+		    tc->tc_ca, depth == 0 ? "" : "the CA certificate: ",
+		    X509_verify_cert_error_string(vr));
+		break;
+	}
+done:
+	X509_STORE_CTX_free(vctx);
+	X509_STORE_free(store);
+	return (rc);
+}
+
+/*
+ * The preflight of a daemon's TLS files, made by -n and at every start and
+ * reload: the CA, the certificate and the key load; the key is the
+ * certificate's; the certificate carries the daemon's role (its OU) and a
+ * name (its CN), was issued by the CA for this end of TLS and is valid
+ * now; and, if tc_user is set, that user can read all three files.
+ * -1 with "file: what is wrong" in err.
+ */
+int
+tls_check_files(const struct tls_check *tc, char *err, size_t errlen)
+{
+	STACK_OF(X509)	*cas = NULL, *chain = NULL;
+	EVP_PKEY	*key = NULL;
+	X509		*leaf;
+	X509_NAME	*subj;
+	const char	*paths[3];
+	char		 role[64], cn[256];
+	int		 rc = -1;
+
+	if ((cas = tls_read_certs(tc->tc_ca, "CA certificate", err,
+	    errlen)) == NULL ||
+	    (chain = tls_read_certs(tc->tc_cert, "certificate", err,
+	    errlen)) == NULL ||
+	    (key = tls_read_key(tc->tc_key, err, errlen)) == NULL)
+		goto done;
+	leaf = sk_X509_value(chain, 0);
+	if (X509_check_private_key(leaf, key) != 1) {
+		ERR_clear_error();
+		snprintf(err, errlen, "%s: does not match certificate %s",
+		    tc->tc_key, tc->tc_cert);
+		goto done;
+	}
+	subj = X509_get_subject_name(leaf);
+	if (tls_name_field(subj, NID_organizationalUnitName, role,
+	    sizeof(role)) == -1) {
+		snprintf(err, errlen, "%s: no role (OU) in its subject, %s "
+		    "needs '%s'", tc->tc_cert, tc->tc_daemon, tc->tc_role);
+		goto done;
+	}
+	if (strcmp(role, tc->tc_role) != 0) {
+		snprintf(err, errlen, "%s: role '%s', %s needs '%s'",
+		    tc->tc_cert, role, tc->tc_daemon, tc->tc_role);
+		goto done;
+	}
+	if (tls_name_field(subj, NID_commonName, cn, sizeof(cn)) == -1) {
+		snprintf(err, errlen, "%s: no name (CN) in its subject",
+		    tc->tc_cert);
+		goto done;
+	}
+	if (tls_check_chain(tc, cas, chain, err, errlen) == -1)
+		goto done;
+	paths[0] = tc->tc_ca;
+	paths[1] = tc->tc_cert;
+	paths[2] = tc->tc_key;
+	if (tc->tc_user != NULL && tls_check_user(tc->tc_user, paths, 3, err,
+	    errlen) == -1)
+		goto done;
+	rc = 0;
+done:
+	EVP_PKEY_free(key);
+	sk_X509_pop_free(chain, X509_free);
+	sk_X509_pop_free(cas, X509_free);
+	return (rc);
+}
+
+/*
+ * Why a client connection failed, in words that say what to fix, and what
+ * kind of failure it was (enum tls_failure): the peer's certificate (not
+ * for the host dialled, from another CA, expired), an alert from the peer
+ * (it refused our certificate), another TLS error, the socket's error, a
+ * time-out or a close.  who names the peer's role ("master"), peer its
+ * "host:port" and host the name or address dialled.
+ */
+int
+tls_explain(struct bufferevent *bev, short what, const char *who,
+    const char *peer, const char *host, char *buf, size_t len)
+{
+	STACK_OF(X509)	*chain;
+	SSL		*ssl;
+	X509		*leaf = NULL;
+	unsigned long	 e, first = 0;
+	char		 names[512], when[64];
+	long		 vr;
+	int		 alert, serr;
+
+	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+		if (first == 0 && tls_real_error(e))
+			first = e;
+	ssl = bufferevent_openssl_get_ssl(bev);
+	/*
+	 * Under TLS 1.3 a server checks our certificate after our side of
+	 * the handshake is done, so we may already have written when its
+	 * alert comes; its close then resets the connection and the write
+	 * fails first.  The alert can still be waiting in the socket: read
+	 * it, as it says why.
+	 */
+	if (first == 0 && ssl != NULL && (what & BEV_EVENT_ERROR)) {
+		ERR_clear_error();
+		if (SSL_read(ssl, names, sizeof(names)) <= 0 &&
+		    tls_real_error(ERR_peek_error()))
+			first = ERR_peek_error();
+		ERR_clear_error();
+	}
+	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
+		/* The handshake stopped before the leaf became the peer's. */
+		if ((chain = SSL_get_peer_cert_chain(ssl)) != NULL &&
+		    sk_X509_num(chain) > 0)
+			leaf = sk_X509_value(chain, 0);
+		names[0] = '\0';
+		if (leaf != NULL)
+			tls_cert_names(leaf, names, sizeof(names));
+		switch (tls_vclass(vr)) {
+		case TLS_V_NAME:
+			snprintf(buf, len, "%s certificate name '%s' does not "
+			    "match %s", who, names, host);
+			return (TLS_FAIL_NAME);
+		case TLS_V_UNTRUSTED:
+			if (leaf != NULL)
+				X509_NAME_oneline(X509_get_issuer_name(leaf),
+				    names, sizeof(names));
+			snprintf(buf, len, "certificate verify failed: unknown "
+			    "CA: the certificate of %s is issued by %s", peer,
+			    leaf != NULL ? names : "a CA we do not trust");
+			return (TLS_FAIL_UNTRUSTED);
+		case TLS_V_EXPIRED:
+		case TLS_V_NOTYET:
+			when[0] = '\0';
+			if (leaf != NULL)
+				tls_time_str(vr == X509_V_ERR_CERT_HAS_EXPIRED ?
+				    X509_get0_notAfter(leaf) :
+				    X509_get0_notBefore(leaf), when,
+				    sizeof(when));
+			snprintf(buf, len, "certificate verify failed: the "
+			    "certificate of %s %s%s%s", peer,
+			    vr == X509_V_ERR_CERT_HAS_EXPIRED ? "has expired" :
+			    "is not valid yet", when[0] ? ": " : "", when);
+			return (TLS_FAIL_VALIDITY);
+		case TLS_V_PURPOSE:
+			snprintf(buf, len, "certificate verify failed: the "
+			    "certificate of %s is not meant for a TLS server",
+			    peer);
+			return (TLS_FAIL_BADCERT);
+		default:
+			snprintf(buf, len, "certificate verify failed: %s: %s",
+			    peer, X509_verify_cert_error_string(vr));
+			return (TLS_FAIL_BADCERT);
+		}
+	}
+	if (first != 0 && ERR_GET_LIB(first) == ERR_LIB_SSL &&
+	    ERR_GET_REASON(first) > SSL_AD_REASON_OFFSET) {
+		alert = ERR_GET_REASON(first) - SSL_AD_REASON_OFFSET;
+		switch (alert) {
+		case SSL_AD_BAD_CERTIFICATE:
+		case SSL_AD_UNSUPPORTED_CERTIFICATE:
+		case SSL_AD_CERTIFICATE_REVOKED:
+		case SSL_AD_CERTIFICATE_UNKNOWN:
+		case SSL_AD_UNKNOWN_CA:
+		case SSL_AD_ACCESS_DENIED:
+		case SSL_AD_CERTIFICATE_REQUIRED:
+			snprintf(buf, len, "the %s rejected our certificate: "
+			    "%s", who, SSL_alert_desc_string_long(alert));
+			return (TLS_FAIL_REJECTED);
+		case SSL_AD_CERTIFICATE_EXPIRED:
+			snprintf(buf, len, "the %s rejected our certificate: "
+			    "%s", who, SSL_alert_desc_string_long(alert));
+			return (TLS_FAIL_VALIDITY);
+		default:
+			snprintf(buf, len, "%s ended the TLS handshake: %s",
+			    peer, SSL_alert_desc_string_long(alert));
+			return (TLS_FAIL_OTHER);
+		}
+	}
+	if (first != 0) {
+		snprintf(buf, len, "TLS error with %s: %s", peer,
+		    ERR_reason_error_string(first) != NULL ?
+		    ERR_reason_error_string(first) : "unknown");
+		return (TLS_FAIL_OTHER);
+	}
+	serr = EVUTIL_SOCKET_ERROR();
+	if ((what & BEV_EVENT_ERROR) && serr != 0)
+		snprintf(buf, len, "%s: %s", peer,
+		    evutil_socket_error_to_string(serr));
+	else if (what & BEV_EVENT_TIMEOUT)
+		snprintf(buf, len, "%s: timed out", peer);
+	else
+		snprintf(buf, len, "%s closed the connection", peer);
+	return (TLS_FAIL_OTHER);
 }

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -642,6 +643,70 @@ journal_free(struct journal *j)
 }
 
 /*
+ * The process that holds a lock on the file at path, from /proc/locks
+ * (Linux); 0 if none is found.  Opening the file to ask F_GETLK would not
+ * do: closing any descriptor of a file drops every lock this process holds
+ * on it, SQLite's included.
+ */
+static long
+journal_lock_holder(const char *path)
+{
+	struct stat	 st;
+	FILE		*f;
+	char		 line[256];
+	unsigned	 maj, min;
+	unsigned long	 ino;
+	long		 pid, holder = 0;
+
+	if (stat(path, &st) == -1 || (f = fopen("/proc/locks", "r")) == NULL)
+		return (0);
+	while (holder == 0 && fgets(line, sizeof line, f) != NULL) {
+		/* "1: POSIX  ADVISORY  WRITE 5640 fe:00:10954097 0 EOF" */
+		if (strstr(line, "->") != NULL || sscanf(line,
+		    "%*d: %*s %*s %*s %ld %x:%x:%lu", &pid, &maj, &min,
+		    &ino) != 4)
+			continue;
+		if (ino == (unsigned long)st.st_ino &&
+		    maj == major(st.st_dev) && min == minor(st.st_dev))
+			holder = pid;
+	}
+	fclose(f);
+	return (holder);
+}
+
+/* The journal is locked: say who holds it, and what to do. */
+static void
+journal_locked(const char *path, char *err, size_t errlen)
+{
+	char	 proc[64], comm[64];
+	FILE	*f;
+	long	 pid;
+
+	comm[0] = '\0';
+	if ((pid = journal_lock_holder(path)) <= 0) {
+		snprintf(err, errlen, "journal %s: another masterd holds it "
+		    "(the file is locked); stop that masterd or give this one "
+		    "its own journal", path);
+		return;
+	}
+	snprintf(proc, sizeof proc, "/proc/%ld/comm", pid);
+	if ((f = fopen(proc, "r")) != NULL) {
+		if (fgets(comm, sizeof comm, f) == NULL)
+			comm[0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	if (comm[0] == '\0' || strcmp(comm, "masterd") == 0)
+		snprintf(err, errlen, "journal %s: another masterd (pid %ld) "
+		    "holds it (the file is locked); stop that masterd or give "
+		    "this one its own journal", path, pid);
+	else
+		snprintf(err, errlen, "journal %s: %s (pid %ld) holds it (the "
+		    "file is locked); a journal belongs to one masterd alone",
+		    path, comm, pid);
+}
+
+/*
  * Open (creating if missing) the journal at path.  On failure return NULL
  * with a message naming the path in err.
  */
@@ -649,6 +714,7 @@ struct journal *
 journal_open(const char *path, char *err, size_t errlen)
 {
 	struct journal	*j;
+	int		 busy;
 
 	if (errlen > 0)
 		err[0] = '\0';
@@ -662,8 +728,12 @@ journal_open(const char *path, char *err, size_t errlen)
 	    journal_connect(j) == -1 ||
 	    journal_schema(j) == -1 ||
 	    journal_prepare(j) == -1) {
+		busy = j->j_db != NULL &&
+		    (sqlite3_errcode(j->j_db) & 0xff) == SQLITE_BUSY;
 		snprintf(err, errlen, "%s", j->j_err);
 		journal_free(j);
+		if (busy)
+			journal_locked(path, err, errlen);
 		return (NULL);
 	}
 	return (j);

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "masterd.h"
 #include "notify.h"
+#include "tls.h"
 #include "util.h"
 
 /* R3Q_CONFDIR and the others come from configure (Makefile.am). */
@@ -219,15 +220,39 @@ static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
-	    "usage: masterd [-dhnv] [-f file]\n"
+	    "usage: masterd [-dhnv] [-f file] [-u user]\n"
 	    "  -d          stay in the foreground and log to stderr\n"
 	    "  -f file     configuration file (default " MASTERD_CONF ")\n"
 	    "  -h, --help  print this help and exit\n"
-	    "  -n          check the configuration and exit (-nv prints it)\n"
+	    "  -n          check the configuration and the TLS files and exit "
+	    "(-nv prints it)\n"
+	    "  -u user     with -n, check that user can read the TLS files\n"
 	    "  -v          more verbose logging (repeatable)\n");
 	if (code == 0 && fflush(stdout) == EOF)
 		code = 1;
 	exit(code);
+}
+
+/*
+ * The TLS files must make a master: they load, the key is the
+ * certificate's, the certificate says OU=master, comes from the CA and is
+ * valid now, and user (if not NULL) can read them.
+ */
+static int
+masterd_check_tls(const struct masterd_config *c, const char *user,
+    char *err, size_t errlen)
+{
+	struct tls_check	 tc;
+
+	memset(&tc, 0, sizeof(tc));
+	tc.tc_ca = c->ca;
+	tc.tc_cert = c->cert;
+	tc.tc_key = c->key;
+	tc.tc_role = "master";
+	tc.tc_daemon = "masterd";
+	tc.tc_server = 1;
+	tc.tc_user = user;
+	return (tls_check_files(&tc, err, errlen));
 }
 
 /*
@@ -245,6 +270,10 @@ masterd_reload(void)
 	masterd_config_defaults(&nc);
 	if (conf_load(conffile, masterd_keys, &nc, conffile_given, err,
 	    sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration", err);
+		goto done;
+	}
+	if (masterd_check_tls(&nc, NULL, err, sizeof(err)) == -1) {
 		log_warnx("reload: %s; keeping the running configuration", err);
 		goto done;
 	}
@@ -323,10 +352,11 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event	*ev_term, *ev_int, *ev_hup;
+	const char	*user = NULL;
 	char		 err[1024];
 	int		 ch, debug = 0, noaction = 0, verbose = 0, given = 0;
 
-	while ((ch = getopt_long(argc, argv, "df:hnv", longopts,
+	while ((ch = getopt_long(argc, argv, "df:hnu:v", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
@@ -339,6 +369,9 @@ main(int argc, char *argv[])
 		case 'n':
 			noaction = 1;
 			break;
+		case 'u':
+			user = optarg;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -348,7 +381,7 @@ main(int argc, char *argv[])
 			usage(64);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (user != NULL && !noaction))
 		usage(64);
 
 	log_init("masterd", 1, LOG_DAEMON);
@@ -364,13 +397,26 @@ main(int argc, char *argv[])
 	strcpy(md->conf.policy, sched_policy_name(md->policy));
 	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
 	if (noaction) {
-		if (verbose)
+		if (verbose) {
 			conf_print(stdout, masterd_keys, &md->conf);
-		else
+			fflush(stdout);
+		}
+		if (masterd_check_tls(&md->conf, user, err, sizeof(err)) == -1) {
+			fprintf(stderr, "%s\n", err);
+			exit(CONF_EX_CONFIG);
+		}
+		if (!verbose && user == NULL && geteuid() == 0)
+			fprintf(stderr, "configuration OK (TLS files read as "
+			    "root; -u r3q checks them as the units' user)\n");
+		else if (!verbose)
 			fprintf(stderr, "configuration OK\n");
 		exit(0);
 	}
 	log_init("masterd", debug, LOG_DAEMON);
+	if (masterd_check_tls(&md->conf, NULL, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		exit(CONF_EX_CONFIG);
+	}
 
 	signal(SIGPIPE, SIG_IGN);
 	if (RAND_bytes((unsigned char *)&md->epoch, sizeof(md->epoch)) != 1 ||

@@ -4,10 +4,18 @@
  * capped exponential backoff when the master goes away.  Results finished
  * while disconnected wait in the outbox and are sent after the next
  * welcome; the master accepts them if it still wants them.
+ *
+ * A failure says what to fix.  One that retrying cannot cure (the peer is
+ * not a master, its certificate is not for the host dialled or not from
+ * our CA, it refuses our certificate or our hello) stops workerd with
+ * status 78 (EX_CONFIG), unless retry_permanent asks to keep trying.
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -31,6 +39,7 @@
 #include "workerd.h"
 
 #define BACKOFF_MIN_MS	100
+#define CONNECT_TIMEOUT	10	/* s, for TCP and for the TLS handshake */
 
 enum link_state {
 	LINK_IDLE,		/* waiting to reconnect */
@@ -50,7 +59,12 @@ static struct {
 	enum link_state			 l_state;
 	char				 l_host[256];
 	char				 l_port[16];
+	char				 l_peer[280];	/* host:port */
 	char				 l_name[64];
+	struct addrinfo			*l_res;		/* the master's */
+	struct addrinfo			*l_ai;		/* next to try */
+	struct event			*l_tcp;		/* connect(2) */
+	int				 l_tcperr;	/* its last errno */
 	uint64_t			 l_backoff;	/* ms */
 	uint64_t			 l_epoch;
 	uint64_t			 l_boot;
@@ -83,7 +97,7 @@ static struct delayedq	 delay_in = TAILQ_HEAD_INITIALIZER(delay_in);
 static struct event	*delay_ev;
 
 static int	link_dispatch(Envelope *);
-static void	link_down(const char *);
+static void	link_down(const char *, const char *);
 
 /* Arm the timer for the earliest frame still waiting. */
 static void
@@ -145,6 +159,7 @@ link_delay_fire(evutil_socket_t fd, short ev, void *arg)
 {
 	struct delayed	*d;
 	uint64_t	 now = mono_ns();
+	int		 rc;
 
 	(void)fd;
 	(void)ev;
@@ -158,10 +173,11 @@ link_delay_fire(evutil_socket_t fd, short ev, void *arg)
 	}
 	while ((d = TAILQ_FIRST(&delay_in)) != NULL && d->d_due <= now) {
 		TAILQ_REMOVE(&delay_in, d, d_entry);
-		if (link_dispatch(d->d_in) == -1) {
+		if ((rc = link_dispatch(d->d_in)) < 0) {
 			frame_free(d->d_in);
 			free(d);
-			link_down("protocol error");
+			if (rc == -1)
+				link_down("protocol error", NULL);
 			return;
 		}
 		frame_free(d->d_in);
@@ -254,28 +270,59 @@ link_retry_later(void)
 		lk.l_backoff = BACKOFF_MIN_MS;
 }
 
-/* The connection is gone: drop held tasks (the master re-queued them). */
+/* Close the connection or the connection attempt, whichever there is. */
 static void
-link_down(const char *why)
+link_close(void)
 {
-	size_t	 n;
-
-	if (lk.l_state == LINK_UP)
-		log_warnx("lost the master %s:%s: %s", lk.l_host, lk.l_port,
-		    why);
-	else
-		log_warnx("cannot reach the master %s:%s: %s", lk.l_host,
-		    lk.l_port, why);
-	notify_status("no master: %s:%s: %s; retrying", lk.l_host,
-	    lk.l_port, why);
 	if (lk.l_bev != NULL) {
 		bufferevent_free(lk.l_bev);
 		lk.l_bev = NULL;
 	}
+	if (lk.l_tcp != NULL) {
+		close(event_get_fd(lk.l_tcp));
+		event_free(lk.l_tcp);
+		lk.l_tcp = NULL;
+	}
+	if (lk.l_res != NULL) {
+		freeaddrinfo(lk.l_res);
+		lk.l_res = NULL;
+		lk.l_ai = NULL;
+	}
 	link_delay_clear();
+}
+
+/*
+ * The connection is gone: drop held tasks (the master re-queued them).
+ * fix, when not NULL, says the failure is permanent and what to do about
+ * it: then workerd exits 78 unless retry_permanent is set.
+ */
+static void
+link_down(const char *why, const char *fix)
+{
+	size_t	 n;
+
+	if (fix != NULL)
+		log_warnx("cannot use the master: %s", why);
+	else if (lk.l_state == LINK_UP)
+		log_warnx("lost the master %s: %s", lk.l_peer, why);
+	else
+		log_warnx("cannot reach the master: %s", why);
+	link_close();
 	if ((n = exec_drop_held()) > 0)
 		log_debug("dropped %zu held tasks", n);
 	lk.l_state = LINK_IDLE;
+	if (fix != NULL) {
+		log_warnx("permanent: retrying cannot cure this; %s", fix);
+		if (!lk.l_conf->retry_permanent) {
+			log_warnx("exiting with status %d (retry_permanent = "
+			    "yes keeps retrying)", CONF_EX_CONFIG);
+			notify_status("stopped: %s", why);
+			workerd_exit(CONF_EX_CONFIG);
+			return;
+		}
+		log_warnx("retrying anyway: retry_permanent = yes");
+	}
+	notify_status("no master: %s; retrying", why);
 	link_retry_later();
 }
 
@@ -487,17 +534,25 @@ link_assign(R3q__Assign *a)
 	exec_assign(&tl, (unsigned)a->n_tasks);
 }
 
-/* One message from the master. */
+/*
+ * One message from the master: 0, or -1 for a protocol error (the caller
+ * drops the link), or -2 when the link is already down.
+ */
 static int
 link_dispatch(Envelope *env)
 {
+	char	 why[1024];
 	size_t	 i;
 
 	if (lk.l_state == LINK_HELLO) {
 		if (env->body_case == R3Q__ENVELOPE__BODY_ERROR) {
-			log_warnx("the master refused us: %s",
-			    env->error->message);
-			return (-1);
+			/* A refused hello is refused again as long as the
+			 * name, the certificate and the version stay. */
+			snprintf(why, sizeof(why), "the master %s refused us: "
+			    "%s", lk.l_peer, env->error->message);
+			link_down(why, "fix what the master names (this "
+			    "worker's name, its certificate or its version)");
+			return (-2);
 		}
 		if (env->body_case != R3Q__ENVELOPE__BODY_WELCOME) {
 			log_warnx("expected welcome, got %s",
@@ -511,11 +566,11 @@ link_dispatch(Envelope *env)
 			    env->welcome->epoch ? " from its journal" : "");
 		lk.l_epoch = env->welcome->epoch;
 		lk.l_boot = env->welcome->boot;
-		log_info("joined master %s:%s as %s (id %u, queue %u)",
-		    lk.l_host, lk.l_port, lk.l_name, env->welcome->worker_id,
+		log_info("joined master %s as %s (id %u, queue %u)",
+		    lk.l_peer, lk.l_name, env->welcome->worker_id,
 		    env->welcome->queue_len);
-		notify_status("joined master %s:%s as %s, %u CPUs", lk.l_host,
-		    lk.l_port, lk.l_name, lk.l_conf->cpus);
+		notify_status("joined master %s as %s, %u CPUs", lk.l_peer,
+		    lk.l_name, lk.l_conf->cpus);
 		link_flush(NULL, 0, NULL, 0);
 		return (0);
 	}
@@ -556,7 +611,7 @@ link_read(struct bufferevent *bev, void *arg)
 		if (rc == 0)
 			break;
 		if (rc == -1) {
-			link_down(err);
+			link_down(err, NULL);
 			return;
 		}
 		if (lk.l_conf->delay > 0) {
@@ -565,10 +620,10 @@ link_read(struct bufferevent *bev, void *arg)
 		}
 		rc = link_dispatch(env);
 		frame_free(env);
-		if (rc == -1) {
-			link_down("protocol error");
+		if (rc == -1)
+			link_down("protocol error", NULL);
+		if (rc < 0)
 			return;
-		}
 	}
 }
 
@@ -600,31 +655,194 @@ link_hello(void)
 	link_send(&env);
 }
 
+/*
+ * The TLS handshake is done: the peer's certificate came from our CA and
+ * carries the host dialled, but only OU=master makes it the master; a
+ * worker's certificate would do otherwise.
+ */
+static int
+link_check_master(struct bufferevent *bev)
+{
+	char	 role[32], name[64], why[512];
+
+	if (tls_peer_identity(bufferevent_openssl_get_ssl(bev), role,
+	    sizeof(role), name, sizeof(name)) == -1) {
+		snprintf(why, sizeof(why), "peer at %s has no role (OU) or "
+		    "name (CN) in its certificate", lk.l_peer);
+		link_down(why, "give the master a certificate with OU=master");
+		return (-1);
+	}
+	if (strcmp(role, "master") != 0) {
+		snprintf(why, sizeof(why), "peer at %s is not a master (role "
+		    "'%s', name '%s')", lk.l_peer, role, name);
+		link_down(why, "point 'master' at masterd, and give masterd "
+		    "its own certificate (OU=master)");
+		return (-1);
+	}
+	return (0);
+}
+
 static void
 link_event(struct bufferevent *bev, short what, void *arg)
 {
-	char	 why[256];
+	char	 why[512], fix[CONF_STRMAX + 128];
 	int	 one = 1;
 
 	(void)arg;
 	if (what & BEV_EVENT_CONNECTED) {
+		bufferevent_set_timeouts(bev, NULL, NULL);
+		if (link_check_master(bev) == -1)
+			return;
 		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
 		    &one, sizeof(one));
-		log_debug("TLS up with %s:%s", lk.l_host, lk.l_port);
+		log_debug("TLS up with %s", lk.l_peer);
 		link_hello();
 		return;
 	}
-	tls_describe_error(bev, what, why, sizeof(why));
-	link_down(why);
+	switch (tls_explain(bev, what, "master", lk.l_peer, lk.l_host, why,
+	    sizeof(why))) {
+	case TLS_FAIL_NAME:
+		snprintf(fix, sizeof(fix), "set 'master' to a name the "
+		    "master's certificate carries, or issue it one for %s",
+		    lk.l_host);
+		break;
+	case TLS_FAIL_UNTRUSTED:
+		snprintf(fix, sizeof(fix), "set 'ca' (now %s) to the CA that "
+		    "issued the master's certificate", lk.l_conf->ca);
+		break;
+	case TLS_FAIL_BADCERT:
+		snprintf(fix, sizeof(fix), "give the master a certificate "
+		    "made for it (OU=master, a TLS server)");
+		break;
+	case TLS_FAIL_REJECTED:
+		snprintf(fix, sizeof(fix), "the master must trust the CA that "
+		    "issued 'cert' (now %s), or 'cert' must come from the "
+		    "master's CA", lk.l_conf->cert);
+		break;
+	case TLS_FAIL_VALIDITY:
+		/* Renewed files (SIGHUP) or a corrected clock cure it. */
+		link_down(why, NULL);
+		return;
+	default:
+		if ((what & BEV_EVENT_EOF) && lk.l_state == LINK_HELLO)
+			snprintf(why, sizeof(why), "the master %s closed the "
+			    "connection before welcoming us", lk.l_peer);
+		else if ((what & BEV_EVENT_TIMEOUT) &&
+		    lk.l_state == LINK_CONNECTING)
+			snprintf(why, sizeof(why), "timed out in the TLS "
+			    "handshake with %s", lk.l_peer);
+		link_down(why, NULL);
+		return;
+	}
+	link_down(why, fix);
+}
+
+/* TCP is up: start TLS over it. */
+static void
+link_tls_start(evutil_socket_t fd)
+{
+	struct timeval	 tv = { CONNECT_TIMEOUT, 0 };
+	SSL		*ssl;
+	char		 err[512];
+
+	if ((ssl = tls_client_ssl(lk.l_ctx, lk.l_host, err,
+	    sizeof(err))) == NULL) {
+		close(fd);
+		link_down(err, NULL);
+		return;
+	}
+	lk.l_bev = bufferevent_openssl_socket_new(lk.l_base, fd, ssl,
+	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
+	    BEV_OPT_DEFER_CALLBACKS);
+	if (lk.l_bev == NULL) {
+		SSL_free(ssl);
+		close(fd);
+		link_down("cannot create a TLS bufferevent", NULL);
+		return;
+	}
+	bufferevent_setcb(lk.l_bev, link_read, NULL, link_event, NULL);
+	bufferevent_set_timeouts(lk.l_bev, &tv, &tv);
+	bufferevent_enable(lk.l_bev, EV_READ | EV_WRITE);
+}
+
+static void	link_tcp_next(void);
+
+/* connect(2) finished, failed or timed out. */
+static void
+link_tcp_done(evutil_socket_t fd, short ev, void *arg)
+{
+	socklen_t	 len = sizeof(int);
+	int		 err = 0;
+
+	(void)arg;
+	event_free(lk.l_tcp);
+	lk.l_tcp = NULL;
+	if (ev & EV_TIMEOUT)
+		err = ETIMEDOUT;
+	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+		err = errno;
+	if (err != 0) {
+		close(fd);
+		lk.l_tcperr = err;
+		link_tcp_next();
+		return;
+	}
+	freeaddrinfo(lk.l_res);
+	lk.l_res = NULL;
+	lk.l_ai = NULL;
+	link_tls_start(fd);
+}
+
+/*
+ * Connect to the master's next address, in the resolver's order; when
+ * none is left, say why the last one failed.
+ */
+static void
+link_tcp_next(void)
+{
+	struct timeval	 tv = { CONNECT_TIMEOUT, 0 };
+	struct addrinfo	*ai;
+	char		 why[512];
+	int		 fd;
+
+	while ((ai = lk.l_ai) != NULL) {
+		lk.l_ai = ai->ai_next;
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd == -1) {
+			lk.l_tcperr = errno;
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
+		    errno == EINPROGRESS) {
+			lk.l_tcp = event_new(lk.l_base, fd, EV_WRITE,
+			    link_tcp_done, NULL);
+			if (lk.l_tcp == NULL)
+				fatalx("event_new");
+			event_add(lk.l_tcp, &tv);
+			return;
+		}
+		lk.l_tcperr = errno;
+		close(fd);
+	}
+	if (lk.l_tcperr == ECONNREFUSED)
+		snprintf(why, sizeof(why), "connection refused by %s",
+		    lk.l_peer);
+	else if (lk.l_tcperr == ETIMEDOUT)
+		snprintf(why, sizeof(why), "timed out connecting to %s",
+		    lk.l_peer);
+	else
+		snprintf(why, sizeof(why), "cannot connect to %s: %s",
+		    lk.l_peer, strerror(lk.l_tcperr));
+	link_down(why, NULL);
 }
 
 /* Resolve the master and start connecting. */
 static void
 link_connect(evutil_socket_t fd, short ev, void *arg)
 {
-	struct addrinfo	 hints, *res;
-	SSL		*ssl;
-	char		 err[512];
+	struct addrinfo	 hints;
+	char		 why[512];
 	int		 rc;
 
 	(void)fd;
@@ -634,37 +852,26 @@ link_connect(evutil_socket_t fd, short ev, void *arg)
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICSERV;
-	if ((rc = getaddrinfo(lk.l_host, lk.l_port, &hints, &res)) != 0) {
-		log_warnx("cannot resolve %s: %s", lk.l_host,
-		    gai_strerror(rc));
-		link_retry_later();
-		return;
-	}
-	if ((ssl = tls_client_ssl(lk.l_ctx, lk.l_host, err,
-	    sizeof(err))) == NULL) {
-		freeaddrinfo(res);
-		log_warnx("%s", err);
-		link_retry_later();
-		return;
-	}
-	lk.l_bev = bufferevent_openssl_socket_new(lk.l_base, -1, ssl,
-	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
-	    BEV_OPT_DEFER_CALLBACKS);
-	if (lk.l_bev == NULL) {
-		freeaddrinfo(res);
-		SSL_free(ssl);
-		log_warnx("cannot create a TLS bufferevent");
-		link_retry_later();
-		return;
-	}
-	bufferevent_setcb(lk.l_bev, link_read, NULL, link_event, NULL);
-	bufferevent_enable(lk.l_bev, EV_READ | EV_WRITE);
 	lk.l_state = LINK_CONNECTING;
-	rc = bufferevent_socket_connect(lk.l_bev, res->ai_addr,
-	    (int)res->ai_addrlen);
-	freeaddrinfo(res);
-	if (rc == -1)
-		link_down("connect failed");
+	if ((rc = getaddrinfo(lk.l_host, lk.l_port, &hints,
+	    &lk.l_res)) != 0) {
+		lk.l_res = NULL;
+		snprintf(why, sizeof(why), "cannot resolve %s: %s", lk.l_host,
+		    gai_strerror(rc));
+		link_down(why, NULL);
+		return;
+	}
+	lk.l_ai = lk.l_res;
+	lk.l_tcperr = ECONNREFUSED;
+	link_tcp_next();
+}
+
+/* "host:port", bracketing an IPv6 address. */
+static void
+link_set_peer(void)
+{
+	snprintf(lk.l_peer, sizeof(lk.l_peer), strchr(lk.l_host, ':') ?
+	    "[%s]:%s" : "%s:%s", lk.l_host, lk.l_port);
 }
 
 /* Set up the link and make the first attempt at once. */
@@ -681,6 +888,7 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	if (conf_split_hostport(conf->master, lk.l_host, sizeof(lk.l_host),
 	    lk.l_port, sizeof(lk.l_port), "7411") == -1)
 		fatalx("master: bad address %s", conf->master);
+	link_set_peer();
 	if ((lk.l_ctx = tls_ctx_new(0, conf->ca, conf->cert, conf->key, err,
 	    sizeof(err))) == NULL)
 		fatalx("%s", err);
@@ -722,11 +930,8 @@ link_reload(const struct workerd_config *nc)
 	log_info("the master is now %s:%s", host, port);
 	strcpy(lk.l_host, host);
 	strcpy(lk.l_port, port);
-	if (lk.l_bev != NULL) {
-		bufferevent_free(lk.l_bev);
-		lk.l_bev = NULL;
-	}
-	link_delay_clear();
+	link_set_peer();
+	link_close();
 	exec_drop_held();
 	lk.l_state = LINK_IDLE;
 	lk.l_backoff = BACKOFF_MIN_MS;
@@ -740,13 +945,11 @@ link_stop(void)
 {
 	struct wtask	*t;
 
-	if (lk.l_bev != NULL)
-		bufferevent_free(lk.l_bev);
+	link_close();
 	while ((t = TAILQ_FIRST(&lk.l_outbox)) != NULL) {
 		TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
 		wtask_free(t);
 	}
-	link_delay_clear();
 	if (batch != NULL)
 		evbuffer_free(batch);
 	event_free(lk.l_heartbeat);

@@ -47,6 +47,8 @@ const struct conf_key workerd_keys[] = {
 	{ "load_profile",	CONF_STRING,	OFF(load_profile), 0, 0,
 	    check_profile },
 	{ "heartbeat",		CONF_DURATION,	OFF(heartbeat),	100, 60000, NULL },
+	{ "retry_permanent",	CONF_BOOL,	OFF(retry_permanent), 0, 1,
+	    NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -147,7 +149,7 @@ usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: workerd [-dhnv] [-c cpus] [-f file] [-m host:port] "
-	    "[-N name]\n"
+	    "[-N name] [-u user]\n"
 	    "               [--delay ms] [--load-profile T:F,...] "
 	    "[--speed S]\n"
 	    "  -c cpus       execution threads (default: online CPUs)\n"
@@ -156,8 +158,10 @@ usage(int code)
 	    "  -h, --help    print this help and exit\n"
 	    "  -m host:port  the master (overrides 'master')\n"
 	    "  -N name       this worker's name (overrides 'name')\n"
-	    "  -n            check the configuration and exit (-nv prints "
-	    "it)\n"
+	    "  -n            check the configuration and the TLS files and "
+	    "exit (-nv prints it)\n"
+	    "  -u user       with -n, check that user can read the TLS "
+	    "files\n"
 	    "  -v            more verbose logging (repeatable)\n"
 	    "  --delay ms    delay every message by 2 x ms (WAN emulation)\n"
 	    "  --load-profile T:F,...  from T seconds on, run at F x speed\n"
@@ -172,6 +176,7 @@ static struct event_base	*base;
 static struct workerd_config	 conf;
 static const char		*conffile = WORKERD_CONF;
 static int			 conffile_given;
+static int			 exit_status;
 
 /* Command-line flags override these keys, at start and at every reload. */
 static struct {
@@ -205,6 +210,35 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 		}
 	}
 	return (0);
+}
+
+/*
+ * The TLS files must make a worker: they load, the key is the
+ * certificate's, the certificate says OU=worker, comes from the CA and is
+ * valid now, and user (if not NULL) can read them.
+ */
+static int
+workerd_check_tls(const struct workerd_config *c, const char *user,
+    char *err, size_t errlen)
+{
+	struct tls_check	 tc;
+
+	memset(&tc, 0, sizeof(tc));
+	tc.tc_ca = c->ca;
+	tc.tc_cert = c->cert;
+	tc.tc_key = c->key;
+	tc.tc_role = "worker";
+	tc.tc_daemon = "workerd";
+	tc.tc_user = user;
+	return (tls_check_files(&tc, err, errlen));
+}
+
+/* Leave the loop and exit with status: the link cannot go on. */
+void
+workerd_exit(int status)
+{
+	exit_status = status;
+	event_base_loopexit(base, NULL);
 }
 
 /* Fill in what defaults to the machine: CPUs, and the name from the CN. */
@@ -245,6 +279,7 @@ workerd_reload(void)
 
 	notify_reloading();
 	if (workerd_load(&nc, err, sizeof(err), &u) == -1 ||
+	    workerd_check_tls(&nc, NULL, err, sizeof(err)) == -1 ||
 	    workerd_finish(&nc, err, sizeof(err)) == -1 ||
 	    load_profile_parse(nc.load_profile, &lp, err, sizeof(err)) == -1) {
 		log_warnx("reload: %s; keeping the running configuration", err);
@@ -295,10 +330,11 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event		*ev_term, *ev_int, *ev_hup;
+	const char		*user = NULL;
 	char			 err[1024];
 	int			 ch, debug = 0, noaction = 0, verbose = 0, u;
 
-	while ((ch = getopt_long(argc, argv, "c:df:hm:N:nv", longopts,
+	while ((ch = getopt_long(argc, argv, "c:df:hm:N:nu:v", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'm':
@@ -329,6 +365,9 @@ main(int argc, char *argv[])
 		case 'n':
 			noaction = 1;
 			break;
+		case 'u':
+			user = optarg;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -338,7 +377,7 @@ main(int argc, char *argv[])
 			usage(64);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (user != NULL && !noaction))
 		usage(64);
 
 	log_init("workerd", 1, LOG_DAEMON);
@@ -348,15 +387,30 @@ main(int argc, char *argv[])
 		exit(u ? 64 : CONF_EX_CONFIG);
 	}
 	if (noaction) {
-		if (verbose)
+		if (verbose) {
 			conf_print(stdout, workerd_keys, &conf);
-		else
+			fflush(stdout);
+		}
+		if (workerd_check_tls(&conf, user, err, sizeof(err)) == -1) {
+			fprintf(stderr, "%s\n", err);
+			exit(CONF_EX_CONFIG);
+		}
+		if (!verbose && user == NULL && geteuid() == 0)
+			fprintf(stderr, "configuration OK (TLS files read as "
+			    "root; -u r3q checks them as the units' user)\n");
+		else if (!verbose)
 			fprintf(stderr, "configuration OK\n");
 		exit(0);
 	}
 	log_init("workerd", debug, LOG_DAEMON);
-	if (workerd_finish(&conf, err, sizeof(err)) == -1)
-		fatalx("%s", err);
+	if (workerd_check_tls(&conf, NULL, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		exit(CONF_EX_CONFIG);
+	}
+	if (workerd_finish(&conf, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		exit(CONF_EX_CONFIG);
+	}
 
 	load_profile_parse(conf.load_profile, &profile, err, sizeof(err));
 	base_speed = conf.speed;
@@ -395,5 +449,5 @@ main(int argc, char *argv[])
 	event_free(ev_int);
 	event_free(ev_hup);
 	event_base_free(base);
-	return (0);
+	return (exit_status);
 }

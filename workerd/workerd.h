@@ -28,6 +28,7 @@ struct workerd_config {
 	uint64_t	 delay;			/* ms, WAN emulation */
 	char		 load_profile[CONF_STRMAX];
 	uint64_t	 heartbeat;		/* ms */
+	int		 retry_permanent;	/* retry what retrying cannot cure */
 };
 
 #define LOAD_MAXPOINTS	64
@@ -45,6 +46,7 @@ double	workerd_speed(void);
 
 extern const struct conf_key workerd_keys[];
 void	workerd_config_defaults(struct workerd_config *);
+void	workerd_exit(int);
 
 /*
  * One task on this worker.  Created by an Assign, owned by the local queue

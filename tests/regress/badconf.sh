@@ -1,8 +1,10 @@
 # Broken configuration files are refused with `file:line: message` and
 # exit status 78 (EX_CONFIG) by `-n` and at start-up, for both daemons;
 # `-nv` prints the effective configuration, which parses again to itself;
-# unreadable TLS files stop masterd with a message naming the file, logged
-# with a priority prefix under systemd and a time stamp with -d.
+# unreadable TLS files stop masterd with status 78 and a message naming the
+# file, logged with a priority prefix under systemd and a time stamp with
+# -d; a journal masterd cannot use is named, and one that another masterd
+# holds is said to be held by it, with its pid.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 # expect_conf DAEMON TEXT PATTERN: -n on TEXT exits 78 saying PATTERN.
@@ -47,9 +49,14 @@ rc=0
 [ "$rc" -eq 78 ] || fail "masterd started on a broken config (rc $rc)"
 ok "masterd refuses to start on a broken config"
 
-# -nv prints a config that parses again to the same config.
+# -nv prints a config that parses again to the same config.  -n checks
+# the TLS files too, so each daemon gets its own.
+mkcerts w1
 for d in "$MASTERD" "$WORKERD"; do
-	printf 'max_frame = 1M\n' > "$T/a.conf"
+	c=master
+	[ "$d" = "$WORKERD" ] && c=w1
+	printf 'max_frame = 1M\nca = %s\ncert = %s\nkey = %s\n' \
+	    "$T/certs/ca.pem" "$T/certs/$c.pem" "$T/certs/$c.key" > "$T/a.conf"
 	"$d" -nv -f "$T/a.conf" > "$T/p1.conf" || fail "$d -nv failed"
 	grep -q '^max_frame = 1M$' "$T/p1.conf" || fail "$d -nv lost max_frame"
 	"$d" -nv -f "$T/p1.conf" > "$T/p2.conf" || fail "$d -nv of its output"
@@ -58,7 +65,6 @@ for d in "$MASTERD" "$WORKERD"; do
 done
 
 # Missing TLS files are named.
-mkcerts w1
 cat > "$T/m.conf" <<EOC
 listen = 127.0.0.1:0
 control = $T/ctl.sock
@@ -68,7 +74,7 @@ key = $T/certs/master.key
 EOC
 rc=0
 "$MASTERD" -d -f "$T/m.conf" > "$T/out" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q "nothere.pem: No such file" "$T/out" ||
+[ "$rc" -eq 78 ] && grep -q "nothere.pem: No such file" "$T/out" ||
     fail "missing certificate: rc $rc, $(cat "$T/out")"
 ok "masterd names a missing certificate file"
 
@@ -78,7 +84,7 @@ grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} masterd: .*nothere\.pem' "$T/out
     fail "-d lines lack time stamps: $(cat "$T/out")"
 rc=0
 JOURNAL_STREAM=8:9 "$MASTERD" -f "$T/m.conf" 2> "$T/journal.out" || rc=$?
-[ "$rc" -eq 1 ] || fail "masterd with a missing certificate exited $rc"
+[ "$rc" -eq 78 ] || fail "masterd with a missing certificate exited $rc"
 grep -qE '^<4>.*nothere\.pem: No such file or directory$' "$T/journal.out" ||
     fail "no priority-prefixed line: $(cat "$T/journal.out")"
 ok "journal lines carry <priority> and no time stamp; -d lines a time stamp"
@@ -117,7 +123,11 @@ waitfor "grep -q 'listening on' '$T/first.out'" 10 || fail "first masterd did no
 jconf "$T/shared.db" j4
 rc=0
 "$MASTERD" -d -f "$T/j.conf" > "$T/out" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q "journal $T/shared.db: database is locked" "$T/out" ||
-    fail "second masterd on one journal: rc $rc, $(cat "$T/out")"
+[ "$rc" -eq 1 ] || fail "second masterd on one journal: rc $rc, $(cat "$T/out")"
+grep -q "journal $T/shared.db: another masterd (pid $first) holds it" "$T/out" ||
+    fail "second masterd on one journal does not name the holder: $(cat "$T/out")"
+grep -q "database is locked" "$T/out" &&
+    fail "second masterd on one journal says SQLite's words: $(cat "$T/out")"
 kill -0 "$first" || fail "the first masterd died"
 ok "an unusable journal is named and masterd exits 1"
+ok "a journal held by another masterd names that masterd and its pid"

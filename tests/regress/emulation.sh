@@ -60,7 +60,7 @@ rc=0
 "$WORKERD" -n -f /dev/null --speed 0 > "$T/out" 2>&1 || rc=$?
 [ "$rc" -ne 0 ] && grep -q "speed: '0' is not a number above 0" "$T/out" ||
     fail "speed 0 was accepted: $(cat "$T/out")"
-"$WORKERD" -nv -f /dev/null --load-profile 0:1,10:0.35 --speed 2.5 \
+"$WORKERD" -nv -f "$T/w1.conf" --load-profile 0:1,10:0.35 --speed 2.5 \
     --delay 30ms > "$T/out" 2>&1 || fail "good emulation options refused"
 grep -q '^load_profile = "0:1,10:0.35"$' "$T/out" && grep -q '^speed = 2.5$' "$T/out" &&
     grep -q '^delay = 30ms$' "$T/out" || fail "-nv lost an option: $(cat "$T/out")"

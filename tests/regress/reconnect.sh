@@ -1,8 +1,8 @@
 # When masterd goes away, workerd keeps trying with capped exponential
 # backoff and rejoins by itself once masterd is back; a job then runs to
 # the --local answer.  workerd refuses a "master" whose certificate does not
-# carry the host it dialled, and masterd drops a peer that connects and
-# says nothing once handshake_timeout has passed.
+# carry the host it dialled, saying so and exiting 78, and masterd drops a
+# peer that connects and says nothing once handshake_timeout has passed.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 ES="--mu 10 --lambda 20 --dim 10 --generations 5 --seed 5"
@@ -48,9 +48,10 @@ start_fake_master w2 ridge-lu
 fake=$FAKE_PID
 fport=$FAKE_PORT
 sed "s/^master = .*/master = 127.0.0.1:$fport/" "$T/w1.conf" > "$T/wf.conf"
-"$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 &
-PIDS="$PIDS $!"
-waitfor "grep -q 'certificate verification failed' '$T/wf.log'" 5 ||
+rc=0
+timeout 10 "$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 || rc=$?
+grep -q "master certificate name 'w2' does not match 127.0.0.1" "$T/wf.log" ||
     fail "workerd accepted a master certificate without its address: $(cat "$T/wf.log")"
 grep -q "joined master" "$T/wf.log" && fail "workerd joined an impostor master"
+[ "$rc" -eq 78 ] || fail "workerd exited $rc after a certificate name mismatch"
 ok "workerd refuses a master certificate not valid for the host it dialled"

@@ -29,6 +29,11 @@
  *	only build the TLS context.  SIGTERM or SIGINT: close all, exit 0;
  *	a refused or closed connection: say which worker, exit 1
  *
+ *   r3q-testpeer issue CA CAKEY OU CN FROM TO OUT
+ *	issue OUT.pem and OUT.key: a certificate with OU and CN signed by
+ *	the CA, valid from FROM to TO seconds from now (negative: in the
+ *	past), for tests of expired and not yet valid certificates
+ *
  * Prints what the other side answered; exits 0 when it behaved as the
  * mode expects, 1 otherwise.
  */
@@ -79,7 +84,9 @@ usage(void)
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
 	    "ca-key\n"
 	    "       r3q-testpeer -a ca -c cert -k key hostile host port "
-	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n");
+	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n"
+
+	    "       r3q-testpeer issue ca ca-key ou cn from to out\n");
 	exit(2);
 }
 
@@ -715,13 +722,15 @@ swarm_ext(X509 *x, X509 *ca, int nid, const char *value)
 }
 
 /*
- * A worker certificate for cn over key, signed by the CA: the subject and
- * the extensions scripts/mkcerts gives a worker (O=R3Q, OU=worker, a
- * client and server leaf), a random serial, valid from an hour ago (some
- * slack for a clock that differs) for a week.
+ * A certificate for role ou and name cn over key, signed by the CA: the
+ * subject and the extensions scripts/mkcerts gives a leaf (O=R3Q, a client
+ * and server leaf), a random serial, valid from `from` to `to` seconds
+ * from now (a swarm's workers: from an hour ago, some slack for a clock
+ * that differs, for a week).
  */
 static X509 *
-swarm_cert(X509 *ca, EVP_PKEY *cakey, EVP_PKEY *key, const char *cn)
+swarm_cert(X509 *ca, EVP_PKEY *cakey, EVP_PKEY *key, const char *ou,
+    const char *cn, long from, long to)
 {
 	X509		*x;
 	X509_NAME	*subj = NULL;
@@ -733,13 +742,13 @@ swarm_cert(X509 *ca, EVP_PKEY *cakey, EVP_PKEY *key, const char *cn)
 	if (X509_set_version(x, X509_VERSION_3) != 1 ||
 	    BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) != 1 ||
 	    BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(x)) == NULL ||
-	    X509_gmtime_adj(X509_getm_notBefore(x), -3600) == NULL ||
-	    X509_gmtime_adj(X509_getm_notAfter(x), 7 * 86400L) == NULL)
+	    X509_gmtime_adj(X509_getm_notBefore(x), from) == NULL ||
+	    X509_gmtime_adj(X509_getm_notAfter(x), to) == NULL)
 		goto fail;
 	if (X509_NAME_add_entry_by_txt(subj, "O", MBSTRING_ASC,
 	    (const unsigned char *)"R3Q", -1, -1, 0) != 1 ||
 	    X509_NAME_add_entry_by_txt(subj, "OU", MBSTRING_ASC,
-	    (const unsigned char *)"worker", -1, -1, 0) != 1 ||
+	    (const unsigned char *)ou, -1, -1, 0) != 1 ||
 	    X509_NAME_add_entry_by_txt(subj, "CN", MBSTRING_ASC,
 	    (const unsigned char *)cn, -1, -1, 0) != 1 ||
 	    X509_set_subject_name(x, subj) != 1 ||
@@ -1128,8 +1137,8 @@ do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
 		}
 		snprintf(sc[joined].sc_name, sizeof(sc[joined].sc_name),
 		    "swarm-%zu", joined + 1);
-		if ((cert = swarm_cert(ca, cakey, key,
-		    sc[joined].sc_name)) == NULL) {
+		if ((cert = swarm_cert(ca, cakey, key, "worker",
+		    sc[joined].sc_name, -3600, 7 * 86400L)) == NULL) {
 			printf("swarm: %s: cannot issue its certificate: %s\n",
 			    sc[joined].sc_name, swarm_ssl_error(err,
 			    sizeof(err)));
@@ -1180,6 +1189,47 @@ out:
 	return (rc);
 }
 
+/*
+ * Issue a certificate for role ou and name cn, valid from `from` to `to`
+ * seconds from now (either may be negative), with a new key: out.pem and
+ * out.key.  For tests of expired and not yet valid certificates, which
+ * openssl(1) of OpenSSL 3.0 cannot make.
+ */
+static int
+do_issue(const char *capath, const char *cakeypath, const char *ou,
+    const char *cn, const char *from, const char *to, const char *out)
+{
+	X509		*ca, *x;
+	EVP_PKEY	*cakey, *key;
+	FILE		*f;
+	char		 path[1024], err[256];
+	int		 fd;
+
+	if (swarm_load_ca(capath, cakeypath, &ca, &cakey) == -1)
+		return (1);
+	if ((key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256")) == NULL ||
+	    (x = swarm_cert(ca, cakey, key, ou, cn, atol(from),
+	    atol(to))) == NULL) {
+		printf("issue: %s\n", swarm_ssl_error(err, sizeof(err)));
+		return (1);
+	}
+	snprintf(path, sizeof(path), "%s.key", out);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
+	    (f = fdopen(fd, "w")) == NULL ||
+	    PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL) != 1 ||
+	    fclose(f) != 0) {
+		perror(path);
+		return (1);
+	}
+	snprintf(path, sizeof(path), "%s.pem", out);
+	if ((f = fopen(path, "w")) == NULL || PEM_write_X509(f, x) != 1 ||
+	    fclose(f) != 0) {
+		perror(path);
+		return (1);
+	}
+	return (0);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -1189,7 +1239,7 @@ main(int argc, char *argv[])
 	int		 ch;
 
 	signal(SIGPIPE, SIG_IGN);
-	while ((ch = getopt(argc, argv, "a:c:k:")) != -1) {
+	while ((ch = getopt(argc, argv, "+a:c:k:")) != -1) {
 		switch (ch) {
 		case 'a':
 			ca = optarg;
@@ -1207,13 +1257,17 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	if (argc < 1 || ((ca == NULL || cert == NULL || key == NULL) &&
-	    strcmp(argv[0], "notify") != 0 && strcmp(argv[0], "relay") != 0))
+	    strcmp(argv[0], "notify") != 0 && strcmp(argv[0], "relay") != 0 &&
+	    strcmp(argv[0], "issue") != 0))
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(argv[0], "notify") == 0 && argc == 3)
 		return (do_notify(argv[1], atoi(argv[2])));
 	if (strcmp(argv[0], "relay") == 0 && argc == 4)
 		return (do_relay(argv[1], argv[2], argv[3]));
+	if (strcmp(argv[0], "issue") == 0 && argc == 8)
+		return (do_issue(argv[1], argv[2], argv[3], argv[4], argv[5],
+		    argv[6], argv[7]));
 	if (strcmp(argv[0], "connect") == 0 && argc == 4) {
 		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
 		    sizeof(err))) == NULL) {

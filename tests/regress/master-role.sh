@@ -1,0 +1,56 @@
+# The master's identity is its certificate's role, not only its CA and
+# name: workerd joins only a peer whose certificate says OU=master.  A fake
+# master presenting a worker's certificate that is valid for the name
+# dialled (CN=localhost, so "localhost" matches) is refused as "not a
+# master (role 'worker')", permanently: workerd exits 78 without sending it
+# a hello.  masterd refuses to start with a worker's certificate, and the
+# real master, with its own, is joined at that same name.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+mkcerts w1 localhost
+
+start_fake_master localhost synth
+sed -e "s/@PORT@/$FAKE_PORT/" > "$T/wf.conf" <<EOC
+master = localhost:@PORT@
+ca = $T/certs/ca.pem
+cert = $T/certs/w1.pem
+key = $T/certs/w1.key
+reconnect_max = 1s
+EOC
+rc=0
+timeout 10 "$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 || rc=$?
+grep -q "joined master" "$T/wf.log" &&
+    fail "workerd joined a worker posing as its master: $(cat "$T/wf.log")"
+grep -qF "peer at localhost:$FAKE_PORT is not a master (role 'worker', name 'localhost')" \
+    "$T/wf.log" || fail "no word of the peer's role: $(cat "$T/wf.log")"
+grep -q "permanent" "$T/wf.log" || fail "not said to be permanent: $(cat "$T/wf.log")"
+[ "$rc" -eq 78 ] || fail "workerd exited $rc, not 78, after a non-master peer"
+wait "$FAKE_PID" 2>/dev/null || true
+grep -q "no hello" "$T/fake.out" || fail "the fake master got a hello: $(cat "$T/fake.out")"
+ok "workerd refuses a worker's certificate as its master and exits 78"
+
+# masterd with a worker's certificate does not start.
+cat > "$T/bad.conf" <<EOC
+listen = 127.0.0.1:0
+control = $T/bad.sock
+journal = none
+ca = $T/certs/ca.pem
+cert = $T/certs/localhost.pem
+key = $T/certs/localhost.key
+EOC
+rc=0
+timeout 10 "$MASTERD" -d -f "$T/bad.conf" > "$T/bad.out" 2>&1 || rc=$?
+[ "$rc" -eq 78 ] && grep -qF "$T/certs/localhost.pem: role 'worker', masterd needs 'master'" \
+    "$T/bad.out" || fail "masterd with a worker's certificate: status $rc: $(cat "$T/bad.out")"
+grep -q "listening on" "$T/bad.out" && fail "masterd listened with a worker's certificate"
+ok "masterd refuses to start with a worker's certificate"
+
+# The real master, at the same name, is joined.
+start_master
+sed -i "s/^master = .*/master = localhost:$PORT/" "$T/wf.conf"
+"$WORKERD" -d -f "$T/wf.conf" > "$T/w1.log" 2>&1 &
+PIDS="$PIDS $!"
+wait_workers 1
+grep -q "joined master localhost:$PORT as w1" "$T/w1.log" ||
+    fail "w1 did not join the real master: $(cat "$T/w1.log")"
+ok "workerd joins the real master (OU=master) at the same name"

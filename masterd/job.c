@@ -557,7 +557,7 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 }
 
 /*
- * The paper's measurements of one generation (ALGORITHMS.md section 1):
+ * The paper's measurements of one generation (doc/algorithms.md 1.6):
  * synchronisation wait runs from the core's t_sync to the last result;
  * communication time is the average, over the workers, of the time before
  * t_sync in which a worker's CPUs were not executing a task; computation

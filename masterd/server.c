@@ -102,7 +102,7 @@ fmt_ms(uint64_t ms, char *buf, size_t len)
 }
 
 /*
- * The core found worker a->wid suspect (doc/algorithms.md section 3): its
+ * The core found worker a->wid suspect (doc/algorithms.md 3.2): its
  * task stood still while a->by did a whole task, or failed where a->by's
  * copy succeeded.  Say so, and keep the evidence for r3qctl workers.  The
  * core has already handed its tasks to other workers.

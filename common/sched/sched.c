@@ -1,6 +1,6 @@
 /*
  * The scheduling core: the master queue, batches, copies of tasks on
- * workers and the policies WQ, RR, RWQ and R3Q of ALGORITHMS.md section 1.
+ * workers and the policies WQ, RR, RWQ and R3Q of doc/algorithms.md section 1.
  *
  * Everything here is a pure function of the calls made so far: no clock,
  * no I/O, no threads, no static state.  Every decision is appended to a
@@ -45,7 +45,7 @@
  *    or from sched_batch_abort(), so cancelled_held + cancelled_running is
  *    the number of SCHED_CANCEL actions.
  *
- * Measurements (struct sched_batch_report, ALGORITHMS.md "Measurements"),
+ * Measurements (struct sched_batch_report, doc/algorithms.md section 1.6),
  * every time the `now` of a public call:
  *  - t_empty is the call during which the batch's queue became empty; if a
  *    lost worker or a failure puts tasks back, the next emptying
@@ -1466,7 +1466,7 @@ sched_detect_idle(struct sched *s, const struct worker *fin, uint64_t begin)
 }
 
 /*
- * Relative suspect detection (ALGORITHMS.md section 3, worker
+ * Relative suspect detection (doc/algorithms.md section 3.2, worker
  * monitoring): worker fin finished a task it began at begin.  Every
  * running copy on another worker whose state (started, half-way) did not
  * change at all during that execution is suspect: it has not done half a

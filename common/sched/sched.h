@@ -1,6 +1,6 @@
 /*
  * The scheduling core: master queue, batches, copies of tasks on workers,
- * and the four policies of the R3Q paper (ALGORITHMS.md section 1).
+ * and the four policies of the R3Q paper (doc/algorithms.md section 1).
  *
  * Pure: no I/O, no clock, no threads.  The caller passes the time in and
  * drains the decisions as actions with sched_next_action().  The core sees
@@ -114,7 +114,7 @@ struct sched_batch_config {
 #define SCHED_VERIFY_MAX	5
 
 /*
- * Relative suspect detection (ALGORITHMS.md section 3) and what follows
+ * Relative suspect detection (doc/algorithms.md section 3.2) and what follows
  * from it.  A running copy is suspect only once its state has stood still
  * for at least grace_ns; a worker suspected more than suspect_limit times
  * within suspect_window_ns gets no new tasks for cooldown_ns (limit 0:

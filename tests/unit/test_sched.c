@@ -2133,7 +2133,7 @@ test_rwq_random_churn(void **state)
 
 
 /*
- * Relative suspect detection in virtual time (ALGORITHMS.md section 3).
+ * Relative suspect detection in virtual time (doc/algorithms.md 3.2).
  * A time-stepped run, 1 ms a step: one-CPU workers under WQ execute tasks
  * of TASK_MS of work at a speed that may change at a given moment; a
  * worker reports the start, the half-way point and the end of each task

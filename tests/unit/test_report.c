@@ -65,8 +65,8 @@ static const struct report_span spans[] = {
 };
 
 static const struct report_mark marks[] = {
-	{ 1, 1, 5, 1350 * MS },
-	{ 0, 2, 9, 2600 * MS },
+	{ 1, 1, 5, 1350 * MS, 1 },
+	{ 0, 2, 9, 2600 * MS, 0 },
 };
 
 #define NSPANS	(sizeof(spans) / sizeof(spans[0]))
@@ -352,6 +352,9 @@ test_escaping(void **state)
 	s = html(&j, 0, UINT32_MAX);
 	assert_non_null(strstr(s, "<td>a&lt;b&amp;&quot;c&quot;</td>"));
 	assert_null(strstr(s, "a<b"));
+	/* Withdrawn copies say how many were replicas. */
+	assert_non_null(strstr(s, "withdrawn while queued</th><td>2 (1 "
+	    "replicas)</td>"));
 	free(s);
 	s = trace(&j);
 	assert_non_null(strstr(s, "\"name\":\"a<b&\\\"c\\\"\""));

@@ -132,7 +132,7 @@ do_hostile(SSL_CTX *ctx, const char *host, const char *port,
 	R3q__Heartbeat	 hb = R3Q__HEARTBEAT__INIT;
 	R3q__Error	 e = R3Q__ERROR__INIT;
 	struct pollfd	 pfd;
-	char		*kinds[1], err[256];
+	char		*kinds[1];
 	unsigned long	 n;
 	uint64_t	 ntasks = 0, next_hb = 0;
 	size_t		 i;
@@ -148,19 +148,8 @@ do_hostile(SSL_CTX *ctx, const char *host, const char *port,
 		n = 10000;
 	if (strcmp(mode, "forge") == 0 && n == 0)
 		n = 200;
-	if ((fd = tcp_connect(host, port)) == -1) {
-		printf("cannot connect\n");
+	if ((fd = tls_dial(ctx, host, port)) == -1)
 		return (1);
-	}
-	if ((ssl = tls_client_ssl(ctx, host, err, sizeof(err))) == NULL) {
-		printf("%s\n", err);
-		return (1);
-	}
-	SSL_set_fd(ssl, fd);
-	if (SSL_connect(ssl) != 1) {
-		printf("handshake failed\n");
-		return (1);
-	}
 	h.protocol = R3Q_PROTOCOL;
 	h.cpus = 1;
 	if (offers) {

@@ -218,6 +218,32 @@ tcp_connect(const char *host, const char *port)
 	return (fd);
 }
 
+/*
+ * Connect to host:port and finish the TLS handshake on ssl; the socket,
+ * or -1 after saying what failed.
+ */
+int
+tls_dial(SSL_CTX *ctx, const char *host, const char *port)
+{
+	char	 err[256];
+	int	 fd;
+
+	if ((fd = tcp_connect(host, port)) == -1) {
+		printf("cannot connect\n");
+		return (-1);
+	}
+	if ((ssl = tls_client_ssl(ctx, host, err, sizeof(err))) == NULL) {
+		printf("%s\n", err);
+		return (-1);
+	}
+	SSL_set_fd(ssl, fd);
+	if (SSL_connect(ssl) != 1) {
+		printf("handshake failed\n");
+		return (-1);
+	}
+	return (fd);
+}
+
 static int
 do_connect(SSL_CTX *ctx, const char *host, const char *port,
     const char *mode)
@@ -226,23 +252,11 @@ do_connect(SSL_CTX *ctx, const char *host, const char *port,
 	R3q__Hello	 h = R3Q__HELLO__INIT;
 	uint8_t		 junk[4096], hdr[FRAME_HDRLEN];
 	static const uint8_t unknown[] = { 0x08, 0x05, 0xf2, 0x06, 0x00 };
-	char		 err[256];
 	size_t		 i;
 	int		 fd;
 
-	if ((fd = tcp_connect(host, port)) == -1) {
-		printf("cannot connect\n");
+	if ((fd = tls_dial(ctx, host, port)) == -1)
 		return (1);
-	}
-	if ((ssl = tls_client_ssl(ctx, host, err, sizeof(err))) == NULL) {
-		printf("%s\n", err);
-		return (1);
-	}
-	SSL_set_fd(ssl, fd);
-	if (SSL_connect(ssl) != 1) {
-		printf("handshake failed\n");
-		return (1);
-	}
 	if (strcmp(mode, "garbage") == 0) {
 		srand(7);
 		for (i = 0; i < sizeof(junk); i++)

@@ -11,6 +11,7 @@ extern SSL	*ssl;		/* the one TLS connection of the mode */
 int		 send_env(Envelope *);
 Envelope	*recv_env(void);
 int		 tcp_connect(const char *, const char *);
+int		 tls_dial(SSL_CTX *, const char *, const char *);
 int		 do_hostile(SSL_CTX *, const char *, const char *, const char *,
 		    const char *);
 

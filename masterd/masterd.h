@@ -230,6 +230,7 @@ struct masterd {
 	struct evconnlistener	*ctl_listener;
 	struct event		*liveness;	/* heartbeat_timeout check */
 	struct event		*tick;		/* the core's deadline */
+	uint64_t		 tick_at;	/* when it is armed for */
 	void			*ssl_ctx;
 	int			 draining;
 	char			 listen_addr[64];	/* as bound */

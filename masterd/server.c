@@ -139,28 +139,43 @@ server_suspect(const struct sched_action *a)
 	    w->w_name, w->w_why, a->count);
 }
 
-/* The core's next deadline (a cool-down's end), on a timer. */
+/*
+ * The core's next deadline (a cool-down's end, its periodic look for
+ * copies that stand still), on a timer.
+ */
 static void
 server_tick(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
 	(void)arg;
+	md->tick_at = UINT64_MAX;
 	sched_tick(md->sched, mono_ns());
 	server_drain();
 }
 
-/* Arm the timer for the core's deadline, if it has one. */
+/*
+ * Arm the timer for the core's deadline, if it has one.  The deadline
+ * mostly stays put from one loop pass to the next (the periodic look is
+ * due every half second or so while tasks are out): re-arm only when it
+ * moved.
+ */
 static void
 server_tick_arm(void)
 {
 	struct timeval	 tv;
 	uint64_t	 when, now;
 
-	if (md->tick == NULL &&
-	    (md->tick = evtimer_new(md->base, server_tick, NULL)) == NULL)
-		fatal("evtimer_new");
-	if ((when = sched_deadline(md->sched)) == UINT64_MAX) {
+	if (md->tick == NULL) {
+		if ((md->tick = evtimer_new(md->base, server_tick,
+		    NULL)) == NULL)
+			fatal("evtimer_new");
+		md->tick_at = UINT64_MAX;
+	}
+	if ((when = sched_deadline(md->sched)) == md->tick_at)
+		return;
+	md->tick_at = when;
+	if (when == UINT64_MAX) {
 		evtimer_del(md->tick);
 		return;
 	}

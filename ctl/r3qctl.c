@@ -190,11 +190,18 @@ ctl_die_signal(void)
 	_exit(128 + signo);
 }
 
-/* Wait until the control socket is readable, letting signals in. */
+/*
+ * Wait until the control socket is readable, letting signals in.  When
+ * ppoll finds the socket ready at once, Linux puts the old mask back
+ * before a signal that came meanwhile is delivered: it would stay pending
+ * behind the mask for as long as data keeps arriving.  So the mask is
+ * opened once more after each wait, which delivers it.
+ */
 static void
 ctl_poll(void)
 {
 	struct pollfd	 pfd;
+	sigset_t	 blocked;
 
 	pfd.fd = ctl_fd;
 	pfd.events = POLLIN;
@@ -205,6 +212,10 @@ ctl_poll(void)
 		if (ctl_nsig > 0 && ctl_onsignal != NULL)
 			ctl_onsignal();
 	}
+	if (sigprocmask(SIG_SETMASK, &ctl_waitmask, &blocked) == 0)
+		sigprocmask(SIG_SETMASK, &blocked, NULL);
+	if (ctl_nsig > 0 && ctl_onsignal != NULL)
+		ctl_onsignal();
 }
 
 /* Write all of buf. */

@@ -18,7 +18,7 @@
 #define FRAME_VERSION		1
 #define FRAME_HDRLEN		8
 #define FRAME_MAX_DEFAULT	(16u << 20)
-#define R3Q_PROTOCOL		2	/* 2: tasks carry a tag */
+#define R3Q_PROTOCOL		3	/* 2: tasks carry a tag; 3: opaque payloads */
 
 typedef R3q__Envelope	Envelope;	/* generated names are long */
 

@@ -23,6 +23,8 @@ struct journal;
  */
 struct journal_job {
 	uint64_t	 id;
+	char		 driver[16];	/* "es", "batch"; version 1 rows
+					   load as "es" */
 	const void	*params;	/* opaque blob (packed protobuf) */
 	size_t		 paramslen;
 	char		 state[16];	/* "running", "done", ... */
@@ -35,12 +37,46 @@ struct journal_job {
 	size_t		 extralen;
 };
 
-/* One accepted result; the fitness round-trips bit-exactly. */
+/*
+ * One task's end: an accepted output, or a failure.  The output is opaque
+ * (the es driver's: an 8-byte fitness, common/es/payload.h); a version 1
+ * journal's fitness loads as that encoding.  On load, output and error
+ * point into the journal, valid during the callback only.
+ */
 struct journal_result {
 	uint64_t	 job;
-	uint32_t	 gen;
-	uint32_t	 idx;		/* individual in the generation */
-	double		 fitness;
+	uint32_t	 gen;		/* es: generation; batch: its batch */
+	uint32_t	 idx;		/* task in it */
+	uint32_t	 status;	/* 0: ok; else enum task_status */
+	uint64_t	 seq;		/* batch: its delivery number; es: 0 */
+	const void	*output;
+	size_t		 outlen;
+	const char	*error;		/* failures; NULL or "" otherwise */
+};
+
+/*
+ * A batch job's task, kept until the job is pruned so that masterd can
+ * send it again after a restart.  On load, kind and payload point into the
+ * journal, valid during the callback only.
+ */
+struct journal_task {
+	uint64_t	 job;
+	uint32_t	 gen;		/* batch, numbered by masterd from 0 */
+	uint32_t	 idx;		/* in the batch, from 0 */
+	uint64_t	 key;		/* the client's */
+	int32_t		 priority;
+	uint32_t	 copies;
+	const void	*payload;
+	size_t		 len;
+};
+
+/* A batch job's batch.  On load, kind points into the journal. */
+struct journal_batch {
+	uint64_t	 job;
+	uint32_t	 gen;		/* masterd's number, from 0 */
+	uint64_t	 client;	/* the client's number for it */
+	const char	*kind;
+	uint32_t	 closed;	/* 0/1 */
 };
 
 /* One task execution, for Gantt charts. */
@@ -72,6 +108,10 @@ int		 journal_job_delete(struct journal *, uint64_t);
 int		 journal_result_add(struct journal *,
 		    const struct journal_result *);
 int		 journal_results_drop(struct journal *, uint64_t);
+int		 journal_task_add(struct journal *,
+		    const struct journal_task *);
+int		 journal_batch_put(struct journal *,
+		    const struct journal_batch *);
 int		 journal_gen_put(struct journal *, uint64_t, uint32_t,
 		    const void *, size_t);
 int		 journal_span_add(struct journal *,
@@ -84,6 +124,10 @@ int		 journal_load_jobs(struct journal *,
 		    int (*)(void *, const struct journal_job *), void *);
 int		 journal_load_results(struct journal *, uint64_t,
 		    int (*)(void *, const struct journal_result *), void *);
+int		 journal_load_tasks(struct journal *, uint64_t,
+		    int (*)(void *, const struct journal_task *), void *);
+int		 journal_load_batches(struct journal *, uint64_t,
+		    int (*)(void *, const struct journal_batch *), void *);
 int		 journal_load_gens(struct journal *, uint64_t,
 		    int (*)(void *, uint32_t, const void *, size_t), void *);
 int		 journal_load_spans(struct journal *, uint64_t,

@@ -103,7 +103,8 @@ struct sched_estimate {
 struct sched_batch_config {
 	enum sched_policy	 policy;
 	unsigned		 queue_factor;	/* RWQ/R3Q: held per CPU */
-	unsigned		 kind;		/* task kind index, < 32 */
+	uint32_t		 kind;		/* task kind: any number the
+						   caller interned a name as */
 	unsigned		 max_attempts;	/* failures before giving up */
 	unsigned		 max_kills;	/* lost workers before giving up */
 	unsigned		 verify;	/* 0, 1: the first result wins;
@@ -112,6 +113,22 @@ struct sched_batch_config {
 };
 
 #define SCHED_VERIFY_MAX	5
+
+/*
+ * One task of sched_batch_add().  Priority: lower runs first, across every
+ * batch a worker could take from; equal priorities run in the order they
+ * were added (so sched_submit()'s tasks, all priority 0, run FIFO and
+ * batch after batch).  Copies: seed 002's multiplicity, that many copies
+ * at once on distinct machines, the first result wins and the others are
+ * cancelled.
+ */
+struct sched_task {
+	uint64_t	 id;
+	int32_t		 priority;
+	uint32_t	 copies;	/* 0, 1: one; at most SCHED_COPIES_MAX */
+};
+
+#define SCHED_COPIES_MAX	16
 
 /*
  * Relative suspect detection (doc/algorithms.md section 3.2) and what follows
@@ -184,9 +201,18 @@ int		 sched_worker_join(struct sched *, uint32_t, uint32_t,
 int		 sched_worker_join_node(struct sched *, uint32_t, uint64_t,
 		    uint32_t, uint32_t, uint64_t);
 void		 sched_worker_lost(struct sched *, uint32_t, uint64_t);
+int		 sched_worker_join_kinds(struct sched *, uint32_t, uint64_t,
+		    uint32_t, const uint32_t *, size_t, uint64_t);
+size_t		 sched_kind_workers(const struct sched *, uint32_t);
 int		 sched_submit(struct sched *, uint64_t,
 		    const struct sched_batch_config *, const uint64_t *, size_t,
 		    uint64_t);
+int		 sched_batch_open(struct sched *, uint64_t,
+		    const struct sched_batch_config *, uint64_t);
+int		 sched_batch_add(struct sched *, uint64_t,
+		    const struct sched_task *, size_t, uint64_t);
+int		 sched_batch_close(struct sched *, uint64_t, uint64_t);
+int		 sched_task_cancel(struct sched *, uint64_t, uint64_t);
 void		 sched_batch_abort(struct sched *, uint64_t, uint64_t);
 void		 sched_set_fault(struct sched *,
 		    const struct sched_fault_config *);

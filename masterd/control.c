@@ -11,6 +11,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,35 @@ control_refuse(struct session *s, uint64_t reqid, const char *fmt, ...)
 	va_end(ap);
 	log_debug("%s (%s): refused: %s", s->s_addr, s->s_name, msg);
 	session_send_error(s, reqid, msg);
+}
+
+/*
+ * May client s see and act on job j?  The control socket's clients may
+ * (root or the r3q group: the socket's mode guards it); a TLS client only
+ * on its own jobs.
+ */
+static int
+control_may(const struct session *s, const struct job *j)
+{
+	return (s->s_admin || strcmp(s->s_owner, j->j_owner) == 0);
+}
+
+/* The job a request names, if s may see it; else refuse (NULL). */
+static struct job *
+control_job(struct session *s, uint64_t reqid, uint64_t id)
+{
+	struct job	*j;
+
+	if ((j = job_find(id)) == NULL || !control_may(s, j)) {
+		if (j != NULL)
+			log_warnx("client %s (%s) asked for job %llu of %s: "
+			    "refused", s->s_owner, s->s_addr,
+			    (unsigned long long)id, j->j_owner);
+		control_refuse(s, reqid, "no such job %llu",
+		    (unsigned long long)id);
+		return (NULL);
+	}
+	return (j);
 }
 
 /* Send a job's whole state. */
@@ -115,10 +145,13 @@ control_list_jobs(struct session *s, uint64_t reqid)
 	ptrs = xcalloc(n + 1, sizeof(*ptrs));
 	i = 0;
 	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		if (!control_may(s, j))
+			continue;
 		job_info(j, &infos[i], 0);
 		ptrs[i] = &infos[i];
 		i++;
 	}
+	n = i;
 	list.n_jobs = n;
 	list.jobs = ptrs;
 	env.id = reqid;
@@ -174,18 +207,19 @@ control_list_workers(struct session *s, uint64_t reqid)
 	Envelope		  env = R3Q__ENVELOPE__INIT;
 	R3q__WorkerList		  list = R3Q__WORKER_LIST__INIT;
 	R3q__WorkerInfo		 *infos, **ptrs;
-	const struct task_kind	 *kinds;
 	struct sched_estimate	  est;
 	struct worker		 *w;
 	char			**names, (*whys)[384];
-	size_t			  nk, k, n = 0;
+	size_t			  nk = 0, k, n = 0, off = 0;
 	uint32_t		  i;
 
-	kinds = task_kind_list(&nk);
+	for (i = 0; i < md->maxworkers; i++)
+		if (md->workers[i] != NULL)
+			nk += md->workers[i]->w_nkinds;
 	infos = xcalloc(md->nworkers + 1, sizeof(*infos));
 	whys = xcalloc(md->nworkers + 1, sizeof(*whys));
 	ptrs = xcalloc(md->nworkers + 1, sizeof(*ptrs));
-	names = xcalloc((md->nworkers + 1) * (nk + 1), sizeof(*names));
+	names = xcalloc(nk + 1, sizeof(*names));
 	for (i = 0; i < md->maxworkers; i++) {
 		if ((w = md->workers[i]) == NULL)
 			continue;
@@ -194,11 +228,11 @@ control_list_workers(struct session *s, uint64_t reqid)
 		infos[n].name = w->w_name;
 		infos[n].address = w->w_session->s_addr;
 		infos[n].cpus = w->w_cpus;
-		infos[n].kinds = names + n * (nk + 1);
-		for (k = 0; k < nk; k++)
-			if (w->w_kinds & (1u << kinds[k].index))
-				infos[n].kinds[infos[n].n_kinds++] =
-				    (char *)(uintptr_t)kinds[k].name;
+		infos[n].kinds = names + off;
+		for (k = 0; k < w->w_nkinds; k++)
+			names[off++] = (char *)(uintptr_t)kind_name(
+			    w->w_kinds[k]);
+		infos[n].n_kinds = w->w_nkinds;
 		sched_worker_load(md->sched, w->w_id, &infos[n].held,
 		    &infos[n].running);
 		if (sched_worker_estimate(md->sched, w->w_id, &est) == 0) {
@@ -266,22 +300,21 @@ control_dispatch(struct session *s, Envelope *env)
 			control_refuse(s, env->id, "submit without parameters");
 			break;
 		}
-		if ((j = job_submit(env->submit_es->params, err,
+		if ((j = job_es_submit(env->submit_es->params, err,
 		    sizeof(err))) == NULL) {
 			control_refuse(s, env->id, "%s", err);
 			break;
 		}
+		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
+		job_journal_put(j);
 		log_info("job %llu submitted by %s (%s)",
-		    (unsigned long long)j->j_id, s->s_name, s->s_addr);
+		    (unsigned long long)j->j_id, s->s_owner, s->s_addr);
 		control_send_info(s, env->id, j);
 		server_drain();
 		break;
 	case R3Q__ENVELOPE__BODY_JOB_QUERY:
-		if ((j = job_find(env->job_query->job)) == NULL) {
-			control_refuse(s, env->id, "no such job %llu",
-			    (unsigned long long)env->job_query->job);
+		if ((j = control_job(s, env->id, env->job_query->job)) == NULL)
 			break;
-		}
 		if (!env->job_query->watch) {
 			control_send_info(s, env->id, j);
 			break;
@@ -302,11 +335,8 @@ control_dispatch(struct session *s, Envelope *env)
 		control_list_workers(s, env->id);
 		break;
 	case R3Q__ENVELOPE__BODY_CANCEL_JOB:
-		if ((j = job_find(env->cancel_job->job)) == NULL) {
-			control_refuse(s, env->id, "no such job %llu",
-			    (unsigned long long)env->cancel_job->job);
+		if ((j = control_job(s, env->id, env->cancel_job->job)) == NULL)
 			break;
-		}
 		if (j->j_state != JOB_RUNNING) {
 			control_refuse(s, env->id, "job %llu has already "
 			    "ended (%s)", (unsigned long long)j->j_id,
@@ -320,12 +350,19 @@ control_dispatch(struct session *s, Envelope *env)
 		server_drain();
 		break;
 	case R3Q__ENVELOPE__BODY_JOB_TRACE_REQUEST:
-		if ((j = job_find(env->job_trace_request->job)) == NULL) {
-			control_refuse(s, env->id, "no such job %llu",
-			    (unsigned long long)env->job_trace_request->job);
+		if ((j = control_job(s, env->id,
+		    env->job_trace_request->job)) == NULL)
 			break;
-		}
 		control_send_trace(s, env->id, j);
+		break;
+	case R3Q__ENVELOPE__BODY_OPEN_JOB:
+	case R3Q__ENVELOPE__BODY_SUBMIT_TASKS:
+	case R3Q__ENVELOPE__BODY_CLOSE_BATCH:
+	case R3Q__ENVELOPE__BODY_CANCEL_TASKS:
+	case R3Q__ENVELOPE__BODY_ACK_RESULTS:
+	case R3Q__ENVELOPE__BODY_ATTACH_JOB:
+	case R3Q__ENVELOPE__BODY_CLOSE_JOB:
+		job_batch_dispatch(s, env);
 		break;
 	default:
 		session_error(s, env->id, "unexpected %s message from a "
@@ -340,6 +377,10 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct bufferevent	*bev;
+	struct session		*s;
+	struct ucred		 uc;
+	struct passwd		*pw;
+	socklen_t		 len = sizeof(uc);
 
 	(void)l;
 	(void)sa;
@@ -352,7 +393,20 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 		evutil_closesocket(fd);
 		return;
 	}
-	session_new(bev, "control", 0);
+	s = session_new(bev, "control", 0);
+	/* Whoever could connect may see every job: the socket's mode. */
+	s->s_admin = 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == 0) {
+		if ((pw = getpwuid(uc.uid)) != NULL)
+			snprintf(s->s_owner, sizeof(s->s_owner), "%s",
+			    pw->pw_name);
+		else
+			snprintf(s->s_owner, sizeof(s->s_owner), "uid:%u",
+			    (unsigned)uc.uid);
+		snprintf(s->s_addr, sizeof(s->s_addr), "control, pid %d",
+		    (int)uc.pid);
+	} else
+		snprintf(s->s_owner, sizeof(s->s_owner), "control");
 }
 
 /*

@@ -1,7 +1,9 @@
 /*
- * The es job driver: each generation of the (mu+lambda)-ES is one batch of
- * ridge-lu tasks submitted to the core; when the core says the batch is
- * done, the ES selects and the next generation is submitted.
+ * The generic job layer: the job list, a job's batches and the ranges of
+ * task ids that find a task's batch and index, the executions (spans) and
+ * the paper's measurements of each batch, the rosters, the journal rows,
+ * and what clients read (JobInfo, JobTrace).  What a job computes is its
+ * driver's business (struct job_driver): job_es.c, job_batch.c.
  */
 #include "config.h"
 
@@ -13,7 +15,6 @@
 
 #include <event2/event.h>
 
-#include "es/es.h"
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
@@ -21,16 +22,12 @@
 #include "util.h"
 
 #define JOBS_KEEP	1000	/* finished jobs remembered */
-#define LU_MAX		20000
 #define TRACE_MAX	1000000	/* executions kept in memory per job */
+#define KINDS_MAX	65536	/* distinct kind names interned */
 
-static void	job_start_batch(struct job *, uint64_t, const uint8_t *);
-static void	job_gen_done(struct job *, const struct sched_batch_report *);
-static void	job_journal_put(struct job *);
-static void	job_set_params(struct job *, const R3q__EsParams *,
-		    enum sched_policy, unsigned);
-static void	job_roster_free(struct job *);
 static void	job_trace_free(struct job *);
+static void	job_roster_free(struct job *);
+static void	job_batch_free(struct job_batch *);
 
 const char *
 job_state_name(enum job_state st)
@@ -48,6 +45,62 @@ job_state_name(enum job_state st)
 	return ("?");
 }
 
+/*
+ * Kinds are names interned at run time: a worker advertises any names, a
+ * client asks for any; the core sees their numbers.  There is no cap but
+ * KINDS_MAX, which only a hostile peer reaches.
+ */
+int
+kind_find(const char *name, uint32_t *id)
+{
+	uint32_t	 i;
+
+	for (i = 0; i < md->nkinds; i++)
+		if (strcmp(md->kinds[i], name) == 0) {
+			*id = i;
+			return (0);
+		}
+	return (-1);
+}
+
+/* Is name a kind's name: 1 to KIND_NAME_MAX printable characters? */
+int
+kind_check(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; name[i] != '\0'; i++)
+		if (i >= KIND_NAME_MAX || name[i] <= ' ' || name[i] > '~')
+			return (-1);
+	return (i > 0 ? 0 : -1);
+}
+
+/* The number of kind name, interned if new; UINT32_MAX if full. */
+uint32_t
+kind_intern(const char *name)
+{
+	uint32_t	 id;
+
+	if (kind_find(name, &id) == 0)
+		return (id);
+	if (md->nkinds >= KINDS_MAX)
+		return (UINT32_MAX);
+	if (md->nkinds == md->kindcap) {
+		md->kindcap = md->kindcap ? md->kindcap * 2 : 16;
+		if ((md->kinds = reallocarray(md->kinds, md->kindcap,
+		    sizeof(*md->kinds))) == NULL)
+			fatal("%s", __func__);
+	}
+	md->kinds[md->nkinds] = xstrdup(name);
+	return (md->nkinds++);
+}
+
+const char *
+kind_name(uint32_t id)
+{
+	return (id < md->nkinds ? md->kinds[id] : "?");
+}
+
 /* A job by id. */
 struct job *
 job_find(uint64_t id)
@@ -60,77 +113,18 @@ job_find(uint64_t id)
 	return (NULL);
 }
 
-/* The running job whose current batch holds task tid, and its index. */
-struct job *
-job_by_task(uint64_t tid, size_t *idx)
-{
-	struct job	*j;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
-		if (j->j_state == JOB_RUNNING && tid >= j->j_first &&
-		    tid < j->j_first + j->j_n) {
-			*idx = tid - j->j_first;
-			return (j);
-		}
-	}
-	return (NULL);
-}
-
-/*
- * A job's task tid in its current batch or one of its last JOB_PAST ones,
- * running or not: the reports of copies interrupted or losing a race
- * arrive after their batch is over, and still count as executions.
- */
-struct job *
-job_by_any_task(uint64_t tid, size_t *idx, uint32_t *gen)
-{
-	struct job		*j;
-	const struct job_past	*p;
-	size_t			 i;
-
-	if ((j = job_by_task(tid, idx)) != NULL) {
-		*gen = j->j_gen;
-		return (j);
-	}
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
-		for (i = 0; i < j->j_npast && i < JOB_PAST; i++) {
-			p = &j->j_past[i];
-			if (tid >= p->p_first && tid < p->p_first + p->p_n) {
-				*idx = tid - p->p_first;
-				*gen = p->p_gen;
-				return (j);
-			}
-		}
-	}
-	return (NULL);
-}
-
-/* The current batch is over: remember its ids among the past ones. */
-static void
-job_release_batch(struct job *j)
-{
-	struct job_past	*p;
-
-	if (j->j_n == 0)
-		return;
-	p = &j->j_past[j->j_npast++ % JOB_PAST];
-	p->p_first = j->j_first;
-	p->p_n = j->j_n;
-	p->p_gen = j->j_gen;
-	j->j_n = 0;
-}
-
 /* Free one job. */
 static void
 job_free(struct job *j)
 {
+	struct job_batch	*b;
+
 	TAILQ_REMOVE(&md->jobs, j, j_entry);
-	job_release_batch(j);
-	es_free(j->j_es);
-	free(j->j_params.policy);
+	while ((b = TAILQ_FIRST(&j->j_batches)) != NULL)
+		job_batch_free(b);
+	if (j->j_drv->d_free != NULL)
+		j->j_drv->d_free(j);
 	free(j->j_gens);
-	free(j->j_spans);
-	free(j->j_best_x);
 	job_roster_free(j);
 	job_trace_free(j);
 	free(j);
@@ -156,227 +150,302 @@ job_trim(void)
 	}
 }
 
-/*
- * A job ends: keep its best, journal its end (its results were only
- * needed to resume it), free its population, tell its followers.
- */
-static void
-job_end(struct job *j, enum job_state st)
-{
-	const double	*x;
-
-	j->j_state = st;
-	j->j_end = mono_ns();
-	if (j->j_es != NULL && j->j_ngens > 0 &&
-	    (x = es_best_x(j->j_es)) != NULL) {
-		j->j_best = es_best_f(j->j_es);
-		free(j->j_best_x);
-		j->j_best_x = xcalloc(j->j_params.dim, sizeof(double));
-		memcpy(j->j_best_x, x, j->j_params.dim * sizeof(double));
-	}
-	job_release_batch(j);
-	job_journal_put(j);
-	if (md->journal != NULL &&
-	    journal_results_drop(md->journal, j->j_id) == -1)
-		log_warnx("%s", journal_error(md->journal));
-	job_journal_commit();
-	/* Its best is kept: the population goes (480 B a task at dim 30). */
-	es_free(j->j_es);
-	j->j_es = NULL;
-	control_job_event(j, NULL);
-	masterd_status();
-}
-
-/* The ES's own parameters from a job's; -1 with a message if invalid. */
-static int
-job_es_params(const R3q__EsParams *p, struct es_params *ep, char *err,
-    size_t errlen)
-{
-	memset(ep, 0, sizeof(*ep));
-	ep->mu = p->mu;
-	ep->lambda = p->lambda;
-	ep->dim = p->dim;
-	ep->generations = p->generations;
-	ep->seed = p->seed;
-	ep->reevaluate_parents = p->reevaluate_parents;
-	return (es_params_check(ep, err, errlen));
-}
-
-/* Check a client's parameters and start an es job; NULL with a message. */
+/* A new running job of driver drv, on the job list. */
 struct job *
-job_submit(const R3q__EsParams *p, char *err, size_t errlen)
+job_new(const struct job_driver *drv, enum sched_policy pol, unsigned qf,
+    unsigned verify)
 {
-	struct es_params	 ep;
-	enum sched_policy	 pol = md->policy;
-	struct job		*j;
+	struct job	*j;
 
-	if (job_es_params(p, &ep, err, errlen) == -1)
-		return (NULL);
-	if (p->lu > LU_MAX) {
-		snprintf(err, errlen, "lu must be at most %d", LU_MAX);
-		return (NULL);
-	}
-	if (p->policy != NULL && p->policy[0] != '\0' &&
-	    sched_policy_parse(p->policy, &pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    p->policy);
-		return (NULL);
-	}
-	if (p->queue_factor > 64 && p->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most 64");
-		return (NULL);
-	}
-	if (!(p->work_ms >= 0) || p->work_ms > 3600000) {
-		snprintf(err, errlen, "work_ms must be from 0 to 3600000");
-		return (NULL);
-	}
-	if (p->verify > SCHED_VERIFY_MAX) {
-		snprintf(err, errlen, "verify must be from 1 to %d",
-		    SCHED_VERIFY_MAX);
-		return (NULL);
-	}
 	job_trim();
 	j = xcalloc(1, sizeof(*j));
-	if ((j->j_es = es_new(&ep)) == NULL) {
-		free(j);
-		snprintf(err, errlen, "out of memory");
-		return (NULL);
-	}
+	j->j_drv = drv;
 	j->j_id = md->next_job++;
 	j->j_state = JOB_RUNNING;
-	job_set_params(j, p, pol,
-	    p->queue_factor ? p->queue_factor : md->queue_factor);
+	j->j_policy = pol;
+	j->j_qf = qf;
+	j->j_verify = verify;
+	TAILQ_INIT(&j->j_batches);
 	j->j_start = mono_ns();
 	j->j_start_wall = j->j_start + md->wall_off;
 	j->j_submitted = wall_ns() / NS_PER_SEC;
 	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
-	job_start_batch(j, 0, NULL);
 	return (j);
 }
 
-/* The job's own copy of its parameters, with the policy settled. */
+/*
+ * The ranges of task ids.  Ids are handed out in increasing order, so the
+ * array stays sorted by appending, and a task is found by binary search;
+ * a range that continues the last one of the same batch extends it.
+ */
 static void
-job_set_params(struct job *j, const R3q__EsParams *p, enum sched_policy pol,
-    unsigned qf)
+job_range_add(struct job_batch *b, uint64_t first, size_t n, size_t idx0)
 {
-	j->j_policy = pol;
-	j->j_qf = qf;
-	r3q__es_params__init(&j->j_params);
-	j->j_params.mu = p->mu;
-	j->j_params.lambda = p->lambda;
-	j->j_params.generations = p->generations;
-	j->j_params.dim = p->dim;
-	j->j_params.lu = p->lu;
-	j->j_params.seed = p->seed;
-	j->j_params.reevaluate_parents = p->reevaluate_parents;
-	j->j_params.queue_factor = qf;
-	j->j_params.work_ms = p->work_ms;
-	j->j_params.spin = p->spin;
-	j->j_params.verify = p->verify ? p->verify : md->conf.verify;
-	j->j_params.policy = xstrdup(sched_policy_name(pol));
+	struct task_range	*r;
+
+	if (md->nranges > 0) {
+		r = &md->ranges[md->nranges - 1];
+		if (r->r_batch == b && r->r_first + r->r_n == first &&
+		    r->r_idx0 + r->r_n == idx0 && r->r_n + n <= UINT32_MAX) {
+			r->r_n += (uint32_t)n;
+			return;
+		}
+		if (first < r->r_first + r->r_n)
+			fatalx("%s: task id %llu out of order", __func__,
+			    (unsigned long long)first);
+	}
+	if (md->nranges == md->rangecap) {
+		md->rangecap = md->rangecap ? md->rangecap * 2 : 64;
+		if ((md->ranges = reallocarray(md->ranges, md->rangecap,
+		    sizeof(*md->ranges))) == NULL)
+			fatal("%s", __func__);
+	}
+	r = &md->ranges[md->nranges++];
+	r->r_first = first;
+	r->r_n = (uint32_t)n;
+	r->r_idx0 = (uint32_t)idx0;
+	r->r_batch = b;
 }
 
-/* Cast away const for a protobuf field we only read from. */
-static double *
-unconst(const double *p)
+/* Forget b's ranges. */
+static void
+job_range_drop(const struct job_batch *b)
 {
-	union { const double *c; double *m; } u = { .c = p };
+	size_t	 i, n;
 
-	return (u.m);
+	for (i = n = 0; i < md->nranges; i++)
+		if (md->ranges[i].r_batch != b)
+			md->ranges[n++] = md->ranges[i];
+	md->nranges = n;
 }
 
 /*
- * Submit the current generation as one batch.  Its task ids start at
- * first, or at the next free id if first is 0; when a job resumes from the
- * journal, the individuals marked in have already have their result and
- * only the others are submitted.
+ * The batch (live, or one of its job's last JOB_PAST) holding task tid,
+ * and the task's index in it; NULL if none does.
  */
+struct job_batch *
+job_task_find(uint64_t tid, size_t *idx)
+{
+	size_t			 lo = 0, hi = md->nranges, mid;
+	const struct task_range	*r;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		r = &md->ranges[mid];
+		if (tid < r->r_first)
+			hi = mid;
+		else if (tid >= r->r_first + r->r_n)
+			lo = mid + 1;
+		else {
+			*idx = r->r_idx0 + (size_t)(tid - r->r_first);
+			return (r->r_batch);
+		}
+	}
+	return (NULL);
+}
+
+/* The id of task idx of b; 0 if its range is gone. */
+uint64_t
+job_task_id(const struct job_batch *b, size_t idx)
+{
+	size_t	 i;
+
+	for (i = 0; i < md->nranges; i++)
+		if (md->ranges[i].r_batch == b && idx >= md->ranges[i].r_idx0 &&
+		    idx < (size_t)md->ranges[i].r_idx0 + md->ranges[i].r_n)
+			return (md->ranges[i].r_first + (idx -
+			    md->ranges[i].r_idx0));
+	return (0);
+}
+
 static void
-job_start_batch(struct job *j, uint64_t first, const uint8_t *have)
+job_batch_free(struct job_batch *b)
+{
+	struct job	*j = b->b_job;
+	size_t		 i;
+
+	if (b->b_live) {
+		sched_batch_abort(md->sched, b->b_id, mono_ns());
+		j->j_nlive--;
+	}
+	if (j->j_drv->d_batch_free != NULL)
+		j->j_drv->d_batch_free(j, b);
+	else
+		free(b->b_ds);
+	TAILQ_REMOVE(&j->j_batches, b, b_entry);
+	job_range_drop(b);
+	for (i = 0; i < b->b_why.m_nslots; i++)
+		if (b->b_why.m_slots[i].used)
+			free((char *)(uintptr_t)b->b_why.m_slots[i].v);
+	u64map_free(&b->b_why);
+	free(b->b_spans);
+	free(b);
+}
+
+/*
+ * Open a batch of j with tasks of kind: in the core at once, so that the
+ * tasks added run while the client adds more.  Its number is the job's
+ * next one.
+ */
+struct job_batch *
+job_batch_open(struct job *j, uint32_t kind, uint64_t client)
 {
 	struct sched_batch_config	 cfg;
-	const struct task_kind		*k;
-	uint64_t			*ids;
-	size_t				 i, n, nids = 0;
+	struct job_batch		*b;
 
-	n = es_batch_size(j->j_es);
-	/* A synthetic load makes the evaluation a synth task (Ridge + sleep). */
-	k = task_kind_lookup(j->j_params.work_ms > 0 ? "synth" : "ridge-lu");
-	j->j_kind = k;
-	ids = xcalloc(n, sizeof(*ids));
-	if (first == 0) {
-		first = md->next_task;
-		md->next_task += n;
-	} else if (first + n > md->next_task)
-		md->next_task = first + n;
-	j->j_first = first;
-	j->j_n = n;
-	j->j_gen = es_generation(j->j_es);
-	for (i = 0; i < n; i++)
-		if (have == NULL || !have[i])
-			ids[nids++] = j->j_first + i;
-	/* Journal the generation and its ids before any task goes out. */
-	job_journal_put(j);
+	b = xcalloc(1, sizeof(*b));
+	b->b_job = j;
+	b->b_gen = j->j_nbatches++;
+	b->b_client = client;
+	b->b_kind = kind;
+	b->b_id = md->next_batch++;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.policy = j->j_policy;
 	cfg.queue_factor = j->j_qf;
-	cfg.kind = k->index;
+	cfg.kind = kind;
 	cfg.max_attempts = md->conf.max_attempts;
 	cfg.max_kills = md->conf.max_kills;
-	cfg.verify = j->j_params.verify;
-	j->j_batch = md->next_batch++;
-	j->j_nspans = 0;
-	if (nids == 0) {
-		/* Every result was in the journal: the generation is over. */
-		free(ids);
-		job_gen_done(j, NULL);
-		return;
-	}
-	if (sched_submit(md->sched, j->j_batch, &cfg, ids, nids,
+	cfg.verify = j->j_verify;
+	if (sched_batch_open(md->sched, b->b_id, &cfg, mono_ns()) == -1)
+		fatal("%s: core refused batch %llu", __func__,
+		    (unsigned long long)b->b_id);
+	b->b_live = 1;
+	j->j_nlive++;
+	/* Live batches first, in number order. */
+	TAILQ_INSERT_HEAD(&j->j_batches, b, b_entry);
+	return (b);
+}
+
+/* j's batch number gen, live or recent; NULL if forgotten. */
+struct job_batch *
+job_batch_by_gen(const struct job *j, uint32_t gen)
+{
+	struct job_batch	*b;
+
+	TAILQ_FOREACH(b, &j->j_batches, b_entry)
+		if (b->b_gen == gen)
+			return (b);
+	return (NULL);
+}
+
+/* Give the core n tasks of b, whose ids job_batch_reserve() gave. */
+void
+job_batch_submit(struct job_batch *b, const struct sched_task *t, size_t n)
+{
+	if (n > 0 && sched_batch_add(md->sched, b->b_id, t, n,
 	    mono_ns()) == -1)
-		fatalx("%s: core refused batch %llu", __func__,
-		    (unsigned long long)j->j_batch);
-	free(ids);
+		fatal("%s: core refused tasks of batch %llu", __func__,
+		    (unsigned long long)b->b_id);
 }
 
 /*
- * The message of task idx of the current batch, made when it is sent
- * rather than kept for every queued task (80 bytes each); the genome
- * stays in the ES.
+ * Reserve n ids for b's next indices b_n..: first.., or the next free
+ * ones if first is 0 (a batch resumed from the journal keeps its ids, so
+ * that results the workers finished meanwhile still count).  Returns the
+ * first.  The tasks go to the core with job_batch_submit().
  */
+uint64_t
+job_batch_reserve(struct job_batch *b, uint64_t first, size_t n)
+{
+	if (first == 0)
+		first = md->next_task;
+	if (first + n > md->next_task)
+		md->next_task = first + n;
+	if (n > 0)
+		job_range_add(b, first, n, b->b_n);
+	b->b_n += n;
+	return (first);
+}
+
+/* b takes no more tasks: it is done once they are. */
 void
-job_task(const struct job *j, size_t idx, R3q__Task *t)
+job_batch_close(struct job_batch *b)
+{
+	if (b->b_closed)
+		return;
+	b->b_closed = 1;
+	if (b->b_live)
+		sched_batch_close(md->sched, b->b_id, mono_ns());
+}
+
+/* The message of task idx of b: its driver's payload, sent now. */
+void
+job_task(struct job_batch *b, size_t idx, R3q__Task *t)
 {
 	r3q__task__init(t);
-	t->id = j->j_first + idx;
-	t->kind = (char *)(uintptr_t)j->j_kind->name;
-	t->n_x = j->j_params.dim;
-	t->x = unconst(es_batch_x(j->j_es, idx));
-	t->lu = j->j_params.lu;
-	t->work_ms = j->j_params.work_ms;
-	t->spin = j->j_params.spin;
+	t->id = job_task_id(b, idx);
+	t->kind = md->kinds[b->b_kind];
+	b->b_job->j_drv->d_task(b->b_job, b, idx, t);
 }
 
 /*
- * The accepted result of task idx of the current batch.  It is journaled
- * in the transaction that is committed before anything else leaves
- * masterd (job_journal_commit() from server_flush()).
+ * The accepted output of task idx of b.  It is journaled in the
+ * transaction that is committed before anything else leaves masterd
+ * (job_journal_commit() from server_flush()), then its driver takes it.
  */
-void
-job_result(struct job *j, size_t idx, double fitness)
+static void
+job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
+    const void *out, size_t len, const char *why)
 {
 	struct journal_result	 jr;
+	struct job		*j = b->b_job;
+	uint64_t		 seq = ++j->j_seq;
+	char			*old;
 
-	es_set_fitness(j->j_es, idx, fitness);
-	j->j_done++;
-	if (md->journal == NULL)
-		return;
-	jr.job = j->j_id;
-	jr.gen = es_generation(j->j_es);
-	jr.idx = (uint32_t)idx;
-	jr.fitness = fitness;
-	if (journal_result_add(md->journal, &jr) == -1)
-		log_warnx("%s", journal_error(md->journal));
+	b->b_nover++;
+	if ((old = job_task_why(b, idx, NULL)) != NULL)
+		free(old);
+	if (md->journal != NULL) {
+		memset(&jr, 0, sizeof(jr));
+		jr.job = j->j_id;
+		jr.gen = b->b_gen;
+		jr.idx = (uint32_t)idx;
+		jr.status = o;
+		jr.seq = seq;
+		jr.output = out;
+		jr.outlen = len;
+		jr.error = why;
+		if (journal_result_add(md->journal, &jr) == -1)
+			log_warnx("%s", journal_error(md->journal));
+	}
+	j->j_drv->d_result(j, b, idx, seq, o, out, len, why);
+}
+
+void
+job_output(struct job_batch *b, size_t idx, const void *out, size_t len)
+{
+	b->b_job->j_done++;
+	job_ended(b, idx, OUTCOME_OK, out, len, NULL);
+}
+
+/* Task idx of b gave up or was cancelled: its driver decides. */
+void
+job_outcome(struct job_batch *b, size_t idx, enum job_outcome o,
+    const char *why)
+{
+	if (o != OUTCOME_CANCELLED)
+		b->b_job->j_failed++;
+	job_ended(b, idx, o, NULL, 0, why);
+}
+
+/*
+ * Why task idx of b last failed: with text, remember it (the task may
+ * give up later, on another event, and its own reason must go with it);
+ * without, take it (malloc'd) or NULL.
+ */
+char *
+job_task_why(struct job_batch *b, size_t idx, const char *text)
+{
+	uint64_t	 v;
+
+	if (text == NULL)
+		return (u64map_del(&b->b_why, idx, &v) ? (char *)(uintptr_t)v :
+		    NULL);
+	if (u64map_del(&b->b_why, idx, &v))
+		free((char *)(uintptr_t)v);
+	if (u64map_put(&b->b_why, idx, (uintptr_t)xstrdup(text)) == -1)
+		fatal("%s", __func__);
+	return (NULL);
 }
 
 /* Note that worker name (cpus, speed) ran tasks of j. */
@@ -425,20 +494,6 @@ job_trace_free(struct job *j)
 	j->j_ntrace = j->j_tracecap = 0;
 }
 
-/* The id of task idx of generation gen: the current batch or a past one. */
-static uint64_t
-job_task_id(const struct job *j, uint32_t gen, size_t idx)
-{
-	size_t	 i;
-
-	if (j->j_n > 0 && gen == j->j_gen)
-		return (j->j_first + idx);
-	for (i = 0; i < j->j_npast && i < JOB_PAST; i++)
-		if (j->j_past[i].p_gen == gen)
-			return (j->j_past[i].p_first + idx);
-	return (0);
-}
-
 /*
  * Record one execution (or withdrawal) of task idx for the reports: in the
  * journal, or in memory when there is none.
@@ -449,7 +504,9 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
     int replica)
 {
 	struct journal_span	 js;
+	struct job_batch	*b;
 	R3q__Span		*sp;
+	uint64_t		 tid;
 
 	/* The worker remembers its place in the roster of the job. */
 	if (w->w_roster_job != j->j_id || w->w_roster_idx >= j->j_nroster ||
@@ -461,6 +518,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	}
 	if (o != SPAN_WITHDRAWN)
 		j->j_execs++;
+	tid = (b = job_batch_by_gen(j, gen)) != NULL ? job_task_id(b, idx) : 0;
 	if (md->journal == NULL) {
 		/* Without a journal, memory bounds what a report can draw. */
 		if (j->j_ntrace >= TRACE_MAX) {
@@ -483,7 +541,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 		r3q__span__init(sp);
 		sp->gen = gen;
 		sp->idx = (uint32_t)idx;
-		sp->task = job_task_id(j, gen, idx);
+		sp->task = tid;
 		/* the roster owns the name */
 		sp->worker = j->j_roster[w->w_roster_idx].name;
 		sp->slot = slot;
@@ -497,7 +555,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	js.job = j->j_id;
 	js.gen = gen;
 	js.idx = (uint32_t)idx;
-	js.task = job_task_id(j, gen, idx);
+	js.task = tid;
 	memcpy(js.worker, w->w_name, strnlen(w->w_name,
 	    sizeof(js.worker) - 1));	/* js is zeroed */
 	js.slot = slot;
@@ -510,7 +568,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 }
 
 /*
- * A held copy of task idx of generation gen was withdrawn before it ran;
+ * A held copy of task idx of batch gen was withdrawn before it ran;
  * replica says whether it was an extra copy.
  */
 void
@@ -524,7 +582,7 @@ job_withdrawn(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 }
 
 /*
- * One execution of task idx of generation gen, as the result r tells it:
+ * One execution of task idx of batch gen, as the result r tells it:
  * journaled for the reports (in wall-clock time) and, while its batch
  * runs, kept for the measurements (in masterd's clock).
  */
@@ -532,6 +590,7 @@ void
 job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
     const R3q__Result *r, enum span_outcome o)
 {
+	struct job_batch	*b;
 	struct exec_span	*ns;
 	uint64_t		 start, end;
 
@@ -539,21 +598,22 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 		return;
 	job_journal_span(j, w, gen, idx, r->slot, r->start_ns, r->end_ns, o,
 	    r->replica);
-	if (j->j_state != JOB_RUNNING || j->j_n == 0 || gen != j->j_gen)
-		return;		/* its generation is measured already */
+	if (j->j_state != JOB_RUNNING || (b = job_batch_by_gen(j, gen)) ==
+	    NULL || !b->b_live)
+		return;		/* its batch is measured already */
 	start = r->start_ns > md->wall_off ? r->start_ns - md->wall_off : 0;
 	end = r->end_ns > md->wall_off ? r->end_ns - md->wall_off : 0;
-	if (j->j_nspans == j->j_spancap) {
-		j->j_spancap = j->j_spancap ? j->j_spancap * 2 : 128;
-		ns = reallocarray(j->j_spans, j->j_spancap, sizeof(*ns));
+	if (b->b_nspans == b->b_spancap) {
+		b->b_spancap = b->b_spancap ? b->b_spancap * 2 : 128;
+		ns = reallocarray(b->b_spans, b->b_spancap, sizeof(*ns));
 		if (ns == NULL)
 			fatal("%s", __func__);
-		j->j_spans = ns;
+		b->b_spans = ns;
 	}
-	j->j_spans[j->j_nspans].x_wid = w->w_id;
-	j->j_spans[j->j_nspans].x_start = start;
-	j->j_spans[j->j_nspans].x_end = end;
-	j->j_nspans++;
+	b->b_spans[b->b_nspans].x_wid = w->w_id;
+	b->b_spans[b->b_nspans].x_start = start;
+	b->b_spans[b->b_nspans].x_end = end;
+	b->b_nspans++;
 }
 
 /*
@@ -564,8 +624,8 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
  * is what remains.  Worker times were converted to our clock on arrival.
  */
 static void
-job_measure(struct job *j, const struct sched_batch_report *r,
-    struct gen_report *g)
+job_measure(struct job *j, struct job_batch *bt,
+    const struct sched_batch_report *r, struct gen_report *g)
 {
 	struct exec_span	*x;
 	struct worker		*w;
@@ -583,8 +643,8 @@ job_measure(struct job *j, const struct sched_batch_report *r,
 	win = end - r->t_submit;
 	/* One pass over the executions, by worker id. */
 	busyv = xcalloc(md->maxworkers + 1, sizeof(*busyv));
-	for (k = 0; k < j->j_nspans; k++) {
-		x = &j->j_spans[k];
+	for (k = 0; k < bt->b_nspans; k++) {
+		x = &bt->b_spans[k];
 		if (x->x_wid >= md->maxworkers)
 			continue;
 		a = x->x_start > r->t_submit ? x->x_start : r->t_submit;
@@ -608,27 +668,84 @@ job_measure(struct job *j, const struct sched_batch_report *r,
 }
 
 /*
- * End a running job before its batch is done.  Assigns of its tasks that
- * are still being built leave first: their genomes live in the ES that
- * job_end() frees, and the cancels of the abort must come after them.
+ * A batch left the core: keep it among the job's last JOB_PAST, for the
+ * reports of copies that come late, and forget older ones.
  */
 static void
+job_batch_retire(struct job_batch *b)
+{
+	struct job		*j = b->b_job;
+	struct job_batch	*p, *prev;
+	size_t			 n = 0;
+
+	if (b->b_live) {
+		b->b_live = 0;
+		j->j_nlive--;
+	}
+	free(b->b_spans);
+	b->b_spans = NULL;
+	b->b_nspans = b->b_spancap = 0;
+	/* Past batches go last, newest first. */
+	TAILQ_REMOVE(&j->j_batches, b, b_entry);
+	TAILQ_FOREACH(p, &j->j_batches, b_entry)
+		if (!p->b_live)
+			break;
+	if (p != NULL)
+		TAILQ_INSERT_BEFORE(p, b, b_entry);
+	else
+		TAILQ_INSERT_TAIL(&j->j_batches, b, b_entry);
+	TAILQ_FOREACH(p, &j->j_batches, b_entry)
+		if (!p->b_live)
+			n++;
+	for (p = TAILQ_LAST(&j->j_batches, batchlist); p != NULL &&
+	    n > JOB_PAST && !p->b_live; p = prev) {
+		prev = TAILQ_PREV(p, batchlist, b_entry);
+		job_batch_free(p);
+		n--;
+	}
+}
+
+/*
+ * A job ends: journal its end (its results were only needed to resume
+ * it), let its driver free what it can, tell its followers.  Its batches
+ * leave the core.
+ */
+void
+job_end(struct job *j, enum job_state st)
+{
+	struct job_batch	*b, *next;
+
+	j->j_state = st;
+	j->j_end = mono_ns();
+	/* First the driver, which may end the tasks still out. */
+	if (j->j_drv->d_end != NULL)
+		j->j_drv->d_end(j);
+	for (b = TAILQ_FIRST(&j->j_batches); b != NULL; b = next) {
+		next = TAILQ_NEXT(b, b_entry);
+		if (b->b_live) {
+			sched_batch_abort(md->sched, b->b_id, mono_ns());
+			job_batch_retire(b);
+		}
+	}
+	job_journal_put(j);
+	if (md->journal != NULL && strcmp(j->j_drv->d_name, "es") == 0 &&
+	    journal_results_drop(md->journal, j->j_id) == -1)
+		log_warnx("%s", journal_error(md->journal));
+	job_journal_commit();
+	control_job_event(j, NULL);
+	masterd_status();
+}
+
+/*
+ * End a running job before its batches are done.  Assigns of its tasks
+ * that are still being built leave first: their payloads belong to the
+ * driver, and the cancels of the abort must come after them.
+ */
+void
 job_abort(struct job *j, enum job_state st)
 {
 	server_flush();
-	sched_batch_abort(md->sched, j->j_batch, mono_ns());
 	job_end(j, st);
-}
-
-/* A task gave up after too many failures: the job fails. */
-void
-job_task_failed(struct job *j, size_t idx, const char *why)
-{
-	snprintf(j->j_error, sizeof(j->j_error), "generation %u, individual "
-	    "%zu: %s", es_generation(j->j_es), idx, why);
-	log_warnx("job %llu failed: %s", (unsigned long long)j->j_id,
-	    j->j_error);
-	job_abort(j, JOB_FAILED);
 }
 
 /* Stop a running job; its outstanding copies are withdrawn. */
@@ -637,19 +754,6 @@ job_cancel(struct job *j, const char *why)
 {
 	snprintf(j->j_error, sizeof(j->j_error), "%s", why);
 	job_abort(j, JOB_CANCELLED);
-}
-
-/* The core says a batch is complete: select, report, go on. */
-void
-job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
-{
-	struct job		*j;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
-		if (j->j_state == JOB_RUNNING && j->j_batch == batch)
-			break;
-	if (j != NULL)
-		job_gen_done(j, rep);
 }
 
 /* Pack a generation's report for the journal or a client. */
@@ -690,51 +794,70 @@ job_journal_gen(const struct job *j, const struct gen_report *g)
 		log_warnx("%s", journal_error(md->journal));
 }
 
+
 /*
- * Every result of j's generation is in (rep: what the core saw of its
- * batch; NULL when the results all came from the journal).
+ * Every task of b is over (rep: what the core saw of it; NULL when its
+ * results all came from the journal): measure it, tell the driver, and
+ * keep the report.  The driver fills g_best and may start the next batch
+ * or end the job.
  */
 static void
-job_gen_done(struct job *j, const struct sched_batch_report *rep)
+job_batch_over(struct job_batch *b, const struct sched_batch_report *rep)
 {
 	struct sched_batch_report	 none;
-	struct gen_report		*g, *ng;
-	uint32_t			 gen;
+	struct job			*j = b->b_job;
+	struct gen_report		 g, *ng;
 
 	if (rep == NULL) {
 		memset(&none, 0, sizeof(none));
 		none.t_submit = none.t_done = mono_ns();
 		rep = &none;
 	}
-	gen = es_generation(j->j_es);
-	if (es_advance(j->j_es) == -1) {
-		/* The core said done, so every result must be in. */
-		fatalx("job %llu: batch %llu done with results missing",
-		    (unsigned long long)j->j_id, (unsigned long long)j->j_batch);
-	}
+	memset(&g, 0, sizeof(g));
+	g.g_gen = b->b_gen;
+	g.g_elapsed = mono_ns() - j->j_start;
+	g.g_tasks = (uint32_t)b->b_n;
+	job_measure(j, b, rep, &g);
+	job_batch_retire(b);
 	ng = reallocarray(j->j_gens, j->j_ngens + 1, sizeof(*ng));
 	if (ng == NULL)
 		fatal("%s", __func__);
 	j->j_gens = ng;
-	g = &j->j_gens[j->j_ngens++];
-	g->g_gen = gen;
-	g->g_best = es_gen_best(j->j_es, gen);
-	g->g_elapsed = mono_ns() - j->j_start;
-	g->g_tasks = (uint32_t)j->j_n;
-	job_measure(j, rep, g);
-	job_journal_gen(j, g);
-	log_debug("job %llu generation %u best %.17g",
-	    (unsigned long long)j->j_id, gen, g->g_best);
-	job_release_batch(j);
-	control_job_event(j, g);
+	j->j_gens[j->j_ngens] = g;
+	j->j_drv->d_batch_done(j, b, &j->j_gens[j->j_ngens]);
+	j->j_ngens++;
+	job_journal_gen(j, &j->j_gens[j->j_ngens - 1]);
+	control_job_event(j, &j->j_gens[j->j_ngens - 1]);
 	masterd_status();
-	if (es_finished(j->j_es)) {
-		log_info("job %llu done: best %.17g after %u generations",
-		    (unsigned long long)j->j_id, es_best_f(j->j_es), gen);
-		job_end(j, JOB_DONE);
-		return;
+	if (j->j_drv->d_next != NULL)
+		j->j_drv->d_next(j, b);
+}
+
+/* b's tasks were all over before it reached the core (the journal). */
+void
+job_batch_finished(struct job_batch *b)
+{
+	if (b->b_live)
+		sched_batch_abort(md->sched, b->b_id, mono_ns());
+	job_batch_over(b, NULL);
+}
+
+/* The core says a batch is complete. */
+void
+job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
+{
+	struct job		*j;
+	struct job_batch	*b;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		if (j->j_state != JOB_RUNNING || j->j_nlive == 0)
+			continue;
+		TAILQ_FOREACH(b, &j->j_batches, b_entry)
+			if (b->b_live && b->b_id == batch) {
+				job_batch_over(b, rep);
+				return;
+			}
 	}
-	job_start_batch(j, 0, NULL);
 }
 
 /*
@@ -758,7 +881,7 @@ job_totals(const struct job *j, R3q__JobInfo *info)
 		info->replicas += g->g_replicas;
 		info->killed_held += g->g_killed_held;
 		info->killed_running += g->g_killed_running;
-		info->work_ms += g->g_tasks * j->j_params.work_ms;
+		info->work_ms += g->g_tasks * j->j_work_ms;
 		t += g->g_total;
 	}
 	if (t > 0)
@@ -771,39 +894,61 @@ job_totals(const struct job *j, R3q__JobInfo *info)
 	}
 }
 
-/* Fill a JobInfo; with full, the best individual and every generation. */
+/*
+ * Why none of a running job's tasks can run, if so: a live batch whose
+ * kind no connected worker offers.  "" otherwise.
+ */
+static void
+job_waiting(const struct job *j, char *buf, size_t len)
+{
+	const struct job_batch	*b;
+
+	buf[0] = '\0';
+	if (j->j_state != JOB_RUNNING)
+		return;
+	TAILQ_FOREACH(b, &j->j_batches, b_entry)
+		if (b->b_live && b->b_nover < b->b_n &&
+		    sched_kind_workers(md->sched, b->b_kind) == 0) {
+			snprintf(buf, len, "no worker offers kind %s",
+			    kind_name(b->b_kind));
+			return;
+		}
+}
+
+/* Fill a JobInfo; with full, everything its driver has (and gens). */
 void
 job_info(const struct job *j, R3q__JobInfo *info, int full)
 {
-	size_t	 i;
+	const struct job_batch	*b;
+	char			 wait[160];
+	size_t			 i;
 
 	r3q__job_info__init(info);
 	info->id = j->j_id;
 	info->state = (char *)(uintptr_t)job_state_name(j->j_state);
-	info->policy = j->j_params.policy;
-	info->params = (R3q__EsParams *)(uintptr_t)&j->j_params;
+	info->policy = (char *)(uintptr_t)sched_policy_name(j->j_policy);
+	info->driver = (char *)(uintptr_t)j->j_drv->d_name;
+	info->name = (char *)(uintptr_t)j->j_name;
+	info->owner = (char *)(uintptr_t)j->j_owner;
+	job_waiting(j, wait, sizeof(wait));
+	info->waiting = xstrdup(wait);
 	info->generation = j->j_ngens ? j->j_gens[j->j_ngens - 1].g_gen : 0;
-	if (j->j_es != NULL)
-		info->best = j->j_ngens ? es_best_f(j->j_es) : 0;
-	else
-		info->best = j->j_best;
 	info->error = (char *)(uintptr_t)j->j_error;
 	info->elapsed_ns = (j->j_state == JOB_RUNNING ? mono_ns() :
 	    j->j_end) - j->j_start;
 	info->tasks_done = j->j_done;
+	info->tasks_failed = j->j_failed;
 	info->results_dropped = j->j_dropped;
 	info->submitted_unix = j->j_submitted;
 	info->executions = j->j_execs;
+	TAILQ_FOREACH(b, &j->j_batches, b_entry) {
+		if (b->b_live && !b->b_closed)
+			info->batches_open++;
+	}
 	job_totals(j, info);
+	j->j_drv->d_info(j, info, full);
 	if (!full || j->j_ngens == 0)
 		return;
-	if (j->j_es != NULL) {
-		info->n_best_x = j->j_params.dim;
-		info->best_x = unconst(es_best_x(j->j_es));
-	} else if (j->j_best_x != NULL) {
-		info->n_best_x = j->j_params.dim;
-		info->best_x = j->j_best_x;
-	}
 	info->n_gens = j->j_ngens;
 	info->gens = xcalloc(j->j_ngens, sizeof(*info->gens));
 	for (i = 0; i < j->j_ngens; i++) {
@@ -821,6 +966,8 @@ job_info_clear(R3q__JobInfo *info)
 	for (i = 0; i < info->n_gens; i++)
 		free(info->gens[i]);
 	free(info->gens);
+	free(info->waiting);
+	info->waiting = NULL;
 }
 
 /* At exit. */
@@ -828,25 +975,35 @@ void
 job_free_all(void)
 {
 	struct job	*j;
+	size_t		 i;
 
 	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
 		job_free(j);
+	free(md->ranges);
+	md->ranges = NULL;
+	md->nranges = md->rangecap = 0;
+	for (i = 0; i < md->nkinds; i++)
+		free(md->kinds[i]);
+	free(md->kinds);
+	md->kinds = NULL;
+	md->nkinds = md->kindcap = 0;
 }
 
 /*
- * The journal (masterd.conf journal): each job's row, its generation
- * reports, its accepted results until it ends, and its task executions.
+ * The journal (masterd.conf journal): each job's row, its batch reports,
+ * its accepted results, a batch job's tasks, and the task executions.
  * Writes pile up in one transaction that job_journal_commit() ends before
  * anything leaves masterd, so a result counts only once it is on disk as
  * far as a crash of masterd goes (WAL, synchronous=NORMAL: a power loss
  * may still take the last commits).
  */
 
-/* Write j's row: parameters, state, generation, first task id. */
-static void
+/* Write j's row: driver, parameters, state, current batch, first id. */
+void
 job_journal_put(struct job *j)
 {
 	struct journal_job	 jj;
+	struct job_batch	*b, *cur = NULL;
 	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
 	R3q__WorkerSeen		**roster;
 	uint8_t			*params, *extra;
@@ -860,29 +1017,33 @@ job_journal_put(struct job *j)
 	st.n_workers = j->j_nroster;
 	st.workers = roster;
 	st.executions = j->j_execs;
+	st.done = j->j_done;
+	st.failed = j->j_failed;
+	st.dropped = j->j_dropped;
+	st.speed_time = j->j_speed_time;
+	st.name = j->j_name;
+	st.owner = j->j_owner;
+	st.batches = j->j_nbatches;
+	st.seq = j->j_seq;
+	if (j->j_state != JOB_RUNNING)
+		st.elapsed_ns = j->j_end - j->j_start;
+	if (j->j_drv->d_state != NULL)
+		j->j_drv->d_state(j, &st);
 	memset(&jj, 0, sizeof(jj));
 	jj.id = j->j_id;
-	jj.paramslen = r3q__es_params__get_packed_size(&j->j_params);
-	params = xcalloc(1, jj.paramslen + 1);
-	r3q__es_params__pack(&j->j_params, params);
+	snprintf(jj.driver, sizeof(jj.driver), "%s", j->j_drv->d_name);
+	params = j->j_drv->d_params(j, &jj.paramslen);
 	jj.params = params;
 	snprintf(jj.state, sizeof(jj.state), "%s", job_state_name(j->j_state));
 	jj.submitted_ns = j->j_start_wall;
 	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : j->j_end + md->wall_off;
-	jj.gen = j->j_es != NULL ? es_generation(j->j_es) : 0;
-	jj.first_task = j->j_first;
+	/* The oldest live batch: where a resumed es job starts again. */
+	TAILQ_FOREACH(b, &j->j_batches, b_entry)
+		if (b->b_live && (cur == NULL || b->b_gen < cur->b_gen))
+			cur = b;
+	jj.gen = cur != NULL ? cur->b_gen : j->j_nbatches;
+	jj.first_task = cur != NULL ? job_task_id(cur, 0) : 0;
 	snprintf(jj.error, sizeof(jj.error), "%s", j->j_error);
-	st.done = j->j_done;
-	st.dropped = j->j_dropped;
-	st.speed_time = j->j_speed_time;
-	if (j->j_state != JOB_RUNNING) {
-		st.best = j->j_best;
-		st.elapsed_ns = j->j_end - j->j_start;
-		if (j->j_best_x != NULL) {
-			st.n_best_x = j->j_params.dim;
-			st.best_x = j->j_best_x;
-		}
-	}
 	jj.extralen = r3q__job_state__get_packed_size(&st);
 	extra = xcalloc(1, jj.extralen + 1);
 	r3q__job_state__pack(&st, extra);
@@ -928,39 +1089,14 @@ job_journal_prune(evutil_socket_t fd, short ev, void *arg)
 		    (md->conf.journal_retention / 1000));
 }
 
-/* A job's results, in (gen, idx) order, as the journal gives them. */
-struct job_load {
-	struct journal_result	*res;
-	size_t			 n, cap;
-	struct job		*job;
-	int			 bad;
-};
-
-static int
-job_load_result(void *arg, const struct journal_result *r)
-{
-	struct job_load	*jl = arg;
-
-	if (jl->n == jl->cap) {
-		jl->cap = jl->cap ? jl->cap * 2 : 256;
-		if ((jl->res = reallocarray(jl->res, jl->cap,
-		    sizeof(*jl->res))) == NULL)
-			fatal("%s", __func__);
-	}
-	jl->res[jl->n++] = *r;
-	return (0);
-}
-
 static int
 job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 {
-	struct job_load		*jl = arg;
-	struct job		*j = jl->job;
+	struct job		*j = arg;
 	struct gen_report	*g;
 	R3q__GenReport		*pb;
 
 	if ((pb = r3q__gen_report__unpack(NULL, len, blob)) == NULL) {
-		jl->bad = 1;
 		return (0);
 	}
 	if ((j->j_gens = reallocarray(j->j_gens, j->j_ngens + 1,
@@ -983,73 +1119,34 @@ job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 	return (0);
 }
 
-/*
- * Replay a running job's ES from its journaled results: every generation
- * before the current one must be complete; the current one is submitted
- * again with the individuals that have no result yet.  The ES draws its
- * numbers from (seed, generation, index) alone, so the replay is exact.
- * Returns -1 with a message if the journal cannot explain the job.
- */
-static int
-job_replay(struct job *j, const struct journal_job *row,
-    const struct job_load *jl, char *err, size_t errlen)
-{
-	struct es_params	 ep;
-	uint8_t			*have;
-	size_t			 k = 0, n, got;
-	uint32_t		 gen;
 
-	if (job_es_params(&j->j_params, &ep, err, errlen) == -1 ||
-	    (j->j_es = es_new(&ep)) == NULL)
-		return (-1);
-	for (gen = 0; gen < row->gen; gen++) {
-		n = es_batch_size(j->j_es);
-		for (got = 0; k < jl->n && jl->res[k].gen == gen; k++)
-			if (jl->res[k].idx < n) {
-				es_set_fitness(j->j_es, jl->res[k].idx,
-				    jl->res[k].fitness);
-				got++;
-			}
-		if (got != n || es_advance(j->j_es) == -1) {
-			snprintf(err, errlen, "generation %u has %zu of its "
-			    "%zu results", gen, got, n);
-			return (-1);
-		}
-	}
-	n = es_batch_size(j->j_es);
-	have = xcalloc(n, 1);
-	for (; k < jl->n && jl->res[k].gen == row->gen; k++)
-		if (jl->res[k].idx < n && !have[jl->res[k].idx]) {
-			es_set_fitness(j->j_es, jl->res[k].idx,
-			    jl->res[k].fitness);
-			have[jl->res[k].idx] = 1;
-		}
-	/* The generation reports beyond the replayed ones are stale. */
-	while (j->j_ngens > 0 && j->j_gens[j->j_ngens - 1].g_gen >= row->gen)
-		j->j_ngens--;
-	job_start_batch(j, row->first_task, have);
-	free(have);
-	return (0);
+/* The driver of a journal row; NULL if this masterd has no such one. */
+static const struct job_driver *
+job_driver_find(const char *name)
+{
+	if (strcmp(name, job_es_driver.d_name) == 0)
+		return (&job_es_driver);
+	if (strcmp(name, job_batch_driver.d_name) == 0)
+		return (&job_batch_driver);
+	return (NULL);
 }
 
 /* One job from the journal: kept as it ended, or resumed. */
 static int
 job_load(void *arg, const struct journal_job *row)
 {
-	struct job_load	 jl;
-	struct job	*j;
-	R3q__EsParams	*p;
-	R3q__JobState	*st = NULL;
-	enum sched_policy pol = SCHED_POLICY_R3Q;
-	uint64_t	 now = mono_ns(), wnow = wall_ns();
-	char		 err[160];
-	size_t		 i;
+	const struct job_driver	*drv;
+	struct job		*j;
+	R3q__JobState		*st = NULL;
+	uint64_t		 now = mono_ns(), wnow = wall_ns();
+	char			 err[160];
+	size_t			 i;
 
 	(void)arg;
-	if ((p = r3q__es_params__unpack(NULL, row->paramslen,
-	    row->params)) == NULL) {
-		log_warnx("%s: job %llu has unreadable parameters; skipped",
-		    journal_path(md->journal), (unsigned long long)row->id);
+	if ((drv = job_driver_find(row->driver)) == NULL) {
+		log_warnx("%s: job %llu has unknown driver '%s'; skipped",
+		    journal_path(md->journal), (unsigned long long)row->id,
+		    row->driver);
 		return (0);
 	}
 	if (row->extra != NULL)
@@ -1058,71 +1155,54 @@ job_load(void *arg, const struct journal_job *row)
 		md->next_job = row->id + 1;
 	j = xcalloc(1, sizeof(*j));
 	j->j_id = row->id;
-	(void)sched_policy_parse(p->policy, &pol);
-	job_set_params(j, p, pol, p->queue_factor);
-	r3q__es_params__free_unpacked(p, NULL);
+	j->j_drv = drv;
+	TAILQ_INIT(&j->j_batches);
 	j->j_start = now - (wnow > row->submitted_ns ? wnow -
 	    row->submitted_ns : 0);
 	j->j_start_wall = row->submitted_ns;
 	j->j_submitted = row->submitted_ns / NS_PER_SEC;
 	snprintf(j->j_error, sizeof(j->j_error), "%s", row->error);
+	j->j_state = JOB_RUNNING;
+	if (strcmp(row->state, "running") != 0)
+		j->j_state = strcmp(row->state, "done") == 0 ? JOB_DONE :
+		    strcmp(row->state, "cancelled") == 0 ? JOB_CANCELLED :
+		    JOB_FAILED;
 	if (st != NULL) {
 		j->j_done = st->done;
+		j->j_failed = st->failed;
 		j->j_dropped = st->dropped;
 		j->j_speed_time = st->speed_time;
 		j->j_execs = st->executions;
+		j->j_nbatches = st->batches;
+		j->j_seq = st->seq;
+		snprintf(j->j_name, sizeof(j->j_name), "%s", st->name);
+		snprintf(j->j_owner, sizeof(j->j_owner), "%s", st->owner);
 		for (i = 0; i < st->n_workers; i++)
 			job_roster_add(j, st->workers[i]->name,
 			    st->workers[i]->cpus, st->workers[i]->speed)->delay_ms =
 			    st->workers[i]->delay_ms;
+		j->j_end = j->j_start + st->elapsed_ns;
+	} else
+		j->j_end = j->j_start;
+	if (journal_load_gens(md->journal, j->j_id, job_load_gen, j) == -1) {
+		if (st != NULL)
+			r3q__job_state__free_unpacked(st, NULL);
+		free(j);
+		return (-1);
 	}
-	memset(&jl, 0, sizeof(jl));
-	jl.job = j;
-	if (journal_load_gens(md->journal, j->j_id, job_load_gen, &jl) == -1)
-		goto fail;
 	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
-	if (strcmp(row->state, "running") != 0) {
-		j->j_state = strcmp(row->state, "done") == 0 ? JOB_DONE :
-		    strcmp(row->state, "cancelled") == 0 ? JOB_CANCELLED :
-		    JOB_FAILED;
-		if (st != NULL) {
-			j->j_end = j->j_start + st->elapsed_ns;
-			j->j_best = st->best;
-			if (st->n_best_x == j->j_params.dim) {
-				j->j_best_x = xcalloc(st->n_best_x,
-				    sizeof(double));
-				memcpy(j->j_best_x, st->best_x,
-				    st->n_best_x * sizeof(double));
-			}
-		} else
-			j->j_end = j->j_start;
-		r3q__job_state__free_unpacked(st, NULL);
-		return (0);
-	}
-	if (st != NULL)
-		r3q__job_state__free_unpacked(st, NULL);
-	j->j_state = JOB_RUNNING;
-	if (journal_load_results(md->journal, j->j_id, job_load_result,
-	    &jl) == -1)
-		goto fail;
-	if (job_replay(j, row, &jl, err, sizeof(err)) == -1) {
+	if (drv->d_load(j, row, st, err, sizeof(err)) == -1) {
 		log_warnx("%s: job %llu cannot resume: %s",
 		    journal_path(md->journal), (unsigned long long)j->j_id,
 		    err);
 		snprintf(j->j_error, sizeof(j->j_error), "cannot resume "
 		    "from the journal: %s", err);
-		j->j_end = now;
-		j->j_state = JOB_FAILED;
-		job_journal_put(j);
-	} else
-		log_info("job %llu resumed at generation %u with %zu results "
-		    "from the journal", (unsigned long long)j->j_id,
-		    row->gen, jl.n);
-	free(jl.res);
+		if (j->j_state == JOB_RUNNING)
+			job_end(j, JOB_FAILED);
+	}
+	if (st != NULL)
+		r3q__job_state__free_unpacked(st, NULL);
 	return (0);
- fail:
-	free(jl.res);
-	return (-1);
 }
 
 /* Take a key word from the journal, or put ours there; -1 on error. */

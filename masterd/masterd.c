@@ -127,6 +127,12 @@ const struct conf_key masterd_keys[] = {
 	{ "max_kills",		CONF_UINT,	OFF(max_kills),	1, 1000, NULL },
 	{ "verify",		CONF_UINT,	OFF(verify),	1,
 	    SCHED_VERIFY_MAX, NULL },
+	{ "max_payload",	CONF_SIZE,	OFF(max_payload), 0,
+	    1ULL << 30, NULL },
+	{ "client_timeout",	CONF_DURATION,	OFF(client_timeout), 1000,
+	    30ULL * 86400000, NULL },
+	{ "client_buffer",	CONF_SIZE,	OFF(client_buffer), 65536,
+	    1ULL << 32, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -157,6 +163,9 @@ masterd_config_defaults(struct masterd_config *c)
 	c->suspect_cooldown = SCHED_COOLDOWN_DEFAULT / 1000000;
 	c->max_kills = 3;
 	c->verify = 1;
+	c->max_payload = 1ULL << 20;
+	c->client_timeout = 600000;
+	c->client_buffer = 16ULL << 20;
 }
 
 /*
@@ -205,7 +214,7 @@ masterd_status(void)
 			continue;
 		if (n++ < 4 && off < sizeof(jobs))
 			off += (size_t)snprintf(jobs + off, sizeof(jobs) - off,
-			    "%sjob %llu gen %zu", n > 1 ? ", " : "",
+			    "%sjob %llu batch %zu", n > 1 ? ", " : "",
 			    (unsigned long long)j->j_id, j->j_ngens);
 	}
 	notify_status("%u workers, %zu jobs running%s%s", md->nworkers, n,

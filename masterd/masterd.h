@@ -10,6 +10,7 @@
 #include "frame.h"
 #include "sched/sched.h"
 #include "siphash.h"
+#include "u64map.h"
 
 struct event_base;
 struct bufferevent;
@@ -38,6 +39,10 @@ struct masterd_config {
 	uint64_t	 suspect_cooldown;	/* ms */
 	unsigned	 max_kills;
 	unsigned	 verify;		/* machines that must agree */
+	uint64_t	 max_payload;		/* a task's payload, output */
+	uint64_t	 client_timeout;	/* ms a batch job waits for its
+						   client */
+	uint64_t	 client_buffer;		/* bytes queued to a client */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -68,6 +73,10 @@ struct session {
 	struct worker		*s_worker;
 	uint64_t		 s_watch;	/* job a client follows */
 	uint64_t		 s_watch_req;	/* its request id */
+	char			 s_owner[64];	/* CN, or uid:NAME */
+	int			 s_admin;	/* sees every job */
+	int			 s_paused;	/* reading stopped: its output
+						   is full */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -79,7 +88,8 @@ struct worker {
 	uint32_t		 w_id;
 	char			 w_name[64];
 	uint32_t		 w_cpus;
-	uint32_t		 w_kinds;	/* mask of task kinds */
+	uint32_t		*w_kinds;	/* interned kinds it offers */
+	size_t			 w_nkinds;
 	double			 w_speed;	/* as the worker says */
 	uint32_t		 w_delay_ms;	/* emulated delay it adds */
 	uint64_t		 w_node;	/* MAC of its name: the machine,
@@ -150,49 +160,124 @@ struct exec_span {
 	uint64_t		 x_end;
 };
 
+struct job;
+struct job_batch;
+struct journal_job;
+
 /*
- * A job: an es driver on top of the core.  Each generation is one batch;
- * the batch's task ids are j_first .. j_first + j_n - 1.  Lives on the job
- * list until masterd exits (or is trimmed once finished).
+ * What makes a job a kind of job: the operations the generic layer
+ * (job.c) calls.  The es driver (job_es.c) runs the ES one generation a
+ * batch; the batch driver (job_batch.c) runs a client's tasks.
  */
-/* A batch of a job that is over, whose late reports may still come. */
-struct job_past {
-	uint64_t		 p_first;
-	size_t			 p_n;
-	uint32_t		 p_gen;
+struct job_driver {
+	const char	*d_name;		/* es, batch */
+	/* Fill a task being sent: its kind and payload (borrowed). */
+	void		(*d_task)(struct job *, struct job_batch *, size_t,
+			    R3q__Task *);
+	/*
+	 * Task idx of b ended, the job's seq-th to (journaled already):
+	 * OUTCOME_OK and its output, or another outcome and why.
+	 */
+	void		(*d_result)(struct job *, struct job_batch *, size_t,
+			    uint64_t, uint32_t, const void *, size_t,
+			    const char *);
+	/* Every task of b is over: fill g_best of its measurements. */
+	void		(*d_batch_done)(struct job *, struct job_batch *,
+			    struct gen_report *);
+	/* ... and, once they are journaled and told, go on or end. */
+	void		(*d_next)(struct job *, struct job_batch *);
+	/* Its fields of a JobInfo (full: everything). */
+	void		(*d_info)(const struct job *, R3q__JobInfo *, int);
+	/* Its parameters, packed for the journal (malloc'd). */
+	uint8_t		*(*d_params)(const struct job *, size_t *);
+	/* Its part of the journal row's state. */
+	void		(*d_state)(const struct job *, R3q__JobState *);
+	/*
+	 * A job from the journal: take its parameters and state and, if it
+	 * runs, resume it (results, tasks); -1 with a message.
+	 */
+	int		(*d_load)(struct job *, const struct journal_job *,
+			    const R3q__JobState *, char *, size_t);
+	/* b is forgotten: free its b_ds (NULL: free() it). */
+	void		(*d_batch_free)(struct job *, struct job_batch *);
+	/* The job ended (done, failed or cancelled): free what it can. */
+	void		(*d_end)(struct job *);
+	void		(*d_free)(struct job *);
 };
+
+/* How a task ended, for a driver and a client (TaskOutcome.status). */
+enum job_outcome {
+	OUTCOME_OK = 0,
+	OUTCOME_FAILED,		/* the kind failed: max_attempts machines */
+	OUTCOME_KILLED,		/* max_kills workers lost running it */
+	OUTCOME_CANCELLED,
+	OUTCOME_DISAGREED	/* verify: no outputs agreed */
+};
+
+/*
+ * A batch of a job: a generation (es) or a client's batch.  Its task ids
+ * are ranges handed out as tasks are added (md->ranges finds them).  In
+ * the core while b_live; kept a while after (JOB_PAST) for late reports.
+ */
+struct job_batch {
+	TAILQ_ENTRY(job_batch)	 b_entry;
+	struct job		*b_job;
+	uint64_t		 b_id;		/* the core's batch id */
+	uint32_t		 b_gen;		/* the job's number, from 0 */
+	uint64_t		 b_client;	/* batch: the client's number */
+	uint32_t		 b_kind;	/* interned kind */
+	size_t			 b_n;		/* tasks in it */
+	size_t			 b_nover;	/* of them, ended */
+	int			 b_live;	/* in the core */
+	int			 b_closed;
+	struct exec_span	*b_spans;	/* while live: executions */
+	size_t			 b_nspans, b_spancap;
+	void			*b_ds;		/* the driver's */
+	struct u64map		 b_why;		/* idx -> its last failure
+						   (char *) */
+};
+TAILQ_HEAD(batchlist, job_batch);
 #define JOB_PAST	4
 
+/* A range of task ids of one batch: ids first.. are tasks idx0.. */
+struct task_range {
+	uint64_t		 r_first;
+	uint32_t		 r_n;
+	uint32_t		 r_idx0;
+	struct job_batch	*r_batch;
+};
+
+/*
+ * A job: a driver on top of the core.  Lives on the job list until masterd
+ * exits (or is trimmed once finished).
+ */
 struct job {
 	TAILQ_ENTRY(job)	 j_entry;
 	uint64_t		 j_id;
+	const struct job_driver	*j_drv;
+	void			*j_ds;		/* the driver's state */
 	enum job_state		 j_state;
 	enum sched_policy	 j_policy;
 	unsigned		 j_qf;
-	R3q__EsParams		 j_params;
-	struct es		*j_es;
-	uint64_t		 j_batch;
-	uint64_t		 j_first;
-	size_t			 j_n;
-	uint32_t		 j_gen;		/* of the current batch */
-	struct job_past		 j_past[JOB_PAST];	/* ring, newest at
-							   j_npast - 1 */
-	size_t			 j_npast;
-	const struct task_kind	*j_kind;	/* of the batch's tasks */
+	unsigned		 j_verify;
+	char			 j_name[64];
+	char			 j_owner[64];	/* CN, or uid:NAME */
+	struct batchlist	 j_batches;	/* live ones, then past */
+	uint32_t		 j_nbatches;	/* numbers handed out */
+	size_t			 j_nlive;
 	uint64_t		 j_start;	/* mono ns */
 	uint64_t		 j_start_wall;	/* wall ns, as journaled */
 	uint64_t		 j_end;
 	uint64_t		 j_submitted;	/* wall seconds */
 	uint64_t		 j_done;
+	uint64_t		 j_failed;
+	uint64_t		 j_seq;		/* tasks ended, numbered */
 	uint64_t		 j_dropped;
+	double			 j_work_ms;	/* reference work of a task */
 	struct gen_report	*j_gens;
 	size_t			 j_ngens;
-	struct exec_span	*j_spans;	/* of the current batch */
-	size_t			 j_nspans, j_spancap;
 	double			 j_speed_time;	/* sum of speed_sum x dt */
 	char			 j_error[256];
-	double			 j_best;	/* once finished */
-	double			*j_best_x;	/* once finished, dim doubles */
 	R3q__WorkerSeen		*j_roster;	/* workers that ran its tasks */
 	size_t			 j_nroster;
 	size_t			 j_roster_last;	/* set by job_roster_add */
@@ -226,6 +311,10 @@ struct masterd {
 	uint64_t		 next_job;
 	uint64_t		 next_task;
 	uint64_t		 next_batch;
+	struct task_range	*ranges;	/* by r_first */
+	size_t			 nranges, rangecap;
+	char			**kinds;	/* interned kind names */
+	uint32_t		 nkinds, kindcap;
 	struct evconnlistener	*tls_listener;
 	struct evconnlistener	*ctl_listener;
 	struct event		*liveness;	/* heartbeat_timeout check */
@@ -256,6 +345,9 @@ void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_free(struct session *);
+void	 session_error_soft(struct session *, uint64_t, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+void	 session_pause(struct session *);
 struct session *session_new(struct bufferevent *, const char *, int);
 
 /* metrics.c */
@@ -268,20 +360,33 @@ void	 control_close(void);
 void	 control_dispatch(struct session *, Envelope *);
 void	 control_job_event(struct job *, const struct gen_report *);
 
-/* job.c */
-struct job *job_submit(const R3q__EsParams *, char *, size_t);
+/* job.c: the generic job layer */
+struct job *job_new(const struct job_driver *, enum sched_policy, unsigned,
+	    unsigned);
 struct job *job_find(uint64_t);
-struct job *job_by_task(uint64_t, size_t *);
-struct job *job_by_any_task(uint64_t, size_t *, uint32_t *);
-void	 job_result(struct job *, size_t, double);
-void	 job_task(const struct job *, size_t, R3q__Task *);
+struct job_batch *job_batch_open(struct job *, uint32_t, uint64_t);
+uint64_t job_batch_reserve(struct job_batch *, uint64_t, size_t);
+void	 job_batch_submit(struct job_batch *, const struct sched_task *,
+	    size_t);
+void	 job_batch_close(struct job_batch *);
+void	 job_batch_finished(struct job_batch *);
+struct job_batch *job_batch_by_gen(const struct job *, uint32_t);
+struct job_batch *job_task_find(uint64_t, size_t *);
+uint64_t job_task_id(const struct job_batch *, size_t);
+void	 job_task(struct job_batch *, size_t, R3q__Task *);
+void	 job_output(struct job_batch *, size_t, const void *, size_t);
+char	*job_task_why(struct job_batch *, size_t, const char *);
+void	 job_outcome(struct job_batch *, size_t, enum job_outcome,
+	    const char *);
 void	 job_span(struct job *, struct worker *, uint32_t, size_t,
 	    const R3q__Result *, enum span_outcome);
 void	 job_withdrawn(struct job *, struct worker *, uint32_t, size_t, int);
+void	 job_end(struct job *, enum job_state);
+void	 job_abort(struct job *, enum job_state);
+void	 job_journal_put(struct job *);
 int	 job_journal_open(void);
 void	 job_journal_commit(void);
 void	 job_journal_close(void);
-void	 job_task_failed(struct job *, size_t, const char *);
 void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);
 void	 job_info(const struct job *, R3q__JobInfo *, int);
@@ -290,5 +395,22 @@ int	 job_trace(const struct job *, R3q__JobTrace *, char *, size_t);
 void	 job_trace_clear(R3q__JobTrace *);
 const char *job_state_name(enum job_state);
 void	 job_free_all(void);
+#define KINDS_PER_WORKER 256
+#define KIND_NAME_MAX	64
+int	 kind_check(const char *);
+uint32_t kind_intern(const char *);
+int	 kind_find(const char *, uint32_t *);
+const char *kind_name(uint32_t);
+
+/* job_es.c: the (mu+lambda)-ES */
+extern const struct job_driver job_es_driver;
+struct job *job_es_submit(const R3q__EsParams *, char *, size_t);
+
+/* job_batch.c: a client's tasks */
+extern const struct job_driver job_batch_driver;
+void	 job_batch_dispatch(struct session *, Envelope *);
+void	 job_batch_detach(struct session *);
+void	 job_batch_writable(struct session *);
+void	 job_batch_flush(void);
 
 #endif /* R3Q_MASTERD_H */

@@ -184,7 +184,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "job with a synthetic load.\n"
 	    "# TYPE r3q_job_efficiency gauge\n");
 	TAILQ_FOREACH(j, &md->jobs, j_entry) {
-		if (j->j_state != JOB_RUNNING || j->j_params.work_ms <= 0)
+		if (j->j_state != JOB_RUNNING || j->j_work_ms <= 0)
 			continue;
 		/* No sample until a generation has given the lower bound. */
 		job_info(j, &info, 0);
@@ -268,11 +268,12 @@ metrics_status(struct evhttp_request *req, void *arg)
 		 */
 		job_info(j, &info, 0);
 		evbuffer_add_printf(b, "%s{\"id\":%" PRIu64 ",\"state\":\"%s\","
-		    "\"policy\":\"%s\"", first ? "" : ",", info.id, info.state,
-		    info.policy);
+		    "\"policy\":\"%s\",\"driver\":\"%s\"", first ? "" : ",",
+		    info.id, info.state, info.policy, info.driver);
 		status_number(b, "generation", j->j_ngens > 0,
 		    info.generation);
-		status_number(b, "best", j->j_ngens > 0, info.best);
+		status_number(b, "best", j->j_ngens > 0 && info.params != NULL,
+		    info.best);
 		evbuffer_add_printf(b, ",\"elapsed\":%.6f",
 		    (double)info.elapsed_ns / 1e9);
 		status_number(b, "efficiency", status_known(info.efficiency),

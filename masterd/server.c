@@ -52,7 +52,6 @@ static void	worker_dispatch(struct session *, Envelope *);
 #define REFUSED_MAX	64		/* then it is disconnected */
 #define KILLED_MAX	4096		/* interrupted copies remembered */
 
-static char	last_failure[512];	/* why the last task copy failed */
 static char	last_lost[64];		/* the last worker lost */
 
 static void	server_tick_arm(void);
@@ -204,6 +203,7 @@ worker_free(struct worker *w)
 	free(w->w_cancel);
 	free(w->w_repl);
 	free(w->w_killed);
+	free(w->w_kinds);
 	free(w);
 }
 
@@ -248,6 +248,7 @@ void
 session_free(struct session *s)
 {
 	session_lose_worker(s);
+	job_batch_detach(s);
 	TAILQ_REMOVE(&md->sessions, s, s_entry);
 	bufferevent_free(s->s_bev);
 	free(s);
@@ -324,6 +325,58 @@ session_error(struct session *s, uint64_t reqid, const char *fmt, ...)
 	session_close(s);
 }
 
+/* Answer request reqid with an Error; the session stays open. */
+void
+session_error_soft(struct session *s, uint64_t reqid, const char *fmt, ...)
+{
+	char		 msg[512];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_debug("%s (%s): refused: %s", s->s_addr, s->s_name, msg);
+	session_send_error(s, reqid, msg);
+}
+
+/* A paused client's output is down to half of client_buffer. */
+static void
+session_drained(struct bufferevent *bev, void *arg)
+{
+	struct session	*s = arg;
+
+	if (!s->s_paused || s->s_closing)
+		return;
+	s->s_paused = 0;
+	bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+	bufferevent_setcb(bev, session_read, NULL, session_event, s);
+	bufferevent_enable(bev, EV_READ);
+	log_info("client %s (%s) reads its results again", s->s_owner,
+	    s->s_addr);
+	job_batch_writable(s);
+}
+
+/*
+ * A client does not read what we send: stop reading from it (so it adds
+ * no tasks, and no more results pile up for it) until its output drains.
+ */
+void
+session_pause(struct session *s)
+{
+	if (s->s_paused || s->s_closing)
+		return;
+	s->s_paused = 1;
+	bufferevent_disable(s->s_bev, EV_READ);
+	bufferevent_setwatermark(s->s_bev, EV_WRITE,
+	    md->conf.client_buffer / 2, 0);
+	bufferevent_setcb(s->s_bev, session_read, session_drained,
+	    session_event, s);
+	log_warnx("client %s (%s) is not reading its results: %zu bytes "
+	    "queued (client_buffer); not reading from it until it does",
+	    s->s_owner, s->s_addr,
+	    evbuffer_get_length(bufferevent_get_output(s->s_bev)));
+}
+
 /* The TLS handshake finished: take the peer's role and name. */
 static void
 session_verified(struct session *s)
@@ -344,6 +397,7 @@ session_verified(struct session *s)
 		    s->s_addr, name);
 	} else if (strcmp(role, "client") == 0) {
 		s->s_role = ROLE_CLIENT;
+		snprintf(s->s_owner, sizeof(s->s_owner), "%s", name);
 		bufferevent_set_timeouts(s->s_bev, NULL, NULL);
 		log_debug("%s: TLS up, client %s", s->s_addr, name);
 	} else {
@@ -448,12 +502,11 @@ worker_hello(struct session *s, Envelope *env)
 {
 	Envelope		 out = R3Q__ENVELOPE__INIT;
 	R3q__Welcome		 wel = R3Q__WELCOME__INIT;
-	const struct task_kind	*k;
 	R3q__Hello		*h;
 	struct worker		*w;
 	struct session		*o;
-	size_t			 i;
-	uint32_t		 mask = 0;
+	uint32_t		*kinds;
+	size_t			 i, nk = 0;
 
 	if (env->body_case != R3Q__ENVELOPE__BODY_HELLO) {
 		session_error(s, env->id, "expected hello, got %s",
@@ -475,13 +528,22 @@ worker_hello(struct session *s, Envelope *env)
 		session_error(s, env->id, "bad CPU count %u", h->cpus);
 		return;
 	}
-	for (i = 0; i < h->n_kinds; i++) {
-		if ((k = task_kind_lookup(h->kinds[i])) != NULL)
-			mask |= 1u << k->index;
-		else
-			log_debug("%s: worker %s offers unknown kind '%s'",
-			    s->s_addr, s->s_name, h->kinds[i]);
+	if (h->n_kinds > KINDS_PER_WORKER) {
+		session_error(s, env->id, "worker offers %zu kinds, more than "
+		    "%d", h->n_kinds, KINDS_PER_WORKER);
+		return;
 	}
+	for (i = 0; i < h->n_kinds; i++)
+		if (kind_check(h->kinds[i]) == -1) {
+			session_error(s, env->id, "bad kind name (%zu bytes): "
+			    "a kind is 1 to %d printable characters",
+			    strlen(h->kinds[i]), KIND_NAME_MAX);
+			return;
+		}
+	kinds = xcalloc(h->n_kinds + 1, sizeof(*kinds));
+	for (i = 0; i < h->n_kinds; i++)
+		if ((kinds[nk] = kind_intern(h->kinds[i])) != UINT32_MAX)
+			nk++;
 	/* The same name again: the old connection is dead or a duplicate. */
 	TAILQ_FOREACH(o, &md->sessions, s_entry) {
 		if (o != s && o->s_worker != NULL &&
@@ -498,7 +560,8 @@ worker_hello(struct session *s, Envelope *env)
 	w->w_id = worker_id_alloc();
 	snprintf(w->w_name, sizeof(w->w_name), "%s", s->s_name);
 	w->w_cpus = h->cpus;
-	w->w_kinds = mask;
+	w->w_kinds = kinds;
+	w->w_nkinds = nk;
 	/* Only the efficiency figure uses it; refuse nonsense politely. */
 	w->w_speed = h->speed > 0 && h->speed <= 1000 ? h->speed : 1.0;
 	w->w_delay_ms = h->delay_ms;
@@ -528,8 +591,8 @@ worker_hello(struct session *s, Envelope *env)
 	log_info("worker %s joined from %s with %u CPUs (id %u)", w->w_name,
 	    s->s_addr, w->w_cpus, w->w_id);
 	masterd_status();
-	if (sched_worker_join_node(md->sched, w->w_id, w->w_node, w->w_cpus,
-	    mask, mono_ns()) == -1)
+	if (sched_worker_join_kinds(md->sched, w->w_id, w->w_node, w->w_cpus,
+	    w->w_kinds, w->w_nkinds, mono_ns()) == -1)
 		fatalx("core refused worker id %u", w->w_id);
 	server_drain();
 }
@@ -617,12 +680,13 @@ worker_results(struct session *s, R3q__Results *rs)
 {
 	struct sched_timing	 tm;
 	struct worker		*w = s->s_worker;
+	struct job_batch	*b;
 	struct job		*j;
 	R3q__Result		*r;
 	size_t			 i, idx;
-	uint32_t		 gen;
 	uint64_t		 now = mono_ns(), digest;
-	char			 err[256];
+	char			 err[256], why[512];
+	const char		*e;
 
 	for (i = 0; i < rs->n_results && !s->s_closing; i++) {
 		r = rs->results[i];
@@ -636,35 +700,48 @@ worker_results(struct session *s, R3q__Results *rs)
 				break;
 			continue;
 		}
-		if ((j = job_by_any_task(r->id, &idx, &gen)) == NULL) {
+		if ((b = job_task_find(r->id, &idx)) == NULL) {
 			log_debug("worker %s: stale result for task %llu",
 			    w->w_name, (unsigned long long)r->id);
 			worker_killed_take(w, r->id);
 			continue;
 		}
+		j = b->b_job;
+		e = r->error[0] ? r->error : "no message";
+		if (r->status == TASK_OK && r->output.len > md->conf.max_payload) {
+			/* Too big to keep: a failure of the kind. */
+			r->status = TASK_FAILED;
+			snprintf(err, sizeof(err), "output of %zu bytes is over "
+			    "max_payload (%llu)", r->output.len,
+			    (unsigned long long)md->conf.max_payload);
+			e = err;
+		}
 		switch (r->status) {
 		case TASK_OK:
-			/* Its output, for verify: the fitness, bit for bit. */
-			memcpy(&digest, &r->fitness, sizeof(digest));
+			/* Its output, for verify: a digest of its bytes. */
+			digest = siphash24(&md->mac, r->output.data,
+			    r->output.len);
 			switch (sched_vote(md->sched, w->w_id, r->id, digest,
 			    result_timing(r, &tm), now)) {
 			case SCHED_ACCEPT:
 				w->w_done++;
-				job_span(j, w, gen, idx, r, SPAN_DONE);
-				job_result(j, idx, r->fitness);
+				job_span(j, w, b->b_gen, idx, r, SPAN_DONE);
+				job_output(b, idx, r->output.data,
+				    r->output.len);
 				break;
 			case SCHED_PENDING:
 				w->w_done++;
-				job_span(j, w, gen, idx, r, SPAN_DONE);
+				job_span(j, w, b->b_gen, idx, r, SPAN_DONE);
 				break;
 			case SCHED_DUPLICATE:
-				job_span(j, w, gen, idx, r, SPAN_LOST_RACE);
+				job_span(j, w, b->b_gen, idx, r,
+				    SPAN_LOST_RACE);
 				j->j_dropped++;
 				break;
 			default:
 				/* finished before our cancel reached it */
 				if (worker_killed_take(w, r->id)) {
-					job_span(j, w, gen, idx, r,
+					job_span(j, w, b->b_gen, idx, r,
 					    SPAN_LOST_RACE);
 					j->j_dropped++;
 				}
@@ -673,24 +750,24 @@ worker_results(struct session *s, R3q__Results *rs)
 			break;
 		case TASK_CANCELLED:
 			if (worker_killed_take(w, r->id))
-				job_span(j, w, gen, idx, r, SPAN_INTERRUPTED);
+				job_span(j, w, b->b_gen, idx, r,
+				    SPAN_INTERRUPTED);
 			break;
 		default:
 			if (sched_failed(md->sched, w->w_id, r->id, now) == -1) {
 				if (worker_killed_take(w, r->id))
-					job_span(j, w, gen, idx, r,
+					job_span(j, w, b->b_gen, idx, r,
 					    SPAN_FAILED);
 				break;
 			}
-			job_span(j, w, gen, idx, r, SPAN_FAILED);
-			str_vis(err, sizeof(err), r->error[0] ? r->error :
-			    "no message");
-			snprintf(last_failure, sizeof(last_failure),
-			    "task %llu failed on worker %s: %s (%s)",
-			    (unsigned long long)r->id, w->w_name,
+			job_span(j, w, b->b_gen, idx, r, SPAN_FAILED);
+			str_vis(err, sizeof(err), e);
+			snprintf(why, sizeof(why), "task %llu failed on worker "
+			    "%s: %s (%s)", (unsigned long long)r->id, w->w_name,
 			    task_status_name((int)r->status), err);
-			log_warnx("%s", last_failure);
-			/* Its reason goes with it if the task gives up. */
+			log_warnx("%s", why);
+			/* Its own reason goes with it if the task gives up. */
+			job_task_why(b, idx, why);
 			server_drain();
 			break;
 		}
@@ -784,6 +861,7 @@ server_flush(void)
 	size_t		 i;
 
 	job_journal_commit();
+	job_batch_flush();
 	while ((w = TAILQ_FIRST(&md->dirty)) != NULL) {
 		TAILQ_REMOVE(&md->dirty, w, w_dirty_entry);
 		w->w_dirty = 0;
@@ -851,10 +929,10 @@ server_drain(void)
 {
 	struct sched_action	 a;
 	struct worker		*w;
-	struct job		*j;
+	struct job_batch	*b;
+	enum job_outcome	 o;
 	size_t			 idx;
-	uint32_t		 gen;
-	char			 buf1[32], buf2[32];
+	char			 buf1[32], buf2[32], buf[512], *why;
 
 	if (md->draining)
 		return;
@@ -869,7 +947,8 @@ server_drain(void)
 				break;
 			}
 			/* A job that ended in this drain takes its tasks. */
-			if ((j = job_by_task(a.task, &idx)) == NULL)
+			if ((b = job_task_find(a.task, &idx)) == NULL ||
+			    !b->b_live)
 				break;
 			if (w->w_nout == w->w_outcap) {
 				w->w_outcap = w->w_outcap ? w->w_outcap * 2 :
@@ -880,7 +959,7 @@ server_drain(void)
 				    w->w_outcap, sizeof(*w->w_out))) == NULL)
 					fatal("reallocarray");
 			}
-			job_task(j, idx, &w->w_outv[w->w_nout]);
+			job_task(b, idx, &w->w_outv[w->w_nout]);
 			w->w_outv[w->w_nout++].tag = server_tag(w, a.task);
 			if (a.replica)
 				APPEND(w->w_repl, w->w_nrepl, w->w_replcap,
@@ -890,9 +969,10 @@ server_drain(void)
 		case SCHED_CANCEL:
 			if ((w = worker_get(a.wid)) == NULL)
 				break;
-			if (!a.running && (j = job_by_any_task(a.task, &idx,
-			    &gen)) != NULL)
-				job_withdrawn(j, w, gen, idx, a.replica);
+			if (!a.running && (b = job_task_find(a.task,
+			    &idx)) != NULL)
+				job_withdrawn(b->b_job, w, b->b_gen, idx,
+				    a.replica);
 			if (!a.running && worker_unsend(w, a.task))
 				break;
 			if (a.running)
@@ -903,19 +983,29 @@ server_drain(void)
 			break;
 		case SCHED_TASK_FAILED:
 			server_flush();
-			if (a.reason == SCHED_FAIL_KILLS)
-				snprintf(last_failure, sizeof(last_failure),
-				    "task %llu was running on %u workers that "
-				    "were lost (max_kills); the last was %s",
+			if ((b = job_task_find(a.task, &idx)) == NULL)
+				break;
+			why = job_task_why(b, idx, NULL);
+			if (a.reason == SCHED_FAIL_KILLS) {
+				o = OUTCOME_KILLED;
+				snprintf(buf, sizeof(buf), "task %llu was "
+				    "running on %u workers that were lost "
+				    "(max_kills); the last was %s",
 				    (unsigned long long)a.task,
 				    md->conf.max_kills, last_lost);
-			else if (a.reason == SCHED_FAIL_DISAGREE)
-				snprintf(last_failure, sizeof(last_failure),
-				    "task %llu: no outputs agreed among the "
-				    "workers that ran it (verify)",
-				    (unsigned long long)a.task);
-			if ((j = job_by_task(a.task, &idx)) != NULL)
-				job_task_failed(j, idx, last_failure);
+			} else if (a.reason == SCHED_FAIL_DISAGREE) {
+				o = OUTCOME_DISAGREED;
+				snprintf(buf, sizeof(buf), "task %llu: no "
+				    "outputs agreed among the workers that ran "
+				    "it (verify)", (unsigned long long)a.task);
+			} else {
+				o = OUTCOME_FAILED;
+				snprintf(buf, sizeof(buf), "%s", why != NULL ?
+				    why : "it failed on every machine that "
+				    "could run it");
+			}
+			free(why);
+			job_outcome(b, idx, o, buf);
 			break;
 		case SCHED_SUSPECT:
 			server_suspect(&a);

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,14 +35,26 @@ static struct {
 	void		(*ex_wake)(void);
 } ex;
 
+/* max_output: set by the loop thread (start, SIGHUP), read by threads. */
+static _Atomic uint64_t	 ex_max_output = MAX_OUTPUT_DEFAULT;
+
+/* Free a task and the output its result owns. */
 void
 wtask_free(struct wtask *t)
 {
 	if (t == NULL)
 		return;
+	task_result_free(&t->wt_res);
 	if (t->wt_kind_owned)
 		free(t->wt_kind);
 	free(t);
+}
+
+/* The largest output a task may give; a longer one fails the task. */
+void
+exec_set_max_output(uint64_t max)
+{
+	atomic_store(&ex_max_output, max);
 }
 
 /*
@@ -110,11 +123,8 @@ exec_thread(void *arg)
 
 		memset(&p, 0, sizeof(p));
 		p.kind = t->wt_kind;
-		p.x = t->wt_x;
-		p.nx = t->wt_nx;
-		p.lu = t->wt_lu;
-		p.work_ms = t->wt_work_ms;
-		p.spin = t->wt_spin;
+		p.payload = t->wt_payload;
+		p.payload_len = t->wt_payload_len;
 		memset(&ctx, 0, sizeof(ctx));
 		ctx.cancel = &t->wt_cancel;
 		ctx.speed = workerd_speed();
@@ -123,6 +133,8 @@ exec_thread(void *arg)
 		t->wt_start = wall_ns();
 		task_run(&p, &ctx, &t->wt_res);
 		t->wt_end = wall_ns();
+		/* Over max_output: fail it here rather than send it. */
+		task_result_limit(&t->wt_res, atomic_load(&ex_max_output));
 
 		/*
 		 * Take the next task in the same critical section: a busy
@@ -331,6 +343,7 @@ exec_halves(uint64_t **first, size_t *nfirst, uint64_t **second,
 	pthread_mutex_unlock(&ex.ex_mtx);
 }
 
+/* How many tasks are held and running now. */
 void
 exec_counts(unsigned *held, unsigned *running)
 {

@@ -326,10 +326,54 @@ link_down(const char *why, const char *fix)
 	link_retry_later();
 }
 
+/* Queue one Results frame of n results. */
+static void
+link_send_results(R3q__Result **ptrs, size_t n)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Results	 rs = R3Q__RESULTS__INIT;
+
+	rs.n_results = n;
+	rs.results = ptrs;
+	env.body_case = R3Q__ENVELOPE__BODY_RESULTS;
+	env.results = &rs;
+	link_send(&env);
+}
+
+/*
+ * A task's Result.  The output goes only with TASK_OK, and is not copied:
+ * it points into the task, which lives until the frame is written.
+ */
+static void
+link_result(R3q__Result *r, struct wtask *t)
+{
+	size_t	 len;
+
+	r3q__result__init(r);
+	r->id = t->wt_id;
+	r->epoch = t->wt_epoch;
+	r->tag = t->wt_tag;
+	r->status = (uint32_t)t->wt_res.status;
+	r->received_ns = t->wt_received;
+	r->start_ns = t->wt_start;
+	r->end_ns = t->wt_end;
+	r->error = t->wt_res.error;
+	r->slot = t->wt_slot;
+	r->replica = t->wt_replica;
+	if (t->wt_res.status == TASK_OK) {
+		r->output.data = (uint8_t *)(uintptr_t)task_output(&t->wt_res,
+		    &len);
+		r->output.len = len;
+	}
+}
+
 /*
  * Send the results in the outbox and any progress notes, together: one
- * write, so one TLS record while they fit in one.  The Result structs are
- * kept from one flush to the next rather than allocated each time.
+ * write, so one TLS record while they fit in one.  Results share a frame
+ * until their outputs would take it over max_frame; each one alone fits
+ * (workerd_load keeps max_output RESULT_ROOM below max_frame).  The Result
+ * structs are kept from one flush to the next rather than allocated each
+ * time.
  */
 static void
 link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
@@ -338,10 +382,9 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 	static R3q__Result	**ptrs;
 	static size_t		  cap;
 	Envelope		  env;
-	R3q__Results		  rs = R3Q__RESULTS__INIT;
 	R3q__Progress		  pr = R3Q__PROGRESS__INIT;
 	struct wtask		 *t;
-	size_t			  i;
+	size_t			  n, first, sz, acc, budget;
 
 	if (lk.l_state != LINK_UP)
 		return;
@@ -354,30 +397,23 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 	}
 	link_batch_begin();
 	if (lk.l_noutbox > 0) {
-		i = 0;
+		budget = lk.l_conf->max_frame > RESULT_ROOM ?
+		    lk.l_conf->max_frame - RESULT_ROOM / 2 : 0;
+		n = first = acc = 0;
 		TAILQ_FOREACH(t, &lk.l_outbox, wt_entry) {
-			r3q__result__init(&res[i]);
-			res[i].id = t->wt_id;
-			res[i].epoch = t->wt_epoch;
-			res[i].tag = t->wt_tag;
-			res[i].status = (uint32_t)t->wt_res.status;
-			res[i].fitness = t->wt_res.fitness;
-			res[i].checksum = t->wt_res.checksum;
-			res[i].received_ns = t->wt_received;
-			res[i].start_ns = t->wt_start;
-			res[i].end_ns = t->wt_end;
-			res[i].error = t->wt_res.error;
-			res[i].slot = t->wt_slot;
-			res[i].replica = t->wt_replica;
-			ptrs[i] = &res[i];
-			i++;
+			link_result(&res[n], t);
+			ptrs[n] = &res[n];
+			/* A bound on its packed size, the output aside. */
+			sz = res[n].output.len + strlen(res[n].error) + 160;
+			if (n > first && acc + sz > budget) {
+				link_send_results(&ptrs[first], n - first);
+				first = n;
+				acc = 0;
+			}
+			acc += sz;
+			n++;
 		}
-		r3q__envelope__init(&env);
-		rs.n_results = i;
-		rs.results = ptrs;
-		env.body_case = R3Q__ENVELOPE__BODY_RESULTS;
-		env.results = &rs;
-		link_send(&env);
+		link_send_results(&ptrs[first], n - first);
 		while ((t = TAILQ_FIRST(&lk.l_outbox)) != NULL) {
 			TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
 			wtask_free(t);
@@ -486,8 +522,9 @@ link_heartbeat_arm(uint64_t ms)
 }
 
 /*
- * Tasks for the local queue: one allocation each (the genome inline), the
- * kind's name shared with the registry, all queued under one lock.
+ * Tasks for the local queue: one allocation each (the payload inline), the
+ * kind's name shared with the registry, all queued under one lock.  The
+ * payload's size was bounded by max_frame when the frame was read.
  */
 static void
 link_assign(R3q__Assign *a)
@@ -496,16 +533,14 @@ link_assign(R3q__Assign *a)
 	struct wtasklist	 tl;
 	struct wtask		*t;
 	R3q__Task		*m;
-	size_t			 i, k;
+	size_t			 i, k, len;
 	uint64_t		 now = wall_ns();
 
 	TAILQ_INIT(&tl);
 	for (i = 0; i < a->n_tasks; i++) {
 		m = a->tasks[i];
-		if (m->n_x > (SIZE_MAX - sizeof(*t)) / sizeof(double))
-			fatalx("task %llu: genome of %zu numbers",
-			    (unsigned long long)m->id, m->n_x);
-		t = xcalloc(1, sizeof(*t) + m->n_x * sizeof(double));
+		len = m->payload.len;
+		t = xcalloc(1, sizeof(*t) + len);
 		t->wt_id = m->id;
 		t->wt_tag = m->tag;
 		for (k = 0; k < a->n_replicas; k++)
@@ -520,13 +555,9 @@ link_assign(R3q__Assign *a)
 			t->wt_kind = xstrdup(m->kind);
 			t->wt_kind_owned = 1;
 		}
-		t->wt_nx = m->n_x;
-		t->wt_x = t->wt_xbuf;
-		if (m->n_x > 0)
-			memcpy(t->wt_x, m->x, m->n_x * sizeof(double));
-		t->wt_lu = m->lu;
-		t->wt_work_ms = m->work_ms;
-		t->wt_spin = m->spin;
+		t->wt_payload_len = len;
+		if (len > 0)
+			memcpy(t->wt_payload, m->payload.data, len);
 		atomic_init(&t->wt_cancel, 0);
 		atomic_init(&t->wt_half, 0);
 		TAILQ_INSERT_TAIL(&tl, t, wt_entry);
@@ -627,18 +658,19 @@ link_read(struct bufferevent *bev, void *arg)
 	}
 }
 
-/* TLS is up: say hello. */
+/* TLS is up: say hello, naming every kind of the registry. */
 static void
 link_hello(void)
 {
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__Hello		 h = R3Q__HELLO__INIT;
 	const struct task_kind	*kinds;
-	char			*names[32];
+	char			**names;
 	size_t			 n, i;
 
 	kinds = task_kind_list(&n);
-	for (i = 0; i < n && i < 32; i++)
+	names = xcalloc(n, sizeof(*names));
+	for (i = 0; i < n; i++)
 		names[i] = (char *)(uintptr_t)kinds[i].name;
 	h.protocol = R3Q_PROTOCOL;
 	h.name = lk.l_name;
@@ -653,6 +685,7 @@ link_hello(void)
 	env.hello = &h;
 	lk.l_state = LINK_HELLO;
 	link_send(&env);
+	free(names);
 }
 
 /*

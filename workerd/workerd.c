@@ -40,6 +40,8 @@ const struct conf_key workerd_keys[] = {
 	{ "key",		CONF_STRING,	OFF(key),	0, 0, NULL },
 	{ "max_frame",		CONF_SIZE,	OFF(max_frame),	1024,
 	    1ULL << 30, NULL },
+	{ "max_output",		CONF_SIZE,	OFF(max_output), 0,
+	    1ULL << 30, NULL },
 	{ "reconnect_max",	CONF_DURATION,	OFF(reconnect_max), 100,
 	    3600000, NULL },
 	{ "speed",		CONF_DOUBLE,	OFF(speed),	0, 1000, NULL },
@@ -135,6 +137,7 @@ workerd_config_defaults(struct workerd_config *c)
 	snprintf(c->cert, sizeof(c->cert), "%s", R3Q_CONFDIR "/worker.pem");
 	snprintf(c->key, sizeof(c->key), "%s", R3Q_CONFDIR "/worker.key");
 	c->max_frame = FRAME_MAX_DEFAULT;
+	c->max_output = MAX_OUTPUT_DEFAULT;
 	c->reconnect_max = 30000;
 	c->speed = 1.0;
 	c->heartbeat = 1000;
@@ -209,6 +212,15 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 			return (-1);
 		}
 	}
+	/* Any one result must fit in a frame, output and all. */
+	if (c->max_output > c->max_frame - RESULT_ROOM) {
+		snprintf(err, errlen, "%s: max_output (%llu bytes) must be at "
+		    "most max_frame less %d (%llu bytes), to leave room for "
+		    "the rest of a result", conffile,
+		    (unsigned long long)c->max_output, RESULT_ROOM,
+		    (unsigned long long)(c->max_frame - RESULT_ROOM));
+		return (-1);
+	}
 	return (0);
 }
 
@@ -266,7 +278,8 @@ workerd_finish(struct workerd_config *c, char *err, size_t errlen)
 
 /*
  * SIGHUP: read the configuration again and apply it: the master's address,
- * the TLS files (for the next connection), the emulation knobs.  cpus and
+ * the TLS files (for the next connection), max_frame, max_output (for
+ * tasks that end from now on), the emulation knobs.  cpus and
  * name take a restart.  A broken file changes nothing.
  */
 static void
@@ -300,6 +313,7 @@ workerd_reload(void)
 	conf = nc;
 	profile = lp;
 	base_speed = conf.speed;
+	exec_set_max_output(conf.max_output);
 	log_info("reloaded %s: master %s, speed %g", conffile, conf.master,
 	    conf.speed);
 done:
@@ -415,6 +429,7 @@ main(int argc, char *argv[])
 	load_profile_parse(conf.load_profile, &profile, err, sizeof(err));
 	base_speed = conf.speed;
 	start_ms = mono_ns() / NS_PER_MS;
+	exec_set_max_output(conf.max_output);
 
 	/* Each execution thread runs BLAS single-threaded (DESIGN.md). */
 	openblas_set_num_threads(1);

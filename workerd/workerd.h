@@ -23,6 +23,7 @@ struct workerd_config {
 	char		 cert[CONF_STRMAX];
 	char		 key[CONF_STRMAX];
 	uint64_t	 max_frame;
+	uint64_t	 max_output;		/* bytes of one task's output */
 	uint64_t	 reconnect_max;		/* ms */
 	double		 speed;			/* vs the reference machine */
 	uint64_t	 delay;			/* ms, WAN emulation */
@@ -32,6 +33,10 @@ struct workerd_config {
 };
 
 #define LOAD_MAXPOINTS	64
+
+/* Bytes of a Result frame besides the output: max_output leaves them. */
+#define RESULT_ROOM	512
+#define MAX_OUTPUT_DEFAULT	(1u << 20)
 
 /* A load profile: from t_ms on, run at factor x the configured speed. */
 struct load_profile {
@@ -60,11 +65,7 @@ struct wtask {
 	uint64_t		 wt_tag;	/* echoed in its Result */
 	char			*wt_kind;	/* the registry's name, or */
 	int			 wt_kind_owned;	/* a copy of an unknown one */
-	double			*wt_x;		/* points at wt_xbuf */
-	size_t			 wt_nx;
-	uint32_t		 wt_lu;
-	double			 wt_work_ms;
-	int			 wt_spin;
+	size_t			 wt_payload_len;	/* in wt_payload */
 	atomic_int		 wt_cancel;
 	atomic_int		 wt_half;	/* past its half-way point */
 	int			 wt_said_start;	/* Progress sent: ex_mtx */
@@ -74,13 +75,15 @@ struct wtask {
 	int			 wt_replica;	/* sent as an extra copy */
 	uint64_t		 wt_start;
 	uint64_t		 wt_end;
-	struct task_result	 wt_res;
-	double			 wt_xbuf[];	/* the genome, one allocation */
+	struct task_result	 wt_res;	/* its output may borrow
+						   wt_payload (echo) */
+	uint8_t			 wt_payload[];	/* one allocation */
 };
 TAILQ_HEAD(wtasklist, wtask);
 
 /* exec.c: the local queue and the execution threads. */
 int	 exec_start(struct event_base *, unsigned, void (*)(void));
+void	 exec_set_max_output(uint64_t);
 void	 exec_stop(void);
 void	 exec_assign(struct wtasklist *, unsigned);
 int	 exec_cancel(uint64_t);

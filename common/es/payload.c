@@ -13,6 +13,7 @@
 
 #include "es/payload.h"
 
+/* Store v at p, little-endian. */
 static void
 put_u32(uint8_t *p, uint32_t v)
 {
@@ -22,6 +23,7 @@ put_u32(uint8_t *p, uint32_t v)
 	p[3] = v >> 24;
 }
 
+/* The little-endian u32 at p. */
 static uint32_t
 get_u32(const uint8_t *p)
 {
@@ -29,6 +31,7 @@ get_u32(const uint8_t *p)
 	    (uint32_t)p[3] << 24);
 }
 
+/* Store d's IEEE-754 bits at p, little-endian. */
 static void
 put_f64(uint8_t *p, double d)
 {
@@ -39,6 +42,7 @@ put_f64(uint8_t *p, double d)
 	put_u32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* The double whose little-endian bits are at p. */
 static double
 get_f64(const uint8_t *p)
 {

@@ -1,7 +1,9 @@
 /*
  * Kind "ridge-lu": the R3Q paper's workload (doc/algorithms.md section 1).  The
- * fitness is Ridge of the individual; the LU decomposition of a fixed
- * lu x lu matrix follows only to give the task a tunable, real cost.
+ * payload is the es payload (es/payload.h): an individual and an LU order.
+ * The fitness, the output, is Ridge of the individual; the LU decomposition
+ * of a fixed lu x lu matrix follows only to give the task a tunable, real
+ * cost.
  *
  * The factorisation is a blocked right-looking LU with partial pivoting,
  * column-major, done in steps of a few milliseconds each (a panel, a chunk
@@ -22,6 +24,7 @@
 #include <lapacke.h>
 
 #include "es/es.h"
+#include "es/payload.h"
 #include "task/task.h"
 
 #define LU_MAX		20000
@@ -32,6 +35,7 @@
 #define LU_HUGE		(2 << 20)	/* huge page size, alignment */
 #define LU_HUGE_MIN	(32 << 20)	/* glibc always mmaps from here */
 #define LU_SLICE_NS	1000000L	/* longest single sleep */
+#define RIDGE_XBUF	64		/* genes decoded without malloc */
 
 /*
  * Cancel polling and speed emulation for one run.  With ctx->speed < 1 the
@@ -241,41 +245,41 @@ lu_checksum(const double *a, int n, struct lu_pace *lp, double *sum)
 }
 
 /*
- * Run one ridge-lu task: Ridge of params->x, then the LU decomposition of
- * order params->lu, stretched to 1/speed of its time on a slow host.
+ * Run one ridge-lu task: decode the es payload, take Ridge of its
+ * individual, then the LU decomposition of order lu, stretched to 1/speed
+ * of its time on a slow host.  The output is the fitness, es_output_encode.
  */
 int
 task_ridge_lu_run(const struct task_params *p, const struct task_ctx *ctx,
     struct task_result *res)
 {
-	struct lu_pace	 lp;
-	double		*a = NULL, fitness, sum = 0.0;
-	lapack_int	*ipiv = NULL;
-	int		 n, status;
+	struct es_payload	 ep;
+	struct lu_pace		 lp;
+	double			 xbuf[RIDGE_XBUF], *x, *a = NULL, fitness;
+	double			 sum = 0.0;
+	lapack_int		*ipiv = NULL;
+	uint8_t			*out;
+	int			 n, status;
 
-	res->fitness = NAN;
-	res->checksum = 0.0;
 	res->error[0] = '\0';
-	if (p->nx < 1 || p->nx > ES_MAX_DIM) {
+	if ((status = task_es_decode(p, 1, &ep, xbuf, RIDGE_XBUF, &x,
+	    res)) != TASK_OK)
+		return (res->status = status);
+	if (ep.lu > LU_MAX) {
 		snprintf(res->error, sizeof(res->error),
-		    "nx must be between 1 and %d", ES_MAX_DIM);
-		return (res->status = TASK_BAD_PARAMS);
-	}
-	if (p->x == NULL) {
-		snprintf(res->error, sizeof(res->error), "x is missing");
-		return (res->status = TASK_BAD_PARAMS);
-	}
-	if (p->lu > LU_MAX) {
-		snprintf(res->error, sizeof(res->error),
-		    "lu must be at most %d", LU_MAX);
+		    "ridge-lu: lu %u is over %d", ep.lu, LU_MAX);
+		if (x != xbuf)
+			free(x);
 		return (res->status = TASK_BAD_PARAMS);
 	}
 
 	lp.lp_ctx = ctx;
 	lp.lp_start = lu_now();
 	lp.lp_slept = 0.0;
-	fitness = task_ridge(p->x, p->nx);
-	n = (int)p->lu;
+	fitness = task_ridge(x, ep.nx);
+	if (x != xbuf)
+		free(x);
+	n = (int)ep.lu;
 
 	if (n == 0) {
 		if (ctx->progress != NULL)
@@ -298,7 +302,12 @@ task_ridge_lu_run(const struct task_params *p, const struct task_ctx *ctx,
 	if (status == TASK_CANCELLED)
 		snprintf(res->error, sizeof(res->error), "cancelled");
 	if (status == TASK_OK) {
-		res->fitness = fitness;
+		if ((out = task_output_alloc(res, ES_OUTPUT_LEN)) == NULL) {
+			snprintf(res->error, sizeof(res->error),
+			    "out of memory");
+			return (res->status = TASK_FAILED);
+		}
+		es_output_encode(out, fitness);
 		res->checksum = sum;
 	}
 	return (res->status = status);

@@ -1,20 +1,25 @@
 /*
  * Kind "synth": a task that only takes time, work_ms reference milliseconds
  * scaled by the host's speed, sleeping or spinning.  It lets scheduler
- * tests and benchmarks choose task lengths exactly.  Given an individual
- * it is an ES evaluation under a fake load: its fitness is Ridge of x;
- * without one, its fitness is work_ms.
+ * tests and benchmarks choose task lengths exactly.  Its payload is the es
+ * payload (es/payload.h), as ridge-lu's, with lu ignored.  Given an
+ * individual it is an ES evaluation under a fake load: its fitness is
+ * Ridge of x; without one, its fitness is work_ms.  The output is the
+ * fitness, es_output_encode.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
+#include "es/payload.h"
 #include "task/task.h"
 
 #define SYNTH_MAX_MS	3600000.0
 #define SYNTH_SLICE_NS	1000000L	/* longest single sleep */
+#define SYNTH_XBUF	64		/* genes decoded without malloc */
 
 static double	 synth_now_ms(void);
 
@@ -37,28 +42,36 @@ int
 task_synth_run(const struct task_params *p, const struct task_ctx *ctx,
     struct task_result *res)
 {
-	struct timespec	 ts;
-	double		 speed, start, now, end, half, left;
-	int		 halfdone = 0;
+	struct es_payload	 ep;
+	struct timespec		 ts;
+	double			 xbuf[SYNTH_XBUF], *x, fitness;
+	double			 speed, start, now, end, half, left;
+	uint8_t			*out;
+	int			 halfdone = 0, spin, status;
 
-	res->fitness = NAN;
-	res->checksum = 0.0;
 	res->error[0] = '\0';
-	if (!isfinite(p->work_ms) || p->work_ms < 0.0 ||
-	    p->work_ms > SYNTH_MAX_MS) {
+	if ((status = task_es_decode(p, 0, &ep, xbuf, SYNTH_XBUF, &x,
+	    res)) != TASK_OK)
+		return (res->status = status);
+	if (!isfinite(ep.work_ms) || ep.work_ms < 0.0 ||
+	    ep.work_ms > SYNTH_MAX_MS) {
 		snprintf(res->error, sizeof(res->error),
-		    "work_ms must be between 0 and %.0f", SYNTH_MAX_MS);
-		return (res->status = TASK_BAD_PARAMS);
+		    "synth: work_ms %g is not between 0 and %.0f", ep.work_ms,
+		    SYNTH_MAX_MS);
+		status = TASK_BAD_PARAMS;
+		goto out;
 	}
+	spin = (ep.flags & ES_PAYLOAD_SPIN) != 0;
 	speed = ctx->speed > 0.0 ? ctx->speed : 1.0;
 	start = synth_now_ms();
-	end = start + p->work_ms / speed;
+	end = start + ep.work_ms / speed;
 	half = start + (end - start) / 2.0;
 
 	for (;;) {
 		if (ctx->cancel != NULL && atomic_load(ctx->cancel) != 0) {
 			snprintf(res->error, sizeof(res->error), "cancelled");
-			return (res->status = TASK_CANCELLED);
+			status = TASK_CANCELLED;
+			goto out;
 		}
 		now = synth_now_ms();
 		if (!halfdone && now >= half) {
@@ -68,7 +81,7 @@ task_synth_run(const struct task_params *p, const struct task_ctx *ctx,
 		}
 		if (now >= end)
 			break;
-		if (p->spin)
+		if (spin)
 			continue;
 		/* Wake at the half-way point too, not just every slice. */
 		left = (halfdone ? end : half) - now;
@@ -79,7 +92,16 @@ task_synth_run(const struct task_params *p, const struct task_ctx *ctx,
 			;
 	}
 	/* Carrying an individual, it is an ES evaluation with a fake load. */
-	res->fitness = p->nx > 0 && p->x != NULL ? task_ridge(p->x, p->nx) :
-	    p->work_ms;
-	return (res->status = TASK_OK);
+	fitness = ep.nx > 0 ? task_ridge(x, ep.nx) : ep.work_ms;
+	if ((out = task_output_alloc(res, ES_OUTPUT_LEN)) == NULL) {
+		snprintf(res->error, sizeof(res->error), "out of memory");
+		status = TASK_FAILED;
+		goto out;
+	}
+	es_output_encode(out, fitness);
+	status = TASK_OK;
+out:
+	if (x != xbuf)
+		free(x);
+	return (res->status = status);
 }

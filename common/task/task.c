@@ -1,17 +1,22 @@
 /*
  * The registry of task kinds and what every kind shares: running one by
- * name, naming a status, and the Ridge function of the R3Q paper.
+ * name, naming a status, a result's output, the decoding of the es payload
+ * and the Ridge function of the R3Q paper.
  */
-#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "es/es.h"
+#include "es/payload.h"
 #include "task/task.h"
 
-/* Indices are bits in a worker's kind mask: never renumber a kind. */
+/* Workers advertise these names in their hello; the master matches them. */
 static const struct task_kind task_kinds[] = {
-	{ "ridge-lu",	0,	task_ridge_lu_run },
-	{ "synth",	1,	task_synth_run },
+	{ "ridge-lu",	task_ridge_lu_run },
+	{ "synth",	task_synth_run },
+	{ "echo",	task_echo_run },
 };
 
 #define TASK_NKINDS	(sizeof(task_kinds) / sizeof(task_kinds[0]))
@@ -42,7 +47,7 @@ task_kind_list(size_t *n)
 /*
  * Run one task of kind params->kind and return its status, which is also
  * left in res->status.  A NULL ctx means: no cancel flag, reference speed,
- * no progress report.
+ * no progress report.  res is overwritten: see struct task_result.
  */
 int
 task_run(const struct task_params *params, const struct task_ctx *ctx,
@@ -52,7 +57,6 @@ task_run(const struct task_params *params, const struct task_ctx *ctx,
 	struct task_ctx		 dflt = { NULL, 1.0, NULL, NULL };
 
 	memset(res, 0, sizeof(*res));
-	res->fitness = NAN;
 	if (params == NULL) {
 		res->status = TASK_BAD_PARAMS;
 		snprintf(res->error, sizeof(res->error), "no parameters");
@@ -65,7 +69,16 @@ task_run(const struct task_params *params, const struct task_ctx *ctx,
 		    params->kind != NULL ? params->kind : "");
 		return (res->status);
 	}
+	if (params->payload == NULL && params->payload_len > 0) {
+		res->status = TASK_BAD_PARAMS;
+		snprintf(res->error, sizeof(res->error),
+		    "%s: payload of %zu bytes is missing", k->name,
+		    params->payload_len);
+		return (res->status);
+	}
 	res->status = k->run(params, ctx != NULL ? ctx : &dflt, res);
+	if (res->status != TASK_OK)
+		task_result_free(res);
 	return (res->status);
 }
 
@@ -86,6 +99,114 @@ task_status_name(int status)
 		return ("bad-params");
 	}
 	return ("invalid");
+}
+
+/* A result's output and its length in *len; NULL when there is none. */
+const uint8_t *
+task_output(const struct task_result *res, size_t *len)
+{
+	*len = res->out_len;
+	if (res->out_len == 0)
+		return (NULL);
+	return (res->out_ext != NULL ? res->out_ext : res->out_inline);
+}
+
+/*
+ * Room for an output of n bytes, for a kind to fill: the inline buffer
+ * when it fits, else malloc'd and owned by the result.  NULL when out of
+ * memory (nothing is then held).
+ */
+uint8_t *
+task_output_alloc(struct task_result *res, size_t n)
+{
+	uint8_t	*p;
+
+	task_result_free(res);
+	if (n <= sizeof(res->out_inline)) {
+		res->out_len = n;
+		return (res->out_inline);
+	}
+	if ((p = malloc(n)) == NULL)
+		return (NULL);
+	res->out_ext = p;
+	res->out_owned = 1;
+	res->out_len = n;
+	return (p);
+}
+
+/* Make n bytes at p, which outlive the result, its output without a copy. */
+void
+task_output_borrow(struct task_result *res, const uint8_t *p, size_t n)
+{
+	task_result_free(res);
+	res->out_ext = n > 0 ? p : NULL;
+	res->out_len = n;
+}
+
+/* Drop a result's output, freeing it if the result owns it. */
+void
+task_result_free(struct task_result *res)
+{
+	if (res->out_owned)
+		free((void *)(uintptr_t)res->out_ext);
+	res->out_ext = NULL;
+	res->out_owned = 0;
+	res->out_len = 0;
+}
+
+/*
+ * Fail a successful result whose output is over max bytes (workerd's
+ * max_output): the output is dropped and the error says both sizes.
+ * Returns the status.
+ */
+int
+task_result_limit(struct task_result *res, uint64_t max)
+{
+	size_t	 len = res->out_len;
+
+	if (res->status != TASK_OK || len <= max)
+		return (res->status);
+	task_result_free(res);
+	res->status = TASK_FAILED;
+	snprintf(res->error, sizeof(res->error), "output of %zu bytes is "
+	    "over max_output (%llu)", len, (unsigned long long)max);
+	return (res->status);
+}
+
+/*
+ * Decode the es payload of a ridge-lu or synth task (es/payload.h): the
+ * header into *ep, the individual into buf when its nbuf doubles hold it,
+ * else into a malloc'd array; *xp is set to either, and the caller frees
+ * it when it is not buf.  An individual must have min_dim to ES_MAX_DIM
+ * genes.  Returns TASK_OK, or the status, with res->error set.
+ */
+int
+task_es_decode(const struct task_params *p, size_t min_dim,
+    struct es_payload *ep, double *buf, size_t nbuf, double **xp,
+    struct task_result *res)
+{
+	double	*x;
+	size_t	 i;
+
+	*xp = NULL;
+	if (es_payload_decode(p->payload, p->payload_len, ep) == -1 ||
+	    ep->nx < min_dim || ep->nx > ES_MAX_DIM) {
+		snprintf(res->error, sizeof(res->error), "payload of %zu "
+		    "bytes: %s needs %d + 8 x dim, dim %zu to %d",
+		    p->payload_len, p->kind, ES_PAYLOAD_HEAD, min_dim,
+		    ES_MAX_DIM);
+		return (TASK_BAD_PARAMS);
+	}
+	if (ep->nx <= nbuf)
+		x = buf;
+	else if ((x = calloc(ep->nx, sizeof(*x))) == NULL) {
+		snprintf(res->error, sizeof(res->error), "out of memory");
+		return (TASK_FAILED);
+	}
+	for (i = 0; i < ep->nx; i++)
+		x[i] = es_payload_x(ep, i);
+	*xp = x;
+	return (TASK_OK);
 }
 
 /*

@@ -1,7 +1,11 @@
 /*
  * Task kinds that workers execute.  One registry maps a kind's name to its
- * run function.  A run function is called from an execution thread; it must
- * be reentrant, poll ctx->cancel often (every few milliseconds at most), and
+ * run function.  A task is a kind and an opaque payload only that kind
+ * reads; its result is a status, an opaque output and an error text.  The
+ * built-in kinds' encodings are in es/payload.h and workerd.conf(5).
+ *
+ * A run function is called from an execution thread; it must be
+ * reentrant, poll ctx->cancel often (every few milliseconds at most), and
  * report its half-way point once through ctx->progress when it has one.
  */
 #ifndef R3Q_TASK_H
@@ -16,16 +20,15 @@ enum task_status {
 	TASK_FAILED,		/* the kind ran and failed */
 	TASK_CANCELLED,		/* ctx->cancel was raised */
 	TASK_UNKNOWN_KIND,	/* no such kind in this build */
-	TASK_BAD_PARAMS		/* parameters out of range */
+	TASK_BAD_PARAMS		/* the payload does not decode or is out
+				   of range */
 };
 
+/* One task's input: the caller owns the payload for the whole run. */
 struct task_params {
 	const char	*kind;
-	const double	*x;		/* ridge-lu: the individual */
-	size_t		 nx;
-	uint32_t	 lu;		/* ridge-lu: LU matrix order, 0 = none */
-	double		 work_ms;	/* synth: reference milliseconds */
-	int		 spin;		/* synth: spin instead of sleeping */
+	const uint8_t	*payload;	/* may be NULL when payload_len is 0 */
+	size_t		 payload_len;
 };
 
 struct task_ctx {
@@ -35,16 +38,37 @@ struct task_ctx {
 	void		*arg;
 };
 
+#define TASK_OUT_INLINE	32		/* outputs this short need no malloc */
+#define TASK_ERRLEN	160
+
+/*
+ * One task's outcome.  The output (meaningful when status is TASK_OK) is
+ * read with task_output() and lives in one of three places:
+ *
+ * - out_inline, when it is at most TASK_OUT_INLINE bytes (out_ext NULL);
+ * - out_ext malloc'd by the kind (out_owned set), when it is longer: the
+ *   caller owns it and frees it with task_result_free();
+ * - out_ext borrowed from params->payload (out_owned clear), for a kind
+ *   whose output is its input (echo): valid while the payload is.
+ *
+ * task_run() overwrites the whole struct, so a result that may hold a
+ * malloc'd output must go through task_result_free() before it is reused
+ * or dropped; task_result_free() of a zeroed or freed result does nothing.
+ * checksum is ridge-lu's sum of the LU factors: computed so the load is
+ * not optimised away and so tests can check it; it is not sent.
+ */
 struct task_result {
-	double		 fitness;
+	int		 status;		/* enum task_status */
+	char		 error[TASK_ERRLEN];	/* why, unless TASK_OK */
+	size_t		 out_len;
+	const uint8_t	*out_ext;		/* NULL: in out_inline */
+	int		 out_owned;		/* out_ext is malloc'd */
 	double		 checksum;
-	int		 status;	/* enum task_status */
-	char		 error[160];
+	uint8_t		 out_inline[TASK_OUT_INLINE];
 };
 
 struct task_kind {
 	const char	*name;
-	unsigned	 index;		/* bit in a kind mask, < 32 */
 	int		(*run)(const struct task_params *,
 			    const struct task_ctx *, struct task_result *);
 };
@@ -56,10 +80,25 @@ int			 task_run(const struct task_params *,
 const char		*task_status_name(int);
 double			 task_ridge(const double *, size_t);
 
+const uint8_t		*task_output(const struct task_result *, size_t *);
+uint8_t			*task_output_alloc(struct task_result *, size_t);
+void			 task_output_borrow(struct task_result *,
+			    const uint8_t *, size_t);
+void			 task_result_free(struct task_result *);
+int			 task_result_limit(struct task_result *, uint64_t);
+
+/* For the built-in kinds: the es payload (es/payload.h) and its checks. */
+struct es_payload;
+int			 task_es_decode(const struct task_params *, size_t,
+			    struct es_payload *, double *, size_t, double **,
+			    struct task_result *);
+
 /* The built-in kinds' run functions, for the registry in task.c. */
 int			 task_ridge_lu_run(const struct task_params *,
 			    const struct task_ctx *, struct task_result *);
 int			 task_synth_run(const struct task_params *,
+			    const struct task_ctx *, struct task_result *);
+int			 task_echo_run(const struct task_params *,
 			    const struct task_ctx *, struct task_result *);
 
 #endif /* R3Q_TASK_H */

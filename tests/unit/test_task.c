@@ -1,7 +1,9 @@
 /*
- * Unit tests for the task kinds: Ridge values, the ridge-lu and synth runs,
- * parameter checks, cancellation from another thread and the half-way
- * progress report.  No timing is asserted.
+ * Unit tests for the task kinds through their payloads and outputs: Ridge
+ * values, the ridge-lu, synth and echo runs (fitnesses bit-identical to
+ * task_ridge of the same individual), payloads that do not decode,
+ * where outputs live and the max_output limit, cancellation from another
+ * thread and the half-way progress report.  No timing is asserted.
  */
 #include <math.h>
 #include <pthread.h>
@@ -19,6 +21,7 @@
 #include <lapacke.h>
 
 #include "es/es.h"
+#include "es/payload.h"
 #include "task/task.h"
 
 struct progress_count {
@@ -31,8 +34,17 @@ struct canceller {
 	long		 delay_ms;
 };
 
+/* An es payload built in the test, for task_params. */
+struct es_buf {
+	uint8_t		*eb_data;
+	size_t		 eb_len;
+};
+
 static void	 count_progress(void *, int);
 static void	*cancel_later(void *);
+static void	 es_buf_make(struct es_buf *, uint32_t, uint32_t, double,
+		    const double *, size_t);
+static double	 output_fitness(const struct task_result *);
 static int	 run_ridge_lu(const double *, size_t, uint32_t,
 		    struct task_result *, struct progress_count *);
 static int	 run_cancelled(const struct task_params *, long);
@@ -61,6 +73,32 @@ cancel_later(void *arg)
 	return (NULL);
 }
 
+/* Encode an es payload into a fresh buffer (free eb_data). */
+static void
+es_buf_make(struct es_buf *eb, uint32_t lu, uint32_t flags, double work_ms,
+    const double *x, size_t nx)
+{
+	eb->eb_len = es_payload_len(nx);
+	eb->eb_data = malloc(eb->eb_len);
+	assert_non_null(eb->eb_data);
+	es_payload_encode(eb->eb_data, lu, flags, work_ms, x, nx);
+}
+
+/* The fitness in an ok result's output, which must be 8 bytes. */
+static double
+output_fitness(const struct task_result *res)
+{
+	const uint8_t	*out;
+	size_t		 len;
+	double		 f;
+
+	assert_int_equal(res->status, TASK_OK);
+	out = task_output(res, &len);
+	assert_int_equal(len, ES_OUTPUT_LEN);
+	assert_int_equal(es_output_decode(out, len, &f), 0);
+	return (f);
+}
+
 /* Run ridge-lu at reference speed, counting progress reports. */
 static int
 run_ridge_lu(const double *x, size_t nx, uint32_t lu, struct task_result *res,
@@ -68,12 +106,16 @@ run_ridge_lu(const double *x, size_t nx, uint32_t lu, struct task_result *res,
 {
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc };
+	struct es_buf		 eb;
+	int			 st;
 
+	es_buf_make(&eb, lu, 0, 0.0, x, nx);
 	p.kind = "ridge-lu";
-	p.x = x;
-	p.nx = nx;
-	p.lu = lu;
-	return (task_run(&p, &ctx, res));
+	p.payload = eb.eb_data;
+	p.payload_len = eb.eb_len;
+	st = task_run(&p, &ctx, res);
+	free(eb.eb_data);
+	return (st);
 }
 
 /* Run a task while another thread raises cancel after delay_ms. */
@@ -129,27 +171,25 @@ test_ridge_values(void **state)
 		    cases[i].want);
 }
 
-/* The registry has both kinds with distinct mask bits; lookups work. */
+/* The registry names each built-in kind once; lookups work. */
 static void
 test_registry(void **state)
 {
-	const struct task_kind	*list, *k;
-	size_t			 n, i;
-	unsigned		 mask = 0;
+	static const char	*want[] = { "ridge-lu", "synth", "echo" };
+	const struct task_kind	*list;
+	size_t			 n, i, j;
 
 	(void)state;
 	list = task_kind_list(&n);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	for (i = 0; i < n; i++) {
-		assert_true(list[i].index < 32);
-		assert_false(mask & (1u << list[i].index));
-		mask |= 1u << list[i].index;
+		assert_non_null(list[i].run);
 		assert_ptr_equal(task_kind_lookup(list[i].name), &list[i]);
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(list[i].name, list[j].name);
 	}
-	assert_non_null(k = task_kind_lookup("ridge-lu"));
-	assert_int_equal(k->index, 0);
-	assert_non_null(k = task_kind_lookup("synth"));
-	assert_int_equal(k->index, 1);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_non_null(task_kind_lookup(want[i]));
 	assert_null(task_kind_lookup("ridge"));
 	assert_null(task_kind_lookup(""));
 	assert_null(task_kind_lookup(NULL));
@@ -179,8 +219,9 @@ test_status_names(void **state)
 }
 
 /*
- * ridge-lu gives Ridge as its fitness whatever lu is, reports half-way
- * exactly once, and its checksum is reproducible and nonzero when lu > 0.
+ * ridge-lu's output is task_ridge of the payload's individual, bit for
+ * bit, whatever lu is; it reports half-way exactly once, and its checksum
+ * is reproducible and nonzero when lu > 0.
  */
 static void
 test_ridge_lu_fitness(void **state)
@@ -188,30 +229,70 @@ test_ridge_lu_fitness(void **state)
 	static const uint32_t	 lus[] = { 0, 1, 63, 64, 65, 200 };
 	struct task_result	 r1, r2;
 	struct progress_count	 pc;
-	double			 x[30];
+	double			 x[30], want, f1, f2;
 	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < 30; i++)
 		x[i] = (double)i * 0.37 - 4.1;
+	want = task_ridge(x, 30);
 	for (i = 0; i < sizeof(lus) / sizeof(lus[0]); i++) {
 		memset(&pc, 0, sizeof(pc));
 		assert_int_equal(run_ridge_lu(x, 30, lus[i], &r1, &pc),
 		    TASK_OK);
-		assert_int_equal(r1.status, TASK_OK);
-		assert_true(r1.fitness == task_ridge(x, 30));
+		f1 = output_fitness(&r1);
+		assert_memory_equal(&f1, &want, sizeof(double));
 		assert_int_equal(pc.calls, 1);
 		assert_int_equal(pc.last, 2);
 
 		memset(&pc, 0, sizeof(pc));
 		assert_int_equal(run_ridge_lu(x, 30, lus[i], &r2, &pc),
 		    TASK_OK);
-		assert_memory_equal(&r1.fitness, &r2.fitness, sizeof(double));
+		f2 = output_fitness(&r2);
+		assert_memory_equal(&f1, &f2, sizeof(double));
 		assert_memory_equal(&r1.checksum, &r2.checksum,
 		    sizeof(double));
 		if (lus[i] > 0)
 			assert_true(r1.checksum != 0.0);
+		task_result_free(&r1);
+		task_result_free(&r2);
 	}
+}
+
+/*
+ * The same for individuals of every size the kind decodes differently (on
+ * the stack, malloc'd) up to ES_MAX_DIM, and for genes that are negative
+ * zero, subnormal or huge: the wire loses no bit.
+ */
+static void
+test_ridge_lu_bits(void **state)
+{
+	static const size_t	 dims[] = { 1, 2, 63, 64, 65, 1000, ES_MAX_DIM };
+	struct task_result	 res;
+	struct progress_count	 pc;
+	double			*x, want, f;
+	uint64_t		 sub = 1;
+	size_t			 d, i, n;
+
+	(void)state;
+	x = calloc(ES_MAX_DIM, sizeof(*x));
+	assert_non_null(x);
+	for (d = 0; d < sizeof(dims) / sizeof(dims[0]); d++) {
+		n = dims[d];
+		for (i = 0; i < n; i++)
+			x[i] = sin((double)i * 1.7 + (double)n) * 1e3 / 7.0;
+		x[0] = -0.0;
+		if (n > 1)
+			memcpy(&x[1], &sub, sizeof(double));
+		if (n > 2)
+			x[2] = 1e150;
+		want = task_ridge(x, n);
+		assert_int_equal(run_ridge_lu(x, n, 0, &res, &pc), TASK_OK);
+		f = output_fitness(&res);
+		assert_memory_equal(&f, &want, sizeof(double));
+		task_result_free(&res);
+	}
+	free(x);
 }
 
 /*
@@ -264,15 +345,21 @@ test_ridge_lu_matches_lapack(void **state)
 static void
 test_unknown_kind(void **state)
 {
+	static const uint8_t	 pl[3] = { 1, 2, 3 };
 	struct task_params	 p = { 0 };
 	struct task_result	 res;
 	char			 longname[400];
+	size_t			 len;
 
 	(void)state;
 	p.kind = "quantum-annealing";
+	p.payload = pl;
+	p.payload_len = sizeof(pl);
 	assert_int_equal(task_run(&p, NULL, &res), TASK_UNKNOWN_KIND);
 	assert_int_equal(res.status, TASK_UNKNOWN_KIND);
 	assert_non_null(strstr(res.error, "'quantum-annealing'"));
+	assert_null(task_output(&res, &len));
+	assert_int_equal(len, 0);
 
 	/* A name longer than the error buffer is truncated, terminated. */
 	memset(longname, 'k', sizeof(longname) - 1);
@@ -283,47 +370,98 @@ test_unknown_kind(void **state)
 
 	p.kind = NULL;
 	assert_int_equal(task_run(&p, NULL, &res), TASK_UNKNOWN_KIND);
+	assert_int_equal(task_run(NULL, NULL, &res), TASK_BAD_PARAMS);
 }
 
-/* Out-of-range parameters are refused with a message, before any work. */
+/*
+ * Payloads that do not decode, or decode to values out of range, are
+ * refused before any work, with an error naming the kind and the length
+ * (or the field), and no output.
+ */
 static void
-test_bad_params(void **state)
+test_bad_payload(void **state)
 {
-	static const double	 x[3] = { 1, 2, 3 };
-	const struct {
-		const char	*kind;
-		const double	*x;
-		size_t		 nx;
-		uint32_t	 lu;
-		double		 work_ms;
-		const char	*field;
-	} cases[] = {
-		{ "ridge-lu",	x,	0,		0,	0,	"nx" },
-		{ "ridge-lu",	x,	ES_MAX_DIM + 1,	0,	0,	"nx" },
-		{ "ridge-lu",	NULL,	3,		0,	0,	"x is missing" },
-		{ "ridge-lu",	x,	3,		999999,	0,	"lu" },
-		{ "ridge-lu",	x,	3,		20001,	0,	"lu" },
-		{ "synth",	NULL,	0,		0,	-1,	"work_ms" },
-		{ "synth",	NULL,	0,		0,	NAN,	"work_ms" },
-		{ "synth",	NULL,	0,		0,	INFINITY, "work_ms" },
-		{ "synth",	NULL,	0,		0,	3600001, "work_ms" },
-	};
+	static const double	 x3[3] = { 1, 2, 3 };
+	static const uint8_t	 garbage[] = "not a payload at all";
+	struct es_buf		 eb;
 	struct task_params	 p;
 	struct task_result	 res;
-	size_t			 i;
+	uint8_t			*big;
+	char			 want[64];
+	size_t			 i, len, biglen;
+	const struct {
+		const char	*kind;
+		size_t		 len;
+	} lens[] = {
+		{ "ridge-lu",	0 },
+		{ "ridge-lu",	13 },
+		{ "ridge-lu",	15 },
+		{ "ridge-lu",	16 },		/* dim 0 */
+		{ "ridge-lu",	17 },
+		{ "ridge-lu",	39 },
+		{ "ridge-lu",	sizeof(garbage) },
+		{ "synth",	0 },
+		{ "synth",	13 },
+		{ "synth",	23 },
+		{ "synth",	sizeof(garbage) },
+	};
+	const struct {
+		const char	*kind;
+		uint32_t	 lu;
+		double		 work_ms;
+		const char	*what;
+	} vals[] = {
+		{ "ridge-lu",	999999,		0,	"ridge-lu: lu 999999" },
+		{ "ridge-lu",	20001,		0,	"ridge-lu: lu 20001" },
+		{ "synth",	0,		-1,	"synth: work_ms -1" },
+		{ "synth",	0,		NAN,	"synth: work_ms" },
+		{ "synth",	0,		INFINITY, "synth: work_ms inf" },
+		{ "synth",	0,		3600001, "synth: work_ms" },
+	};
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	biglen = es_payload_len(ES_MAX_DIM + 1);
+	big = calloc(1, biglen);
+	assert_non_null(big);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]) + 2; i++) {
 		memset(&p, 0, sizeof(p));
-		p.kind = cases[i].kind;
-		p.x = cases[i].x;
-		p.nx = cases[i].nx;
-		p.lu = cases[i].lu;
-		p.work_ms = cases[i].work_ms;
+		if (i < sizeof(lens) / sizeof(lens[0])) {
+			p.kind = lens[i].kind;
+			p.payload = garbage;
+			p.payload_len = lens[i].len;
+		} else {
+			/* one gene too many */
+			p.kind = i % 2 ? "ridge-lu" : "synth";
+			p.payload = big;
+			p.payload_len = biglen;
+		}
 		assert_int_equal(task_run(&p, NULL, &res), TASK_BAD_PARAMS);
 		assert_int_equal(res.status, TASK_BAD_PARAMS);
-		assert_non_null(strstr(res.error, cases[i].field));
+		snprintf(want, sizeof(want), "payload of %zu bytes: %s needs "
+		    "16 + 8 x dim", p.payload_len, p.kind);
+		assert_non_null(strstr(res.error, want));
+		assert_null(task_output(&res, &len));
 	}
+	free(big);
+
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		es_buf_make(&eb, vals[i].lu, 0, vals[i].work_ms, x3, 3);
+		memset(&p, 0, sizeof(p));
+		p.kind = vals[i].kind;
+		p.payload = eb.eb_data;
+		p.payload_len = eb.eb_len;
+		assert_int_equal(task_run(&p, NULL, &res), TASK_BAD_PARAMS);
+		assert_non_null(strstr(res.error, vals[i].what));
+		assert_null(task_output(&res, &len));
+		free(eb.eb_data);
+	}
+
+	/* A length without bytes. */
+	memset(&p, 0, sizeof(p));
+	p.kind = "echo";
+	p.payload_len = 5;
+	assert_int_equal(task_run(&p, NULL, &res), TASK_BAD_PARAMS);
+	assert_non_null(strstr(res.error, "echo"));
 }
 
 /* A raised cancel flag stops a long LU decomposition. */
@@ -333,23 +471,30 @@ test_ridge_lu_cancel(void **state)
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL };
 	struct task_result	 res;
+	struct es_buf		 eb;
 	atomic_int		 flag;
 	double			 x[30] = { 0 };
+	size_t			 len;
 
 	(void)state;
+	es_buf_make(&eb, 3000, 0, 0.0, x, 30);
 	p.kind = "ridge-lu";
-	p.x = x;
-	p.nx = 30;
-	p.lu = 3000;
+	p.payload = eb.eb_data;
+	p.payload_len = eb.eb_len;
 	assert_int_equal(run_cancelled(&p, 20), TASK_CANCELLED);
 
-	/* Already raised: cancelled before any work. */
+	/* Already raised: cancelled before any work, without output. */
 	atomic_init(&flag, 1);
 	ctx.cancel = &flag;
 	assert_int_equal(task_run(&p, &ctx, &res), TASK_CANCELLED);
+	assert_null(task_output(&res, &len));
+	free(eb.eb_data);
 }
 
-/* synth returns its reference length as fitness and reports once. */
+/*
+ * Without an individual, synth's output is its reference length; it
+ * reports half-way once, sleeping or spinning (flags bit 0).
+ */
 static void
 test_synth(void **state)
 {
@@ -363,56 +508,73 @@ test_synth(void **state)
 		{ 0,	0,	1.0 },
 		{ 4,	0,	0.0 },	/* speed <= 0 means 1 */
 		{ 6,	0,	3.0 },
+		{ 2,	0xfe,	1.0 },	/* other flag bits are ignored */
 	};
 	struct task_params	 p;
 	struct task_ctx		 ctx;
 	struct task_result	 res;
 	struct progress_count	 pc;
+	struct es_buf		 eb;
 	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		es_buf_make(&eb, 0, (uint32_t)cases[i].spin, cases[i].work_ms,
+		    NULL, 0);
 		memset(&p, 0, sizeof(p));
 		memset(&pc, 0, sizeof(pc));
 		p.kind = "synth";
-		p.work_ms = cases[i].work_ms;
-		p.spin = cases[i].spin;
+		p.payload = eb.eb_data;
+		p.payload_len = eb.eb_len;
 		ctx.cancel = NULL;
 		ctx.speed = cases[i].speed;
 		ctx.progress = count_progress;
 		ctx.arg = &pc;
 		assert_int_equal(task_run(&p, &ctx, &res), TASK_OK);
-		assert_true(res.fitness == cases[i].work_ms);
-		assert_true(res.checksum == 0.0);
+		assert_true(output_fitness(&res) == cases[i].work_ms);
 		assert_int_equal(pc.calls, 1);
 		assert_int_equal(pc.last, 2);
+		free(eb.eb_data);
 	}
 }
 
 /*
  * Carrying an individual, synth is an ES evaluation under a fake load:
- * its fitness is Ridge of x, exactly as ridge-lu computes it.
+ * its output is Ridge of x, exactly as ridge-lu's, bit for bit, for an
+ * individual decoded on the stack or malloc'd.
  */
 static void
 test_synth_ridge(void **state)
 {
-	static const double	 x[3] = { 1, 2, 3 };
+	static const size_t	 dims[] = { 3, 200 };
 	struct task_params	 p;
-	struct task_ctx		 ctx;
 	struct task_result	 res, ref;
+	struct es_buf		 eb;
+	double			 x[200], f, g;
+	size_t			 d, i;
 
 	(void)state;
-	memset(&p, 0, sizeof(p));
-	memset(&ctx, 0, sizeof(ctx));
-	p.kind = "ridge-lu";
-	p.x = x;
-	p.nx = 3;
-	assert_int_equal(task_run(&p, &ctx, &ref), TASK_OK);
-	p.kind = "synth";
-	p.work_ms = 2;
-	assert_int_equal(task_run(&p, &ctx, &res), TASK_OK);
-	assert_true(res.fitness == 46.0);
-	assert_memory_equal(&res.fitness, &ref.fitness, sizeof(double));
+	for (i = 0; i < 200; i++)
+		x[i] = (double)(i + 1) / 3.0 - 20.0;
+	x[0] = 1;
+	x[1] = 2;
+	x[2] = 3;
+	for (d = 0; d < sizeof(dims) / sizeof(dims[0]); d++) {
+		es_buf_make(&eb, 0, 0, 2.0, x, dims[d]);
+		memset(&p, 0, sizeof(p));
+		p.payload = eb.eb_data;
+		p.payload_len = eb.eb_len;
+		p.kind = "ridge-lu";
+		assert_int_equal(task_run(&p, NULL, &ref), TASK_OK);
+		p.kind = "synth";
+		assert_int_equal(task_run(&p, NULL, &res), TASK_OK);
+		f = output_fitness(&res);
+		g = output_fitness(&ref);
+		assert_memory_equal(&f, &g, sizeof(double));
+		if (dims[d] == 3)
+			assert_true(f == 46.0);
+		free(eb.eb_data);
+	}
 }
 
 /* A raised cancel flag stops synth, sleeping or spinning. */
@@ -422,19 +584,178 @@ test_synth_cancel(void **state)
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL };
 	struct task_result	 res;
+	struct es_buf		 sleep, spin;
 	atomic_int		 flag;
 
 	(void)state;
+	es_buf_make(&sleep, 0, 0, 60000, NULL, 0);
+	es_buf_make(&spin, 0, ES_PAYLOAD_SPIN, 60000, NULL, 0);
 	p.kind = "synth";
-	p.work_ms = 60000;
+	p.payload = sleep.eb_data;
+	p.payload_len = sleep.eb_len;
 	assert_int_equal(run_cancelled(&p, 20), TASK_CANCELLED);
-	p.spin = 1;
+	p.payload = spin.eb_data;
+	p.payload_len = spin.eb_len;
 	assert_int_equal(run_cancelled(&p, 20), TASK_CANCELLED);
 
 	atomic_init(&flag, 1);
 	ctx.cancel = &flag;
 	assert_int_equal(task_run(&p, &ctx, &res), TASK_CANCELLED);
 	assert_int_equal(res.status, TASK_CANCELLED);
+	free(sleep.eb_data);
+	free(spin.eb_data);
+}
+
+/*
+ * echo gives its payload back, 0 bytes or 100 KB, without a copy (the
+ * output borrows the payload, nothing to free); it reports half-way once
+ * and honours a cancel flag raised before it runs.
+ */
+static void
+test_echo(void **state)
+{
+	static const uint8_t	 one[1] = { 0x2a };
+	struct task_params	 p;
+	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL };
+	struct task_result	 res;
+	struct progress_count	 pc;
+	const uint8_t		*out;
+	uint8_t			*big;
+	atomic_int		 flag;
+	size_t			 i, len, biglen = 100 * 1024;
+
+	(void)state;
+	big = malloc(biglen);
+	assert_non_null(big);
+	for (i = 0; i < biglen; i++)
+		big[i] = (uint8_t)(i * 7 + (i >> 8));
+
+	/* 0 bytes, with and without a pointer. */
+	memset(&p, 0, sizeof(p));
+	memset(&pc, 0, sizeof(pc));
+	ctx.arg = &pc;
+	p.kind = "echo";
+	assert_int_equal(task_run(&p, &ctx, &res), TASK_OK);
+	assert_null(task_output(&res, &len));
+	assert_int_equal(len, 0);
+	assert_int_equal(pc.calls, 1);
+	p.payload = one;
+	assert_int_equal(task_run(&p, &ctx, &res), TASK_OK);
+	assert_null(task_output(&res, &len));
+	assert_int_equal(len, 0);
+
+	p.payload_len = sizeof(one);
+	assert_int_equal(task_run(&p, &ctx, &res), TASK_OK);
+	out = task_output(&res, &len);
+	assert_int_equal(len, 1);
+	assert_int_equal(out[0], 0x2a);
+
+	p.payload = big;
+	p.payload_len = biglen;
+	assert_int_equal(task_run(&p, &ctx, &res), TASK_OK);
+	out = task_output(&res, &len);
+	assert_int_equal(len, biglen);
+	assert_ptr_equal(out, big);
+	assert_memory_equal(out, big, biglen);
+	assert_false(res.out_owned);
+	task_result_free(&res);
+	assert_int_equal(res.out_len, 0);
+
+	atomic_init(&flag, 1);
+	ctx.cancel = &flag;
+	assert_int_equal(task_run(&p, &ctx, &res), TASK_CANCELLED);
+	assert_string_equal(res.error, "cancelled");
+	assert_null(task_output(&res, &len));
+	free(big);
+}
+
+/*
+ * Where an output lives: up to TASK_OUT_INLINE bytes inside the result,
+ * longer malloc'd and owned (freed by task_result_free, which is safe to
+ * call twice and on a zeroed result), or borrowed.
+ */
+static void
+test_output_storage(void **state)
+{
+	static const uint8_t	 ext[4] = { 1, 2, 3, 4 };
+	struct task_result	 res;
+	const uint8_t		*out;
+	uint8_t			*p;
+	size_t			 len;
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	task_result_free(&res);
+	assert_null(task_output(&res, &len));
+
+	assert_non_null(p = task_output_alloc(&res, TASK_OUT_INLINE));
+	assert_ptr_equal(p, res.out_inline);
+	assert_false(res.out_owned);
+	memset(p, 0x55, TASK_OUT_INLINE);
+	out = task_output(&res, &len);
+	assert_ptr_equal(out, res.out_inline);
+	assert_int_equal(len, TASK_OUT_INLINE);
+
+	assert_non_null(p = task_output_alloc(&res, TASK_OUT_INLINE + 1));
+	assert_true(res.out_owned);
+	assert_ptr_not_equal(p, res.out_inline);
+	memset(p, 0x66, TASK_OUT_INLINE + 1);
+	out = task_output(&res, &len);
+	assert_ptr_equal(out, p);
+	assert_int_equal(len, TASK_OUT_INLINE + 1);
+
+	/* Replacing an owned output frees it (leak checkers see it). */
+	task_output_borrow(&res, ext, sizeof(ext));
+	assert_false(res.out_owned);
+	out = task_output(&res, &len);
+	assert_ptr_equal(out, ext);
+	assert_int_equal(len, sizeof(ext));
+
+	task_result_free(&res);
+	task_result_free(&res);
+	assert_null(task_output(&res, &len));
+	assert_int_equal(len, 0);
+}
+
+/*
+ * workerd's max_output: an ok result whose output is longer fails, its
+ * output dropped, with an error giving both sizes; one at the limit, or a
+ * result that failed already, is left as it is.
+ */
+static void
+test_output_limit(void **state)
+{
+	uint8_t			 buf[100] = { 0 };
+	struct task_params	 p = { 0 };
+	struct task_result	 res;
+	size_t			 len;
+
+	(void)state;
+	p.kind = "echo";
+	p.payload = buf;
+	p.payload_len = sizeof(buf);
+	assert_int_equal(task_run(&p, NULL, &res), TASK_OK);
+	assert_int_equal(task_result_limit(&res, 100), TASK_OK);
+	assert_non_null(task_output(&res, &len));
+	assert_int_equal(len, 100);
+
+	assert_int_equal(task_result_limit(&res, 99), TASK_FAILED);
+	assert_int_equal(res.status, TASK_FAILED);
+	assert_string_equal(res.error,
+	    "output of 100 bytes is over max_output (99)");
+	assert_null(task_output(&res, &len));
+
+	/* An owned output is freed; 0 allows only empty outputs. */
+	assert_non_null(task_output_alloc(&res, 1000));
+	res.status = TASK_OK;
+	assert_int_equal(task_result_limit(&res, 0), TASK_FAILED);
+	assert_false(res.out_owned);
+	assert_string_equal(res.error,
+	    "output of 1000 bytes is over max_output (0)");
+
+	memset(&res, 0, sizeof(res));
+	res.status = TASK_CANCELLED;
+	assert_int_equal(task_result_limit(&res, 0), TASK_CANCELLED);
 }
 
 int
@@ -445,13 +766,17 @@ main(void)
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_status_names),
 		cmocka_unit_test(test_ridge_lu_fitness),
+		cmocka_unit_test(test_ridge_lu_bits),
 		cmocka_unit_test(test_ridge_lu_matches_lapack),
 		cmocka_unit_test(test_unknown_kind),
-		cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_bad_payload),
 		cmocka_unit_test(test_ridge_lu_cancel),
 		cmocka_unit_test(test_synth),
 		cmocka_unit_test(test_synth_ridge),
 		cmocka_unit_test(test_synth_cancel),
+		cmocka_unit_test(test_echo),
+		cmocka_unit_test(test_output_storage),
+		cmocka_unit_test(test_output_limit),
 	};
 
 	/* As the worker does: one BLAS thread per execution thread. */

@@ -18,6 +18,7 @@
 
 #include <cblas.h>
 
+#include "es/payload.h"
 #include "task/task.h"
 #include "util.h"
 
@@ -39,6 +40,7 @@ runner(void *arg)
 	ctx.cancel = &r->cancel;
 	ctx.speed = 1.0;
 	r->status = task_run(&r->p, &ctx, &res);
+	task_result_free(&res);
 	r->returned = mono_ns();
 	return (NULL);
 }
@@ -93,6 +95,7 @@ main(int argc, char *argv[])
 		{ "synth 500ms spin", "synth", 0, 500, 1 },
 	};
 	static double	 x[30];
+	static uint8_t	 payload[ES_PAYLOAD_HEAD + 30 * 8];
 	struct run	 r;
 	pthread_t	 t;
 	struct timespec	 ts;
@@ -126,12 +129,11 @@ main(int argc, char *argv[])
 	lat = calloc(n, sizeof(*lat));
 	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		memset(&r, 0, sizeof(r));
+		es_payload_encode(payload, cases[c].lu, cases[c].spin ?
+		    ES_PAYLOAD_SPIN : 0, cases[c].work_ms, x, 30);
 		r.p.kind = cases[c].kind;
-		r.p.x = x;
-		r.p.nx = 30;
-		r.p.lu = cases[c].lu;
-		r.p.work_ms = cases[c].work_ms;
-		r.p.spin = cases[c].spin;
+		r.p.payload = payload;
+		r.p.payload_len = sizeof(payload);
 		full = full_run(&r.p);
 		late = m = 0;
 		for (i = 0; i < n; i++) {

@@ -26,6 +26,7 @@
 #include <cblas.h>
 
 #include "es/es.h"
+#include "es/payload.h"
 #include "frame.h"
 #include "report/report.h"
 #include "sched/sched.h"
@@ -699,7 +700,10 @@ es_local(struct es_opts *o)
 	struct es		*es;
 	atomic_int		 cancel = 0;
 	uint64_t		 start, evals = 0;
-	size_t			 i, n;
+	uint8_t			*payload;
+	const uint8_t		*out;
+	double			 f;
+	size_t			 i, n, outlen;
 	uint32_t		 g;
 	char			 err[256];
 	int			 rc;
@@ -723,22 +727,30 @@ es_local(struct es_opts *o)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.cancel = &cancel;
 	ctx.speed = 1.0;
+	/* The very payload masterd sends (common/es/payload.h). */
+	if ((payload = malloc(es_payload_len(ep.dim))) == NULL)
+		die(EX_FAIL, "out of memory");
 	start = mono_ns();
 	while (!es_finished(es)) {
 		g = es_generation(es);
 		n = es_batch_size(es);
 		for (i = 0; i < n; i++) {
+			es_payload_encode(payload, o->p.lu, o->p.spin ?
+			    ES_PAYLOAD_SPIN : 0, o->p.work_ms,
+			    es_batch_x(es, i), ep.dim);
 			memset(&tp, 0, sizeof(tp));
 			tp.kind = o->p.work_ms > 0 ? "synth" : "ridge-lu";
-			tp.x = es_batch_x(es, i);
-			tp.nx = ep.dim;
-			tp.lu = o->p.lu;
-			tp.work_ms = o->p.work_ms;
-			tp.spin = o->p.spin;
+			tp.payload = payload;
+			tp.payload_len = es_payload_len(ep.dim);
 			if (task_run(&tp, &ctx, &tr) != TASK_OK)
 				die(EX_FAIL, "generation %u individual %zu: %s",
 				    g, i, tr.error);
-			es_set_fitness(es, i, tr.fitness);
+			out = task_output(&tr, &outlen);
+			if (es_output_decode(out, outlen, &f) == -1)
+				die(EX_FAIL, "generation %u individual %zu: "
+				    "an output of %zu bytes", g, i, outlen);
+			task_result_free(&tr);
+			es_set_fitness(es, i, f);
 		}
 		evals += n;
 		if (es_advance(es) == -1)
@@ -765,6 +777,7 @@ es_local(struct es_opts *o)
 	ji.elapsed_ns = mono_ns() - start;
 	ji.tasks_done = evals;
 	rc = report(&ji, o);
+	free(payload);
 	free(gens);
 	free(gp);
 	es_free(es);
@@ -970,6 +983,7 @@ cmd_jobs(void)
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
 	R3q__ListJobs	 l = R3Q__LIST_JOBS__INIT;
 	R3q__JobInfo	*j;
+	char		 best[32];
 	size_t		 i;
 
 	ctl_connect();
@@ -979,13 +993,23 @@ cmd_jobs(void)
 	ans = ctl_recv();
 	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_LIST)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
-	printf("%-6s %-10s %-6s %5s %-24s %10s\n", "JOB", "STATE", "POLICY",
-	    "GEN", "BEST", "ELAPSED");
+	printf("%-6s %-10s %-6s %5s %-24s %10s %-6s %9s %s\n", "JOB", "STATE",
+	    "POLICY", "GEN", "BEST", "ELAPSED", "DRIVER", "DONE", "NAME");
 	for (i = 0; i < ans->job_list->n_jobs; i++) {
 		j = ans->job_list->jobs[i];
-		printf("%-6" PRIu64 " %-10s %-6s %5u %-24.17g %9.3fs\n", j->id,
-		    j->state, j->policy, j->generation, j->best,
-		    (double)j->elapsed_ns / 1e9);
+		if (j->params != NULL)
+			snprintf(best, sizeof(best), "%.17g", j->best);
+		else
+			snprintf(best, sizeof(best), "-");
+		printf("%-6" PRIu64 " %-10s %-6s %5u %-24s %9.3fs %-6s %9" PRIu64
+		    " %s%s%s%s\n", j->id, j->state, j->policy, j->generation,
+		    best, (double)j->elapsed_ns / 1e9,
+		    j->driver[0] ? j->driver : "es", j->tasks_done,
+		    j->name[0] ? j->name : "-",
+		    j->owner[0] ? " (" : "", j->owner, j->owner[0] ? ")" : "");
+		/* Why it does not progress, on a line of its own. */
+		if (j->waiting[0] != '\0')
+			printf("       waiting: %s\n", j->waiting);
 	}
 	frame_free(ans);
 	return (EX_OK);

@@ -59,6 +59,8 @@ hostile_send(R3q__Result *res, size_t n)
 	return (0);
 }
 
+static uint8_t	zero_fitness[8];	/* 0.0, little-endian */
+
 /* One result about task t, with its tag echoed unless forged. */
 static void
 hostile_result(R3q__Result *r, uint64_t id, uint64_t tag, uint32_t status)
@@ -72,6 +74,9 @@ hostile_result(R3q__Result *r, uint64_t id, uint64_t tag, uint32_t status)
 	r->status = status;
 	r->error = (char *)(uintptr_t)(status == TASK_FAILED ?
 	    "injected failure" : "");
+	/* A fitness of 0 (common/es/payload.h), which is a lie. */
+	r->output.data = zero_fitness;
+	r->output.len = sizeof(zero_fitness);
 	r->received_ns = now - 2000000;
 	r->start_ns = now - 1000000;
 	r->end_ns = now;
@@ -115,7 +120,6 @@ hostile_forge(unsigned long n)
 		if (RAND_bytes((unsigned char *)&tag, sizeof(tag)) != 1)
 			tag = i;
 		hostile_result(&res[i], i + 1, tag, TASK_OK);
-		res[i].fitness = 0;
 	}
 	rc = hostile_send(res, n);
 	free(res);

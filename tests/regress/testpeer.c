@@ -66,6 +66,7 @@
 #include <openssl/x509v3.h>
 
 #include "frame.h"
+#include "es/payload.h"
 #include "task/task.h"
 #include "testpeer.h"
 #include "tls.h"
@@ -337,6 +338,7 @@ do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 	R3q__Assign		 a = R3Q__ASSIGN__INIT;
 	R3q__Task		 t = R3Q__TASK__INIT, *tp = &t;
 	double			 x[2] = { 1, 1 };
+	uint8_t			 payload[ES_PAYLOAD_HEAD + 2 * 8];
 	int			 lfd, fd;
 
 	if ((lfd = listen_loopback(port, 1)) == -1)
@@ -363,8 +365,9 @@ do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 	send_env(&env);
 	t.id = 5;
 	t.kind = (char *)(uintptr_t)kind;
-	t.n_x = 2;
-	t.x = x;
+	es_payload_encode(payload, 0, 0, 0, x, 2);
+	t.payload.data = payload;
+	t.payload.len = sizeof(payload);
 	a.epoch = 77;
 	a.n_tasks = 1;
 	a.tasks = &tp;

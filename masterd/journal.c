@@ -696,9 +696,8 @@ journal_upgrade1(struct journal *j)
 /*
  * Check the schema version, creating the schema in an empty file and
  * upgrading an older one, and write in any case so that the exclusive lock
- * is taken now.  A database
- * with tables but no version is someone else's: refuse it rather than
- * adding our tables to it.
+ * is taken now.  A database with tables but no version is someone else's:
+ * refuse it rather than adding our tables to it.
  */
 static int
 journal_schema(struct journal *j)

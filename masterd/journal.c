@@ -8,9 +8,12 @@
  *
  * SQLite integers are signed 64-bit: uint64_t values are stored as their
  * bit pattern (values above INT64_MAX come back negative in SQL, which is
- * why the ORDER BY and prune clauses compare them as unsigned), and doubles
- * are stored as their bit pattern in an INTEGER column, so that NaN
- * payloads, infinities and -0.0 come back bit for bit.
+ * why the ORDER BY and prune clauses compare them as unsigned).  Task
+ * outputs and payloads are opaque blobs, stored and given back as they are.
+ *
+ * Schema version 1 (before batch jobs) had no driver, tasks or batches, and
+ * stored each result's fitness as the bit pattern of its double in an
+ * INTEGER column; journal_schema() upgrades such a file in place.
  */
 #include "config.h"
 
@@ -29,10 +32,11 @@
 
 #include <sqlite3.h>
 
+#include "es/payload.h"
 #include "journal.h"
 
 /* Bump this, and teach journal_schema() to upgrade, if any table changes. */
-#define JOURNAL_VERSION		1
+#define JOURNAL_VERSION		2
 #define JOURNAL_STR(x)		#x
 #define JOURNAL_XSTR(x)		JOURNAL_STR(x)
 
@@ -60,15 +64,23 @@ enum journal_stmt {
 	JS_RESULTS_DROP,
 	JS_GENS_DROP,
 	JS_SPANS_DROP,
+	JS_TASKS_DROP,
+	JS_BATCHES_DROP,
 	JS_RESULT_ADD,
+	JS_TASK_ADD,
+	JS_BATCH_PUT,
 	JS_GEN_PUT,
 	JS_SPAN_ADD,
 	JS_PRUNE_RESULTS,
 	JS_PRUNE_GENS,
 	JS_PRUNE_SPANS,
+	JS_PRUNE_TASKS,
+	JS_PRUNE_BATCHES,
 	JS_PRUNE_JOBS,
 	JS_LOAD_JOBS,
 	JS_LOAD_RESULTS,
+	JS_LOAD_TASKS,
+	JS_LOAD_BATCHES,
 	JS_LOAD_GENS,
 	JS_LOAD_SPANS,
 	JS_COUNT_JOBS,
@@ -87,14 +99,20 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	[JS_META_SET] = "INSERT OR REPLACE INTO meta (key, value) "
 	    "VALUES (?1, ?2)",
 	[JS_JOB_PUT] = "INSERT OR REPLACE INTO jobs (id, params, state, "
-	    "submitted, ended, gen, first_task, error, extra) "
-	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	    "submitted, ended, gen, first_task, error, extra, driver) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	[JS_JOB_DELETE] = "DELETE FROM jobs WHERE id = ?1",
 	[JS_RESULTS_DROP] = "DELETE FROM results WHERE job = ?1",
 	[JS_GENS_DROP] = "DELETE FROM gens WHERE job = ?1",
 	[JS_SPANS_DROP] = "DELETE FROM spans WHERE job = ?1",
-	[JS_RESULT_ADD] = "INSERT INTO results (job, gen, idx, fitness) "
-	    "VALUES (?1, ?2, ?3, ?4)",
+	[JS_TASKS_DROP] = "DELETE FROM tasks WHERE job = ?1",
+	[JS_BATCHES_DROP] = "DELETE FROM batches WHERE job = ?1",
+	[JS_RESULT_ADD] = "INSERT INTO results (job, gen, idx, status, seq, "
+	    "error, output) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[JS_TASK_ADD] = "INSERT INTO tasks (job, gen, idx, key, priority, "
+	    "copies, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[JS_BATCH_PUT] = "INSERT OR REPLACE INTO batches (job, gen, client, "
+	    "kind, closed) VALUES (?1, ?2, ?3, ?4, ?5)",
 	[JS_GEN_PUT] = "INSERT OR REPLACE INTO gens (job, gen, report) "
 	    "VALUES (?1, ?2, ?3)",
 	[JS_SPAN_ADD] = "INSERT INTO spans (job, gen, idx, task, worker, "
@@ -106,11 +124,19 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
 	[JS_PRUNE_SPANS] = "DELETE FROM spans WHERE job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
+	[JS_PRUNE_TASKS] = "DELETE FROM tasks WHERE job IN "
+	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
+	[JS_PRUNE_BATCHES] = "DELETE FROM batches WHERE job IN "
+	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
 	[JS_PRUNE_JOBS] = "DELETE FROM jobs WHERE " JOURNAL_OLD,
 	[JS_LOAD_JOBS] = "SELECT id, params, state, submitted, ended, gen, "
-	    "first_task, error, extra FROM jobs ORDER BY id < 0, id",
-	[JS_LOAD_RESULTS] = "SELECT gen, idx, fitness FROM results "
-	    "WHERE job = ?1 ORDER BY gen, idx",
+	    "first_task, error, extra, driver FROM jobs ORDER BY id < 0, id",
+	[JS_LOAD_RESULTS] = "SELECT gen, idx, status, seq, error, output "
+	    "FROM results WHERE job = ?1 ORDER BY gen, idx",
+	[JS_LOAD_TASKS] = "SELECT gen, idx, key, priority, copies, payload "
+	    "FROM tasks WHERE job = ?1 ORDER BY gen, idx",
+	[JS_LOAD_BATCHES] = "SELECT gen, client, kind, closed FROM batches "
+	    "WHERE job = ?1 ORDER BY gen",
 	[JS_LOAD_GENS] = "SELECT gen, report FROM gens WHERE job = ?1 "
 	    "ORDER BY gen",
 	[JS_LOAD_SPANS] = "SELECT gen, idx, task, worker, slot, start, "
@@ -121,20 +147,61 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	[JS_COUNT_SPANS] = "SELECT count(*) FROM spans",
 };
 
-/* Schema version 1, created in one transaction with the version. */
+/*
+ * Schema version 2.  A new file gets all of it in one transaction with the
+ * version; a version 1 file gets the upgrade below instead.  In every row
+ * the blob that may be large comes last, after the small columns, so that
+ * reading those never follows the blob's overflow pages.  Results and
+ * tasks are rowid tables with their key in an index, not WITHOUT ROWID:
+ * that costs nothing measurable with 8-byte es outputs, but a WITHOUT ROWID
+ * b-tree carries each row's first few hundred bytes in its interior pages,
+ * and took 4 times as long to insert 1 KiB outputs.
+ */
+#define JOURNAL_TABLE_RESULTS \
+	"CREATE TABLE results (job INTEGER, gen INTEGER, idx INTEGER, " \
+	"    status INTEGER, seq INTEGER, error TEXT, output BLOB, " \
+	"    PRIMARY KEY (job, gen, idx));"
+#define JOURNAL_TABLE_TASKS \
+	"CREATE TABLE tasks (job INTEGER, gen INTEGER, idx INTEGER, " \
+	"    key INTEGER, priority INTEGER, copies INTEGER, payload BLOB, " \
+	"    PRIMARY KEY (job, gen, idx));"
+#define JOURNAL_TABLE_BATCHES \
+	"CREATE TABLE batches (job INTEGER, gen INTEGER, client INTEGER, " \
+	"    kind TEXT, closed INTEGER, PRIMARY KEY (job, gen)) WITHOUT ROWID;"
+
 static const char journal_schema_sql[] =
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
 	"CREATE TABLE jobs (id INTEGER PRIMARY KEY, params BLOB, state TEXT, "
 	"    submitted INTEGER, ended INTEGER, gen INTEGER, "
-	"    first_task INTEGER, error TEXT, extra BLOB);"
-	"CREATE TABLE results (job INTEGER, gen INTEGER, idx INTEGER, "
-	"    fitness INTEGER, PRIMARY KEY (job, gen, idx)) WITHOUT ROWID;"
+	"    first_task INTEGER, error TEXT, extra BLOB, driver TEXT);"
+	JOURNAL_TABLE_RESULTS
 	"CREATE TABLE gens (job INTEGER, gen INTEGER, report BLOB, "
 	"    PRIMARY KEY (job, gen)) WITHOUT ROWID;"
 	"CREATE TABLE spans (job INTEGER, gen INTEGER, idx INTEGER, "
 	"    task INTEGER, worker TEXT, slot INTEGER, start INTEGER, "
 	"    \"end\" INTEGER, outcome INTEGER, replica INTEGER);"
-	"CREATE INDEX spans_job ON spans (job);";
+	"CREATE INDEX spans_job ON spans (job);"
+	JOURNAL_TABLE_TASKS
+	JOURNAL_TABLE_BATCHES;
+
+/*
+ * Version 1 to 2, in the transaction that checked the version: every job
+ * so far was an es job; each fitness (the bits of a double in an INTEGER)
+ * becomes the es driver's 8-byte output, through journal_v1_output(); the
+ * tables of batch jobs are new.  The result is the same schema as a new
+ * file's.
+ */
+static const char journal_upgrade1_sql[] =
+	"ALTER TABLE jobs ADD COLUMN driver TEXT;"
+	"UPDATE jobs SET driver = 'es';"
+	"ALTER TABLE results RENAME TO results_v1;"
+	JOURNAL_TABLE_RESULTS
+	"INSERT INTO results (job, gen, idx, status, seq, error, output) "
+	"    SELECT job, gen, idx, 0, 0, NULL, journal_v1_output(fitness) "
+	"    FROM results_v1;"
+	"DROP TABLE results_v1;"
+	JOURNAL_TABLE_TASKS
+	JOURNAL_TABLE_BATCHES;
 
 /*
  * An open journal.  Owned by masterd from journal_open() to
@@ -159,6 +226,8 @@ static void		 journal_bind_blob(sqlite3_stmt *, int, const void *,
 			    size_t, int *);
 static void		 journal_bind_text(sqlite3_stmt *, int, const char *,
 			    size_t, int *);
+static void		 journal_bind_str(sqlite3_stmt *, int, const char *,
+			    int *);
 static void		 journal_column_text(sqlite3_stmt *, int, char *,
 			    size_t);
 static void		 journal_reset(struct journal *, enum journal_stmt);
@@ -166,6 +235,8 @@ static int		 journal_run(struct journal *, enum journal_stmt, int,
 			    const char *);
 static int		 journal_begin(struct journal *);
 static void		 journal_undo(struct journal *);
+static int		 journal_insert(struct journal *, enum journal_stmt,
+			    int, const char *, uint64_t, uint32_t, uint32_t);
 static int		 journal_group(struct journal *,
 			    const enum journal_stmt *, size_t, uint64_t,
 			    const char *, size_t *);
@@ -182,6 +253,9 @@ static int		 journal_pragma(struct journal *, const char *,
 			    sqlite3_int64 *, char *, size_t);
 static int		 journal_create(struct journal *);
 static int		 journal_connect(struct journal *);
+static void		 journal_v1_output(sqlite3_context *, int,
+			    sqlite3_value **);
+static int		 journal_upgrade1(struct journal *);
 static int		 journal_schema(struct journal *);
 static int		 journal_prepare(struct journal *);
 static void		 journal_free(struct journal *);
@@ -270,6 +344,18 @@ journal_bind_text(sqlite3_stmt *st, int i, const char *s, size_t max,
 	if (*rc == SQLITE_OK)
 		*rc = sqlite3_bind_text(st, i, s, (int)strnlen(s, max),
 		    SQLITE_STATIC);
+}
+
+/* Bind a string, or NULL if it is NULL or empty (it loads as ""). */
+static void
+journal_bind_str(sqlite3_stmt *st, int i, const char *s, int *rc)
+{
+	if (*rc != SQLITE_OK)
+		return;
+	if (s == NULL || *s == '\0')
+		*rc = sqlite3_bind_null(st, i);
+	else
+		*rc = sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
 }
 
 /* Copy a text column into a fixed-size field, truncating, always NUL-ended. */
@@ -559,10 +645,59 @@ journal_connect(struct journal *j)
 }
 
 /*
- * Check the schema version, creating the schema in an empty file, and
- * write in any case so that the exclusive lock is taken now.  A database
- * with tables but no version is someone else's: refuse it rather than
- * adding our tables to it.
+ * SQL function journal_v1_output(fitness): a version 1 fitness, the bits of
+ * a double as an INTEGER, as the es driver's output for that double.
+ */
+static void
+journal_v1_output(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	uint8_t		 out[ES_OUTPUT_LEN];
+	uint64_t	 bits;
+	double		 fitness;
+
+	if (argc != 1 || sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
+		sqlite3_result_error(ctx, "version 1 result without an "
+		    "integer fitness", -1);
+		return;
+	}
+	bits = journal_u64(sqlite3_value_int64(argv[0]));
+	memcpy(&fitness, &bits, sizeof fitness);
+	es_output_encode(out, fitness);
+	sqlite3_result_blob(ctx, out, sizeof out, SQLITE_TRANSIENT);
+}
+
+/*
+ * Upgrade a version 1 file to version 2, inside journal_schema()'s
+ * transaction: a failure leaves the file as it was.
+ */
+static int
+journal_upgrade1(struct journal *j)
+{
+	int	 r;
+
+	if (sqlite3_create_function_v2(j->j_db, "journal_v1_output", 1,
+	    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, journal_v1_output, NULL,
+	    NULL, NULL) != SQLITE_OK) {
+		journal_set(j, "upgrading from version 1: %s",
+		    sqlite3_errmsg(j->j_db));
+		return (-1);
+	}
+	r = journal_exec(j, journal_upgrade1_sql);
+	if (r == -1) {
+		/* Keep SQLite's reason; say what was being done. */
+		journal_set(j, "upgrading from version 1: %s",
+		    sqlite3_errmsg(j->j_db));
+	}
+	sqlite3_create_function_v2(j->j_db, "journal_v1_output", 1,
+	    SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
+	return (r);
+}
+
+/*
+ * Check the schema version, creating the schema in an empty file and
+ * upgrading an older one, and write in any case so that the exclusive lock
+ * is taken now.  A database with tables but no version is someone else's:
+ * refuse it rather than adding our tables to it.
  */
 static int
 journal_schema(struct journal *j)
@@ -584,6 +719,9 @@ journal_schema(struct journal *j)
 			goto fail;
 		}
 		if (journal_exec(j, journal_schema_sql) == -1)
+			goto fail;
+	} else if (version == 1) {
+		if (journal_upgrade1(j) == -1)
 			goto fail;
 	} else if (version > JOURNAL_VERSION) {
 		journal_set(j, "schema version %lld is newer than this "
@@ -817,15 +955,20 @@ journal_job_put(struct journal *j, const struct journal_job *job)
 	journal_bind_u64(st, 7, job->first_task, &rc);
 	journal_bind_text(st, 8, job->error, sizeof job->error, &rc);
 	journal_bind_blob(st, 9, job->extra, job->extralen, &rc);
+	journal_bind_text(st, 10, job->driver, sizeof job->driver, &rc);
 	return (journal_run(j, JS_JOB_PUT, rc, "writing job"));
 }
 
-/* Delete a job with its results, reports and spans, all or nothing. */
+/*
+ * Delete a job with its results, reports, spans, tasks and batches, all or
+ * nothing.
+ */
 int
 journal_job_delete(struct journal *j, uint64_t id)
 {
 	static const enum journal_stmt	 ss[] = {
-		JS_RESULTS_DROP, JS_GENS_DROP, JS_SPANS_DROP, JS_JOB_DELETE
+		JS_RESULTS_DROP, JS_GENS_DROP, JS_SPANS_DROP, JS_TASKS_DROP,
+		JS_BATCHES_DROP, JS_JOB_DELETE
 	};
 
 	return (journal_group(j, ss, sizeof ss / sizeof ss[0], id,
@@ -833,38 +976,96 @@ journal_job_delete(struct journal *j, uint64_t id)
 }
 
 /*
- * Add an accepted result.  The primary key refuses a second one for the
- * same individual; the pending transaction is kept.
+ * Step an insert whose primary key refuses a second row for the same task
+ * (what: "result", "task"): that is reported as a duplicate, and the
+ * pending transaction is kept.
+ */
+static int
+journal_insert(struct journal *j, enum journal_stmt s, int rc,
+    const char *what, uint64_t job, uint32_t gen, uint32_t idx)
+{
+	char	 writing[32];
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(j->j_stmt[s]);
+	if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+		journal_reset(j, s);
+		journal_set(j, "duplicate %s (job %" PRIu64 ", gen %" PRIu32
+		    ", idx %" PRIu32 ")", what, job, gen, idx);
+		return (-1);
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(writing, sizeof writing, "writing %s", what);
+		journal_fail(j, writing);
+		journal_reset(j, s);
+		return (-1);
+	}
+	journal_reset(j, s);
+	return (0);
+}
+
+/*
+ * Add a task's end, its output or its failure.  The primary key refuses a
+ * second one for the same task; the pending transaction is kept.
  */
 int
 journal_result_add(struct journal *j, const struct journal_result *r)
 {
 	sqlite3_stmt	*st = j->j_stmt[JS_RESULT_ADD];
-	uint64_t	 bits;
 	int		 rc = SQLITE_OK;
 
 	if (journal_begin(j) == -1)
 		return (-1);
-	memcpy(&bits, &r->fitness, sizeof bits);
 	journal_bind_u64(st, 1, r->job, &rc);
 	journal_bind_u64(st, 2, r->gen, &rc);
 	journal_bind_u64(st, 3, r->idx, &rc);
-	journal_bind_u64(st, 4, bits, &rc);
+	journal_bind_u64(st, 4, r->status, &rc);
+	journal_bind_u64(st, 5, r->seq, &rc);
+	journal_bind_str(st, 6, r->error, &rc);
+	journal_bind_blob(st, 7, r->output, r->outlen, &rc);
+	return (journal_insert(j, JS_RESULT_ADD, rc, "result", r->job, r->gen,
+	    r->idx));
+}
+
+/*
+ * Add a batch job's task.  The primary key refuses a second one with the
+ * same (gen, idx); the pending transaction is kept.
+ */
+int
+journal_task_add(struct journal *j, const struct journal_task *t)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_TASK_ADD];
+	int		 rc = SQLITE_OK;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	journal_bind_u64(st, 1, t->job, &rc);
+	journal_bind_u64(st, 2, t->gen, &rc);
+	journal_bind_u64(st, 3, t->idx, &rc);
+	journal_bind_u64(st, 4, t->key, &rc);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if ((rc & 0xff) == SQLITE_CONSTRAINT) {
-		journal_reset(j, JS_RESULT_ADD);
-		journal_set(j, "duplicate result (job %" PRIu64 ", gen %" PRIu32
-		    ", idx %" PRIu32 ")", r->job, r->gen, r->idx);
+		rc = sqlite3_bind_int64(st, 5, t->priority);
+	journal_bind_u64(st, 6, t->copies, &rc);
+	journal_bind_blob(st, 7, t->payload, t->len, &rc);
+	return (journal_insert(j, JS_TASK_ADD, rc, "task", t->job, t->gen,
+	    t->idx));
+}
+
+/* Insert or replace a batch job's batch. */
+int
+journal_batch_put(struct journal *j, const struct journal_batch *b)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_BATCH_PUT];
+	int		 rc = SQLITE_OK;
+
+	if (journal_begin(j) == -1)
 		return (-1);
-	}
-	if (rc != SQLITE_DONE) {
-		journal_fail(j, "writing result");
-		journal_reset(j, JS_RESULT_ADD);
-		return (-1);
-	}
-	journal_reset(j, JS_RESULT_ADD);
-	return (0);
+	journal_bind_u64(st, 1, b->job, &rc);
+	journal_bind_u64(st, 2, b->gen, &rc);
+	journal_bind_u64(st, 3, b->client, &rc);
+	journal_bind_str(st, 4, b->kind, &rc);
+	journal_bind_u64(st, 5, b->closed, &rc);
+	return (journal_run(j, JS_BATCH_PUT, rc, "writing batch"));
 }
 
 /* Forget a finished job's results; they are only needed to resume. */
@@ -934,13 +1135,14 @@ journal_commit(struct journal *j)
 
 /*
  * Delete the jobs that ended before before_ns (not running, ended_ns set)
- * with all their rows; *njobs is how many.
+ * with all their rows, tasks and batches included; *njobs is how many.
  */
 int
 journal_prune(struct journal *j, uint64_t before_ns, size_t *njobs)
 {
 	static const enum journal_stmt	 ss[] = {
-		JS_PRUNE_RESULTS, JS_PRUNE_GENS, JS_PRUNE_SPANS, JS_PRUNE_JOBS
+		JS_PRUNE_RESULTS, JS_PRUNE_GENS, JS_PRUNE_SPANS,
+		JS_PRUNE_TASKS, JS_PRUNE_BATCHES, JS_PRUNE_JOBS
 	};
 	size_t				 n = 0;
 
@@ -977,6 +1179,7 @@ journal_load_jobs(struct journal *j,
 		journal_column_text(st, 7, job.error, sizeof job.error);
 		job.extra = sqlite3_column_blob(st, 8);
 		job.extralen = (size_t)sqlite3_column_bytes(st, 8);
+		journal_column_text(st, 9, job.driver, sizeof job.driver);
 		if (job.params == NULL)
 			job.paramslen = 0;
 		if (job.extra == NULL)
@@ -987,7 +1190,10 @@ journal_load_jobs(struct journal *j,
 	return (r);
 }
 
-/* Call cb for every result of a job, in (gen, idx) order. */
+/*
+ * Call cb for every result of a job, in (gen, idx) order.  An empty output
+ * loads as NULL, length 0; error is "" when there is none.
+ */
 int
 journal_load_results(struct journal *j, uint64_t job,
     int (*cb)(void *, const struct journal_result *), void *arg)
@@ -995,7 +1201,6 @@ journal_load_results(struct journal *j, uint64_t job,
 	const char		*what = "loading results";
 	sqlite3_stmt		*st;
 	struct journal_result	 res;
-	uint64_t		 bits;
 	int			 r;
 
 	if ((st = journal_query(j, JS_LOAD_RESULTS, job, what)) == NULL)
@@ -1005,10 +1210,75 @@ journal_load_results(struct journal *j, uint64_t job,
 		res.job = job;
 		res.gen = (uint32_t)sqlite3_column_int64(st, 0);
 		res.idx = (uint32_t)sqlite3_column_int64(st, 1);
-		bits = journal_u64(sqlite3_column_int64(st, 2));
-		memcpy(&res.fitness, &bits, sizeof res.fitness);
+		res.status = (uint32_t)sqlite3_column_int64(st, 2);
+		res.seq = journal_u64(sqlite3_column_int64(st, 3));
+		res.error = (const char *)sqlite3_column_text(st, 4);
+		if (res.error == NULL)
+			res.error = "";
+		res.output = sqlite3_column_blob(st, 5);
+		if (res.output != NULL)
+			res.outlen = (size_t)sqlite3_column_bytes(st, 5);
 		if (cb(arg, &res) != 0)
 			return (journal_stop(j, JS_LOAD_RESULTS, what));
+	}
+	return (r);
+}
+
+/*
+ * Call cb for every task of a batch job, in (gen, idx) order.  An empty
+ * payload loads as NULL, length 0.
+ */
+int
+journal_load_tasks(struct journal *j, uint64_t job,
+    int (*cb)(void *, const struct journal_task *), void *arg)
+{
+	const char		*what = "loading tasks";
+	sqlite3_stmt		*st;
+	struct journal_task	 t;
+	int			 r;
+
+	if ((st = journal_query(j, JS_LOAD_TASKS, job, what)) == NULL)
+		return (-1);
+	while ((r = journal_next(j, JS_LOAD_TASKS, what)) == 1) {
+		memset(&t, 0, sizeof t);
+		t.job = job;
+		t.gen = (uint32_t)sqlite3_column_int64(st, 0);
+		t.idx = (uint32_t)sqlite3_column_int64(st, 1);
+		t.key = journal_u64(sqlite3_column_int64(st, 2));
+		t.priority = (int32_t)sqlite3_column_int64(st, 3);
+		t.copies = (uint32_t)sqlite3_column_int64(st, 4);
+		t.payload = sqlite3_column_blob(st, 5);
+		if (t.payload != NULL)
+			t.len = (size_t)sqlite3_column_bytes(st, 5);
+		if (cb(arg, &t) != 0)
+			return (journal_stop(j, JS_LOAD_TASKS, what));
+	}
+	return (r);
+}
+
+/* Call cb for every batch of a batch job, in gen order. */
+int
+journal_load_batches(struct journal *j, uint64_t job,
+    int (*cb)(void *, const struct journal_batch *), void *arg)
+{
+	const char		*what = "loading batches";
+	sqlite3_stmt		*st;
+	struct journal_batch	 b;
+	int			 r;
+
+	if ((st = journal_query(j, JS_LOAD_BATCHES, job, what)) == NULL)
+		return (-1);
+	while ((r = journal_next(j, JS_LOAD_BATCHES, what)) == 1) {
+		memset(&b, 0, sizeof b);
+		b.job = job;
+		b.gen = (uint32_t)sqlite3_column_int64(st, 0);
+		b.client = journal_u64(sqlite3_column_int64(st, 1));
+		b.kind = (const char *)sqlite3_column_text(st, 2);
+		if (b.kind == NULL)
+			b.kind = "";
+		b.closed = (uint32_t)sqlite3_column_int64(st, 3);
+		if (cb(arg, &b) != 0)
+			return (journal_stop(j, JS_LOAD_BATCHES, what));
 	}
 	return (r);
 }

@@ -7,7 +7,8 @@
  *
  * The on-disk schema is versioned by PRAGMA user_version: bump
  * JOURNAL_VERSION in journal.c and teach journal_open() to upgrade if any
- * table changes.
+ * table changes.  Version 2 added batch jobs (driver, tasks, batches) and
+ * opaque outputs; journal_open() upgrades a version 1 file in place.
  */
 #ifndef R3Q_JOURNAL_H
 #define R3Q_JOURNAL_H
@@ -41,7 +42,8 @@ struct journal_job {
  * One task's end: an accepted output, or a failure.  The output is opaque
  * (the es driver's: an 8-byte fitness, common/es/payload.h); a version 1
  * journal's fitness loads as that encoding.  On load, output and error
- * point into the journal, valid during the callback only.
+ * point into the journal, valid during the callback only; an empty output
+ * loads as NULL, length 0, and a missing error as "".
  */
 struct journal_result {
 	uint64_t	 job;
@@ -56,8 +58,9 @@ struct journal_result {
 
 /*
  * A batch job's task, kept until the job is pruned so that masterd can
- * send it again after a restart.  On load, kind and payload point into the
- * journal, valid during the callback only.
+ * send it again after a restart.  On load, payload points into the
+ * journal, valid during the callback only; an empty one loads as NULL,
+ * length 0.
  */
 struct journal_task {
 	uint64_t	 job;
@@ -70,7 +73,10 @@ struct journal_task {
 	size_t		 len;
 };
 
-/* A batch job's batch.  On load, kind points into the journal. */
+/*
+ * A batch job's batch.  NULL kind is written as "".  On load, kind points
+ * into the journal, valid during the callback only.
+ */
 struct journal_batch {
 	uint64_t	 job;
 	uint32_t	 gen;		/* masterd's number, from 0 */

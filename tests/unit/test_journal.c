@@ -1,9 +1,14 @@
 /*
  * masterd's SQLite journal: everything written comes back after a close
- * and a reopen (fitness values bit for bit), a duplicate result is refused,
+ * and a reopen (outputs byte for byte, es fitness values bit for bit,
+ * tasks and batches in order), a duplicate result or task is refused,
  * close commits, a second opener and foreign or newer files are refused
  * with a message naming the file, prune/drop/delete remove exactly their
- * rows, and after kill -9 a reopen sees exactly what was committed.
+ * rows, after kill -9 a reopen sees exactly what was committed, and a
+ * version 1 journal -- one made here from the version 1 schema, and one
+ * written by the masterd of that version (tests/data/journal-v1.db) -- is
+ * upgraded in place with its fitness values as es outputs, or left alone
+ * if the upgrade fails.
  */
 #include "config.h"
 
@@ -11,8 +16,10 @@
 #include <sys/wait.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <float.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,6 +34,11 @@
 #include <sqlite3.h>
 
 #include "../../masterd/journal.h"
+#include "es/payload.h"
+
+#ifndef TEST_DATADIR
+#define TEST_DATADIR	"tests/data"
+#endif
 
 #define MAXROWS		32
 #define NTHROUGHPUT	20000
@@ -43,8 +55,14 @@ struct loaded {
 	size_t			 n;
 	struct journal_job	 jobs[MAXROWS];
 	char			 params[MAXROWS][64];
-	char			 extra[MAXROWS][64];
+	char			 extra[MAXROWS][128];
 	struct journal_result	 results[MAXROWS];
+	uint8_t			 outputs[MAXROWS][64];
+	char			 errors[MAXROWS][64];
+	struct journal_task	 tasks[MAXROWS];
+	uint8_t			 payloads[MAXROWS][64];
+	struct journal_batch	 batches[MAXROWS];
+	char			 kinds[MAXROWS][32];
 	struct journal_span	 spans[MAXROWS];
 	uint32_t		 gens[MAXROWS];
 	char			 reports[MAXROWS][64];
@@ -184,7 +202,7 @@ load_job(void *arg, const struct journal_job *job)
 	return (0);
 }
 
-/* Load callback: copy a result. */
+/* Load callback: copy a result, its output and its error. */
 static int
 load_result(void *arg, const struct journal_result *r)
 {
@@ -192,10 +210,62 @@ load_result(void *arg, const struct journal_result *r)
 
 	if (l->stop_at != 0 && (size_t)l->stop_at == l->n + 1)
 		return (-1);
-	if (l->n == MAXROWS)
+	if (l->n == MAXROWS || r->outlen > sizeof l->outputs[0] ||
+	    r->error == NULL || strlen(r->error) >= sizeof l->errors[0])
 		return (-1);
-	l->results[l->n++] = *r;
+	l->results[l->n] = *r;
+	if (r->outlen > 0)
+		memcpy(l->outputs[l->n], r->output, r->outlen);
+	l->results[l->n].output = r->output == NULL ? NULL : l->outputs[l->n];
+	strcpy(l->errors[l->n], r->error);
+	l->results[l->n].error = l->errors[l->n];
+	l->n++;
 	return (0);
+}
+
+/* Load callback: copy a task and its payload. */
+static int
+load_task(void *arg, const struct journal_task *t)
+{
+	struct loaded	*l = arg;
+
+	if (l->n == MAXROWS || t->len > sizeof l->payloads[0])
+		return (-1);
+	l->tasks[l->n] = *t;
+	if (t->len > 0)
+		memcpy(l->payloads[l->n], t->payload, t->len);
+	l->tasks[l->n].payload = t->payload == NULL ? NULL :
+	    l->payloads[l->n];
+	l->n++;
+	return (0);
+}
+
+/* Load callback: copy a batch and its kind. */
+static int
+load_batch(void *arg, const struct journal_batch *b)
+{
+	struct loaded	*l = arg;
+
+	if (l->n == MAXROWS || b->kind == NULL ||
+	    strlen(b->kind) >= sizeof l->kinds[0])
+		return (-1);
+	l->batches[l->n] = *b;
+	strcpy(l->kinds[l->n], b->kind);
+	l->batches[l->n].kind = l->kinds[l->n];
+	l->n++;
+	return (0);
+}
+
+/* The fitness of an es result: its 8-byte output decoded. */
+static double
+fitness(const struct journal_result *r)
+{
+	double	 f;
+
+	if (es_output_decode(r->output, r->outlen, &f) == -1)
+		fail_msg("result (%u, %u): output of %zu bytes", r->gen,
+		    r->idx, r->outlen);
+	return (f);
 }
 
 /* Load callback: copy a generation report. */
@@ -230,9 +300,11 @@ static int
 count_result(void *arg, const struct journal_result *r)
 {
 	uint64_t	*n = arg;
+	double		 f;
 
 	if (r->idx != *n % BATCH || r->gen != *n / BATCH ||
-	    bits(r->fitness) != bits((double)*n / 7.0))
+	    es_output_decode(r->output, r->outlen, &f) == -1 ||
+	    bits(f) != bits((double)*n / 7.0))
 		return (-1);
 	(*n)++;
 	return (0);
@@ -283,28 +355,63 @@ nspans(struct journal *j, uint64_t job)
 	return (n);
 }
 
+/* How many tasks a job has. */
+static size_t
+ntasks(struct journal *j, uint64_t job)
+{
+	struct loaded	*l;
+	size_t		 n;
+
+	l = calloc(1, sizeof *l);
+	assert_non_null(l);
+	assert_int_equal(journal_load_tasks(j, job, load_task, l), 0);
+	n = l->n;
+	free(l);
+	return (n);
+}
+
+/* How many batches a job has. */
+static size_t
+nbatches(struct journal *j, uint64_t job)
+{
+	struct loaded	*l;
+	size_t		 n;
+
+	l = calloc(1, sizeof *l);
+	assert_non_null(l);
+	assert_int_equal(journal_load_batches(j, job, load_batch, l), 0);
+	n = l->n;
+	free(l);
+	return (n);
+}
+
 /* Add a result, failing the test if that fails. */
 static void
 add_result(struct journal *j, uint64_t job, uint32_t gen, uint32_t idx,
-    double fitness)
+    double f)
 {
 	struct journal_result	 r;
+	uint8_t			 out[ES_OUTPUT_LEN];
 
+	es_output_encode(out, f);
 	memset(&r, 0, sizeof r);
 	r.job = job;
 	r.gen = gen;
 	r.idx = idx;
-	r.fitness = fitness;
+	r.output = out;
+	r.outlen = sizeof out;
 	if (journal_result_add(j, &r) != 0)
 		fail_msg("%s", journal_error(j));
 }
 
-/* Add a job with one result, one report and one span. */
+/* Add a job with one result, report, span, task and batch. */
 static void
 add_job(struct journal *j, uint64_t id, const char *state, uint64_t ended)
 {
 	struct journal_job	 job;
 	struct journal_span	 sp;
+	struct journal_task	 tk;
+	struct journal_batch	 b;
 
 	memset(&job, 0, sizeof job);
 	job.id = id;
@@ -321,6 +428,15 @@ add_job(struct journal *j, uint64_t id, const char *state, uint64_t ended)
 	sp.task = id * 10;
 	snprintf(sp.worker, sizeof sp.worker, "w1");
 	assert_int_equal(journal_span_add(j, &sp), 0);
+	memset(&tk, 0, sizeof tk);
+	tk.job = id;
+	tk.payload = "t";
+	tk.len = 1;
+	assert_int_equal(journal_task_add(j, &tk), 0);
+	memset(&b, 0, sizeof b);
+	b.job = id;
+	b.kind = "k";
+	assert_int_equal(journal_batch_put(j, &b), 0);
 }
 
 /*
@@ -354,6 +470,7 @@ test_roundtrip(void **state)
 	job.id = UINT64_MAX;
 	job.params = params;
 	job.paramslen = sizeof params;
+	strcpy(job.driver, "batch");
 	strcpy(job.state, "running");
 	job.submitted_ns = UINT64_C(1700000000123456789);
 	job.gen = 7;
@@ -367,6 +484,7 @@ test_roundtrip(void **state)
 	assert_int_equal(journal_job_put(j, &job), 0);
 	job.params = "xy";
 	job.paramslen = 2;
+	strcpy(job.driver, "es");
 	strcpy(job.state, "failed");
 	job.ended_ns = UINT64_C(1700000000999999999);
 	job.gen = 0;
@@ -426,6 +544,7 @@ test_roundtrip(void **state)
 	assert_int_equal(l->jobs[0].id, 5);
 	assert_int_equal(l->jobs[0].paramslen, 2);
 	assert_memory_equal(l->jobs[0].params, "xy", 2);
+	assert_string_equal(l->jobs[0].driver, "es");
 	assert_string_equal(l->jobs[0].state, "failed");
 	assert_true(l->jobs[0].submitted_ns == UINT64_C(1700000000123456789));
 	assert_true(l->jobs[0].ended_ns == UINT64_C(1700000000999999999));
@@ -438,6 +557,7 @@ test_roundtrip(void **state)
 	assert_true(l->jobs[1].id == UINT64_MAX);
 	assert_int_equal(l->jobs[1].paramslen, sizeof params);
 	assert_memory_equal(l->jobs[1].params, params, sizeof params);
+	assert_string_equal(l->jobs[1].driver, "batch");
 	assert_string_equal(l->jobs[1].state, "running");
 	assert_int_equal(l->jobs[1].ended_ns, 0);
 	assert_int_equal(l->jobs[1].gen, 7);
@@ -454,7 +574,7 @@ test_roundtrip(void **state)
 		assert_int_equal(l->results[i].job, 5);
 		assert_int_equal(l->results[i].gen, i + 1);
 		assert_int_equal(l->results[i].idx, NFIT - 1 - i);
-		assert_true(bits(l->results[i].fitness) ==
+		assert_true(bits(fitness(&l->results[i])) ==
 		    fitbits[NFIT - 1 - i]);
 	}
 	memset(l, 0, sizeof *l);
@@ -464,7 +584,7 @@ test_roundtrip(void **state)
 	assert_true(l->results[0].job == UINT64_MAX);
 	assert_true(l->results[0].gen == UINT32_MAX);
 	assert_true(l->results[0].idx == UINT32_MAX);
-	assert_true(bits(l->results[0].fitness) == bits(DBL_MAX));
+	assert_true(bits(fitness(&l->results[0])) == bits(DBL_MAX));
 
 	/* Reports in gen order, the last put winning. */
 	memset(l, 0, sizeof *l);
@@ -525,7 +645,8 @@ test_duplicate(void **state)
 
 	memset(&r, 0, sizeof r);
 	r.job = 1;
-	r.fitness = 99.0;
+	r.output = "99";
+	r.outlen = 2;
 	assert_failed(j, journal_result_add(j, &r), "duplicate result");
 	r.idx = 1;
 	assert_failed(j, journal_result_add(j, &r), "duplicate result");
@@ -536,9 +657,9 @@ test_duplicate(void **state)
 	j = topen(t);
 	assert_int_equal(journal_load_results(j, 1, load_result, l), 0);
 	assert_int_equal(l->n, 3);
-	assert_true(l->results[0].fitness == 0.25);
-	assert_true(l->results[1].fitness == 0.5);
-	assert_true(l->results[2].fitness == 0.75);
+	assert_true(fitness(&l->results[0]) == 0.25);
+	assert_true(fitness(&l->results[1]) == 0.5);
+	assert_true(fitness(&l->results[2]) == 0.75);
 	journal_close(j);
 	free(l);
 }
@@ -652,6 +773,10 @@ test_prune(void **state)
 	assert_int_equal(nresults(j, 2), 0);
 	assert_int_equal(ngens(j, 2), 0);
 	assert_int_equal(nspans(j, 2), 0);
+	assert_int_equal(ntasks(j, 2), 0);
+	assert_int_equal(nbatches(j, 2), 0);
+	assert_int_equal(ntasks(j, 3), 1);
+	assert_int_equal(nbatches(j, 3), 1);
 
 	assert_int_equal(journal_prune(j, big + 5, &n), 0);
 	assert_int_equal(n, 1);
@@ -673,11 +798,17 @@ test_prune(void **state)
 	assert_int_equal(ngens(j, 5), 0);
 	assert_int_equal(nspans(j, 4), 1);
 	assert_int_equal(nspans(j, 5), 0);
+	assert_int_equal(ntasks(j, 3), 0);
+	assert_int_equal(nbatches(j, 3), 0);
+	assert_int_equal(ntasks(j, 5), 0);
+	assert_int_equal(nbatches(j, 5), 0);
+	assert_int_equal(ntasks(j, 6), 1);
+	assert_int_equal(nbatches(j, 6), 1);
 	journal_close(j);
 	free(l);
 }
 
-/* results_drop forgets a job's results only. */
+/* results_drop forgets a job's results only, not its tasks or batches. */
 static void
 test_results_drop(void **state)
 {
@@ -699,6 +830,8 @@ test_results_drop(void **state)
 	assert_int_equal(nresults(j, 2), 1);
 	assert_int_equal(ngens(j, 1), 1);
 	assert_int_equal(nspans(j, 1), 1);
+	assert_int_equal(ntasks(j, 1), 1);
+	assert_int_equal(nbatches(j, 1), 1);
 	/* The dropped results may be written again. */
 	add_result(j, 1, 0, 0, 3.0);
 	journal_close(j);
@@ -724,8 +857,12 @@ test_job_delete(void **state)
 	assert_int_equal(nresults(j, 1), 0);
 	assert_int_equal(ngens(j, 1), 0);
 	assert_int_equal(nspans(j, 1), 0);
+	assert_int_equal(ntasks(j, 1), 0);
+	assert_int_equal(nbatches(j, 1), 0);
 	assert_int_equal(nresults(j, 2), 1);
 	assert_int_equal(ngens(j, 2), 1);
+	assert_int_equal(ntasks(j, 2), 1);
+	assert_int_equal(nbatches(j, 2), 1);
 	journal_close(j);
 }
 
@@ -862,6 +999,7 @@ test_crash(void **state)
 	struct journal_job	 job;
 	struct journal_result	 r;
 	struct loaded		*l;
+	uint8_t			 out[ES_OUTPUT_LEN];
 	char			 err[512];
 	uint32_t		 i;
 	int			 status;
@@ -874,9 +1012,11 @@ test_crash(void **state)
 			_exit(2);
 		memset(&r, 0, sizeof r);
 		r.job = 1;
+		r.output = out;
+		r.outlen = sizeof out;
 		for (i = 0; i < 10; i++) {
 			r.idx = i;
-			r.fitness = dbl(fitbits[i % NFIT]);
+			es_output_encode(out, dbl(fitbits[i % NFIT]));
 			if (journal_result_add(j, &r) != 0)
 				_exit(3);
 		}
@@ -910,7 +1050,7 @@ test_crash(void **state)
 	assert_int_equal(l->n, 10);
 	for (i = 0; i < 10; i++) {
 		assert_int_equal(l->results[i].idx, i);
-		assert_true(bits(l->results[i].fitness) == fitbits[i % NFIT]);
+		assert_true(bits(fitness(&l->results[i])) == fitbits[i % NFIT]);
 	}
 	assert_int_equal(journal_meta_get(j, "k", &(uint64_t){ 0 }), 1);
 	journal_close(j);
@@ -944,6 +1084,626 @@ test_throughput(void **state)
 	journal_close(j);
 }
 
+/* One expected result of test_outputs, and how far the check has got. */
+struct wantres {
+	uint32_t	 gen, idx, status;
+	uint64_t	 seq;
+	const void	*output;
+	size_t		 outlen;
+	const char	*error;		/* as loaded */
+};
+struct wantlist {
+	const struct wantres	*w;
+	size_t			 n, i;
+};
+
+/*
+ * Load callback: the next result is the next wanted one, its output
+ * compared where it lies, in the journal, during the callback.
+ */
+static int
+check_result(void *arg, const struct journal_result *r)
+{
+	struct wantlist		*wl = arg;
+	const struct wantres	*w;
+
+	if (wl->i == wl->n)
+		return (-1);
+	w = &wl->w[wl->i++];
+	if (r->gen != w->gen || r->idx != w->idx || r->status != w->status ||
+	    r->seq != w->seq || r->outlen != w->outlen ||
+	    r->error == NULL || strcmp(r->error, w->error) != 0)
+		return (-1);
+	if (w->outlen == 0)
+		return (r->output == NULL ? 0 : -1);
+	return (memcmp(r->output, w->output, w->outlen) == 0 ? 0 : -1);
+}
+
+/*
+ * Outputs of 0 bytes, 8 bytes and 1 MiB come back byte for byte with
+ * their status, delivery number and error, in (gen, idx) order; an empty
+ * output loads as NULL, a missing error as "".
+ */
+static void
+test_outputs(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct journal_result	 r;
+	struct wantlist		 wl;
+	struct wantres		 want[6];
+	uint8_t			*big, eight[ES_OUTPUT_LEN];
+	size_t			 i, bigsz = 1 << 20;
+
+	big = malloc(bigsz);
+	assert_non_null(big);
+	for (i = 0; i < bigsz; i++)
+		big[i] = (uint8_t)(i * 131 + (i >> 11));
+	es_output_encode(eight, -0.0);
+
+	/* In (gen, idx) order; written in another. */
+	want[0] = (struct wantres){ 0, 0, 0, 1, NULL, 0, "" };
+	want[1] = (struct wantres){ 0, 1, 0, 2, eight, sizeof eight, "" };
+	want[2] = (struct wantres){ 0, 2, 5, 0, NULL, 0,
+	    "worker w3: kind synth failed: exit 1" };
+	want[3] = (struct wantres){ 0, 3, 0, 4, NULL, 0, "" };
+	want[4] = (struct wantres){ 1, 0, 0, UINT64_MAX, big, bigsz, "" };
+	want[5] = (struct wantres){ UINT32_MAX, 7, UINT32_MAX, 6, "x", 1,
+	    "both" };
+
+	j = topen(t);
+	for (i = 6; i-- > 0;) {
+		memset(&r, 0, sizeof r);
+		r.job = 3;
+		r.gen = want[i].gen;
+		r.idx = want[i].idx;
+		r.status = want[i].status;
+		r.seq = want[i].seq;
+		r.output = want[i].output;
+		r.outlen = want[i].outlen;
+		r.error = want[i].error;
+		if (i == 0)
+			r.error = NULL;
+		if (i == 3)
+			r.output = "not empty";	/* but 0 bytes of it */
+		if (journal_result_add(j, &r) != 0)
+			fail_msg("%s", journal_error(j));
+	}
+	/* Still in the pending transaction: the same. */
+	wl = (struct wantlist){ want, 6, 0 };
+	assert_int_equal(journal_load_results(j, 3, check_result, &wl), 0);
+	assert_int_equal(wl.i, 6);
+	journal_close(j);
+
+	j = topen(t);
+	wl = (struct wantlist){ want, 6, 0 };
+	assert_int_equal(journal_load_results(j, 3, check_result, &wl), 0);
+	assert_int_equal(wl.i, 6);
+	assert_int_equal(nresults(j, 4), 0);
+	assert_stats(j, 0, 6, 0);
+	journal_close(j);
+	free(big);
+}
+
+/*
+ * A batch job's driver, tasks and batches come back: tasks in (gen, idx)
+ * order with every field (priorities negative too), a second task with the
+ * same (gen, idx) refused, batches in gen order with the last put winning.
+ */
+static void
+test_tasks_batches(void **state)
+{
+	static const struct {
+		uint32_t	 gen, idx;
+		uint64_t	 key;
+		int32_t		 priority;
+		uint32_t	 copies;
+		const char	*payload;
+		size_t		 len;
+	}			 tw[] = {	/* in (gen, idx) order */
+		{ 0, 0, 0, INT32_MAX, 3, "\0\1\2", 3 },
+		{ 0, 1, UINT64_MAX, INT32_MIN, 2, NULL, 0 },
+		{ 1, 0, 7, -5, 1, "abc", 3 },
+		{ 2, 5, UINT64_C(1) << 63, 0, 0, "x", 1 },
+	};
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct journal_job	 job;
+	struct journal_task	 tk;
+	struct journal_batch	 b;
+	struct loaded		*l;
+	size_t			 i, n = sizeof tw / sizeof tw[0];
+
+	l = calloc(1, sizeof *l);
+	assert_non_null(l);
+	j = topen(t);
+	memset(&job, 0, sizeof job);
+	job.id = 8;
+	strcpy(job.driver, "batch");
+	strcpy(job.state, "running");
+	assert_int_equal(journal_job_put(j, &job), 0);
+	for (i = n; i-- > 0;) {
+		memset(&tk, 0, sizeof tk);
+		tk.job = 8;
+		tk.gen = tw[i].gen;
+		tk.idx = tw[i].idx;
+		tk.key = tw[i].key;
+		tk.priority = tw[i].priority;
+		tk.copies = tw[i].copies;
+		tk.payload = tw[i].payload;
+		tk.len = tw[i].len;
+		assert_int_equal(journal_task_add(j, &tk), 0);
+	}
+	tk.gen = 0;
+	tk.idx = 1;
+	assert_failed(j, journal_task_add(j, &tk), "duplicate task");
+	memset(&tk, 0, sizeof tk);
+	tk.job = 9;
+	assert_int_equal(journal_task_add(j, &tk), 0);
+
+	memset(&b, 0, sizeof b);
+	b.job = 8;
+	b.gen = 2;
+	b.client = 9;
+	b.kind = "render";
+	assert_int_equal(journal_batch_put(j, &b), 0);
+	b.gen = 0;
+	b.client = UINT64_MAX;
+	b.kind = "synth";
+	b.closed = 1;
+	assert_int_equal(journal_batch_put(j, &b), 0);
+	b.gen = 1;
+	b.client = 0;
+	b.kind = NULL;
+	b.closed = 0;
+	assert_int_equal(journal_batch_put(j, &b), 0);
+	b.gen = 2;
+	b.client = 10;
+	b.kind = "render2";
+	b.closed = 1;
+	assert_int_equal(journal_batch_put(j, &b), 0);
+	assert_int_equal(journal_commit(j), 0);
+	journal_close(j);
+
+	j = topen(t);
+	assert_int_equal(journal_load_jobs(j, load_job, l), 0);
+	assert_int_equal(l->n, 1);
+	assert_string_equal(l->jobs[0].driver, "batch");
+
+	memset(l, 0, sizeof *l);
+	assert_int_equal(journal_load_tasks(j, 8, load_task, l), 0);
+	assert_int_equal(l->n, n);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(l->tasks[i].job, 8);
+		assert_int_equal(l->tasks[i].gen, tw[i].gen);
+		assert_int_equal(l->tasks[i].idx, tw[i].idx);
+		assert_true(l->tasks[i].key == tw[i].key);
+		assert_int_equal(l->tasks[i].priority, tw[i].priority);
+		assert_int_equal(l->tasks[i].copies, tw[i].copies);
+		assert_int_equal(l->tasks[i].len, tw[i].len);
+		if (tw[i].len == 0)
+			assert_null(l->tasks[i].payload);
+		else
+			assert_memory_equal(l->tasks[i].payload,
+			    tw[i].payload, tw[i].len);
+	}
+	assert_int_equal(ntasks(j, 9), 1);
+
+	memset(l, 0, sizeof *l);
+	assert_int_equal(journal_load_batches(j, 8, load_batch, l), 0);
+	assert_int_equal(l->n, 3);
+	assert_int_equal(l->batches[0].gen, 0);
+	assert_true(l->batches[0].client == UINT64_MAX);
+	assert_string_equal(l->batches[0].kind, "synth");
+	assert_int_equal(l->batches[0].closed, 1);
+	assert_int_equal(l->batches[1].gen, 1);
+	assert_int_equal(l->batches[1].client, 0);
+	assert_string_equal(l->batches[1].kind, "");
+	assert_int_equal(l->batches[1].closed, 0);
+	assert_int_equal(l->batches[2].gen, 2);
+	assert_int_equal(l->batches[2].client, 10);
+	assert_string_equal(l->batches[2].kind, "render2");
+	assert_int_equal(l->batches[2].closed, 1);
+	assert_int_equal(l->batches[2].job, 8);
+	assert_int_equal(nbatches(j, 9), 0);
+	journal_close(j);
+	free(l);
+}
+
+/*
+ * Schema version 1, as masterd before batch jobs (928b752) created it, with
+ * the version.  Its results hold each fitness as the bits of the double in
+ * an INTEGER (journal_bind_u64 of the memcpy'd bits).
+ */
+static const char v1_schema_sql[] =
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+	"CREATE TABLE jobs (id INTEGER PRIMARY KEY, params BLOB, state TEXT, "
+	"    submitted INTEGER, ended INTEGER, gen INTEGER, "
+	"    first_task INTEGER, error TEXT, extra BLOB);"
+	"CREATE TABLE results (job INTEGER, gen INTEGER, idx INTEGER, "
+	"    fitness INTEGER, PRIMARY KEY (job, gen, idx)) WITHOUT ROWID;"
+	"CREATE TABLE gens (job INTEGER, gen INTEGER, report BLOB, "
+	"    PRIMARY KEY (job, gen)) WITHOUT ROWID;"
+	"CREATE TABLE spans (job INTEGER, gen INTEGER, idx INTEGER, "
+	"    task INTEGER, worker TEXT, slot INTEGER, start INTEGER, "
+	"    \"end\" INTEGER, outcome INTEGER, replica INTEGER);"
+	"CREATE INDEX spans_job ON spans (job);"
+	"PRAGMA user_version = 1;";
+
+/* The fitness values of the version 1 journal made by mkv1(). */
+static const uint64_t v1bits[] = {
+	UINT64_C(0x8000000000000000),	/* -0.0 */
+	UINT64_C(0x01a56e1fc2f8f359),	/* 1e-300 */
+	UINT64_C(0x405edd2f1a9fbe77),	/* 123.456 */
+	UINT64_C(0xfff8000000dead01),	/* negative quiet NaN, payload */
+	UINT64_C(0x7ff0000000000000),	/* +inf */
+};
+#define NV1	(sizeof v1bits / sizeof v1bits[0])
+
+/* Run SQL in an open database, failing the test with SQLite's message. */
+static void
+sqlexec(sqlite3 *db, const char *sql)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+}
+
+/*
+ * A version 1 journal as masterd of that version left it: a finished job
+ * whose results were dropped, a running job with results of two
+ * generations (fitness values from v1bits, the last one's NULL if
+ * badfit), reports, spans and meta.
+ */
+static void
+mkv1(const char *path, int badfit)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+	size_t		 i;
+	uint64_t	 u;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlexec(db, "PRAGMA journal_mode = WAL");
+	sqlexec(db, v1_schema_sql);
+	sqlexec(db, "INSERT INTO meta VALUES ('next_task', 12);"
+	    "INSERT INTO jobs VALUES (1, x'0a0102', 'done', 100, 200, 3, 0, "
+	    "    '', x'6265737400');"
+	    "INSERT INTO jobs VALUES (2, x'0a0304', 'running', 300, 0, 1, 7, "
+	    "    '', NULL);"
+	    "INSERT INTO gens VALUES (1, 0, x'01'), (1, 1, x'0102'), "
+	    "    (2, 0, x'02');"
+	    "INSERT INTO spans VALUES (2, 0, 0, 5, 'w1', 0, 1000, 2000, 0, 0),"
+	    "    (2, 0, 1, 6, 'w1', 1, 1500, 2500, 0, 1);");
+	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO results "
+	    "(job, gen, idx, fitness) VALUES (2, ?1, ?2, ?3)", -1, &st, NULL),
+	    SQLITE_OK);
+	for (i = 0; i < NV1; i++) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)(i / 3));
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)(i % 3));
+		u = v1bits[i];
+		if (badfit && i == NV1 - 1)
+			sqlite3_bind_null(st, 3);
+		else
+			sqlite3_bind_int64(st, 3, (sqlite3_int64)u);
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+/* An integer a query on a closed journal answers. */
+static sqlite3_int64
+sqlint(const char *path, const char *sql)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+	sqlite3_int64	 v;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	return (v);
+}
+
+/* A journal's schema as text: every table's and index's SQL, by name. */
+static void
+sqlschema(const char *path, char *buf, size_t len)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+	size_t		 off = 0;
+	int		 n;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT name, sql FROM "
+	    "sqlite_master ORDER BY name", -1, &st, NULL), SQLITE_OK);
+	buf[0] = '\0';
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		n = snprintf(buf + off, len - off, "%s: %s\n",
+		    sqlite3_column_text(st, 0),
+		    sqlite3_column_type(st, 1) == SQLITE_NULL ? "-" :
+		    (const char *)sqlite3_column_text(st, 1));
+		assert_true(n > 0 && (size_t)n < len - off);
+		off += (size_t)n;
+	}
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+/*
+ * A version 1 journal is upgraded at open: its jobs load as es jobs with
+ * every field intact, each fitness as es_output_encode() of the same
+ * double (-0.0, a NaN's payload, 1e-300 bit for bit), status 0, seq 0;
+ * reports, spans and meta are unchanged; the version is 2 and the schema
+ * is the same as a new journal's.  A second open finds nothing to do.
+ */
+static void
+test_upgrade_v1(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct loaded		*l;
+	uint8_t			 enc[ES_OUTPUT_LEN];
+	char			 fresh[256], *a, *b;
+	uint64_t		 v;
+	size_t			 i;
+	int			 pass;
+
+	l = calloc(1, sizeof *l);
+	assert_non_null(l);
+	mkv1(t->path, 0);
+	for (pass = 0; pass < 2; pass++) {
+		j = topen(t);
+		memset(l, 0, sizeof *l);
+		assert_int_equal(journal_load_jobs(j, load_job, l), 0);
+		assert_int_equal(l->n, 2);
+		assert_string_equal(l->jobs[0].driver, "es");
+		assert_string_equal(l->jobs[0].state, "done");
+		assert_int_equal(l->jobs[0].paramslen, 3);
+		assert_memory_equal(l->jobs[0].params, "\x0a\x01\x02", 3);
+		assert_int_equal(l->jobs[0].submitted_ns, 100);
+		assert_int_equal(l->jobs[0].ended_ns, 200);
+		assert_int_equal(l->jobs[0].gen, 3);
+		assert_int_equal(l->jobs[0].extralen, 5);
+		assert_memory_equal(l->jobs[0].extra, "best", 5);
+		assert_string_equal(l->jobs[1].driver, "es");
+		assert_string_equal(l->jobs[1].state, "running");
+		assert_int_equal(l->jobs[1].first_task, 7);
+		assert_null(l->jobs[1].extra);
+
+		memset(l, 0, sizeof *l);
+		assert_int_equal(journal_load_results(j, 2, load_result, l),
+		    0);
+		assert_int_equal(l->n, NV1);
+		for (i = 0; i < NV1; i++) {
+			assert_int_equal(l->results[i].gen, i / 3);
+			assert_int_equal(l->results[i].idx, i % 3);
+			assert_int_equal(l->results[i].status, 0);
+			assert_int_equal(l->results[i].seq, 0);
+			assert_string_equal(l->results[i].error, "");
+			assert_int_equal(l->results[i].outlen, ES_OUTPUT_LEN);
+			es_output_encode(enc, dbl(v1bits[i]));
+			assert_memory_equal(l->results[i].output, enc,
+			    sizeof enc);
+			assert_true(bits(fitness(&l->results[i])) ==
+			    v1bits[i]);
+		}
+		assert_int_equal(nresults(j, 1), 0);
+		assert_int_equal(ngens(j, 1), 2);
+		assert_int_equal(ngens(j, 2), 1);
+		memset(l, 0, sizeof *l);
+		assert_int_equal(journal_load_spans(j, 2, load_span, l), 0);
+		assert_int_equal(l->n, 2);
+		assert_int_equal(l->spans[1].task, 6);
+		assert_int_equal(l->spans[1].slot, 1);
+		assert_int_equal(l->spans[1].end_ns, 2500);
+		assert_int_equal(l->spans[1].replica, 1);
+		assert_string_equal(l->spans[1].worker, "w1");
+		assert_int_equal(ntasks(j, 2), 0);
+		assert_int_equal(nbatches(j, 2), 0);
+		assert_int_equal(journal_meta_get(j, "next_task", &v), 0);
+		assert_int_equal(v, 12);
+		assert_stats(j, 2, NV1, 2);
+		journal_close(j);
+		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 2);
+	}
+
+	/* The same tables, columns and indexes as a new journal's. */
+	a = malloc(4096);
+	b = malloc(4096);
+	assert_non_null(a);
+	assert_non_null(b);
+	snprintf(fresh, sizeof fresh, "%s/fresh.db", t->dir);
+	j = journal_open(fresh, b, 4096);
+	if (j == NULL)
+		fail_msg("%s", b);
+	journal_close(j);
+	sqlschema(t->path, a, 4096);
+	sqlschema(fresh, b, 4096);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "tasks: "));
+	assert_null(strstr(a, "fitness"));
+	free(a);
+	free(b);
+	free(l);
+}
+
+/*
+ * An upgrade that fails (a result without a fitness) is refused with a
+ * message naming the file, and leaves the file at version 1, as it was.
+ */
+static void
+test_upgrade_fails(void **state)
+{
+	struct tdir	*t = *state;
+	struct journal	*j;
+	char		 err[512];
+
+	mkv1(t->path, 1);
+	j = journal_open(t->path, err, sizeof err);
+	assert_null(j);
+	assert_non_null(strstr(err, t->path));
+	assert_non_null(strstr(err, "upgrading from version 1"));
+	assert_non_null(strstr(err, "fitness"));
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 1);
+	assert_int_equal(sqlint(t->path, "SELECT count(fitness) FROM results"),
+	    NV1 - 1);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM sqlite_master "
+	    "WHERE name IN ('tasks', 'batches', 'results_v1')"), 0);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM "
+	    "pragma_table_info('jobs') WHERE name = 'driver'"), 0);
+}
+
+/* What the version 1 fixture's results said before the upgrade. */
+struct v1rows {
+	size_t		 n, i;
+	uint64_t	 job[64];
+	uint32_t	 gen[64], idx[64];
+	uint64_t	 fit[64];
+	size_t		 bad;		/* rows that did not match */
+};
+
+/* Load callback: the next fixture result, compared with its version 1 row. */
+static int
+check_v1row(void *arg, const struct journal_result *r)
+{
+	struct v1rows	*v = arg;
+	uint8_t		 enc[ES_OUTPUT_LEN];
+	double		 f;
+
+	while (v->i < v->n && v->job[v->i] != r->job)
+		v->i++;
+	if (v->i == v->n)
+		return (-1);
+	es_output_encode(enc, dbl(v->fit[v->i]));
+	if (r->gen != v->gen[v->i] || r->idx != v->idx[v->i] ||
+	    r->status != 0 || r->seq != 0 || r->error == NULL ||
+	    r->error[0] != '\0' || r->outlen != ES_OUTPUT_LEN ||
+	    memcmp(r->output, enc, sizeof enc) != 0 ||
+	    es_output_decode(r->output, r->outlen, &f) == -1 ||
+	    !isfinite(f))
+		v->bad++;
+	v->i++;
+	return (0);
+}
+
+/* Copy a file, failing the test if that fails. */
+static void
+copyfile(const char *from, const char *to)
+{
+	char	 buf[8192];
+	ssize_t	 n;
+	int	 in, out;
+
+	if ((in = open(from, O_RDONLY)) == -1)
+		fail_msg("%s: %s", from, strerror(errno));
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(out != -1);
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	close(out);
+}
+
+/*
+ * The journal that masterd 928b752 (schema version 1) wrote for two
+ * (2+4)-ES jobs, seed 7 and 8, dim 3 (tests/data/journal-v1.db; its commit
+ * says how it was made): job 1 finished its 3 generations (4 reports, 14
+ * spans, results dropped at the end as that masterd did), job 2 was
+ * running when masterd stopped (5 reports, 20 results: 2 in generation
+ * 0, 4 in each of 1 to 4, 2 so far in 5, and 20 spans).  Upgraded, both
+ * load as es jobs and every result is the 8-byte output of the fitness
+ * the file held, a finite double.
+ */
+static void
+test_upgrade_fixture(void **state)
+{
+	static const uint32_t	 pergen[] = { 2, 4, 4, 4, 4, 2 };
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct loaded		*l;
+	struct v1rows		*v;
+	sqlite3			*db;
+	sqlite3_stmt		*st;
+	uint32_t		 n[6] = { 0 };
+	size_t			 i;
+
+	copyfile(TEST_DATADIR "/journal-v1.db", t->path);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 1);
+
+	/* The version 1 rows, read before the upgrade. */
+	v = calloc(1, sizeof *v);
+	assert_non_null(v);
+	assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT job, gen, idx, "
+	    "fitness FROM results ORDER BY job, gen, idx", -1, &st, NULL),
+	    SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		assert_true(v->n < 64);
+		assert_int_equal(sqlite3_column_type(st, 3), SQLITE_INTEGER);
+		v->job[v->n] = (uint64_t)sqlite3_column_int64(st, 0);
+		v->gen[v->n] = (uint32_t)sqlite3_column_int64(st, 1);
+		v->idx[v->n] = (uint32_t)sqlite3_column_int64(st, 2);
+		v->fit[v->n] = (uint64_t)sqlite3_column_int64(st, 3);
+		v->n++;
+	}
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	assert_int_equal(v->n, 20);
+
+	l = calloc(1, sizeof *l);
+	assert_non_null(l);
+	j = topen(t);
+	assert_int_equal(journal_load_jobs(j, load_job, l), 0);
+	assert_int_equal(l->n, 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(l->jobs[i].id, i + 1);
+		assert_string_equal(l->jobs[i].driver, "es");
+		assert_true(l->jobs[i].paramslen > 0);
+		assert_true(l->jobs[i].submitted_ns > 0);
+	}
+	assert_string_equal(l->jobs[0].state, "done");
+	assert_true(l->jobs[0].ended_ns > l->jobs[0].submitted_ns);
+	assert_string_equal(l->jobs[1].state, "running");
+	assert_int_equal(l->jobs[1].ended_ns, 0);
+
+	assert_int_equal(ngens(j, 1), 4);
+	assert_int_equal(nresults(j, 1), 0);
+	assert_int_equal(nspans(j, 1), 14);
+	assert_int_equal(ngens(j, 2), 5);
+	assert_int_equal(nspans(j, 2), 20);
+	assert_int_equal(ntasks(j, 2), 0);
+	assert_int_equal(nbatches(j, 2), 0);
+
+	assert_int_equal(journal_load_results(j, 2, check_v1row, v), 0);
+	assert_int_equal(v->i, v->n);
+	assert_int_equal(v->bad, 0);
+	for (i = 0; i < v->n; i++) {
+		assert_true(v->gen[i] < 6);
+		n[v->gen[i]]++;
+	}
+	assert_memory_equal(n, pergen, sizeof n);
+
+	memset(l, 0, sizeof *l);
+	assert_int_equal(journal_load_spans(j, 2, load_span, l), 0);
+	for (i = 0; i < l->n; i++) {
+		assert_int_equal(l->spans[i].job, 2);
+		assert_string_equal(l->spans[i].worker, "w1");
+		assert_true(l->spans[i].end_ns >= l->spans[i].start_ns);
+	}
+	assert_stats(j, 2, 20, 34);
+	journal_close(j);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 2);
+	free(l);
+	free(v);
+}
+
 int
 main(void)
 {
@@ -968,6 +1728,15 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_throughput, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_outputs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tasks_batches, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_v1, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_fails, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_fixture, setup,
 		    teardown),
 	};
 

@@ -385,9 +385,9 @@ test_bad_input(void **state)
 	c.policy = SCHED_POLICY_COUNT;
 	assert_int_equal(sched_submit(s, 1, &c, &one, 1, 0), -1);
 	c.policy = SCHED_POLICY_WQ;
-	c.kind = 32;
+	c.verify = SCHED_VERIFY_MAX + 1;
 	assert_int_equal(sched_submit(s, 1, &c, &one, 1, 0), -1);
-	c.kind = 0;
+	c.verify = 0;
 	expect_none(s);
 	sched_get_stats(s, &st);
 	assert_int_equal(st.queued, 0);

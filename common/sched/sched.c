@@ -7,15 +7,27 @@
  * FIFO of struct sched_action that the caller drains.
  *
  * Books kept:
- *  - batches, in submit order (the master queue Q is the concatenation of
- *    their own FIFO queues);
- *  - tasks, in one array per batch, found by id through an open-addressing
- *    hash table;
+ *  - batches, in open order; each has a queue of its own, and the master
+ *    queue Q is their union ordered by (priority, add order): a worker
+ *    takes the least task of every batch whose kind it runs;
+ *  - tasks, in one chunk per sched_batch_add() call (their addresses stay
+ *    put while an open batch grows), found by id through an
+ *    open-addressing hash table of pointers;
+ *  - a batch's queue in three parts, all ordered by (priority, add order):
+ *    a sorted run (a list: tasks added in order at one priority, and tasks
+ *    put back, go there in O(1)), a binary heap for the tasks that fit at
+ *    neither end of the run, and a short list of the tasks some machine is
+ *    out for (they failed or voted there), walked for sched_queue_first_for();
  *  - copies: one per (task, worker), linked both into the task's list and
  *    into the worker's list;
  *  - per batch, R: the tasks that have copies and no result yet, in the
- *    order their first copy was sent.  A task is either in its batch's
- *    queue or in R (or done/failed), so both lists share its links.
+ *    order their first copy was sent.  A task is in the run, the list of
+ *    excluded tasks or R (or none), so those lists share its links;
+ *  - what few tasks need (failures, votes, kills, the suspect and need
+ *    lists) in a side struct allocated on first use, so that a plain
+ *    queued task stays small;
+ *  - per worker, the kinds it runs (a bit mask below 64, a sorted array
+ *    above), and per kind the number of workers that run it.
  *
  * Semantics chosen where the contract leaves room:
  *  - Fresh work comes first: every event first fills free capacity from
@@ -26,8 +38,27 @@
  *    task of R is tried.  R3Q walks R from the newest task backwards and
  *    gives every free queue slot (queue_factor x ncpu) its own replica,
  *    round-robin over the workers, one slot per worker per pass.
- *  - A task put back in the queue (worker lost, failure) gets a new send
- *    number when it is sent again, so it rejoins R at the newest end.
+ *  - A task put back in the queue (worker lost, failure) goes before
+ *    every queued task of its priority, in every batch (its add order
+ *    becomes the lowest yet), and gets a new send number when it is sent
+ *    again, so it rejoins R at the newest end.
+ *  - A batch opened with sched_batch_open() takes tasks until
+ *    sched_batch_close(); they are sent as they come.  An open batch is
+ *    never tail-replicated (RR, R3Q) and never counts as idle, since its
+ *    client may still add work; SCHED_BATCH_DONE waits for the close.
+ *  - Copies (seed 002's multiplicity, doc/algorithms.md section 3.1): a
+ *    task with copies k wants k copies out at once.  When it is taken from
+ *    the queue, the other k - 1 go at once to the least loaded workers
+ *    with room, on machines that have none yet where possible; those that
+ *    find no room wait on the need list, served before fresh work as the
+ *    verify copies are.  Under verify v it wants the larger of the two
+ *    counts; a copy the verify count asks for is a verify copy, the others
+ *    are replicas.  The first result wins and the other copies are
+ *    cancelled.  Copies are replicas in the counts but do not start the
+ *    synchronisation wait (t_sync), which is the tail's.
+ *  - sched_task_cancel() withdraws a task: out of its queue, or every copy
+ *    cancelled (SCHED_CANCEL); it counts as finished for its batch, with no
+ *    SCHED_TASK_FAILED.
  *  - Once a batch is done (or aborted) its tasks are forgotten: a later
  *    result answers SCHED_UNKNOWN.  While the batch lives, a result for a
  *    done or failed task answers SCHED_DUPLICATE.
@@ -81,15 +112,24 @@
 #define SCHED_QUEUE_FACTOR	2	/* queue_factor 0 means this */
 #define SCHED_MAX_ATTEMPTS	3	/* max_attempts 0 means this */
 #define SCHED_MAX_KILLS		3	/* max_kills 0 means this */
-#define SCHED_MAXKIND		32
 #define TAB_MINSLOTS		64
 #define SCHED_SCAN_MIN		10000000ULL	/* 10 ms */
+#define SCHED_KLOW		64	/* kinds below this: a bit mask */
 
 enum task_state {
 	TASK_QUEUED,		/* in its batch's queue */
 	TASK_SENT,		/* has at least one copy; in R */
 	TASK_DONE,		/* result accepted */
-	TASK_FAILED		/* gave up after max_attempts */
+	TASK_FAILED,		/* gave up after max_attempts */
+	TASK_CANCELLED		/* withdrawn by sched_task_cancel() */
+};
+
+/* Where a queued task waits in its batch's queue. */
+enum task_where {
+	TQ_NONE = 0,		/* not queued */
+	TQ_RUN,			/* the sorted run, b_qfirst */
+	TQ_HEAP,		/* the heap, b_heap */
+	TQ_EXCL			/* the excluded list, b_xfirst */
 };
 
 /*
@@ -120,51 +160,81 @@ struct vote {
 };
 
 /*
- * A task, living in its batch's t_tasks array and in the id table from
- * submit until the batch is done or aborted.
+ * What few tasks need: failures, votes, kills and the links of the
+ * suspect and need lists.  Allocated by sched_aux() on first use, freed
+ * with the task.
+ */
+struct task_aux {
+	uint64_t	*x_failed;		/* nodes its copies failed on;
+						   max_attempts entries */
+	struct vote	*x_votes;		/* verify: outputs so far, 2 x
+						   verify - 1 entries or NULL */
+	uint32_t	 x_nfailed;
+	uint32_t	 x_nvotes;
+	uint32_t	 x_nsuspect;		/* suspect copies */
+	unsigned	 x_kills;		/* workers lost running it */
+	int		 x_inneed;		/* on the need list */
+	int		 x_insuspect;		/* on the suspect list */
+	struct task	*x_nprev, *x_nnext;	/* need list */
+	struct task	*x_sprev, *x_snext;	/* suspect list */
+};
+
+/*
+ * A task, living in a chunk of its batch and in the id table from
+ * sched_batch_add() until the batch is done or aborted.  Its queue order
+ * is (t_prio, t_order): t_order counts adds up from 0 and puts back down
+ * from -1, so a task put back goes first among its priority.
  */
 struct task {
 	uint64_t	 t_id;
 	struct batch	*t_batch;
-	enum task_state	 t_state;
-	uint32_t	 t_nfailed;		/* workers its copies failed on */
-	uint64_t	*t_failed;		/* their nodes; max_attempts
-						   entries, NULL until one */
-	struct vote	*t_votes;		/* verify: outputs so far, 2 x
-						   verify - 1 entries or NULL */
-	uint32_t	 t_nvotes;
-	int		 t_inneed;		/* on the need list */
-	struct task	*t_nprev, *t_nnext;	/* need list */
-	unsigned	 t_kills;		/* workers lost running it */
+	int64_t		 t_order;
+	int32_t		 t_prio;
+	uint32_t	 t_hidx;		/* TQ_HEAP: index in b_heap */
 	uint32_t	 t_ncopies;
-	uint32_t	 t_nsuspect;		/* suspect copies */
-	int		 t_insuspect;		/* on the suspect list */
-	struct task	*t_sprev, *t_snext;	/* suspect list */
-	uint64_t	 t_seq;			/* send number of the first copy */
+	uint8_t		 t_state;		/* enum task_state */
+	uint8_t		 t_where;		/* enum task_where */
+	uint8_t		 t_want;		/* copies at once, 1 to
+						   SCHED_COPIES_MAX */
 	struct copy	*t_copies, *t_lastcopy;
-	struct task	*t_prev, *t_next;	/* queue if QUEUED, R if SENT */
+	struct task	*t_prev, *t_next;	/* run or excluded list if
+						   QUEUED, R if SENT */
+	struct task_aux	*t_aux;			/* NULL until needed */
+};
+
+/* The tasks of one sched_batch_add() call. */
+struct tchunk {
+	struct tchunk	*tc_next;
+	size_t		 tc_n;
+	struct task	 tc_tasks[];
 };
 
 /*
- * A batch: its config, its FIFO queue and its list R of sent tasks.
- * Created by sched_submit(); freed when its last task is done or failed,
- * or by sched_batch_abort().
+ * A batch: its config, its queue and its list R of sent tasks.  Created
+ * by sched_batch_open() (or sched_submit()); freed once it is closed and
+ * its last task is done, failed or cancelled, or by sched_batch_abort().
  */
 struct batch {
 	uint64_t		 b_id;
 	struct sched_batch_config b_cfg;	/* defaults filled in */
-	struct task		*b_tasks;
+	struct tchunk		*b_chunks;	/* newest first */
 	size_t			 b_ntasks;
-	size_t			 b_nfinished;	/* done or failed */
+	size_t			 b_nfinished;	/* done, failed or cancelled */
 	size_t			 b_nqueued;
 	size_t			 b_nfailq;	/* of them, tasks some machine
-						   is out for (failed, voted) */
-	uint64_t		 b_seq;		/* next send number */
-	struct task		*b_qfirst, *b_qlast;	/* queue */
+						   is out for (failed, voted):
+						   the excluded list */
+	int			 b_closed;	/* no more tasks will come */
+	struct task		*b_qfirst, *b_qlast;	/* the sorted run */
+	struct task		**b_heap;	/* the rest, a binary heap */
+	size_t			 b_nheap;
+	size_t			 b_heapsize;
+	struct task		*b_xfirst, *b_xlast;	/* excluded, sorted */
 	struct task		*b_rfirst, *b_rlast;	/* R, in send order */
 	struct task		*b_rnext;	/* replication cursor; NULL:
 						   start of the walk */
 	struct sched_batch_report b_report;	/* t_sync: first replica */
+	int			 b_synced;	/* t_sync is set */
 	uint64_t		 b_tidle;	/* first idle moment */
 	int			 b_idle;	/* b_tidle is set */
 	struct batch		*b_prev, *b_next;
@@ -179,7 +249,9 @@ struct worker {
 	uint64_t	 w_node;		/* the machine behind it: the
 						   same across its reconnections */
 	uint32_t	 w_ncpu;
-	uint32_t	 w_kinds;		/* bit k: can run kind k */
+	uint64_t	 w_klow;		/* bit k: can run kind k < 64 */
+	uint32_t	*w_khigh;		/* the kinds >= 64, sorted */
+	size_t		 w_nkhigh;
 	uint32_t	 w_ncopies;		/* held + running */
 	uint32_t	 w_nheld;
 	uint32_t	 w_nrunning;
@@ -199,6 +271,13 @@ struct worker {
 	struct worker	*w_aprev, *w_anext;	/* by w_alive */
 	uint64_t	 w_seq;			/* join order */
 	int		 w_cand;		/* on s_cand */
+};
+
+/* How many connected workers run one kind (sched_kind_workers()). */
+struct kcount {
+	uint32_t	 k_kind;
+	uint32_t	 k_n;
+	int		 k_used;
 };
 
 struct sched {
@@ -229,6 +308,12 @@ struct sched {
 	struct sched_stats	 s_stats;
 	uint64_t		 s_now;		/* now of the current call */
 	struct sched_fault_config s_fault;
+	int64_t			 s_addseq;	/* next add order */
+	int64_t			 s_frontseq;	/* last order put back */
+	struct kcount		*s_kc;		/* kind -> workers, linear
+						   probing */
+	size_t			 s_nkc;		/* 0 or a power of two */
+	size_t			 s_kcused;
 	struct copy		*s_ofirst, *s_olast;	/* running copies, by
 							   last state change */
 	struct task		*s_sfirst, *s_slast;	/* tasks to replicate
@@ -249,7 +334,7 @@ struct sched {
 	uint64_t		 s_scan_at;
 };
 
-static void	sched_batch_finish(struct sched *, struct batch *);
+static int	sched_batch_check(struct sched *, struct batch *);
 
 static const char *const sched_policy_names[SCHED_POLICY_COUNT] = {
 	"wq", "rr", "rwq", "r3q"
@@ -531,11 +616,126 @@ sched_batch_find(const struct sched *s, uint64_t id)
 	return (NULL);
 }
 
+/* Does worker w run kind k?  O(1) below 64, O(log k) above. */
+static int
+sched_runs_kind(const struct worker *w, uint32_t k)
+{
+	size_t	 lo = 0, hi = w->w_nkhigh, mid;
+
+	if (k < SCHED_KLOW)
+		return ((w->w_klow >> k) & 1);
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (w->w_khigh[mid] == k)
+			return (1);
+		if (w->w_khigh[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (0);
+}
+
 /* Can worker w run the tasks of batch b? */
 static int
 sched_can_run(const struct worker *w, const struct batch *b)
 {
-	return ((w->w_kinds >> b->b_cfg.kind) & 1);
+	return (sched_runs_kind(w, b->b_cfg.kind));
+}
+
+/* A kind's home slot in s_kc. */
+static size_t
+kc_slot(const struct sched *s, uint32_t kind)
+{
+	uint64_t	 x = kind;
+
+	x *= 0x9e3779b97f4a7c15ULL;
+	return ((size_t)(x >> 32) & (s->s_nkc - 1));
+}
+
+/* The count of kind, or NULL if no worker ever ran it. */
+static struct kcount *
+kc_find(const struct sched *s, uint32_t kind)
+{
+	struct kcount	*k;
+	size_t		 i;
+
+	if (s->s_nkc == 0)
+		return (NULL);
+	for (i = kc_slot(s, kind); (k = &s->s_kc[i])->k_used;
+	    i = (i + 1) & (s->s_nkc - 1))
+		if (k->k_kind == kind)
+			return (k);
+	return (NULL);
+}
+
+/* The count of kind, made if need be; kc_reserve() made room. */
+static struct kcount *
+kc_get(struct sched *s, uint32_t kind)
+{
+	struct kcount	*k;
+	size_t		 i;
+
+	for (i = kc_slot(s, kind); (k = &s->s_kc[i])->k_used;
+	    i = (i + 1) & (s->s_nkc - 1))
+		if (k->k_kind == kind)
+			return (k);
+	k->k_used = 1;
+	k->k_kind = kind;
+	k->k_n = 0;
+	s->s_kcused++;
+	return (k);
+}
+
+/*
+ * Make room for n more kinds in the table of counts, at most half full;
+ * -1 (nothing changed) if memory is short.  Entries stay when their count
+ * drops to 0: kinds are few, and come back.
+ */
+static int
+kc_reserve(struct sched *s, size_t n)
+{
+	struct kcount	*old = s->s_kc, *k;
+	size_t		 i, nold = s->s_nkc, size;
+
+	if (n > SIZE_MAX / 4 - s->s_kcused)
+		return (-1);
+	if (s->s_kcused + n <= s->s_nkc / 2)
+		return (0);
+	for (size = nold > 0 ? nold : 16; size / 2 < s->s_kcused + n;
+	    size *= 2)
+		if (size > SIZE_MAX / 2 / sizeof(*k))
+			return (-1);
+	if ((k = calloc(size, sizeof(*k))) == NULL)
+		return (-1);
+	s->s_kc = k;
+	s->s_nkc = size;
+	s->s_kcused = 0;
+	for (i = 0; i < nold; i++)
+		if (old[i].k_used)
+			kc_get(s, old[i].k_kind)->k_n = old[i].k_n;
+	free(old);
+	return (0);
+}
+
+/* Count w in (add 1) or out (add -1) of the kinds it runs. */
+static void
+kc_count(struct sched *s, const struct worker *w, int add)
+{
+	struct kcount	*k;
+	uint32_t	 i;
+	size_t		 j;
+
+	for (i = 0; i < SCHED_KLOW; i++)
+		if ((w->w_klow >> i) & 1) {
+			k = add > 0 ? kc_get(s, i) : kc_find(s, i);
+			k->k_n += add;
+		}
+	for (j = 0; j < w->w_nkhigh; j++) {
+		k = add > 0 ? kc_get(s, w->w_khigh[j]) :
+		    kc_find(s, w->w_khigh[j]);
+		k->k_n += add;
+	}
 }
 
 /*
@@ -613,14 +813,26 @@ sched_copy_find(const struct task *t, const struct worker *w)
 	return (NULL);
 }
 
+/* The side struct of t, allocated on first use. */
+static struct task_aux *
+sched_aux(struct task *t)
+{
+	if (t->t_aux == NULL)
+		t->t_aux = sched_calloc(1, sizeof(*t->t_aux));
+	return (t->t_aux);
+}
+
 /* Did a copy of t fail on w's machine? */
 static int
 sched_failed_on(const struct task *t, const struct worker *w)
 {
-	uint32_t	 i;
+	const struct task_aux	*x = t->t_aux;
+	uint32_t		 i;
 
-	for (i = 0; i < t->t_nfailed; i++)
-		if (t->t_failed[i] == w->w_node)
+	if (x == NULL)
+		return (0);
+	for (i = 0; i < x->x_nfailed; i++)
+		if (x->x_failed[i] == w->w_node)
 			return (1);
 	return (0);
 }
@@ -629,10 +841,13 @@ sched_failed_on(const struct task *t, const struct worker *w)
 static int
 sched_voted_on(const struct task *t, const struct worker *w)
 {
-	uint32_t	 i;
+	const struct task_aux	*x = t->t_aux;
+	uint32_t		 i;
 
-	for (i = 0; i < t->t_nvotes; i++)
-		if (t->t_votes[i].v_node == w->w_node)
+	if (x == NULL)
+		return (0);
+	for (i = 0; i < x->x_nvotes; i++)
+		if (x->x_votes[i].v_node == w->w_node)
 			return (1);
 	return (0);
 }
@@ -641,7 +856,8 @@ sched_voted_on(const struct task *t, const struct worker *w)
 static int
 sched_has_exclusions(const struct task *t)
 {
-	return (t->t_nfailed > 0 || t->t_nvotes > 0);
+	return (t->t_aux != NULL &&
+	    (t->t_aux->x_nfailed > 0 || t->t_aux->x_nvotes > 0));
 }
 
 /* Is w's machine out for t: it failed there, or already said its output? */
@@ -698,18 +914,20 @@ sched_order_touch(struct sched *s, struct copy *c)
 static void
 sched_suspect_unlist(struct sched *s, struct task *t)
 {
-	if (!t->t_insuspect)
+	struct task_aux	*x = t->t_aux;
+
+	if (x == NULL || !x->x_insuspect)
 		return;
-	if (t->t_sprev != NULL)
-		t->t_sprev->t_snext = t->t_snext;
+	if (x->x_sprev != NULL)
+		x->x_sprev->t_aux->x_snext = x->x_snext;
 	else
-		s->s_sfirst = t->t_snext;
-	if (t->t_snext != NULL)
-		t->t_snext->t_sprev = t->t_sprev;
+		s->s_sfirst = x->x_snext;
+	if (x->x_snext != NULL)
+		x->x_snext->t_aux->x_sprev = x->x_sprev;
 	else
-		s->s_slast = t->t_sprev;
-	t->t_sprev = t->t_snext = NULL;
-	t->t_insuspect = 0;
+		s->s_slast = x->x_sprev;
+	x->x_sprev = x->x_snext = NULL;
+	x->x_insuspect = 0;
 }
 
 /* A copy is no longer suspect: it moved, or it is going away. */
@@ -722,8 +940,7 @@ sched_unsuspect(struct sched *s, struct copy *c)
 	if (!c->c_suspect)
 		return;
 	c->c_suspect = 0;
-	t->t_nsuspect--;
-	if (t->t_nsuspect == 0)
+	if (--t->t_aux->x_nsuspect == 0)
 		sched_suspect_unlist(s, t);
 	if (--w->w_nsuspect == 0)
 		s->s_stats.suspect_workers--;
@@ -851,42 +1068,181 @@ sched_copy_cancel(struct sched *s, struct copy *c)
 	sched_copy_drop(s, c);
 }
 
-/* Take the head of b's queue. */
-static struct task *
-sched_queue_pop(struct sched *s, struct batch *b)
+/* Does a come before b in the master queue: (priority, add order)? */
+static int
+task_before(const struct task *a, const struct task *b)
 {
-	struct task	*t = b->b_qfirst;
-
-	if ((b->b_qfirst = t->t_next) != NULL)
-		b->b_qfirst->t_prev = NULL;
-	else
-		b->b_qlast = NULL;
-	t->t_prev = t->t_next = NULL;
-	if (sched_has_exclusions(t))
-		b->b_nfailq--;
-	if (--b->b_nqueued == 0) {
-		b->b_report.t_empty = s->s_now;
-		s->s_fill_all = 1;	/* workers may take from another batch */
-	}
-	s->s_stats.queued--;
-	return (t);
+	if (a->t_prio != b->t_prio)
+		return (a->t_prio < b->t_prio);
+	return (a->t_order < b->t_order);
 }
 
-/* Take a task out of the middle of b's queue (its result came anyway). */
+/* Put heap entry i in place and tell its task where it is. */
 static void
-sched_queue_remove(struct sched *s, struct batch *b, struct task *t)
+heap_set(struct batch *b, size_t i, struct task *t)
+{
+	b->b_heap[i] = t;
+	t->t_hidx = (uint32_t)i;
+}
+
+/* Move the task at heap index i up to its place. */
+static void
+heap_up(struct batch *b, size_t i)
+{
+	struct task	*t = b->b_heap[i];
+	size_t		 p;
+
+	for (; i > 0; i = p) {
+		p = (i - 1) / 2;
+		if (!task_before(t, b->b_heap[p]))
+			break;
+		heap_set(b, i, b->b_heap[p]);
+	}
+	heap_set(b, i, t);
+}
+
+/* Move the task at heap index i down to its place. */
+static void
+heap_down(struct batch *b, size_t i)
+{
+	struct task	*t = b->b_heap[i];
+	size_t		 k, n = b->b_nheap;
+
+	for (; (k = 2 * i + 1) < n; i = k) {
+		if (k + 1 < n && task_before(b->b_heap[k + 1], b->b_heap[k]))
+			k++;
+		if (!task_before(b->b_heap[k], t))
+			break;
+		heap_set(b, i, b->b_heap[k]);
+	}
+	heap_set(b, i, t);
+}
+
+/* Add t to b's heap, growing it (or dying: see sched_calloc()). */
+static void
+heap_push(struct batch *b, struct task *t)
+{
+	struct task	**v;
+	size_t		  size;
+
+	if (b->b_nheap == b->b_heapsize) {
+		size = b->b_heapsize > 0 ? b->b_heapsize * 2 : 64;
+		if (size > SIZE_MAX / sizeof(*v) ||
+		    (v = realloc(b->b_heap, size * sizeof(*v))) == NULL)
+			abort();
+		b->b_heap = v;
+		b->b_heapsize = size;
+	}
+	heap_set(b, b->b_nheap++, t);
+	heap_up(b, b->b_nheap - 1);
+}
+
+/* Take t, wherever it is, out of b's heap. */
+static void
+heap_remove(struct batch *b, struct task *t)
+{
+	size_t		 i = t->t_hidx;
+	struct task	*last = b->b_heap[--b->b_nheap];
+
+	if (i == b->b_nheap)
+		return;
+	heap_set(b, i, last);
+	if (i > 0 && task_before(last, b->b_heap[(i - 1) / 2]))
+		heap_up(b, i);
+	else
+		heap_down(b, i);
+}
+
+/* Link t into a list between prev and next (either may be NULL). */
+static void
+tlist_link(struct task **first, struct task **last, struct task *prev,
+    struct task *t)
+{
+	struct task	*next = prev != NULL ? prev->t_next : *first;
+
+	t->t_prev = prev;
+	t->t_next = next;
+	if (prev != NULL)
+		prev->t_next = t;
+	else
+		*first = t;
+	if (next != NULL)
+		next->t_prev = t;
+	else
+		*last = t;
+}
+
+/* Unlink t from a list. */
+static void
+tlist_unlink(struct task **first, struct task **last, struct task *t)
 {
 	if (t->t_prev != NULL)
 		t->t_prev->t_next = t->t_next;
 	else
-		b->b_qfirst = t->t_next;
+		*first = t->t_next;
 	if (t->t_next != NULL)
 		t->t_next->t_prev = t->t_prev;
 	else
-		b->b_qlast = t->t_prev;
+		*last = t->t_prev;
 	t->t_prev = t->t_next = NULL;
-	if (sched_has_exclusions(t))
+}
+
+/*
+ * Put t in b's queue, books aside.  A task some machine is out for goes
+ * into the excluded list, sorted (it is short: tasks that failed or voted
+ * somewhere); any other at an end of the sorted run if it fits there,
+ * which it does for tasks added in order at one priority (the FIFO of
+ * sched_submit()) and for tasks put back, else into the heap.  Either way
+ * O(1) or O(log n).
+ */
+static void
+sched_queue_insert(struct batch *b, struct task *t)
+{
+	struct task	*p;
+
+	if (sched_has_exclusions(t)) {
+		for (p = b->b_xlast; p != NULL && task_before(t, p);
+		    p = p->t_prev)
+			;
+		tlist_link(&b->b_xfirst, &b->b_xlast, p, t);
+		t->t_where = TQ_EXCL;
+		b->b_nfailq++;
+	} else if (b->b_qlast == NULL || task_before(b->b_qlast, t)) {
+		tlist_link(&b->b_qfirst, &b->b_qlast, b->b_qlast, t);
+		t->t_where = TQ_RUN;
+	} else if (task_before(t, b->b_qfirst)) {
+		tlist_link(&b->b_qfirst, &b->b_qlast, NULL, t);
+		t->t_where = TQ_RUN;
+	} else {
+		heap_push(b, t);
+		t->t_where = TQ_HEAP;
+	}
+}
+
+/* Take t out of b's queue, books aside. */
+static void
+sched_queue_unlink(struct batch *b, struct task *t)
+{
+	switch (t->t_where) {
+	case TQ_RUN:
+		tlist_unlink(&b->b_qfirst, &b->b_qlast, t);
+		break;
+	case TQ_HEAP:
+		heap_remove(b, t);
+		break;
+	case TQ_EXCL:
+		tlist_unlink(&b->b_xfirst, &b->b_xlast, t);
 		b->b_nfailq--;
+		break;
+	}
+	t->t_where = TQ_NONE;
+}
+
+/* Take a task out of b's queue: it is sent, done or cancelled. */
+static void
+sched_queue_take(struct sched *s, struct batch *b, struct task *t)
+{
+	sched_queue_unlink(b, t);
 	if (--b->b_nqueued == 0) {
 		b->b_report.t_empty = s->s_now;
 		s->s_fill_all = 1;	/* workers may take from another batch */
@@ -894,40 +1250,49 @@ sched_queue_remove(struct sched *s, struct batch *b, struct task *t)
 	s->s_stats.queued--;
 }
 
-/* Put a task back at the front of its queue, so it is sent next. */
+/*
+ * Put a task back in its queue before every task of its priority, so it
+ * is sent next (before, among tasks put back, those put back earlier).
+ */
 static void
 sched_queue_push_front(struct sched *s, struct batch *b, struct task *t)
 {
 	t->t_state = TASK_QUEUED;
-	t->t_prev = NULL;
-	if ((t->t_next = b->b_qfirst) != NULL)
-		b->b_qfirst->t_prev = t;
-	else
-		b->b_qlast = t;
-	b->b_qfirst = t;
-	if (sched_has_exclusions(t))
-		b->b_nfailq++;
-	if (b->b_nqueued++ == 0)
-		s->s_fill_all = 1;
+	t->t_order = --s->s_frontseq;
+	sched_queue_insert(b, t);
+	b->b_nqueued++;
+	s->s_fill_all = 1;	/* it may suit a worker nothing else did */
 	s->s_stats.queued++;
 }
 
+/* The least task of b's queue that no machine is out for, or NULL. */
+static struct task *
+sched_queue_first(const struct batch *b)
+{
+	struct task	*t = b->b_qfirst;
+
+	if (b->b_nheap > 0 && (t == NULL || task_before(b->b_heap[0], t)))
+		t = b->b_heap[0];
+	return (t);
+}
+
 /*
- * The first task of b's queue that w may take: the head, unless tasks that
- * failed somewhere wait there (they go back to the front), in which case
- * the first one that never failed on w.  NULL if there is none.
+ * The first task of b's queue that w may take: the least one, unless
+ * tasks that failed somewhere wait there, in which case the least one
+ * that never failed on w.  NULL if there is none.
  */
 static struct task *
 sched_queue_first_for(const struct batch *b, const struct worker *w)
 {
-	struct task	*t;
+	struct task	*t, *best = sched_queue_first(b);
 
-	if (b->b_nfailq == 0)
-		return (b->b_qfirst);
-	for (t = b->b_qfirst; t != NULL; t = t->t_next)
+	for (t = b->b_xfirst; t != NULL; t = t->t_next) {
+		if (best != NULL && task_before(best, t))
+			break;
 		if (!sched_excluded(t, w))
 			return (t);
-	return (NULL);
+	}
+	return (best);
 }
 
 /*
@@ -968,22 +1333,24 @@ sched_copy_start(struct sched *s, struct copy *c)
 	sched_order_touch(s, c);
 }
 
-/* Take a task off the list of tasks that want copies to verify. */
+/* Take a task off the list of tasks that want more copies. */
 static void
 sched_need_unlist(struct sched *s, struct task *t)
 {
-	if (!t->t_inneed)
+	struct task_aux	*x = t->t_aux;
+
+	if (x == NULL || !x->x_inneed)
 		return;
-	if (t->t_nprev != NULL)
-		t->t_nprev->t_nnext = t->t_nnext;
+	if (x->x_nprev != NULL)
+		x->x_nprev->t_aux->x_nnext = x->x_nnext;
 	else
-		s->s_nfirst = t->t_nnext;
-	if (t->t_nnext != NULL)
-		t->t_nnext->t_nprev = t->t_nprev;
+		s->s_nfirst = x->x_nnext;
+	if (x->x_nnext != NULL)
+		x->x_nnext->t_aux->x_nprev = x->x_nprev;
 	else
-		s->s_nlast = t->t_nprev;
-	t->t_nprev = t->t_nnext = NULL;
-	t->t_inneed = 0;
+		s->s_nlast = x->x_nprev;
+	x->x_nprev = x->x_nnext = NULL;
+	x->x_inneed = 0;
 }
 
 /*
@@ -992,14 +1359,16 @@ sched_need_unlist(struct sched *s, struct task *t)
  * agreeing outputs if every copy out agrees, within 2v - 1 votes in all.
  */
 static uint32_t
-sched_want(const struct task *t, uint32_t *agree)
+sched_want_verify(const struct task *t, uint32_t *agree)
 {
-	uint32_t	 v = t->t_batch->b_cfg.verify, best = 0, need;
-	uint32_t	 i, k, n, left;
+	const struct task_aux	*x = t->t_aux;
+	uint32_t		 v = t->t_batch->b_cfg.verify, best = 0, need;
+	uint32_t		 i, k, n, left, nvotes;
 
-	for (i = 0; i < t->t_nvotes; i++) {
-		for (k = n = 0; k < t->t_nvotes; k++)
-			n += t->t_votes[k].v_digest == t->t_votes[i].v_digest;
+	nvotes = x != NULL ? x->x_nvotes : 0;
+	for (i = 0; i < nvotes; i++) {
+		for (k = n = 0; k < nvotes; k++)
+			n += x->x_votes[k].v_digest == x->x_votes[i].v_digest;
 		if (n > best)
 			best = n;
 	}
@@ -1008,7 +1377,7 @@ sched_want(const struct task *t, uint32_t *agree)
 	if (v <= 1 || t->t_state != TASK_SENT)
 		return (0);
 	need = v - best;
-	left = 2 * v - 1 - t->t_nvotes;
+	left = 2 * v - 1 - nvotes;
 	if (need <= t->t_ncopies || left <= t->t_ncopies)
 		return (0);
 	need -= t->t_ncopies;
@@ -1016,19 +1385,45 @@ sched_want(const struct task *t, uint32_t *agree)
 	return (need < left ? need : left);
 }
 
-/* Put t on the need list if it wants copies to verify its output. */
+/*
+ * How many more copies t wants out now: the larger of what verify asks
+ * for and what its copies (section 3.1's multiplicity) ask for.
+ */
+static uint32_t
+sched_want(const struct task *t)
+{
+	uint32_t	 v, k = 0;
+
+	v = sched_want_verify(t, NULL);
+	if (t->t_state == TASK_SENT && t->t_want > t->t_ncopies)
+		k = t->t_want - t->t_ncopies;
+	return (v > k ? v : k);
+}
+
+/* Put t on the need list if it wants more copies. */
 static void
 sched_need(struct sched *s, struct task *t)
 {
-	if (t->t_inneed || sched_want(t, NULL) == 0)
+	struct task_aux	*x;
+
+	if ((t->t_aux != NULL && t->t_aux->x_inneed) || sched_want(t) == 0)
 		return;
-	t->t_nnext = NULL;
-	if ((t->t_nprev = s->s_nlast) != NULL)
-		s->s_nlast->t_nnext = t;
+	x = sched_aux(t);
+	x->x_nnext = NULL;
+	if ((x->x_nprev = s->s_nlast) != NULL)
+		s->s_nlast->t_aux->x_nnext = t;
 	else
 		s->s_nfirst = t;
 	s->s_nlast = t;
-	t->t_inneed = 1;
+	x->x_inneed = 1;
+}
+
+/* One more task of b is done, failed or cancelled. */
+static void
+sched_batch_finish(struct sched *s, struct batch *b)
+{
+	b->b_nfinished++;
+	sched_batch_check(s, b);
 }
 
 /* Task t, with no copy left, gives up; wid is the worker last tried. */
@@ -1052,14 +1447,14 @@ sched_give_up(struct sched *s, struct task *t, uint32_t wid,
 enum send_kind {
 	SEND_FIRST = 0,		/* taken from the queue */
 	SEND_REPLICA,		/* RR/R3Q's tail, a suspect's task */
+	SEND_COPY,		/* one of its copies beyond the first */
 	SEND_VERIFY		/* another machine's output to compare */
 };
 
 /*
- * Send a copy of t to w.  A first copy gets the batch's next send number
- * and joins the newest end of R (and, under verify, t then wants more
- * copies); a replica is only counted, and the first one of a batch starts
- * its synchronisation wait (RR, R3Q).
+ * Send a copy of t to w.  A first copy joins the newest end of R; a
+ * replica or copy is only counted, and the first replica of a batch
+ * starts its synchronisation wait (RR, R3Q).
  */
 static void
 sched_send(struct sched *s, struct worker *w, struct task *t,
@@ -1067,6 +1462,7 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 {
 	struct batch	*b = t->t_batch;
 	struct copy	*c;
+	int		 replica = kind == SEND_REPLICA || kind == SEND_COPY;
 
 	if ((c = s->s_cfree) != NULL) {
 		s->s_cfree = c->c_tnext;
@@ -1075,7 +1471,7 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 		c = sched_calloc(1, sizeof(*c));
 	c->c_task = t;
 	c->c_worker = w;
-	c->c_replica = kind == SEND_REPLICA;
+	c->c_replica = replica;
 	c->c_sent = c->c_changed = s->s_now;
 	if ((c->c_tprev = t->t_lastcopy) != NULL)
 		t->t_lastcopy->c_tnext = c;
@@ -1092,74 +1488,113 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 	w->w_nheld++;
 	s->s_stats.held++;
 
-	if (kind == SEND_REPLICA) {
+	if (replica) {
 		s->s_stats.replicas++;
-		if (b->b_report.replicas == 0)
+		if (kind == SEND_REPLICA && !b->b_synced) {
 			b->b_report.t_sync = s->s_now;
+			b->b_synced = 1;
+		}
 		sched_count(&b->b_report.replicas);
 	} else if (kind == SEND_VERIFY)
 		s->s_stats.verify_copies++;
 	else {
 		t->t_state = TASK_SENT;
-		t->t_seq = b->b_seq++;
-		t->t_next = NULL;
-		if ((t->t_prev = b->b_rlast) != NULL)
-			b->b_rlast->t_next = t;
-		else
-			b->b_rfirst = t;
-		b->b_rlast = t;
-		sched_need(s, t);
+		tlist_link(&b->b_rfirst, &b->b_rlast, b->b_rlast, t);
 	}
-	sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id,
-	    kind == SEND_REPLICA, 0);
+	sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id, replica, 0);
+}
+
+/* Has some copy of t gone to the machine node? */
+static int
+sched_node_has_copy(const struct task *t, uint64_t node)
+{
+	const struct copy	*c;
+
+	for (c = t->t_copies; c != NULL; c = c->c_tnext)
+		if (c->c_worker->w_node == node)
+			return (1);
+	return (0);
 }
 
 /*
- * Under verify, give the tasks that want them copies on other machines,
- * oldest need first, each on the least loaded worker with room whose
- * machine has neither a copy nor an output of it.  They come before fresh
- * work: a task is only done once verified.
+ * Give t the copies it wants (sched_want()), each on the least loaded
+ * worker with room that has no copy of it and whose machine is not out
+ * for it, on a machine with no copy of it yet if there is one (section
+ * 3.1: copies on distinct machines).  A copy verify asks for is a verify
+ * copy, any other a replica.  What finds no room waits on the need list.
+ */
+static void
+sched_give_copies(struct sched *s, struct task *t)
+{
+	struct worker	*w, *best;
+	size_t		 i;
+	int		 other, bother = 0;
+
+	while (sched_want(t) > 0) {
+		best = NULL;
+		for (i = 0; i < s->s_nworkers; i++) {
+			w = s->s_workers[i];
+			if (!sched_has_room(w, t->t_batch) ||
+			    !sched_may_copy(t, w))
+				continue;
+			other = !sched_node_has_copy(t, w->w_node);
+			if (best == NULL || other > bother ||
+			    (other == bother && w->w_ncopies < best->w_ncopies)) {
+				best = w;
+				bother = other;
+			}
+		}
+		if (best == NULL)
+			break;
+		sched_send(s, best, t, sched_want_verify(t, NULL) > 0 ?
+		    SEND_VERIFY : SEND_COPY);
+	}
+	sched_need(s, t);
+}
+
+/*
+ * Give the tasks on the need list (verify, copies) the copies they want,
+ * oldest need first.  They come before fresh work: a task is only done
+ * once verified, and a task's copies are meant to run at once.
  */
 static void
 sched_replicate_needs(struct sched *s)
 {
-	struct worker	*w, *best;
 	struct task	*t, *next;
-	size_t		 i;
 
 	for (t = s->s_nfirst; t != NULL; t = next) {
-		next = t->t_nnext;
-		while (sched_want(t, NULL) > 0) {
-			best = NULL;
-			for (i = 0; i < s->s_nworkers; i++) {
-				w = s->s_workers[i];
-				if (!sched_has_room(w, t->t_batch) ||
-				    !sched_may_copy(t, w))
-					continue;
-				if (best == NULL ||
-				    w->w_ncopies < best->w_ncopies)
-					best = w;
-			}
-			if (best == NULL)
-				break;
-			sched_send(s, best, t, SEND_VERIFY);
-		}
-		if (sched_want(t, NULL) == 0)
+		next = t->t_aux->x_nnext;
+		sched_give_copies(s, t);
+		if (sched_want(t) == 0)
 			sched_need_unlist(s, t);
 	}
 }
 
-/* The first batch in submit order with queued tasks w can run. */
+/*
+ * The batch w takes its next task from, and that task (*tp): the least
+ * task in (priority, add order) over the queues of every batch w can run,
+ * those it may take (see sched_queue_first_for()).  A walk of the live
+ * batches, which are few.
+ */
 static struct batch *
-sched_batch_for(const struct sched *s, const struct worker *w)
+sched_batch_for(const struct sched *s, const struct worker *w,
+    struct task **tp)
 {
-	struct batch	*b;
+	struct batch	*b, *bbest = NULL;
+	struct task	*t, *best = NULL;
 
-	for (b = s->s_bfirst; b != NULL; b = b->b_next)
-		if (b->b_nqueued > 0 && sched_can_run(w, b) &&
-		    sched_queue_first_for(b, w) != NULL)
-			return (b);
-	return (NULL);
+	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
+		if (b->b_nqueued == 0 || !sched_can_run(w, b) ||
+		    (t = sched_queue_first_for(b, w)) == NULL)
+			continue;
+		if (best == NULL || task_before(t, best)) {
+			best = t;
+			bbest = b;
+		}
+	}
+	if (tp != NULL)
+		*tp = best;
+	return (bbest);
 }
 
 /*
@@ -1167,7 +1602,8 @@ sched_batch_for(const struct sched *s, const struct worker *w)
  * join order, one task per worker per pass, until a pass hands out
  * nothing.  So the first M tasks go to the M workers one each (RR step 2,
  * RWQ step 3) and a result from worker k brings k the head of Q (RR step
- * 4, RWQ step 5).  The cap is that of the batch the task would come from.
+ * 4, RWQ step 5), Q ordered by priority.  The cap is that of the batch
+ * the task would come from.  A task with copies gets them at once.
  */
 static void
 sched_fill(struct sched *s)
@@ -1199,16 +1635,17 @@ sched_fill(struct sched *s)
 			w = s->s_cand[i];
 			if (!w->w_cand)
 				continue;
-			if ((b = sched_batch_for(s, w)) == NULL ||
+			if ((b = sched_batch_for(s, w, &t)) == NULL ||
 			    w->w_ncopies >= sched_cap(w, b)) {
 				w->w_cand = 0;	/* full: off the list */
 				continue;
 			}
-			if ((t = sched_queue_first_for(b, w)) == b->b_qfirst)
-				sched_queue_pop(s, b);
-			else
-				sched_queue_remove(s, b, t);
+			sched_queue_take(s, b, t);
 			sched_send(s, w, t, SEND_FIRST);
+			if (t->t_want > 1)
+				sched_give_copies(s, t);
+			else
+				sched_need(s, t);	/* verify: after the fill */
 			progress = 1;
 		}
 	} while (progress && s->s_stats.queued > 0);
@@ -1308,37 +1745,30 @@ sched_replicate_r3q(struct sched *s, struct batch *b)
 }
 
 /*
- * Note the first idle moment of every live batch whose queue is empty: a
- * worker that can run its kind ends the event with fewer copies than
+ * Note the first idle moment of every closed batch whose queue is empty:
+ * a worker that can run its kind ends the event with fewer copies than
  * CPUs, so a CPU has nothing left to do ("a worker slot starts waiting").
+ * An open batch is not waiting for its slowest worker but for its client.
  */
 static void
 sched_note_idle(struct sched *s)
 {
 	const struct worker	*w;
 	struct batch		*b;
-	uint32_t		 idle = 0;
 	size_t			 i;
 
-	/* Only a batch whose queue is empty can start to idle. */
-	for (b = s->s_bfirst; b != NULL; b = b->b_next)
-		if (b->b_nqueued == 0 && !b->b_idle)
-			break;
-	if (b == NULL)
-		return;
-	for (i = 0; i < s->s_nworkers; i++) {
-		w = s->s_workers[i];
-		if (w->w_ncopies < w->w_ncpu)
-			idle |= w->w_kinds;
-	}
-	if (idle == 0)
-		return;
-	for (b = s->s_bfirst; b != NULL; b = b->b_next)
-		if (b->b_nqueued == 0 && !b->b_idle &&
-		    ((idle >> b->b_cfg.kind) & 1)) {
-			b->b_idle = 1;
-			b->b_tidle = s->s_now;
+	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
+		if (b->b_nqueued > 0 || b->b_idle || !b->b_closed)
+			continue;
+		for (i = 0; i < s->s_nworkers; i++) {
+			w = s->s_workers[i];
+			if (w->w_ncopies < w->w_ncpu && sched_can_run(w, b)) {
+				b->b_idle = 1;
+				b->b_tidle = s->s_now;
+				break;
+			}
 		}
+	}
 }
 
 /* Mark copy c suspect; its task waits for a replica on an idle worker. */
@@ -1347,21 +1777,22 @@ sched_suspect_copy(struct sched *s, struct copy *c)
 {
 	struct task	*t = c->c_task;
 	struct worker	*w = c->c_worker;
+	struct task_aux	*x = sched_aux(t);
 
 	sched_order_remove(s, c);
 	c->c_suspect = 1;
-	t->t_nsuspect++;
+	x->x_nsuspect++;
 	if (w->w_nsuspect++ == 0)
 		s->s_stats.suspect_workers++;
-	if (t->t_insuspect || t->t_state != TASK_SENT)
+	if (x->x_insuspect || t->t_state != TASK_SENT)
 		return;
-	t->t_snext = NULL;
-	if ((t->t_sprev = s->s_slast) != NULL)
-		s->s_slast->t_snext = t;
+	x->x_snext = NULL;
+	if ((x->x_sprev = s->s_slast) != NULL)
+		s->s_slast->t_aux->x_snext = t;
 	else
 		s->s_sfirst = t;
 	s->s_slast = t;
-	t->t_insuspect = 1;
+	x->x_insuspect = 1;
 }
 
 /* Suspicions of w within the window, counting one more now. */
@@ -1589,7 +2020,7 @@ sched_replicate_suspects(struct sched *s)
 	size_t		 i;
 
 	for (t = s->s_sfirst; t != NULL; t = next) {
-		next = t->t_snext;
+		next = t->t_aux->x_snext;
 		best = NULL;
 		for (i = 0; i < s->s_nworkers; i++) {
 			w = s->s_workers[i];
@@ -1609,10 +2040,12 @@ sched_replicate_suspects(struct sched *s)
 }
 
 /*
- * After every event: fresh work from the master queue first, then a
- * replica of every suspect's task, then replicas for the batches whose
- * queue has run dry, in submit order.  WQ and RWQ never replicate the
- * tail.  What is left idle then is measured.
+ * After every event: the copies tasks want (verify, copies), fresh work
+ * from the master queue, then a replica of every suspect's task, then
+ * replicas for the closed batches whose queue has run dry, in open
+ * order.  WQ and RWQ never replicate the tail, nor does anybody while a
+ * batch is open: its queue may fill again.  What is left idle then is
+ * measured.
  */
 static void
 sched_refill(struct sched *s)
@@ -1627,7 +2060,7 @@ sched_refill(struct sched *s)
 	if (s->s_sfirst != NULL)
 		sched_replicate_suspects(s);
 	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
-		if (b->b_nqueued > 0 || b->b_rfirst == NULL)
+		if (b->b_nqueued > 0 || b->b_rfirst == NULL || !b->b_closed)
 			continue;
 		if (b->b_cfg.policy == SCHED_POLICY_RR)
 			sched_replicate_rr(s, b);
@@ -1642,11 +2075,33 @@ sched_refill(struct sched *s)
 		s->s_scan_at = s->s_now + sched_scan_period(s);
 }
 
+/* Free the tasks of a batch, and their side structs. */
+static void
+sched_chunks_free(struct batch *b)
+{
+	struct tchunk	*tc;
+	size_t		 i;
+
+	while ((tc = b->b_chunks) != NULL) {
+		b->b_chunks = tc->tc_next;
+		for (i = 0; i < tc->tc_n; i++) {
+			if (tc->tc_tasks[i].t_aux == NULL)
+				continue;
+			free(tc->tc_tasks[i].t_aux->x_failed);
+			free(tc->tc_tasks[i].t_aux->x_votes);
+			free(tc->tc_tasks[i].t_aux);
+		}
+		free(tc);
+	}
+	free(b->b_heap);
+}
+
 /* Forget a batch and its tasks; it has no copies left. */
 static void
 sched_batch_free(struct sched *s, struct batch *b)
 {
-	size_t	 i;
+	struct tchunk	*tc;
+	size_t		 i;
 
 	if (b->b_prev != NULL)
 		b->b_prev->b_next = b->b_next;
@@ -1656,35 +2111,34 @@ sched_batch_free(struct sched *s, struct batch *b)
 		b->b_next->b_prev = b->b_prev;
 	else
 		s->s_blast = b->b_prev;
-	for (i = 0; i < b->b_ntasks; i++) {
-		tab_remove(s, &b->b_tasks[i]);
-		free(b->b_tasks[i].t_failed);
-		free(b->b_tasks[i].t_votes);
-	}
-	free(b->b_tasks);
+	for (tc = b->b_chunks; tc != NULL; tc = tc->tc_next)
+		for (i = 0; i < tc->tc_n; i++)
+			tab_remove(s, &tc->tc_tasks[i]);
+	sched_chunks_free(b);
 	free(b);
 	tab_shrink(s);
 }
 
 /*
- * One more task of b is done or failed; say so once all of them are, with
- * the batch's report.  The synchronisation wait began at the first replica
- * (RR, R3Q) or, with none, at the first idle moment (WQ, RWQ); 0 if
- * neither happened.
+ * Once b is closed and every task of it is done, failed or cancelled, say
+ * so with the batch's report and forget it; returns whether it did.  The
+ * synchronisation wait began at the first replica (RR, R3Q) or, with
+ * none, at the first idle moment (WQ, RWQ); 0 if neither happened.
  */
-static void
-sched_batch_finish(struct sched *s, struct batch *b)
+static int
+sched_batch_check(struct sched *s, struct batch *b)
 {
 	struct sched_action	*a;
 
-	if (++b->b_nfinished < b->b_ntasks)
-		return;
-	if (b->b_report.replicas == 0)
+	if (!b->b_closed || b->b_nfinished < b->b_ntasks)
+		return (0);
+	if (!b->b_synced)
 		b->b_report.t_sync = b->b_idle ? b->b_tidle : 0;
 	b->b_report.t_done = s->s_now;
 	a = sched_emit(s, SCHED_BATCH_DONE, 0, 0, b->b_id, 0, 0);
 	a->report = b->b_report;
 	sched_batch_free(s, b);
+	return (1);
 }
 
 const char *
@@ -1760,15 +2214,12 @@ sched_free(struct sched *s)
 			free(c);
 		}
 		free(w->w_ring);
+		free(w->w_khigh);
 		free(w);
 	}
 	while ((b = s->s_bfirst) != NULL) {
 		s->s_bfirst = b->b_next;
-		for (i = 0; i < b->b_ntasks; i++) {
-			free(b->b_tasks[i].t_failed);
-			free(b->b_tasks[i].t_votes);
-		}
-		free(b->b_tasks);
+		sched_chunks_free(b);
 		free(b);
 	}
 	while ((c = s->s_cfree) != NULL) {
@@ -1780,6 +2231,7 @@ sched_free(struct sched *s)
 	free(s->s_cand);
 	free(s->s_slots);
 	free(s->s_act);
+	free(s->s_kc);
 	free(s);
 }
 
@@ -1791,22 +2243,48 @@ sched_worker_join(struct sched *s, uint32_t wid, uint32_t ncpu,
 	return (sched_worker_join_node(s, wid, wid, ncpu, kinds, now));
 }
 
-/*
- * A worker joined with ncpu CPUs, able to run the kinds in kinds.  It goes
- * last in join order and gets work at once.  node names the machine
- * behind it (masterd: a digest of its certificate's name), the same when
- * it reconnects under a new id, so that a task whose copy failed there is
- * not sent back to it.
- */
+/* A worker joined able to run the kinds in the mask kinds (bit k: kind k). */
 int
 sched_worker_join_node(struct sched *s, uint32_t wid, uint64_t node,
     uint32_t ncpu, uint32_t kinds, uint64_t now)
 {
+	uint32_t	 v[32];
+	size_t		 n = 0;
+	uint32_t	 k;
+
+	for (k = 0; k < 32; k++)
+		if ((kinds >> k) & 1)
+			v[n++] = k;
+	return (sched_worker_join_kinds(s, wid, node, ncpu, v, n, now));
+}
+
+/* Order kinds for qsort(). */
+static int
+kind_cmp(const void *a, const void *b)
+{
+	uint32_t	 x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+/*
+ * A worker joined with ncpu CPUs, able to run the nkinds kinds in kinds
+ * (any numbers, repeats allowed).  It goes last in join order and gets
+ * work at once.  node names the machine behind it (masterd: a digest of
+ * its certificate's name), the same when it reconnects under a new id, so
+ * that a task whose copy failed there is not sent back to it.  Nothing
+ * changes on error.
+ */
+int
+sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
+    uint32_t ncpu, const uint32_t *kinds, size_t nkinds, uint64_t now)
+{
 	struct worker	**v, *w;
-	size_t		  max;
+	uint32_t	 *high = NULL;
+	size_t		  max, i, nhigh = 0;
 
 	s->s_now = now;
-	if (ncpu == 0) {
+	if (ncpu == 0 || (kinds == NULL && nkinds > 0)) {
 		errno = EINVAL;
 		return (-1);
 	}
@@ -1817,39 +2295,69 @@ sched_worker_join_node(struct sched *s, uint32_t wid, uint64_t node,
 	if (s->s_nworkers == s->s_maxworkers) {
 		max = s->s_maxworkers > 0 ? s->s_maxworkers * 2 : 16;
 		if (max > SIZE_MAX / sizeof(*v) ||
-		    (v = realloc(s->s_workers, max * sizeof(*v))) == NULL) {
-			errno = ENOMEM;
-			return (-1);
-		}
+		    (v = realloc(s->s_workers, max * sizeof(*v))) == NULL)
+			goto nomem;
 		s->s_workers = v;
-		if ((v = realloc(s->s_cand, max * sizeof(*v))) == NULL) {
-			errno = ENOMEM;
-			return (-1);
-		}
+		if ((v = realloc(s->s_cand, max * sizeof(*v))) == NULL)
+			goto nomem;
 		s->s_cand = v;
 		s->s_maxworkers = max;
 	}
-	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		errno = ENOMEM;
-		return (-1);
+	if (nkinds > SIZE_MAX / sizeof(*high) || kc_reserve(s, nkinds) == -1)
+		goto nomem;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		goto nomem;
+	for (i = 0; i < nkinds; i++)
+		if (kinds[i] >= SCHED_KLOW)
+			nhigh++;
+	if (nhigh > 0) {
+		if ((high = calloc(nhigh, sizeof(*high))) == NULL) {
+			free(w);
+			goto nomem;
+		}
+		for (i = nhigh = 0; i < nkinds; i++)
+			if (kinds[i] >= SCHED_KLOW)
+				high[nhigh++] = kinds[i];
+		qsort(high, nhigh, sizeof(*high), kind_cmp);
+		for (i = max = 0; i < nhigh; i++)
+			if (max == 0 || high[max - 1] != high[i])
+				high[max++] = high[i];
+		nhigh = max;
 	}
+	for (i = 0; i < nkinds; i++)
+		if (kinds[i] < SCHED_KLOW)
+			w->w_klow |= 1ULL << kinds[i];
+	w->w_khigh = high;
+	w->w_nkhigh = nhigh;
 	w->w_id = wid;
 	w->w_node = node;
 	w->w_ncpu = ncpu;
-	w->w_kinds = kinds;
 	w->w_seq = s->s_wseq++;
 	s->s_workers[s->s_nworkers++] = w;
 	if (sched_wtab_build(s, s->s_nworkers) == -1) {
 		s->s_nworkers--;
+		free(high);
 		free(w);
-		errno = ENOMEM;
-		return (-1);
+		goto nomem;
 	}
+	kc_count(s, w, 1);
 	sched_wake(s, w);
 	sched_alive_touch(s, w);
 	s->s_stats.workers++;
 	sched_refill(s);
 	return (0);
+ nomem:
+	errno = ENOMEM;
+	return (-1);
+}
+
+/* How many connected workers run kind; O(1). */
+size_t
+sched_kind_workers(const struct sched *s, uint32_t kind)
+{
+	const struct kcount	*k;
+
+	return ((k = kc_find(s, kind)) != NULL ? k->k_n : 0);
 }
 
 /* Can some worker other than the machines t failed on run it? */
@@ -1870,7 +2378,7 @@ sched_anyone_may_run(const struct sched *s, const struct task *t)
 /*
  * After a worker left: a queued task that failed on every machine still
  * here that could run it has nowhere left to go, and gives up rather than
- * wait.  Such tasks are rare (b_nfailq), so the walk is too.
+ * wait.  Such tasks are rare (the excluded lists), so the walk is too.
  */
 static void
 sched_strand_check(struct sched *s)
@@ -1881,15 +2389,12 @@ sched_strand_check(struct sched *s)
 
 	for (b = s->s_bfirst; b != NULL; b = bnext) {
 		bnext = b->b_next;
-		if (b->b_nfailq == 0)
-			continue;
-		for (t = b->b_qfirst; t != NULL; t = tnext) {
+		for (t = b->b_xfirst; t != NULL; t = tnext) {
 			tnext = t->t_next;
-			if (!sched_has_exclusions(t) ||
-			    sched_anyone_may_run(s, t))
+			if (sched_anyone_may_run(s, t))
 				continue;
-			last = b->b_nfinished + 1 == b->b_ntasks;
-			sched_queue_remove(s, b, t);
+			last = b->b_closed && b->b_nfinished + 1 == b->b_ntasks;
+			sched_queue_take(s, b, t);
 			sched_give_up(s, t, UINT32_MAX, SCHED_FAIL_ATTEMPTS);
 			if (last)
 				break;		/* b is gone */
@@ -1946,18 +2451,22 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 	if (w->w_cooling)
 		s->s_stats.cooling_workers--;
 	sched_alive_remove(s, w);
+	kc_count(s, w, -1);
 	while ((c = w->w_lastcopy) != NULL) {
 		t = c->c_task;
 		if (c->c_running) {
-			t->t_kills++;
+			sched_aux(t)->x_kills++;
 			s->s_stats.killed++;
 		}
 		sched_copy_drop(s, c);
-		if (t->t_ncopies > 0)
+		if (t->t_ncopies > 0) {
+			sched_need(s, t);	/* copies: one more elsewhere */
 			continue;
+		}
 		sched_r_remove(t->t_batch, t);
 		sched_suspect_unlist(s, t);
-		if (t->t_kills >= t->t_batch->b_cfg.max_kills)
+		if (t->t_aux != NULL &&
+		    t->t_aux->x_kills >= t->t_batch->b_cfg.max_kills)
 			sched_give_up(s, t, wid, SCHED_FAIL_KILLS);
 		else
 			sched_queue_push_front(s, t->t_batch, t);
@@ -1968,6 +2477,7 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 		s->s_cand[idx] = s->s_cand[--s->s_ncand];
 	}
 	free(w->w_ring);
+	free(w->w_khigh);
 	free(w);
 	/* If every worker left is cooling down, their cool-downs end. */
 	if (s->s_stats.workers > 0 &&
@@ -1977,9 +2487,113 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 	sched_refill(s);
 }
 
+/* Is cfg a batch config the core can run? */
+static int
+sched_cfg_valid(const struct sched_batch_config *cfg)
+{
+	return (cfg != NULL && (unsigned)cfg->policy < SCHED_POLICY_COUNT &&
+	    cfg->verify <= SCHED_VERIFY_MAX);
+}
+
 /*
- * A new batch: its tasks form its FIFO queue, behind the batches already
- * submitted (RR step 1, RWQ step 1).  Nothing changes on error.
+ * Make an open batch with no tasks, last in open order; NULL (ENOMEM,
+ * nothing changed) if memory is short.  The caller checked cfg and id.
+ */
+static struct batch *
+sched_open(struct sched *s, uint64_t id, const struct sched_batch_config *cfg)
+{
+	struct batch	*b;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL) {
+		errno = ENOMEM;
+		return (NULL);
+	}
+	b->b_id = id;
+	b->b_cfg = *cfg;
+	b->b_report.t_submit = s->s_now;
+	if (b->b_cfg.queue_factor == 0)
+		b->b_cfg.queue_factor = SCHED_QUEUE_FACTOR;
+	if (b->b_cfg.max_attempts == 0)
+		b->b_cfg.max_attempts = SCHED_MAX_ATTEMPTS;
+	if (b->b_cfg.max_kills == 0)
+		b->b_cfg.max_kills = SCHED_MAX_KILLS;
+	if ((b->b_prev = s->s_blast) != NULL)
+		s->s_blast->b_next = b;
+	else
+		s->s_bfirst = b;
+	s->s_blast = b;
+	return (b);
+}
+
+/*
+ * Add n tasks to the open batch b, into its queue by (priority, add
+ * order) (RR step 1, RWQ step 1): those of v, or with ids priority 0 and
+ * one copy each.  They live in one chunk, so their addresses stay put as
+ * the batch grows.  Nothing changes on error.
+ */
+static int
+sched_add(struct sched *s, struct batch *b, const struct sched_task *v,
+    const uint64_t *ids, size_t n)
+{
+	struct tchunk	*tc = NULL;
+	struct task	*t;
+	size_t		 i;
+
+	for (i = 0; v != NULL && i < n; i++)
+		if (v[i].copies > SCHED_COPIES_MAX) {
+			errno = EINVAL;
+			return (-1);
+		}
+	if (n > UINT32_MAX - b->b_ntasks) {
+		errno = EINVAL;		/* heap indices are 32 bits */
+		return (-1);
+	}
+	if (n > (SIZE_MAX - sizeof(*tc)) / sizeof(*t) ||
+	    (tc = calloc(1, sizeof(*tc) + n * sizeof(*t))) == NULL ||
+	    tab_reserve(s, n) == -1) {
+		free(tc);
+		errno = ENOMEM;
+		return (-1);
+	}
+	for (i = 0; i < n; i++) {
+		if (tab_find(s, v != NULL ? v[i].id : ids[i]) != NULL) {
+			while (i-- > 0)
+				tab_remove(s, &tc->tc_tasks[i]);
+			free(tc);
+			errno = EEXIST;
+			return (-1);
+		}
+		t = &tc->tc_tasks[i];
+		t->t_id = v != NULL ? v[i].id : ids[i];
+		t->t_batch = b;
+		tab_insert(s, t);
+	}
+	tc->tc_n = n;
+	tc->tc_next = b->b_chunks;
+	b->b_chunks = tc;
+	for (i = 0; i < n; i++) {
+		t = &tc->tc_tasks[i];
+		t->t_state = TASK_QUEUED;
+		t->t_order = s->s_addseq++;
+		t->t_want = 1;
+		if (v != NULL) {
+			t->t_prio = v[i].priority;
+			if (v[i].copies > 1)
+				t->t_want = (uint8_t)v[i].copies;
+		}
+		sched_queue_insert(b, t);
+	}
+	b->b_ntasks += n;
+	b->b_nqueued += n;
+	s->s_stats.queued += n;
+	s->s_fill_all = 1;
+	return (0);
+}
+
+/*
+ * A new batch of n tasks, priority 0 and one copy each, opened, filled
+ * and closed at once: FIFO behind the tasks already queued.  Nothing
+ * changes on error.
  */
 int
 sched_submit(struct sched *s, uint64_t id,
@@ -1987,13 +2601,10 @@ sched_submit(struct sched *s, uint64_t id,
     uint64_t now)
 {
 	struct batch	*b;
-	struct task	*t;
-	size_t		 i;
+	int		 saved;
 
 	s->s_now = now;
-	if (cfg == NULL || ids == NULL || n == 0 ||
-	    (unsigned)cfg->policy >= SCHED_POLICY_COUNT ||
-	    cfg->kind >= SCHED_MAXKIND || cfg->verify > SCHED_VERIFY_MAX) {
+	if (!sched_cfg_valid(cfg) || ids == NULL || n == 0) {
 		errno = EINVAL;
 		return (-1);
 	}
@@ -2001,59 +2612,123 @@ sched_submit(struct sched *s, uint64_t id,
 		errno = EEXIST;
 		return (-1);
 	}
-	if ((b = calloc(1, sizeof(*b))) == NULL)
-		goto nomem;
-	if ((b->b_tasks = calloc(n, sizeof(*b->b_tasks))) == NULL ||
-	    tab_reserve(s, n) == -1) {
-		free(b->b_tasks);
-		free(b);
-		goto nomem;
+	if ((b = sched_open(s, id, cfg)) == NULL)
+		return (-1);
+	if (sched_add(s, b, NULL, ids, n) == -1) {
+		saved = errno;
+		sched_batch_free(s, b);
+		errno = saved;
+		return (-1);
 	}
-	b->b_id = id;
-	b->b_cfg = *cfg;
-	b->b_report.t_submit = now;
-	if (b->b_cfg.queue_factor == 0)
-		b->b_cfg.queue_factor = SCHED_QUEUE_FACTOR;
-	if (b->b_cfg.max_attempts == 0)
-		b->b_cfg.max_attempts = SCHED_MAX_ATTEMPTS;
-	if (b->b_cfg.max_kills == 0)
-		b->b_cfg.max_kills = SCHED_MAX_KILLS;
-	b->b_ntasks = n;
-
-	for (i = 0; i < n; i++) {
-		if (tab_find(s, ids[i]) != NULL) {
-			while (i-- > 0)
-				tab_remove(s, &b->b_tasks[i]);
-			free(b->b_tasks);
-			free(b);
-			errno = EEXIST;
-			return (-1);
-		}
-		t = &b->b_tasks[i];
-		t->t_id = ids[i];
-		t->t_batch = b;
-		t->t_state = TASK_QUEUED;
-		tab_insert(s, t);
-		if ((t->t_prev = b->b_qlast) != NULL)
-			b->b_qlast->t_next = t;
-		else
-			b->b_qfirst = t;
-		b->b_qlast = t;
-	}
-	b->b_nqueued = n;
-	s->s_stats.queued += n;
-	s->s_fill_all = 1;
-
-	if ((b->b_prev = s->s_blast) != NULL)
-		s->s_blast->b_next = b;
-	else
-		s->s_bfirst = b;
-	s->s_blast = b;
+	b->b_closed = 1;
 	sched_refill(s);
 	return (0);
- nomem:
-	errno = ENOMEM;
-	return (-1);
+}
+
+/*
+ * Open a batch that takes tasks with sched_batch_add() until
+ * sched_batch_close().  EINVAL for a bad config, EEXIST if a batch of
+ * that id lives.
+ */
+int
+sched_batch_open(struct sched *s, uint64_t id,
+    const struct sched_batch_config *cfg, uint64_t now)
+{
+	s->s_now = now;
+	if (!sched_cfg_valid(cfg)) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if (sched_batch_find(s, id) != NULL) {
+		errno = EEXIST;
+		return (-1);
+	}
+	return (sched_open(s, id, cfg) != NULL ? 0 : -1);
+}
+
+/*
+ * Add n tasks to an open batch; they are sent at once if workers have
+ * room.  EINVAL if the batch is unknown or closed or a task wants more
+ * than SCHED_COPIES_MAX copies, EEXIST if a task id lives already.
+ * Nothing changes on error.
+ */
+int
+sched_batch_add(struct sched *s, uint64_t id, const struct sched_task *v,
+    size_t n, uint64_t now)
+{
+	struct batch	*b;
+
+	s->s_now = now;
+	if ((b = sched_batch_find(s, id)) == NULL || b->b_closed ||
+	    (v == NULL && n > 0)) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if (n == 0)
+		return (0);
+	if (sched_add(s, b, v, NULL, n) == -1)
+		return (-1);
+	sched_refill(s);
+	return (0);
+}
+
+/*
+ * No more tasks for a batch: it may be tail-replicated from now on, and
+ * SCHED_BATCH_DONE comes once every task of it is done, failed or
+ * cancelled, at once if they are already (an empty batch too).  EINVAL if
+ * no open batch has that id.
+ */
+int
+sched_batch_close(struct sched *s, uint64_t id, uint64_t now)
+{
+	struct batch	*b;
+
+	s->s_now = now;
+	if ((b = sched_batch_find(s, id)) == NULL || b->b_closed) {
+		errno = EINVAL;
+		return (-1);
+	}
+	b->b_closed = 1;
+	if (!sched_batch_check(s, b))
+		sched_refill(s);
+	return (0);
+}
+
+/*
+ * A client withdraws one task: out of its queue, or every copy of it
+ * cancelled (SCHED_CANCEL, counted as cancels).  It counts as finished
+ * for its batch, which may be done now; no SCHED_TASK_FAILED.  A later
+ * result for it is stale or a duplicate.  ENOENT if no live task has that
+ * id, or it is done, failed or cancelled already.
+ */
+int
+sched_task_cancel(struct sched *s, uint64_t id, uint64_t now)
+{
+	struct batch	*b;
+	struct task	*t;
+
+	s->s_now = now;
+	if ((t = tab_find(s, id)) == NULL ||
+	    (t->t_state != TASK_QUEUED && t->t_state != TASK_SENT)) {
+		errno = ENOENT;
+		return (-1);
+	}
+	b = t->t_batch;
+	if (t->t_state == TASK_QUEUED)
+		sched_queue_take(s, b, t);
+	else {
+		sched_r_remove(b, t);
+		sched_suspect_unlist(s, t);
+		sched_need_unlist(s, t);
+		while (t->t_copies != NULL)
+			sched_copy_cancel(s, t->t_copies);
+	}
+	t->t_state = TASK_CANCELLED;
+	s->s_stats.cancelled++;
+	sched_count(&b->b_report.cancelled);
+	sched_batch_finish(s, b);
+	sched_refill(s);
+	return (0);
 }
 
 /*
@@ -2064,14 +2739,16 @@ void
 sched_batch_abort(struct sched *s, uint64_t id, uint64_t now)
 {
 	struct batch	*b;
+	struct tchunk	*tc;
 	struct task	*t;
 	size_t		 i;
 
 	s->s_now = now;
 	if ((b = sched_batch_find(s, id)) == NULL)
 		return;
-	for (i = 0; i < b->b_ntasks; i++)
-		sched_need_unlist(s, &b->b_tasks[i]);
+	for (tc = b->b_chunks; tc != NULL; tc = tc->tc_next)
+		for (i = 0; i < tc->tc_n; i++)
+			sched_need_unlist(s, &tc->tc_tasks[i]);
 	for (t = b->b_rfirst; t != NULL; t = t->t_next)
 		while (t->t_copies != NULL)
 			sched_copy_cancel(s, t->t_copies);
@@ -2190,16 +2867,17 @@ static void
 sched_blame_votes(struct sched *s, const struct task *t, uint64_t digest,
     uint32_t by)
 {
-	struct worker	*w;
-	size_t		 i, k;
+	const struct task_aux	*x = t->t_aux;
+	struct worker		*w;
+	size_t			 i, k;
 
-	for (k = 0; k < t->t_nvotes; k++) {
-		if (t->t_votes[k].v_digest == digest)
+	for (k = 0; k < x->x_nvotes; k++) {
+		if (x->x_votes[k].v_digest == digest)
 			continue;
 		s->s_stats.disagreed++;
 		for (i = 0; i < s->s_nworkers; i++) {
 			w = s->s_workers[i];
-			if (w->w_node == t->t_votes[k].v_node && w->w_id != by)
+			if (w->w_node == x->x_votes[k].v_node && w->w_id != by)
 				sched_worker_suspected(s, w, t, 0, 0, by,
 				    SCHED_WHY_DISAGREED);
 		}
@@ -2217,22 +2895,26 @@ sched_vote_count(struct sched *s, struct task *t, struct worker *w,
     struct copy *c, uint64_t digest)
 {
 	struct batch	*b = t->t_batch;
+	struct task_aux	*x = sched_aux(t);
 	uint32_t	 v = b->b_cfg.verify, agree;
 
-	if (t->t_votes == NULL)
-		t->t_votes = sched_calloc(2 * v - 1, sizeof(*t->t_votes));
-	if (t->t_state == TASK_QUEUED && !sched_has_exclusions(t))
-		b->b_nfailq++;
-	t->t_votes[t->t_nvotes].v_node = w->w_node;
-	t->t_votes[t->t_nvotes].v_digest = digest;
-	t->t_nvotes++;
+	if (x->x_votes == NULL)
+		x->x_votes = sched_calloc(2 * v - 1, sizeof(*x->x_votes));
+	/* A queued task some machine is out for moves to the excluded list. */
+	if (t->t_state == TASK_QUEUED)
+		sched_queue_unlink(b, t);
+	x->x_votes[x->x_nvotes].v_node = w->w_node;
+	x->x_votes[x->x_nvotes].v_digest = digest;
+	x->x_nvotes++;
+	if (t->t_state == TASK_QUEUED)
+		sched_queue_insert(b, t);
 	if (c != NULL)
 		sched_copy_drop(s, c);
-	(void)sched_want(t, &agree);
+	(void)sched_want_verify(t, &agree);
 	if (agree >= v)
 		return (1);
 	if (t->t_state == TASK_SENT && t->t_ncopies == 0 &&
-	    (sched_want(t, NULL) == 0 || !sched_anyone_may_run(s, t))) {
+	    (sched_want(t) == 0 || !sched_anyone_may_run(s, t))) {
 		sched_r_remove(b, t);
 		sched_suspect_unlist(s, t);
 		sched_give_up(s, t, w->w_id, SCHED_FAIL_DISAGREE);
@@ -2305,7 +2987,8 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 		sched_detect(s, w, begin);
 		sched_worker_alive(s, w);
 	}
-	if (t->t_state == TASK_DONE || t->t_state == TASK_FAILED) {
+	if (t->t_state == TASK_DONE || t->t_state == TASK_FAILED ||
+	    t->t_state == TASK_CANCELLED) {
 		if (c == NULL)
 			return (SCHED_STALE);
 		sched_copy_drop(s, c);
@@ -2317,7 +3000,8 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 	if (b->b_cfg.verify > 1) {
 		/* A machine votes once; a vote needs a machine. */
 		if (w == NULL || sched_voted_on(t, w) ||
-		    t->t_nvotes == 2 * b->b_cfg.verify - 1) {
+		    (t->t_aux != NULL &&
+		    t->t_aux->x_nvotes == 2 * b->b_cfg.verify - 1)) {
 			if (c != NULL)
 				sched_copy_drop(s, c);
 			sched_refill(s);
@@ -2330,7 +3014,7 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 		c = NULL;	/* dropped with the vote */
 	}
 	if (t->t_state == TASK_QUEUED)
-		sched_queue_remove(s, b, t);
+		sched_queue_take(s, b, t);
 	else
 		sched_r_remove(b, t);
 	sched_suspect_unlist(s, t);
@@ -2341,9 +3025,9 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 		sched_copy_drop(s, c);
 	while (t->t_copies != NULL)
 		sched_copy_cancel(s, t->t_copies);
-	if (t->t_nfailed > 0)
+	if (t->t_aux != NULL && t->t_aux->x_nfailed > 0)
 		sched_blame_failures(s, t, wid);
-	if (t->t_nvotes > 0)
+	if (t->t_aux != NULL && t->t_aux->x_nvotes > 0)
 		sched_blame_votes(s, t, digest, wid);
 	sched_batch_finish(s, b);
 	sched_refill(s);
@@ -2368,7 +3052,9 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	struct batch	*b;
 	struct task	*t;
 	struct copy	*c;
+	struct task_aux	*x;
 	uint32_t	 max;
+	int		 nfailed;
 
 	s->s_now = now;
 	if ((t = tab_find(s, id)) == NULL || t->t_state != TASK_SENT ||
@@ -2379,21 +3065,24 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	max = b->b_cfg.max_attempts;
 	sched_copy_drop(s, c);
 	sched_alive_touch(s, w);
-	if (!sched_failed_on(t, w) && t->t_nfailed < max) {
-		if (t->t_failed == NULL)
-			t->t_failed = sched_calloc(max, sizeof(*t->t_failed));
-		t->t_failed[t->t_nfailed++] = w->w_node;
+	x = sched_aux(t);
+	if (!sched_failed_on(t, w) && x->x_nfailed < max) {
+		if (x->x_failed == NULL)
+			x->x_failed = sched_calloc(max, sizeof(*x->x_failed));
+		x->x_failed[x->x_nfailed++] = w->w_node;
 	}
+	nfailed = (int)x->x_nfailed;	/* t may be freed below */
 	if (t->t_ncopies == 0) {
 		sched_r_remove(b, t);
 		sched_suspect_unlist(s, t);
-		if (t->t_nfailed >= max || !sched_anyone_may_run(s, t))
+		if (x->x_nfailed >= max || !sched_anyone_may_run(s, t))
 			sched_give_up(s, t, wid, SCHED_FAIL_ATTEMPTS);
 		else
 			sched_queue_push_front(s, b, t);
-	}
+	} else
+		sched_need(s, t);	/* copies: one more elsewhere */
 	sched_refill(s);
-	return ((int)t->t_nfailed);
+	return (nfailed);
 }
 
 /*
@@ -2495,7 +3184,7 @@ sched_worker_estimate(const struct sched *s, uint32_t wid,
 		return (0);
 	est->rtt_ns = w->w_hasrtt ? w->w_rtt : 0;
 	est->task_ns = w->w_hastask ? w->w_task : 0;
-	if ((b = sched_batch_for(s, w)) == NULL)
+	if ((b = sched_batch_for(s, w, NULL)) == NULL)
 		b = s->s_blast;
 	cap = b != NULL ? sched_cap(w, b) : w->w_ncpu;
 	est->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;

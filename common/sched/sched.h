@@ -24,7 +24,8 @@ enum sched_action_type {
 	SCHED_ASSIGN = 1,	/* send task to worker wid */
 	SCHED_CANCEL,		/* withdraw task's copy from worker wid */
 	SCHED_TASK_FAILED,	/* task gave up: see reason */
-	SCHED_BATCH_DONE,	/* every task of batch is done or failed */
+	SCHED_BATCH_DONE,	/* batch is closed and every task of it
+				   is done, failed or cancelled */
 	SCHED_SUSPECT,		/* worker wid became suspect (task: its
 				   copy that gave it away, by: the worker
 				   whose result did, why: how) */
@@ -54,7 +55,7 @@ enum sched_suspect_why {
  * SCHED_BATCH_DONE.  Times are the `now` of the calls that caused them.
  */
 struct sched_batch_report {
-	uint64_t	 t_submit;	/* sched_submit */
+	uint64_t	 t_submit;	/* sched_submit, sched_batch_open */
 	uint64_t	 t_empty;	/* its queue became empty (0: never) */
 	uint64_t	 t_sync;	/* synchronisation wait began (0: none) */
 	uint64_t	 t_done;	/* its last task finished */
@@ -62,6 +63,8 @@ struct sched_batch_report {
 	uint32_t	 cancelled_held;
 	uint32_t	 cancelled_running;
 	uint32_t	 failed;	/* tasks given up */
+	uint32_t	 cancelled;	/* tasks withdrawn by
+					   sched_task_cancel() */
 };
 
 struct sched_action {
@@ -186,6 +189,7 @@ struct sched_stats {
 	uint64_t	 killed;	/* running copies lost with a worker */
 	uint64_t	 verify_copies;	/* copies sent to verify an output */
 	uint64_t	 disagreed;	/* votes that lost to the verified one */
+	uint64_t	 cancelled;	/* tasks withdrawn by sched_task_cancel() */
 };
 
 struct sched;

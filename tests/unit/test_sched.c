@@ -385,9 +385,9 @@ test_bad_input(void **state)
 	c.policy = SCHED_POLICY_COUNT;
 	assert_int_equal(sched_submit(s, 1, &c, &one, 1, 0), -1);
 	c.policy = SCHED_POLICY_WQ;
-	c.kind = 32;
+	c.verify = SCHED_VERIFY_MAX + 1;
 	assert_int_equal(sched_submit(s, 1, &c, &one, 1, 0), -1);
-	c.kind = 0;
+	c.verify = 0;
 	expect_none(s);
 	sched_get_stats(s, &st);
 	assert_int_equal(st.queued, 0);
@@ -2596,6 +2596,497 @@ test_max_kills(void **state)
 	sched_free(s);
 }
 
+/* One task of sched_batch_add(). */
+static struct sched_task
+task(uint64_t id, int32_t priority, uint32_t copies)
+{
+	struct sched_task	 t;
+
+	t.id = id;
+	t.priority = priority;
+	t.copies = copies;
+	return (t);
+}
+
+/* Lower priorities run first within a batch; equal ones in add order. */
+static void
+test_priority_one_batch(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	const struct sched_task		 v[] = {
+		task(1, 5, 0), task(2, 1, 0), task(3, 3, 0), task(4, 1, 0),
+		task(5, 0, 0), task(6, -2, 0)
+	};
+	static const uint64_t		 order[] = { 6, 5, 2, 4, 3, 1 };
+	struct sched			*s;
+	size_t				 i;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(sched_batch_open(s, 1, &c, 0), 0);
+	assert_int_equal(sched_batch_add(s, 1, v, nitems(v), 0), 0);
+	assert_int_equal(sched_batch_close(s, 1, 0), 0);
+	for (i = 0; i < nitems(order); i++) {
+		expect_assign(s, 1, order[i], 0);
+		expect_none(s);
+		assert_int_equal(sched_done(s, 1, order[i], i + 1),
+		    SCHED_ACCEPT);
+	}
+	expect_batch_done(s, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * Priorities hold across batches: a later batch's urgent task overtakes
+ * an earlier batch's; equal priorities go in global add order, however
+ * the adds to two open batches interleave.
+ */
+static void
+test_priority_two_batches(void **state)
+{
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	const struct sched_task		 a1[] = { task(1, 5, 0), task(2, 0, 0) };
+	const struct sched_task		 b1[] = { task(3, 0, 0) };
+	const struct sched_task		 a2[] = { task(4, 0, 0) };
+	const struct sched_task		 b2[] = { task(5, -1, 0) };
+	static const uint64_t		 order[] = { 5, 2, 3, 4, 1 };
+	struct sched			*s;
+	size_t				 i;
+
+	(void)state;
+	assert_non_null(s = sched_new());
+	assert_int_equal(sched_batch_open(s, 1, &c, 0), 0);
+	assert_int_equal(sched_batch_open(s, 2, &c, 0), 0);
+	assert_int_equal(sched_batch_add(s, 1, a1, nitems(a1), 0), 0);
+	assert_int_equal(sched_batch_add(s, 2, b1, nitems(b1), 0), 0);
+	assert_int_equal(sched_batch_add(s, 1, a2, nitems(a2), 0), 0);
+	assert_int_equal(sched_batch_add(s, 2, b2, nitems(b2), 0), 0);
+	assert_int_equal(sched_batch_close(s, 1, 0), 0);
+	assert_int_equal(sched_batch_close(s, 2, 0), 0);
+	expect_none(s);
+	assert_int_equal(sched_worker_join(s, 1, 1, ~0U, 0), 0);
+	for (i = 0; i < nitems(order); i++) {
+		expect_assign(s, 1, order[i], 0);
+		expect_none(s);
+		assert_int_equal(sched_done(s, 1, order[i], i + 1),
+		    SCHED_ACCEPT);
+		if (order[i] == 3)
+			expect_batch_done(s, 2);
+	}
+	expect_batch_done(s, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * Ties keep add order across sched_submit() batches too: the second
+ * batch's tasks wait behind the first's, as before priorities.
+ */
+static void
+test_priority_ties_fifo(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched			*s;
+	uint64_t			 id;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_range(s, 1, &c, 10, 3), 0);
+	assert_int_equal(submit_range(s, 2, &c, 20, 3), 0);
+	for (id = 10; id < 13; id++) {
+		expect_assign(s, 1, id, 0);
+		assert_int_equal(sched_done(s, 1, id, 1), SCHED_ACCEPT);
+	}
+	expect_batch_done(s, 1);
+	for (id = 20; id < 23; id++) {
+		expect_assign(s, 1, id, 0);
+		assert_int_equal(sched_done(s, 1, id, 1), SCHED_ACCEPT);
+	}
+	expect_batch_done(s, 2);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * A task put back (its worker lost) goes before the queued tasks of its
+ * priority, here an earlier batch's too, but not before a more urgent
+ * task.
+ */
+static void
+test_priority_requeue_first(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	const struct sched_task		 v[] = {
+		task(1, 0, 0), task(2, 0, 0), task(3, 0, 0), task(4, 1, 0)
+	};
+	const struct sched_task		 urgent[] = { task(9, -1, 0) };
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_range(s, 1, &c, 100, 1), 0);
+	expect_assign(s, 1, 100, 0);
+	assert_int_equal(sched_batch_open(s, 2, &c, 0), 0);
+	assert_int_equal(sched_batch_add(s, 2, v, nitems(v), 0), 0);
+	expect_assign(s, 2, 1, 0);
+	expect_none(s);
+	/* Batch 3 comes first in add order after 100 went out. */
+	assert_int_equal(submit_range(s, 3, &c, 200, 1), 0);
+	expect_none(s);
+	sched_worker_lost(s, 2, 1);
+	expect_none(s);
+	assert_int_equal(sched_batch_open(s, 4, &c, 1), 0);
+	assert_int_equal(sched_batch_add(s, 4, urgent, 1, 1), 0);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 100, 2), SCHED_ACCEPT);
+	expect_batch_done(s, 1);
+	expect_assign(s, 1, 9, 0);
+	assert_int_equal(sched_done(s, 1, 9, 3), SCHED_ACCEPT);
+	expect_assign(s, 1, 1, 0);	/* put back: before 2, 3 and 200 */
+	assert_int_equal(sched_done(s, 1, 1, 4), SCHED_ACCEPT);
+	expect_assign(s, 1, 2, 0);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * Exclusion and priorities together: a task that failed on w1 goes back
+ * first in its priority, so w1 takes the next task of that priority, not
+ * a less urgent one, and the failed task goes to the next other worker.
+ */
+static void
+test_exclusion_priorities(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	const struct sched_task		 v[] = {
+		task(1, 0, 0), task(2, 0, 0), task(3, 1, 0), task(4, 0, 0)
+	};
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(sched_batch_open(s, 1, &c, 0), 0);
+	assert_int_equal(sched_batch_add(s, 1, v, nitems(v), 0), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	expect_none(s);
+	assert_int_equal(sched_failed(s, 1, 1, 1), 1);
+	expect_assign(s, 1, 4, 0);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 2, 2, 2), SCHED_ACCEPT);
+	expect_assign(s, 2, 1, 0);
+	assert_int_equal(sched_done(s, 1, 4, 3), SCHED_ACCEPT);
+	expect_assign(s, 1, 3, 0);
+	assert_int_equal(sched_done(s, 2, 1, 4), SCHED_ACCEPT);
+	/* w1 failed where w2 succeeded. */
+	expect_suspect(s, 1, 1, SCHED_WHY_FAILED);
+	expect_assign(s, 2, 3, 1);	/* its held task, replicated */
+	assert_int_equal(sched_done(s, 1, 3, 5), SCHED_ACCEPT);
+	expect_cancel(s, 2, 3, 0);
+	expect_none(s);
+	assert_int_equal(sched_batch_close(s, 1, 6), 0);
+	expect_batch_done(s, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * copies = 3: three copies at once on three workers, on machines that
+ * have none yet before a second worker of the same machine; the first
+ * result wins and the other two are cancelled.  The extra copies are
+ * replicas but do not start the synchronisation wait.
+ */
+static void
+test_copies_three(void **state)
+{
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	const struct sched_task		 v[] = { task(1, 0, 3), task(2, 0, 1) };
+	struct sched_stats		 st;
+	struct sched			*s;
+
+	(void)state;
+	assert_non_null(s = sched_new());
+	/* w1 and w2 share a machine. */
+	assert_int_equal(sched_worker_join_node(s, 1, 100, 1, ~0U, 0), 0);
+	assert_int_equal(sched_worker_join_node(s, 2, 100, 1, ~0U, 0), 0);
+	assert_int_equal(sched_worker_join_node(s, 3, 300, 1, ~0U, 0), 0);
+	assert_int_equal(sched_worker_join_node(s, 4, 400, 1, ~0U, 0), 0);
+	assert_int_equal(sched_worker_join_node(s, 5, 500, 1, ~0U, 0), 0);
+	seen_reset();
+	assert_int_equal(sched_batch_open(s, 1, &c, 0), 0);
+	assert_int_equal(sched_batch_add(s, 1, v, nitems(v), 0), 0);
+	assert_int_equal(sched_batch_close(s, 1, 0), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 3, 1, 1);
+	expect_assign(s, 4, 1, 1);
+	expect_assign(s, 2, 2, 0);
+	expect_none(s);
+	sched_started(s, 3, 1, 1);
+	assert_int_equal(sched_done(s, 4, 1, 2), SCHED_ACCEPT);
+	expect_cancel(s, 1, 1, 0);
+	expect_cancel(s, 3, 1, 1);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 1, 3), SCHED_STALE);
+	assert_int_equal(sched_done(s, 2, 2, 4), SCHED_ACCEPT);
+	/* w5 idled from the start: the copies are not the tail's. */
+	expect_report(s, 1, report(0, 0, 0, 4, 2, 1, 1, 0));
+	expect_none(s);
+	sched_get_stats(s, &st);
+	assert_int_equal(st.replicas, 2);
+	assert_int_equal(st.cancelled_held + st.cancelled_running, 2);
+	sched_free(s);
+}
+
+/*
+ * More copies than workers: one per worker, and the rest wait for room,
+ * before fresh work; a worker that joins later gets one.
+ */
+static void
+test_copies_more_than_workers(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	const struct sched_task		 v[] = { task(1, 0, 5), task(2, 0, 0) };
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(sched_batch_open(s, 1, &c, 0), 0);
+	assert_int_equal(sched_batch_add(s, 1, v, nitems(v), 0), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 1, 1);
+	expect_none(s);
+	assert_int_equal(sched_worker_join(s, 3, 1, ~0U, 1), 0);
+	expect_assign(s, 3, 1, 1);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 3, 1, 2), SCHED_ACCEPT);
+	expect_cancel(s, 1, 1, 0);
+	expect_cancel(s, 2, 1, 0);
+	expect_assign(s, 1, 2, 0);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * An open batch: tasks added after work started are sent as they come,
+ * and SCHED_BATCH_DONE waits for the close even when every task is done;
+ * the close then says it at once.  Bad adds and closes change nothing.
+ */
+static void
+test_open_batch(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_R3Q, 0, 0, 0);
+	const struct sched_task		 one[] = { task(1, 0, 0) };
+	const struct sched_task		 two[] = { task(2, 0, 0), task(3, 0, 0) };
+	const struct sched_task		 dup[] = { task(4, 0, 0), task(2, 0, 0) };
+	const struct sched_task		 many[] = { task(5, 0, 17) };
+	struct sched_stats		 st;
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(sched_batch_add(s, 1, one, 1, 0), -1);
+	assert_int_equal(sched_batch_close(s, 1, 0), -1);
+	assert_int_equal(sched_batch_open(s, 1, &c, 0), 0);
+	assert_int_equal(sched_batch_open(s, 1, &c, 0), -1);
+	expect_none(s);
+	assert_int_equal(sched_batch_add(s, 1, one, 1, 1), 0);
+	expect_assign(s, 1, 1, 0);
+	assert_int_equal(sched_done(s, 1, 1, 2), SCHED_ACCEPT);
+	expect_none(s);
+	assert_int_equal(sched_batch_add(s, 1, two, nitems(two), 3), 0);
+	expect_assign(s, 1, 2, 0);
+	expect_assign(s, 1, 3, 0);
+	assert_int_equal(sched_batch_add(s, 1, dup, nitems(dup), 3), -1);
+	assert_int_equal(sched_batch_add(s, 1, many, nitems(many), 3), -1);
+	assert_int_equal(sched_batch_add(s, 1, NULL, 0, 3), 0);
+	sched_get_stats(s, &st);
+	assert_int_equal(st.queued, 0);
+	assert_int_equal(sched_done(s, 1, 2, 4), SCHED_ACCEPT);
+	assert_int_equal(sched_done(s, 1, 3, 5), SCHED_ACCEPT);
+	expect_none(s);
+	assert_int_equal(sched_batch_close(s, 1, 6), 0);
+	expect_report(s, 1, report(0, 3, 0, 6, 0, 0, 0, 0));
+	expect_none(s);
+	assert_int_equal(sched_batch_close(s, 1, 7), -1);
+	assert_int_equal(sched_batch_add(s, 1, one, 1, 7), -1);
+	sched_free(s);
+}
+
+/* An empty batch, closed, is done at once. */
+static void
+test_empty_batch(void **state)
+{
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched			*s;
+
+	(void)state;
+	assert_non_null(s = sched_new());
+	assert_int_equal(sched_batch_open(s, 3, &c, 5), 0);
+	expect_none(s);
+	assert_int_equal(sched_batch_close(s, 3, 7), 0);
+	expect_report(s, 3, report(5, 0, 0, 7, 0, 0, 0, 0));
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * R3Q does not replicate the tail of an open batch, whose client may
+ * still add work; once it is closed it does, in reverse send order.
+ */
+static void
+test_open_no_tail_replication(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_R3Q, 2, 0, 0);
+	const struct sched_task		 v[] = { task(1, 0, 0), task(2, 0, 0) };
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	seen_reset();
+	assert_int_equal(sched_batch_open(s, 1, &c, 0), 0);
+	assert_int_equal(sched_batch_add(s, 1, v, nitems(v), 0), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	expect_none(s);
+	sched_started(s, 1, 1, 1);
+	sched_started(s, 2, 2, 1);
+	expect_none(s);
+	assert_int_equal(sched_batch_close(s, 1, 2), 0);
+	expect_assign(s, 1, 2, 1);
+	expect_assign(s, 2, 1, 1);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 1, 3), SCHED_ACCEPT);
+	expect_cancel(s, 2, 1, 0);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 2, 4), SCHED_ACCEPT);
+	expect_cancel(s, 2, 2, 1);
+	expect_report(s, 1, report(0, 0, 2, 4, 2, 1, 1, 0));
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * sched_task_cancel(): a queued task leaves its queue, a sent one has
+ * every copy cancelled; either counts as finished, without TASK_FAILED.
+ * Unknown and finished tasks are ENOENT.
+ */
+static void
+test_task_cancel(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	const struct sched_task		 v[] = { task(1, 0, 2) };
+	struct sched_stats		 st;
+	struct sched			*s;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	assert_int_equal(submit_range(s, 1, &c, 10, 4), 0);
+	expect_assign(s, 1, 10, 0);
+	expect_assign(s, 2, 11, 0);
+	expect_none(s);
+	/* Queued. */
+	assert_int_equal(sched_task_cancel(s, 12, 1), 0);
+	expect_none(s);
+	/* Running: cancelled there, and the worker gets the next task. */
+	sched_started(s, 1, 10, 1);
+	assert_int_equal(sched_task_cancel(s, 10, 2), 0);
+	expect_cancel(s, 1, 10, 1);
+	expect_assign(s, 1, 13, 0);
+	expect_none(s);
+	assert_int_equal(sched_task_cancel(s, 10, 2), -1);
+	assert_int_equal(sched_task_cancel(s, 999, 2), -1);
+	assert_int_equal(sched_done(s, 1, 10, 3), SCHED_STALE);
+	assert_int_equal(sched_done(s, 2, 11, 3), SCHED_ACCEPT);
+	assert_int_equal(sched_task_cancel(s, 11, 3), -1);
+	assert_int_equal(sched_done(s, 1, 13, 4), SCHED_ACCEPT);
+	expect_report(s, 1, report(0, 2, 3, 4, 0, 0, 1, 0));
+	expect_none(s);
+	assert_int_equal(seen.last.report.cancelled, 2);
+
+	/* Every copy of a task with copies; its open batch waits for close. */
+	assert_int_equal(sched_batch_open(s, 2, &c, 5), 0);
+	assert_int_equal(sched_batch_add(s, 2, v, nitems(v), 5), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 1, 1);
+	assert_int_equal(sched_task_cancel(s, 1, 6), 0);
+	expect_cancel(s, 1, 1, 0);
+	expect_cancel(s, 2, 1, 0);
+	expect_none(s);
+	assert_int_equal(sched_batch_close(s, 2, 7), 0);
+	expect_batch_done(s, 2);
+	expect_none(s);
+	sched_get_stats(s, &st);
+	assert_int_equal(st.cancelled, 3);
+	assert_int_equal(st.failed, 0);
+	sched_free(s);
+}
+
+/*
+ * Kinds are any numbers: a worker that runs {5, 1000} takes batches of
+ * kind 1000, not of kind 7; sched_kind_workers() counts workers per kind
+ * through joins and losses.
+ */
+static void
+test_kinds_large(void **state)
+{
+	struct sched_batch_config	 c7 = config(SCHED_POLICY_WQ, 0, 7, 0);
+	struct sched_batch_config	 ck = config(SCHED_POLICY_WQ, 0, 1000, 0);
+	static const uint32_t		 k1[] = { 1000, 5 };
+	static const uint32_t		 k2[] = { 7, 1000, 7, 70000 };
+	struct sched			*s;
+
+	(void)state;
+	assert_non_null(s = sched_new());
+	assert_int_equal(sched_kind_workers(s, 1000), 0);
+	assert_int_equal(sched_worker_join_kinds(s, 1, 1, 2, k1, nitems(k1),
+	    0), 0);
+	assert_int_equal(sched_worker_join_kinds(s, 1, 1, 2, k1, nitems(k1),
+	    0), -1);
+	assert_int_equal(sched_kind_workers(s, 1000), 1);
+	assert_int_equal(sched_kind_workers(s, 5), 1);
+	assert_int_equal(sched_kind_workers(s, 7), 0);
+	assert_int_equal(submit_range(s, 1, &c7, 1, 1), 0);
+	expect_none(s);
+	assert_int_equal(submit_range(s, 2, &ck, 2, 1), 0);
+	expect_assign(s, 1, 2, 0);
+	expect_none(s);
+	assert_int_equal(sched_worker_join_kinds(s, 2, 2, 1, k2, nitems(k2),
+	    1), 0);
+	expect_assign(s, 2, 1, 0);
+	expect_none(s);
+	assert_int_equal(sched_kind_workers(s, 1000), 2);
+	assert_int_equal(sched_kind_workers(s, 7), 1);
+	assert_int_equal(sched_kind_workers(s, 70000), 1);
+	/* The old mask: bit k is kind k. */
+	assert_int_equal(sched_worker_join(s, 3, 1, 0x5, 2), 0);
+	assert_int_equal(sched_kind_workers(s, 0), 1);
+	assert_int_equal(sched_kind_workers(s, 1), 0);
+	assert_int_equal(sched_kind_workers(s, 2), 1);
+	sched_worker_lost(s, 1, 3);
+	assert_int_equal(sched_kind_workers(s, 1000), 1);
+	assert_int_equal(sched_kind_workers(s, 5), 0);
+	/* Its task goes to the other worker of kind 1000 once it has room. */
+	expect_none(s);
+	assert_int_equal(sched_done(s, 2, 1, 4), SCHED_ACCEPT);
+	expect_batch_done(s, 1);
+	expect_assign(s, 2, 2, 0);
+	sched_worker_lost(s, 2, 5);
+	sched_worker_lost(s, 3, 5);
+	assert_int_equal(sched_kind_workers(s, 1000), 0);
+	assert_int_equal(sched_kind_workers(s, 7), 0);
+	assert_int_equal(sched_kind_workers(s, 0), 0);
+	sched_free(s);
+}
+
 int
 main(void)
 {
@@ -2645,6 +3136,18 @@ main(void)
 		cmocka_unit_test(test_suspect_grace),
 		cmocka_unit_test(test_suspect_cooldown),
 		cmocka_unit_test(test_max_kills),
+		cmocka_unit_test(test_priority_one_batch),
+		cmocka_unit_test(test_priority_two_batches),
+		cmocka_unit_test(test_priority_ties_fifo),
+		cmocka_unit_test(test_priority_requeue_first),
+		cmocka_unit_test(test_exclusion_priorities),
+		cmocka_unit_test(test_copies_three),
+		cmocka_unit_test(test_copies_more_than_workers),
+		cmocka_unit_test(test_open_batch),
+		cmocka_unit_test(test_empty_batch),
+		cmocka_unit_test(test_open_no_tail_replication),
+		cmocka_unit_test(test_task_cancel),
+		cmocka_unit_test(test_kinds_large),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

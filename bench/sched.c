@@ -204,6 +204,7 @@ run(enum bcase bc, size_t n, uint64_t seed)
 	return ((double)(t1 - t0) / (double)n);
 }
 
+/* Order samples for qsort(). */
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -212,6 +213,7 @@ cmp_double(const void *a, const void *b)
 	return (x < y ? -1 : x > y);
 }
 
+/* Say how to call it, and exit. */
 static void
 usage(void)
 {

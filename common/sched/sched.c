@@ -2714,12 +2714,12 @@ sched_task_cancel(struct sched *s, uint64_t id, uint64_t now)
 		return (-1);
 	}
 	b = t->t_batch;
+	sched_suspect_unlist(s, t);
+	sched_need_unlist(s, t);
 	if (t->t_state == TASK_QUEUED)
 		sched_queue_take(s, b, t);
 	else {
 		sched_r_remove(b, t);
-		sched_suspect_unlist(s, t);
-		sched_need_unlist(s, t);
 		while (t->t_copies != NULL)
 			sched_copy_cancel(s, t->t_copies);
 	}
@@ -3166,9 +3166,9 @@ sched_worker_load(const struct sched *s, uint32_t wid, uint32_t *held,
 }
 
 /*
- * Worker wid's estimates, and the capacity it would have for the first
- * batch with queued tasks it can run (else the last batch submitted, else
- * one per CPU); -1 if it is unknown.
+ * Worker wid's estimates, and the capacity it would have for the batch it
+ * would take its next task from (else the last batch opened, else one per
+ * CPU); -1 if it is unknown.
  */
 int
 sched_worker_estimate(const struct sched *s, uint32_t wid,

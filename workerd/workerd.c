@@ -137,7 +137,7 @@ workerd_config_defaults(struct workerd_config *c)
 	snprintf(c->cert, sizeof(c->cert), "%s", R3Q_CONFDIR "/worker.pem");
 	snprintf(c->key, sizeof(c->key), "%s", R3Q_CONFDIR "/worker.key");
 	c->max_frame = FRAME_MAX_DEFAULT;
-	c->max_output = MAX_OUTPUT_DEFAULT;
+	c->max_output = UINT64_MAX;	/* not set: see workerd_config */
 	c->reconnect_max = 30000;
 	c->speed = 1.0;
 	c->heartbeat = 1000;
@@ -212,7 +212,13 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 			return (-1);
 		}
 	}
-	/* Any one result must fit in a frame, output and all. */
+	/*
+	 * Any one result must fit in a frame, output and all.  Not set, it
+	 * is 1M or what a smaller max_frame leaves room for.
+	 */
+	if (c->max_output == UINT64_MAX)
+		c->max_output = c->max_frame - RESULT_ROOM < MAX_OUTPUT_DEFAULT ?
+		    c->max_frame - RESULT_ROOM : MAX_OUTPUT_DEFAULT;
 	if (c->max_output > c->max_frame - RESULT_ROOM) {
 		snprintf(err, errlen, "%s: max_output (%llu bytes) must be at "
 		    "most max_frame less %d (%llu bytes), to leave room for "

@@ -23,7 +23,7 @@ sleep 1
 grep -qx 'READY=1' "$T/m.msgs" || fail "masterd sent no READY=1: $(cat "$T/m.msgs")"
 grep -q '^STATUS=1 workers, 0 jobs running$' "$T/m.msgs" ||
     fail "masterd's STATUS does not count the worker: $(cat "$T/m.msgs")"
-grep -qE '^STATUS=1 workers, 1 jobs running: job 1 gen [0-9]+$' "$T/m.msgs" ||
+grep -qE '^STATUS=1 workers, 1 jobs running: job 1 batch [0-9]+$' "$T/m.msgs" ||
     fail "masterd's STATUS does not show the job: $(cat "$T/m.msgs")"
 [ "$(grep -cx 'WATCHDOG=1' "$T/m.msgs")" -ge 3 ] ||
     fail "masterd pinged the watchdog fewer than 3 times"

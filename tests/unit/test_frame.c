@@ -30,9 +30,9 @@ make_assign(Envelope *env, R3q__Assign *a, R3q__Task *t, R3q__Task **tp,
 		r3q__task__init(&t[i]);
 		t[i].id = 1000 + i;
 		t[i].kind = (char *)(uintptr_t)"ridge-lu";
-		t[i].n_x = 3;
-		t[i].x = x;
-		t[i].lu = (uint32_t)i;
+		t[i].payload.data = (uint8_t *)x;
+		t[i].payload.len = 3 * sizeof(*x);
+		t[i].tag = i;
 		tp[i] = &t[i];
 	}
 	a->epoch = 0xfeedfacecafef00dULL;
@@ -104,9 +104,12 @@ test_roundtrip(void **state)
 		assert_int_equal(got->assign->n_tasks, 5);
 		assert_int_equal(got->assign->epoch, a.epoch);
 		assert_int_equal(got->assign->tasks[4]->id, 1004);
-		assert_int_equal(got->assign->tasks[4]->lu, 4);
+		assert_int_equal(got->assign->tasks[4]->tag, 4);
 		assert_string_equal(got->assign->tasks[2]->kind, "ridge-lu");
-		assert_memory_equal(got->assign->tasks[3]->x, x, sizeof(x));
+		assert_int_equal(got->assign->tasks[3]->payload.len,
+		    sizeof(x));
+		assert_memory_equal(got->assign->tasks[3]->payload.data, x,
+		    sizeof(x));
 		frame_free(got);
 	}
 	assert_int_equal(frames, 3);
@@ -238,9 +241,10 @@ test_arena(void **state)
 			assert_int_equal(got->assign->tasks[i]->id, 1000 + i);
 			assert_string_equal(got->assign->tasks[i]->kind,
 			    "ridge-lu");
-			assert_int_equal(got->assign->tasks[i]->n_x, 3);
-			assert_memory_equal(got->assign->tasks[i]->x, x,
-			    sizeof(x));
+			assert_int_equal(got->assign->tasks[i]->payload.len,
+			    3 * sizeof(double));
+			assert_memory_equal(got->assign->tasks[i]->payload.data,
+			    x, 3 * sizeof(double));
 		}
 		frame_arena_reset(a);
 		/* garbage: refused, and the arena goes on */

@@ -74,9 +74,14 @@ for pol in wq rr rwq r3q; do
 	hostile failall ridge-lu
 	waitfor "[ \$('$R3QCTL' workers | grep -c '^bad ') -eq 1 ]" 10 ||
 	    fail "the failing worker did not join"
-	job=$("$R3QCTL" submit es $ES --policy "$pol")
-	same_answer "$job" "$pol with a failing worker"
-	"$R3QCTL" workers > "$T/workers"
+	# On a loaded machine one job may end before the worker has failed
+	# suspect_limit tasks: up to three jobs, each with the right answer.
+	for try in 1 2 3; do
+		job=$("$R3QCTL" submit es $ES --policy "$pol")
+		same_answer "$job" "$pol with a failing worker"
+		"$R3QCTL" workers > "$T/workers"
+		grep -q '^bad .* cooling ' "$T/workers" && break
+	done
 	grep -q '^bad .* cooling ' "$T/workers" ||
 	    fail "$pol: the failing worker is not cooling: $(cat "$T/workers")"
 	grep -q 'failed on it and succeeded on w[12]' "$T/workers" ||

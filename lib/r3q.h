@@ -85,7 +85,7 @@ struct r3q	*r3q_connect(const struct r3q_options *, char *, size_t);
 void		 r3q_close(struct r3q *);
 const char	*r3q_error(const struct r3q *);
 const char	*r3q_strerror(int);
-int		 r3q_fd(const struct r3q *);
+int		 r3q_fd(struct r3q *);
 int		 r3q_process(struct r3q *);
 void		 r3q_signal(struct r3q *);
 

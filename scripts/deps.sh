@@ -2,7 +2,7 @@
 # R3Q needs to build and test, only those missing, and build the tree in
 # build/ (out of the source tree) if it is not built or out of date.
 
-R3Q_PKGS="build-essential autoconf automake pkg-config
+R3Q_PKGS="build-essential autoconf automake libtool pkg-config
 	libevent-dev libssl-dev openssl libprotobuf-c-dev protobuf-c-compiler
 	liblapacke-dev libopenblas-dev libsystemd-dev libsqlite3-dev
 	libcmocka-dev mandoc procps systemd sqlite3 libxml2-utils"

@@ -28,6 +28,7 @@
 #include "es/es.h"
 #include "es/payload.h"
 #include "frame.h"
+#include "map.h"
 #include "report/report.h"
 #include "sched/sched.h"
 #include "task/task.h"
@@ -42,6 +43,7 @@
 #define EX_UNAVAILABLE	69
 
 static const char	*ctl_socket;
+static const char	*ctl_sflag;	/* -s, for map (libr3q) */
 static int		 ctl_fd = -1;
 static uint64_t		 ctl_reqid;
 
@@ -84,16 +86,22 @@ usage(int code)
 	    "                         draw a job: Gantt chart, convergence, "
 	    "time\n"
 	    "                         breakdown (SVG, HTML), trace JSON\n"
+	    "  map [options] KIND [FILE]  one task of KIND per input line, "
+	    "outputs\n"
+	    "                         in input order (r3qctl map -h)\n"
 	    "es options:\n"
 	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
 	    "--reevaluate-parents\n"
 	    "  --work-ms MS  --spin  --verify N  --local  --csv FILE  --json  "
 	    "--quiet  --detach\n"
+	    "map options:\n"
+	    "  -0  --json  --policy P  --queue-factor N|auto  --timeout S\n"
 	    "report options:\n"
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
-	    CONTROL_DEFAULT "\n");
+	    CONTROL_DEFAULT "\n"
+	    "(map without -s: TLS to $R3Q_MASTER if it is set)\n");
 	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))
 		code = EX_FAIL;
 	exit(code);
@@ -1372,7 +1380,7 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(EX_OK);
 		case 's':
-			ctl_socket = optarg;
+			ctl_socket = ctl_sflag = optarg;
 			break;
 		default:
 			usage(EX_USAGE);
@@ -1412,5 +1420,7 @@ main(int argc, char *argv[])
 		return (cmd_cancel(argc, argv));
 	if (strcmp(argv[0], "report") == 0)
 		return (cmd_report(argc, argv));
+	if (strcmp(argv[0], "map") == 0)
+		return (cmd_map(argc, argv, ctl_sflag));
 	die(EX_USAGE, "unknown command '%s' (see r3qctl -h)", argv[0]);
 }

@@ -944,6 +944,7 @@ conn_poll(struct r3q *r, uint64_t deadline, int signals,
 		job_flush_all(r);
 		job_ack_all(r, 1);
 		lr_write(r);
+		r->r_pending = 0;
 	} else if (r->r_state == CS_DOWN && lr_now() >= r->r_retry_at)
 		conn_step(r, -1);
 
@@ -1058,6 +1059,7 @@ lr_wait(struct r3q *r, int (*done)(void *), void *arg, int timeout_ms,
 void
 lr_queued(struct r3q *r)
 {
+	r->r_pending = 1;
 	if (r->r_epfd != -1 && !r->r_kicked)
 		conn_arm(r);
 }
@@ -1117,7 +1119,7 @@ conn_arm(struct r3q *r)
 	now = lr_now();
 	if (r->r_state == CS_DOWN)
 		at = r->r_retry_at;
-	if (r->r_state == CS_UP && r->r_queued > 0) {
+	if (r->r_state == CS_UP && (r->r_queued > 0 || r->r_pending)) {
 		at = now;
 		r->r_kicked = 1;
 	}
@@ -1199,6 +1201,7 @@ r3q_process(struct r3q *r)
 		job_flush_all(r);
 		job_ack_all(r, 1);
 		lr_write(r);
+		r->r_pending = 0;
 	}
 	if (r->r_epfd != -1)
 		conn_arm(r);

@@ -858,7 +858,8 @@ r3q_cancel(struct r3q_future *f)
 /*
  * Close a job: its batches close, CloseJob is sent, and the call waits
  * for the master's JobInfo, which comes once every task is over (and
- * after every outcome).  The job is the program's no longer.
+ * after every outcome), or for r3q_signal (R3Q_ESIGNALLED: the futures
+ * still resolve as outcomes come).  The job is the program's no longer.
  */
 int
 r3q_job_close(struct r3q_job *j)
@@ -887,7 +888,7 @@ r3q_job_close(struct r3q_job *j)
 		env.body_case = R3Q__ENVELOPE__BODY_CLOSE_JOB;
 		env.close_job = &cj;
 		j->j_closing = 1;
-		rc = job_request(r, &env, 0, &q);
+		rc = job_request(r, &env, 1, &q);
 		if (rc == R3Q_OK && strcmp(q->q_state, "done") != 0 &&
 		    q->q_state[0] != '\0') {
 			lr_seterr(r, "job %llu %s%s%s", (unsigned long long)
@@ -911,9 +912,9 @@ r3q_job_close(struct r3q_job *j)
 }
 
 /*
- * Cancel a job: CancelJob, wait for the master's answer, and resolve
- * every unresolved future with R3Q_ECANCELLED.  The job is the
- * program's no longer.
+ * Cancel a job: CancelJob, wait for the master's answer (or r3q_signal),
+ * and resolve every unresolved future with R3Q_ECANCELLED.  The job is
+ * the program's no longer.
  */
 int
 r3q_job_cancel(struct r3q_job *j)
@@ -934,7 +935,7 @@ r3q_job_cancel(struct r3q_job *j)
 		r3q__envelope__init(&env);
 		env.body_case = R3Q__ENVELOPE__BODY_CANCEL_JOB;
 		env.cancel_job = &xj;
-		rc = job_request(r, &env, 0, &q);
+		rc = job_request(r, &env, 1, &q);
 		if (q != NULL)
 			lr_req_free(r, q);
 		job_fail(j, R3Q_ECANCELLED, "the job was cancelled");

@@ -187,6 +187,7 @@ struct r3q {
 	uint32_t		 r_ep_events;
 	uint64_t		 r_timer_at;	/* armed deadline, 0 none */
 	int			 r_kicked;
+	int			 r_pending;	/* cancels or closes to send */
 
 	/* Where. */
 	int			 r_tls;

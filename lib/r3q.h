@@ -34,6 +34,17 @@
  * is readable when r3q_process() has something to do.  The library never
  * calls exit(), never writes to stdout or stderr, and never raises
  * SIGPIPE.
+ *
+ * Signals: r3q_signal() wakes one blocked wait (r3q_future_get,
+ * r3q_wait_any, r3q_wait_all, r3q_map, r3q_job_open/attach/close/cancel)
+ * with R3Q_ESIGNALLED, or the next one to block if none is; each signal
+ * wakes one wait.  It is one write(2): safe in a signal handler.
+ *
+ * Submitting: r3q_submit() returns NULL only for a NULL argument or no
+ * memory; any other refusal (R3Q_ETOOBIG, R3Q_EINVAL, R3Q_ECONN) is a
+ * future resolved at once.  Tasks go out in frames of up to 1024 tasks or
+ * 1 MiB when a frame fills or the program waits, flushes or processes.
+ * Freeing an unresolved future cancels its task.  r3q(3) says the rest.
  */
 #ifndef R3Q_H
 #define R3Q_H
@@ -81,11 +92,12 @@ struct r3q_options {
 					   < 0: never */
 };
 
+/* Connect (blocking, up to 10 s); NULL with a message in err. */
 struct r3q	*r3q_connect(const struct r3q_options *, char *, size_t);
 void		 r3q_close(struct r3q *);
 const char	*r3q_error(const struct r3q *);
 const char	*r3q_strerror(int);
-int		 r3q_fd(struct r3q *);
+int		 r3q_fd(struct r3q *);	/* epoll fd, stable across reconnects */
 int		 r3q_process(struct r3q *);
 void		 r3q_signal(struct r3q *);
 
@@ -101,6 +113,7 @@ struct r3q_job_options {
 };
 #define R3Q_QF_AUTO	0xffffffffu
 
+/* Close waits for the job's end; cancel resolves what is left. */
 struct r3q_job	*r3q_job_open(struct r3q *, const struct r3q_job_options *);
 struct r3q_job	*r3q_job_attach(struct r3q *, uint64_t);
 uint64_t	 r3q_job_id(const struct r3q_job *);
@@ -129,7 +142,9 @@ int		 r3q_future_result(const struct r3q_future *, const void **,
 int		 r3q_future_done(const struct r3q_future *);
 const char	*r3q_future_error(const struct r3q_future *);
 void		 r3q_future_free(struct r3q_future *);
+/* NULL entries are skipped; *idx: the first of them to resolve. */
 int		 r3q_wait_any(struct r3q_future **, size_t, int, size_t *);
+/* R3Q_OK once every future has resolved, whatever the outcome. */
 int		 r3q_wait_all(struct r3q_future **, size_t, int);
 
 /* r3q_map()'s inputs and outputs (outputs: malloc'd, the caller frees). */
@@ -139,6 +154,12 @@ struct r3q_buf {
 	int		 status;	/* output: R3Q_OK or a failure */
 };
 
+/*
+ * One closed batch, waited for: out[i] is in[i]'s status and its output,
+ * or the error text of a failure (NUL-terminated, malloc'd).  R3Q_OK only
+ * if every task succeeded, else the first failure in input order, or
+ * R3Q_ETIMEDOUT/R3Q_ESIGNALLED (the tasks left are cancelled).
+ */
 int		 r3q_map(struct r3q_job *, const char *,
 		    const struct r3q_buf *, size_t, struct r3q_buf *, int);
 

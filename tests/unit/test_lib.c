@@ -12,6 +12,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -420,7 +421,7 @@ fake_main(void *arg)
 		if (!(pfd[1].revents & (POLLIN | POLLHUP)))
 			goto next;
 		if (fk->cfd == -1) {
-			if ((fd = accept(fk->lfd, NULL, NULL)) != -1) {
+			if ((fd = accept4(fk->lfd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
 				fk->cfd = fd;
 				fk->nconn++;
 			}
@@ -472,12 +473,12 @@ fake_start(enum fake_mode mode)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	strcpy(sun.sun_path, fk->path);
-	fk->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	fk->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(fk->lfd != -1);
 	assert_int_equal(bind(fk->lfd, (struct sockaddr *)&sun, sizeof(sun)),
 	    0);
 	assert_int_equal(listen(fk->lfd, 4), 0);
-	assert_int_equal(pipe(fk->ctl), 0);
+	assert_int_equal(pipe2(fk->ctl, O_CLOEXEC), 0);
 	assert_int_equal(pthread_create(&fk->th, NULL, fake_main, fk), 0);
 	return (fk);
 }

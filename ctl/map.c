@@ -1,0 +1,620 @@
+/*
+ * r3qctl map: one task per line (or NUL-separated record) of a file or
+ * standard input, run through libr3q as one batch of a new job, outputs
+ * printed in input order as they become ready (GNU parallel's
+ * --keep-order).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "map.h"
+#include "r3q.h"
+#include "sched/sched.h"
+#include "util.h"
+
+#define EX_OK		0
+#define EX_FAIL		1
+#define EX_USAGE	64
+#define EX_UNAVAILABLE	69
+
+#define MAP_TICK_MS	250	/* progress, and a look at the deadline */
+#define MAP_PROCESS	1024	/* records between looks while reading */
+
+struct map_opts {
+	int		 nul;
+	int		 json;
+	const char	*policy;
+	unsigned	 queue_factor;
+	uint64_t	 timeout_ms;	/* 0: none */
+	const char	*kind;
+	const char	*file;
+};
+
+/* What a record became. */
+struct map_task {
+	struct r3q_future	*t_f;
+	int			 t_timedout;
+};
+
+static struct r3q		*map_r;
+static volatile sig_atomic_t	 map_signo;
+static struct map_task		*map_ts;	/* for map_interrupted */
+static size_t			 map_n;
+
+static void
+map_usage(int code)
+{
+	fprintf(code == EX_OK ? stdout : stderr,
+	    "usage: r3qctl map [-0] [--json] [--policy P] "
+	    "[--queue-factor N|auto]\n"
+	    "                  [--timeout S] KIND [FILE]\n"
+	    "  -0                  records end with NUL, not newline "
+	    "(input and output)\n"
+	    "  --json              one JSON object per task: index, status, "
+	    "output\n"
+	    "                      (output_base64 if not UTF-8), error\n"
+	    "  --policy P          wq, rr, rwq or r3q (the master's default "
+	    "otherwise)\n"
+	    "  --queue-factor N    1 to 64, or auto\n"
+	    "  --timeout S         give up on tasks unfinished after S "
+	    "seconds\n"
+	    "one task of KIND per line of FILE (or standard input, or -); "
+	    "outputs in\n"
+	    "input order, failures on standard error; exit 0 only if every "
+	    "task succeeded\n");
+	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))
+		code = EX_FAIL;
+	exit(code);
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+map_die(int code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	fprintf(stderr, "r3qctl: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+/*
+ * A signal: remembered, and the library's wait is woken (a second one
+ * wakes r3q_job_cancel in map_interrupted).
+ */
+static void
+map_catch(int signo)
+{
+	/* Every write to a closed pipe raises SIGPIPE: one is enough. */
+	if (signo == SIGPIPE && map_signo != 0)
+		return;
+	map_signo = signo;
+	if (map_r != NULL)
+		r3q_signal(map_r);
+}
+
+/*
+ * Catch SIGINT, SIGTERM, SIGHUP and SIGPIPE (our reader went away)
+ * without SA_RESTART, so a read of the input stops too.  One ignored at
+ * start stays ignored.
+ */
+static void
+map_catch_signals(void)
+{
+	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction	 sa, old;
+	size_t			 i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = map_catch;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigaction(sigs[i], NULL, &old) == -1 ||
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/*
+ * Interrupted: cancel the job, say so, and die of the signal as a shell
+ * expects (status 128 plus its number).
+ */
+static void __attribute__((noreturn))
+map_interrupted(struct r3q_job *job)
+{
+	uint64_t	 id = r3q_job_id(job);
+	size_t		 i;
+	int		 signo = map_signo, k;
+
+	signal(SIGPIPE, SIG_IGN);
+	fflush(stdout);
+	/*
+	 * The signal that brought us here may not have been taken by a
+	 * wait yet: take it now, on a task still out, so that only a new
+	 * one interrupts the cancel.
+	 */
+	for (i = 0; i < map_n; i++) {
+		if (map_ts[i].t_f == NULL || r3q_future_done(map_ts[i].t_f))
+			continue;
+		for (k = 0; k < 16 && r3q_future_get(map_ts[i].t_f, 0, NULL,
+		    NULL) == R3Q_ESIGNALLED; k++)
+			;
+		break;
+	}
+	/* A second signal gives up waiting for the master's answer. */
+	switch (r3q_job_cancel(job)) {
+	case R3Q_OK:
+		fprintf(stderr, "r3qctl: cancelled job %llu\n",
+		    (unsigned long long)id);
+		break;
+	case R3Q_ESIGNALLED:
+		fprintf(stderr, "r3qctl: job %llu may still run; r3qctl "
+		    "cancel %llu stops it\n", (unsigned long long)id,
+		    (unsigned long long)id);
+		break;
+	default:
+		fprintf(stderr, "r3qctl: job %llu not cancelled: %s\n",
+		    (unsigned long long)id, r3q_error(map_r));
+	}
+	r3q_close(map_r);
+	if (signo == 0)
+		exit(EX_FAIL);
+	signal(signo, SIG_DFL);
+	raise(signo);
+	_exit(128 + signo);
+}
+
+static void
+map_parse(int argc, char *argv[], struct map_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "json",		no_argument,	   NULL, 'j' },
+		{ "policy",		required_argument, NULL, 'p' },
+		{ "queue-factor",	required_argument, NULL, 'Q' },
+		{ "timeout",		required_argument, NULL, 't' },
+		{ "help",		no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	enum sched_policy	 pol;
+	uint64_t		 v;
+	char			*end;
+	double			 d;
+	int			 ch;
+
+	memset(o, 0, sizeof(*o));
+	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
+	while ((ch = getopt_long(argc, argv, "0h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case '0':
+			o->nul = 1;
+			break;
+		case 'j':
+			o->json = 1;
+			break;
+		case 'p':
+			if (sched_policy_parse(optarg, &pol) == -1)
+				map_die(EX_USAGE, "--policy: '%s' is not one "
+				    "of wq, rr, rwq, r3q", optarg);
+			o->policy = optarg;
+			break;
+		case 'Q':
+			if (strcmp(optarg, "auto") == 0)
+				o->queue_factor = R3Q_QF_AUTO;
+			else if (parse_u64(optarg, 1, 64, &v) == 0)
+				o->queue_factor = (unsigned)v;
+			else
+				map_die(EX_USAGE, "--queue-factor: '%s' is "
+				    "not a number from 1 to 64 or auto",
+				    optarg);
+			break;
+		case 't':
+			d = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' || !(d > 0) ||
+			    d > 1e7)
+				map_die(EX_USAGE, "--timeout: '%s' is not a "
+				    "number of seconds", optarg);
+			o->timeout_ms = (uint64_t)(d * 1000 + 0.5);
+			if (o->timeout_ms == 0)
+				o->timeout_ms = 1;
+			break;
+		case 'h':
+			map_usage(EX_OK);
+			break;
+		default:
+			map_usage(EX_USAGE);
+		}
+	}
+	if (argc - optind < 1 || argc - optind > 2)
+		map_usage(EX_USAGE);
+	o->kind = argv[optind];
+	if (*o->kind == '\0')
+		map_die(EX_USAGE, "the kind is empty");
+	o->file = argc - optind == 2 ? argv[optind + 1] : NULL;
+}
+
+/* Milliseconds since t0. */
+static uint64_t
+map_ms(const struct timespec *t0)
+{
+	struct timespec	 t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ((uint64_t)(t.tv_sec - t0->tv_sec) * 1000 +
+	    (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000000));
+}
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0. */
+static size_t
+map_utf8(const unsigned char *p, size_t n)
+{
+	uint32_t	 c;
+	size_t		 len, i;
+
+	if (p[0] < 0x80)
+		return (1);
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, c = p[0] & 0x07;
+	else
+		return (0);
+	if (len > n)
+		return (0);
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return (0);
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return (0);
+	return (len);
+}
+
+static int
+map_is_utf8(const unsigned char *p, size_t n)
+{
+	size_t	 k;
+
+	while (n > 0) {
+		if ((k = map_utf8(p, n)) == 0)
+			return (0);
+		p += k;
+		n -= k;
+	}
+	return (1);
+}
+
+/*
+ * A JSON string.  Bytes that are not UTF-8 (only in error texts: outputs
+ * that are not UTF-8 go as base64) become U+FFFD.
+ */
+static void
+map_json_str(FILE *out, const unsigned char *p, size_t n)
+{
+	size_t	 k;
+
+	fputc('"', out);
+	while (n > 0) {
+		if ((k = map_utf8(p, n)) == 0) {
+			fputs("\\ufffd", out);
+			k = 1;
+		} else if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else if (*p == '\r')
+			fputs("\\r", out);
+		else if (*p == '\t')
+			fputs("\\t", out);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fwrite(p, 1, k, out);
+		p += k;
+		n -= k;
+	}
+	fputc('"', out);
+}
+
+static void
+map_base64(FILE *out, const unsigned char *p, size_t n)
+{
+	static const char	 b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint32_t		 v;
+	size_t			 i;
+
+	fputc('"', out);
+	for (i = 0; i + 2 < n; i += 3) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		fputc(b64[v >> 18], out);
+		fputc(b64[(v >> 12) & 63], out);
+		fputc(b64[(v >> 6) & 63], out);
+		fputc(b64[v & 63], out);
+	}
+	if (n - i == 1) {
+		v = (uint32_t)p[i] << 16;
+		fprintf(out, "%c%c==", b64[v >> 18], b64[(v >> 12) & 63]);
+	} else if (n - i == 2) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+		fprintf(out, "%c%c%c=", b64[v >> 18], b64[(v >> 12) & 63],
+		    b64[(v >> 6) & 63]);
+	}
+	fputc('"', out);
+}
+
+/* The --json name of a status. */
+static const char *
+map_status(int rc, int timedout)
+{
+	if (timedout)
+		return ("timeout");
+	switch (rc) {
+	case R3Q_OK:
+		return ("ok");
+	case R3Q_EREMOTE:
+		return ("failed");
+	case R3Q_EKILLED:
+		return ("killed");
+	case R3Q_ECANCELLED:
+		return ("cancelled");
+	case R3Q_ECONN:
+		return ("unreachable");
+	case R3Q_EDENIED:
+		return ("refused");
+	case R3Q_ETOOBIG:
+		return ("toobig");
+	default:
+		return ("error");
+	}
+}
+
+/* Clear the progress line before other text goes to the terminal. */
+static void
+map_progress_clear(int *shown)
+{
+	if (*shown) {
+		fputs("\r\033[K", stderr);
+		*shown = 0;
+	}
+}
+
+/*
+ * Print task i (0-based) and free its future.  Returns its status.
+ */
+static int
+map_print(const struct map_opts *o, struct map_task *t, size_t i,
+    int *shown)
+{
+	const unsigned char	*out;
+	const char		*err;
+	char			 tmo[64];
+	size_t			 len;
+	int			 rc, delim = o->nul ? '\0' : '\n';
+
+	rc = r3q_future_result(t->t_f, (const void **)&out, &len);
+	err = r3q_future_error(t->t_f);
+	if (t->t_timedout) {
+		snprintf(tmo, sizeof(tmo), "timed out after %.3g s",
+		    (double)o->timeout_ms / 1000);
+		err = tmo;
+		rc = R3Q_ETIMEDOUT;
+	}
+	if (o->json) {
+		printf("{\"index\":%zu,\"status\":\"%s\",", i + 1,
+		    map_status(rc, t->t_timedout));
+		if (rc != R3Q_OK)
+			fputs("\"output\":null", stdout);
+		else if (map_is_utf8(out, len)) {
+			fputs("\"output\":", stdout);
+			map_json_str(stdout, out, len);
+		} else {
+			fputs("\"output_base64\":", stdout);
+			map_base64(stdout, out, len);
+		}
+		fputs(",\"error\":", stdout);
+		if (rc == R3Q_OK)
+			fputs("null", stdout);
+		else
+			map_json_str(stdout, (const unsigned char *)err,
+			    strlen(err));
+		fputs("}\n", stdout);
+	} else if (rc == R3Q_OK) {
+		fwrite(out, 1, len, stdout);
+		if (len == 0 || out[len - 1] != delim)
+			putchar(delim);
+	} else {
+		map_progress_clear(shown);
+		fprintf(stderr, "r3qctl: task %zu (line %zu): %s\n", i + 1,
+		    i + 1, err);
+	}
+	r3q_future_free(t->t_f);
+	t->t_f = NULL;
+	return (rc);
+}
+
+/* Print the next task and count what it was. */
+static void
+map_take(const struct map_opts *o, struct map_task *ts, size_t *next,
+    size_t *failed, int *lost, int *shown)
+{
+	int	 rc;
+
+	rc = map_print(o, &ts[*next], *next, shown);
+	if (rc != R3Q_OK)
+		(*failed)++;
+	if (rc == R3Q_ECONN)
+		*lost = 1;
+	(*next)++;
+}
+
+/* "r3qctl: map: 12 of 100 done, 1 failed" on a terminal. */
+static void
+map_progress(struct map_task *ts, size_t next, size_t n, size_t failed,
+    int *shown)
+{
+	size_t	 i, done = next;
+
+	for (i = next; i < n; i++)
+		done += r3q_future_done(ts[i].t_f);
+	fprintf(stderr, "\r\033[Kr3qctl: map: %zu of %zu done", done, n);
+	if (failed > 0)
+		fprintf(stderr, ", %zu failed", failed);
+	*shown = 1;
+}
+
+/* r3qctl map. */
+int
+cmd_map(int argc, char *argv[], const char *socket)
+{
+	struct map_opts		 o;
+	struct r3q_options	 ro;
+	struct r3q_job_options	 jo;
+	struct r3q_job		*job;
+	struct map_task		*ts = NULL;
+	struct timespec		 t0;
+	FILE			*in;
+	char			*line = NULL, err[512], name[128];
+	size_t			 cap = 0, n = 0, tsz = 0, next = 0, failed = 0;
+	size_t			 i;
+	ssize_t			 len;
+	uint64_t		 now, last = 0;
+	int			 rc, tmo, progress, shown = 0, lost = 0;
+	int			 delim;
+
+	map_parse(argc, argv, &o);
+	delim = o.nul ? '\0' : '\n';
+	if (o.file == NULL || strcmp(o.file, "-") == 0)
+		in = stdin;
+	else if ((in = fopen(o.file, "r")) == NULL)
+		map_die(EX_FAIL, "%s: %s", o.file, strerror(errno));
+	progress = isatty(STDERR_FILENO);
+
+	memset(&ro, 0, sizeof(ro));
+	ro.control = socket;
+	if ((map_r = r3q_connect(&ro, err, sizeof(err))) == NULL)
+		map_die(EX_UNAVAILABLE, "%s", err);
+	memset(&jo, 0, sizeof(jo));
+	snprintf(name, sizeof(name), "map %s", o.kind);
+	jo.name = name;
+	jo.policy = o.policy;
+	jo.queue_factor = o.queue_factor;
+	if ((job = r3q_job_open(map_r, &jo)) == NULL)
+		map_die(EX_FAIL, "cannot open a job: %s", r3q_error(map_r));
+	map_catch_signals();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+
+	/* Read and submit; print what is ready now and then. */
+	for (;;) {
+		errno = 0;
+		if ((len = getdelim(&line, &cap, delim, in)) == -1) {
+			if (map_signo != 0)
+				map_interrupted(job);
+			if (ferror(in))
+				map_die(EX_FAIL, "%s: %s", o.file != NULL ?
+				    o.file : "standard input",
+				    strerror(errno));
+			break;
+		}
+		if (len > 0 && line[len - 1] == delim)
+			len--;
+		if (n == tsz) {
+			tsz = tsz ? tsz * 2 : 4096;
+			if ((ts = realloc(ts, tsz * sizeof(*ts))) == NULL)
+				map_die(EX_FAIL, "out of memory");
+		}
+		ts[n].t_timedout = 0;
+		if ((ts[n].t_f = r3q_submit(job, o.kind, line,
+		    (size_t)len)) == NULL)
+			map_die(EX_FAIL, "%s", r3q_error(map_r));
+		map_ts = ts;
+		map_n = ++n;
+		if (n % MAP_PROCESS == 0) {
+			r3q_process(map_r);
+			while (next < n && r3q_future_done(ts[next].t_f))
+				map_take(&o, ts, &next, &failed, &lost,
+				    &shown);
+			if (map_signo != 0)
+				map_interrupted(job);
+		}
+	}
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	if (r3q_flush(job) != R3Q_OK)
+		lost = 1;
+
+	/* Outputs in input order, each as soon as it and those before are. */
+	while (next < n) {
+		if (map_signo != 0)
+			map_interrupted(job);
+		now = map_ms(&t0);
+		tmo = progress ? MAP_TICK_MS : -1;
+		if (o.timeout_ms != 0) {
+			if (now >= o.timeout_ms) {
+				for (i = next; i < n; i++)
+					if (r3q_cancel(ts[i].t_f) == R3Q_OK)
+						ts[i].t_timedout = 1;
+				while (next < n)
+					map_take(&o, ts, &next, &failed, &lost,
+					    &shown);
+				break;
+			}
+			if (tmo == -1 || o.timeout_ms - now < (uint64_t)tmo)
+				tmo = (int)(o.timeout_ms - now);
+		}
+		rc = r3q_future_get(ts[next].t_f, tmo, NULL, NULL);
+		if (rc == R3Q_ESIGNALLED || rc == R3Q_ETIMEDOUT) {
+			if (progress && (now = map_ms(&t0)) - last >=
+			    MAP_TICK_MS) {
+				map_progress(ts, next, n, failed, &shown);
+				last = now;
+			}
+			continue;
+		}
+		while (next < n && r3q_future_done(ts[next].t_f))
+			map_take(&o, ts, &next, &failed, &lost, &shown);
+		if (ferror(stdout))
+			break;
+		if (progress && (now = map_ms(&t0)) - last >= MAP_TICK_MS) {
+			fflush(stdout);
+			map_progress(ts, next, n, failed, &shown);
+			last = now;
+		}
+	}
+	map_progress_clear(&shown);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (map_signo != 0)
+			map_interrupted(job);
+		fprintf(stderr, "r3qctl: standard output: %s\n",
+		    strerror(errno));
+		r3q_job_cancel(job);
+		r3q_close(map_r);
+		free(ts);
+		return (EX_FAIL);
+	}
+	if (failed > 0)
+		fprintf(stderr, "r3qctl: %zu of %zu tasks failed\n", failed, n);
+	r3q_job_close(job);
+	r3q_close(map_r);
+	free(ts);
+	if (lost)
+		return (EX_UNAVAILABLE);
+	return (failed > 0 ? EX_FAIL : EX_OK);
+}

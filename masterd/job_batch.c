@@ -89,19 +89,21 @@ bj_res(struct job *j, uint64_t seq)
 	    bj->bj_rcap]);
 }
 
-/* Make room for one more outcome in the ring. */
+/* Make room in the ring for the outcomes up to seq. */
 static void
-bj_res_grow(struct job *j)
+bj_res_grow(struct job *j, uint64_t seq)
 {
 	struct bjob		*bj = BJ(j);
 	struct bj_result	*nr;
-	size_t			 n = j->j_seq - bj->bj_acked, i, cap;
+	size_t			 n = seq - bj->bj_acked, i, cap;
 
-	if (n < bj->bj_rcap)
+	if (n <= bj->bj_rcap)
 		return;
-	cap = bj->bj_rcap ? bj->bj_rcap * 2 : 256;
+	for (cap = bj->bj_rcap ? bj->bj_rcap * 2 : 256; cap < n; cap *= 2)
+		;
 	nr = xcalloc(cap, sizeof(*nr));
-	for (i = 0; i < n; i++)
+	/* Every slot keeps its distance from the head. */
+	for (i = 0; i < bj->bj_rcap; i++)
 		nr[i] = bj->bj_res[(bj->bj_rhead + i) % bj->bj_rcap];
 	free(bj->bj_res);
 	bj->bj_res = nr;
@@ -116,7 +118,11 @@ bj_res_ack(struct job *j, uint64_t seq)
 	struct bjob		*bj = BJ(j);
 	struct bj_result	*r;
 
-	while (bj->bj_acked < seq && bj->bj_acked < j->j_seq) {
+	if (seq > j->j_seq)
+		seq = j->j_seq;
+	if (bj->bj_rcap == 0)
+		bj->bj_acked = seq > bj->bj_acked ? seq : bj->bj_acked;
+	while (bj->bj_acked < seq) {
 		r = &bj->bj_res[bj->bj_rhead];
 		free(r->r_out);
 		free(r->r_error);
@@ -831,7 +837,7 @@ bj_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 	bb->bb_payload[idx] = NULL;
 	if (seq <= bj->bj_acked)
 		return;		/* replayed from the journal, acknowledged */
-	bj_res_grow(j);
+	bj_res_grow(j, seq);
 	r = bj_res(j, seq);
 	r->r_key = bb->bb_key[idx];
 	r->r_batch = b->b_client;
@@ -1178,7 +1184,7 @@ bj_load(struct job *j, const struct journal_job *row,
 		u64map_get(&l.l_ended, v, &v);
 		if (v <= bj->bj_acked || v > j->j_seq)
 			continue;
-		bj_res_grow(j);
+		bj_res_grow(j, v);
 		*bj_res(j, v) = l.l_res[i];
 		bj_res(j, v)->r_key = bb->bb_key[idx];
 		bj_res(j, v)->r_batch = b->b_client;

@@ -7,6 +7,8 @@
  *			exit 0 once the master closes the connection
  *   failall KIND	fail every task it is given, each failure said three
  *			times in one Results frame
+ *   failframe KIND	fail all the tasks of each Assign in one Results
+ *			frame, each with an error naming its task
  *   silent KIND	take tasks and never start them, heartbeating
  *   cancelspam KIND [N] answer each task with N (10000) "cancelled" results
  *			and never finish it
@@ -60,6 +62,8 @@ hostile_send(R3q__Result *res, size_t n)
 }
 
 static uint8_t	zero_fitness[8];	/* 0.0, little-endian */
+static char	errbuf[64][64];		/* the error texts of a frame */
+static size_t	errnext;
 
 /* One result about task t, with its tag echoed unless forged. */
 static void
@@ -72,8 +76,13 @@ hostile_result(R3q__Result *r, uint64_t id, uint64_t tag, uint32_t status)
 	r->epoch = epoch;
 	r->tag = tag;
 	r->status = status;
-	r->error = (char *)(uintptr_t)(status == TASK_FAILED ?
-	    "injected failure" : "");
+	/* Each failure names its task, to check it stays with it. */
+	snprintf(errbuf[errnext % 64], sizeof(errbuf[0]), "%s",
+	    status == TASK_FAILED ? "injected failure" : "");
+	if (status == TASK_FAILED)
+		snprintf(errbuf[errnext % 64], sizeof(errbuf[0]),
+		    "injected failure of task %llu", (unsigned long long)id);
+	r->error = errbuf[errnext++ % 64];
 	/* A fitness of 0 (common/es/payload.h), which is a lie. */
 	r->output.data = zero_fitness;
 	r->output.len = sizeof(zero_fitness);
@@ -102,6 +111,25 @@ hostile_task(const char *mode, const R3q__Task *t, unsigned long n)
 		    strcmp(mode, "failall") == 0 ? TASK_FAILED :
 		    strcmp(mode, "liar") == 0 ? TASK_OK : TASK_CANCELLED);
 	rc = hostile_send(res, n);
+	free(res);
+	return (rc);
+}
+
+/* Fail every task of an Assign in one Results frame. */
+static int
+hostile_failframe(const R3q__Assign *a)
+{
+	R3q__Result	*res;
+	size_t		 i;
+	int		 rc;
+
+	if (a->n_tasks == 0)
+		return (0);
+	res = xcalloc(a->n_tasks, sizeof(*res));
+	for (i = 0; i < a->n_tasks; i++)
+		hostile_result(&res[i], a->tasks[i]->id, a->tasks[i]->tag,
+		    TASK_FAILED);
+	rc = hostile_send(res, a->n_tasks);
 	free(res);
 	return (rc);
 }
@@ -202,6 +230,14 @@ do_hostile(SSL_CTX *ctx, const char *host, const char *port,
 			break;
 		switch (ans->body_case) {
 		case R3Q__ENVELOPE__BODY_ASSIGN:
+			if (strcmp(mode, "failframe") == 0) {
+				ntasks += ans->assign->n_tasks;
+				if (hostile_failframe(ans->assign) == -1)
+					goto closed;
+				printf("tasks %llu\n",
+				    (unsigned long long)ntasks);
+				break;
+			}
 			for (i = 0; i < ans->assign->n_tasks; i++) {
 				ntasks++;
 				if (hostile_task(mode, ans->assign->tasks[i],

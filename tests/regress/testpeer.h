@@ -14,5 +14,7 @@ int		 tcp_connect(const char *, const char *);
 int		 tls_dial(SSL_CTX *, const char *, const char *);
 int		 do_hostile(SSL_CTX *, const char *, const char *, const char *,
 		    const char *);
+int		 do_badclient(SSL_CTX *, const char *, const char *,
+		    const char *, const char *, const char *);
 
 #endif /* R3Q_TESTPEER_H */

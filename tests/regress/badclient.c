@@ -1,0 +1,313 @@
+/*
+ * r3q-testpeer badclient: a batch-job client that speaks the protocol by
+ * hand over TLS, to send what libr3q never would.
+ *
+ *   refusals		open a job and send one bad request after another,
+ *			printing each answer "CASE: error: TEXT" (or "CASE:
+ *			accepted" when none came within a second)
+ *   noread N SECS	open a job, submit N echo tasks of 64 KiB in one
+ *			frame (N <= 250), close the batch, read nothing for
+ *			SECS seconds, then read and print "got K outcomes"
+ *			once all N came (exit 1 if not)
+ *   attach JOB		reattach to JOB; print "attached" or the error
+ *   jobs		list the jobs it may see: "job N STATE OWNER" lines
+ *   cancel JOB		cancel JOB; print "cancelled" or the error
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <openssl/ssl.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testpeer.h"
+#include "util.h"
+
+/* The answer to request id, or NULL after a second without one. */
+static Envelope *
+bc_answer(uint64_t id)
+{
+	Envelope	*env;
+
+	while ((env = recv_env()) != NULL) {
+		if (env->id == id)
+			return (env);
+		frame_free(env);
+	}
+	return (NULL);
+}
+
+/* Open a batch job; its id, or 0. */
+static uint64_t
+bc_open(const char *name)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__OpenJob	 o = R3Q__OPEN_JOB__INIT;
+	uint64_t	 job = 0;
+
+	o.name = (char *)(uintptr_t)name;
+	env.id = 1;
+	env.body_case = R3Q__ENVELOPE__BODY_OPEN_JOB;
+	env.open_job = &o;
+	if (send_env(&env) == -1 || (ans = bc_answer(1)) == NULL)
+		return (0);
+	if (ans->body_case == R3Q__ENVELOPE__BODY_JOB_OPENED)
+		job = ans->job_opened->job;
+	else if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+		printf("open: error: %s\n", ans->error->message);
+	frame_free(ans);
+	return (job);
+}
+
+/* Send n tasks (keys key0..) of len bytes to batch of job. */
+static int
+bc_submit(uint64_t id, uint64_t job, uint64_t batch, const char *kind,
+    uint64_t key0, size_t n, size_t len, int64_t prio, uint32_t copies,
+    int close)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__SubmitTasks st = R3Q__SUBMIT_TASKS__INIT;
+	R3q__TaskSpec	*ts, **tp;
+	uint8_t		*pay;
+	size_t		 i;
+	int		 rc;
+
+	ts = xcalloc(n + 1, sizeof(*ts));
+	tp = xcalloc(n + 1, sizeof(*tp));
+	pay = xcalloc(1, len + 1);
+	memset(pay, 'x', len);
+	for (i = 0; i < n; i++) {
+		r3q__task_spec__init(&ts[i]);
+		ts[i].key = key0 + i;
+		ts[i].payload.data = pay;
+		ts[i].payload.len = len;
+		ts[i].priority = prio;
+		ts[i].copies = copies;
+		tp[i] = &ts[i];
+	}
+	st.job = job;
+	st.batch = batch;
+	st.kind = (char *)(uintptr_t)kind;
+	st.n_tasks = n;
+	st.tasks = tp;
+	st.close = close;
+	env.id = id;
+	env.body_case = R3Q__ENVELOPE__BODY_SUBMIT_TASKS;
+	env.submit_tasks = &st;
+	rc = send_env(&env);
+	free(ts);
+	free(tp);
+	free(pay);
+	return (rc);
+}
+
+/* Print what request id got: its error, or that none came. */
+static void
+bc_say(const char *what, uint64_t id)
+{
+	Envelope	*ans;
+
+	if ((ans = bc_answer(id)) == NULL)
+		printf("%s: accepted\n", what);
+	else {
+		if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+			printf("%s: error: %s\n", what, ans->error->message);
+		else
+			printf("%s: %s\n", what, frame_body_name(ans));
+		frame_free(ans);
+	}
+}
+
+static int
+bc_refusals(void)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__AckResults	 ack = R3Q__ACK_RESULTS__INIT;
+	R3q__CloseBatch	 cb = R3Q__CLOSE_BATCH__INIT;
+	uint64_t	 job;
+
+	if ((job = bc_open("refusals")) == 0)
+		return (1);
+	bc_submit(10, job, 1, "echo", 1, 1, 2u << 20, 0, 1, 0);
+	bc_say("oversize", 10);
+	bc_submit(11, job, 1, "echo", 1, 0, 0, 0, 1, 1);
+	bc_say("empty", 11);
+	bc_submit(12, job, 1, "echo", 1, 1, 1, (int64_t)1 << 40, 1, 0);
+	bc_say("priority", 12);
+	bc_submit(13, job, 1, "echo", 1, 1, 1, 0, 17, 0);
+	bc_say("copies", 13);
+	bc_submit(14, job, 1, "", 1, 1, 1, 0, 1, 0);
+	bc_say("nokind", 14);
+	bc_submit(15, job, 0, "echo", 1, 1, 1, 0, 1, 0);
+	bc_say("batch0", 15);
+	bc_submit(16, job + 1000, 1, "echo", 1, 1, 1, 0, 1, 0);
+	bc_say("nojob", 16);
+	/* A good batch, closed; then more into it. */
+	bc_submit(17, job, 2, "echo", 100, 3, 1, 0, 1, 1);
+	bc_say("good", 17);
+	bc_submit(18, job, 2, "echo", 200, 1, 1, 0, 1, 0);
+	bc_say("afterclose", 18);
+	/* The same keys again: a resubmission, skipped. */
+	bc_submit(19, job, 2, "echo", 100, 3, 1, 0, 1, 1);
+	bc_say("again", 19);
+	bc_submit(20, job, 3, "echo", 300, 2, 1, 0, 1, 0);
+	bc_say("dupkey-ok", 20);
+	bc_submit(21, job, 3, "other-kind", 400, 1, 1, 0, 1, 0);
+	bc_say("kindmix", 21);
+	cb.job = job;
+	cb.batch = 99;
+	env.id = 22;
+	env.body_case = R3Q__ENVELOPE__BODY_CLOSE_BATCH;
+	env.close_batch = &cb;
+	send_env(&env);
+	bc_say("nobatch", 22);
+	ack.job = job;
+	ack.seq = 1000000;
+	env.id = 23;
+	env.body_case = R3Q__ENVELOPE__BODY_ACK_RESULTS;
+	env.ack_results = &ack;
+	send_env(&env);
+	bc_say("ackbeyond", 23);
+	return (0);
+}
+
+/* Count outcomes until n came; 0 if they did. */
+static int
+bc_collect(uint64_t n)
+{
+	Envelope	*env;
+	uint64_t	 got = 0;
+
+	while (got < n && (env = recv_env()) != NULL) {
+		if (env->body_case == R3Q__ENVELOPE__BODY_TASK_RESULTS)
+			got += env->task_results->n_results;
+		frame_free(env);
+	}
+	printf("got %llu outcomes\n", (unsigned long long)got);
+	return (got == n ? 0 : 1);
+}
+
+/*
+ * All the tasks go in one frame (at most max_frame): masterd reads a frame
+ * whole, so it has them all before it stops reading from a client that
+ * does not read its results, and the test cannot deadlock on its own
+ * submission.
+ */
+static int
+bc_noread(unsigned long n, unsigned secs)
+{
+	uint64_t	 job;
+
+	if ((job = bc_open("noread")) == 0)
+		return (1);
+	if (bc_submit(100, job, 1, "echo", 1, n, 64 << 10, 0, 1, 1) == -1) {
+		printf("submit failed\n");
+		return (1);
+	}
+	printf("job %llu: %lu tasks sent\n", (unsigned long long)job, n);
+	sleep(secs);
+	return (bc_collect(n));
+}
+
+static int
+bc_attach(uint64_t job)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__AttachJob	 a = R3Q__ATTACH_JOB__INIT;
+
+	a.job = job;
+	env.id = 5;
+	env.body_case = R3Q__ENVELOPE__BODY_ATTACH_JOB;
+	env.attach_job = &a;
+	if (send_env(&env) == -1 || (ans = bc_answer(5)) == NULL) {
+		printf("no answer\n");
+		return (1);
+	}
+	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+		printf("error: %s\n", ans->error->message);
+	else
+		printf("attached\n");
+	frame_free(ans);
+	return (0);
+}
+
+static int
+bc_jobs(void)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__ListJobs	 l = R3Q__LIST_JOBS__INIT;
+	size_t		 i;
+
+	env.id = 6;
+	env.body_case = R3Q__ENVELOPE__BODY_LIST_JOBS;
+	env.list_jobs = &l;
+	if (send_env(&env) == -1 || (ans = bc_answer(6)) == NULL ||
+	    ans->body_case != R3Q__ENVELOPE__BODY_JOB_LIST) {
+		printf("no list\n");
+		return (1);
+	}
+	for (i = 0; i < ans->job_list->n_jobs; i++)
+		printf("job %llu %s %s\n",
+		    (unsigned long long)ans->job_list->jobs[i]->id,
+		    ans->job_list->jobs[i]->state,
+		    ans->job_list->jobs[i]->owner);
+	frame_free(ans);
+	return (0);
+}
+
+static int
+bc_cancel(uint64_t job)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__CancelJob	 c = R3Q__CANCEL_JOB__INIT;
+
+	c.job = job;
+	env.id = 7;
+	env.body_case = R3Q__ENVELOPE__BODY_CANCEL_JOB;
+	env.cancel_job = &c;
+	if (send_env(&env) == -1 || (ans = bc_answer(7)) == NULL) {
+		printf("no answer\n");
+		return (1);
+	}
+	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+		printf("error: %s\n", ans->error->message);
+	else
+		printf("cancelled\n");
+	frame_free(ans);
+	return (0);
+}
+
+int
+do_badclient(SSL_CTX *ctx, const char *host, const char *port,
+    const char *mode, const char *arg1, const char *arg2)
+{
+	struct timeval	 tv = { 1, 0 };
+	int		 fd;
+
+	if ((fd = tls_dial(ctx, host, port)) == -1)
+		return (1);
+	/* recv_env() gives up after a second of silence. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (strcmp(mode, "refusals") == 0)
+		return (bc_refusals());
+	if (strcmp(mode, "noread") == 0 && arg1 != NULL && arg2 != NULL) {
+		tv.tv_sec = 30;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		return (bc_noread(strtoul(arg1, NULL, 10),
+		    (unsigned)strtoul(arg2, NULL, 10)));
+	}
+	if (strcmp(mode, "attach") == 0 && arg1 != NULL)
+		return (bc_attach(strtoull(arg1, NULL, 10)));
+	if (strcmp(mode, "jobs") == 0)
+		return (bc_jobs());
+	if (strcmp(mode, "cancel") == 0 && arg1 != NULL)
+		return (bc_cancel(strtoull(arg1, NULL, 10)));
+	printf("unknown badclient mode '%s'\n", mode);
+	return (2);
+}

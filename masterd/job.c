@@ -24,6 +24,7 @@
 #define JOBS_KEEP	1000	/* finished jobs remembered */
 #define TRACE_MAX	1000000	/* executions kept in memory per job */
 #define KINDS_MAX	65536	/* distinct kind names interned */
+#define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
 
 static void	job_trace_free(struct job *);
 static void	job_roster_free(struct job *);
@@ -351,6 +352,18 @@ job_batch_reserve(struct job_batch *b, uint64_t first, size_t n)
 		first = md->next_task;
 	if (first + n > md->next_task)
 		md->next_task = first + n;
+	/*
+	 * The journal keeps a mark ahead of the ids handed out, moved a
+	 * block at a time: after a restart no id is handed out again, so a
+	 * worker still holding a copy from before cannot take a new task for
+	 * it.  (A resumed es batch keeps its own ids, on purpose.)
+	 */
+	if (md->journal != NULL && md->next_task > md->task_mark) {
+		md->task_mark = md->next_task + TASK_MARK_BLOCK;
+		if (journal_meta_set(md->journal, "next_task",
+		    md->task_mark) == -1)
+			log_warnx("%s", journal_error(md->journal));
+	}
 	if (n > 0)
 		job_range_add(b, first, n, b->b_n);
 	b->b_n += n;
@@ -1050,7 +1063,8 @@ job_journal_put(struct job *j)
 	jj.extra = extra;
 	if (journal_job_put(md->journal, &jj) == -1 ||
 	    journal_meta_set(md->journal, "next_job", md->next_job) == -1 ||
-	    journal_meta_set(md->journal, "next_task", md->next_task) == -1)
+	    journal_meta_set(md->journal, "next_task", md->next_task >
+	    md->task_mark ? md->next_task : md->task_mark) == -1)
 		log_warnx("%s", journal_error(md->journal));
 	free(params);
 	free(extra);
@@ -1259,7 +1273,7 @@ job_journal_open(void)
 	if ((rc = journal_meta_get(md->journal, "next_task", &v)) == -1)
 		goto fail;
 	if (rc == 0 && v > md->next_task)
-		md->next_task = v;
+		md->next_task = md->task_mark = v;
 	job_journal_prune(-1, 0, NULL);
 	if (journal_load_jobs(md->journal, job_load, NULL) == -1)
 		goto fail;

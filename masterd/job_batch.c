@@ -1006,6 +1006,8 @@ struct bj_load {
 	struct bj_result *l_res;	/* outcomes after acked, by seq */
 	size_t		 l_nres;
 	uint64_t	 l_acked;
+	uint64_t	 l_maxseq;	/* of every outcome journaled */
+	uint64_t	 l_done, l_failed;
 	int		 l_bad;
 };
 
@@ -1018,6 +1020,12 @@ bj_load_result(void *arg, const struct journal_result *r)
 	if (u64map_put(&l->l_ended, (uint64_t)r->gen << 32 | r->idx,
 	    r->seq) == -1)
 		fatal("%s", __func__);
+	if (r->seq > l->l_maxseq)
+		l->l_maxseq = r->seq;
+	if (r->status == OUTCOME_OK)
+		l->l_done++;
+	else if (r->status != OUTCOME_CANCELLED)
+		l->l_failed++;
 	if (r->seq <= l->l_acked)
 		return (0);
 	if ((l->l_res = reallocarray(l->l_res, l->l_nres + 1,
@@ -1168,6 +1176,14 @@ bj_load(struct job *j, const struct journal_job *row,
 	}
 	bj_load_flush(&l);
 	j->j_nbatches = nb;
+	/*
+	 * The row's count of outcomes is as old as its last write; every
+	 * outcome is journaled with its number, so the results know better.
+	 */
+	if (l.l_maxseq > j->j_seq)
+		j->j_seq = l.l_maxseq;
+	j->j_done = l.l_done;
+	j->j_failed = l.l_failed;
 	if (l.l_bad) {
 		snprintf(err, errlen, "its tasks name batches it does not "
 		    "have");

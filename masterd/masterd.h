@@ -310,6 +310,8 @@ struct masterd {
 	uint32_t		 maxworkers;
 	uint64_t		 next_job;
 	uint64_t		 next_task;
+	uint64_t		 task_mark;	/* journaled: ids below it may
+						   have been handed out */
 	uint64_t		 next_batch;
 	struct task_range	*ranges;	/* by r_first */
 	size_t			 nranges, rangecap;

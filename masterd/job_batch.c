@@ -474,11 +474,11 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	struct job_batch	*b;
 	struct u64map		 seen;
 	R3q__TaskSpec		*ts;
-	uint8_t			**pay;
+	uint8_t			**pay, *isnew = NULL;
 	uint64_t		*keys;
 	uint32_t		*lens, *copies, kind;
 	int32_t			*prios;
-	size_t			 i, n = 0;
+	size_t			 i, k, n = 0;
 	int			 known;
 
 	if ((j = bj_job(s, reqid, st->job, 1)) == NULL)
@@ -498,6 +498,7 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 		return;
 	}
 	u64map_init(&seen);
+	isnew = xcalloc(st->n_tasks + 1, 1);
 	for (i = 0; i < st->n_tasks; i++) {
 		ts = st->tasks[i];
 		if (ts->payload.len > md->conf.max_payload) {
@@ -521,15 +522,29 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 			    SCHED_COPIES_MAX);
 			goto out;
 		}
-		if (u64map_get(&seen, ts->key, NULL)) {
-			session_error_soft(s, reqid, "task key %llu appears "
-			    "twice", (unsigned long long)ts->key);
-			goto out;
+		/*
+		 * A key twice in one frame: only keys out of increasing order
+		 * (libr3q's never are) need the set to tell.
+		 */
+		if (i > 0 && ts->key <= st->tasks[i - 1]->key) {
+			if (seen.m_n == 0)
+				for (k = 0; k < i; k++)
+					if (u64map_put(&seen,
+					    st->tasks[k]->key, 1) == -1)
+						fatal("%s", __func__);
+			if (u64map_get(&seen, ts->key, NULL)) {
+				session_error_soft(s, reqid, "task key %llu "
+				    "appears twice",
+				    (unsigned long long)ts->key);
+				goto out;
+			}
 		}
-		if (u64map_put(&seen, ts->key, 1) == -1)
+		if (seen.m_n > 0 && u64map_put(&seen, ts->key, 1) == -1)
 			fatal("%s", __func__);
-		if (!u64map_get(&BJ(j)->bj_keys, ts->key, NULL))
+		if (!u64map_get(&BJ(j)->bj_keys, ts->key, NULL)) {
+			isnew[i] = 1;
 			n++;
+		}
 	}
 	b = bj_batch(j, st->batch, &known);
 	if (n == 0 && known) {
@@ -570,12 +585,15 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	prios = xcalloc(n, sizeof(*prios));
 	for (i = n = 0; i < st->n_tasks; i++) {
 		ts = st->tasks[i];
-		if (u64map_get(&BJ(j)->bj_keys, ts->key, NULL))
+		if (!isnew[i])
 			continue;
 		keys[n] = ts->key;
-		pay[n] = xcalloc(1, ts->payload.len + 1);
-		if (ts->payload.len > 0)
+		/* An empty payload takes no memory. */
+		pay[n] = NULL;
+		if (ts->payload.len > 0) {
+			pay[n] = xcalloc(1, ts->payload.len);
 			memcpy(pay[n], ts->payload.data, ts->payload.len);
+		}
 		lens[n] = (uint32_t)ts->payload.len;
 		prios[n] = (int32_t)ts->priority;
 		copies[n] = ts->copies;
@@ -591,6 +609,7 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	free(prios);
 	server_drain();
  out:
+	free(isnew);
 	u64map_free(&seen);
 }
 
@@ -1090,9 +1109,11 @@ bj_load_task(void *arg, const struct journal_task *t)
 			fatal("%s", __func__);
 	}
 	l->l_keys[l->l_n] = t->key;
-	l->l_pay[l->l_n] = xcalloc(1, t->len + 1);
-	if (t->len > 0)
+	l->l_pay[l->l_n] = NULL;
+	if (t->len > 0) {
+		l->l_pay[l->l_n] = xcalloc(1, t->len);
 		memcpy(l->l_pay[l->l_n], t->payload, t->len);
+	}
 	l->l_lens[l->l_n] = (uint32_t)t->len;
 	l->l_prios[l->l_n] = t->priority;
 	l->l_copies[l->l_n] = t->copies;

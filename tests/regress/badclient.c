@@ -124,6 +124,31 @@ bc_say(const char *what, uint64_t id)
 	}
 }
 
+/* One frame whose keys are 7, 8, 7. */
+static void
+bc_dupframe(uint64_t id, uint64_t job)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__SubmitTasks st = R3Q__SUBMIT_TASKS__INIT;
+	R3q__TaskSpec	 ts[3], *tp[3];
+	size_t		 i;
+
+	for (i = 0; i < 3; i++) {
+		r3q__task_spec__init(&ts[i]);
+		ts[i].key = i == 1 ? 8 : 7;
+		tp[i] = &ts[i];
+	}
+	st.job = job;
+	st.batch = 4;
+	st.kind = (char *)(uintptr_t)"echo";
+	st.n_tasks = 3;
+	st.tasks = tp;
+	env.id = id;
+	env.body_case = R3Q__ENVELOPE__BODY_SUBMIT_TASKS;
+	env.submit_tasks = &st;
+	send_env(&env);
+}
+
 static int
 bc_refusals(void)
 {
@@ -160,6 +185,8 @@ bc_refusals(void)
 	bc_say("dupkey-ok", 20);
 	bc_submit(21, job, 3, "other-kind", 400, 1, 1, 0, 1, 0);
 	bc_say("kindmix", 21);
+	bc_dupframe(24, job);
+	bc_say("dupframe", 24);
 	cb.job = job;
 	cb.batch = 99;
 	env.id = 22;

@@ -45,7 +45,7 @@ ok "masterd, workerd and r3qctl: -h and --help on stdout with 0, errors on stder
 export R3Q_CONTROL="$T/no.sock"
 asked "r3qctl help" "$R3QCTL" help
 for c in es "submit es" submit wait "wait 3" result "result 3" jobs workers \
-    cancel "cancel 3" "report 3"; do
+    cancel "cancel 3" "report 3" map "map echo"; do
 	# shellcheck disable=SC2086
 	asked "r3qctl $c -h" "$R3QCTL" $c -h
 	# shellcheck disable=SC2086

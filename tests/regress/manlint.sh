@@ -5,7 +5,7 @@
 
 M=$top_builddir/man
 if [ -n "${MANDOC:-}" ] || command -v mandoc > /dev/null; then
-	out=$(${MANDOC:-mandoc} -Tlint -Wwarning "$M"/*.[158] 2>&1 || true)
+	out=$(${MANDOC:-mandoc} -Tlint -Wwarning "$M"/*.[1358] 2>&1 || true)
 	[ -z "$out" ] || fail "mandoc -Tlint: $out"
 	ok "mandoc -Tlint is clean"
 else

@@ -18,7 +18,8 @@ make -s -C "$top_builddir" install DESTDIR="$R" > "$T/install.log" 2>&1 ||
     fail "make install: $(tail -n 5 "$T/install.log")"
 for f in sbin/masterd sbin/workerd bin/r3qctl r3q/masterd.conf \
     r3q/workerd.conf man8/masterd.8 man8/workerd.8 man1/r3qctl.1 \
-    man5/masterd.conf.5 man5/workerd.conf.5; do
+    man5/masterd.conf.5 man5/workerd.conf.5 man3/r3q.3 include/r3q.h \
+    pkgconfig/r3q.pc libr3q.so.0; do
 	[ -n "$(find "$R" -path "*/$f" -print -quit)" ] || fail "not installed: $f"
 done
 for f in masterd.service workerd.service sysusers.d/r3q.conf tmpfiles.d/r3q.conf; do
@@ -149,14 +150,15 @@ check_tree() {
 	done
 
 	ctl=$r$prefix/bin/r3qctl
-	got=$("$ctl" -h 2>&1 | sed -n 's/.*\$R3Q_CONTROL, else \(.*\)$/\1/p')
+	# The installed r3qctl finds the installed libr3q, not yet in place.
+	got=$(LD_LIBRARY_PATH=$r$prefix/lib "$ctl" -h 2>&1 | sed -n 's/.*\$R3Q_CONTROL, else \(.*\)$/\1/p')
 	[ "$got" = "$rdir/masterd.sock" ] ||
 	    fail "$1: r3qctl's default socket is '$got', masterd's $rdir/masterd.sock"
 	files_paths "$(find "$r" -name r3qctl.1)" | grep -qxF "$rdir/masterd.sock" ||
 	    fail "$1: r3qctl(1) FILES lacks $rdir/masterd.sock"
 
 	# No page names a path of ours outside the three directories.
-	for page in $(find "$r" -name '*.[158]'); do
+	for page in $(find "$r" -name '*.[1358]'); do
 		page_paths "$page" | grep -vE "^($cdir|$rdir|$sdir)(/|$)" \
 		    > "$T/stray" || true
 		[ ! -s "$T/stray" ] ||

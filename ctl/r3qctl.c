@@ -456,6 +456,22 @@ print_result(const R3q__JobInfo *ji)
 		    ji->error);
 	if (ji->n_gens == 0)
 		return;
+	if (ji->params == NULL) {
+		/* A batch job: no fitness, its tasks' outcomes. */
+		printf("summary: job %" PRIu64 " %s, batch job '%s' of %s, "
+		    "policy %s, %zu batches, %" PRIu64 " tasks done, %" PRIu64
+		    " failed, %" PRIu64 " cancelled, %.3f s\n", ji->id,
+		    ji->state, ji->name, ji->owner, ji->policy, ji->n_gens,
+		    ji->tasks_done, ji->tasks_failed, ji->tasks_cancelled,
+		    (double)ji->elapsed_ns / 1e9);
+		printf("time: compute %.3f s, communication %.3f s, "
+		    "synchronisation wait %.3f s\n", S(ji->compute_ns),
+		    S(ji->comm_ns), S(ji->sync_ns));
+		printf("replicas %u, losing copies terminated: %u held, %u "
+		    "running\n", ji->replicas, ji->killed_held,
+		    ji->killed_running);
+		return;
+	}
 	printf("best fitness: %.17g\n", ji->best);
 	printf("best individual:");
 	for (i = 0; i < ji->n_best_x; i++)
@@ -490,13 +506,19 @@ print_table(const R3q__JobInfo *ji)
 {
 	const R3q__GenReport	*g;
 	size_t			 i;
+	char			 best[32];
 
 	printf("%4s %-24s %9s %9s %9s %9s %5s %5s %5s\n", "GEN", "BEST",
 	    "TOTAL", "SYNC", "COMM", "COMPUTE", "REPL", "KHELD", "KRUN");
 	for (i = 0; i < ji->n_gens; i++) {
 		g = ji->gens[i];
-		printf("%4u %-24.17g %8.3fs %8.3fs %8.3fs %8.3fs %5u %5u %5u\n",
-		    g->generation, g->best, S(g->total_ns), S(g->sync_ns),
+		/* A batch job's batches have no best. */
+		if (ji->params != NULL)
+			snprintf(best, sizeof(best), "%.17g", g->best);
+		else
+			snprintf(best, sizeof(best), "-");
+		printf("%4u %-24s %8.3fs %8.3fs %8.3fs %8.3fs %5u %5u %5u\n",
+		    g->generation, best, S(g->total_ns), S(g->sync_ns),
 		    S(g->comm_ns), S(g->compute_ns), g->replicas,
 		    g->killed_held, g->killed_running);
 	}

@@ -164,3 +164,39 @@ grep -qE "task ([0-9]+) failed on worker bad: failed \(injected failure of task 
     "$T/res" || fail "the job's error: $(head -3 "$T/res")"
 grep -q "tasks 2" "$T/hostile.out" || fail "the worker never had two tasks at once"
 ok "two failures in one frame: the job's error names its own task's reason"
+
+# Outputs over the limits: masterd's max_payload, a worker's max_output.
+kill %1 2>/dev/null || true
+"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/bad.pem" -k "$T/certs/bad.key" \
+    hostile 127.0.0.1 "$PORT" bigout echo > "$T/bigout.out" 2>&1 &
+BIG=$!
+PIDS="$PIDS $BIG"
+waitfor "'$R3QCTL' workers | grep -q '^bad .*echo'" 10 || fail "bigout did not join"
+rc=0
+echo small | timeout 30 "$R3QCTL" map echo > /dev/null 2> "$T/big.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "an output over max_payload: map exited $rc"
+grep -q "output of 2097153 bytes is over max_payload (1048576)" "$T/big.err" ||
+    fail "an output over max_payload: $(cat "$T/big.err")"
+kill "$BIG"
+wait "$BIG" 2>/dev/null || true
+waitfor "! '$R3QCTL' workers | grep -q '^bad '" 10 || fail "bigout did not leave"
+WORKER_EXTRA="max_output = 100"
+start_worker w1
+wait_workers 1
+rc=0
+printf '%0200d\nshort\n' 0 | timeout 30 "$R3QCTL" map echo > "$T/mo.out" 2> "$T/mo.err" ||
+    rc=$?
+[ "$rc" -eq 1 ] || fail "an output over max_output: map exited $rc"
+grep -q "output of 200 bytes is over max_output (100)" "$T/mo.err" ||
+    fail "an output over max_output: $(cat "$T/mo.err")"
+[ "$(cat "$T/mo.out")" = short ] || fail "the other task's output: $(cat "$T/mo.out")"
+ok "an output over masterd's max_payload or a worker's max_output fails its task, saying so"
+
+# r3qctl result and report for a batch job.
+job=$("$R3QCTL" jobs | awk '$7 == "batch" { j = $1 } END { print j }')
+"$R3QCTL" result "$job" > "$T/bres" || fail "result of a batch job"
+grep -q "summary: job $job .* batch job 'map echo' of root" "$T/bres" ||
+    fail "result of a batch job: $(cat "$T/bres")"
+"$R3QCTL" report "$job" -o "$T/brep" > /dev/null || fail "report of a batch job"
+[ -s "$T/brep/report.html" ] || fail "no report for a batch job"
+ok "r3qctl result and report work for batch jobs"

@@ -9,6 +9,8 @@
  *			times in one Results frame
  *   failframe KIND	fail all the tasks of each Assign in one Results
  *			frame, each with an error naming its task
+ *   bigout KIND	answer every task at once with an output of 2 MiB
+ *			and a byte, over masterd's default max_payload
  *   silent KIND	take tasks and never start them, heartbeating
  *   cancelspam KIND [N] answer each task with N (10000) "cancelled" results
  *			and never finish it
@@ -134,6 +136,28 @@ hostile_failframe(const R3q__Assign *a)
 	return (rc);
 }
 
+/* Answer every task of an Assign with an output too big for masterd. */
+static int
+hostile_bigout(const R3q__Assign *a)
+{
+	R3q__Result	*res;
+	uint8_t		*big;
+	size_t		 i, len = (2u << 20) + 1;
+	int		 rc = 0;
+
+	big = xcalloc(1, len);
+	res = xcalloc(1, sizeof(*res));
+	for (i = 0; i < a->n_tasks && rc == 0; i++) {
+		hostile_result(res, a->tasks[i]->id, a->tasks[i]->tag, TASK_OK);
+		res->output.data = big;
+		res->output.len = len;
+		rc = hostile_send(res, 1);
+	}
+	free(res);
+	free(big);
+	return (rc);
+}
+
 /* The forger: results for ids it was never given, tags made up. */
 static int
 hostile_forge(unsigned long n)
@@ -230,6 +254,12 @@ do_hostile(SSL_CTX *ctx, const char *host, const char *port,
 			break;
 		switch (ans->body_case) {
 		case R3Q__ENVELOPE__BODY_ASSIGN:
+			if (strcmp(mode, "bigout") == 0) {
+				ntasks += ans->assign->n_tasks;
+				if (hostile_bigout(ans->assign) == -1)
+					goto closed;
+				break;
+			}
 			if (strcmp(mode, "failframe") == 0) {
 				ntasks += ans->assign->n_tasks;
 				if (hostile_failframe(ans->assign) == -1)

@@ -77,18 +77,6 @@ map_usage(int code)
 	exit(code);
 }
 
-static void __attribute__((noreturn, format(printf, 2, 3)))
-map_die(int code, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	fprintf(stderr, "r3qctl: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
 
 /*
  * A signal: remembered, and the library's wait is woken (a second one
@@ -206,7 +194,7 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 			break;
 		case 'p':
 			if (sched_policy_parse(optarg, &pol) == -1)
-				map_die(EX_USAGE, "--policy: '%s' is not one "
+				die(EX_USAGE, "--policy: '%s' is not one "
 				    "of wq, rr, rwq, r3q", optarg);
 			o->policy = optarg;
 			break;
@@ -216,7 +204,7 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 			else if (parse_u64(optarg, 1, 64, &v) == 0)
 				o->queue_factor = (unsigned)v;
 			else
-				map_die(EX_USAGE, "--queue-factor: '%s' is "
+				die(EX_USAGE, "--queue-factor: '%s' is "
 				    "not a number from 1 to 64 or auto",
 				    optarg);
 			break;
@@ -224,7 +212,7 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 			d = strtod(optarg, &end);
 			if (*optarg == '\0' || *end != '\0' || !(d > 0) ||
 			    d > 1e7)
-				map_die(EX_USAGE, "--timeout: '%s' is not a "
+				die(EX_USAGE, "--timeout: '%s' is not a "
 				    "number of seconds", optarg);
 			o->timeout_ms = (uint64_t)(d * 1000 + 0.5);
 			if (o->timeout_ms == 0)
@@ -241,7 +229,7 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 		map_usage(EX_USAGE);
 	o->kind = argv[optind];
 	if (*o->kind == '\0')
-		map_die(EX_USAGE, "the kind is empty");
+		die(EX_USAGE, "the kind is empty");
 	o->file = argc - optind == 2 ? argv[optind + 1] : NULL;
 }
 
@@ -503,20 +491,20 @@ cmd_map(int argc, char *argv[], const char *socket)
 	if (o.file == NULL || strcmp(o.file, "-") == 0)
 		in = stdin;
 	else if ((in = fopen(o.file, "r")) == NULL)
-		map_die(EX_FAIL, "%s: %s", o.file, strerror(errno));
+		die(EX_FAIL, "%s: %s", o.file, strerror(errno));
 	progress = isatty(STDERR_FILENO);
 
 	memset(&ro, 0, sizeof(ro));
 	ro.control = socket;
 	if ((map_r = r3q_connect(&ro, err, sizeof(err))) == NULL)
-		map_die(EX_UNAVAILABLE, "%s", err);
+		die(EX_UNAVAILABLE, "%s", err);
 	memset(&jo, 0, sizeof(jo));
 	snprintf(name, sizeof(name), "map %s", o.kind);
 	jo.name = name;
 	jo.policy = o.policy;
 	jo.queue_factor = o.queue_factor;
 	if ((job = r3q_job_open(map_r, &jo)) == NULL)
-		map_die(EX_FAIL, "cannot open a job: %s", r3q_error(map_r));
+		die(EX_FAIL, "cannot open a job: %s", r3q_error(map_r));
 	map_catch_signals();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
@@ -527,7 +515,7 @@ cmd_map(int argc, char *argv[], const char *socket)
 			if (map_signo != 0)
 				map_interrupted(job);
 			if (ferror(in))
-				map_die(EX_FAIL, "%s: %s", o.file != NULL ?
+				die(EX_FAIL, "%s: %s", o.file != NULL ?
 				    o.file : "standard input",
 				    strerror(errno));
 			break;
@@ -537,12 +525,12 @@ cmd_map(int argc, char *argv[], const char *socket)
 		if (n == tsz) {
 			tsz = tsz ? tsz * 2 : 4096;
 			if ((ts = realloc(ts, tsz * sizeof(*ts))) == NULL)
-				map_die(EX_FAIL, "out of memory");
+				die(EX_FAIL, "out of memory");
 		}
 		ts[n].t_timedout = 0;
 		if ((ts[n].t_f = r3q_submit(job, o.kind, line,
 		    (size_t)len)) == NULL)
-			map_die(EX_FAIL, "%s", r3q_error(map_r));
+			die(EX_FAIL, "%s", r3q_error(map_r));
 		map_ts = ts;
 		map_n = ++n;
 		if (n % MAP_PROCESS == 0) {

@@ -107,7 +107,7 @@ usage(int code)
 	exit(code);
 }
 
-static void __attribute__((noreturn, format(printf, 2, 3)))
+void
 die(int code, const char *fmt, ...)
 {
 	va_list	 ap;

@@ -91,20 +91,9 @@ control_send_gen(struct session *s, uint64_t reqid, const struct job *j,
     const struct gen_report *g)
 {
 	Envelope	 env = R3Q__ENVELOPE__INIT;
-	R3q__GenReport	 r = R3Q__GEN_REPORT__INIT;
+	R3q__GenReport	 r;
 
-	r.job = j->j_id;
-	r.generation = g->g_gen;
-	r.best = g->g_best;
-	r.elapsed_ns = g->g_elapsed;
-	r.tasks = g->g_tasks;
-	r.total_ns = g->g_total;
-	r.sync_ns = g->g_sync;
-	r.comm_ns = g->g_comm;
-	r.compute_ns = g->g_compute;
-	r.replicas = g->g_replicas;
-	r.killed_held = g->g_killed_held;
-	r.killed_running = g->g_killed_running;
+	job_gen_pb(j, g, &r);
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_GEN_REPORT;
 	env.gen_report = &r;

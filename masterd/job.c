@@ -770,7 +770,7 @@ job_cancel(struct job *j, const char *why)
 }
 
 /* Pack a generation's report for the journal or a client. */
-static void
+void
 job_gen_pb(const struct job *j, const struct gen_report *g,
     R3q__GenReport *pb)
 {

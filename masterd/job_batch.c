@@ -878,22 +878,13 @@ bj_batch_done(struct job *j, struct job_batch *b, struct gen_report *g)
 	struct session	*s = BJ(j)->bj_session;
 	Envelope	 env = R3Q__ENVELOPE__INIT;
 	R3q__BatchDone	 bd = R3Q__BATCH_DONE__INIT;
-	R3q__GenReport	 r = R3Q__GEN_REPORT__INIT;
+	R3q__GenReport	 r;
 
 	g->g_best = 0;
 	if (s == NULL || s->s_closing)
 		return;
-	r.job = j->j_id;
-	r.generation = g->g_gen;
-	r.elapsed_ns = g->g_elapsed;
-	r.tasks = g->g_tasks;
-	r.total_ns = g->g_total;
-	r.sync_ns = g->g_sync;
-	r.comm_ns = g->g_comm;
-	r.compute_ns = g->g_compute;
-	r.replicas = g->g_replicas;
-	r.killed_held = g->g_killed_held;
-	r.killed_running = g->g_killed_running;
+	job_gen_pb(j, g, &r);
+	r.best = 0;
 	bd.job = j->j_id;
 	bd.batch = b->b_client;
 	bd.report = &r;

@@ -393,6 +393,8 @@ void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);
 void	 job_info(const struct job *, R3q__JobInfo *, int);
 void	 job_info_clear(R3q__JobInfo *);
+void	 job_gen_pb(const struct job *, const struct gen_report *,
+	    R3q__GenReport *);
 int	 job_trace(const struct job *, R3q__JobTrace *, char *, size_t);
 void	 job_trace_clear(R3q__JobTrace *);
 const char *job_state_name(enum job_state);

@@ -8,7 +8,8 @@
  * version 1 journal -- one made here from the version 1 schema, and one
  * written by the masterd of that version (tests/data/journal-v1.db) -- is
  * upgraded in place with its fitness values as es outputs, or left alone
- * if the upgrade fails.
+ * if the upgrade fails.  Outputs too large to stay in their results row
+ * come back like small ones and go with drop, delete and prune.
  */
 #include "config.h"
 
@@ -1704,6 +1705,184 @@ test_upgrade_fixture(void **state)
 	free(v);
 }
 
+/* Load callback: take any result. */
+static int
+any_result(void *arg, const struct journal_result *r)
+{
+	(void)arg;
+	(void)r;
+	return (0);
+}
+
+/* One job's results for test_spill, written in reverse (gen, idx) order. */
+static void
+spill_job(struct journal *j, uint64_t id, const char *state,
+    uint64_t ended, struct wantres *want, size_t n)
+{
+	struct journal_job	 job;
+	struct journal_result	 r;
+	size_t			 i;
+
+	memset(&job, 0, sizeof job);
+	job.id = id;
+	snprintf(job.driver, sizeof job.driver, "batch");
+	snprintf(job.state, sizeof job.state, "%s", state);
+	job.submitted_ns = 1;
+	job.ended_ns = ended;
+	assert_int_equal(journal_job_put(j, &job), 0);
+	for (i = n; i-- > 0;) {
+		memset(&r, 0, sizeof r);
+		r.job = id;
+		r.gen = want[i].gen;
+		r.idx = want[i].idx;
+		r.status = want[i].status;
+		r.seq = want[i].seq;
+		r.output = want[i].output;
+		r.outlen = want[i].outlen;
+		r.error = want[i].error;
+		if (journal_result_add(j, &r) != 0)
+			fail_msg("%s", journal_error(j));
+	}
+}
+
+/* Every result of job id loads as wanted, outputs compared byte for byte. */
+static void
+spill_check(struct journal *j, uint64_t id, const struct wantres *want,
+    size_t n)
+{
+	struct wantlist	 wl = { want, n, 0 };
+
+	if (journal_load_results(j, id, check_result, &wl) != 0)
+		fail_msg("job %llu: result %zu: %s", (unsigned long long)id,
+		    wl.i, journal_error(j));
+	assert_int_equal(wl.i, n);
+}
+
+/*
+ * The rows of outputs (the large outputs) on a closed journal: each is
+ * named by exactly one result, and a result that names one has no inline
+ * output.
+ */
+static sqlite3_int64
+spill_rows(const char *path)
+{
+	assert_int_equal(sqlint(path, "SELECT count(*) FROM outputs WHERE "
+	    "id NOT IN (SELECT outid FROM results WHERE outid NOT NULL)"), 0);
+	assert_int_equal(sqlint(path, "SELECT count(*) FROM results WHERE "
+	    "outid NOT NULL AND output NOT NULL"), 0);
+	assert_int_equal(sqlint(path, "SELECT count(*) FROM outputs"),
+	    sqlint(path, "SELECT count(DISTINCT outid) FROM results"));
+	return (sqlint(path, "SELECT count(*) FROM outputs"));
+}
+
+/*
+ * Small outputs (in their results row) and large ones (in outputs) mixed
+ * in four jobs come back byte for byte in (gen, idx) order, pending and
+ * after a reopen; 8-byte outputs stay inline and 1 KiB ones do not.  A
+ * duplicate with a large output is refused and leaves no output behind.
+ * results_drop, job_delete and prune remove the large outputs with their
+ * results, and nothing of the other jobs.  A result whose output row is
+ * gone fails the load instead of loading as empty.
+ */
+static void
+test_spill(void **state)
+{
+	static const size_t	 sizes[] = {
+		0, 1, 8, 63, 64, 65, 200, 1000, 1024, 4096, 1 << 20
+	};
+#define NSPILL	(sizeof sizes / sizeof sizes[0])
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct journal_result	 r;
+	struct wantres		 want[4][NSPILL];
+	uint8_t			*big;
+	size_t			 i, k, n, bigsz = (1 << 20) + 64;
+	sqlite3_int64		 per;
+
+	big = malloc(bigsz);
+	assert_non_null(big);
+	for (i = 0; i < bigsz; i++)
+		big[i] = (uint8_t)(i * 131 + (i >> 9));
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < NSPILL; i++)
+			want[k][i] = (struct wantres){ (uint32_t)(i / 4),
+			    (uint32_t)(i % 4), i == 3 ? 5 : 0, i + 1,
+			    sizes[i] == 0 ? NULL : big + k * 7 + i,
+			    sizes[i], i == 3 ? "failed" : "" };
+
+	/* 1 dropped, 2 deleted, 3 pruned, 4 kept. */
+	j = topen(t);
+	spill_job(j, 1, "done", 100, want[0], NSPILL);
+	spill_job(j, 2, "running", 0, want[1], NSPILL);
+	spill_job(j, 3, "failed", 100, want[2], NSPILL);
+	spill_job(j, 4, "running", 0, want[3], NSPILL);
+	for (k = 0; k < 4; k++)
+		spill_check(j, k + 1, want[k], NSPILL);
+	assert_int_equal(journal_commit(j), 0);
+
+	memset(&r, 0, sizeof r);
+	r.job = 4;
+	r.gen = want[3][NSPILL - 1].gen;
+	r.idx = want[3][NSPILL - 1].idx;
+	r.output = big;
+	r.outlen = 4096;
+	assert_failed(j, journal_result_add(j, &r), "duplicate result");
+	journal_close(j);
+
+	per = spill_rows(t->path);
+	assert_true(per % 4 == 0);
+	per /= 4;
+	assert_true(per >= 4 && per < (sqlite3_int64)NSPILL);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM results "
+	    "WHERE outid NOT NULL AND job = 4 AND idx = 2 AND gen = 0"), 0);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM results "
+	    "WHERE outid IS NULL AND job = 4 AND gen = 2 AND idx = 0"), 0);
+
+	j = topen(t);
+	for (k = 0; k < 4; k++)
+		spill_check(j, k + 1, want[k], NSPILL);
+	assert_int_equal(journal_results_drop(j, 1), 0);
+	journal_close(j);
+	assert_int_equal(spill_rows(t->path), 3 * per);
+
+	j = topen(t);
+	assert_int_equal(nresults(j, 1), 0);
+	assert_int_equal(journal_job_delete(j, 2), 0);
+	journal_close(j);
+	assert_int_equal(spill_rows(t->path), 2 * per);
+
+	j = topen(t);
+	assert_int_equal(nresults(j, 2), 0);
+	assert_int_equal(journal_prune(j, 200, &n), 0);
+	assert_int_equal(n, 2);
+	journal_close(j);
+	assert_int_equal(spill_rows(t->path), per);
+
+	j = topen(t);
+	assert_int_equal(nresults(j, 3), 0);
+	spill_check(j, 4, want[3], NSPILL);
+	assert_stats(j, 1, NSPILL, 0);
+	journal_close(j);
+
+	/* An output lost behind the journal's back. */
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM outputs"),
+	    per);
+	{
+		sqlite3	*db;
+
+		assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
+		sqlexec(db, "DELETE FROM outputs WHERE id = (SELECT outid "
+		    "FROM results WHERE job = 4 AND gen = 2 AND idx = 2)");
+		assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	}
+	j = topen(t);
+	assert_failed(j, journal_load_results(j, 4, any_result, NULL),
+	    "the output of (job 4, gen 2, idx 2) is missing");
+	journal_close(j);
+	free(big);
+#undef NSPILL
+}
+
 int
 main(void)
 {
@@ -1738,6 +1917,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_fixture, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_spill, setup, teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

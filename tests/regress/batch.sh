@@ -54,6 +54,18 @@ grep -q '"index":1' "$T/json" && grep -q '"status":"ok"' "$T/json" &&
     grep -q '"output":"x\\"y"' "$T/json" || fail "map --json: $(cat "$T/json")"
 ok "r3qctl map keeps input order, with -0 and --json"
 
+# Several clients and jobs at once share the workers; each gets its own.
+for c in 1 2 3; do
+	seq "$c" 3 3000 | sed "s/^/c$c-/" > "$T/cin$c"
+	timeout 120 "$R3QCTL" map echo "$T/cin$c" > "$T/cout$c" 2>&1 &
+	eval "CPID$c=\$!"
+done
+for c in 1 2 3; do
+	eval "wait \$CPID$c" || fail "concurrent client $c failed: $(tail -2 "$T/cout$c")"
+	cmp -s "$T/cin$c" "$T/cout$c" || fail "concurrent client $c got others' outputs"
+done
+ok "three clients at once, each with its own job and outputs"
+
 # A task that fails everywhere: stderr names it, the status says so.
 printf '1\nabc\n2\n' > "$T/in3"
 rc=0

@@ -308,25 +308,50 @@ bj_attach(struct job *j, struct session *s, uint64_t reqid, uint64_t acked)
 	bj->bj_dirty = 1;
 }
 
+static void	bj_detach(struct job *);
+
+/*
+ * client_timeout passed without a client: a running job is cancelled (and
+ * its outcomes wait one more client_timeout); an ended one lets go of the
+ * outcomes it kept for the client, which stay in the journal.
+ */
 static void
 bj_timeout(evutil_socket_t fd, short ev, void *arg)
 {
 	struct job	*j = arg;
+	struct bjob	*bj = BJ(j);
 	char		 why[128];
+	uint64_t	 n;
 
 	(void)fd;
 	(void)ev;
-	if (j->j_state != JOB_RUNNING || BJ(j)->bj_session != NULL)
+	if (bj->bj_session != NULL)
 		return;
+	if (j->j_state != JOB_RUNNING) {
+		if ((n = j->j_seq - bj->bj_acked) == 0)
+			return;
+		bj_res_ack(j, j->j_seq);
+		free(bj->bj_res);
+		bj->bj_res = NULL;
+		bj->bj_rcap = bj->bj_rhead = 0;
+		log_info("job %llu: no client came back for client_timeout; "
+		    "%llu outcomes it did not acknowledge leave memory",
+		    (unsigned long long)j->j_id, (unsigned long long)n);
+		return;
+	}
 	snprintf(why, sizeof(why), "its client stayed away longer than "
 	    "client_timeout (%llus)", (unsigned long long)
-	    (BJ(j)->bj_open.client_timeout_ms / 1000));
+	    (bj->bj_open.client_timeout_ms / 1000));
 	log_warnx("job %llu cancelled: %s", (unsigned long long)j->j_id, why);
 	job_cancel(j, why);
+	bj_detach(j);
 	server_drain();
 }
 
-/* The client left: start the client_timeout clock. */
+/*
+ * The client left (or the job ended without it): start the client_timeout
+ * clock, if there is anything to wait for.
+ */
 static void
 bj_detach(struct job *j)
 {
@@ -335,7 +360,7 @@ bj_detach(struct job *j)
 	uint64_t	 ms = bj->bj_open.client_timeout_ms;
 
 	bj->bj_session = NULL;
-	if (j->j_state != JOB_RUNNING)
+	if (j->j_state != JOB_RUNNING && j->j_seq == bj->bj_acked)
 		return;
 	if (bj->bj_timeout == NULL &&
 	    (bj->bj_timeout = evtimer_new(md->base, bj_timeout, j)) == NULL)
@@ -961,6 +986,9 @@ bj_end(struct job *j)
 	}
 	bj->bj_dirty = 1;
 	bj_closed(j);
+	/* Without a client, its outcomes wait client_timeout for one. */
+	if (bj->bj_session == NULL)
+		bj_detach(j);
 }
 
 static void

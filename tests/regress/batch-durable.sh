@@ -79,6 +79,8 @@ waitfor "'$R3QCTL' jobs | grep -qE '^$job +cancelled'" 10 ||
     fail "the job outlived client_timeout: $("$R3QCTL" jobs)"
 grep -q "job $job cancelled: its client stayed away longer than client_timeout" \
     "$T/masterd.log" || fail "no log line says why"
+waitfor "grep -q 'job $job: no client came back for client_timeout; 1 outcomes' '$T/masterd.log'" 10 ||
+    fail "the ended job kept its outcomes in memory"
 kill "$MASTER_PID"
 wait "$MASTER_PID" 2>/dev/null || true
 restart_master 2

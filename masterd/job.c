@@ -695,6 +695,12 @@ job_batch_retire(struct job_batch *b)
 		b->b_live = 0;
 		j->j_nlive--;
 	}
+	/* No copy of its tasks is sent again: its payloads can go. */
+	if (j->j_drv->d_batch_free != NULL)
+		j->j_drv->d_batch_free(j, b);
+	else
+		free(b->b_ds);
+	b->b_ds = NULL;
 	free(b->b_spans);
 	b->b_spans = NULL;
 	b->b_nspans = b->b_spancap = 0;

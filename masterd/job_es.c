@@ -30,12 +30,6 @@ struct es_job {
 	double		*ej_best_x;	/* once finished, dim doubles */
 };
 
-/* A generation's payloads, encoded once (freed with its batch). */
-struct es_batch {
-	size_t		 eb_len;	/* of one payload */
-	uint8_t		 eb_buf[];	/* b_n of them */
-};
-
 #define EJ(j)	((struct es_job *)(j)->j_ds)
 
 /* The ES's own parameters from a job's; -1 with a message if invalid. */
@@ -86,25 +80,15 @@ job_es_start(struct job *j, uint64_t first, const uint8_t *have)
 {
 	struct es_job		*ej = EJ(j);
 	struct job_batch	*b;
-	struct es_batch		*eb;
 	struct sched_task	*t;
 	uint32_t		 kind;
-	size_t			 i, n, nt = 0, len;
+	size_t			 i, n, nt = 0;
 
 	n = es_batch_size(ej->ej_es);
 	/* A synthetic load makes the evaluation a synth task (Ridge + sleep). */
 	kind = kind_intern(ej->ej_params.work_ms > 0 ? "synth" : "ridge-lu");
 	j->j_nbatches = es_generation(ej->ej_es);
 	b = job_batch_open(j, kind, 0);
-	len = es_payload_len(ej->ej_params.dim);
-	eb = xcalloc(1, sizeof(*eb) + n * len);
-	eb->eb_len = len;
-	for (i = 0; i < n; i++)
-		es_payload_encode(eb->eb_buf + i * len, ej->ej_params.lu,
-		    ej->ej_params.spin ? ES_PAYLOAD_SPIN : 0,
-		    ej->ej_params.work_ms, es_batch_x(ej->ej_es, i),
-		    ej->ej_params.dim);
-	b->b_ds = eb;
 	first = job_batch_reserve(b, first, n);
 	/* Journal the generation and its ids before any task goes out. */
 	job_journal_put(j);
@@ -179,15 +163,23 @@ job_es_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	return (j);
 }
 
-/* The payload of individual idx: borrowed from the batch's buffer. */
+/*
+ * The payload of individual idx, encoded as it is sent (into memory that
+ * lives until the frame leaves), so that a queued task costs no more than
+ * its genome in the ES.
+ */
 static void
 job_es_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 {
-	struct es_batch	*eb = b->b_ds;
+	struct es_job	*ej = EJ(j);
+	size_t		 len = es_payload_len(ej->ej_params.dim);
 
-	(void)j;
-	t->payload.len = eb->eb_len;
-	t->payload.data = eb->eb_buf + idx * eb->eb_len;
+	(void)b;
+	t->payload.len = len;
+	t->payload.data = server_scratch(len);
+	es_payload_encode(t->payload.data, ej->ej_params.lu,
+	    ej->ej_params.spin ? ES_PAYLOAD_SPIN : 0, ej->ej_params.work_ms,
+	    es_batch_x(ej->ej_es, idx), ej->ej_params.dim);
 }
 
 /*

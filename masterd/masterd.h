@@ -350,6 +350,7 @@ void	 session_free(struct session *);
 void	 session_error_soft(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_pause(struct session *);
+void	*server_scratch(size_t);
 struct session *session_new(struct bufferevent *, const char *, int);
 
 /* metrics.c */

@@ -847,6 +847,58 @@ worker_dirty(struct worker *w)
 }
 
 /*
+ * Memory for what the frames being built borrow (the payloads a driver
+ * makes as a task is sent): a bump allocator in chunks, emptied once the
+ * frames are sent, so that a payload costs nothing while its task waits
+ * in the queue.
+ */
+struct scratch {
+	struct scratch	*sc_next;
+	size_t		 sc_used, sc_cap;
+	uint8_t		 sc_data[];
+};
+#define SCRATCH_CHUNK	65536
+
+static struct scratch	*scratch;
+
+/* n bytes valid until the frames being built are sent. */
+void *
+server_scratch(size_t n)
+{
+	struct scratch	*sc;
+	void		*p;
+	size_t		 cap;
+
+	n = (n + 15) & ~(size_t)15;
+	if (scratch == NULL || scratch->sc_cap - scratch->sc_used < n) {
+		cap = n > SCRATCH_CHUNK ? n : SCRATCH_CHUNK;
+		sc = xcalloc(1, sizeof(*sc) + cap);
+		sc->sc_cap = cap;
+		sc->sc_next = scratch;
+		scratch = sc;
+	}
+	p = scratch->sc_data + scratch->sc_used;
+	scratch->sc_used += n;
+	return (p);
+}
+
+/* The frames are sent: keep one chunk, empty. */
+static void
+scratch_reset(int all)
+{
+	struct scratch	*sc;
+
+	while (scratch != NULL && (all || scratch->sc_next != NULL ||
+	    scratch->sc_cap != SCRATCH_CHUNK)) {
+		sc = scratch;
+		scratch = sc->sc_next;
+		free(sc);
+	}
+	if (scratch != NULL)
+		scratch->sc_used = 0;
+}
+
+/*
  * Send what the drained actions left for each worker: cancels first.  The
  * journal's transaction is committed first (session_send), so no decision
  * built on a result leaves masterd before the result is in the journal.
@@ -892,6 +944,7 @@ server_flush(void)
 			w->w_nrepl = 0;
 		}
 	}
+	scratch_reset(0);
 }
 
 static void
@@ -1249,6 +1302,7 @@ server_close(void)
 {
 	struct session	*s;
 
+	scratch_reset(1);
 	while ((s = TAILQ_FIRST(&md->sessions)) != NULL) {
 		if (s->s_worker != NULL) {
 			s->s_worker->w_session = NULL;

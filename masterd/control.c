@@ -27,20 +27,6 @@
 #include "task/task.h"
 #include "util.h"
 
-/* Answer a request with an Error; the session stays open. */
-static void __attribute__((format(printf, 3, 4)))
-control_refuse(struct session *s, uint64_t reqid, const char *fmt, ...)
-{
-	char		 msg[512];
-	va_list		 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_debug("%s (%s): refused: %s", s->s_addr, s->s_name, msg);
-	session_send_error(s, reqid, msg);
-}
-
 /*
  * May client s see and act on job j?  The control socket's clients may
  * (root or the r3q group: the socket's mode guards it); a TLS client only
@@ -63,7 +49,7 @@ control_job(struct session *s, uint64_t reqid, uint64_t id)
 			log_warnx("client %s (%s) asked for job %llu of %s: "
 			    "refused", s->s_owner, s->s_addr,
 			    (unsigned long long)id, j->j_owner);
-		control_refuse(s, reqid, "no such job %llu",
+		session_error_soft(s, reqid, "no such job %llu",
 		    (unsigned long long)id);
 		return (NULL);
 	}
@@ -260,14 +246,14 @@ control_send_trace(struct session *s, uint64_t reqid, const struct job *j)
 	size_t		 len;
 
 	if (job_trace(j, &t, err, sizeof(err)) == -1) {
-		control_refuse(s, reqid, "%s", err);
+		session_error_soft(s, reqid, "%s", err);
 		return;
 	}
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_JOB_TRACE;
 	env.job_trace = &t;
 	if ((len = r3q__envelope__get_packed_size(&env)) > md->conf.max_frame)
-		control_refuse(s, reqid, "job %llu has %zu task executions, "
+		session_error_soft(s, reqid, "job %llu has %zu task executions, "
 		    "%zu bytes: more than max_frame", (unsigned long long)
 		    j->j_id, t.n_spans, len);
 	else
@@ -286,12 +272,12 @@ control_dispatch(struct session *s, Envelope *env)
 	switch (env->body_case) {
 	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
 		if (env->submit_es->params == NULL) {
-			control_refuse(s, env->id, "submit without parameters");
+			session_error_soft(s, env->id, "submit without parameters");
 			break;
 		}
 		if ((j = job_es_submit(env->submit_es->params, err,
 		    sizeof(err))) == NULL) {
-			control_refuse(s, env->id, "%s", err);
+			session_error_soft(s, env->id, "%s", err);
 			break;
 		}
 		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
@@ -327,7 +313,7 @@ control_dispatch(struct session *s, Envelope *env)
 		if ((j = control_job(s, env->id, env->cancel_job->job)) == NULL)
 			break;
 		if (j->j_state != JOB_RUNNING) {
-			control_refuse(s, env->id, "job %llu has already "
+			session_error_soft(s, env->id, "job %llu has already "
 			    "ended (%s)", (unsigned long long)j->j_id,
 			    job_state_name(j->j_state));
 			break;

@@ -111,7 +111,7 @@ bj_res_grow(struct job *j, uint64_t seq)
 	bj->bj_rhead = 0;
 }
 
-/* Forget the outcomes up to seq. */
+/* Forget the outcomes up to seq, and their keys. */
 static void
 bj_res_ack(struct job *j, uint64_t seq)
 {
@@ -124,6 +124,11 @@ bj_res_ack(struct job *j, uint64_t seq)
 		bj->bj_acked = seq > bj->bj_acked ? seq : bj->bj_acked;
 	while (bj->bj_acked < seq) {
 		r = &bj->bj_res[bj->bj_rhead];
+		/*
+		 * Its key is done with: the client has its outcome and will
+		 * not send it again, so the job need not remember it.
+		 */
+		u64map_del(&bj->bj_keys, r->r_key, NULL);
 		free(r->r_out);
 		free(r->r_error);
 		memset(r, 0, sizeof(*r));

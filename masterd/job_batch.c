@@ -213,7 +213,7 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
     const uint8_t *over, size_t n, int journal)
 {
 	struct bj_batch		*bb = bj_batch_grow(b, n);
-	struct journal_task	 jt;
+	struct journal_task	*jt = NULL;
 	struct sched_task	*t;
 	struct job		*j = b->b_job;
 	uint64_t		 first;
@@ -221,6 +221,8 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
 
 	first = job_batch_reserve(b, 0, n);
 	t = xcalloc(n + 1, sizeof(*t));
+	if (journal && md->journal != NULL)
+		jt = xcalloc(n + 1, sizeof(*jt));
 	for (i = 0; i < n; i++) {
 		bb->bb_payload[idx0 + i] = payloads[i];
 		bb->bb_len[idx0 + i] = lens[i];
@@ -229,23 +231,18 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
 		if (u64map_put(&BJ(j)->bj_keys, keys[i],
 		    (uint64_t)b->b_gen << 32 | (idx0 + i)) == -1)
 			fatal("%s", __func__);
-		if (journal && md->journal != NULL) {
-			memset(&jt, 0, sizeof(jt));
-			jt.job = j->j_id;
-			jt.gen = b->b_gen;
-			jt.idx = (uint32_t)(idx0 + i);
-			jt.key = keys[i];
-			jt.priority = prios[i];
-			jt.copies = copies[i];
-			jt.payload = payloads[i];
-			jt.len = lens[i];
-			if (journal_task_add(md->journal, &jt) == -1)
-				log_warnx("%s", journal_error(md->journal));
+		if (jt != NULL) {
+			jt[i].job = j->j_id;
+			jt[i].gen = b->b_gen;
+			jt[i].idx = (uint32_t)(idx0 + i);
+			jt[i].key = keys[i];
+			jt[i].priority = prios[i];
+			jt[i].copies = copies[i];
+			jt[i].payload = payloads[i];
+			jt[i].len = lens[i];
 		}
 		if (over != NULL && over[i]) {
 			b->b_nover++;
-			free(payloads[i]);
-			bb->bb_payload[idx0 + i] = NULL;
 			continue;
 		}
 		t[nt].id = first + i;
@@ -253,6 +250,16 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
 		t[nt].copies = copies[i];
 		nt++;
 	}
+	/* The frame's tasks are one row of the journal. */
+	if (jt != NULL && journal_tasks_add(md->journal, jt, n) == -1)
+		log_warnx("%s", journal_error(md->journal));
+	free(jt);
+	/* Those over already (a resumed job) need no payload. */
+	for (i = 0; over != NULL && i < n; i++)
+		if (over[i]) {
+			free(payloads[i]);
+			bb->bb_payload[idx0 + i] = NULL;
+		}
 	job_batch_submit(b, t, nt);
 	free(t);
 }

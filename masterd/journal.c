@@ -130,8 +130,8 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	[JS_OUTPUT_DELETE] = "DELETE FROM outputs WHERE id = ?1",
 	[JS_RESULT_ADD] = "INSERT INTO results (job, gen, idx, status, seq, "
 	    "error, outid, output) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-	[JS_TASK_ADD] = "INSERT INTO tasks (job, gen, idx, key, priority, "
-	    "copies, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[JS_TASK_ADD] = "INSERT INTO tasks (job, gen, idx, n, run) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5)",
 	[JS_BATCH_PUT] = "INSERT OR REPLACE INTO batches (job, gen, client, "
 	    "kind, closed) VALUES (?1, ?2, ?3, ?4, ?5)",
 	[JS_GEN_PUT] = "INSERT OR REPLACE INTO gens (job, gen, report) "
@@ -160,7 +160,7 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	    "CASE WHEN r.outid IS NULL THEN r.output ELSE o.output END "
 	    "FROM results AS r LEFT JOIN outputs AS o ON o.id = r.outid "
 	    "WHERE r.job = ?1 ORDER BY r.gen, r.idx",
-	[JS_LOAD_TASKS] = "SELECT gen, idx, key, priority, copies, payload "
+	[JS_LOAD_TASKS] = "SELECT gen, idx, n, run "
 	    "FROM tasks WHERE job = ?1 ORDER BY gen, idx",
 	[JS_LOAD_BATCHES] = "SELECT gen, client, kind, closed FROM batches "
 	    "WHERE job = ?1 ORDER BY gen",
@@ -198,8 +198,7 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	"CREATE TABLE outputs (id INTEGER PRIMARY KEY, output BLOB);"
 #define JOURNAL_TABLE_TASKS \
 	"CREATE TABLE tasks (job INTEGER, gen INTEGER, idx INTEGER, " \
-	"    key INTEGER, priority INTEGER, copies INTEGER, payload BLOB, " \
-	"    PRIMARY KEY (job, gen, idx));"
+	"    n INTEGER, run BLOB, PRIMARY KEY (job, gen, idx));"
 #define JOURNAL_TABLE_BATCHES \
 	"CREATE TABLE batches (job INTEGER, gen INTEGER, client INTEGER, " \
 	"    kind TEXT, closed INTEGER, PRIMARY KEY (job, gen)) WITHOUT ROWID;"
@@ -249,6 +248,8 @@ struct journal {
 	char		*j_path;
 	int		 j_pending;	/* our transaction is open */
 	sqlite3_stmt	*j_stmt[JS_NSTMTS];
+	uint8_t		*j_run;		/* a run of tasks being packed */
+	size_t		 j_runcap;
 	char		 j_err[PATH_MAX + 512];
 };
 
@@ -814,6 +815,7 @@ journal_free(struct journal *j)
 		sqlite3_finalize(j->j_stmt[s]);
 	sqlite3_close_v2(j->j_db);
 	free(j->j_path);
+	free(j->j_run);
 	free(j);
 }
 
@@ -1092,27 +1094,89 @@ journal_result_add(struct journal *j, const struct journal_result *r)
 }
 
 /*
- * Add a batch job's task.  The primary key refuses a second one with the
- * same (gen, idx); the pending transaction is kept.
+ * A batch job's tasks are kept in runs: one row holds tasks idx .. idx +
+ * n - 1 of a batch, packed (little-endian) as key u64, priority i32,
+ * copies u32, payload length u32, payload; so that a client's frame of a
+ * thousand tasks costs one insert, not a thousand.
  */
+#define JOURNAL_RUN_HEAD	20
+
+static void
+journal_put_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
+static uint32_t
+journal_get_u32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24);
+}
+
+/*
+ * Add n tasks of one batch job's batch with consecutive indices (t[0]'s
+ * job and gen; idx t[0].idx ..), as one run.  The primary key refuses a
+ * second run starting at the same (gen, idx); the pending transaction is
+ * kept.
+ */
+int
+journal_tasks_add(struct journal *j, const struct journal_task *t, size_t n)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_TASK_ADD];
+	uint8_t		*p;
+	size_t		 i, len = 0, cap;
+	int		 rc = SQLITE_OK;
+
+	if (n == 0)
+		return (0);
+	for (i = 0; i < n; i++) {
+		if (t[i].job != t[0].job || t[i].gen != t[0].gen ||
+		    t[i].idx != t[0].idx + i || t[i].len > UINT32_MAX) {
+			journal_set(j, "tasks of a run must follow each other");
+			return (-1);
+		}
+		len += JOURNAL_RUN_HEAD + t[i].len;
+	}
+	if (len > j->j_runcap) {
+		for (cap = j->j_runcap ? j->j_runcap : 4096; cap < len; cap *= 2)
+			;
+		if ((p = realloc(j->j_run, cap)) == NULL) {
+			journal_set(j, "out of memory");
+			return (-1);
+		}
+		j->j_run = p;
+		j->j_runcap = cap;
+	}
+	for (i = 0, p = j->j_run; i < n; i++) {
+		journal_put_u32(p, (uint32_t)t[i].key);
+		journal_put_u32(p + 4, (uint32_t)(t[i].key >> 32));
+		journal_put_u32(p + 8, (uint32_t)t[i].priority);
+		journal_put_u32(p + 12, t[i].copies);
+		journal_put_u32(p + 16, (uint32_t)t[i].len);
+		if (t[i].len > 0)
+			memcpy(p + JOURNAL_RUN_HEAD, t[i].payload, t[i].len);
+		p += JOURNAL_RUN_HEAD + t[i].len;
+	}
+	if (journal_begin(j) == -1)
+		return (-1);
+	journal_bind_u64(st, 1, t[0].job, &rc);
+	journal_bind_u64(st, 2, t[0].gen, &rc);
+	journal_bind_u64(st, 3, t[0].idx, &rc);
+	journal_bind_u64(st, 4, n, &rc);
+	journal_bind_blob(st, 5, j->j_run, len, &rc);
+	return (journal_insert(j, JS_TASK_ADD, rc, "task", t[0].job, t[0].gen,
+	    t[0].idx));
+}
+
+/* Add one batch job's task: a run of one. */
 int
 journal_task_add(struct journal *j, const struct journal_task *t)
 {
-	sqlite3_stmt	*st = j->j_stmt[JS_TASK_ADD];
-	int		 rc = SQLITE_OK;
-
-	if (journal_begin(j) == -1)
-		return (-1);
-	journal_bind_u64(st, 1, t->job, &rc);
-	journal_bind_u64(st, 2, t->gen, &rc);
-	journal_bind_u64(st, 3, t->idx, &rc);
-	journal_bind_u64(st, 4, t->key, &rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, 5, t->priority);
-	journal_bind_u64(st, 6, t->copies, &rc);
-	journal_bind_blob(st, 7, t->payload, t->len, &rc);
-	return (journal_insert(j, JS_TASK_ADD, rc, "task", t->job, t->gen,
-	    t->idx));
+	return (journal_tasks_add(j, t, 1));
 }
 
 /* Insert or replace a batch job's batch. */
@@ -1311,6 +1375,10 @@ journal_load_tasks(struct journal *j, uint64_t job,
 	const char		*what = "loading tasks";
 	sqlite3_stmt		*st;
 	struct journal_task	 t;
+	const uint8_t		*p;
+	uint64_t		 n, i;
+	size_t			 left;
+	uint32_t		 idx;
 	int			 r;
 
 	if ((st = journal_query(j, JS_LOAD_TASKS, job, what)) == NULL)
@@ -1319,15 +1387,32 @@ journal_load_tasks(struct journal *j, uint64_t job,
 		memset(&t, 0, sizeof t);
 		t.job = job;
 		t.gen = (uint32_t)sqlite3_column_int64(st, 0);
-		t.idx = (uint32_t)sqlite3_column_int64(st, 1);
-		t.key = journal_u64(sqlite3_column_int64(st, 2));
-		t.priority = (int32_t)sqlite3_column_int64(st, 3);
-		t.copies = (uint32_t)sqlite3_column_int64(st, 4);
-		t.payload = sqlite3_column_blob(st, 5);
-		if (t.payload != NULL)
-			t.len = (size_t)sqlite3_column_bytes(st, 5);
-		if (cb(arg, &t) != 0)
-			return (journal_stop(j, JS_LOAD_TASKS, what));
+		idx = (uint32_t)sqlite3_column_int64(st, 1);
+		n = (uint64_t)sqlite3_column_int64(st, 2);
+		p = sqlite3_column_blob(st, 3);
+		left = p != NULL ? (size_t)sqlite3_column_bytes(st, 3) : 0;
+		for (i = 0; i < n; i++) {
+			if (left < JOURNAL_RUN_HEAD ||
+			    left - JOURNAL_RUN_HEAD <
+			    journal_get_u32(p + 16)) {
+				journal_set(j, "%s: job %" PRIu64 ": the tasks "
+				    "of batch %" PRIu32 " from %" PRIu32 " are "
+				    "damaged", j->j_path, job, t.gen, idx);
+				journal_reset(j, JS_LOAD_TASKS);
+				return (-1);
+			}
+			t.idx = idx + (uint32_t)i;
+			t.key = (uint64_t)journal_get_u32(p) |
+			    (uint64_t)journal_get_u32(p + 4) << 32;
+			t.priority = (int32_t)journal_get_u32(p + 8);
+			t.copies = journal_get_u32(p + 12);
+			t.len = journal_get_u32(p + 16);
+			t.payload = t.len > 0 ? p + JOURNAL_RUN_HEAD : NULL;
+			p += JOURNAL_RUN_HEAD + t.len;
+			left -= JOURNAL_RUN_HEAD + t.len;
+			if (cb(arg, &t) != 0)
+				return (journal_stop(j, JS_LOAD_TASKS, what));
+		}
 	}
 	return (r);
 }

@@ -58,7 +58,8 @@ struct journal_result {
 
 /*
  * A batch job's task, kept until the job is pruned so that masterd can
- * send it again after a restart.  On load, payload points into the
+ * send it again after a restart.  journal_tasks_add() keeps a client's
+ * frame of them (consecutive indices of one batch) in one row.  On load, payload points into the
  * journal, valid during the callback only; an empty one loads as NULL,
  * length 0.
  */
@@ -116,6 +117,8 @@ int		 journal_result_add(struct journal *,
 int		 journal_results_drop(struct journal *, uint64_t);
 int		 journal_task_add(struct journal *,
 		    const struct journal_task *);
+int		 journal_tasks_add(struct journal *,
+		    const struct journal_task *, size_t);
 int		 journal_batch_put(struct journal *,
 		    const struct journal_batch *);
 int		 journal_gen_put(struct journal *, uint64_t, uint32_t,

@@ -1187,6 +1187,73 @@ test_outputs(void **state)
 }
 
 /*
+ * Tasks added as one run (a client's frame) load one by one, in order,
+ * with their payloads; a run whose tasks do not follow each other is
+ * refused, and a damaged run fails the load with a message.
+ */
+static void
+test_task_runs(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct journal_task	 tk[5];
+	struct loaded		*l;
+	sqlite3			*db;
+	char			 pay[5][8];
+	size_t			 i;
+
+	l = calloc(1, sizeof *l);
+	assert_non_null(l);
+	j = topen(t);
+	memset(tk, 0, sizeof tk);
+	for (i = 0; i < 5; i++) {
+		tk[i].job = 3;
+		tk[i].gen = 2;
+		tk[i].idx = 10 + (uint32_t)i;
+		tk[i].key = (UINT64_C(1) << 40) + i;
+		tk[i].priority = -(int32_t)i;
+		tk[i].copies = (uint32_t)i;
+		snprintf(pay[i], sizeof pay[i], "p%zu", i);
+		tk[i].payload = i == 2 ? NULL : pay[i];
+		tk[i].len = i == 2 ? 0 : strlen(pay[i]);
+	}
+	assert_int_equal(journal_tasks_add(j, tk, 5), 0);
+	tk[1].idx = 99;
+	assert_int_equal(journal_tasks_add(j, tk, 2), -1);
+	assert_non_null(strstr(journal_error(j), "follow each other"));
+	assert_int_equal(journal_commit(j), 0);
+	assert_int_equal(journal_load_tasks(j, 3, load_task, l), 0);
+	assert_int_equal(l->n, 5);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(l->tasks[i].gen, 2);
+		assert_int_equal(l->tasks[i].idx, 10 + i);
+		assert_true(l->tasks[i].key == (UINT64_C(1) << 40) + i);
+		assert_int_equal(l->tasks[i].priority, -(int32_t)i);
+		assert_int_equal(l->tasks[i].copies, i);
+		if (i == 2) {
+			assert_null(l->tasks[i].payload);
+			assert_int_equal(l->tasks[i].len, 0);
+		} else {
+			assert_int_equal(l->tasks[i].len, strlen(pay[i]));
+			assert_memory_equal(l->tasks[i].payload, pay[i],
+			    strlen(pay[i]));
+		}
+	}
+	journal_close(j);
+	/* Cut the run short behind the journal's back. */
+	assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE tasks SET run = "
+	    "substr(run, 1, 30)", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	j = topen(t);
+	l->n = 0;
+	assert_int_equal(journal_load_tasks(j, 3, load_task, l), -1);
+	assert_non_null(strstr(journal_error(j), "are damaged"));
+	journal_close(j);
+	free(l);
+}
+
+/*
  * A batch job's driver, tasks and batches come back: tasks in (gen, idx)
  * order with every field (priorities negative too), a second task with the
  * same (gen, idx) refused, batches in gen order with the last put winning.
@@ -1909,6 +1976,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_throughput, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_outputs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_runs, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_tasks_batches, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_v1, setup,

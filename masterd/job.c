@@ -381,12 +381,12 @@ job_batch_close(struct job_batch *b)
 		sched_batch_close(md->sched, b->b_id, mono_ns());
 }
 
-/* The message of task idx of b: its driver's payload, sent now. */
+/* The message of task idx (id tid) of b: its driver's payload, sent now. */
 void
-job_task(struct job_batch *b, size_t idx, R3q__Task *t)
+job_task(struct job_batch *b, size_t idx, uint64_t tid, R3q__Task *t)
 {
 	r3q__task__init(t);
-	t->id = job_task_id(b, idx);
+	t->id = tid;
 	t->kind = md->kinds[b->b_kind];
 	b->b_job->j_drv->d_task(b->b_job, b, idx, t);
 }
@@ -513,13 +513,11 @@ job_trace_free(struct job *j)
  */
 static void
 job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
-    uint32_t slot, uint64_t start, uint64_t end, enum span_outcome o,
-    int replica)
+    uint64_t tid, uint32_t slot, uint64_t start, uint64_t end,
+    enum span_outcome o, int replica)
 {
 	struct journal_span	 js;
-	struct job_batch	*b;
 	R3q__Span		*sp;
-	uint64_t		 tid;
 
 	/* The worker remembers its place in the roster of the job. */
 	if (w->w_roster_job != j->j_id || w->w_roster_idx >= j->j_nroster ||
@@ -531,7 +529,6 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	}
 	if (o != SPAN_WITHDRAWN)
 		j->j_execs++;
-	tid = (b = job_batch_by_gen(j, gen)) != NULL ? job_task_id(b, idx) : 0;
 	if (md->journal == NULL) {
 		/* Without a journal, memory bounds what a report can draw. */
 		if (j->j_ntrace >= TRACE_MAX) {
@@ -581,17 +578,17 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 }
 
 /*
- * A held copy of task idx of batch gen was withdrawn before it ran;
- * replica says whether it was an extra copy.
+ * A held copy of task idx (id tid) of batch gen was withdrawn before it
+ * ran; replica says whether it was an extra copy.
  */
 void
 job_withdrawn(struct job *j, struct worker *w, uint32_t gen, size_t idx,
-    int replica)
+    uint64_t tid, int replica)
 {
 	uint64_t	 now = wall_ns();
 
-	job_journal_span(j, w, gen, idx, UINT32_MAX, now, now, SPAN_WITHDRAWN,
-	    replica);
+	job_journal_span(j, w, gen, idx, tid, UINT32_MAX, now, now,
+	    SPAN_WITHDRAWN, replica);
 }
 
 /*
@@ -609,8 +606,8 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 
 	if (r->start_ns == 0 || r->end_ns < r->start_ns)
 		return;
-	job_journal_span(j, w, gen, idx, r->slot, r->start_ns, r->end_ns, o,
-	    r->replica);
+	job_journal_span(j, w, gen, idx, r->id, r->slot, r->start_ns,
+	    r->end_ns, o, r->replica);
 	if (j->j_state != JOB_RUNNING || (b = job_batch_by_gen(j, gen)) ==
 	    NULL || !b->b_live)
 		return;		/* its batch is measured already */

@@ -34,6 +34,7 @@
 
 #include "es/payload.h"
 #include "journal.h"
+#include "le.h"
 
 /* Bump this, and teach journal_schema() to upgrade, if any table changes. */
 #define JOURNAL_VERSION		2
@@ -1101,22 +1102,6 @@ journal_result_add(struct journal *j, const struct journal_result *r)
  */
 #define JOURNAL_RUN_HEAD	20
 
-static void
-journal_put_u32(uint8_t *p, uint32_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-	p[2] = v >> 16;
-	p[3] = v >> 24;
-}
-
-static uint32_t
-journal_get_u32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24);
-}
-
 /*
  * Add n tasks of one batch job's batch with consecutive indices (t[0]'s
  * job and gen; idx t[0].idx ..), as one run.  The primary key refuses a
@@ -1152,11 +1137,10 @@ journal_tasks_add(struct journal *j, const struct journal_task *t, size_t n)
 		j->j_runcap = cap;
 	}
 	for (i = 0, p = j->j_run; i < n; i++) {
-		journal_put_u32(p, (uint32_t)t[i].key);
-		journal_put_u32(p + 4, (uint32_t)(t[i].key >> 32));
-		journal_put_u32(p + 8, (uint32_t)t[i].priority);
-		journal_put_u32(p + 12, t[i].copies);
-		journal_put_u32(p + 16, (uint32_t)t[i].len);
+		le64_put(p, t[i].key);
+		le32_put(p + 8, (uint32_t)t[i].priority);
+		le32_put(p + 12, t[i].copies);
+		le32_put(p + 16, (uint32_t)t[i].len);
 		if (t[i].len > 0)
 			memcpy(p + JOURNAL_RUN_HEAD, t[i].payload, t[i].len);
 		p += JOURNAL_RUN_HEAD + t[i].len;
@@ -1394,7 +1378,7 @@ journal_load_tasks(struct journal *j, uint64_t job,
 		for (i = 0; i < n; i++) {
 			if (left < JOURNAL_RUN_HEAD ||
 			    left - JOURNAL_RUN_HEAD <
-			    journal_get_u32(p + 16)) {
+			    le32_get(p + 16)) {
 				journal_set(j, "%s: job %" PRIu64 ": the tasks "
 				    "of batch %" PRIu32 " from %" PRIu32 " are "
 				    "damaged", j->j_path, job, t.gen, idx);
@@ -1402,11 +1386,10 @@ journal_load_tasks(struct journal *j, uint64_t job,
 				return (-1);
 			}
 			t.idx = idx + (uint32_t)i;
-			t.key = (uint64_t)journal_get_u32(p) |
-			    (uint64_t)journal_get_u32(p + 4) << 32;
-			t.priority = (int32_t)journal_get_u32(p + 8);
-			t.copies = journal_get_u32(p + 12);
-			t.len = journal_get_u32(p + 16);
+			t.key = le64_get(p);
+			t.priority = (int32_t)le32_get(p + 8);
+			t.copies = le32_get(p + 12);
+			t.len = le32_get(p + 16);
 			t.payload = t.len > 0 ? p + JOURNAL_RUN_HEAD : NULL;
 			p += JOURNAL_RUN_HEAD + t.len;
 			left -= JOURNAL_RUN_HEAD + t.len;

@@ -376,14 +376,15 @@ void	 job_batch_finished(struct job_batch *);
 struct job_batch *job_batch_by_gen(const struct job *, uint32_t);
 struct job_batch *job_task_find(uint64_t, size_t *);
 uint64_t job_task_id(const struct job_batch *, size_t);
-void	 job_task(struct job_batch *, size_t, R3q__Task *);
+void	 job_task(struct job_batch *, size_t, uint64_t, R3q__Task *);
 void	 job_output(struct job_batch *, size_t, const void *, size_t);
 char	*job_task_why(struct job_batch *, size_t, const char *);
 void	 job_outcome(struct job_batch *, size_t, enum job_outcome,
 	    const char *);
 void	 job_span(struct job *, struct worker *, uint32_t, size_t,
 	    const R3q__Result *, enum span_outcome);
-void	 job_withdrawn(struct job *, struct worker *, uint32_t, size_t, int);
+void	 job_withdrawn(struct job *, struct worker *, uint32_t, size_t,
+	    uint64_t, int);
 void	 job_end(struct job *, enum job_state);
 void	 job_abort(struct job *, enum job_state);
 void	 job_journal_put(struct job *);

@@ -1012,7 +1012,7 @@ server_drain(void)
 				    w->w_outcap, sizeof(*w->w_out))) == NULL)
 					fatal("reallocarray");
 			}
-			job_task(b, idx, &w->w_outv[w->w_nout]);
+			job_task(b, idx, a.task, &w->w_outv[w->w_nout]);
 			w->w_outv[w->w_nout++].tag = server_tag(w, a.task);
 			if (a.replica)
 				APPEND(w->w_repl, w->w_nrepl, w->w_replcap,
@@ -1025,7 +1025,7 @@ server_drain(void)
 			if (!a.running && (b = job_task_find(a.task,
 			    &idx)) != NULL)
 				job_withdrawn(b->b_job, w, b->b_gen, idx,
-				    a.replica);
+				    a.task, a.replica);
 			if (!a.running && worker_unsend(w, a.task))
 				break;
 			if (a.running)

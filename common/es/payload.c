@@ -12,44 +12,25 @@
 #include <string.h>
 
 #include "es/payload.h"
+#include "le.h"
 
-/* Store v at p, little-endian. */
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-	p[2] = v >> 16;
-	p[3] = v >> 24;
-}
-
-/* The little-endian u32 at p. */
-static uint32_t
-get_u32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24);
-}
-
-/* Store d's IEEE-754 bits at p, little-endian. */
+/* A double as its IEEE-754 bits, little-endian. */
 static void
 put_f64(uint8_t *p, double d)
 {
 	uint64_t	 v;
 
 	memcpy(&v, &d, sizeof(v));
-	put_u32(p, (uint32_t)v);
-	put_u32(p + 4, (uint32_t)(v >> 32));
+	le64_put(p, v);
 }
 
-/* The double whose little-endian bits are at p. */
+/* The double whose bits are at p. */
 static double
 get_f64(const uint8_t *p)
 {
-	uint64_t	 v;
+	uint64_t	 v = le64_get(p);
 	double		 d;
 
-	v = (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
 	memcpy(&d, &v, sizeof(d));
 	return (d);
 }
@@ -68,8 +49,8 @@ es_payload_encode(uint8_t *buf, uint32_t lu, uint32_t flags, double work_ms,
 {
 	size_t	 i;
 
-	put_u32(buf, lu);
-	put_u32(buf + 4, flags);
+	le32_put(buf, lu);
+	le32_put(buf + 4, flags);
 	put_f64(buf + 8, work_ms);
 	for (i = 0; i < n; i++)
 		put_f64(buf + ES_PAYLOAD_HEAD + i * 8, x[i]);
@@ -84,8 +65,8 @@ es_payload_decode(const uint8_t *buf, size_t len, struct es_payload *p)
 		errno = EINVAL;
 		return (-1);
 	}
-	p->lu = get_u32(buf);
-	p->flags = get_u32(buf + 4);
+	p->lu = le32_get(buf);
+	p->flags = le32_get(buf + 4);
 	p->work_ms = get_f64(buf + 8);
 	p->x = buf + ES_PAYLOAD_HEAD;
 	p->nx = (len - ES_PAYLOAD_HEAD) / 8;

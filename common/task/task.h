@@ -39,7 +39,7 @@ struct task_ctx {
 };
 
 #define TASK_OUT_INLINE	32		/* outputs this short need no malloc */
-#define TASK_ERRLEN	160
+#define TASK_ERRLEN	512
 
 /*
  * One task's outcome.  The output (meaningful when status is TASK_OK) is

@@ -1,0 +1,127 @@
+/*
+ * Task kinds an administrator installs in workerd.conf (workerd.conf(5),
+ * "TASK KINDS"): programs run once per task (exec), long-lived programs
+ * that take task after task as frames on their standard input (persistent
+ * exec), and shared objects loaded with dlopen (plugin, r3q-plugin.h).
+ *
+ * A struct ext_kind is what the file says about one kind, plus the
+ * runner's state.  workerd builds one per configured kind at start and at
+ * every reload, holds a reference for each task received under it, and
+ * frees it (ext_close) when the last reference goes: a task finishes with
+ * the definition it was received under, whatever a reload changed since.
+ *
+ * ext_run is called from execution thread `slot' (0 .. nslots - 1): the
+ * persistent runner keeps one process per slot, so calls for one slot never
+ * overlap and calls for different slots never share a process.  It honours
+ * ctx->cancel (a losing copy, a cancelled job), k_timeout and max_output,
+ * reports the half-way point through ctx->progress when the kind says it,
+ * and fills res as any kind does (task.h): TASK_OK with the output, or
+ * TASK_FAILED / TASK_CANCELLED with res->error saying why.
+ */
+#ifndef R3Q_TASK_EXT_H
+#define R3Q_TASK_EXT_H
+
+#include <sys/types.h>
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "task/task.h"
+
+/*
+ * The persistent framing (workerd.conf(5), "PERSISTENT KINDS").  Every
+ * frame is one type byte, a 4-byte big-endian length n, then n bytes.
+ *
+ *	workerd -> process	'T' a task: n bytes of payload
+ *				'C' cancel the current task (n = 0)
+ *	process -> workerd	'R' the task succeeded: n bytes of output
+ *				'F' the task failed: n bytes of message
+ *				'H' half-way through the task (n = 0)
+ *
+ * One task at a time: after 'T' the process sends any number of 'H' and
+ * then one 'R' or 'F'.  After 'C' its next 'R' or 'F' ends the task, which
+ * is then reported cancelled; a process that sends neither within
+ * k_grace is killed and started again for the next task.  Anything else
+ * (an unknown type, n over max_output, end of file) fails the task and
+ * restarts the process.
+ */
+#define EXT_FRAME_HEAD	5
+
+enum ext_type {
+	EXT_EXEC,		/* one process per task */
+	EXT_PERSISTENT,		/* one process per slot, frames */
+	EXT_PLUGIN		/* a shared object, r3q-plugin.h */
+};
+
+#define EXT_NAME_MAX	64		/* bytes of a kind's name */
+#define EXT_GRACE_DEFAULT 2000		/* ms: kill_grace */
+#define EXT_STDERR_TAIL	384		/* bytes of stderr kept for errors */
+
+/*
+ * One configured kind.  The strings and vectors are malloc'd and belong to
+ * it; k_priv is the runner's (plugin handle, persistent processes).
+ */
+struct ext_kind {
+	char		 k_name[EXT_NAME_MAX + 1];
+	enum ext_type	 k_type;
+	char		**k_argv;	/* NULL-terminated; [0] an absolute
+					   path (the program or the .so) */
+	char		**k_env;	/* NULL-terminated "VAR=value": all
+					   the environment a child gets */
+	char		*k_workdir;	/* where per-task (exec) and
+					   per-process (persistent) working
+					   directories are made */
+	uint64_t	 k_timeout;	/* ms; 0: none */
+	uint64_t	 k_grace;	/* ms from SIGTERM (or the cancel
+					   frame) to SIGKILL */
+	unsigned	 k_nslots;	/* execution threads */
+	atomic_int	 k_refs;	/* workerd's, plus one per task */
+	void		*k_priv;
+};
+
+/*
+ * Make the runner's state: for a plugin, dlopen it, check its ABI version
+ * and symbols, call its init; for a persistent kind, room for k_nslots
+ * processes (each starts on first use).  -1 with err naming the file and
+ * what is wrong ("/usr/lib/x.so: no symbol r3q_plugin_run").
+ */
+int	ext_open(struct ext_kind *, char *, size_t);
+
+/* Run one task of kind k on execution thread slot; returns res->status. */
+int	ext_run(struct ext_kind *, unsigned, const struct task_params *,
+	    const struct task_ctx *, uint64_t, struct task_result *);
+
+/*
+ * The last reference went: stop the kind's processes (SIGKILL to each
+ * process group, reaped), call the plugin's fini and dlclose it, free
+ * everything k owns and k itself.
+ */
+void	ext_close(struct ext_kind *);
+
+/* The runners behind ext_open/ext_run/ext_close, one per type. */
+int	ext_exec_run(struct ext_kind *, unsigned, const struct task_params *,
+	    const struct task_ctx *, uint64_t, struct task_result *);
+int	ext_persist_open(struct ext_kind *, char *, size_t);
+int	ext_persist_run(struct ext_kind *, unsigned,
+	    const struct task_params *, const struct task_ctx *, uint64_t,
+	    struct task_result *);
+void	ext_persist_close(struct ext_kind *);
+int	ext_plugin_open(struct ext_kind *, char *, size_t);
+int	ext_plugin_run(struct ext_kind *, unsigned, const struct task_params *,
+	    const struct task_ctx *, uint64_t, struct task_result *);
+void	ext_plugin_close(struct ext_kind *);
+
+/*
+ * Check a plugin without keeping it (workerd -n): it loads, has every
+ * symbol, and speaks this ABI.  Its init is not called.
+ */
+int	ext_plugin_check(const char *, char *, size_t);
+
+/* Shared by the process runners (ext.c). */
+int	ext_workdir_make(const struct ext_kind *, char *, size_t, char *,
+	    size_t);
+void	ext_workdir_remove(const char *);
+void	ext_kill_group(pid_t, int);
+
+#endif /* R3Q_TASK_EXT_H */

@@ -335,6 +335,7 @@ struct sched {
 };
 
 static int	sched_batch_check(struct sched *, struct batch *);
+static void	sched_strand_check(struct sched *);
 
 static const char *const sched_policy_names[SCHED_POLICY_COUNT] = {
 	"wq", "rr", "rwq", "r3q"
@@ -2268,6 +2269,43 @@ kind_cmp(const void *a, const void *b)
 }
 
 /*
+ * Build a kind set from nkinds kinds (any numbers, repeats allowed): the
+ * kinds below SCHED_KLOW as bits in *low, the others sorted and unique in
+ * a malloc'd *high (NULL if none) of *nhigh.  -1 if memory is short.
+ */
+static int
+sched_kinds_make(const uint32_t *kinds, size_t nkinds, uint64_t *low,
+    uint32_t **high, size_t *nhigh)
+{
+	uint32_t	*h = NULL;
+	size_t		 i, n = 0, u;
+
+	*low = 0;
+	for (i = 0; i < nkinds; i++) {
+		if (kinds[i] < SCHED_KLOW)
+			*low |= 1ULL << kinds[i];
+		else
+			n++;
+	}
+	if (n > 0) {
+		if (n > SIZE_MAX / sizeof(*h) ||
+		    (h = calloc(n, sizeof(*h))) == NULL)
+			return (-1);
+		for (i = n = 0; i < nkinds; i++)
+			if (kinds[i] >= SCHED_KLOW)
+				h[n++] = kinds[i];
+		qsort(h, n, sizeof(*h), kind_cmp);
+		for (i = u = 0; i < n; i++)
+			if (u == 0 || h[u - 1] != h[i])
+				h[u++] = h[i];
+		n = u;
+	}
+	*high = h;
+	*nhigh = n;
+	return (0);
+}
+
+/*
  * A worker joined with ncpu CPUs, able to run the nkinds kinds in kinds
  * (any numbers, repeats allowed).  It goes last in join order and gets
  * work at once.  node names the machine behind it (masterd: a digest of
@@ -2280,8 +2318,7 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
     uint32_t ncpu, const uint32_t *kinds, size_t nkinds, uint64_t now)
 {
 	struct worker	**v, *w;
-	uint32_t	 *high = NULL;
-	size_t		  max, i, nhigh = 0;
+	size_t		  max;
 
 	s->s_now = now;
 	if (ncpu == 0 || (kinds == NULL && nkinds > 0)) {
@@ -2303,32 +2340,15 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
 		s->s_cand = v;
 		s->s_maxworkers = max;
 	}
-	if (nkinds > SIZE_MAX / sizeof(*high) || kc_reserve(s, nkinds) == -1)
+	if (kc_reserve(s, nkinds) == -1)
 		goto nomem;
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		goto nomem;
-	for (i = 0; i < nkinds; i++)
-		if (kinds[i] >= SCHED_KLOW)
-			nhigh++;
-	if (nhigh > 0) {
-		if ((high = calloc(nhigh, sizeof(*high))) == NULL) {
-			free(w);
-			goto nomem;
-		}
-		for (i = nhigh = 0; i < nkinds; i++)
-			if (kinds[i] >= SCHED_KLOW)
-				high[nhigh++] = kinds[i];
-		qsort(high, nhigh, sizeof(*high), kind_cmp);
-		for (i = max = 0; i < nhigh; i++)
-			if (max == 0 || high[max - 1] != high[i])
-				high[max++] = high[i];
-		nhigh = max;
+	if (sched_kinds_make(kinds, nkinds, &w->w_klow, &w->w_khigh,
+	    &w->w_nkhigh) == -1) {
+		free(w);
+		goto nomem;
 	}
-	for (i = 0; i < nkinds; i++)
-		if (kinds[i] < SCHED_KLOW)
-			w->w_klow |= 1ULL << kinds[i];
-	w->w_khigh = high;
-	w->w_nkhigh = nhigh;
 	w->w_id = wid;
 	w->w_node = node;
 	w->w_ncpu = ncpu;
@@ -2336,7 +2356,7 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
 	s->s_workers[s->s_nworkers++] = w;
 	if (sched_wtab_build(s, s->s_nworkers) == -1) {
 		s->s_nworkers--;
-		free(high);
+		free(w->w_khigh);
 		free(w);
 		goto nomem;
 	}
@@ -2349,6 +2369,51 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
  nomem:
 	errno = ENOMEM;
 	return (-1);
+}
+
+/*
+ * Worker wid now runs the nkinds kinds in kinds instead of those it had
+ * (workerd reloaded its configuration).  Copies it holds stay: the worker
+ * runs them under the definition it received them with.  Only new copies
+ * follow the new set: queued tasks of a kind no worker offers any more
+ * wait for one that does, as they would for any kind, and a task that
+ * failed everywhere else gives up if this was its last candidate.  -1
+ * with errno ENOENT
+ * (no such worker), EINVAL or ENOMEM; nothing changes on error.
+ */
+int
+sched_worker_kinds(struct sched *s, uint32_t wid, const uint32_t *kinds,
+    size_t nkinds, uint64_t now)
+{
+	struct worker	*w;
+	uint32_t	*high;
+	uint64_t	 low;
+	size_t		 nhigh;
+
+	s->s_now = now;
+	if (kinds == NULL && nkinds > 0) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if ((w = sched_worker_find(s, wid, NULL)) == NULL) {
+		errno = ENOENT;
+		return (-1);
+	}
+	if (kc_reserve(s, nkinds) == -1 ||
+	    sched_kinds_make(kinds, nkinds, &low, &high, &nhigh) == -1) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	kc_count(s, w, -1);
+	free(w->w_khigh);
+	w->w_klow = low;
+	w->w_khigh = high;
+	w->w_nkhigh = nhigh;
+	kc_count(s, w, 1);
+	sched_wake(s, w);
+	sched_strand_check(s);
+	sched_refill(s);
+	return (0);
 }
 
 /* How many connected workers run kind; O(1). */

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -3087,6 +3088,53 @@ test_kinds_large(void **state)
 	sched_free(s);
 }
 
+/*
+ * A worker's kinds change (workerd reloaded): the copy it holds of a kind
+ * it dropped stays and may finish; new tasks of that kind wait for a
+ * worker that offers it, and tasks of a kind it gained come to it.
+ */
+static void
+test_kinds_change(void **state)
+{
+	struct sched_batch_config	 ca = config(SCHED_POLICY_WQ, 0, 100, 0);
+	struct sched_batch_config	 cb = config(SCHED_POLICY_WQ, 0, 200, 0);
+	static const uint32_t		 ka[] = { 100 };
+	static const uint32_t		 kb[] = { 200, 200 };
+	struct sched			*s;
+
+	(void)state;
+	assert_non_null(s = sched_new());
+	assert_int_equal(sched_worker_kinds(s, 1, ka, 1, 0), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(sched_worker_join_kinds(s, 1, 1, 1, ka, 1, 0), 0);
+	assert_int_equal(submit_range(s, 1, &ca, 1, 2), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_none(s);
+	assert_int_equal(submit_range(s, 2, &cb, 3, 1), 0);
+	expect_none(s);
+	assert_int_equal(sched_worker_kinds(s, 1, kb, nitems(kb), 1), 0);
+	assert_int_equal(sched_kind_workers(s, 100), 0);
+	assert_int_equal(sched_kind_workers(s, 200), 1);
+	/* Its copy of task 1 (kind 100) still counts when it finishes. */
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 1, 2), SCHED_ACCEPT);
+	expect_assign(s, 1, 3, 0);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 3, 3), SCHED_ACCEPT);
+	expect_batch_done(s, 2);
+	expect_none(s);
+	/* Task 2 (kind 100) waits; it goes once the kind is back. */
+	assert_int_equal(sched_worker_kinds(s, 1, ka, 1, 4), 0);
+	expect_assign(s, 1, 2, 0);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 1, 2, 5), SCHED_ACCEPT);
+	expect_batch_done(s, 1);
+	expect_none(s);
+	assert_int_equal(sched_kind_workers(s, 100), 1);
+	assert_int_equal(sched_kind_workers(s, 200), 0);
+	sched_free(s);
+}
+
 int
 main(void)
 {
@@ -3148,6 +3196,7 @@ main(void)
 		cmocka_unit_test(test_open_no_tail_replication),
 		cmocka_unit_test(test_task_cancel),
 		cmocka_unit_test(test_kinds_large),
+		cmocka_unit_test(test_kinds_change),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -4,7 +4,7 @@
  * through masterd's control socket, and prints one machine-readable line.
  *
  *	client throughput N [--method submit|map|both] [--policy P]
- *	    [--queue-factor Q|auto]
+ *	    [--queue-factor Q|auto] [--kind K] [--input FILE]
  *	client rtt N [--policy P] [--queue-factor Q|auto]
  *	client queue N [--payload BYTES]
  *
@@ -13,7 +13,10 @@
  * r3q_wait_all; "map" is one r3q_map of N empty buffers; "both" runs
  * submit then map in two jobs of the same connection and prints a line
  * for each.  Client CPU is getrusage(RUSAGE_SELF) user + system over the
- * span from the first submit to the last result, divided by N.
+ * span from the first submit to the last result, divided by N.  --kind
+ * runs tasks of kind K instead (bench/kinds-cluster: configured kinds),
+ * each with FILE's bytes as payload (--input; default empty); an echo
+ * task's output must be its payload, another kind's may be anything.
  *
  * rtt: N times one echo task, submitted and r3q_future_get'd; the median
  * and 99th percentile of that round trip (the first task, on a fresh
@@ -44,12 +47,46 @@
 
 static const char	*cl_policy;
 static unsigned		 cl_qf;
+static const char	*cl_kind = "echo";
+static uint8_t		*cl_in;		/* every task's payload */
+static size_t		 cl_inlen;
+
+/* Is out the output a task of cl_kind should give? */
+static int
+output_ok(const void *out, size_t len)
+{
+	if (strcmp(cl_kind, "echo") != 0)
+		return (1);
+	return (len == cl_inlen && (len == 0 || memcmp(out, cl_in, len) == 0));
+}
+
+/* Read --input FILE into cl_in. */
+static void
+read_input(const char *path)
+{
+	FILE	*f;
+	size_t	 n;
+
+	if ((f = fopen(path, "rb")) == NULL) {
+		fprintf(stderr, "client: %s: %s\n", path, strerror(errno));
+		exit(64);
+	}
+	cl_in = malloc(1 << 20);
+	n = cl_in != NULL ? fread(cl_in, 1, 1 << 20, f) : 0;
+	if (ferror(f) || !feof(f)) {
+		fprintf(stderr, "client: %s: unreadable or over 1 MiB\n", path);
+		exit(64);
+	}
+	fclose(f);
+	cl_inlen = n;
+}
 
 static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: client throughput N [--method submit|map|both] "
 	    "[--policy P] [--queue-factor Q|auto]\n"
+	    "           [--kind K] [--input FILE]\n"
 	    "       client rtt N [--policy P] [--queue-factor Q|auto]\n"
 	    "       client queue N [--payload BYTES]\n");
 	exit(64);
@@ -155,7 +192,8 @@ run_submit(struct r3q *r, size_t n)
 	c0 = cpu_us();
 	t0 = now_ns();
 	for (i = 0; i < n; i++) {
-		if ((fs[i] = r3q_submit(job, "echo", NULL, 0)) == NULL) {
+		if ((fs[i] = r3q_submit(job, cl_kind, cl_in, cl_inlen)) ==
+		    NULL) {
 			fprintf(stderr, "client: submit %zu: %s\n", i,
 			    r3q_error(r));
 			return (-1);
@@ -175,11 +213,11 @@ run_submit(struct r3q *r, size_t n)
 
 	for (i = 0; i < n; i++) {
 		rc = r3q_future_result(fs[i], &out, &len);
-		if (rc != R3Q_OK || len != 0) {
+		if (rc != R3Q_OK || !output_ok(out, len)) {
 			if (bad++ < 5)
 				fprintf(stderr, "client: task %zu: %s\n", i,
 				    rc != R3Q_OK ? r3q_future_error(fs[i]) :
-				    "output is not empty");
+				    "wrong output");
 		}
 		r3q_future_free(fs[i]);
 	}
@@ -212,23 +250,28 @@ run_map(struct r3q *r, size_t n)
 		fprintf(stderr, "client: out of memory\n");
 		return (-1);
 	}
+	for (i = 0; i < n; i++) {
+		in[i].data = cl_in;
+		in[i].len = cl_inlen;
+	}
 	c0 = cpu_us();
 	t0 = now_ns();
-	rc = r3q_map(job, "echo", in, n, out, CL_TIMEOUT);
+	rc = r3q_map(job, cl_kind, in, n, out, CL_TIMEOUT);
 	t1 = now_ns();
 	c1 = cpu_us();
 	if (rc != R3Q_OK)
 		fprintf(stderr, "client: map of %zu tasks: %s\n", n,
 		    r3q_strerror(rc));
 	for (i = 0; i < n; i++) {
-		if (out[i].status != R3Q_OK || out[i].len != 0) {
+		if (out[i].status != R3Q_OK || !output_ok(out[i].data,
+		    out[i].len)) {
 			if (bad++ < 5)
 				fprintf(stderr, "client: task %zu: %s\n", i,
 				    out[i].status != R3Q_OK ?
 				    (out[i].data != NULL ?
 				    (const char *)out[i].data :
 				    r3q_strerror(out[i].status)) :
-				    "output is not empty");
+				    "wrong output");
 		}
 		free(out[i].data);
 	}
@@ -363,6 +406,8 @@ main(int argc, char *argv[])
 		{ "policy",		required_argument, NULL, 'p' },
 		{ "queue-factor",	required_argument, NULL, 'q' },
 		{ "payload",		required_argument, NULL, 'b' },
+		{ "kind",		required_argument, NULL, 'k' },
+		{ "input",		required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct r3q_options	 o;
@@ -397,6 +442,12 @@ main(int argc, char *argv[])
 			break;
 		case 'b':
 			len = number("--payload", optarg);
+			break;
+		case 'k':
+			cl_kind = optarg;
+			break;
+		case 'i':
+			read_input(optarg);
 			break;
 		default:
 			usage();

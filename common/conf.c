@@ -250,6 +250,20 @@ int
 conf_load(const char *path, const struct conf_key *keys, void *conf,
     int must_exist, char *err, size_t errlen)
 {
+	return (conf_load_ext(path, keys, conf, must_exist, NULL, NULL, err,
+	    errlen));
+}
+
+/*
+ * conf_load, with extra called for every key the table does not name
+ * (such as "exec NAME"), with the key, the value and the line number: it
+ * returns 0, -1 with a message, or 1 for a key it does not know either.
+ */
+int
+conf_load_ext(const char *path, const struct conf_key *keys, void *conf,
+    int must_exist, conf_extra_fn extra, void *arg, char *err, size_t errlen)
+{
+	int	 rc;
 	FILE	*f;
 	char	 line[CONF_STRMAX + 256], msg[512], *k, *v, *eq, *e;
 	int	 lineno = 0;
@@ -298,6 +312,15 @@ conf_load(const char *path, const struct conf_key *keys, void *conf,
 		if (*k == '\0') {
 			snprintf(err, errlen, "%s:%d: missing key", path,
 			    lineno);
+			goto fail;
+		}
+		if (extra != NULL && conf_find(keys, k) == NULL) {
+			if ((rc = extra(arg, k, v, lineno, msg,
+			    sizeof(msg))) == 0)
+				continue;
+			if (rc == 1)
+				snprintf(msg, sizeof(msg), "unknown key '%s'", k);
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, msg);
 			goto fail;
 		}
 		if (conf_set(keys, conf, k, v, msg, sizeof(msg)) == -1) {

@@ -33,8 +33,13 @@ struct conf_key {
 	int		(*check)(const char *, char *, size_t);
 };
 
+typedef int (*conf_extra_fn)(void *, const char *, const char *, int,
+	    char *, size_t);
+
 int	conf_load(const char *, const struct conf_key *, void *, int,
 	    char *, size_t);
+int	conf_load_ext(const char *, const struct conf_key *, void *, int,
+	    conf_extra_fn, void *, char *, size_t);
 int	conf_set(const struct conf_key *, void *, const char *, const char *,
 	    char *, size_t);
 void	conf_print(FILE *, const struct conf_key *, const void *);

@@ -18,7 +18,8 @@
 #define FRAME_VERSION		1
 #define FRAME_HDRLEN		8
 #define FRAME_MAX_DEFAULT	(16u << 20)
-#define R3Q_PROTOCOL		3	/* 2: tasks carry a tag; 3: opaque payloads */
+#define R3Q_PROTOCOL		4	/* 2: tasks carry a tag; 3: opaque payloads;
+					   4: Kinds after a reload */
 
 typedef R3q__Envelope	Envelope;	/* generated names are long */
 

@@ -87,6 +87,15 @@ xcalloc(size_t n, size_t size)
 	return (p);
 }
 
+/* Resize p to n elements of size, checking the product; fatal if short. */
+void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	if ((p = reallocarray(p, n, size)) == NULL)
+		fatal("reallocarray");
+	return (p);
+}
+
 char *
 xstrdup(const char *s)
 {

@@ -15,6 +15,7 @@ uint64_t	 wall_ns(void);
 const char	*sockaddr_str(const struct sockaddr *, char *, size_t);
 int		 parse_u64(const char *, uint64_t, uint64_t, uint64_t *);
 void		*xcalloc(size_t, size_t);
+void		*xreallocarray(void *, size_t, size_t);
 char		*xstrdup(const char *);
 char		*str_vis(char *, size_t, const char *);
 

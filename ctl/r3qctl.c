@@ -1052,7 +1052,7 @@ cmd_workers(void)
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
 	R3q__ListWorkers l = R3Q__LIST_WORKERS__INIT;
 	R3q__WorkerInfo	*w;
-	char		 kinds[128], since[32], hb[32], rtt[32], task[32];
+	char		 kinds[2048], since[32], hb[32], rtt[32], task[32];
 	size_t		 i, k, off;
 	struct tm	 tm;
 	time_t		 t;

@@ -1,15 +1,16 @@
 /*
  * es-client: the R3Q paper's (mu+lambda)-ES written as a libr3q client.
  *
- * Each generation is one r3q_map() of the ridge-lu kind: the payloads are
- * the individuals (the encoding of workerd.conf(5), TASK KINDS), the
- * outputs their fitness.  The ES itself is R3Q's (common/es): it draws
+ * Each generation is one r3q_map() of the ridge-lu kind (or --kind K, a
+ * kind that reads the same payload, such as the persistent and plugin
+ * examples): the payloads are the individuals (the encoding of
+ * workerd.conf(5), TASK KINDS), the outputs their fitness.  The ES itself is R3Q's (common/es): it draws
  * its numbers from (seed, generation, index), so the answer equals
  * `r3qctl es --local` bit for bit under every policy and any workers.
  *
  *	es-client [-s socket] [--mu N] [--lambda N] [--generations N]
  *	    [--dim N] [--lu N] [--seed N] [--policy P] [--queue-factor N|auto]
- *	    [--reevaluate-parents] [--csv FILE]
+ *	    [--reevaluate-parents] [--csv FILE] [--kind K]
  *
  * It connects the way r3qctl does (-s, $R3Q_CONTROL, the default socket)
  * or over TLS when $R3Q_MASTER, $R3Q_CA, $R3Q_CERT and $R3Q_KEY are set.
@@ -33,7 +34,7 @@ usage(int code)
 	fprintf(code ? stderr : stdout, "usage: es-client [-s socket] "
 	    "[--mu N] [--lambda N] [--generations N] [--dim N]\n"
 	    "\t[--lu N] [--seed N] [--policy P] [--queue-factor N|auto]\n"
-	    "\t[--reevaluate-parents] [--csv FILE]\n");
+	    "\t[--reevaluate-parents] [--csv FILE] [--kind K]\n");
 	exit(code);
 }
 
@@ -76,6 +77,7 @@ main(int argc, char *argv[])
 		{ "queue-factor",	required_argument, NULL, 'q' },
 		{ "reevaluate-parents",	no_argument,	   NULL, 'r' },
 		{ "csv",		required_argument, NULL, 'c' },
+		{ "kind",		required_argument, NULL, 'k' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -87,7 +89,7 @@ main(int argc, char *argv[])
 	struct r3q_buf		*in, *out;
 	struct es		*es;
 	FILE			*csv = NULL;
-	const char		*csvpath = NULL;
+	const char		*csvpath = NULL, *kind = "ridge-lu";
 	uint64_t		 start, evals = 0;
 	uint32_t		 lu = 0, g;
 	size_t			 i, n, len;
@@ -142,6 +144,9 @@ main(int argc, char *argv[])
 		case 'c':
 			csvpath = optarg;
 			break;
+		case 'k':
+			kind = optarg;
+			break;
 		case 'h':
 			usage(0);
 		default:
@@ -190,7 +195,7 @@ main(int argc, char *argv[])
 			    es_batch_x(es, i), ep.dim);
 			in[i].len = len;
 		}
-		rc = r3q_map(job, "ridge-lu", in, n, out, -1);
+		rc = r3q_map(job, kind, in, n, out, -1);
 		for (i = 0; i < n; i++) {
 			if (out[i].status != R3Q_OK) {
 				fprintf(stderr, "es-client: generation %u, "

@@ -496,6 +496,69 @@ server_node(const char *name)
 	return (siphash24(&md->mac, name, strlen(name)));
 }
 
+/*
+ * The kinds a worker offers (Hello, Kinds), checked and interned: a
+ * malloc'd array of *nk, or NULL after refusing them through
+ * session_error.
+ */
+static uint32_t *
+worker_kinds_intern(struct session *s, uint64_t id, char **names, size_t n,
+    size_t *nk)
+{
+	uint32_t	*kinds;
+	size_t		 i;
+
+	if (n > KINDS_PER_WORKER) {
+		session_error(s, id, "worker offers %zu kinds, more than %d",
+		    n, KINDS_PER_WORKER);
+		return (NULL);
+	}
+	for (i = 0; i < n; i++)
+		if (kind_check(names[i]) == -1) {
+			session_error(s, id, "bad kind name (%zu bytes): a kind "
+			    "is 1 to %d printable characters", strlen(names[i]),
+			    KIND_NAME_MAX);
+			return (NULL);
+		}
+	kinds = xcalloc(n + 1, sizeof(*kinds));
+	for (i = *nk = 0; i < n; i++)
+		if ((kinds[*nk] = kind_intern(names[i])) != UINT32_MAX)
+			(*nk)++;
+	return (kinds);
+}
+
+/*
+ * A worker reloaded its kinds: the core offers it tasks of the new set
+ * from now on; what it holds it runs as received.
+ */
+static void
+worker_kinds(struct session *s, Envelope *env)
+{
+	struct worker	*w = s->s_worker;
+	uint32_t	*kinds;
+	size_t		 nk, i, off = 0;
+	char		 list[512];
+
+	if ((kinds = worker_kinds_intern(s, env->id, env->kinds->kinds,
+	    env->kinds->n_kinds, &nk)) == NULL)
+		return;
+	if (sched_worker_kinds(md->sched, w->w_id, kinds, nk,
+	    mono_ns()) == -1) {
+		log_warn("worker %s: kinds", w->w_name);
+		free(kinds);
+		return;
+	}
+	free(w->w_kinds);
+	w->w_kinds = kinds;
+	w->w_nkinds = nk;
+	list[0] = '\0';
+	for (i = 0; i < env->kinds->n_kinds && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+		    i > 0 ? " " : "", env->kinds->kinds[i]);
+	log_info("worker %s now runs kinds: %s", w->w_name, list);
+	server_drain();
+}
+
 /* A worker's first message: check it and let the worker join the core. */
 static void
 worker_hello(struct session *s, Envelope *env)
@@ -506,7 +569,7 @@ worker_hello(struct session *s, Envelope *env)
 	struct worker		*w;
 	struct session		*o;
 	uint32_t		*kinds;
-	size_t			 i, nk = 0;
+	size_t			 nk;
 
 	if (env->body_case != R3Q__ENVELOPE__BODY_HELLO) {
 		session_error(s, env->id, "expected hello, got %s",
@@ -528,22 +591,9 @@ worker_hello(struct session *s, Envelope *env)
 		session_error(s, env->id, "bad CPU count %u", h->cpus);
 		return;
 	}
-	if (h->n_kinds > KINDS_PER_WORKER) {
-		session_error(s, env->id, "worker offers %zu kinds, more than "
-		    "%d", h->n_kinds, KINDS_PER_WORKER);
+	if ((kinds = worker_kinds_intern(s, env->id, h->kinds, h->n_kinds,
+	    &nk)) == NULL)
 		return;
-	}
-	for (i = 0; i < h->n_kinds; i++)
-		if (kind_check(h->kinds[i]) == -1) {
-			session_error(s, env->id, "bad kind name (%zu bytes): "
-			    "a kind is 1 to %d printable characters",
-			    strlen(h->kinds[i]), KIND_NAME_MAX);
-			return;
-		}
-	kinds = xcalloc(h->n_kinds + 1, sizeof(*kinds));
-	for (i = 0; i < h->n_kinds; i++)
-		if ((kinds[nk] = kind_intern(h->kinds[i])) != UINT32_MAX)
-			nk++;
 	/* The same name again: the old connection is dead or a duplicate. */
 	TAILQ_FOREACH(o, &md->sessions, s_entry) {
 		if (o != s && o->s_worker != NULL &&
@@ -801,6 +851,9 @@ worker_dispatch(struct session *s, Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_HEARTBEAT:
 		s->s_worker->w_last_hb = s->s_worker->w_last_seen;
+		break;
+	case R3Q__ENVELOPE__BODY_KINDS:
+		worker_kinds(s, env);
 		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("worker %s (%s) reports: %s", s->s_name, s->s_addr,

@@ -45,6 +45,7 @@ wtask_free(struct wtask *t)
 	if (t == NULL)
 		return;
 	task_result_free(&t->wt_res);
+	kinds_unref(t->wt_ext);
 	if (t->wt_kind_owned)
 		free(t->wt_kind);
 	free(t);
@@ -131,7 +132,11 @@ exec_thread(void *arg)
 		ctx.progress = exec_progress;
 		ctx.arg = t;
 		t->wt_start = wall_ns();
-		task_run(&p, &ctx, &t->wt_res);
+		if (t->wt_ext != NULL)
+			ext_run(t->wt_ext, slot, &p, &ctx,
+			    atomic_load(&ex_max_output), &t->wt_res);
+		else
+			task_run(&p, &ctx, &t->wt_res);
 		t->wt_end = wall_ns();
 		/* Over max_output: fail it here rather than send it. */
 		task_result_limit(&t->wt_res, atomic_load(&ex_max_output));

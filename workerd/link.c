@@ -550,6 +550,8 @@ link_assign(R3q__Assign *a)
 		t->wt_received = now;
 		if ((kind = task_kind_lookup(m->kind)) != NULL)
 			t->wt_kind = (char *)(uintptr_t)kind->name;
+		else if ((t->wt_ext = kinds_get(m->kind)) != NULL)
+			t->wt_kind = t->wt_ext->k_name;
 		else {
 			/* run, to fail with "unknown kind" naming it */
 			t->wt_kind = xstrdup(m->kind);
@@ -658,32 +660,51 @@ link_read(struct bufferevent *bev, void *arg)
 	}
 }
 
-/* TLS is up: say hello, naming every kind of the registry. */
+/* TLS is up: say hello, naming every kind, built in and configured. */
 static void
 link_hello(void)
 {
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__Hello		 h = R3Q__HELLO__INIT;
-	const struct task_kind	*kinds;
 	char			**names;
-	size_t			 n, i;
+	size_t			 n;
 
-	kinds = task_kind_list(&n);
-	names = xcalloc(n, sizeof(*names));
-	for (i = 0; i < n; i++)
-		names[i] = (char *)(uintptr_t)kinds[i].name;
+	names = kinds_names(&n);
 	h.protocol = R3Q_PROTOCOL;
 	h.name = lk.l_name;
 	h.cpus = lk.l_conf->cpus;
 	h.speed = lk.l_conf->speed;
 	h.delay_ms = lk.l_conf->delay > UINT32_MAX ? UINT32_MAX :
 	    (uint32_t)lk.l_conf->delay;
-	h.n_kinds = i;
+	h.n_kinds = n;
 	h.kinds = names;
 	h.version = (char *)(uintptr_t)PACKAGE_VERSION;
 	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
 	lk.l_state = LINK_HELLO;
+	link_send(&env);
+	free(names);
+}
+
+/*
+ * A reload changed the kinds offered: tell the master, which sends tasks
+ * of the new set from now on.  Not joined yet, the next Hello says it.
+ */
+void
+link_kinds_changed(void)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Kinds	 k = R3Q__KINDS__INIT;
+	char		**names;
+	size_t		 n;
+
+	if (lk.l_state != LINK_UP)
+		return;
+	names = kinds_names(&n);
+	k.n_kinds = n;
+	k.kinds = names;
+	env.body_case = R3Q__ENVELOPE__BODY_KINDS;
+	env.kinds = &k;
 	link_send(&env);
 	free(names);
 }

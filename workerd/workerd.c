@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #define WORKERD_CONF	R3Q_CONFDIR "/workerd.conf"
 
 static int	check_profile(const char *, char *, size_t);
+static int	check_workdir(const char *, char *, size_t);
 
 #define OFF(f)	offsetof(struct workerd_config, f)
 const struct conf_key workerd_keys[] = {
@@ -51,6 +53,10 @@ const struct conf_key workerd_keys[] = {
 	{ "heartbeat",		CONF_DURATION,	OFF(heartbeat),	100, 60000, NULL },
 	{ "retry_permanent",	CONF_BOOL,	OFF(retry_permanent), 0, 1,
 	    NULL },
+	{ "kill_grace",		CONF_DURATION,	OFF(kill_grace), 0, 600000,
+	    NULL },
+	{ "workdir",		CONF_STRING,	OFF(workdir),	0, 0,
+	    check_workdir },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -114,6 +120,17 @@ check_profile(const char *v, char *err, size_t errlen)
 	return (load_profile_parse(v, &lp, err, errlen));
 }
 
+static int
+check_workdir(const char *v, char *err, size_t errlen)
+{
+	if (v[0] != '/') {
+		snprintf(err, errlen, "workdir: '%.200s' is not an absolute "
+		    "path", v);
+		return (-1);
+	}
+	return (0);
+}
+
 /* This worker's speed now: the configured speed times the profile's. */
 double
 workerd_speed(void)
@@ -141,6 +158,8 @@ workerd_config_defaults(struct workerd_config *c)
 	c->reconnect_max = 30000;
 	c->speed = 1.0;
 	c->heartbeat = 1000;
+	c->kill_grace = EXT_GRACE_DEFAULT;
+	strcpy(c->workdir, "/var/tmp");
 }
 
 /*
@@ -199,9 +218,11 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 
 	*usage = 0;
 	workerd_config_defaults(c);
-	if (conf_load(conffile, workerd_keys, c, conffile_given, err,
-	    errlen) == -1)
-		return (-1);
+	c->kinds = kinds_conf_new();
+	if (conf_load_ext(conffile, workerd_keys, c, conffile_given,
+	    kinds_conf_line, c->kinds, err, errlen) == -1 ||
+	    kinds_conf_check(c->kinds, conffile, err, errlen) == -1)
+		goto fail;
 	for (i = 0; i < sizeof(overrides) / sizeof(overrides[0]); i++) {
 		if (overrides[i].value == NULL)
 			continue;
@@ -209,7 +230,7 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 		    overrides[i].value, msg, sizeof(msg)) == -1) {
 			snprintf(err, errlen, "workerd: %s", msg);
 			*usage = 1;
-			return (-1);
+			goto fail;
 		}
 	}
 	/*
@@ -225,9 +246,13 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 		    "the rest of a result", conffile,
 		    (unsigned long long)c->max_output, RESULT_ROOM,
 		    (unsigned long long)(c->max_frame - RESULT_ROOM));
-		return (-1);
+		goto fail;
 	}
 	return (0);
+fail:
+	kinds_conf_free(c->kinds);
+	c->kinds = NULL;
+	return (-1);
 }
 
 /*
@@ -249,6 +274,19 @@ workerd_check_tls(const struct workerd_config *c, const char *user,
 	tc.tc_daemon = "workerd";
 	tc.tc_user = user;
 	return (tls_check_files(&tc, err, errlen));
+}
+
+/* A warning of workerd -n, on standard error. */
+static void __attribute__((format(printf, 1, 2)))
+warn_stderr(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	fprintf(stderr, "warning: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
 }
 
 /* Leave the loop and exit with status: the link cannot go on. */
@@ -285,8 +323,10 @@ workerd_finish(struct workerd_config *c, char *err, size_t errlen)
 /*
  * SIGHUP: read the configuration again and apply it: the master's address,
  * the TLS files (for the next connection), max_frame, max_output (for
- * tasks that end from now on), the emulation knobs.  cpus and
- * name take a restart.  A broken file changes nothing.
+ * tasks that end from now on), the emulation knobs, and the kinds (new
+ * and changed ones for tasks received from now on; a task already here
+ * finishes under the definition it came with).  cpus and name take a
+ * restart.  A broken file, or a kind that does not open, changes nothing.
  */
 static void
 workerd_reload(void)
@@ -294,9 +334,10 @@ workerd_reload(void)
 	struct workerd_config	 nc;
 	struct load_profile	 lp;
 	char			 err[1024];
-	int			 u;
+	int			 u, changed;
 
 	notify_reloading();
+	nc.kinds = NULL;
 	if (workerd_load(&nc, err, sizeof(err), &u) == -1 ||
 	    workerd_check_tls(&nc, NULL, err, sizeof(err)) == -1 ||
 	    workerd_finish(&nc, err, sizeof(err)) == -1 ||
@@ -312,17 +353,35 @@ workerd_reload(void)
 		log_warnx("reload: name takes a restart; still %s", conf.name);
 		strcpy(nc.name, conf.name);
 	}
-	if (link_reload(&nc) == -1) {
-		log_warnx("reload failed; keeping the running configuration");
+	kinds_conf_audit(nc.kinds, conffile, log_warnx);
+	if (kinds_apply(&nc, &changed, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration", err);
 		goto done;
 	}
+	if (link_reload(&nc) == -1) {
+		/* The kinds are in place: say so, keep the rest. */
+		log_warnx("reload failed; keeping the running configuration "
+		    "but for the kinds");
+		kinds_conf_free(conf.kinds);
+		conf.kinds = nc.kinds;
+		nc.kinds = NULL;
+		goto kinds;
+	}
+	kinds_conf_free(conf.kinds);
 	conf = nc;
+	nc.kinds = NULL;
 	profile = lp;
 	base_speed = conf.speed;
 	exec_set_max_output(conf.max_output);
 	log_info("reloaded %s: master %s, speed %g", conffile, conf.master,
 	    conf.speed);
+kinds:
+	if (changed) {
+		log_info("the kinds offered changed; telling the master");
+		link_kinds_changed();
+	}
 done:
+	kinds_conf_free(nc.kinds);
 	notify_ready();
 }
 
@@ -409,7 +468,15 @@ main(int argc, char *argv[])
 	if (noaction) {
 		if (verbose) {
 			conf_print(stdout, workerd_keys, &conf);
-			fflush(stdout);
+			kinds_conf_print(stdout, conf.kinds);
+		} else
+			kinds_conf_list(stdout, conf.kinds, &conf);
+		fflush(stdout);
+		kinds_conf_audit(conf.kinds, conffile, warn_stderr);
+		if (kinds_conf_check_plugins(conf.kinds, conffile, err,
+		    sizeof(err)) == -1) {
+			fprintf(stderr, "%s\n", err);
+			exit(CONF_EX_CONFIG);
 		}
 		if (workerd_check_tls(&conf, user, err, sizeof(err)) == -1) {
 			fprintf(stderr, "%s\n", err);
@@ -432,6 +499,11 @@ main(int argc, char *argv[])
 		exit(CONF_EX_CONFIG);
 	}
 
+	kinds_conf_audit(conf.kinds, conffile, log_warnx);
+	if (kinds_apply(&conf, &u, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		exit(CONF_EX_CONFIG);
+	}
 	load_profile_parse(conf.load_profile, &profile, err, sizeof(err));
 	base_speed = conf.speed;
 	start_ms = mono_ns() / NS_PER_MS;
@@ -466,6 +538,8 @@ main(int argc, char *argv[])
 
 	exec_stop();
 	link_stop();
+	kinds_clear();
+	kinds_conf_free(conf.kinds);
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);

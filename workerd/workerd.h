@@ -7,9 +7,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "conf.h"
 #include "frame.h"
+#include "task/ext.h"
 #include "task/task.h"
 
 struct event_base;
@@ -30,6 +32,9 @@ struct workerd_config {
 	char		 load_profile[CONF_STRMAX];
 	uint64_t	 heartbeat;		/* ms */
 	int		 retry_permanent;	/* retry what retrying cannot cure */
+	uint64_t	 kill_grace;		/* ms, SIGTERM to SIGKILL */
+	char		 workdir[CONF_STRMAX];	/* children's directories */
+	struct kinds_conf *kinds;		/* the kind lines (kinds.c) */
 };
 
 #define LOAD_MAXPOINTS	64
@@ -65,6 +70,8 @@ struct wtask {
 	uint64_t		 wt_tag;	/* echoed in its Result */
 	char			*wt_kind;	/* the registry's name, or */
 	int			 wt_kind_owned;	/* a copy of an unknown one */
+	struct ext_kind		*wt_ext;	/* a configured kind: a
+						   reference, or NULL */
 	size_t			 wt_payload_len;	/* in wt_payload */
 	atomic_int		 wt_cancel;
 	atomic_int		 wt_half;	/* past its half-way point */
@@ -95,6 +102,27 @@ void	 exec_counts(unsigned *, unsigned *);
 void	 exec_halves(uint64_t **, size_t *, uint64_t **, size_t *);
 void	 wtask_free(struct wtask *);
 
+/* kinds.c: the kinds configured in workerd.conf. */
+struct kinds_conf;
+struct kinds_conf *kinds_conf_new(void);
+void	 kinds_conf_free(struct kinds_conf *);
+int	 kinds_conf_line(void *, const char *, const char *, int, char *,
+	    size_t);
+int	 kinds_conf_check(const struct kinds_conf *, const char *, char *,
+	    size_t);
+int	 kinds_conf_check_plugins(const struct kinds_conf *, const char *,
+	    char *, size_t);
+void	 kinds_conf_print(FILE *, const struct kinds_conf *);
+void	 kinds_conf_list(FILE *, const struct kinds_conf *,
+	    const struct workerd_config *);
+int	 kinds_conf_audit(const struct kinds_conf *, const char *,
+	    void (*)(const char *, ...));
+int	 kinds_apply(const struct workerd_config *, int *, char *, size_t);
+void	 kinds_clear(void);
+struct ext_kind *kinds_get(const char *);
+void	 kinds_unref(struct ext_kind *);
+char	**kinds_names(size_t *);
+
 /* link.c: the connection to the master. */
 void	 link_start(struct event_base *, const struct workerd_config *,
 	    const char *);
@@ -102,5 +130,6 @@ void	 link_note_received(struct wtask *);
 void	 link_stop(void);
 int	 link_reload(const struct workerd_config *);
 void	 link_wake(void);
+void	 link_kinds_changed(void);
 
 #endif /* R3Q_WORKERD_H */

@@ -9,7 +9,7 @@
  *
  *	cc -shared -fPIC -O2 -o ridge-plugin.so ridge-plugin.c \
  *	    -llapacke -lopenblas
- *	plugin ridge = /usr/local/lib/r3q/ridge-plugin.so
+ *	plugin ridge = /usr/local/lib/ridge-plugin.so
  *
  * The payload, all little-endian:
  *	offset 0   u32   lu	LU matrix order, 0 (none) to 20000

@@ -23,7 +23,9 @@
  * tells which thread, 0 .. nslots - 1, so that per-thread scratch needs no
  * lock).  It reads the payload, asks for an output buffer with output(),
  * fills it and returns R3Q_PLUGIN_OK; or calls error() and returns
- * R3Q_PLUGIN_FAILED.  It polls cancelled() every few milliseconds and
+ * R3Q_PLUGIN_FAILED, or R3Q_PLUGIN_BAD_PARAMS when the payload does not
+ * decode or is out of range (the task is then reported bad-params, as the
+ * built-in kinds report theirs).  It polls cancelled() every few milliseconds and
  * returns R3Q_PLUGIN_CANCELLED soon after it turns non-zero (a losing
  * copy, a cancelled job, the kind's timeout).  It calls halfway() once,
  * when half its work is done: the master's relative suspect detection
@@ -44,10 +46,11 @@
 #define R3Q_PLUGIN_OK		0
 #define R3Q_PLUGIN_FAILED	(-1)
 #define R3Q_PLUGIN_CANCELLED	(-2)
+#define R3Q_PLUGIN_BAD_PARAMS	(-3)
 
 struct r3q_plugin_task {
 	const char	*kind;		/* the kind's configured name */
-	const void	*payload;	/* the client's bytes */
+	const void	*payload;	/* the client's bytes, never NULL */
 	size_t		 payload_len;
 	unsigned	 slot;		/* execution thread */
 	void		*state;		/* what init stored */

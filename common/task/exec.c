@@ -32,13 +32,16 @@
 #define EXEC_HALF_LEN	(sizeof(EXEC_HALF) - 1)
 #define EXEC_OUT_FIRST	4096		/* first room for stdout */
 #define EXEC_DRAIN_MAX	(1024 * 1024)	/* stderr read after the exit */
+#define EXEC_READ_MAX	(256 * 1024)	/* stderr read a wake-up, so that
+					   a flood cannot starve the loop */
 
 /* Why the loop stopped waiting for the program on its own. */
 enum exec_why {
 	EXEC_RUN,		/* it was not stopped */
 	EXEC_CANCEL,
 	EXEC_TIMEOUT,
-	EXEC_OVER		/* stdout over max_output */
+	EXEC_OVER,		/* stdout over max_output */
+	EXEC_NOMEM		/* no room for stdout */
 };
 
 /* One task's process and what has come out of it; on the stack. */
@@ -58,6 +61,7 @@ struct exec_run {
 	int			 x_hold;	/* this stderr line may still
 						   be "r3q: half" */
 	int			 x_half;	/* reported */
+	int			 x_nomem;	/* realloc failed */
 };
 
 static void	 exec_write(struct exec_run *);
@@ -122,8 +126,10 @@ exec_read_out(struct exec_run *x)
 			    x->x_outcap * 2;
 			if (cap > limit)
 				cap = limit;
-			if ((p = realloc(x->x_out, cap)) == NULL)
+			if ((p = realloc(x->x_out, cap)) == NULL) {
+				x->x_nomem = 1;
 				return (-1);
+			}
 			x->x_out = p;
 			x->x_outcap = cap;
 		}
@@ -238,6 +244,11 @@ ext_exec_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
 	x.x_inlen = p->payload_len;
 	x.x_max = max_output;
 	x.x_hold = 1;
+	/* A copy that lost before it started costs no process. */
+	if (ctx->cancel != NULL && atomic_load(ctx->cancel)) {
+		snprintf(res->error, sizeof(res->error), "cancelled");
+		return (res->status = TASK_CANCELLED);
+	}
 	if (ext_spawn(k, c, res->error, sizeof(res->error)) == -1)
 		return (res->status = TASK_FAILED);
 	now = ext_now_ms();
@@ -280,7 +291,8 @@ ext_exec_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
 			wait = kill_at - now;
 		if (c->c_pidfd == -1 && wait > 1)
 			wait = 1;	/* no pidfd: waitid every ms */
-		timeout = wait == UINT64_MAX ? -1 : (int)wait;
+		timeout = wait == UINT64_MAX ? -1 : wait > EXT_POLL_MAX ?
+		    EXT_POLL_MAX : (int)wait;
 
 		if (poll(pfd, (nfds_t)nfds, timeout) == -1 && errno != EINTR) {
 			/* Cannot watch it: stop it as if it were cancelled. */
@@ -297,13 +309,14 @@ ext_exec_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
 			else if (pfd[i].fd == c->c_out) {
 				if (exec_read_out(&x) == -1) {
 					if (why == EXEC_RUN)
-						why = EXEC_OVER;
+						why = x.x_nomem ? EXEC_NOMEM :
+						    EXEC_OVER;
 					ext_kill_group(c->c_pid, SIGKILL);
 					killed = 1;
 					exec_close(&c->c_out);
 				}
 			} else if (pfd[i].fd == c->c_err)
-				exec_read_err(&x, SIZE_MAX);
+				exec_read_err(&x, EXEC_READ_MAX);
 		}
 		if (c->c_pidfd == -1)
 			exited = ext_child_exited(c);
@@ -319,7 +332,7 @@ ext_exec_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
 	 */
 	ext_kill_group(c->c_pid, SIGKILL);
 	if (c->c_out != -1 && why == EXEC_RUN && exec_read_out(&x) == -1)
-		why = EXEC_OVER;
+		why = x.x_nomem ? EXEC_NOMEM : EXEC_OVER;
 	if (c->c_err != -1)
 		exec_read_err(&x, EXEC_DRAIN_MAX);
 	if (x.x_hold && x.x_linelen > 0)
@@ -338,6 +351,10 @@ ext_exec_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
 	case EXEC_OVER:
 		snprintf(res->error, sizeof(res->error), "output over "
 		    "max_output (%llu bytes)", (unsigned long long)max_output);
+		break;
+	case EXEC_NOMEM:
+		snprintf(res->error, sizeof(res->error), "out of memory for "
+		    "%zu bytes of output", x.x_outcap * 2);
 		break;
 	case EXEC_RUN:
 		if (status == -1)

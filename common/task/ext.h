@@ -130,6 +130,7 @@ void	ext_kill_group(pid_t, int);
 
 #define EXT_POLL_MS	2		/* how often a runner looks at
 					   ctx->cancel while it waits */
+#define EXT_POLL_MAX	60000		/* ms: longest single poll */
 
 /*
  * A child of a process runner, started by ext_spawn: the leader of its own

@@ -35,6 +35,10 @@
 #define PERSIST_DIRECT		4096	/* an 'R' body this much short is
 					   read straight into the output */
 #define PERSIST_EXIT_WAIT	100	/* ms for the exit after an EOF */
+#define PERSIST_READ_MAX	(256 * 1024)	/* bytes read a wake-up from
+					   stderr, or of 'H' frames, so
+					   that a flood cannot starve the
+					   loop */
 
 /* One slot's process; c_pid 0 while there is none. */
 struct persist_proc {
@@ -230,9 +234,10 @@ static void
 persist_read_err(struct persist_proc *pp)
 {
 	char	 buf[4096];
+	size_t	 got = 0;
 	ssize_t	 n;
 
-	for (;;) {
+	while (got < PERSIST_READ_MAX) {
 		n = read(pp->pp_child.c_err, buf, sizeof(buf));
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -244,6 +249,7 @@ persist_read_err(struct persist_proc *pp)
 			return;
 		}
 		ext_tail_add(&pp->pp_tail, buf, (size_t)n);
+		got += (size_t)n;
 	}
 }
 
@@ -364,10 +370,14 @@ persist_read(struct persist_run *r)
 {
 	struct ext_child	*c = &r->r_pp->pp_child;
 	uint8_t			 buf[16384];
-	size_t			 used;
+	size_t			 used, got = 0;
 	ssize_t			 n;
 
 	while (r->r_end == PERSIST_RUNNING) {
+		/* Not for ever in here: the loop watches cancel too. */
+		if (got >= PERSIST_READ_MAX && (r->r_fheadlen <
+		    EXT_FRAME_HEAD || r->r_type != 'R'))
+			return;
 		if (r->r_fheadlen == EXT_FRAME_HEAD && r->r_type == 'R' &&
 		    r->r_flen - r->r_fgot >= PERSIST_DIRECT) {
 			n = read(c->c_out, r->r_body + r->r_fgot,
@@ -381,6 +391,7 @@ persist_read(struct persist_run *r)
 		} else {
 			n = read(c->c_out, buf, sizeof(buf));
 			if (n > 0) {
+				got += (size_t)n;
 				used = persist_feed(r, buf, (size_t)n);
 				if (used < (size_t)n)
 					r->r_pp->pp_unfit = 1;
@@ -466,6 +477,11 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 		    "bytes is over a frame's 4 GB", p->payload_len);
 		return (res->status = TASK_BAD_PARAMS);
 	}
+	/* A copy that lost before it started costs nothing. */
+	if (ctx->cancel != NULL && atomic_load(ctx->cancel)) {
+		snprintf(res->error, sizeof(res->error), "cancelled");
+		return (res->status = TASK_CANCELLED);
+	}
 	pp = &ps->ps_proc[slot];
 	c = &pp->pp_child;
 	if (c->c_pid > 0 && (pp->pp_unfit || persist_idle(pp) == -1))
@@ -524,7 +540,8 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 			wait = 1;	/* no pidfd: waitid every ms */
 
 		if (poll(pfd, (nfds_t)nfds, wait == UINT64_MAX ? -1 :
-		    (int)wait) == -1 && errno != EINTR) {
+		    wait > EXT_POLL_MAX ? EXT_POLL_MAX : (int)wait) == -1 &&
+		    errno != EINTR) {
 			r.r_end = PERSIST_DEAD;
 			break;
 		}

@@ -53,6 +53,7 @@ struct progress_count {
 struct canceller {
 	atomic_int	 flag;
 	long		 delay_ms;
+	const char	*ready;		/* wait for this file first */
 };
 
 static const char	*srcdir = ".";
@@ -73,6 +74,8 @@ static int	 run(struct ext_kind *, const void *, size_t, uint64_t,
 		    struct task_result *, struct progress_count *);
 static int	 run_cancelled(struct ext_kind *, const void *, size_t, long,
 		    struct task_result *, double *);
+static int	 run_cancel(struct ext_kind *, const void *, size_t,
+		    const char *, long, struct task_result *, double *);
 static int	 run_str(struct ext_kind *, const char *,
 		    struct task_result *);
 static void	 assert_output(const struct task_result *, const void *,
@@ -99,7 +102,11 @@ cancel_later(void *arg)
 {
 	struct canceller	*c = arg;
 	struct timespec		 ts;
+	int			 i;
 
+	for (i = 0; c->ready != NULL && access(c->ready, F_OK) == -1 &&
+	    i < 10000; i++)
+		usleep(1000);
 	ts.tv_sec = c->delay_ms / 1000;
 	ts.tv_nsec = (c->delay_ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
@@ -248,6 +255,17 @@ static int
 run_cancelled(struct ext_kind *k, const void *payload, size_t len,
     long delay_ms, struct task_result *res, double *took)
 {
+	return (run_cancel(k, payload, len, NULL, delay_ms, res, took));
+}
+
+/*
+ * Run a task while another thread raises cancel delay_ms after the file
+ * ready exists (at once if NULL); *took is how long the run took.
+ */
+static int
+run_cancel(struct ext_kind *k, const void *payload, size_t len,
+    const char *ready, long delay_ms, struct task_result *res, double *took)
+{
 	struct canceller	 c;
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL };
@@ -257,6 +275,7 @@ run_cancelled(struct ext_kind *k, const void *payload, size_t len,
 
 	atomic_init(&c.flag, 0);
 	c.delay_ms = delay_ms;
+	c.ready = ready;
 	ctx.cancel = &c.flag;
 	memset(&p, 0, sizeof(p));
 	p.kind = k->k_name;
@@ -576,6 +595,8 @@ test_exec_stop(void **state)
 {
 	struct ext_kind		*k;
 	struct task_result	 res;
+	const char		*argv[3];
+	char			*script, *ready, *env[2];
 	double			 t0, took;
 
 	(void)state;
@@ -595,13 +616,24 @@ test_exec_stop(void **state)
 	ext_close(k);
 	assert_clean();
 
-	k = sh_kind("term.sh", 0, 300);
-	assert_int_equal(run_cancelled(k, NULL, 0, 50, &res, &took),
+	/* Cancelled once it ignores SIGTERM: READY tells when. */
+	argv[0] = "/bin/sh";
+	argv[1] = script = path_of(srcdir, "tests/kinds/term.sh");
+	argv[2] = NULL;
+	assert_true(asprintf(&ready, "%s.ready", base) > 0);
+	assert_true(asprintf(&env[0], "READY=%s", ready) > 0);
+	env[1] = NULL;
+	k = kind_open(EXT_EXEC, argv, (const char *const *)env, 0, 300);
+	assert_int_equal(run_cancel(k, NULL, 0, ready, 20, &res, &took),
 	    TASK_CANCELLED);
 	assert_true(took >= 0.3);
-	assert_true(took < 3.0);
+	assert_true(took < 5.0);
 	ext_close(k);
 	assert_clean();
+	unlink(ready);
+	free(ready);
+	free(env[0]);
+	free(script);
 
 	k = sh_kind("term.sh", 1200, 300);
 	t0 = now_s();
@@ -972,9 +1004,11 @@ test_persist_stop(void **state)
 	ext_close(k);
 	assert_clean();
 
-	k = py_kind(EXT_PERSISTENT, "tests/kinds/pcmd.py", 100, 500);
+	/* The timeout from the second task: Python may start slowly. */
+	k = py_kind(EXT_PERSISTENT, "tests/kinds/pcmd.py", 0, 500);
 	assert_int_equal(run_str(k, "pid", &res), TASK_OK);
 	pid = pid_output(&res);
+	k->k_timeout = 100;
 	assert_int_equal(run_str(k, "wait", &res), TASK_FAILED);
 	assert_string_equal(res.error, "timeout after 100 ms");
 	assert_int_equal(run_str(k, "pid", &res), TASK_OK);

@@ -200,7 +200,7 @@ main(int argc, char *argv[])
 	struct task_result	 res;
 	const char		*csv = "bench/kinds.csv";
 	char			 err[TASK_ERRLEN], target[16];
-	size_t			 n = 2000, rounds = 5, i, j, c;
+	size_t			 n = 1000, rounds = 5, i, j, c;
 	FILE			*f;
 	int			 ch, st, ok[NROWS];
 

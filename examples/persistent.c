@@ -99,7 +99,7 @@ work(double ms)
 		}
 		if (!half)
 			left -= ms / 2;
-		if (poll(&pfd, 1, (int)left + 1) == 1) {
+		if (poll(&pfd, 1, left > 1000 ? 1000 : (int)left + 1) == 1) {
 			get(head, sizeof(head));	/* only a 'C' now */
 			return (0);
 		}

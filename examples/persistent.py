@@ -35,7 +35,8 @@ def work(ms):
         if not half and left <= ms / 2000:
             send(b"H")
             half = True
-        if select.select([0], [], [], left if half else left - ms / 2000)[0]:
+        wait = left if half else left - ms / 2000
+        if select.select([0], [], [], min(wait, 1.0))[0]:
             read(struct.unpack(">cI", read(5))[1])  # only a 'C' comes now
             return False
     if not half:

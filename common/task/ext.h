@@ -118,10 +118,50 @@ void	ext_plugin_close(struct ext_kind *);
  */
 int	ext_plugin_check(const char *, char *, size_t);
 
-/* Shared by the process runners (ext.c). */
+/*
+ * Shared by the process runners (ext.c).  They expect SIGPIPE to be
+ * ignored in the calling process (workerd does it): a child that exits
+ * without reading its standard input makes our write fail with EPIPE.
+ */
 int	ext_workdir_make(const struct ext_kind *, char *, size_t, char *,
 	    size_t);
 void	ext_workdir_remove(const char *);
 void	ext_kill_group(pid_t, int);
+
+#define EXT_POLL_MS	2		/* how often a runner looks at
+					   ctx->cancel while it waits */
+#define EXT_POLL_MAX	60000		/* ms: longest single poll */
+
+/*
+ * A child of a process runner, started by ext_spawn: the leader of its own
+ * process group, in its own working directory, with our ends of its three
+ * pipes (non-blocking, close-on-exec).  It lives until ext_child_stop.
+ */
+struct ext_child {
+	pid_t		 c_pid;		/* and process group; 0: none */
+	int		 c_pidfd;	/* readable once it exits; -1: no
+					   pidfd (then poll waitid) */
+	int		 c_in;		/* its stdin; -1 once closed */
+	int		 c_out;		/* its stdout; -1 once closed */
+	int		 c_err;		/* its stderr; -1 once closed */
+	char		 c_dir[4096];	/* its working directory */
+};
+
+/* The last EXT_STDERR_TAIL bytes a child wrote to its stderr. */
+struct ext_tail {
+	char		 t_ring[EXT_STDERR_TAIL];
+	size_t		 t_total;	/* bytes ever added */
+};
+
+int	ext_spawn(const struct ext_kind *, struct ext_child *, char *,
+	    size_t);
+int	ext_child_exited(const struct ext_child *);
+int	ext_child_stop(struct ext_child *);
+uint64_t ext_now_ms(void);
+void	ext_tail_add(struct ext_tail *, const char *, size_t);
+void	ext_error_tail(char *, size_t, const struct ext_tail *);
+const char *ext_signame(int, char *, size_t);
+void	ext_error_timeout(char *, size_t, uint64_t);
+size_t	ext_printable(char *, size_t, const uint8_t *, size_t);
 
 #endif /* R3Q_TASK_EXT_H */

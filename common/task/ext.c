@@ -1,0 +1,608 @@
+/*
+ * Users' own task kinds (ext.h): ext_open, ext_run and ext_close dispatch
+ * on the kind's type to the exec (exec.c), persistent (persist.c) and
+ * plugin (plugin.c) runners.  Below them, what the two process runners
+ * share: spawning a child in its own process group and working directory,
+ * stopping it, the tail of its stderr and the wording of their errors.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#ifdef HAVE_PIDFD_OPEN
+#include <sys/pidfd.h>
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "task/ext.h"
+
+#define EXT_RM_PASSES	8	/* unreadable directories made readable */
+
+static int	 ext_pipe(int[2]);
+static int	 ext_rm_entry(const char *, const struct stat *, int,
+		    struct FTW *);
+static int	 ext_rm_unlock(const char *, const struct stat *, int,
+		    struct FTW *);
+
+/* Set by ext_rm_unlock when a pass found a directory it could not read. */
+static __thread int	 ext_rm_again;
+
+/*
+ * Make a kind's runner state.  The process kinds need an absolute program
+ * that can be run; that is checked now, so workerd -n and a reload refuse
+ * a kind that could not start.
+ */
+int
+ext_open(struct ext_kind *k, char *err, size_t errlen)
+{
+	const char	*prog;
+
+	k->k_priv = NULL;
+	if (k->k_argv == NULL || (prog = k->k_argv[0]) == NULL) {
+		snprintf(err, errlen, "%s: no program", k->k_name);
+		return (-1);
+	}
+	if (prog[0] != '/') {
+		snprintf(err, errlen, "%s: not an absolute path", prog);
+		return (-1);
+	}
+	switch (k->k_type) {
+	case EXT_EXEC:
+	case EXT_PERSISTENT:
+		if (access(prog, X_OK) == -1) {
+			snprintf(err, errlen, "%s: %s", prog, strerror(errno));
+			return (-1);
+		}
+		if (k->k_type == EXT_EXEC)
+			return (0);
+		return (ext_persist_open(k, err, errlen));
+	case EXT_PLUGIN:
+		return (ext_plugin_open(k, err, errlen));
+	}
+	snprintf(err, errlen, "%s: unknown kind type %d", k->k_name,
+	    (int)k->k_type);
+	return (-1);
+}
+
+/*
+ * Run one task of kind k on execution thread slot, as task_run runs a
+ * built-in kind: res is overwritten, a NULL ctx means no cancel flag and no
+ * progress report, and any output is at most max_output bytes.
+ */
+int
+ext_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
+    const struct task_ctx *ctx, uint64_t max_output, struct task_result *res)
+{
+	struct task_ctx	 dflt = { NULL, 1.0, NULL, NULL };
+	int		 st;
+
+	memset(res, 0, sizeof(*res));
+	if (ctx == NULL)
+		ctx = &dflt;
+	if (p == NULL || (p->payload == NULL && p->payload_len > 0)) {
+		snprintf(res->error, sizeof(res->error), "%s: payload is "
+		    "missing", k->k_name);
+		return (res->status = TASK_BAD_PARAMS);
+	}
+	switch (k->k_type) {
+	case EXT_EXEC:
+		st = ext_exec_run(k, slot, p, ctx, max_output, res);
+		break;
+	case EXT_PERSISTENT:
+		st = ext_persist_run(k, slot, p, ctx, max_output, res);
+		break;
+	case EXT_PLUGIN:
+		st = ext_plugin_run(k, slot, p, ctx, max_output, res);
+		break;
+	default:
+		snprintf(res->error, sizeof(res->error), "%s: unknown kind "
+		    "type %d", k->k_name, (int)k->k_type);
+		st = TASK_FAILED;
+		break;
+	}
+	res->status = st;
+	if (st != TASK_OK)
+		task_result_free(res);
+	return (task_result_limit(res, max_output));
+}
+
+/* Stop the kind's processes or unload its plugin, and free k. */
+void
+ext_close(struct ext_kind *k)
+{
+	char	**pp;
+
+	if (k == NULL)
+		return;
+	if (k->k_priv != NULL) {
+		if (k->k_type == EXT_PERSISTENT)
+			ext_persist_close(k);
+		else if (k->k_type == EXT_PLUGIN)
+			ext_plugin_close(k);
+	}
+	if (k->k_argv != NULL) {
+		for (pp = k->k_argv; *pp != NULL; pp++)
+			free(*pp);
+		free(k->k_argv);
+	}
+	if (k->k_env != NULL) {
+		for (pp = k->k_env; *pp != NULL; pp++)
+			free(*pp);
+		free(k->k_env);
+	}
+	free(k->k_workdir);
+	free(k);
+}
+
+/*
+ * Make a fresh working directory r3q-<kind>-XXXXXX, mode 0700, under
+ * k_workdir (/tmp when the kind names none) and put its path in path.
+ * Characters of the kind's name other than letters, digits, '.', '_' and
+ * '-' become '_'.
+ */
+int
+ext_workdir_make(const struct ext_kind *k, char *path, size_t pathlen,
+    char *err, size_t errlen)
+{
+	const char	*base;
+	char		 name[EXT_NAME_MAX + 1];
+	size_t		 i;
+	int		 n;
+	unsigned char	 ch;
+
+	base = k->k_workdir != NULL && k->k_workdir[0] != '\0' ?
+	    k->k_workdir : "/tmp";
+	for (i = 0; k->k_name[i] != '\0' && i < EXT_NAME_MAX; i++) {
+		ch = (unsigned char)k->k_name[i];
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+		    ch == '-')
+			name[i] = (char)ch;
+		else
+			name[i] = '_';
+	}
+	name[i] = '\0';
+	n = snprintf(path, pathlen, "%s/r3q-%s-XXXXXX", base, name);
+	if (n < 0 || (size_t)n >= pathlen) {
+		snprintf(err, errlen, "%s: path too long", base);
+		return (-1);
+	}
+	if (mkdtemp(path) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		path[0] = '\0';
+		return (-1);
+	}
+	return (0);
+}
+
+/* nftw, pre-order: make a directory the child locked us out of ours. */
+static int
+ext_rm_unlock(const char *path, const struct stat *sb, int type,
+    struct FTW *ftw)
+{
+	(void)ftw;
+	if (type == FTW_DNR) {
+		chmod(path, S_IRWXU);
+		ext_rm_again = 1;
+	} else if (type == FTW_D && (sb->st_mode & S_IRWXU) != S_IRWXU)
+		chmod(path, S_IRWXU);
+	return (0);
+}
+
+/* nftw, depth first: remove one entry; a symbolic link is not followed. */
+static int
+ext_rm_entry(const char *path, const struct stat *sb, int type,
+    struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	unlinkat(AT_FDCWD, path, type == FTW_DP ? AT_REMOVEDIR : 0);
+	return (0);
+}
+
+/*
+ * Remove a working directory and everything in it, never following a
+ * symbolic link out of it (FTW_PHYS; unlinkat removes the link itself).
+ * Nearly always the directory is empty and one rmdir does it.  A child
+ * may have taken permissions away from a directory: passes without
+ * FTW_DEPTH give them back first, one level deeper each.
+ */
+void
+ext_workdir_remove(const char *path)
+{
+	int	 i;
+
+	if (path == NULL || path[0] == '\0')
+		return;
+	if (rmdir(path) == 0 || errno == ENOENT)
+		return;
+	for (i = 0; i < EXT_RM_PASSES; i++) {
+		ext_rm_again = 0;
+		nftw(path, ext_rm_unlock, 16, FTW_PHYS | FTW_MOUNT);
+		if (!ext_rm_again)
+			break;
+	}
+	nftw(path, ext_rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* Send sig to every process of group pgid; one already gone is fine. */
+void
+ext_kill_group(pid_t pgid, int sig)
+{
+	if (pgid > 1)
+		kill(-pgid, sig);
+}
+
+/* The monotonic clock in milliseconds. */
+uint64_t
+ext_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+/*
+ * A close-on-exec pipe whose ends are not 0, 1 or 2 (if workerd's own
+ * were closed, pipe2 could return them, and the child's dup2 onto 0-2
+ * would then clobber one end with another).
+ */
+static int
+ext_pipe(int fd[2])
+{
+	int	 i, nfd;
+
+	if (pipe2(fd, O_CLOEXEC) == -1)
+		return (-1);
+	for (i = 0; i < 2; i++) {
+		if (fd[i] > STDERR_FILENO)
+			continue;
+		if ((nfd = fcntl(fd[i], F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) ==
+		    -1) {
+			close(fd[0]);
+			close(fd[1]);
+			return (-1);
+		}
+		close(fd[i]);
+		fd[i] = nfd;
+	}
+	return (0);
+}
+
+/*
+ * Start k's program as c: posix_spawn (a vfork-like clone in glibc, cheap
+ * enough for thousands of tasks a second) in a fresh working directory,
+ * the leader of a new process group, with exactly k_env as environment,
+ * an empty signal mask and default dispositions (workerd ignores SIGPIPE,
+ * and an ignored signal stays ignored across exec), stdin, stdout and
+ * stderr our pipes and every other descriptor closed.  Without
+ * posix_spawn_file_actions_addclosefrom_np, the descriptors workerd opens
+ * are close-on-exec (its sockets, TLS files, libevent's, pipe2 here).
+ * -1 with err saying why ("cannot run /x: No such file or directory").
+ */
+int
+ext_spawn(const struct ext_kind *k, struct ext_child *c, char *err,
+    size_t errlen)
+{
+	static char *const	 noenv[] = { NULL };
+	static const int	 dfl[] = { SIGPIPE, SIGHUP, SIGINT, SIGQUIT,
+	    SIGTERM, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN,
+	    SIGTTOU, SIGXFSZ, SIGXCPU };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t	 attr;
+	sigset_t		 mask, def;
+	int			 in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	int			 er[2] = { -1, -1 }, rc;
+	size_t			 i;
+	pid_t			 pid;
+
+	memset(c, 0, sizeof(*c));
+	c->c_pidfd = c->c_in = c->c_out = c->c_err = -1;
+	if (ext_workdir_make(k, c->c_dir, sizeof(c->c_dir), err, errlen) ==
+	    -1)
+		return (-1);
+	if (ext_pipe(in) == -1 || ext_pipe(out) == -1 || ext_pipe(er) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, er[1], STDERR_FILENO);
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
+	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
+#endif
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCHDIR_NP
+	posix_spawn_file_actions_addchdir_np(&fa, c->c_dir);
+#else
+#error "posix_spawn_file_actions_addchdir_np (glibc 2.29) is needed"
+#endif
+	posix_spawnattr_init(&attr);
+	sigemptyset(&mask);
+	sigemptyset(&def);
+	for (i = 0; i < sizeof(dfl) / sizeof(dfl[0]); i++)
+		sigaddset(&def, dfl[i]);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setsigmask(&attr, &mask);
+	posix_spawnattr_setsigdefault(&attr, &def);
+
+	rc = posix_spawn(&pid, k->k_argv[0], &fa, &attr, k->k_argv,
+	    k->k_env != NULL ? k->k_env : noenv);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot run %s: %s", k->k_argv[0],
+		    strerror(rc));
+		goto fail;
+	}
+	close(in[0]);
+	close(out[1]);
+	close(er[1]);
+	c->c_pid = pid;
+	c->c_in = in[1];
+	c->c_out = out[0];
+	c->c_err = er[0];
+	fcntl(c->c_in, F_SETFL, O_NONBLOCK);
+	fcntl(c->c_out, F_SETFL, O_NONBLOCK);
+	fcntl(c->c_err, F_SETFL, O_NONBLOCK);
+#ifdef HAVE_PIDFD_OPEN
+	c->c_pidfd = pidfd_open(pid, 0);	/* close-on-exec always */
+#endif
+	return (0);
+
+fail:
+	for (i = 0; i < 2; i++) {
+		if (in[i] != -1)
+			close(in[i]);
+		if (out[i] != -1)
+			close(out[i]);
+		if (er[i] != -1)
+			close(er[i]);
+	}
+	ext_workdir_remove(c->c_dir);
+	c->c_dir[0] = '\0';
+	return (-1);
+}
+
+/*
+ * Whether c's process has exited, without reaping it: as a zombie it still
+ * holds its pid and process group, so ext_kill_group cannot reach someone
+ * else's processes that were given the number again.
+ */
+int
+ext_child_exited(const struct ext_child *c)
+{
+	siginfo_t	 si;
+
+	if (c->c_pid <= 0)
+		return (1);
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)c->c_pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    -1)
+		return (errno == ECHILD);
+	return (si.si_pid == c->c_pid);
+}
+
+/*
+ * Stop c for good: SIGKILL to its process group (whatever it left running
+ * in the background goes too: the group is killed before the leader is
+ * reaped, while its number cannot have been reused), reap it, close our
+ * ends and remove its working directory.  Returns its wait status, or -1
+ * when there was no process to reap.
+ */
+int
+ext_child_stop(struct ext_child *c)
+{
+	int	 status = -1;
+
+	if (c->c_in != -1)
+		close(c->c_in);
+	if (c->c_pid > 0) {
+		ext_kill_group(c->c_pid, SIGKILL);
+		while (waitpid(c->c_pid, &status, 0) == -1 && errno == EINTR)
+			;
+	}
+	if (c->c_out != -1)
+		close(c->c_out);
+	if (c->c_err != -1)
+		close(c->c_err);
+	if (c->c_pidfd != -1)
+		close(c->c_pidfd);
+	ext_workdir_remove(c->c_dir);
+	c->c_pid = 0;
+	c->c_in = c->c_out = c->c_err = c->c_pidfd = -1;
+	c->c_dir[0] = '\0';
+	return (status);
+}
+
+/* Keep the last EXT_STDERR_TAIL bytes of what a child wrote to stderr. */
+void
+ext_tail_add(struct ext_tail *t, const char *p, size_t n)
+{
+	size_t	 off, chunk;
+
+	if (n > sizeof(t->t_ring)) {
+		t->t_total += n - sizeof(t->t_ring);
+		p += n - sizeof(t->t_ring);
+		n = sizeof(t->t_ring);
+	}
+	while (n > 0) {
+		off = t->t_total % sizeof(t->t_ring);
+		chunk = sizeof(t->t_ring) - off;
+		if (chunk > n)
+			chunk = n;
+		memcpy(t->t_ring + off, p, chunk);
+		t->t_total += chunk;
+		p += chunk;
+		n -= chunk;
+	}
+}
+
+/*
+ * Copy n bytes of src into dst (dstlen bytes, NUL-terminated) as printable
+ * text for an error message: a newline becomes "\n", a tab a space, any
+ * other control character and any byte that is not part of valid UTF-8 a
+ * '?'.  What does not fit is cut at a character's boundary.  Returns the
+ * length written.
+ */
+size_t
+ext_printable(char *dst, size_t dstlen, const uint8_t *src, size_t n)
+{
+	size_t	 i = 0, o = 0, len, j;
+	uint8_t	 ch;
+
+	if (dstlen == 0)
+		return (0);
+	while (i < n) {
+		ch = src[i];
+		if (ch == '\n') {
+			if (o + 2 >= dstlen)
+				break;
+			dst[o++] = '\\';
+			dst[o++] = 'n';
+			i++;
+			continue;
+		}
+		if (ch < 0x80) {
+			if (o + 1 >= dstlen)
+				break;
+			dst[o++] = ch == '\t' ? ' ' :
+			    (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+			i++;
+			continue;
+		}
+		/* A UTF-8 sequence (no overlong forms) or a '?'. */
+		if (ch >= 0xc2 && ch <= 0xdf)
+			len = 2;
+		else if (ch >= 0xe0 && ch <= 0xef)
+			len = 3;
+		else if (ch >= 0xf0 && ch <= 0xf4)
+			len = 4;
+		else
+			len = 0;
+		for (j = 1; len > 0 && j < len; j++)
+			if (i + j >= n || (src[i + j] & 0xc0) != 0x80)
+				len = 0;
+		if (len == 0) {
+			if (o + 1 >= dstlen)
+				break;
+			dst[o++] = '?';
+			i++;
+			continue;
+		}
+		if (o + len >= dstlen)
+			break;
+		memcpy(dst + o, src + i, len);
+		o += len;
+		i += len;
+	}
+	dst[o] = '\0';
+	return (o);
+}
+
+/*
+ * Append "; stderr: <its last lines>" to the error message err (errlen
+ * bytes) when the child wrote anything but white space to its stderr.
+ * Only whole lines are shown when the ring has wrapped; when the room left
+ * is short, the end of the tail is kept (the newest lines tell most).
+ */
+void
+ext_error_tail(char *err, size_t errlen, const struct ext_tail *t)
+{
+	uint8_t		 raw[EXT_STDERR_TAIL];
+	char		 text[EXT_STDERR_TAIL * 2 + 1];
+	const uint8_t	*p = raw;
+	size_t		 n, off, used, room, len, cut;
+
+	if (t->t_total == 0)
+		return;
+	if (t->t_total <= sizeof(t->t_ring)) {
+		n = t->t_total;
+		memcpy(raw, t->t_ring, n);
+	} else {
+		n = sizeof(t->t_ring);
+		off = t->t_total % n;
+		memcpy(raw, t->t_ring + off, n - off);
+		memcpy(raw + n - off, t->t_ring, off);
+		/* From the first whole line, if there is one. */
+		for (off = 0; off + 1 < n && raw[off] != '\n'; off++)
+			;
+		if (off + 1 < n) {
+			p += off + 1;
+			n -= off + 1;
+		}
+	}
+	while (n > 0 && (p[n - 1] == '\n' || p[n - 1] == ' ' ||
+	    p[n - 1] == '\t' || p[n - 1] == '\r'))
+		n--;
+	if (n == 0)
+		return;
+	len = ext_printable(text, sizeof(text), p, n);
+	used = strlen(err);
+	if (used + sizeof("; stderr: ...") >= errlen)
+		return;
+	room = errlen - used - sizeof("; stderr: ");
+	if (len <= room) {
+		snprintf(err + used, errlen - used, "; stderr: %s", text);
+		return;
+	}
+	/* Keep the end, from a character's first byte, after "...". */
+	cut = len - (room - 3);
+	while (cut < len && ((uint8_t)text[cut] & 0xc0) == 0x80)
+		cut++;
+	snprintf(err + used, errlen - used, "; stderr: ...%s", text + cut);
+}
+
+/* "timeout after N s", or in ms under a second, into err. */
+void
+ext_error_timeout(char *err, size_t errlen, uint64_t ms)
+{
+	unsigned	 frac;
+	int		 digits;
+
+	if (ms < 1000)
+		snprintf(err, errlen, "timeout after %llu ms",
+		    (unsigned long long)ms);
+	else if (ms % 1000 == 0)
+		snprintf(err, errlen, "timeout after %llu s",
+		    (unsigned long long)(ms / 1000));
+	else {
+		/* 1.5 s, 2.25 s: the fraction without its trailing zeros. */
+		frac = (unsigned)(ms % 1000);
+		for (digits = 3; frac % 10 == 0; digits--)
+			frac /= 10;
+		snprintf(err, errlen, "timeout after %llu.%0*u s",
+		    (unsigned long long)(ms / 1000), digits, frac);
+	}
+}
+
+/* A signal's name, "SIGSEGV", in buf; "" when the C library has none. */
+const char *
+ext_signame(int sig, char *buf, size_t len)
+{
+	const char	*abbrev = NULL;
+
+#ifdef HAVE_SIGABBREV_NP
+	abbrev = sigabbrev_np(sig);
+#endif
+	if (abbrev == NULL)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "SIG%s", abbrev);
+	return (buf);
+}

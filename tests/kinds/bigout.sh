@@ -1,0 +1,3 @@
+#!/bin/sh
+# Writes to stdout without end: over any max_output.
+exec yes

@@ -1,14 +1,14 @@
 /*
  * A persistent fitness server for R3Q in C (libc only), the twin of
  * persistent.py: workerd starts one per execution thread and sends it task
- * after task as frames on its stdin (workerd.conf(5), "PERSISTENT KINDS").
+ * after task as frames on its stdin (workerd.conf(5), "Persistent kinds").
  * The payload is R3Q's es payload (u32 lu, u32 flags, f64 work_ms, then
  * f64 x[], all little-endian); the answer is Ridge of x as one
  * little-endian f64, bit for bit what the built-in ridge-lu gives.
  * work_ms is slept (flags and lu are ignored), watching for a cancel
  * frame.  In workerd.conf:
  *
- *	persistent ridge-c = /usr/local/libexec/r3q/persistent
+ *	exec ridge-c = persistent /usr/local/libexec/r3q/persistent
  *
  * A frame is a type byte, a 4-byte big-endian length, then that many
  * bytes.  stdout carries frames only: log to stderr.

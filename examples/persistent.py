@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 # A persistent fitness server for R3Q in Python 3 (standard library only):
 # workerd starts one per execution thread and sends it task after task as
-# frames on its stdin (workerd.conf(5), "PERSISTENT KINDS").  The payload is
+# frames on its stdin (workerd.conf(5), "Persistent kinds").  The payload is
 # R3Q's es payload (u32 lu, u32 flags, f64 work_ms, then f64 x[], all
 # little-endian); the answer is Ridge of x as one little-endian f64, bit for
 # bit what the built-in ridge-lu gives.  work_ms is slept (flags and lu are
 # ignored), watching for a cancel frame.  In workerd.conf:
 #
-#	persistent ridge-py = /usr/bin/python3 /usr/local/share/r3q/persistent.py
+#	exec ridge-py = persistent /usr/bin/python3 /usr/local/share/r3q/persistent.py
 #
 # A frame is a type byte, a 4-byte big-endian length, then that many bytes.
 # stdout carries frames only: log to stderr.

@@ -30,7 +30,7 @@
 #include "task/task.h"
 
 /*
- * The persistent framing (workerd.conf(5), "PERSISTENT KINDS").  Every
+ * The persistent framing (workerd.conf(5), "Persistent kinds").  Every
  * frame is one type byte, a 4-byte big-endian length n, then n bytes.
  *
  *	workerd -> process	'T' a task: n bytes of payload

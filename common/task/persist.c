@@ -2,7 +2,7 @@
  * The persistent runner: one long-lived process per execution slot, each
  * taking task after task as frames on its standard input and answering
  * on its standard output (the framing is described in ext.h and
- * workerd.conf(5), "PERSISTENT KINDS").  A slot's process starts on the
+ * workerd.conf(5), "Persistent kinds").  A slot's process starts on the
  * slot's first task and after any task that left it dead or unfit: it
  * exited, broke the framing, sent more than max_output, or did not answer
  * a cancel frame within k_grace.  Only the slot's own thread touches it,

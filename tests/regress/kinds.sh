@@ -76,6 +76,9 @@ exec env = $K/env.sh
 env env = FOO=bar baz
 env = OMP_NUM_THREADS=1
 exec once = persistent /usr/bin/python3 $K/once.py
+plugin pfail = $top_builddir/tests/plugins/.libs/fail.so
+plugin pspin = $top_builddir/tests/plugins/.libs/spin.so
+timeout pspin = 1s
 max_output = 100K"
 start_worker w1 2
 start_worker w2 1
@@ -134,7 +137,9 @@ failing fail-exit "exit status 3.*no good input"
 failing fail-signal "signal 11"
 failing hang "timeout after 1 s"
 failing big "max_output"
-ok "non-zero exit, a signal, a timeout and too much output fail the task, saying which"
+failing pfail "bad individual: 1 bytes"
+failing pspin "timeout after 1 s"
+ok "non-zero exit, a signal, a timeout, too much output, a plugin's error and a plugin's timeout fail the task, saying which"
 
 head -c 400000 /dev/zero | tr '\0' 'a' | "$R3QCTL" map noread > "$T/noread.out" ||
     fail "a kind that reads no input failed"
@@ -172,11 +177,23 @@ printf 'timeout nosuch = 1s\n' > "$T/bad3.conf"
 "$WORKERD" -n -f "$T/bad3.conf" > /dev/null 2> "$T/bad.err" && fail "an option for no kind was accepted"
 grep -q "^$T/bad3.conf:1: no 'exec nosuch' or 'plugin nosuch' line" "$T/bad.err" ||
     fail "undefined kind: $(cat "$T/bad.err")"
+printf 'plugin abi = %s\n' "$top_builddir/tests/plugins/.libs/abi99.so" > "$T/bad5.conf"
+"$WORKERD" -n -f "$T/bad5.conf" > /dev/null 2> "$T/bad.err" && fail "a plugin of another ABI was accepted"
+grep -q "^$T/bad5.conf:1: plugin abi: .*abi99.so: plugin ABI 99, workerd speaks 1" "$T/bad.err" ||
+    fail "ABI mismatch: $(cat "$T/bad.err")"
+printf 'plugin norun = %s\n' "$top_builddir/tests/plugins/.libs/no-run.so" > "$T/bad6.conf"
+"$WORKERD" -n -f "$T/bad6.conf" > /dev/null 2> "$T/bad.err" && fail "a plugin without run was accepted"
+grep -q "no symbol r3q_plugin_run" "$T/bad.err" ||
+    fail "missing symbol: $(cat "$T/bad.err")"
+printf 'plugin initfail = %s\n' "$top_builddir/tests/plugins/.libs/init-fail.so" > "$T/bad7.conf"
+cat "$T/w1.conf" | grep -v '^plugin\|^exec\|^timeout\|^env\|^kill_grace' >> "$T/bad7.conf"
+"$WORKERD" -d -f "$T/bad7.conf" > /dev/null 2> "$T/bad.err" && fail "a plugin whose init fails was started"
+grep -q "init failed" "$T/bad.err" || fail "init failure: $(cat "$T/bad.err")"
 printf 'exec rel = bin/cat\n' > "$T/bad4.conf"
 "$WORKERD" -n -f "$T/bad4.conf" > /dev/null 2> "$T/bad.err" && fail "a relative path was accepted"
 grep -q "^$T/bad4.conf:1: exec rel: 'bin/cat' is not an absolute path" "$T/bad.err" ||
     fail "relative path: $(cat "$T/bad.err")"
-ok "workerd -n refuses a missing plugin, a built-in name, an undefined kind, a relative path"
+ok "workerd -n refuses a missing plugin, another ABI, a missing symbol, a built-in name, an undefined kind, a relative path; a failing init stops start-up"
 
 cp "$T/w1.conf" "$T/loose.conf"
 chmod 666 "$T/loose.conf"

@@ -365,7 +365,7 @@ test_open_errors(void **state)
 		{ EXT_PERSISTENT, "/etc/passwd",
 		    "/etc/passwd: Permission denied" },
 		{ EXT_PLUGIN, "/usr/lib/x.so",
-		    "/usr/lib/x.so: plugins not built" },
+		    "/usr/lib/x.so: No such file or directory" },
 	};
 	struct ext_kind	*k;
 	const char	*argv[2];

@@ -295,7 +295,7 @@ ext_exec_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
 		    EXT_POLL_MAX : (int)wait;
 
 		if (poll(pfd, (nfds_t)nfds, timeout) == -1 && errno != EINTR) {
-			/* Cannot watch it: stop it as if it were cancelled. */
+			/* Cannot watch it: kill it (the error says SIGKILL). */
 			exited = 1;
 			break;
 		}

@@ -567,7 +567,8 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 		}
 		now = ext_now_ms();
 	}
-	if (exited)
+	/* Dead, or its stdin holds part of a frame: a new one next time. */
+	if (exited || r.r_woff < EXT_FRAME_HEAD + r.r_plen)
 		pp->pp_unfit = 1;
 
 	switch (r.r_end) {

@@ -8,6 +8,7 @@
 #   hbody      an 'H' frame with a body (bad framing)
 #   spam       200 KB on stderr, then answer "ok"
 #   echo:DATA  answer DATA, streaming it back while it is read
+#   early...   answer "early" without reading the rest of the payload
 import os, struct, sys, time
 
 def read(n):
@@ -39,6 +40,9 @@ while True:
             chunk = os.read(0, min(left, 65536))
             write(chunk)
             left -= len(chunk)
+        continue
+    if first == b"early":
+        send(b"R", b"early")
         continue
     cmd = first + read(n - len(first))
     word, _, arg = cmd.partition(b" ")

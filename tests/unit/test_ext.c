@@ -953,6 +953,18 @@ test_persist_frames(void **state)
 	assert_int_equal(run_str(k, "pid", &res), TASK_OK);
 	assert_int_equal(pid_output(&res), pid);
 
+	/*
+	 * An answer before the whole payload was read: the task is done, but
+	 * the rest of the frame would be read as the next one, so the next
+	 * task has a new process.
+	 */
+	memcpy(big, "early", 5);
+	assert_int_equal(run(k, big, biglen, MAX_OUT, &res, NULL), TASK_OK);
+	assert_output(&res, "early", 5);
+	assert_int_equal(run_str(k, "pid", &res), TASK_OK);
+	assert_true(pid_output(&res) != pid);
+	pid = pid_output(&res);
+
 	/* A slot of its own, a process of its own; no slot 2. */
 	memset(&p, 0, sizeof(p));
 	p.payload = (const uint8_t *)"pid";

@@ -18,7 +18,7 @@ make -s -C "$top_builddir" install DESTDIR="$R" > "$T/install.log" 2>&1 ||
     fail "make install: $(tail -n 5 "$T/install.log")"
 for f in sbin/masterd sbin/workerd bin/r3qctl r3q/masterd.conf \
     r3q/workerd.conf man8/masterd.8 man8/workerd.8 man1/r3qctl.1 \
-    man5/masterd.conf.5 man5/workerd.conf.5 man3/r3q.3 include/r3q.h \
+    man5/masterd.conf.5 man5/workerd.conf.5 man3/r3q.3 man3/r3q-plugin.3 include/r3q.h include/r3q-plugin.h \
     pkgconfig/r3q.pc libr3q.so.0; do
 	[ -n "$(find "$R" -path "*/$f" -print -quit)" ] || fail "not installed: $f"
 done

@@ -36,7 +36,7 @@ static const double	pf_y[] = { 0.2, 0.5, 0.8 };
 
 static const char *const algo_names[XCHG_NALGO] = {
 	"caterpillar", "openshop", "static", "dynamic", "improved", "lbos",
-	"portfolio"
+	"insertion", "portfolio"
 };
 
 /* The busy intervals of one direction of one processor, sorted. */
@@ -86,6 +86,8 @@ static int	 sched_openshop(const struct xchg_matrix *, int, int,
 		    struct xchg_sched *);
 static int	 sched_improved(const struct xchg_matrix *, double, double,
 		    struct xchg_sched *);
+static int	 sched_insert(const struct xchg_matrix *, struct xchg_sched *);
+static double	 small_cut(const double *, size_t);
 static int	 sched_lbos(const struct xchg_matrix *, uint64_t, unsigned,
 		    struct xchg_sched *);
 static int	 sched_portfolio(const struct xchg_matrix *,
@@ -316,7 +318,7 @@ eng_place(struct eng *e, unsigned i, unsigned j, uint64_t n)
 		merging = e->e_merge && e->e_last[k] >= 0 &&
 		    fabs(e->e_xs->xs_ev[e->e_last[k]].ev_end - a) <= tol(a);
 		room = b - a - (merging ? 0 : T);
-		if ((double)n / B <= room) {
+		if ((double)n / B <= room + tol(b)) {
 			eng_add(e, i, j, a, n);
 			return;
 		}
@@ -349,7 +351,8 @@ eng_take(struct eng *e, unsigned i, unsigned j)
 
 /*
  * The open shop of section 3, over the (i, j) with in[] set: repeatedly
- * the sender whose send line ends first (ties: the lower number) sends,
+ * the sender whose send line ends first (ties: the one with the most cost
+ * left to send, then the lower number) sends,
  * to the receiver among those it still has something for whose receive
  * line ends first (ties: the costlier next piece, then the lower number),
  * the next piece of that message; until nothing is left.
@@ -360,15 +363,24 @@ eng_openshop(struct eng *e, const unsigned char *in)
 	const struct xchg_matrix *mx = e->e_mx;
 	unsigned	 p = e->e_p, i, j, bi, bj, *cnt;
 	size_t		 k;
-	double		 f, bf, c, bc;
+	double		 f, bf, c, bc, *left;
+	uint64_t	 n;
 
-	if ((cnt = calloc(p, sizeof(*cnt))) == NULL) {
+	cnt = calloc(p, sizeof(*cnt));
+	left = calloc(p, sizeof(*left));
+	if (cnt == NULL || left == NULL) {
+		free(cnt);
+		free(left);
 		e->e_oom = 1;
 		return;
 	}
-	for (k = 0; k < (size_t)p * p; k++)
-		if (in[k] && e->e_rem[k] > 0)
+	for (k = 0; k < (size_t)p * p; k++) {
+		if (in[k] && e->e_rem[k] > 0) {
 			cnt[k / p]++;
+			left[k / p] += e->e_kleft[k] * mx->xm_t[k] +
+			    (double)e->e_rem[k] / mx->xm_b[k];
+		}
+	}
 	while (!e->e_oom) {
 		bi = p;
 		bf = INFINITY;
@@ -376,7 +388,8 @@ eng_openshop(struct eng *e, const unsigned char *in)
 			if (cnt[i] == 0)
 				continue;
 			f = line_end(&e->e_snd[i]);
-			if (bi == p || f < bf - tol(bf)) {
+			if (bi == p || f < bf - tol(bf) ||
+			    (f <= bf + tol(bf) && left[i] > left[bi])) {
 				bi = i;
 				bf = f;
 			}
@@ -401,11 +414,14 @@ eng_openshop(struct eng *e, const unsigned char *in)
 			}
 		}
 		k = (size_t)bi * p + bj;
-		eng_place(e, bi, bj, eng_take(e, bi, bj));
+		n = eng_take(e, bi, bj);
+		left[bi] -= xchg_piece_cost(mx, bi, bj, n);
+		eng_place(e, bi, bj, n);
 		if (e->e_rem[k] == 0)
 			cnt[bi]--;
 	}
 	free(cnt);
+	free(left);
 }
 
 /* Order events by start, then sender. */
@@ -534,6 +550,25 @@ cost_cmp(const void *a, const void *b)
 }
 
 /*
+ * Where C_small ends in the sorted costs cs: at the largest ratio between
+ * neighbours if it is at least 2, else nowhere (-1: everything is large).
+ */
+static double
+small_cut(const double *cs, size_t nc)
+{
+	double	 cut = -1, ratio = 2;
+	size_t	 a;
+
+	for (a = 1; a < nc; a++) {
+		if (cs[a - 1] > 0 && cs[a] / cs[a - 1] >= ratio) {
+			ratio = cs[a] / cs[a - 1];
+			cut = cs[a - 1];
+		}
+	}
+	return (cut);
+}
+
+/*
  * Improved split (section 5), with thresholds X and Y:
  *  1. Divide the events into C_small and C_large.  The paper does it for
  *     the fatal matrix (delta against h and x); in general we cut the
@@ -557,7 +592,7 @@ sched_improved(const struct xchg_matrix *mx, double X, double Y,
 	size_t		 k, n = (size_t)p * p, nc = 0, a, b;
 	unsigned char	*large = NULL, *small = NULL;
 	double		*cs = NULL, *row = NULL, *col = NULL, cut = 0, cmax,
-			 cref = INFINITY, ttb, T, c, ratio;
+			 cref = INFINITY, ttb, T, c;
 	int		 rc = -1;
 
 	if (eng_init(&e, mx, xs) == -1)
@@ -590,14 +625,7 @@ sched_improved(const struct xchg_matrix *mx, double X, double Y,
 	}
 	qsort(cs, nc, sizeof(*cs), cost_cmp);
 	cmax = cs[nc - 1];
-	cut = -1;
-	ratio = 2;
-	for (a = 1; a < nc; a++) {
-		if (cs[a - 1] > 0 && cs[a] / cs[a - 1] >= ratio) {
-			ratio = cs[a] / cs[a - 1];
-			cut = cs[a - 1];
-		}
-	}
+	cut = small_cut(cs, nc);
 	for (k = 0, b = 0; k < n; k++) {
 		if (e.e_rem[k] == 0)
 			continue;
@@ -770,6 +798,98 @@ done:
 	return (rc);
 }
 
+/* A message and its place in the insertion order. */
+struct ins_key {
+	unsigned	 ik_k;
+	int		 ik_small;
+	double		 ik_conflict;
+	double		 ik_cost;
+};
+
+/* C_large first, then the most conflicted, the costlier, the lower k. */
+static int
+ins_cmp(const void *a, const void *b)
+{
+	const struct ins_key	*x = a, *y = b;
+
+	if (x->ik_small != y->ik_small)
+		return (x->ik_small - y->ik_small);
+	if (x->ik_conflict != y->ik_conflict)
+		return (x->ik_conflict > y->ik_conflict ? -1 : 1);
+	if (x->ik_cost != y->ik_cost)
+		return (x->ik_cost > y->ik_cost ? -1 : 1);
+	return (x->ik_k < y->ik_k ? -1 : x->ik_k > y->ik_k);
+}
+
+/*
+ * insertion, ours: the most constrained message first.  A message i -> j
+ * must fit around everything else i sends and j receives, row_i + col_j -
+ * C_ij; the messages are placed in that order, largest first (C_large
+ * before C_small as in improved split, by the same division), each by
+ * dynamic split with re-merging: into the idle gaps its sender and
+ * receiver share, from time 0, split around what is already there.  On
+ * the fatal matrix the last row's x messages go first, one after the
+ * other, and each h message is then split around the one x its receiver
+ * gets: t_tb = h + x.
+ */
+static int
+sched_insert(const struct xchg_matrix *mx, struct xchg_sched *xs)
+{
+	struct eng	 e;
+	struct ins_key	*keys = NULL;
+	unsigned	 p = mx->xm_p, i, j;
+	size_t		 k, n = (size_t)p * p, nk = 0;
+	double		*row = NULL, *col = NULL, *cs = NULL, cut, c;
+	int		 rc = -1;
+
+	if (eng_init(&e, mx, xs) == -1)
+		return (-1);
+	e.e_fill = e.e_merge = 1;
+	keys = calloc(n, sizeof(*keys));
+	cs = calloc(n, sizeof(*cs));
+	row = calloc(p, sizeof(*row));
+	col = calloc(p, sizeof(*col));
+	if (keys == NULL || cs == NULL || row == NULL || col == NULL)
+		goto done;
+	for (i = 0; i < p; i++) {
+		for (j = 0; j < p; j++) {
+			c = xchg_cost(mx, i, j);
+			row[i] += c;
+			col[j] += c;
+			if (e.e_rem[(size_t)i * p + j] > 0)
+				cs[nk++] = c;
+		}
+	}
+	qsort(cs, nk, sizeof(*cs), cost_cmp);
+	cut = small_cut(cs, nk);
+	for (k = 0, nk = 0; k < n; k++) {
+		if (e.e_rem[k] == 0)
+			continue;
+		i = (unsigned)(k / p);
+		j = (unsigned)(k % p);
+		c = xchg_cost(mx, i, j);
+		keys[nk].ik_k = (unsigned)k;
+		keys[nk].ik_small = c <= cut;
+		keys[nk].ik_conflict = row[i] + col[j] - c;
+		keys[nk].ik_cost = c;
+		nk++;
+	}
+	qsort(keys, nk, sizeof(*keys), ins_cmp);
+	for (k = 0; k < nk && !e.e_oom; k++) {
+		i = keys[k].ik_k / p;
+		j = keys[k].ik_k % p;
+		eng_place(&e, i, j, eng_take(&e, i, j));
+	}
+	rc = eng_finish(&e);
+done:
+	eng_free(&e);
+	free(keys);
+	free(cs);
+	free(row);
+	free(col);
+	return (rc);
+}
+
 /* Move src's schedule into dst, leaving src empty. */
 static void
 sched_take(struct xchg_sched *dst, struct xchg_sched *src)
@@ -781,9 +901,9 @@ sched_take(struct xchg_sched *dst, struct xchg_sched *src)
 
 /*
  * The portfolio: caterpillar, open shop, static split, dynamic split,
- * improved split over X in pf_x times Y in pf_y, and lbos; the shortest
- * schedule wins (ties: the first in that order), so it is never worse
- * than any of them.  Its name says which one won.
+ * improved split over X in pf_x times Y in pf_y, lbos and insertion; the
+ * shortest schedule wins (ties: the first in that order), so it is never
+ * worse than any of them.  Its name says which one won.
  */
 static int
 sched_portfolio(const struct xchg_matrix *mx, const struct xchg_params *xp,
@@ -900,6 +1020,9 @@ xchg_schedule(const struct xchg_matrix *mx, enum xchg_algo a,
 		break;
 	case XCHG_LBOS:
 		rc = sched_lbos(mx, xp->xp_seed, xp->xp_restarts, xs);
+		break;
+	case XCHG_INSERT:
+		rc = sched_insert(mx, xs);
 		break;
 	case XCHG_PORTFOLIO:
 		rc = sched_portfolio(mx, xp, xs);

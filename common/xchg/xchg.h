@@ -65,6 +65,7 @@ enum xchg_algo {
 	XCHG_DYNAMIC,
 	XCHG_IMPROVED,
 	XCHG_LBOS,		/* ours: lower-bound-guided open shop */
+	XCHG_INSERT,		/* ours: most constrained first, into gaps */
 	XCHG_PORTFOLIO,
 	XCHG_NALGO
 };

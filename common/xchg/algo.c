@@ -24,9 +24,11 @@
 #include "rng.h"
 #include "xchg/xchg.h"
 
-#define XCHG_MAX_PIECES	64	/* pieces of one (i, j), whatever splits */
+#define XCHG_MAX_PIECES	64	/* pieces of one (i, j) made to fill gaps */
 #define LBOS_DOMAIN	UINT64_C(0x6c626f73)	/* "lbos" */
 #define LBOS_NOISE	0.3	/* urgency jitter of a restart, +-15 % */
+#define LBOS_PF_RESTART	64	/* the portfolio restarts lbos up to this p */
+#define LBOS_PF_MAXP	128	/* and leaves it out above: O(p^4) */
 
 /* The X and Y grid of the portfolio's improved split runs. */
 static const double	pf_x[] = { 1.0, 1.25, 1.5, 2.0 };
@@ -903,7 +905,8 @@ sched_take(struct xchg_sched *dst, struct xchg_sched *src)
  * The portfolio: caterpillar, open shop, static split, dynamic split,
  * improved split over X in pf_x times Y in pf_y, lbos and insertion; the
  * shortest schedule wins (ties: the first in that order), so it is never
- * worse than any of them.  Its name says which one won.
+ * worse than any of them.  lbos costs O(p^4) a run: the portfolio runs it
+ * without restarts above p = 64 and not at all above p = 128.  Its name says which one won.
  */
 static int
 sched_portfolio(const struct xchg_matrix *mx, const struct xchg_params *xp,
@@ -922,9 +925,13 @@ sched_portfolio(const struct xchg_matrix *mx, const struct xchg_params *xp,
 			for (iy = 0; iy < nitems(pf_y); iy++) {
 				if (a != XCHG_IMPROVED && (ix > 0 || iy > 0))
 					break;
+				if (a == XCHG_LBOS && mx->xm_p > LBOS_PF_MAXP)
+					break;
 				mp = *xp;
 				mp.xp_x = pf_x[ix];
 				mp.xp_y = pf_y[iy];
+				if (mx->xm_p > LBOS_PF_RESTART)
+					mp.xp_restarts = 0;
 				if (xchg_schedule(mx, a, &mp, &cur, NULL, 0) ==
 				    -1) {
 					xchg_sched_free(&cur);

@@ -69,7 +69,7 @@ xchg_validate(const struct xchg_matrix *mx, const struct xchg_sched *xs,
 	const struct xchg_event	*ev, **v = NULL;
 	unsigned		 p, side;
 	uint64_t		*got = NULL;
-	unsigned		*pieces = NULL, *next = NULL;
+	unsigned		*next = NULL;
 	size_t			 n, k, nn;
 	double			 eps, last = 0, want;
 	int			 rc = -1;
@@ -85,10 +85,9 @@ xchg_validate(const struct xchg_matrix *mx, const struct xchg_sched *xs,
 		return (val_fail(err, errlen, "completion time %g", xs->xs_time));
 	eps = 1e-9 * (1.0 + xs->xs_time);
 	got = calloc(nn, sizeof(*got));
-	pieces = calloc(nn, sizeof(*pieces));
 	next = calloc(nn, sizeof(*next));
 	v = calloc(xs->xs_n + 1, sizeof(*v));
-	if (got == NULL || pieces == NULL || next == NULL || v == NULL) {
+	if (got == NULL || next == NULL || v == NULL) {
 		val_fail(err, errlen, "out of memory");
 		goto done;
 	}
@@ -128,7 +127,6 @@ xchg_validate(const struct xchg_matrix *mx, const struct xchg_sched *xs,
 			goto done;
 		}
 		got[k] += ev->ev_bytes;
-		pieces[k]++;
 		if (ev->ev_end > last)
 			last = ev->ev_end;
 	}
@@ -187,7 +185,6 @@ xchg_validate(const struct xchg_matrix *mx, const struct xchg_sched *xs,
 	rc = 0;
 done:
 	free(got);
-	free(pieces);
 	free(next);
 	free(v);
 	return (rc);

@@ -9,13 +9,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exchange.h"
+#include "map.h"		/* die() */
 #include "util.h"
 #include "xchg/xchg.h"
 
@@ -26,8 +26,6 @@
 #define XCHG_FILE_MAX	(64u << 20)	/* bytes of a matrix file */
 
 static void	 exchange_usage(int) __attribute__((noreturn));
-static void	 exchange_die(int, const char *, ...)
-		    __attribute__((noreturn, format(printf, 2, 3)));
 static struct xchg_matrix *exchange_load(const char *);
 static void	 exchange_print(const struct xchg_matrix *,
 		    const struct xchg_sched *, const char *, const char *);
@@ -62,20 +60,6 @@ exchange_usage(int code)
 	exit(code);
 }
 
-/* Say "r3qctl: ..." on standard error and exit with code. */
-static void
-exchange_die(int code, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	fprintf(stderr, "r3qctl: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
-
 /* Read and parse a matrix file; dies with file:line: message. */
 static struct xchg_matrix *
 exchange_load(const char *path)
@@ -86,19 +70,19 @@ exchange_load(const char *path)
 	size_t			 len = 0, n;
 
 	if ((f = fopen(path, "r")) == NULL)
-		exchange_die(EX_FAIL, "%s: %s", path, strerror(errno));
+		die(EX_FAIL, "%s: %s", path, strerror(errno));
 	if ((buf = malloc(XCHG_FILE_MAX + 1)) == NULL)
-		exchange_die(EX_FAIL, "out of memory");
+		die(EX_FAIL, "out of memory");
 	while ((n = fread(buf + len, 1, XCHG_FILE_MAX + 1 - len, f)) > 0)
 		len += n;
 	if (ferror(f))
-		exchange_die(EX_FAIL, "%s: %s", path, strerror(errno));
+		die(EX_FAIL, "%s: %s", path, strerror(errno));
 	fclose(f);
 	if (len > XCHG_FILE_MAX)
-		exchange_die(EX_FAIL, "%s: larger than %u bytes", path,
+		die(EX_FAIL, "%s: larger than %u bytes", path,
 		    XCHG_FILE_MAX);
 	if ((mx = xchg_parse(buf, len, path, err, sizeof(err))) == NULL)
-		exchange_die(EX_FAIL, "%s", err);
+		die(EX_FAIL, "%s", err);
 	free(buf);
 	return (mx);
 }
@@ -278,16 +262,16 @@ cmd_exchange(int argc, char *argv[])
 		    mx != NULL ? xchg_fatal_h(mx) : 0.0);
 	}
 	if (mx == NULL)
-		exchange_die(EX_FAIL, "%s", err);
+		die(EX_FAIL, "%s", err);
 
 	xchg_params_default(&xp);
 	xp.xp_seed = seed;
 	memset(&xs, 0, sizeof(xs));
 	if (xchg_schedule(mx, algo, &xp, &xs, err, sizeof(err)) == -1)
-		exchange_die(EX_FAIL, "%s", err);
+		die(EX_FAIL, "%s", err);
 	/* A schedule this prints is one the validator accepts. */
 	if (xchg_validate(mx, &xs, err, sizeof(err)) == -1)
-		exchange_die(EX_FAIL, "internal error: invalid schedule: %s",
+		die(EX_FAIL, "internal error: invalid schedule: %s",
 		    err);
 	if (json)
 		exchange_json(mx, &xs, what, xchg_algo_name(algo));
@@ -296,6 +280,6 @@ cmd_exchange(int argc, char *argv[])
 	xchg_sched_free(&xs);
 	xchg_matrix_free(mx);
 	if (fflush(stdout) == EOF || ferror(stdout))
-		exchange_die(EX_FAIL, "standard output: %s", strerror(errno));
+		die(EX_FAIL, "standard output: %s", strerror(errno));
 	return (EX_OK);
 }

@@ -27,6 +27,7 @@
 
 #include "es/es.h"
 #include "es/payload.h"
+#include "exchange.h"
 #include "frame.h"
 #include "map.h"
 #include "report/report.h"
@@ -89,6 +90,9 @@ usage(int code)
 	    "  map [options] KIND [FILE]  one task of KIND per input line, "
 	    "outputs\n"
 	    "                         in input order (r3qctl map -h)\n"
+	    "  exchange plan [options]  schedule a total exchange and print "
+	    "it\n"
+	    "                         (r3qctl exchange -h)\n"
 	    "es options:\n"
 	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
@@ -97,6 +101,9 @@ usage(int code)
 	    "--quiet  --detach\n"
 	    "map options:\n"
 	    "  -0  --json  --policy P  --queue-factor N|auto  --timeout S\n"
+	    "exchange plan options:\n"
+	    "  --algo A  --matrix FILE  --random P  --fatal P  --seed N  "
+	    "--json\n"
 	    "report options:\n"
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
@@ -1444,5 +1451,7 @@ main(int argc, char *argv[])
 		return (cmd_report(argc, argv));
 	if (strcmp(argv[0], "map") == 0)
 		return (cmd_map(argc, argv, ctl_sflag));
+	if (strcmp(argv[0], "exchange") == 0)
+		return (cmd_exchange(argc, argv));
 	die(EX_USAGE, "unknown command '%s' (see r3qctl -h)", argv[0]);
 }

@@ -4,9 +4,11 @@
  * flag at a random moment of its run, and time the flag-to-return latency.
  * Prints a table (median, p99, max) and CSV.  The target is 10 ms for the
  * built-in kinds and a persistent kind (the C example answering the cancel
- * frame), 50 ms for an exec kind (/bin/sleep: SIGTERM to its process
+ * frame) and a plugin (examples/ridge-plugin.c polling its cancelled()
+ * callback), 50 ms for an exec kind (/bin/sleep: SIGTERM to its process
  * group, the process reaped and its working directory removed).  The
- * persistent example is found under $top_builddir (default ".").
+ * persistent and plugin examples are found under $top_builddir (default
+ * ".").
  *
  * usage: bench/cancel [-n trials] [-o file.csv]
  */
@@ -73,8 +75,9 @@ p99(size_t n)
 }
 
 /*
- * An exec or persistent kind running prog (relative: under top_builddir)
- * with one argument or none; NULL, said why, if it cannot be opened.
+ * An exec or persistent kind running prog, or a plugin loaded from it
+ * (relative: under top_builddir), with one argument or none; NULL, said
+ * why, if it cannot be opened.
  */
 static struct ext_kind *
 ext_kind_new(enum ext_type type, const char *prog, const char *arg)
@@ -157,6 +160,8 @@ main(int argc, char *argv[])
 		    "0.5", 50 },
 		{ "persistent C 500ms", "bench", 0, 500, 0, EXT_PERSISTENT,
 		    "examples/persistent", NULL, 10 },
+		{ "plugin ridge n=2000", "bench", 2000, 0, 0, EXT_PLUGIN,
+		    "examples/.libs/ridge-plugin.so", NULL, 10 },
 	};
 	static double	 x[30];
 	static uint8_t	 payload[ES_PAYLOAD_HEAD + 30 * 8];

@@ -573,7 +573,8 @@ kinds_conf_list(FILE *out, const struct kinds_conf *ks,
 /*
  * Warn (workerd -n, and at start) about files a user other than root
  * could change: whoever can write workerd.conf, a program or a plugin
- * can run code as the worker's user on every task.
+ * can run code as the worker's user on every task; and about running
+ * the kinds as root.
  */
 int
 kinds_conf_audit(const struct kinds_conf *ks, const char *file,
@@ -584,6 +585,11 @@ kinds_conf_audit(const struct kinds_conf *ks, const char *file,
 	size_t		 i;
 	int		 n = 0;
 
+	if (ks->ks_n > 0 && geteuid() == 0) {
+		warn("the configured kinds would run as root: run workerd as "
+		    "an unprivileged user (workerd.service runs it as r3q)");
+		n++;
+	}
 	for (i = 0; i <= ks->ks_n; i++) {
 		path = i == 0 ? file : ks->ks_v[i - 1].kc_argv[0];
 		if (i > 0 && ks->ks_v[i - 1].kc_type == -1)

@@ -93,10 +93,17 @@ grep -q "^kind ridge-so: plugin $PLUGIN; timeout none" "$T/n.out" ||
     fail "workerd -n does not list the kinds: $(cat "$T/n.out")"
 ok "workerd -n lists every kind with its command, timeout and environment"
 
-"$WORKERD" -nv -f "$T/w1.conf" > "$T/nv.out" 2>&1 || fail "workerd -nv failed"
-"$WORKERD" -nv -f "$T/nv.out" > "$T/nv2.out" 2>&1 || fail "workerd -nv output does not read back: $(cat "$T/nv2.out")"
+"$WORKERD" -nv -f "$T/w1.conf" > "$T/nv.out" 2> "$T/nv.err" || fail "workerd -nv failed"
+"$WORKERD" -nv -f "$T/nv.out" > "$T/nv2.out" 2> "$T/nv2.err" || fail "workerd -nv output does not read back: $(cat "$T/nv2.err")"
 cmp -s "$T/nv.out" "$T/nv2.out" || fail "workerd -nv output reads back differently"
 ok "workerd -nv prints the kinds in the file's syntax, which reads back"
+if [ "$(id -u)" = 0 ]; then
+	grep -q "warning: the configured kinds would run as root" "$T/nv.err" ||
+	    fail "no warning that the kinds run as root: $(cat "$T/nv.err")"
+	grep -q "the configured kinds would run as root" "$T/w1.log" ||
+	    fail "workerd did not warn at start that the kinds run as root"
+	ok "workerd -n and workerd at start warn that the kinds would run as root"
+fi
 
 "$R3QCTL" workers > "$T/workers"
 for k in sphere ridge-py ridge-c ridge-so once; do

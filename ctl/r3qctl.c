@@ -25,6 +25,7 @@
 
 #include <cblas.h>
 
+#include "bnb.h"
 #include "es/es.h"
 #include "es/payload.h"
 #include "frame.h"
@@ -89,6 +90,9 @@ usage(int code)
 	    "  map [options] KIND [FILE]  one task of KIND per input line, "
 	    "outputs\n"
 	    "                         in input order (r3qctl map -h)\n"
+	    "  bnb pfsp FILE [options]  solve a flow-shop instance by branch "
+	    "and bound\n"
+	    "                         (r3qctl bnb -h)\n"
 	    "es options:\n"
 	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
@@ -97,6 +101,11 @@ usage(int code)
 	    "--quiet  --detach\n"
 	    "map options:\n"
 	    "  -0  --json  --policy P  --queue-factor N|auto  --timeout S\n"
+	    "bnb options:\n"
+	    "  --instance N  --lb lb1|lb2  --local  --json  --node-budget N  "
+	    "--max-nodes N\n"
+	    "  --ig N  --policy P  --multiplicity LIST  --interrupt on|off\n"
+	    "  --split-depth N  --exchange INTERVAL\n"
 	    "report options:\n"
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
@@ -1444,5 +1453,7 @@ main(int argc, char *argv[])
 		return (cmd_report(argc, argv));
 	if (strcmp(argv[0], "map") == 0)
 		return (cmd_map(argc, argv, ctl_sflag));
+	if (strcmp(argv[0], "bnb") == 0)
+		return (cmd_bnb(argc, argv));
 	die(EX_USAGE, "unknown command '%s' (see r3qctl -h)", argv[0]);
 }

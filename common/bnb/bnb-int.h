@@ -46,6 +46,6 @@ void	 bnb_front_add(const struct bnb_instance *, const int32_t *,
 void	 bnb_agg_make(const struct bnb_problem *, const uint16_t *, uint32_t,
 	    struct bnb_agg *);
 int32_t	 bnb_child_bound(const struct bnb_problem *, const struct bnb_agg *,
-	    const uint8_t *, uint32_t, const int32_t *, uint16_t);
+	    const uint8_t *, uint32_t, const int32_t *, uint16_t, int32_t);
 
 #endif /* R3Q_BNB_INT_H */

@@ -1,6 +1,6 @@
 /*
- * Flow-shop instances and bounds: Taillard's file format, makespans, the
- * NEH heuristic, and the one- and two-machine lower bounds of a node.
+ * Flow-shop instances and bounds: Taillard's file format, makespans, and
+ * the one- and two-machine lower bounds of a node.
  * Pure.
  */
 #include <ctype.h>
@@ -44,7 +44,8 @@ bnb_lerr(struct bnb_lines *lr, const char *fmt, ...)
 	va_list	 ap;
 	int	 w;
 
-	w = snprintf(lr->err, lr->errlen, "%s:%u: ", lr->file, lr->lineno);
+	w = snprintf(lr->err, lr->errlen, "%s:%u: ", lr->file,
+	    lr->lineno > 0 ? lr->lineno : 1);
 	if (w < 0 || (size_t)w >= lr->errlen)
 		return (-1);
 	va_start(ap, fmt);
@@ -378,53 +379,6 @@ bnb_makespan(const struct bnb_instance *inst, const uint16_t *perm,
 }
 
 /*
- * NEH (Nawaz, Enscore and Ham 1983): jobs by decreasing total work, each
- * inserted where the partial makespan is smallest (first such place).
- * perm gets n jobs.
- */
-void
-bnb_neh(const struct bnb_instance *inst, uint16_t *perm)
-{
-	uint16_t	 order[BNB_MAX_JOBS], tmp[BNB_MAX_JOBS];
-	int32_t		 tot[BNB_MAX_JOBS], c, bestc;
-	uint32_t	 n = inst->n, i, j, k, len, bestpos;
-	uint16_t	 t;
-
-	for (j = 0; j < n; j++) {
-		order[j] = (uint16_t)j;
-		tot[j] = 0;
-		for (k = 0; k < inst->m; k++)
-			tot[j] += inst->p[(size_t)k * n + j];
-	}
-	/* Insertion sort, stable: ties keep the smaller job first. */
-	for (i = 1; i < n; i++) {
-		t = order[i];
-		for (j = i; j > 0 && tot[order[j - 1]] < tot[t]; j--)
-			order[j] = order[j - 1];
-		order[j] = t;
-	}
-	len = 0;
-	for (i = 0; i < n; i++) {
-		bestc = INT32_MAX;
-		bestpos = 0;
-		for (j = 0; j <= len; j++) {
-			memcpy(tmp, perm, j * sizeof(*tmp));
-			tmp[j] = order[i];
-			memcpy(tmp + j + 1, perm + j, (len - j) * sizeof(*tmp));
-			c = bnb_makespan(inst, tmp, len + 1);
-			if (c < bestc) {
-				bestc = c;
-				bestpos = j;
-			}
-		}
-		memmove(perm + bestpos + 1, perm + bestpos,
-		    (len - bestpos) * sizeof(*perm));
-		perm[bestpos] = order[i];
-		len++;
-	}
-}
-
-/*
  * Johnson's order for machine pair i (Mitten's rule with the lags): the
  * jobs with a + lag <= b + lag by increasing a, then the others by
  * decreasing b; ties by job number.
@@ -437,6 +391,7 @@ bnb_johnson(struct bnb_problem *pb, uint32_t i)
 	uint32_t			 n = inst->n, j, r, s, nfirst = 0;
 	const int32_t			*a = inst->p + (size_t)pb->pk[i] * n;
 	const int32_t			*b = inst->p + (size_t)pb->pl[i] * n;
+	const int32_t			*lag = pb->lag + (size_t)i * n;
 	uint16_t			 t;
 
 	for (j = 0; j < n; j++)
@@ -448,13 +403,15 @@ bnb_johnson(struct bnb_problem *pb, uint32_t i)
 			o[s++] = (uint16_t)j;
 	for (r = 1; r < nfirst; r++) {
 		t = o[r];
-		for (s = r; s > 0 && a[o[s - 1]] > a[t]; s--)
+		for (s = r; s > 0 && a[o[s - 1]] + lag[o[s - 1]] >
+		    a[t] + lag[t]; s--)
 			o[s] = o[s - 1];
 		o[s] = t;
 	}
 	for (r = nfirst + 1; r < n; r++) {
 		t = o[r];
-		for (s = r; s > nfirst && b[o[s - 1]] < b[t]; s--)
+		for (s = r; s > nfirst && b[o[s - 1]] + lag[o[s - 1]] <
+		    b[t] + lag[t]; s--)
 			o[s] = o[s - 1];
 		o[s] = t;
 	}
@@ -609,11 +566,14 @@ bnb_agg_make(const struct bnb_problem *pb, const uint16_t *left,
  * r[k] = max(f[k], r[k - 1] + the shortest time on k - 1); then k has all
  * the remaining work to do and the last job a tail to run.  LB2: for each
  * machine pair, the two-machine relaxation with lags solved by Johnson's
- * order from r[k] and r[l], plus the shortest tail after l.
+ * order from r[k] and r[l], plus the shortest tail after l.  The pairs
+ * stop once the bound reaches enough (the incumbent: the child is pruned
+ * whatever the rest say).
  */
 int32_t
 bnb_child_bound(const struct bnb_problem *pb, const struct bnb_agg *ag,
-    const uint8_t *used, uint32_t nleft, const int32_t *f, uint16_t skip)
+    const uint8_t *used, uint32_t nleft, const int32_t *f, uint16_t skip,
+    int32_t enough)
 {
 	const struct bnb_instance	*inst = &pb->inst;
 	const uint16_t			*o;
@@ -644,7 +604,7 @@ bnb_child_bound(const struct bnb_problem *pb, const struct bnb_agg *ag,
 		if (v > lb)
 			lb = v;
 	}
-	for (i = 0; i < pb->npairs; i++) {
+	for (i = 0; i < pb->npairs && lb < enough; i++) {
 		k = pb->pk[i];
 		q = pb->pl[i];
 		pa = inst->p + (size_t)k * n;
@@ -692,5 +652,6 @@ bnb_bound(const struct bnb_problem *pb, const uint16_t *prefix,
 		if (!used[i])
 			left[nleft++] = (uint16_t)i;
 	bnb_agg_make(pb, left, nleft, &ag);
-	return (bnb_child_bound(pb, &ag, used, nleft, f, BNB_NOJOB));
+	return (bnb_child_bound(pb, &ag, used, nleft, f, BNB_NOJOB,
+	    BNB_NONE));
 }

@@ -56,6 +56,10 @@
  *    job_i is BNB_NOJOB).  Compact on the wire: n = 500 costs 8 bytes a
  *    node, not 1 KB.  bnb_frontier_sub() turns node i into a subproblem.
  *
+ * The search starts from an upper bound if it has one: NEH, or the
+ *    iterated greedy of Ruiz and Stuetzle on top of it (heur.c), both
+ *    deterministic.
+ *
  * 6. A pool (struct bnb_pool): the open subproblems, best bound first
  *    (smallest bound; ties: deeper first, then first pushed).  The
  *    sequential solver bnb_solve() pops a subproblem, explores it with a
@@ -202,6 +206,7 @@ struct bnb_solve_opts {
 	uint64_t	 max_nodes;	/* stop unproved after, 0: none */
 	int32_t		 incumbent;	/* a known upper bound, BNB_NONE */
 	int		 neh;		/* start from the NEH heuristic */
+	uint32_t	 ig_iters;	/* then so many iterated greedy ones */
 	const atomic_int *cancel;	/* stop unproved, NULL: none */
 };
 
@@ -229,7 +234,11 @@ void		 bnb_instance_free(struct bnb_instance *);
 int32_t		 bnb_makespan(const struct bnb_instance *, const uint16_t *,
 		    uint32_t);
 int		 bnb_perm_check(const uint16_t *, uint32_t, uint32_t);
-void		 bnb_neh(const struct bnb_instance *, uint16_t *);
+
+/* Upper bounds (heur.c). */
+int32_t		 bnb_neh(const struct bnb_instance *, uint16_t *);
+int32_t		 bnb_ig(const struct bnb_instance *, uint32_t, uint64_t,
+		    uint16_t *);
 
 /* Problems and bounds (pfsp.c). */
 struct bnb_problem *bnb_problem_new(const struct bnb_instance *, int,

@@ -196,7 +196,8 @@ bnb_push_frontier(struct bnb_pool *pl, const struct bnb_frontier *fr,
  * push back what it left open, until the pool's best bound is not below
  * the incumbent (proved) or opts->max_nodes are explored or opts->cancel
  * is raised (not proved).  The incumbent starts at opts->incumbent, or
- * NEH's makespan when opts->neh is set and smaller.  sol->cmax is the
+ * the heuristic's makespan when smaller: NEH's when opts->neh is set,
+ * the iterated greedy's (seed 1) when opts->ig_iters is not 0.  sol->cmax is the
  * best makespan found, BNB_NONE when nothing beat opts->incumbent; a
  * proved sol->cmax is optimal.  -1 with err set when out of memory.
  */
@@ -221,9 +222,12 @@ bnb_solve(const struct bnb_problem *pb, const struct bnb_solve_opts *opts,
 	sol->cmax = BNB_NONE;
 	bnb_frontier_init(&fr);
 	atomic_init(&inc, opts->incumbent);
-	if (opts->neh) {
-		bnb_neh(inst, neh);
-		if ((c = bnb_makespan(inst, neh, inst->n)) < opts->incumbent) {
+	if (opts->neh || opts->ig_iters > 0) {
+		c = opts->ig_iters > 0 ? bnb_ig(inst, opts->ig_iters, 1, neh) :
+		    bnb_neh(inst, neh);
+		if (c == -1)
+			goto nomem;
+		if (c < opts->incumbent) {
 			atomic_store(&inc, c);
 			sol->cmax = c;
 			memcpy(sol->perm, neh, inst->n * sizeof(*neh));

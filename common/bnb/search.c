@@ -381,7 +381,7 @@ bnb_explore(struct bnb_search *s, const struct bnb_ctl *ctl)
 				continue;
 			}
 			lb = bnb_child_bound(pb, &s->s_ag, s->s_used, nleft,
-			    s->s_fc, j);
+			    s->s_fc, j, inc);
 			if (lb >= inc)
 				continue;
 			/* Kept by decreasing bound, then job: j is largest. */

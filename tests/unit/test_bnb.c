@@ -5,8 +5,8 @@
  * of its prefix; explorations cut into budgets, re-queued or donated,
  * explore exactly the nodes of one run (none twice, none lost); payloads
  * and outputs round-trip and garbage is refused; Taillard's file format is
- * parsed, and refused with file:line when malformed; ta001 is solved to
- * its known optimum.  No timing is asserted.
+ * parsed, and refused with file:line when malformed; ta001, ta003 and ta004
+ * are solved to their known optima.  No timing is asserted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1087,28 +1087,56 @@ test_large(void **state)
 	bnb_instance_free(&inst);
 }
 
-/* ta001 (20 x 5) to its optimum, 1278, proved, with LB2. */
+/*
+ * Taillard's first instances to their optima, proved, with LB2: ta001
+ * from the iterated greedy's upper bound (which LB2 at the root proves at
+ * once), ta003 and ta004 from NEH's (a real search, cut into slices).
+ */
 static void
-test_ta001(void **state)
+test_taillard_optima(void **state)
 {
+	static const struct {
+		uint32_t	 index;
+		int32_t		 opt;
+		uint32_t	 ig;
+	} cases[] = {
+		{ 1, 1278, 1000 },
+		{ 3, 1081, 0 },
+		{ 4, 1293, 0 },
+	};
 	struct bnb_instance	 inst;
+	struct bnb_problem	*pb;
+	struct bnb_solve_opts	 o;
 	struct bnb_solution	 sol;
 	char			*buf, err[256];
-	size_t			 len;
+	size_t			 len, i;
 
 	(void)state;
 	buf = slurp(TAI20_5, &len);
-	assert_int_equal(bnb_parse_taillard(buf, len, "tai20_5.txt", 1, &inst,
-	    err, sizeof(err)), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(bnb_parse_taillard(buf, len, "tai20_5.txt",
+		    cases[i].index, &inst, err, sizeof(err)), 0);
+		pb = bnb_problem_new(&inst, BNB_LB2, err, sizeof(err));
+		assert_non_null(pb);
+		memset(&o, 0, sizeof(o));
+		o.slice = 10000;
+		o.incumbent = BNB_NONE;
+		o.neh = 1;
+		o.ig_iters = cases[i].ig;
+		assert_int_equal(bnb_solve(pb, &o, &sol, err, sizeof(err)), 0);
+		assert_int_equal(sol.cmax, cases[i].opt);
+		assert_true(sol.proved);
+		assert_int_equal(bnb_makespan(&inst, sol.perm, 20),
+		    cases[i].opt);
+		print_message("ta%03u: %llu nodes, %llu pops, pool at most "
+		    "%zu\n", cases[i].index, (unsigned long long)sol.nodes,
+		    (unsigned long long)sol.pops, sol.pool_max);
+		if (cases[i].ig == 0)
+			assert_true(sol.nodes > 1000);
+		bnb_problem_free(pb);
+		bnb_instance_free(&inst);
+	}
 	free(buf);
-	assert_int_equal(solve(&inst, BNB_LB2, 10000, BNB_NONE, 1, &sol),
-	    1278);
-	assert_true(sol.proved);
-	assert_int_equal(bnb_makespan(&inst, sol.perm, 20), 1278);
-	print_message("ta001: %llu nodes, %llu pops, pool at most %zu\n",
-	    (unsigned long long)sol.nodes, (unsigned long long)sol.pops,
-	    sol.pool_max);
-	bnb_instance_free(&inst);
 }
 
 int
@@ -1126,7 +1154,7 @@ main(void)
 		cmocka_unit_test(test_parse_taillard),
 		cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_large),
-		cmocka_unit_test(test_ta001),
+		cmocka_unit_test(test_taillard_optima),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -92,6 +92,22 @@
  *      ..  u16  path[path length]
  *      ..  per node: i32 bound, u16 depth, u16 job (0xffff: none)
  *    Bump the version if any of these change.
+ *
+ * How the master's bnb driver is meant to use it: make the root
+ * subproblem (bnb_sub_new(NULL, 0, bnb_bound(pb, NULL, 0))) and a pool;
+ * the pool is the job's task queue, a subproblem's bound its priority.
+ * For each subproblem popped, send bnb_payload_encode() of it with the
+ * incumbent and a node budget as a "pfsp" task; on its output,
+ * bnb_result_decode() against that subproblem (so a worker cannot hand
+ * back nodes outside it), take a better best as the new incumbent and
+ * bnb_pool_prune() with it, and bnb_frontier_sub() + bnb_pool_push() the
+ * open nodes below the incumbent.  The job is proved optimal when the
+ * pool is empty or bnb_pool_bound() is not below the incumbent and no
+ * task is out.  A lost or cancelled task's subproblem goes back into the
+ * pool whole: its nodes were not handed back, so none is lost.  Donation
+ * needs a path from the master to a running task (task_ctx has none
+ * yet): raise the search's ctl->donate, send ctl->donated's nodes, go on.
+ * bnb_solve() is the same loop in one thread.
  */
 #ifndef R3Q_BNB_PFSP_H
 #define R3Q_BNB_PFSP_H
@@ -179,7 +195,7 @@ struct bnb_ctl {
 	void			*arg;
 };
 
-/* The decoded payload; p and prefix point into the buffer's copy. */
+/* The decoded payload; inst.p is malloc'd (bnb_instance_free). */
 struct bnb_payload {
 	struct bnb_instance	 inst;		/* p malloc'd: free it */
 	int			 lb;		/* enum bnb_lb */

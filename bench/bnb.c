@@ -159,11 +159,11 @@ run_tasks(const struct bnb_problem *pb, uint64_t slice, uint64_t max,
 		budget = slice;
 		if (max > 0 && (budget == 0 || budget > max - r->nodes))
 			budget = max - r->nodes;
-		len = bnb_payload_len(inst->n, inst->m, sub->depth);
+		len = bnb_payload_len(inst->n, inst->m, sub->depth + sub->back);
 		if ((buf = malloc(len)) == NULL)
 			die("out of memory");
-		if (bnb_payload_encode(buf, len, inst, bnb_problem_lb(pb), inc,
-		    budget, sub) == -1)
+		if (bnb_payload_encode(buf, len, inst, bnb_problem_lb(pb),
+		    bnb_problem_branch(pb), inc, budget, sub) == -1)
 			die("payload encode");
 		memset(&tp, 0, sizeof(tp));
 		tp.kind = "pfsp";

@@ -30,22 +30,27 @@ le16_put(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)(v >> 8);
 }
 
-/* The length of a payload for n jobs, m machines and a prefix of depth. */
+/*
+ * The length of a payload for n jobs, m machines and a subproblem with
+ * fixed jobs in its prefix and suffix together.
+ */
 size_t
-bnb_payload_len(uint32_t n, uint32_t m, uint32_t depth)
+bnb_payload_len(uint32_t n, uint32_t m, uint32_t fixed)
 {
-	return (BNB_PAYLOAD_HEAD + 2 * (size_t)n * m + 2 * (size_t)depth);
+	return (BNB_PAYLOAD_HEAD + 2 * (size_t)n * m + 2 * (size_t)fixed);
 }
 
 /*
- * Encode the payload of a task that explores sub of inst with bound lb,
- * the incumbent known at send time and a node budget (0: none) into buf
- * of len bytes, which must be bnb_payload_len().  Returns -1 if not, or
+ * Encode the payload of a task that explores sub of inst with bound lb
+ * and branching rule branch, the incumbent known at send time and a node
+ * budget (0: none) into buf of len bytes, which must be
+ * bnb_payload_len(n, m, sub->depth + sub->back).  Returns -1 if not, or
  * if the instance or subproblem is out of range.
  */
 int
 bnb_payload_encode(uint8_t *buf, size_t len, const struct bnb_instance *inst,
-    int lb, int32_t incumbent, uint64_t budget, const struct bnb_sub *sub)
+    int lb, int branch, int32_t incumbent, uint64_t budget,
+    const struct bnb_sub *sub)
 {
 	char		 err[64];
 	uint8_t		*p;
@@ -53,8 +58,11 @@ bnb_payload_encode(uint8_t *buf, size_t len, const struct bnb_instance *inst,
 
 	if (bnb_instance_check(inst, err, sizeof(err)) == -1 ||
 	    (lb != BNB_LB1 && lb != BNB_LB2) ||
-	    bnb_perm_check(sub->prefix, sub->depth, inst->n) == -1 ||
-	    len != bnb_payload_len(inst->n, inst->m, sub->depth))
+	    (branch != BNB_FORWARD && branch != BNB_BIDIR) ||
+	    sub->depth > inst->n || sub->back > inst->n - sub->depth ||
+	    bnb_perm_check(sub->prefix, sub->depth + sub->back, inst->n) ==
+	    -1 || len != bnb_payload_len(inst->n, inst->m, sub->depth +
+	    sub->back))
 		return (-1);
 	le32_put(buf, BNB_PAYLOAD_MAGIC);
 	le32_put(buf + 4, BNB_VERSION);
@@ -65,10 +73,12 @@ bnb_payload_encode(uint8_t *buf, size_t len, const struct bnb_instance *inst,
 	le64_put(buf + 24, budget);
 	le32_put(buf + 32, sub->depth);
 	le32_put(buf + 36, (uint32_t)sub->lb);
+	le32_put(buf + 40, sub->back);
+	le32_put(buf + 44, (uint32_t)branch);
 	p = buf + BNB_PAYLOAD_HEAD;
 	for (i = 0; i < (size_t)inst->n * inst->m; i++, p += 2)
 		le16_put(p, (uint16_t)inst->p[i]);
-	for (i = 0; i < sub->depth; i++, p += 2)
+	for (i = 0; i < (size_t)sub->depth + sub->back; i++, p += 2)
 		le16_put(p, sub->prefix[i]);
 	return (0);
 }
@@ -83,7 +93,8 @@ int
 bnb_payload_decode(const uint8_t *buf, size_t len, struct bnb_payload *pl,
     char *err, size_t errlen)
 {
-	uint32_t	 n, m, lb, depth, i;
+	uint32_t	 n, m, lb, branch, depth, back, i;
+	uint16_t	 all[BNB_MAX_JOBS];
 	const uint8_t	*p;
 	int32_t		 inc;
 
@@ -108,6 +119,8 @@ bnb_payload_decode(const uint8_t *buf, size_t len, struct bnb_payload *pl,
 	lb = le32_get(buf + 16);
 	inc = (int32_t)le32_get(buf + 20);
 	depth = le32_get(buf + 32);
+	back = le32_get(buf + 40);
+	branch = le32_get(buf + 44);
 	if (n < 1 || n > BNB_MAX_JOBS || m < 1 || m > BNB_MAX_MACHINES) {
 		snprintf(err, errlen, "pfsp payload: %u jobs, %u machines "
 		    "(1 to %d, 1 to %d)", n, m, BNB_MAX_JOBS,
@@ -119,14 +132,21 @@ bnb_payload_decode(const uint8_t *buf, size_t len, struct bnb_payload *pl,
 		    lb);
 		return (-1);
 	}
+	if (branch != BNB_FORWARD && branch != BNB_BIDIR) {
+		snprintf(err, errlen, "pfsp payload: branching %u (1 or 2)",
+		    branch);
+		return (-1);
+	}
 	if (inc < 0) {
 		snprintf(err, errlen, "pfsp payload: incumbent %d", inc);
 		return (-1);
 	}
-	if (depth > n || len != bnb_payload_len(n, m, depth)) {
+	if (depth > n || back > n - depth ||
+	    len != bnb_payload_len(n, m, depth + back)) {
 		snprintf(err, errlen, "pfsp payload of %zu bytes: %u jobs, %u "
-		    "machines and a prefix of %u need %zu", len, n, m, depth,
-		    depth > n ? 0 : bnb_payload_len(n, m, depth));
+		    "machines, a prefix of %u and a suffix of %u need %zu",
+		    len, n, m, depth, back, depth > n || back > n - depth ? 0 :
+		    bnb_payload_len(n, m, depth + back));
 		return (-1);
 	}
 	p = buf + BNB_PAYLOAD_HEAD;
@@ -136,13 +156,15 @@ bnb_payload_decode(const uint8_t *buf, size_t len, struct bnb_payload *pl,
 			    "%u over %d", le16_get(p + 2 * i), BNB_MAX_TIME);
 			return (-1);
 		}
-	for (i = 0; i < depth; i++)
-		pl->prefix[i] = le16_get(p + 2 * (size_t)n * m + 2 * i);
-	if (bnb_perm_check(pl->prefix, depth, n) == -1) {
-		snprintf(err, errlen, "pfsp payload: the prefix repeats a job "
-		    "or has one over %u", n);
+	for (i = 0; i < depth + back; i++)
+		all[i] = le16_get(p + 2 * (size_t)n * m + 2 * i);
+	if (bnb_perm_check(all, depth + back, n) == -1) {
+		snprintf(err, errlen, "pfsp payload: the prefix and suffix "
+		    "repeat a job or have one over %u", n);
 		return (-1);
 	}
+	memcpy(pl->prefix, all, depth * sizeof(*all));
+	memcpy(pl->suffix, all + depth, back * sizeof(*all));
 	if ((pl->inst.p = calloc((size_t)n * m, sizeof(int32_t))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (-1);
@@ -155,9 +177,11 @@ bnb_payload_decode(const uint8_t *buf, size_t len, struct bnb_payload *pl,
 	pl->inst.ub = -1;
 	pl->inst.lb = -1;
 	pl->lb = (int)lb;
+	pl->branch = (int)branch;
 	pl->incumbent = inc;
 	pl->budget = le64_get(buf + 24);
 	pl->depth = depth;
+	pl->back = back;
 	pl->sub_lb = (int32_t)le32_get(buf + 36);
 	return (0);
 }
@@ -220,8 +244,9 @@ bnb_result_encode(uint8_t *buf, size_t len, int stop, uint32_t n,
  * Decode the output of a task that explored parent (NULL: not checked)
  * of an n-job instance into res (bnb_result_free it).  -1 with err set
  * unless the bytes are an output this version makes and everything in
- * it is a subproblem of parent: the best a permutation extending parent's
- * prefix, every open node's prefix too, no job twice in one.
+ * it is a subproblem of parent: the best a permutation that starts with
+ * parent's prefix and ends with its suffix, every open node's placements
+ * starting with parent's (pfsp.h, 5.), no job twice in one.
  */
 int
 bnb_result_decode(const uint8_t *buf, size_t len, uint32_t n,
@@ -229,8 +254,8 @@ bnb_result_decode(const uint8_t *buf, size_t len, uint32_t n,
     size_t errlen)
 {
 	const uint8_t	*p;
-	uint16_t	 pos[BNB_MAX_JOBS], job;
-	uint32_t	 stop, rn, pathlen, nfr, i, depth, plen;
+	uint16_t	 pos[BNB_MAX_JOBS], ppl[BNB_MAX_JOBS], job, pj;
+	uint32_t	 stop, rn, pathlen, nfr, i, depth, plen, pd, pb;
 	size_t		 need;
 	int32_t		 best;
 
@@ -261,11 +286,19 @@ bnb_result_decode(const uint8_t *buf, size_t len, uint32_t n,
 		    len, need);
 		return (-1);
 	}
-	plen = parent != NULL ? parent->depth : 0;
-	if (parent != NULL && plen > n) {
+	pd = parent != NULL ? parent->depth : 0;
+	pb = parent != NULL ? parent->back : 0;
+	if (pd > n || pb > n - pd) {
 		snprintf(err, errlen, "pfsp output: parent deeper than n");
 		return (-1);
 	}
+	/* The parent's placements: its prefix, then its suffix backward. */
+	plen = pd + pb;
+	for (i = 0; i < pd; i++)
+		ppl[i] = parent->prefix[i];
+	for (i = 0; i < pb; i++)
+		ppl[pd + i] = (uint16_t)(parent->prefix[pd + pb - 1 - i] |
+		    BNB_BACK);
 	res->stop = (int)stop;
 	res->n = n;
 	res->nodes = le64_get(buf + 16);
@@ -274,8 +307,10 @@ bnb_result_decode(const uint8_t *buf, size_t len, uint32_t n,
 	if (best != BNB_NONE) {
 		for (i = 0; i < n; i++, p += 2)
 			res->perm[i] = le16_get(p);
-		if (bnb_perm_check(res->perm, n, n) == -1 || (plen > 0 &&
-		    memcmp(res->perm, parent->prefix, plen * 2) != 0)) {
+		if (bnb_perm_check(res->perm, n, n) == -1 || (pd > 0 &&
+		    memcmp(res->perm, parent->prefix, pd * 2) != 0) ||
+		    (pb > 0 && memcmp(res->perm + n - pb, parent->prefix +
+		    pd, pb * 2) != 0)) {
 			snprintf(err, errlen, "pfsp output: the best is not a "
 			    "permutation of the subproblem");
 			return (-1);
@@ -292,27 +327,28 @@ bnb_result_decode(const uint8_t *buf, size_t len, uint32_t n,
 	}
 	res->frontier.cap = nfr;
 	res->frontier.pathlen = pathlen;
-	for (i = 0; i < pathlen; i++, p += 2)
-		res->frontier.path[i] = le16_get(p);
-	if (bnb_perm_check(res->frontier.path, pathlen, n) == -1)
-		goto bad;
 	for (i = 0; i < n; i++)
 		pos[i] = BNB_NOJOB;
-	for (i = 0; i < pathlen; i++)
-		pos[res->frontier.path[i]] = (uint16_t)i;
+	for (i = 0; i < pathlen; i++, p += 2) {
+		res->frontier.path[i] = le16_get(p);
+		pj = BNB_JOB(res->frontier.path[i]);
+		if (pj >= n || pos[pj] != BNB_NOJOB)
+			goto bad;
+		pos[pj] = (uint16_t)i;
+	}
 	/* The path's first plen jobs are parent's unless no node uses them. */
 	for (i = 0; i < nfr; i++, p += 8) {
 		res->frontier.v[i].lb = (int32_t)le32_get(p);
 		depth = res->frontier.v[i].depth = le16_get(p + 4);
 		job = res->frontier.v[i].job = le16_get(p + 6);
-		if (depth > pathlen || (job != BNB_NOJOB && (job >= n ||
-		    (pos[job] != BNB_NOJOB && pos[job] < depth))))
+		pj = BNB_JOB(job);
+		if (depth > pathlen || (job != BNB_NOJOB && (pj >= n ||
+		    (pos[pj] != BNB_NOJOB && pos[pj] < depth))))
 			goto bad;
 		if (depth + (job != BNB_NOJOB) < plen ||
-		    memcmp(res->frontier.path, parent != NULL ?
-		    parent->prefix : res->frontier.path,
+		    memcmp(res->frontier.path, ppl,
 		    (depth < plen ? depth : plen) * 2) != 0 ||
-		    (depth < plen && job != parent->prefix[depth]))
+		    (depth < plen && job != ppl[depth]))
 			goto bad;
 		res->frontier.n++;
 	}

@@ -364,6 +364,42 @@ bnb_front_add(const struct bnb_instance *inst, const int32_t *f0,
 	}
 }
 
+/*
+ * Machine tails b after putting job j in front of a suffix with tails b0:
+ * b[k] is the time from the suffix's start on machine k to its end when
+ * it runs as early as it can (the flow shop run backwards, last machine
+ * first).
+ */
+void
+bnb_back_add(const struct bnb_instance *inst, const int32_t *b0,
+    uint16_t j, int32_t *b)
+{
+	const int32_t	*p = inst->p + (size_t)(inst->m - 1) * inst->n + j;
+	int32_t		 c = 0;
+	uint32_t	 k;
+
+	for (k = inst->m; k-- > 0; p -= inst->n) {
+		c = (c > b0[k] ? c : b0[k]) + *p;
+		b[k] = c;
+	}
+}
+
+/*
+ * The makespan of a prefix with completion times f followed by a suffix
+ * with tails b (Taillard's insertion formula): max over k of f[k] + b[k].
+ */
+int32_t
+bnb_join(const int32_t *f, const int32_t *b, uint32_t m)
+{
+	int32_t		 c = 0;
+	uint32_t	 k;
+
+	for (k = 0; k < m; k++)
+		if (f[k] + b[k] > c)
+			c = f[k] + b[k];
+	return (c);
+}
+
 /* The makespan of the first len jobs of perm. */
 int32_t
 bnb_makespan(const struct bnb_instance *inst, const uint16_t *perm,
@@ -417,13 +453,22 @@ bnb_johnson(struct bnb_problem *pb, uint32_t i)
 	}
 }
 
-/*
- * Make a problem of an instance (copied) and a bound (enum bnb_lb): the
- * tails, and for LB2 the lags and Johnson's order of every machine pair.
- */
+/* Make a problem with forward branching: bnb_problem_make(). */
 struct bnb_problem *
 bnb_problem_new(const struct bnb_instance *inst, int lb, char *err,
     size_t errlen)
+{
+	return (bnb_problem_make(inst, lb, BNB_FORWARD, err, errlen));
+}
+
+/*
+ * Make a problem of an instance (copied), a bound (enum bnb_lb) and a
+ * branching rule (enum bnb_branch): the heads and tails, and for LB2 the
+ * lags and Johnson's order of every machine pair.
+ */
+struct bnb_problem *
+bnb_problem_make(const struct bnb_instance *inst, int lb, int branch,
+    char *err, size_t errlen)
 {
 	struct bnb_problem	*pb;
 	size_t			 n, m, nm, i;
@@ -436,6 +481,10 @@ bnb_problem_new(const struct bnb_instance *inst, int lb, char *err,
 		snprintf(err, errlen, "lower bound %d: 1 or 2", lb);
 		return (NULL);
 	}
+	if (branch != BNB_FORWARD && branch != BNB_BIDIR) {
+		snprintf(err, errlen, "branching %d: 1 or 2", branch);
+		return (NULL);
+	}
 	n = inst->n;
 	m = inst->m;
 	nm = n * m;
@@ -443,9 +492,11 @@ bnb_problem_new(const struct bnb_instance *inst, int lb, char *err,
 		goto nomem;
 	pb->inst = *inst;
 	pb->lb = lb;
+	pb->branch = branch;
 	pb->npairs = lb == BNB_LB2 ? (uint32_t)(m * (m - 1) / 2) : 0;
 	if ((pb->inst.p = calloc(nm, sizeof(int32_t))) == NULL ||
 	    (pb->tail = calloc(nm, sizeof(int32_t))) == NULL ||
+	    (pb->head = calloc(nm, sizeof(int32_t))) == NULL ||
 	    (pb->pk = calloc(pb->npairs + 1, sizeof(uint16_t))) == NULL ||
 	    (pb->pl = calloc(pb->npairs + 1, sizeof(uint16_t))) == NULL ||
 	    (pb->lag = calloc(pb->npairs * n + 1, sizeof(int32_t))) == NULL ||
@@ -457,6 +508,11 @@ bnb_problem_new(const struct bnb_instance *inst, int lb, char *err,
 		s = 0;
 		for (k = (uint32_t)m; k-- > 0;) {
 			pb->tail[k * n + j] = s;
+			s += inst->p[k * n + j];
+		}
+		s = 0;
+		for (k = 0; k < m; k++) {
+			pb->head[k * n + j] = s;
 			s += inst->p[k * n + j];
 		}
 	}
@@ -489,6 +545,7 @@ bnb_problem_free(struct bnb_problem *pb)
 		return;
 	free(pb->inst.p);
 	free(pb->tail);
+	free(pb->head);
 	free(pb->pk);
 	free(pb->pl);
 	free(pb->lag);
@@ -510,6 +567,21 @@ bnb_problem_lb(const struct bnb_problem *pb)
 	return (pb->lb);
 }
 
+/* A problem's branching rule, enum bnb_branch. */
+int
+bnb_problem_branch(const struct bnb_problem *pb)
+{
+	return (pb->branch);
+}
+
+/* The name of a branching rule, as r3qctl takes it. */
+const char *
+bnb_branch_name(int branch)
+{
+	return (branch == BNB_FORWARD ? "forward" : branch == BNB_BIDIR ?
+	    "bidir" : "?");
+}
+
 /* The name of a bound, as r3qctl takes it. */
 const char *
 bnb_lb_name(int lb)
@@ -526,7 +598,7 @@ bnb_agg_make(const struct bnb_problem *pb, const uint16_t *left,
     uint32_t nleft, struct bnb_agg *ag)
 {
 	const struct bnb_instance	*inst = &pb->inst;
-	const int32_t			*p, *t;
+	const int32_t			*p, *t, *h;
 	uint32_t			 k, i;
 	uint16_t			 j;
 	int32_t				 v;
@@ -534,10 +606,12 @@ bnb_agg_make(const struct bnb_problem *pb, const uint16_t *left,
 	for (k = 0; k < inst->m; k++) {
 		p = inst->p + (size_t)k * inst->n;
 		t = pb->tail + (size_t)k * inst->n;
+		h = pb->head + (size_t)k * inst->n;
 		ag->sum[k] = 0;
 		ag->minp[k] = ag->minp2[k] = INT32_MAX / 4;
 		ag->mint[k] = ag->mint2[k] = INT32_MAX / 4;
-		ag->argp[k] = ag->argt[k] = BNB_NOJOB;
+		ag->minh[k] = ag->minh2[k] = INT32_MAX / 4;
+		ag->argp[k] = ag->argt[k] = ag->argh[k] = BNB_NOJOB;
 		for (i = 0; i < nleft; i++) {
 			j = left[i];
 			ag->sum[k] += p[j];
@@ -553,52 +627,72 @@ bnb_agg_make(const struct bnb_problem *pb, const uint16_t *left,
 				ag->argt[k] = j;
 			} else if (v < ag->mint2[k])
 				ag->mint2[k] = v;
+			if ((v = h[j]) < ag->minh[k]) {
+				ag->minh2[k] = ag->minh[k];
+				ag->minh[k] = v;
+				ag->argh[k] = j;
+			} else if (v < ag->minh2[k])
+				ag->minh2[k] = v;
 		}
 	}
 }
 
 /*
  * The lower bound of a child: the node summed up in ag (its nleft
- * unscheduled jobs, used marking the others) with job skip appended
- * (BNB_NOJOB: the node itself), f the child's machine completion times.
+ * unscheduled jobs, used marking the others) with job skip placed
+ * (BNB_NOJOB: the node itself), f the child's machine completion times
+ * after its prefix, b its tails before its suffix.
  *
- * LB1: the first unscheduled job starts on machine k no earlier than
- * r[k] = max(f[k], r[k - 1] + the shortest time on k - 1); then k has all
- * the remaining work to do and the last job a tail to run.  LB2: for each
- * machine pair, the two-machine relaxation with lags solved by Johnson's
- * order from r[k] and r[l], plus the shortest tail after l.  The pairs
- * stop once the bound reaches enough (the incumbent: the child is pruned
- * whatever the rest say).
+ * Each machine k has a release r[k] for the unscheduled jobs and a tail
+ * q[k] after them.  r[k] = max(f[k], r[k - 1] + the shortest time on
+ * k - 1, the shortest head before k): the first unscheduled job starts
+ * on k no earlier.  q[k] = max(b[k], q[k + 1] + the shortest time on
+ * k + 1, the shortest tail after k): from the last one's end on k, the
+ * suffix still has b[k] to run, and that job itself the machines after
+ * k.  LB1: r[k] + the remaining work on k + q[k].  LB2: for each machine
+ * pair, the two-machine relaxation with lags solved by Johnson's order
+ * from r[k] and r[l], plus q[l].  The pairs stop once the bound reaches
+ * enough (the incumbent: the child is pruned whatever the rest say).
  */
 int32_t
 bnb_child_bound(const struct bnb_problem *pb, const struct bnb_agg *ag,
-    const uint8_t *used, uint32_t nleft, const int32_t *f, uint16_t skip,
-    int32_t enough)
+    const uint8_t *used, uint32_t nleft, const int32_t *f, const int32_t *b,
+    uint16_t skip, int32_t enough)
 {
 	const struct bnb_instance	*inst = &pb->inst;
 	const uint16_t			*o;
 	const int32_t			*pa, *pbb, *lag;
 	int32_t				 r[BNB_MAX_MACHINES], lb = 0, v, mp;
-	int32_t				 mt[BNB_MAX_MACHINES], c1, c2;
-	uint32_t			 n = inst->n, m = inst->m, k, i, q, s;
+	int32_t				 q[BNB_MAX_MACHINES], c1, c2;
+	uint32_t			 n = inst->n, m = inst->m, k, i, l, s;
 	uint16_t			 j;
 
 	if (skip != BNB_NOJOB)
 		nleft--;
 	if (nleft == 0)
-		return (f[m - 1]);
+		return (bnb_join(f, b, m));
+	for (k = m; k-- > 0;) {
+		q[k] = skip == ag->argt[k] ? ag->mint2[k] : ag->mint[k];
+		if (b[k] > q[k])
+			q[k] = b[k];
+		if (k + 1 < m) {
+			mp = skip == ag->argp[k + 1] ? ag->minp2[k + 1] :
+			    ag->minp[k + 1];
+			if (q[k + 1] + mp > q[k])
+				q[k] = q[k + 1] + mp;
+		}
+	}
 	for (k = 0; k < m; k++) {
-		mt[k] = skip == ag->argt[k] ? ag->mint2[k] : ag->mint[k];
-		if (k == 0)
-			r[k] = f[0];
-		else {
+		r[k] = skip == ag->argh[k] ? ag->minh2[k] : ag->minh[k];
+		if (f[k] > r[k])
+			r[k] = f[k];
+		if (k > 0) {
 			mp = skip == ag->argp[k - 1] ? ag->minp2[k - 1] :
 			    ag->minp[k - 1];
-			r[k] = r[k - 1] + mp;
-			if (r[k] < f[k])
-				r[k] = f[k];
+			if (r[k - 1] + mp > r[k])
+				r[k] = r[k - 1] + mp;
 		}
-		v = r[k] + ag->sum[k] + mt[k];
+		v = r[k] + ag->sum[k] + q[k];
 		if (skip != BNB_NOJOB)
 			v -= inst->p[(size_t)k * n + skip];
 		if (v > lb)
@@ -606,13 +700,13 @@ bnb_child_bound(const struct bnb_problem *pb, const struct bnb_agg *ag,
 	}
 	for (i = 0; i < pb->npairs && lb < enough; i++) {
 		k = pb->pk[i];
-		q = pb->pl[i];
+		l = pb->pl[i];
 		pa = inst->p + (size_t)k * n;
-		pbb = inst->p + (size_t)q * n;
+		pbb = inst->p + (size_t)l * n;
 		lag = pb->lag + (size_t)i * n;
 		o = pb->order + (size_t)i * n;
 		c1 = r[k];
-		c2 = r[q];
+		c2 = r[l];
 		for (s = 0; s < n; s++) {
 			j = o[s];
 			if (used[j] || j == skip)
@@ -622,10 +716,47 @@ bnb_child_bound(const struct bnb_problem *pb, const struct bnb_agg *ag,
 				c2 = c1 + lag[j];
 			c2 += pbb[j];
 		}
-		if ((v = c2 + mt[q]) > lb)
+		if ((v = c2 + q[l]) > lb)
 			lb = v;
 	}
 	return (lb);
+}
+
+/*
+ * The lower bound of the node with prefix[0 .. depth - 1] first and
+ * suffix[0 .. back - 1] last (its makespan when they hold every job).
+ */
+static int32_t
+bnb_bound_ps(const struct bnb_problem *pb, const uint16_t *prefix,
+    uint32_t depth, const uint16_t *suffix, uint32_t back)
+{
+	const struct bnb_instance	*inst = &pb->inst;
+	struct bnb_agg			 ag;
+	int32_t				 f[BNB_MAX_MACHINES];
+	int32_t				 b[BNB_MAX_MACHINES];
+	uint8_t				 used[BNB_MAX_JOBS];
+	uint16_t			 left[BNB_MAX_JOBS];
+	uint32_t			 i, nleft = 0;
+
+	memset(f, 0, sizeof(f));
+	memset(b, 0, sizeof(b));
+	memset(used, 0, sizeof(used));
+	for (i = 0; i < depth; i++) {
+		bnb_front_add(inst, f, prefix[i], f);
+		used[prefix[i]] = 1;
+	}
+	for (i = back; i-- > 0;) {
+		bnb_back_add(inst, b, suffix[i], b);
+		used[suffix[i]] = 1;
+	}
+	if (depth + back >= inst->n)
+		return (bnb_join(f, b, inst->m));
+	for (i = 0; i < inst->n; i++)
+		if (!used[i])
+			left[nleft++] = (uint16_t)i;
+	bnb_agg_make(pb, left, nleft, &ag);
+	return (bnb_child_bound(pb, &ag, used, nleft, f, b, BNB_NOJOB,
+	    BNB_NONE));
 }
 
 /* The lower bound of the prefix's first depth jobs (its makespan at n). */
@@ -633,25 +764,13 @@ int32_t
 bnb_bound(const struct bnb_problem *pb, const uint16_t *prefix,
     uint32_t depth)
 {
-	const struct bnb_instance	*inst = &pb->inst;
-	struct bnb_agg			 ag;
-	int32_t				 f[BNB_MAX_MACHINES];
-	uint8_t				 used[BNB_MAX_JOBS];
-	uint16_t			 left[BNB_MAX_JOBS];
-	uint32_t			 i, nleft = 0;
+	return (bnb_bound_ps(pb, prefix, depth, NULL, 0));
+}
 
-	memset(f, 0, sizeof(f));
-	memset(used, 0, sizeof(used));
-	for (i = 0; i < depth; i++) {
-		bnb_front_add(inst, f, prefix[i], f);
-		used[prefix[i]] = 1;
-	}
-	if (depth == inst->n)
-		return (f[inst->m - 1]);
-	for (i = 0; i < inst->n; i++)
-		if (!used[i])
-			left[nleft++] = (uint16_t)i;
-	bnb_agg_make(pb, left, nleft, &ag);
-	return (bnb_child_bound(pb, &ag, used, nleft, f, BNB_NOJOB,
-	    BNB_NONE));
+/* The lower bound of a subproblem, its prefix and suffix. */
+int32_t
+bnb_bound_sub(const struct bnb_problem *pb, const struct bnb_sub *sub)
+{
+	return (bnb_bound_ps(pb, sub->prefix, sub->depth,
+	    sub->prefix + sub->depth, sub->back));
 }

@@ -20,24 +20,34 @@
  *    bounds need (tails, Johnson orders), made once and then read-only, so
  *    searches in several threads may share it.  Two lower bounds:
  *    BNB_LB1, the one-machine bound (for every machine k: its earliest
- *    start + the unscheduled work on k + the shortest tail after k), and
- *    BNB_LB2, the two-machine bound of Lageweg, Lenstra and Rinnooy Kan
- *    (1978) over all m(m-1)/2 machine pairs (k, l): the unscheduled jobs
- *    on k and l with the machines between as time lags, in Johnson's order
- *    for (a + lag, b + lag) (Mitten), plus the shortest tail after l; LB2
- *    takes the larger of that and LB1.  A node's bound is valid: no
- *    completion of its prefix has a smaller makespan.
+ *    start + the unscheduled work on k + the least time that must follow
+ *    on k), and BNB_LB2, the two-machine bound of Lageweg, Lenstra and
+ *    Rinnooy Kan (1978) over all m(m-1)/2 machine pairs (k, l): the
+ *    unscheduled jobs on k and l with the machines between as time lags,
+ *    in Johnson's order for (a + lag, b + lag) (Mitten), plus the least
+ *    time after l; LB2 takes the larger of that and LB1.  Both read the
+ *    machines' release times from the prefix and their tails from the
+ *    suffix (below).  A node's bound is valid: no completion of it has a
+ *    smaller makespan.  And a branching rule: BNB_FORWARD, a node's
+ *    children append one unscheduled job each to the prefix (what
+ *    bnb_problem_new() makes), or BNB_BIDIR (Ladhari and Haouari 2005,
+ *    Gmys et al. 2020), where each node is branched forward or backward
+ *    (a job put in front of the suffix), whichever leaves fewer children
+ *    under the incumbent, ties to the larger sum of the children's bounds
+ *    (Gmys's MinBranch, then MaxSum); forward on a full tie.
  *
  * 3. A subproblem (struct bnb_sub): a prefix of the permutation (the jobs
- *    scheduled first, in order) and its lower bound; the machines'
- *    release times are recomputed from the prefix.  Its subtree holds every
- *    permutation that starts with the prefix.  Branching is forward: a
- *    node's children append one unscheduled job each.
+ *    scheduled first, in order), a suffix (the jobs scheduled last, in
+ *    order; empty under forward branching) and its lower bound; the
+ *    machines' release times and tails are recomputed from them.  Its
+ *    subtree holds every permutation that starts with the prefix and ends
+ *    with the suffix.
  *
  * 4. A search (struct bnb_search): depth-first exploration of one
  *    subproblem with an explicit stack (at most n(n+1)/2 entries, made
  *    at bnb_search_new(), so n = 500 costs no recursion and nothing is
- *    allocated while exploring).  bnb_search_start() loads a subproblem;
+ *    allocated while exploring).  bnb_search_load() loads a subproblem
+ *    (bnb_search_start() one without a suffix);
  *    bnb_explore() runs until the subtree is exhausted, the node budget is
  *    spent, the host asks for a donation or cancels.  It reads the
  *    incumbent through ctl->incumbent at every node, so a host may lower
@@ -53,8 +63,14 @@
  * 5. A frontier (struct bnb_frontier): open nodes as a DFS stack holds
  *    them, one shared path plus (depth, job, bound) per node, node i
  *    being path[0 .. depth_i - 1] followed by job_i (or nothing, when
- *    job_i is BNB_NOJOB).  Compact on the wire: n = 500 costs 8 bytes a
- *    node, not 1 KB.  bnb_frontier_sub() turns node i into a subproblem.
+ *    job_i is BNB_NOJOB).  The path is a sequence of placements: a job
+ *    number, with BNB_BACK set when the job went in front of the suffix
+ *    rather than after the prefix; so the prefix is the forward
+ *    placements in order and the suffix the backward ones in reverse.  A
+ *    search loads a subproblem as its prefix placed forward then its
+ *    suffix placed backward from the last job.  Compact on the wire:
+ *    n = 500 costs 8 bytes a node, not 1 KB.  bnb_frontier_sub() turns
+ *    node i into a subproblem.
  *
  * The search starts from an upper bound if it has one: NEH, or the
  *    iterated greedy of Ruiz and Stuetzle on top of it (heur.c), both
@@ -73,31 +89,38 @@
  *    state (20 x 20 is 800 bytes of times).
  *
  *    Payload ("pfsp" task input), BNB_PAYLOAD_HEAD bytes then data:
- *      0   u32  magic BNB_PAYLOAD_MAGIC     4   u32  version (1)
+ *      0   u32  magic BNB_PAYLOAD_MAGIC     4   u32  version (2)
  *      8   u32  n                          12   u32  m
  *      16  u32  lb (1: LB1, 2: LB2)        20   i32  incumbent at send
  *                                                   (INT32_MAX: none)
  *      24  u64  node budget (0: none)      32   u32  prefix depth
  *      36  i32  the subproblem's bound (informational)
- *      40  u16  p[m * n], machine-major
- *      ..  u16  prefix[depth], 0-based jobs, distinct, < n
+ *      40  u32  suffix length              44   u32  branching (1:
+ *                                                   forward, 2: bidir)
+ *      48  u16  p[m * n], machine-major
+ *      ..  u16  prefix[depth], then suffix[length], 0-based jobs, all
+ *               distinct, < n
  *    Output, BNB_RESULT_HEAD bytes then data:
- *      0   u32  magic BNB_RESULT_MAGIC      4   u32  version (1)
+ *      0   u32  magic BNB_RESULT_MAGIC      4   u32  version (2)
  *      8   u32  stop (enum bnb_stop)       12   u32  n
  *      16  u64  nodes explored             24   i32  best makespan found
  *                                                   below the incumbent,
  *                                                   INT32_MAX: none
  *      28  u32  frontier path length       32   u32  frontier nodes
  *      36  u16  best permutation[n], only when a best was found
- *      ..  u16  path[path length]
- *      ..  per node: i32 bound, u16 depth, u16 job (0xffff: none)
- *    Bump the version if any of these change.
+ *      ..  u16  path[path length], placements (BNB_BACK: backward)
+ *      ..  per node: i32 bound, u16 depth, u16 job (0xffff: none; a
+ *               placement, BNB_BACK set when backward)
+ *    Bump the version if any of these change.  Version 1 had no suffix
+ *    (a 40-byte payload head) and no BNB_BACK.
  *
  * How the master's bnb driver is meant to use it: make the root
  * subproblem (bnb_sub_new(NULL, 0, bnb_bound(pb, NULL, 0))) and a pool;
  * the pool is the job's task queue, a subproblem's bound its priority.
  * For each subproblem popped, send bnb_payload_encode() of it with the
- * incumbent and a node budget as a "pfsp" task; on its output,
+ * bound, the branching rule, the incumbent and a node budget as a "pfsp"
+ * task (bnb_payload_len() counts the jobs of prefix and suffix together:
+ * sub->depth + sub->back); on its output,
  * bnb_result_decode() against that subproblem (so a worker cannot hand
  * back nodes outside it), take a better best as the new incumbent and
  * bnb_pool_prune() with it, and bnb_frontier_sub() + bnb_pool_push() the
@@ -121,16 +144,24 @@
 #define BNB_MAX_TIME		10000	/* 2 * n * m * p fits in int32_t */
 #define BNB_NONE		INT32_MAX	/* no incumbent, no makespan */
 #define BNB_NOJOB		0xffffu
+#define BNB_BACK		0x8000u	/* a placement in front of the suffix */
+#define BNB_JOB(pl)		((uint16_t)((pl) & ~BNB_BACK))
 
 #define BNB_PAYLOAD_MAGIC	0x50534650u	/* "PFSP" */
 #define BNB_RESULT_MAGIC	0x52534650u	/* "PFSR" */
-#define BNB_VERSION		1u
-#define BNB_PAYLOAD_HEAD	40
+#define BNB_VERSION		2u
+#define BNB_PAYLOAD_HEAD	48
 #define BNB_RESULT_HEAD		36
 
 enum bnb_lb {
 	BNB_LB1 = 1,		/* one machine */
 	BNB_LB2 = 2		/* two machines, all pairs (Johnson) */
+};
+
+/* How a node is branched. */
+enum bnb_branch {
+	BNB_FORWARD = 1,	/* append to the prefix */
+	BNB_BIDIR = 2		/* that or prepend to the suffix, per node */
 };
 
 /* Why bnb_explore() returned. */
@@ -152,11 +183,16 @@ struct bnb_instance {
 	int32_t		 lb;		/* from the file, -1: not given */
 };
 
-/* A subproblem: malloc'd in one piece, freed with free(). */
+/*
+ * A subproblem: malloc'd in one piece, freed with free().  prefix holds
+ * the prefix's depth jobs and after them the suffix's back jobs, all
+ * distinct and 0-based.
+ */
 struct bnb_sub {
 	int32_t		 lb;
 	uint32_t	 depth;
-	uint16_t	 prefix[];	/* depth distinct 0-based jobs */
+	uint32_t	 back;
+	uint16_t	 prefix[];	/* depth + back jobs */
 };
 
 /* One open node of a frontier; see 5. above. */
@@ -199,11 +235,14 @@ struct bnb_ctl {
 struct bnb_payload {
 	struct bnb_instance	 inst;		/* p malloc'd: free it */
 	int			 lb;		/* enum bnb_lb */
+	int			 branch;	/* enum bnb_branch */
 	int32_t			 incumbent;
 	uint64_t		 budget;
 	int32_t			 sub_lb;
 	uint32_t		 depth;
+	uint32_t		 back;		/* the suffix's length */
 	uint16_t		 prefix[BNB_MAX_JOBS];
+	uint16_t		 suffix[BNB_MAX_JOBS];
 };
 
 /* The decoded output; bnb_result_free() frees what it holds. */
@@ -259,15 +298,23 @@ int32_t		 bnb_ig(const struct bnb_instance *, uint32_t, uint64_t,
 /* Problems and bounds (pfsp.c). */
 struct bnb_problem *bnb_problem_new(const struct bnb_instance *, int,
 		    char *, size_t);
+struct bnb_problem *bnb_problem_make(const struct bnb_instance *, int, int,
+		    char *, size_t);
 void		 bnb_problem_free(struct bnb_problem *);
 const struct bnb_instance *bnb_problem_instance(const struct bnb_problem *);
 int		 bnb_problem_lb(const struct bnb_problem *);
+int		 bnb_problem_branch(const struct bnb_problem *);
 int32_t		 bnb_bound(const struct bnb_problem *, const uint16_t *,
 		    uint32_t);
+int32_t		 bnb_bound_sub(const struct bnb_problem *,
+		    const struct bnb_sub *);
 const char	*bnb_lb_name(int);
+const char	*bnb_branch_name(int);
 
 /* Subproblems and frontiers (search.c). */
 struct bnb_sub	*bnb_sub_new(const uint16_t *, uint32_t, int32_t);
+struct bnb_sub	*bnb_sub_make(const uint16_t *, uint32_t, const uint16_t *,
+		    uint32_t, int32_t);
 void		 bnb_frontier_init(struct bnb_frontier *);
 void		 bnb_frontier_reset(struct bnb_frontier *);
 void		 bnb_frontier_free(struct bnb_frontier *);
@@ -280,6 +327,8 @@ struct bnb_search *bnb_search_new(const struct bnb_problem *);
 void		 bnb_search_free(struct bnb_search *);
 int		 bnb_search_start(struct bnb_search *, const uint16_t *,
 		    uint32_t, int32_t, char *, size_t);
+int		 bnb_search_load(struct bnb_search *, const struct bnb_sub *,
+		    char *, size_t);
 int		 bnb_explore(struct bnb_search *, const struct bnb_ctl *);
 uint64_t	 bnb_search_nodes(const struct bnb_search *);
 size_t		 bnb_search_open(const struct bnb_search *);
@@ -303,7 +352,7 @@ int		 bnb_solve(const struct bnb_problem *,
 /* Encodings (codec.c). */
 size_t		 bnb_payload_len(uint32_t, uint32_t, uint32_t);
 int		 bnb_payload_encode(uint8_t *, size_t,
-		    const struct bnb_instance *, int, int32_t, uint64_t,
+		    const struct bnb_instance *, int, int, int32_t, uint64_t,
 		    const struct bnb_sub *);
 int		 bnb_payload_decode(const uint8_t *, size_t,
 		    struct bnb_payload *, char *, size_t);

@@ -18,7 +18,7 @@ struct bnb_pent {
 };
 
 /*
- * A binary min-heap on (bound, -depth, order of push).  It owns the
+ * A binary min-heap on (bound, -jobs fixed, order of push).  It owns the
  * subproblems in it; its user owns it.
  */
 struct bnb_pool {
@@ -40,8 +40,10 @@ bnb_pent_less(const struct bnb_pent *a, const struct bnb_pent *b)
 {
 	if (a->e_sub->lb != b->e_sub->lb)
 		return (a->e_sub->lb < b->e_sub->lb);
-	if (a->e_sub->depth != b->e_sub->depth)
-		return (a->e_sub->depth > b->e_sub->depth);
+	if (a->e_sub->depth + a->e_sub->back !=
+	    b->e_sub->depth + b->e_sub->back)
+		return (a->e_sub->depth + a->e_sub->back >
+		    b->e_sub->depth + b->e_sub->back);
 	return (a->e_seq < b->e_seq);
 }
 
@@ -250,8 +252,7 @@ bnb_solve(const struct bnb_problem *pb, const struct bnb_solve_opts *opts,
 			break;
 		sub = bnb_pool_pop(pl);
 		sol->pops++;
-		if (bnb_search_start(s, sub->prefix, sub->depth, sub->lb, err,
-		    errlen) == -1) {
+		if (bnb_search_load(s, sub, err, errlen) == -1) {
 			free(sub);
 			goto out;
 		}

@@ -19,10 +19,13 @@ struct bnb_kid {
 
 /*
  * One search.  The stack's depths never decrease from the bottom up, and
- * every entry of depth d extends path[0 .. d - 1]: popping an entry of
- * depth d changes path from d on only.  front[d * m + k] is machine k's
- * completion time after path[0 .. d - 1].  Owned by its host; it points
- * to the problem, which must outlive it.
+ * every entry of depth d extends path[0 .. d - 1] (placements, see
+ * pfsp.h): popping an entry of depth d changes path from d on only.
+ * front[d * m + k] is machine k's completion time after the prefix that
+ * path[0 .. d - 1] places, back[d * m + k] its tail before their suffix.
+ * kids holds the children of the node being branched, forward ones from
+ * 0, backward ones from BNB_MAX_JOBS.  Owned by its host; it points to
+ * the problem, which must outlive it.
  */
 struct bnb_search {
 	const struct bnb_problem	*s_pb;
@@ -32,6 +35,7 @@ struct bnb_search {
 	uint32_t			 s_pathlen;
 	uint8_t				 s_used[BNB_MAX_JOBS];
 	int32_t				*s_front;
+	int32_t				*s_back;
 	struct bnb_open			*s_stack;
 	size_t				 s_sp;
 	size_t				 s_cap;
@@ -40,7 +44,7 @@ struct bnb_search {
 	int32_t				 s_best;
 	uint16_t			 s_bestperm[BNB_MAX_JOBS];
 	struct bnb_agg			 s_ag;
-	struct bnb_kid			 s_kids[BNB_MAX_JOBS];
+	struct bnb_kid			 s_kids[2 * BNB_MAX_JOBS];
 	uint16_t			 s_left[BNB_MAX_JOBS];
 	int32_t				 s_fc[BNB_MAX_MACHINES];
 };
@@ -49,19 +53,39 @@ static void	 bnb_search_goto(struct bnb_search *, const struct bnb_open *);
 static void	 bnb_search_leaf(struct bnb_search *, const struct bnb_ctl *,
 		    int32_t, uint16_t);
 static size_t	 bnb_donation(const struct bnb_search *);
+static int	 bnb_search_load_ps(struct bnb_search *, const uint16_t *,
+		    uint32_t, const uint16_t *, uint32_t, int32_t, char *,
+		    size_t);
+static uint32_t	 bnb_kids_sort(struct bnb_kid *, uint32_t, int32_t,
+		    int64_t *);
 
 /* A subproblem of the given prefix and bound; NULL when out of memory. */
 struct bnb_sub *
 bnb_sub_new(const uint16_t *prefix, uint32_t depth, int32_t lb)
 {
+	return (bnb_sub_make(prefix, depth, NULL, 0, lb));
+}
+
+/*
+ * A subproblem of the given prefix, suffix and bound; NULL when out of
+ * memory.
+ */
+struct bnb_sub *
+bnb_sub_make(const uint16_t *prefix, uint32_t depth, const uint16_t *suffix,
+    uint32_t back, int32_t lb)
+{
 	struct bnb_sub	*s;
 
-	if ((s = malloc(sizeof(*s) + depth * sizeof(uint16_t))) == NULL)
+	if ((s = malloc(sizeof(*s) + (depth + back) * sizeof(uint16_t))) ==
+	    NULL)
 		return (NULL);
 	s->lb = lb;
 	s->depth = depth;
+	s->back = back;
 	if (depth > 0)
 		memcpy(s->prefix, prefix, depth * sizeof(uint16_t));
+	if (back > 0)
+		memcpy(s->prefix + depth, suffix, back * sizeof(uint16_t));
 	return (s);
 }
 
@@ -114,18 +138,35 @@ bnb_frontier_add(struct bnb_frontier *fr, int32_t lb, uint16_t depth,
 	return (0);
 }
 
-/* Open node i of a frontier as a subproblem; NULL when out of memory. */
+/*
+ * Open node i of a frontier as a subproblem: its forward placements in
+ * order make the prefix, its backward ones the suffix from the last job
+ * on.  NULL when out of memory.
+ */
 struct bnb_sub *
 bnb_frontier_sub(const struct bnb_frontier *fr, size_t i)
 {
 	const struct bnb_open	*o = &fr->v[i];
 	struct bnb_sub		*s;
+	uint32_t		 d, len, nb = 0, nf = 0, e;
+	uint16_t		 pl;
 
-	if ((s = bnb_sub_new(fr->path, o->depth + (o->job != BNB_NOJOB),
-	    o->lb)) == NULL)
+	len = o->depth + (o->job != BNB_NOJOB);
+	for (d = 0; d < len; d++)
+		if ((d < o->depth ? fr->path[d] : o->job) & BNB_BACK)
+			nb++;
+	if ((s = malloc(sizeof(*s) + len * sizeof(uint16_t))) == NULL)
 		return (NULL);
-	if (o->job != BNB_NOJOB)
-		s->prefix[o->depth] = o->job;
+	s->lb = o->lb;
+	s->depth = len - nb;
+	s->back = nb;
+	for (d = 0, e = len; d < len; d++) {
+		pl = d < o->depth ? fr->path[d] : o->job;
+		if (pl & BNB_BACK)
+			s->prefix[--e] = BNB_JOB(pl);
+		else
+			s->prefix[nf++] = pl;
+	}
 	return (s);
 }
 
@@ -144,7 +185,8 @@ bnb_search_new(const struct bnb_problem *pb)
 	s->s_cap = n * (n + 1) / 2 + 2;
 	s->s_best = BNB_NONE;
 	if ((s->s_front = calloc((n + 1) * s->s_m, sizeof(int32_t))) ==
-	    NULL || (s->s_stack = calloc(s->s_cap, sizeof(*s->s_stack))) ==
+	    NULL || (s->s_back = calloc((n + 1) * s->s_m,
+	    sizeof(int32_t))) == NULL || (s->s_stack = calloc(s->s_cap, sizeof(*s->s_stack))) ==
 	    NULL) {
 		bnb_search_free(s);
 		return (NULL);
@@ -159,39 +201,86 @@ bnb_search_free(struct bnb_search *s)
 	if (s == NULL)
 		return;
 	free(s->s_front);
+	free(s->s_back);
 	free(s->s_stack);
 	free(s);
 }
 
-/*
- * Load the subproblem of the prefix's depth jobs with bound lb (which
- * only decides whether the incumbent prunes it at once): one open node,
- * no nodes explored, no best.  -1 with err set if the prefix is not
- * made of distinct jobs of the instance.
- */
+/* Load a subproblem without a suffix: bnb_search_load(). */
 int
 bnb_search_start(struct bnb_search *s, const uint16_t *prefix,
     uint32_t depth, int32_t lb, char *err, size_t errlen)
 {
-	const struct bnb_instance	*inst = &s->s_pb->inst;
-	uint32_t			 i;
+	return (bnb_search_load_ps(s, prefix, depth, NULL, 0, lb, err,
+	    errlen));
+}
 
-	if (bnb_perm_check(prefix, depth, s->s_n) == -1) {
-		snprintf(err, errlen, "the prefix of %u jobs is not made of "
-		    "distinct jobs 1 to %u", depth, s->s_n);
+/*
+ * Load a subproblem (its bound only decides whether the incumbent prunes
+ * it at once): one open node, no nodes explored, no best.  -1 with err
+ * set if its prefix and suffix are not made of distinct jobs of the
+ * instance.
+ */
+int
+bnb_search_load(struct bnb_search *s, const struct bnb_sub *sub, char *err,
+    size_t errlen)
+{
+	return (bnb_search_load_ps(s, sub->prefix, sub->depth,
+	    sub->prefix + sub->depth, sub->back, sub->lb, err, errlen));
+}
+
+/*
+ * Load prefix[0 .. depth - 1] and suffix[0 .. back - 1] as path
+ * placements: the prefix forward, then the suffix backward from its last
+ * job.
+ */
+static int
+bnb_search_load_ps(struct bnb_search *s, const uint16_t *prefix,
+    uint32_t depth, const uint16_t *suffix, uint32_t back, int32_t lb,
+    char *err, size_t errlen)
+{
+	const struct bnb_instance	*inst = &s->s_pb->inst;
+	uint16_t			 all[BNB_MAX_JOBS];
+	int32_t				*f, *b;
+	uint32_t			 i, d;
+
+	if (depth > s->s_n || back > s->s_n - depth) {
+		snprintf(err, errlen, "a prefix of %u and a suffix of %u "
+		    "jobs: more than %u", depth, back, s->s_n);
+		return (-1);
+	}
+	if (depth > 0)
+		memcpy(all, prefix, depth * sizeof(*all));
+	if (back > 0)
+		memcpy(all + depth, suffix, back * sizeof(*all));
+	if (bnb_perm_check(all, depth + back, s->s_n) == -1) {
+		snprintf(err, errlen, "the prefix of %u and suffix of %u jobs "
+		    "are not made of distinct jobs 1 to %u", depth, back,
+		    s->s_n);
 		return (-1);
 	}
 	memset(s->s_used, 0, s->s_n);
 	memset(s->s_front, 0, s->s_m * sizeof(int32_t));
-	for (i = 0; i < depth; i++) {
-		s->s_path[i] = prefix[i];
-		s->s_used[prefix[i]] = 1;
-		bnb_front_add(inst, s->s_front + (size_t)i * s->s_m,
-		    prefix[i], s->s_front + (size_t)(i + 1) * s->s_m);
+	memset(s->s_back, 0, s->s_m * sizeof(int32_t));
+	for (d = 0; d < depth + back; d++) {
+		f = s->s_front + (size_t)d * s->s_m;
+		b = s->s_back + (size_t)d * s->s_m;
+		if (d < depth) {
+			i = prefix[d];
+			s->s_path[d] = (uint16_t)i;
+			bnb_front_add(inst, f, (uint16_t)i, f + s->s_m);
+			memcpy(b + s->s_m, b, s->s_m * sizeof(int32_t));
+		} else {
+			i = suffix[back - 1 - (d - depth)];
+			s->s_path[d] = (uint16_t)(i | BNB_BACK);
+			bnb_back_add(inst, b, (uint16_t)i, b + s->s_m);
+			memcpy(f + s->s_m, f, s->s_m * sizeof(int32_t));
+		}
+		s->s_used[i] = 1;
 	}
-	s->s_pathlen = depth;
+	s->s_pathlen = depth + back;
 	s->s_stack[0].lb = lb;
-	s->s_stack[0].depth = (uint16_t)depth;
+	s->s_stack[0].depth = (uint16_t)(depth + back);
 	s->s_stack[0].job = BNB_NOJOB;
 	s->s_sp = 1;
 	s->s_nodes = 0;
@@ -270,35 +359,86 @@ bnb_donation(const struct bnb_search *s)
 	return (k < s->s_sp ? k : s->s_sp / 2);
 }
 
-/* Make an open node the current one: its prefix in path, front, used. */
+/*
+ * Make an open node the current one: its placements in path, used, its
+ * front and back times.
+ */
 static void
 bnb_search_goto(struct bnb_search *s, const struct bnb_open *o)
 {
-	uint32_t	 d = o->depth, i;
+	const int32_t	*f, *b;
+	uint32_t	 d = o->depth, i, m = s->s_m;
+	uint16_t	 j;
 
 	for (i = d; i < s->s_pathlen; i++)
-		s->s_used[s->s_path[i]] = 0;
+		s->s_used[BNB_JOB(s->s_path[i])] = 0;
 	s->s_pathlen = d;
 	if (o->job == BNB_NOJOB)
 		return;
+	j = BNB_JOB(o->job);
 	s->s_path[d] = o->job;
-	s->s_used[o->job] = 1;
-	bnb_front_add(&s->s_pb->inst, s->s_front + (size_t)d * s->s_m, o->job,
-	    s->s_front + (size_t)(d + 1) * s->s_m);
+	s->s_used[j] = 1;
+	f = s->s_front + (size_t)d * m;
+	b = s->s_back + (size_t)d * m;
+	if (o->job & BNB_BACK) {
+		bnb_back_add(&s->s_pb->inst, b, j, s->s_back + (size_t)(d + 1) *
+		    m);
+		memcpy(s->s_front + (size_t)(d + 1) * m, f, m * sizeof(*f));
+	} else {
+		bnb_front_add(&s->s_pb->inst, f, j, s->s_front + (size_t)(d +
+		    1) * m);
+		memcpy(s->s_back + (size_t)(d + 1) * m, b, m * sizeof(*b));
+	}
 	s->s_pathlen = d + 1;
 }
 
-/* A complete permutation of makespan c: path, then job j unless none. */
+/*
+ * A complete permutation of makespan c: the path's placements, then job
+ * j forward unless none.
+ */
 static void
 bnb_search_leaf(struct bnb_search *s, const struct bnb_ctl *ctl, int32_t c,
     uint16_t j)
 {
+	uint32_t	 i, a = 0, z = s->s_n;
+
 	s->s_best = c;
-	memcpy(s->s_bestperm, s->s_path, s->s_pathlen * sizeof(uint16_t));
+	for (i = 0; i < s->s_pathlen; i++) {
+		if (s->s_path[i] & BNB_BACK)
+			s->s_bestperm[--z] = BNB_JOB(s->s_path[i]);
+		else
+			s->s_bestperm[a++] = s->s_path[i];
+	}
 	if (j != BNB_NOJOB)
-		s->s_bestperm[s->s_pathlen] = j;
+		s->s_bestperm[a] = j;
 	if (ctl->found != NULL)
 		ctl->found(ctl->arg, c, s->s_bestperm);
+}
+
+/*
+ * Keep the children of kids[0 .. nk - 1] under the incumbent, by
+ * decreasing bound then decreasing job (they come by increasing job), in
+ * place; returns how many, the sum of all the children's bounds (each at
+ * most inc) in *sum.
+ */
+static uint32_t
+bnb_kids_sort(struct bnb_kid *kids, uint32_t nk, int32_t inc, int64_t *sum)
+{
+	struct bnb_kid	 kid;
+	uint32_t	 i, k, kept = 0;
+
+	*sum = 0;
+	for (i = 0; i < nk; i++) {
+		kid = kids[i];
+		*sum += kid.lb < inc ? kid.lb : inc;
+		if (kid.lb >= inc)
+			continue;
+		for (k = kept; k > 0 && kids[k - 1].lb <= kid.lb; k--)
+			kids[k] = kids[k - 1];
+		kids[k] = kid;
+		kept++;
+	}
+	return (kept);
 }
 
 /*
@@ -306,23 +446,30 @@ bnb_search_leaf(struct bnb_search *s, const struct bnb_ctl *ctl, int32_t c,
  * (struct bnb_ctl, enum bnb_stop).  Each node: the incumbent is read,
  * the cancel and donate flags looked at, the budget checked; then the
  * top of the stack is popped and, unless its bound is not below the
- * incumbent, branched: every unscheduled job appended, bounded, and the
- * children under the incumbent pushed, the smallest bound on top (ties:
- * the smaller job).  Children that complete the permutation are
- * evaluated at once, not pushed.  Returns the enum bnb_stop, or -1 when
- * a donation found no memory (nothing is lost: the nodes stay open).
+ * incumbent, branched: every unscheduled job placed after the prefix
+ * and, under BNB_BIDIR, before the suffix too, each child bounded; the
+ * direction with fewer children under the incumbent is taken (ties: the
+ * larger sum of bounds, then forward), and its children under the
+ * incumbent pushed, the smallest bound on top (ties: the smaller job).
+ * Children that complete the permutation are evaluated at once, not
+ * pushed.  Returns the enum bnb_stop, or -1 when a donation found no
+ * memory (nothing is lost: the nodes stay open).
  */
 int
 bnb_explore(struct bnb_search *s, const struct bnb_ctl *ctl)
 {
 	const struct bnb_problem	*pb = s->s_pb;
-	const int32_t			*f;
+	const int32_t			*f, *b;
 	struct bnb_open			 o;
-	struct bnb_kid			 kid;
-	uint32_t			 n = s->s_n, m = s->s_m, i, k, nleft, nk;
+	struct bnb_kid			*fk = s->s_kids;
+	struct bnb_kid			*bk = s->s_kids + BNB_MAX_JOBS;
+	uint32_t			 n = s->s_n, m = s->s_m, i, k, nleft;
+	uint32_t			 nf, nb;
 	int32_t				 inc, lb;
+	int64_t				 sf, sb;
 	size_t				 give;
 	uint16_t			 j;
+	int				 bidir = pb->branch == BNB_BIDIR;
 
 	while (s->s_sp > 0) {
 		if (ctl->cancel != NULL && atomic_load_explicit(ctl->cancel,
@@ -357,47 +504,53 @@ bnb_explore(struct bnb_search *s, const struct bnb_ctl *ctl)
 		}
 
 		f = s->s_front + (size_t)s->s_pathlen * m;
+		b = s->s_back + (size_t)s->s_pathlen * m;
 		if (s->s_pathlen == n) {
-			if (f[m - 1] < inc)
-				bnb_search_leaf(s, ctl, f[m - 1], BNB_NOJOB);
+			if ((lb = bnb_join(f, b, m)) < inc)
+				bnb_search_leaf(s, ctl, lb, BNB_NOJOB);
 			continue;
 		}
 		nleft = 0;
 		for (i = 0; i < n; i++)
 			if (!s->s_used[i])
 				s->s_left[nleft++] = (uint16_t)i;
-		if (nleft > 1)
-			bnb_agg_make(pb, s->s_left, nleft, &s->s_ag);
-		nk = 0;
+		if (nleft == 1) {
+			j = s->s_left[0];
+			bnb_front_add(&pb->inst, f, j, s->s_fc);
+			if ((lb = bnb_join(s->s_fc, b, m)) < inc)
+				bnb_search_leaf(s, ctl, lb, j);
+			continue;
+		}
+		bnb_agg_make(pb, s->s_left, nleft, &s->s_ag);
 		for (i = 0; i < nleft; i++) {
 			j = s->s_left[i];
 			bnb_front_add(&pb->inst, f, j, s->s_fc);
-			if (nleft == 1) {
-				if (s->s_fc[m - 1] < inc) {
-					bnb_search_leaf(s, ctl, s->s_fc[m - 1],
-					    j);
-					inc = s->s_best;
-				}
-				continue;
-			}
-			lb = bnb_child_bound(pb, &s->s_ag, s->s_used, nleft,
-			    s->s_fc, j, inc);
-			if (lb >= inc)
-				continue;
-			/* Kept by decreasing bound, then job: j is largest. */
-			kid.lb = lb;
-			kid.job = j;
-			for (k = nk; k > 0 && s->s_kids[k - 1].lb <= lb; k--)
-				s->s_kids[k] = s->s_kids[k - 1];
-			s->s_kids[k] = kid;
-			nk++;
+			fk[i].lb = bnb_child_bound(pb, &s->s_ag, s->s_used,
+			    nleft, s->s_fc, b, j, inc);
+			fk[i].job = j;
 		}
-		for (k = 0; k < nk; k++) {
-			s->s_stack[s->s_sp].lb = s->s_kids[k].lb;
+		nf = bnb_kids_sort(fk, nleft, inc, &sf);
+		if (bidir && nf > 0) {
+			for (i = 0; i < nleft; i++) {
+				j = s->s_left[i];
+				bnb_back_add(&pb->inst, b, j, s->s_fc);
+				bk[i].lb = bnb_child_bound(pb, &s->s_ag,
+				    s->s_used, nleft, f, s->s_fc, j, inc);
+				bk[i].job = (uint16_t)(j | BNB_BACK);
+			}
+			nb = bnb_kids_sort(bk, nleft, inc, &sb);
+			if (nb < nf || (nb == nf && sb > sf)) {
+				fk = bk;
+				nf = nb;
+			}
+		}
+		for (k = 0; k < nf; k++) {
+			s->s_stack[s->s_sp].lb = fk[k].lb;
 			s->s_stack[s->s_sp].depth = (uint16_t)s->s_pathlen;
-			s->s_stack[s->s_sp].job = s->s_kids[k].job;
+			s->s_stack[s->s_sp].job = fk[k].job;
 			s->s_sp++;
 		}
+		fk = s->s_kids;
 	}
 	return (BNB_EXHAUSTED);
 }

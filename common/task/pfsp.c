@@ -38,6 +38,7 @@ task_pfsp_run(const struct task_params *p, const struct task_ctx *ctx,
 	struct bnb_payload	*pl;
 	struct bnb_problem	*pb = NULL;
 	struct bnb_search	*s = NULL;
+	struct bnb_sub		*sub = NULL;
 	struct bnb_frontier	 fr;
 	struct bnb_ctl		 ctl;
 	_Atomic int32_t		 inc;
@@ -58,16 +59,20 @@ task_pfsp_run(const struct task_params *p, const struct task_ctx *ctx,
 		status = TASK_BAD_PARAMS;
 		goto out;
 	}
-	if ((pb = bnb_problem_new(&pl->inst, pl->lb, res->error,
+	if ((pb = bnb_problem_make(&pl->inst, pl->lb, pl->branch, res->error,
 	    sizeof(res->error))) == NULL || (s = bnb_search_new(pb)) == NULL) {
 		if (res->error[0] == '\0')
 			snprintf(res->error, sizeof(res->error),
 			    "out of memory");
 		goto out;
 	}
-	if (bnb_search_start(s, pl->prefix, pl->depth,
-	    bnb_bound(pb, pl->prefix, pl->depth), res->error,
-	    sizeof(res->error)) == -1) {
+	if ((sub = bnb_sub_make(pl->prefix, pl->depth, pl->suffix, pl->back,
+	    0)) == NULL) {
+		snprintf(res->error, sizeof(res->error), "out of memory");
+		goto out;
+	}
+	sub->lb = bnb_bound_sub(pb, sub);
+	if (bnb_search_load(s, sub, res->error, sizeof(res->error)) == -1) {
 		status = TASK_BAD_PARAMS;
 		goto out;
 	}
@@ -103,6 +108,7 @@ task_pfsp_run(const struct task_params *p, const struct task_ctx *ctx,
 	status = TASK_OK;
 out:
 	bnb_frontier_free(&fr);
+	free(sub);
 	bnb_search_free(s);
 	bnb_problem_free(pb);
 	bnb_instance_free(&pl->inst);

@@ -43,8 +43,10 @@ static int32_t	 check_tree(const struct bnb_problem *,
 		    const struct bnb_problem *, uint16_t *, uint32_t,
 		    uint8_t *, int *);
 static char	*slurp(const char *, size_t *);
-static int32_t	 solve(const struct bnb_instance *, int, uint64_t, int32_t,
-		    int, struct bnb_solution *);
+static int32_t	 brute_ps(const struct bnb_instance *, uint16_t *, uint32_t,
+		    uint32_t, uint8_t *);
+static int32_t	 solve(const struct bnb_instance *, int, int, uint64_t,
+		    int32_t, int, struct bnb_solution *);
 static uint64_t	 explore_all(const struct bnb_problem *, const struct bnb_sub *,
 		    int32_t, uint64_t, int, int32_t *);
 static void	 count_half(void *, int);
@@ -113,6 +115,32 @@ brute(const struct bnb_instance *inst, uint16_t *perm, uint32_t d,
 }
 
 /*
+ * The smallest makespan over every way to fill perm[d .. end - 1] with
+ * the jobs not in used, the rest of perm fixed (a prefix before d, a
+ * suffix from end on).
+ */
+static int32_t
+brute_ps(const struct bnb_instance *inst, uint16_t *perm, uint32_t d,
+    uint32_t end, uint8_t *used)
+{
+	int32_t		 best = INT32_MAX, c;
+	uint32_t	 j;
+
+	if (d == end)
+		return (bnb_makespan(inst, perm, inst->n));
+	for (j = 0; j < inst->n; j++) {
+		if (used[j])
+			continue;
+		used[j] = 1;
+		perm[d] = (uint16_t)j;
+		if ((c = brute_ps(inst, perm, d + 1, end, used)) < best)
+			best = c;
+		used[j] = 0;
+	}
+	return (best);
+}
+
+/*
  * The best completion of perm[0 .. d - 1], checking on the way that both
  * problems' bounds of every prefix are at most it, LB1 at most LB2, and
  * exact on complete permutations.  *nodes counts the prefixes.
@@ -173,14 +201,14 @@ slurp(const char *path, size_t *len)
 
 /* Solve with the sequential solver; returns its makespan. */
 static int32_t
-solve(const struct bnb_instance *inst, int lb, uint64_t slice,
+solve(const struct bnb_instance *inst, int lb, int branch, uint64_t slice,
     int32_t incumbent, int neh, struct bnb_solution *sol)
 {
 	struct bnb_problem	*pb;
 	struct bnb_solve_opts	 o;
 	char			 err[128];
 
-	pb = bnb_problem_new(inst, lb, err, sizeof(err));
+	pb = bnb_problem_make(inst, lb, branch, err, sizeof(err));
 	assert_non_null(pb);
 	memset(&o, 0, sizeof(o));
 	o.slice = slice;
@@ -216,7 +244,8 @@ explore_all(const struct bnb_problem *pb, const struct bnb_sub *sub,
 
 	q = calloc(qcap, sizeof(*q));
 	assert_non_null(q);
-	q[qn++] = bnb_sub_new(sub->prefix, sub->depth, sub->lb);
+	q[qn++] = bnb_sub_make(sub->prefix, sub->depth, sub->prefix +
+	    sub->depth, sub->back, sub->lb);
 	s = bnb_search_new(pb);
 	assert_non_null(s);
 	bnb_frontier_init(&fr);
@@ -225,8 +254,8 @@ explore_all(const struct bnb_problem *pb, const struct bnb_sub *sub,
 	atomic_init(&dflag, 0);
 	*best = BNB_NONE;
 	while (qh < qn) {
-		assert_int_equal(bnb_search_start(s, q[qh]->prefix,
-		    q[qh]->depth, q[qh]->lb, err, sizeof(err)), 0);
+		assert_int_equal(bnb_search_load(s, q[qh], err, sizeof(err)),
+		    0);
 		free(q[qh++]);
 		memset(&ctl, 0, sizeof(ctl));
 		ctl.incumbent = &inc;
@@ -335,7 +364,7 @@ test_solver_brute(void **state)
 	uint8_t			 used[8];
 	int32_t			 opt;
 	size_t			 i, r, k;
-	int			 lb, neh;
+	int			 lb, neh, br;
 
 	(void)state;
 	rnd_state = 42;
@@ -345,13 +374,14 @@ test_solver_brute(void **state)
 			    r == 1 ? 5 : 99);
 			memset(used, 0, sizeof(used));
 			opt = brute(&inst, perm, 0, used);
+			for (br = BNB_FORWARD; br <= BNB_BIDIR; br++)
 			for (lb = BNB_LB1; lb <= BNB_LB2; lb++)
 				for (k = 0; k < sizeof(slices) /
 				    sizeof(slices[0]); k++)
 					for (neh = 0; neh < 2; neh++) {
 						assert_int_equal(solve(&inst,
-						    lb, slices[k], BNB_NONE,
-						    neh, &sol), opt);
+						    lb, br, slices[k],
+						    BNB_NONE, neh, &sol), opt);
 						assert_true(sol.proved);
 						assert_int_equal(sol.bound, opt);
 						assert_int_equal(bnb_perm_check(
@@ -362,9 +392,11 @@ test_solver_brute(void **state)
 						    opt);
 					}
 			/* An incumbent at the optimum: proved, none better. */
-			solve(&inst, BNB_LB2, 3, opt, 0, &sol);
-			assert_int_equal(sol.cmax, BNB_NONE);
-			assert_true(sol.proved);
+			for (br = BNB_FORWARD; br <= BNB_BIDIR; br++) {
+				solve(&inst, BNB_LB2, br, 3, opt, 0, &sol);
+				assert_int_equal(sol.cmax, BNB_NONE);
+				assert_true(sol.proved);
+			}
 			bnb_instance_free(&inst);
 		}
 }
@@ -391,7 +423,7 @@ test_budget_donate(void **state)
 	uint64_t		 one, got;
 	int32_t			 opt, best;
 	size_t			 i, k;
-	int			 lb, don;
+	int			 lb, don, br;
 
 	(void)state;
 	rnd_state = 7;
@@ -399,8 +431,9 @@ test_budget_donate(void **state)
 		rnd_instance(&inst, nm[i][0], nm[i][1], 40);
 		memset(used, 0, sizeof(used));
 		opt = brute(&inst, perm, 0, used);
+		for (br = BNB_FORWARD; br <= BNB_BIDIR; br++)
 		for (lb = BNB_LB1; lb <= BNB_LB2; lb++) {
-			pb = bnb_problem_new(&inst, lb, err, sizeof(err));
+			pb = bnb_problem_make(&inst, lb, br, err, sizeof(err));
 			assert_non_null(pb);
 			root = bnb_sub_new(NULL, 0, bnb_bound(pb, NULL, 0));
 			assert_non_null(root);
@@ -421,6 +454,287 @@ test_budget_donate(void **state)
 		}
 		bnb_instance_free(&inst);
 	}
+}
+
+/*
+ * Both bounds are valid on random nodes with a prefix and a suffix:
+ * LB1 <= LB2 <= the best completion (brute force over the jobs between),
+ * exact when every job is placed.  And a bidirectional search's children
+ * carry the bound bnb_bound_sub() recomputes for them, extend their
+ * parent at one end, and are all of one direction.
+ */
+static void
+test_bounds_bidir(void **state)
+{
+	static const uint32_t	 nm[][2] = {
+		{ 1, 1 }, { 2, 3 }, { 3, 1 }, { 4, 4 }, { 5, 2 }, { 6, 5 },
+		{ 7, 3 }, { 7, 1 }, { 6, 8 }
+	};
+	struct bnb_instance	 inst;
+	struct bnb_problem	*p1, *p2, *pb;
+	struct bnb_search	*s;
+	struct bnb_frontier	 fr;
+	struct bnb_ctl		 ctl;
+	struct bnb_sub		*sub, *kid;
+	uint16_t		 perm[8], t;
+	uint8_t			 used[8];
+	char			 err[128];
+	size_t			 i, r, k;
+	uint32_t		 n, depth, back, j, nback, nfwd;
+	int32_t			 b1, b2, best;
+	int			 lb, checked = 0;
+
+	(void)state;
+	rnd_state = 0x51ed2701;
+	for (i = 0; i < sizeof(nm) / sizeof(nm[0]); i++)
+		for (r = 0; r < 3; r++) {
+			n = nm[i][0];
+			rnd_instance(&inst, n, nm[i][1], r == 2 ? 3 : 99);
+			p1 = bnb_problem_make(&inst, BNB_LB1, BNB_BIDIR, err,
+			    sizeof(err));
+			p2 = bnb_problem_make(&inst, BNB_LB2, BNB_BIDIR, err,
+			    sizeof(err));
+			assert_non_null(p1);
+			assert_non_null(p2);
+			for (k = 0; k < 40; k++) {
+				for (j = 0; j < n; j++)
+					perm[j] = (uint16_t)j;
+				for (j = n; j > 1; j--) {
+					uint32_t	 x = rnd(j);
+
+					t = perm[j - 1];
+					perm[j - 1] = perm[x];
+					perm[x] = t;
+				}
+				depth = rnd(n + 1);
+				back = rnd(n - depth + 1);
+				sub = bnb_sub_make(perm, depth, perm + n - back,
+				    back, 0);
+				assert_non_null(sub);
+				b1 = bnb_bound_sub(p1, sub);
+				b2 = bnb_bound_sub(p2, sub);
+				memset(used, 0, sizeof(used));
+				for (j = 0; j < depth; j++)
+					used[perm[j]] = 1;
+				for (j = n - back; j < n; j++)
+					used[perm[j]] = 1;
+				best = brute_ps(&inst, perm, depth, n - back,
+				    used);
+				assert_true(b1 <= b2);
+				assert_true(b2 <= best);
+				if (depth + back == n) {
+					assert_int_equal(b1, best);
+					assert_int_equal(b2, best);
+				}
+				if (back == 0)
+					assert_int_equal(b2, bnb_bound(p2,
+					    perm, depth));
+				/* The children of the node, one branching. */
+				for (lb = BNB_LB1; lb <= BNB_LB2 &&
+				    depth + back + 2 <= n; lb++) {
+					pb = lb == BNB_LB1 ? p1 : p2;
+					s = bnb_search_new(pb);
+					assert_non_null(s);
+					sub->lb = bnb_bound_sub(pb, sub);
+					assert_int_equal(bnb_search_load(s, sub,
+					    err, sizeof(err)), 0);
+					memset(&ctl, 0, sizeof(ctl));
+					ctl.budget = 1;
+					assert_int_equal(bnb_explore(s, &ctl),
+					    BNB_BUDGET);
+					bnb_frontier_init(&fr);
+					assert_int_equal(bnb_search_take(s, &fr,
+					    SIZE_MAX), (int)(n - depth -
+					    back));
+					nback = nfwd = 0;
+					for (j = 0; j < fr.n; j++) {
+						kid = bnb_frontier_sub(&fr, j);
+						assert_non_null(kid);
+						assert_int_equal(kid->lb,
+						    bnb_bound_sub(pb, kid));
+						assert_true(kid->lb >= sub->lb);
+						assert_int_equal(kid->depth +
+						    kid->back, depth + back + 1);
+						assert_memory_equal(kid->prefix,
+						    sub->prefix, depth * 2);
+						assert_memory_equal(kid->prefix +
+						    kid->depth + kid->back - back,
+						    sub->prefix + depth,
+						    back * 2);
+						if (kid->back > back)
+							nback++;
+						else
+							nfwd++;
+						free(kid);
+						checked++;
+					}
+					assert_true(nback == 0 || nfwd == 0);
+					bnb_frontier_free(&fr);
+					bnb_search_free(s);
+				}
+				free(sub);
+			}
+			bnb_problem_free(p1);
+			bnb_problem_free(p2);
+			bnb_instance_free(&inst);
+		}
+	assert_true(checked > 1000);
+}
+
+/*
+ * A subproblem with a suffix round-trips through the payload, and a
+ * bidirectional search's output through the output's decoder against
+ * it; outputs outside it (another suffix, a best that does not end with
+ * it, a node that drops it) are refused.
+ */
+static void
+test_codec_suffix(void **state)
+{
+	struct bnb_instance	 inst;
+	struct bnb_problem	*pb;
+	struct bnb_search	*s;
+	struct bnb_frontier	 fr;
+	struct bnb_payload	 pl;
+	struct bnb_result	 res;
+	struct bnb_ctl		 ctl;
+	struct bnb_sub		*sub, *other, *a, *b;
+	const uint16_t		*bp;
+	_Atomic int32_t		 inc;
+	uint16_t		 pre[2] = { 4, 1 }, suf[3] = { 7, 0, 9 };
+	uint16_t		 perm[12], all[5];
+	uint8_t			*buf, *junk;
+	char			 err[256];
+	size_t			 len, i, nback = 0;
+	int32_t			 best;
+
+	(void)state;
+	rnd_state = 22;
+	rnd_instance(&inst, 12, 8, 99);	/* backward early on (MinBranch) */
+	pb = bnb_problem_make(&inst, BNB_LB1, BNB_BIDIR, err, sizeof(err));
+	sub = bnb_sub_make(pre, 2, suf, 3, 0);
+	sub->lb = bnb_bound_sub(pb, sub);
+	len = bnb_payload_len(12, 8, 5);
+	assert_int_equal(len, BNB_PAYLOAD_HEAD + 2 * 96 + 10);
+	buf = malloc(len);
+	assert_int_equal(bnb_payload_encode(buf, len - 4, &inst, BNB_LB2,
+	    BNB_BIDIR, 900, 50, sub), -1);
+	assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB2,
+	    BNB_BIDIR, 900, 50, sub), 0);
+	assert_int_equal(bnb_payload_decode(buf, len, &pl, err, sizeof(err)),
+	    0);
+	assert_int_equal(pl.branch, BNB_BIDIR);
+	assert_int_equal(pl.depth, 2);
+	assert_int_equal(pl.back, 3);
+	assert_memory_equal(pl.prefix, pre, sizeof(pre));
+	assert_memory_equal(pl.suffix, suf, sizeof(suf));
+	assert_int_equal(pl.sub_lb, sub->lb);
+	bnb_instance_free(&pl.inst);
+	/* A suffix job repeating a prefix job, or out of range. */
+	for (i = 0; i < 2; i++) {
+		junk = malloc(len);
+		memcpy(junk, buf, len);
+		junk[BNB_PAYLOAD_HEAD + 2 * 96 + 4 + 2] = i == 0 ? 4 : 12;
+		assert_int_equal(bnb_payload_decode(junk, len, &pl, err,
+		    sizeof(err)), -1);
+		assert_non_null(strstr(err, "suffix"));
+		free(junk);
+	}
+	free(buf);
+	memcpy(all, pre, sizeof(pre));
+	memcpy(all + 2, suf, sizeof(suf));
+	other = bnb_sub_make(all, 5, NULL, 0, 0);
+	assert_int_equal(bnb_payload_encode(buf = malloc(len), len, &inst,
+	    BNB_LB1, BNB_FORWARD, 900, 50, other), 0);
+	free(buf);
+	free(other);
+
+	/*
+	 * An output of the bidirectional search of sub: its best from a
+	 * whole run, its frontier from one of 10 nodes with the incumbent
+	 * just above that best.
+	 */
+	s = bnb_search_new(pb);
+	assert_int_equal(bnb_search_load(s, sub, err, sizeof(err)), 0);
+	memset(&ctl, 0, sizeof(ctl));
+	assert_int_equal(bnb_explore(s, &ctl), BNB_EXHAUSTED);
+	best = bnb_search_best(s, &bp);
+	assert_true(best != BNB_NONE);
+	memcpy(perm, bp, sizeof(perm));
+	assert_memory_equal(perm, pre, sizeof(pre));
+	assert_memory_equal(perm + 9, suf, sizeof(suf));
+	assert_int_equal(bnb_makespan(&inst, perm, 12), best);
+	assert_int_equal(bnb_search_load(s, sub, err, sizeof(err)), 0);
+	atomic_init(&inc, best + 1);
+	ctl.incumbent = &inc;
+	ctl.budget = 10;
+	assert_int_equal(bnb_explore(s, &ctl), BNB_BUDGET);
+	bnb_frontier_init(&fr);
+	assert_true(bnb_search_take(s, &fr, SIZE_MAX) > 1);
+	for (i = 0; i < fr.pathlen; i++)
+		if (fr.path[i] & BNB_BACK)
+			nback++;
+	len = bnb_result_len(12, best, &fr);
+	buf = malloc(len);
+	assert_int_equal(bnb_result_encode(buf, len, BNB_BUDGET, 12, 10, best,
+	    perm, &fr), 0);
+	assert_int_equal(bnb_result_decode(buf, len, 12, sub, &res, err,
+	    sizeof(err)), 0);
+	assert_int_equal(res.frontier.n, fr.n);
+	for (i = 0; i < fr.n; i++) {
+		a = bnb_frontier_sub(&fr, i);
+		b = bnb_frontier_sub(&res.frontier, i);
+		assert_int_equal(a->depth, b->depth);
+		assert_int_equal(a->back, b->back);
+		assert_int_equal(a->lb, b->lb);
+		assert_memory_equal(a->prefix, b->prefix,
+		    (a->depth + a->back) * 2);
+		assert_memory_equal(a->prefix, pre, sizeof(pre));
+		assert_memory_equal(a->prefix + a->depth + a->back - 3, suf,
+		    sizeof(suf));
+		assert_int_equal(a->lb, bnb_bound_sub(pb, a));
+		if (a->back > 3)
+			nback++;
+		free(a);
+		free(b);
+	}
+	assert_true(nback > 3);		/* backward branching happened */
+	bnb_result_free(&res);
+	/* Another suffix, or none: refused. */
+	suf[1] = 3;
+	other = bnb_sub_make(pre, 2, suf, 3, 0);
+	assert_int_equal(bnb_result_decode(buf, len, 12, other, &res, err,
+	    sizeof(err)), -1);
+	free(other);
+	other = bnb_sub_make(pre, 2, NULL, 0, 0);
+	assert_int_equal(bnb_result_decode(buf, len, 12, other, &res, err,
+	    sizeof(err)), 0);		/* its subtree holds sub's */
+	bnb_result_free(&res);
+	free(other);
+	suf[1] = 0;
+	/* The best not ending with the suffix. */
+	junk = malloc(len);
+	memcpy(junk, buf, len);
+	junk[BNB_RESULT_HEAD + 2 * 11] = (uint8_t)perm[10];
+	junk[BNB_RESULT_HEAD + 2 * 10] = (uint8_t)perm[11];
+	assert_int_equal(bnb_result_decode(junk, len, 12, sub, &res, err,
+	    sizeof(err)), -1);
+	/* A path that places the suffix forward. */
+	memcpy(junk, buf, len);
+	junk[BNB_RESULT_HEAD + 2 * 12 + 2 * 2 + 1] &= 0x7f;
+	assert_int_equal(bnb_result_decode(junk, len, 12, sub, &res, err,
+	    sizeof(err)), -1);
+	/* A path job out of range with the direction bit. */
+	memcpy(junk, buf, len);
+	junk[BNB_RESULT_HEAD + 2 * 12 + 2 * 5] = 40;
+	assert_int_equal(bnb_result_decode(junk, len, 12, sub, &res, err,
+	    sizeof(err)), -1);
+	free(junk);
+	free(buf);
+	bnb_frontier_free(&fr);
+	bnb_search_free(s);
+	free(sub);
+	bnb_problem_free(pb);
+	bnb_instance_free(&inst);
 }
 
 /* A donation takes the nodes nearest the root and clears the flag. */
@@ -545,17 +859,21 @@ test_codec_roundtrip(void **state)
 	assert_int_equal(len, BNB_PAYLOAD_HEAD + 2 * 84 + 4);
 	buf = malloc(len);
 	assert_int_equal(bnb_payload_encode(buf, len - 1, &inst, BNB_LB2,
+	    BNB_FORWARD, 1000, 77, sub), -1);
+	assert_int_equal(bnb_payload_encode(buf, len, &inst, 3, BNB_FORWARD,
 	    1000, 77, sub), -1);
-	assert_int_equal(bnb_payload_encode(buf, len, &inst, 3, 1000, 77,
-	    sub), -1);
-	assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB2, 1000,
-	    77, sub), 0);
+	assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB2, 3,
+	    1000, 77, sub), -1);
+	assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB2,
+	    BNB_FORWARD, 1000, 77, sub), 0);
 	assert_int_equal(bnb_payload_decode(buf, len, &pl, err, sizeof(err)),
 	    0);
 	assert_int_equal(pl.inst.n, 12);
 	assert_int_equal(pl.inst.m, 7);
 	assert_memory_equal(pl.inst.p, inst.p, 84 * sizeof(int32_t));
 	assert_int_equal(pl.lb, BNB_LB2);
+	assert_int_equal(pl.branch, BNB_FORWARD);
+	assert_int_equal(pl.back, 0);
 	assert_int_equal(pl.incumbent, 1000);
 	assert_int_equal(pl.budget, 77);
 	assert_int_equal(pl.depth, 2);
@@ -649,16 +967,19 @@ test_codec_garbage(void **state)
 		const char	*want;
 	} bad[] = {
 		{ 0, 'X', "magic" },
-		{ 4, 2, "version" },
+		{ 4, 1, "version" },		/* version 1: refused */
 		{ 8, 0, "jobs" },		/* n = 0 */
 		{ 9, 2, "jobs" },		/* n = 512 + 6 */
 		{ 12, 101, "machines" },
 		{ 16, 3, "lower bound" },
 		{ 23, 0x80, "incumbent" },
 		{ 32, 7, "need" },		/* depth > n */
-		{ 41, 0xff, "processing time" },
-		{ 40 + 2 * 18, 1, "prefix" },	/* prefix 1, 1 */
-		{ 40 + 2 * 18 + 2, 6, "prefix" },	/* job 6 of 6 */
+		{ 40, 5, "suffix" },		/* 2 + 5 > n */
+		{ 40, 1, "need" },		/* a suffix: 2 bytes short */
+		{ 44, 3, "branching" },
+		{ 49, 0xff, "processing time" },
+		{ 48 + 2 * 18, 1, "prefix" },	/* prefix 1, 1 */
+		{ 48 + 2 * 18 + 2, 6, "prefix" },	/* job 6 of 6 */
 	};
 	struct bnb_instance	 inst;
 	struct bnb_payload	 pl;
@@ -677,8 +998,8 @@ test_codec_garbage(void **state)
 	sub = bnb_sub_new(pre, 2, 0);
 	len = bnb_payload_len(6, 3, 2);
 	buf = malloc(len);
-	assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB1, 500, 0,
-	    sub), 0);
+	assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB1,
+	    BNB_FORWARD, 500, 0, sub), 0);
 	for (l = 0; l < len; l++) {
 		junk = malloc(l > 0 ? l : 1);
 		memcpy(junk, buf, l);
@@ -690,8 +1011,8 @@ test_codec_garbage(void **state)
 		junk = malloc(len);
 		memcpy(junk, buf, len);
 		junk[bad[i].off] = bad[i].val;
-		assert_int_equal(bnb_payload_decode(junk, len, &pl, err,
-		    sizeof(err)), -1);
+		if (bnb_payload_decode(junk, len, &pl, err, sizeof(err)) != -1)
+			fail_msg("case %zu decoded", i);
 		if (strstr(err, bad[i].want) == NULL)
 			fail_msg("case %zu: '%s' lacks '%s'", i, err,
 			    bad[i].want);
@@ -714,7 +1035,7 @@ test_codec_garbage(void **state)
 		if (l >= 8 && i % 2 == 0) {
 			junk[0] = 'P'; junk[1] = 'F'; junk[2] = 'S';
 			junk[3] = (i % 4 == 0) ? 'P' : 'R';
-			junk[4] = 1; junk[5] = junk[6] = junk[7] = 0;
+			junk[4] = 2; junk[5] = junk[6] = junk[7] = 0;
 		}
 		if (bnb_payload_decode(junk, l, &pl, err, sizeof(err)) == 0)
 			bnb_instance_free(&pl.inst);
@@ -804,20 +1125,24 @@ test_task_kind(void **state)
 	uint8_t			*buf;
 	char			 err[256];
 	size_t			 len, olen, i;
-	uint64_t		 nodes = 0, pops = 0;
-	int32_t			 inc = BNB_NONE;
+	uint64_t		 nodes, pops;
+	int32_t			 inc;
+	int			 br;
 
 	(void)state;
 	rnd_state = 17;
 	rnd_instance(&inst, 9, 4, 99);
-	pb = bnb_problem_new(&inst, BNB_LB2, err, sizeof(err));
+	atomic_init(&cancel, 0);
+	for (br = BNB_BIDIR; br >= BNB_FORWARD; br--) {
+	pb = bnb_problem_make(&inst, BNB_LB2, br, err, sizeof(err));
 	memset(&o, 0, sizeof(o));
 	o.slice = 25;
 	o.incumbent = BNB_NONE;
 	assert_int_equal(bnb_solve(pb, &o, &sol, err, sizeof(err)), 0);
 	assert_true(sol.proved);
+	nodes = pops = 0;
+	inc = BNB_NONE;
 
-	atomic_init(&cancel, 0);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.cancel = &cancel;
 	ctx.speed = 1.0;
@@ -829,10 +1154,10 @@ test_task_kind(void **state)
 	while (bnb_pool_bound(pool) < inc) {
 		sub = bnb_pool_pop(pool);
 		pops++;
-		len = bnb_payload_len(9, 4, sub->depth);
+		len = bnb_payload_len(9, 4, sub->depth + sub->back);
 		buf = malloc(len);
 		assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB2,
-		    inc, 25, sub), 0);
+		    br, inc, 25, sub), 0);
 		memset(&tp, 0, sizeof(tp));
 		tp.kind = "pfsp";
 		tp.payload = buf;
@@ -867,13 +1192,17 @@ test_task_kind(void **state)
 	assert_int_equal(pops, sol.pops);
 	assert_int_equal(hc.last, 2);
 	bnb_pool_free(pool);
+	if (br == BNB_FORWARD)
+		break;
+	bnb_problem_free(pb);
+	}
 
 	/* Cancelled before it starts. */
 	sub = bnb_sub_new(NULL, 0, 0);
 	len = bnb_payload_len(9, 4, 0);
 	buf = malloc(len);
 	assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB1,
-	    BNB_NONE, 0, sub), 0);
+	    BNB_FORWARD, BNB_NONE, 0, sub), 0);
 	tp.payload = buf;
 	tp.payload_len = len;
 	atomic_store(&cancel, 1);
@@ -1021,8 +1350,8 @@ test_parse_bad(void **state)
 	{
 		struct bnb_solution	 sol;
 
-		assert_int_equal(solve(&inst, BNB_LB2, 0, BNB_NONE, 1, &sol),
-		    7);
+		assert_int_equal(solve(&inst, BNB_LB2, BNB_BIDIR, 0, BNB_NONE,
+		    1, &sol), 7);
 		assert_true(sol.proved);
 		assert_int_equal(sol.perm[0], 0);
 	}
@@ -1139,22 +1468,78 @@ test_taillard_optima(void **state)
 	free(buf);
 }
 
+/*
+ * Every instance of tai20_5.txt (ta001-ta010) to its optimum, proved,
+ * with bidirectional branching and either bound, from NEH's upper bound
+ * alone (a real search each, cut into slices); the permutations
+ * recompute to the optima.
+ */
+static void
+test_taillard_bidir(void **state)
+{
+	static const int32_t	 opt[10] = { 1278, 1359, 1081, 1293, 1235,
+				    1195, 1234, 1206, 1230, 1108 };
+	struct bnb_instance	 inst;
+	struct bnb_problem	*pb;
+	struct bnb_solve_opts	 o;
+	struct bnb_solution	 sol;
+	char			*buf, err[256];
+	size_t			 len;
+	uint32_t		 i;
+	int			 lb;
+
+	(void)state;
+	buf = slurp(TAI20_5, &len);
+	for (i = 1; i <= 10; i++) {
+		assert_int_equal(bnb_parse_taillard(buf, len, "tai20_5.txt", i,
+		    &inst, err, sizeof(err)), 0);
+		for (lb = BNB_LB1; lb <= BNB_LB2; lb++) {
+			pb = bnb_problem_make(&inst, lb, BNB_BIDIR, err,
+			    sizeof(err));
+			assert_non_null(pb);
+			memset(&o, 0, sizeof(o));
+			o.slice = 1000;
+			o.incumbent = BNB_NONE;
+			o.neh = 1;
+			o.max_nodes = 50000000;
+			assert_int_equal(bnb_solve(pb, &o, &sol, err,
+			    sizeof(err)), 0);
+			if (!sol.proved || sol.cmax != opt[i - 1])
+				fail_msg("ta%03u %s: %d, proved %d after "
+				    "%llu nodes", i, bnb_lb_name(lb), sol.cmax,
+				    sol.proved, (unsigned long long)sol.nodes);
+			assert_int_equal(bnb_makespan(&inst, sol.perm, 20),
+			    opt[i - 1]);
+			print_message("ta%03u %s bidir: %llu nodes, %llu "
+			    "pops\n", i, bnb_lb_name(lb),
+			    (unsigned long long)sol.nodes,
+			    (unsigned long long)sol.pops);
+			bnb_problem_free(pb);
+		}
+		bnb_instance_free(&inst);
+	}
+	free(buf);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounds_valid),
+		cmocka_unit_test(test_bounds_bidir),
 		cmocka_unit_test(test_solver_brute),
 		cmocka_unit_test(test_budget_donate),
 		cmocka_unit_test(test_donation_shape),
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_codec_roundtrip),
 		cmocka_unit_test(test_codec_garbage),
+		cmocka_unit_test(test_codec_suffix),
 		cmocka_unit_test(test_task_kind),
 		cmocka_unit_test(test_parse_taillard),
 		cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_taillard_optima),
+		cmocka_unit_test(test_taillard_bidir),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

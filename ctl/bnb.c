@@ -48,6 +48,7 @@ struct bnb_opts {
 	int		 json;
 	int		 local;
 	int		 lb;
+	int		 branch;
 	uint64_t	 max_nodes;
 	uint32_t	 ig;
 };
@@ -70,8 +71,9 @@ bnb_usage(int code)
 	fprintf(code == EX_OK ? stdout : stderr,
 	    "usage: r3qctl bnb pfsp FILE [--instance N] [--lb lb1|lb2] "
 	    "[--local] [--json]\n"
-	    "                  [--node-budget N] [--max-nodes N] [--ig N] "
-	    "[--policy P]\n"
+	    "                  [--branching forward|bidir] [--node-budget N] "
+	    "[--max-nodes N]\n"
+	    "                  [--ig N] [--policy P]\n"
 	    "                  [--multiplicity LIST] [--interrupt on|off] "
 	    "[--split-depth N]\n"
 	    "                  [--exchange INTERVAL]\n"
@@ -79,6 +81,11 @@ bnb_usage(int code)
 	    "default 1)\n"
 	    "  --lb lb1|lb2        one-machine or two-machine (Johnson) "
 	    "bound (lb2)\n"
+	    "  --branching forward|bidir\n"
+	    "                      append jobs to the prefix only, or put each "
+	    "node's jobs\n"
+	    "                      first or last, whichever prunes more "
+	    "(bidir)\n"
 	    "  --local             solve here, in this process\n"
 	    "  --json              one JSON object\n"
 	    "  --node-budget N     nodes a task explores before it hands "
@@ -156,6 +163,7 @@ static void
 bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 {
 	static const struct option longopts[] = {
+		{ "branching",		required_argument, NULL, 'r' },
 		{ "exchange",		required_argument, NULL, 'x' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "ig",			required_argument, NULL, 'g' },
@@ -180,6 +188,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 	o->interrupt = 1;
 	o->node_budget = 10000;
 	o->lb = BNB_LB2;
+	o->branch = BNB_BIDIR;
 	o->ig = 1000;
 	o->mult[0] = 1;
 	o->nmult = 1;
@@ -227,6 +236,15 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 			break;
 		case 'L':
 			o->local = 1;
+			break;
+		case 'r':
+			if (strcmp(optarg, "forward") == 0)
+				o->branch = BNB_FORWARD;
+			else if (strcmp(optarg, "bidir") == 0)
+				o->branch = BNB_BIDIR;
+			else
+				die(EX_USAGE, "--branching: '%s' is not forward "
+				    "or bidir", optarg);
 			break;
 		case 'M':
 			if (parse_u64(optarg, 0, UINT64_MAX, &v) == -1)
@@ -357,7 +375,8 @@ bnb_local(const struct bnb_opts *o)
 	    sizeof(err)) == -1)
 		die(EX_DATAERR, "%s", err);
 	free(buf);
-	if ((pb = bnb_problem_new(&inst, o->lb, err, sizeof(err))) == NULL)
+	if ((pb = bnb_problem_make(&inst, o->lb, o->branch, err,
+	    sizeof(err))) == NULL)
 		die(EX_DATAERR, "%s: %s", o->file, err);
 	if ((sol = calloc(1, sizeof(*sol))) == NULL)
 		die(EX_FAIL, "out of memory");
@@ -383,9 +402,10 @@ bnb_local(const struct bnb_opts *o)
 		printf("{\"problem\":\"pfsp\",\"file\":");
 		bnb_json_str(o->file);
 		printf(",\"instance\":%u,\"jobs\":%u,\"machines\":%u,"
-		    "\"lb\":\"%s\",\"local\":true,\"makespan\":%" PRId32
-		    ",\"permutation\":[", o->instance, inst.n, inst.m,
-		    bnb_lb_name(o->lb), sol->cmax);
+		    "\"lb\":\"%s\",\"branching\":\"%s\",\"local\":true,"
+		    "\"makespan\":%" PRId32 ",\"permutation\":[", o->instance,
+		    inst.n, inst.m, bnb_lb_name(o->lb),
+		    bnb_branch_name(o->branch), sol->cmax);
 		for (i = 0; i < inst.n; i++)
 			printf("%s%u", i > 0 ? "," : "", sol->perm[i] + 1u);
 		printf("],\"nodes\":%" PRIu64 ",\"tasks\":%" PRIu64
@@ -397,8 +417,9 @@ bnb_local(const struct bnb_opts *o)
 		    sol->proved ? "true" : "false", sol->bound, inst.ub,
 		    inst.lb);
 	} else {
-		printf("instance %u of %s: %u jobs, %u machines, %s\n",
-		    o->instance, o->file, inst.n, inst.m, bnb_lb_name(o->lb));
+		printf("instance %u of %s: %u jobs, %u machines, %s, %s "
+		    "branching\n", o->instance, o->file, inst.n, inst.m,
+		    bnb_lb_name(o->lb), bnb_branch_name(o->branch));
 		printf("makespan %" PRId32 "\n", sol->cmax);
 		printf("permutation");
 		for (i = 0; i < inst.n; i++)

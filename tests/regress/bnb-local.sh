@@ -1,8 +1,11 @@
 # r3qctl bnb pfsp --local solves Taillard's ta001 (the first instance of
 # tai20_5.txt) to the optimum the file gives, 1278, proved, and the
 # permutation it prints, text or JSON, recomputes to that makespan;
-# ta004 with the one-machine bound and NEH alone takes a real search and
-# agrees.  Malformed files are refused with file:line: and status 65, a
+# ta004 with the one-machine bound, forward branching and NEH alone takes
+# a real search and agrees.  Every instance of tai20_5.txt (ta001-ta010)
+# and three of tai20_10.txt are proved optimal with the defaults
+# (bidirectional branching, LB2), their permutations recomputing to the
+# optima; the times are printed, not asserted.  Malformed files are refused with file:line: and status 65, a
 # missing one with 66, and a distributed run with 69 for now.  No daemon
 # runs.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
@@ -64,9 +67,10 @@ re=$(makespan "$F" 1 "$perm")
 [ "$re" = "$ub" ] || fail "--json: the permutation recomputes to $re"
 ok "ta001 --json: one object, the same optimum, its permutation recomputes"
 
-# ta004, LB1 from NEH alone: a search of many subproblems.
+# ta004, LB1 and forward branching from NEH alone: many subproblems.
 "$R3QCTL" bnb pfsp "$F" --local --instance 4 --lb lb1 --ig 0 \
-    --node-budget 5000 > "$T/out4" || fail "ta004: exit $?"
+    --branching forward --node-budget 5000 > "$T/out4" ||
+    fail "ta004: exit $?"
 got=$(sed -n 's/^makespan //p' "$T/out4")
 [ "$got" = 1293 ] || fail "ta004: makespan '$got', not 1293"
 grep -qx 'proved yes' "$T/out4" || fail "ta004: not proved"
@@ -75,6 +79,32 @@ tasks=$(sed -n 's/^tasks //p' "$T/out4")
 re=$(makespan "$F" 4 "$(sed -n 's/^permutation //p' "$T/out4")")
 [ "$re" = 1293 ] || fail "ta004: the permutation recomputes to $re"
 ok "ta004 with lb1 from NEH: 1293 over $tasks subproblems"
+
+# solved FILE INSTANCE OPTIMUM: the defaults prove OPTIMUM, and the
+# permutation recomputes to it.
+solved() {
+	"$R3QCTL" bnb pfsp "$1" --local --instance "$2" > "$T/o" ||
+	    fail "$1 $2: exit $?: $(cat "$T/o")"
+	got=$(sed -n 's/^makespan //p' "$T/o")
+	[ "$got" = "$3" ] || fail "$1 $2: makespan '$got', not $3"
+	grep -qx 'proved yes' "$T/o" || fail "$1 $2: not proved"
+	grep -q 'lb2, bidir branching$' "$T/o" || fail "$1 $2: $(head -1 "$T/o")"
+	re=$(makespan "$1" "$2" "$(sed -n 's/^permutation //p' "$T/o")")
+	[ "$re" = "$3" ] || fail "$1 $2: the permutation recomputes to $re"
+	echo "# $(basename "$1") $2: $3 proved, $(sed -n 's/^nodes //p' \
+	    "$T/o") nodes, $(sed -n 's/^time //p' "$T/o")"
+}
+i=0
+for opt in 1278 1359 1081 1293 1235 1195 1234 1206 1230 1108; do
+	i=$((i + 1))
+	solved "$F" $i $opt
+done
+ok "ta001-ta010: every optimum proved with the defaults"
+F10=$top_srcdir/tests/data/taillard/tai20_10.txt
+solved "$F10" 4 1377
+solved "$F10" 6 1397
+solved "$F10" 9 1593
+ok "ta014, ta016, ta019 (20 x 10): proved"
 
 # bad NAME STATUS WANT TEXT: a file of TEXT is refused with STATUS and an
 # error that starts with the file's name and WANT (its line and message).

@@ -348,7 +348,7 @@ test_unknown_kind(void **state)
 	static const uint8_t	 pl[3] = { 1, 2, 3 };
 	struct task_params	 p = { 0 };
 	struct task_result	 res;
-	char			 longname[400];
+	char			 longname[TASK_ERRLEN + 100];
 	size_t			 len;
 
 	(void)state;

@@ -25,6 +25,7 @@
 
 #include <cblas.h>
 
+#include "bnb.h"
 #include "es/es.h"
 #include "es/payload.h"
 #include "exchange.h"
@@ -93,6 +94,9 @@ usage(int code)
 	    "  exchange plan [options]  schedule a total exchange and print "
 	    "it\n"
 	    "                         (r3qctl exchange -h)\n"
+	    "  bnb pfsp FILE [options]  solve a flow-shop instance by branch "
+	    "and bound\n"
+	    "                         (r3qctl bnb -h)\n"
 	    "es options:\n"
 	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
@@ -104,6 +108,12 @@ usage(int code)
 	    "exchange plan options:\n"
 	    "  --algo A  --matrix FILE  --random P  --fatal P  --seed N  "
 	    "--json\n"
+	    "bnb options:\n"
+	    "  --instance N  --lb lb1|lb2  --local  --json  --node-budget N  "
+	    "--max-nodes N\n"
+	    "  --branching forward|bidir  --ig N  --policy P  "
+	    "--multiplicity LIST\n"
+	    "  --interrupt on|off  --split-depth N  --exchange INTERVAL\n"
 	    "report options:\n"
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
@@ -1453,5 +1463,7 @@ main(int argc, char *argv[])
 		return (cmd_map(argc, argv, ctl_sflag));
 	if (strcmp(argv[0], "exchange") == 0)
 		return (cmd_exchange(argc, argv));
+	if (strcmp(argv[0], "bnb") == 0)
+		return (cmd_bnb(argc, argv));
 	die(EX_USAGE, "unknown command '%s' (see r3qctl -h)", argv[0]);
 }

@@ -17,6 +17,7 @@ static const struct task_kind task_kinds[] = {
 	{ "ridge-lu",	task_ridge_lu_run },
 	{ "synth",	task_synth_run },
 	{ "echo",	task_echo_run },
+	{ "pfsp",	task_pfsp_run },
 };
 
 #define TASK_NKINDS	(sizeof(task_kinds) / sizeof(task_kinds[0]))

@@ -45,7 +45,8 @@ ok "masterd, workerd and r3qctl: -h and --help on stdout with 0, errors on stder
 export R3Q_CONTROL="$T/no.sock"
 asked "r3qctl help" "$R3QCTL" help
 for c in es "submit es" submit wait "wait 3" result "result 3" jobs workers \
-    cancel "cancel 3" "report 3" map "map echo"; do
+    cancel "cancel 3" "report 3" map "map echo" bnb "bnb pfsp" \
+    "bnb pfsp f --local"; do
 	# shellcheck disable=SC2086
 	asked "r3qctl $c -h" "$R3QCTL" $c -h
 	# shellcheck disable=SC2086
@@ -53,7 +54,8 @@ for c in es "submit es" submit wait "wait 3" result "result 3" jobs workers \
 done
 asked "r3qctl es --mu 3 --help" "$R3QCTL" es --mu 3 --help
 for c in "es --bogus" "es -Z" "jobs extra" "workers extra" wait "wait 1 2" \
-    "result --bogus 1" "report -Z 1" "help me"; do
+    "result --bogus 1" "report -Z 1" "help me" bnb "bnb --bogus" \
+    "bnb pfsp" "bnb pfsp f g"; do
 	# shellcheck disable=SC2086
 	refused "r3qctl $c" "$R3QCTL" $c
 done

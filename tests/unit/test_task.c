@@ -175,7 +175,7 @@ test_ridge_values(void **state)
 static void
 test_registry(void **state)
 {
-	static const char	*want[] = { "ridge-lu", "synth", "echo" };
+	static const char	*want[] = { "ridge-lu", "synth", "echo", "pfsp" };
 	const struct task_kind	*list;
 	size_t			 n, i, j;
 

@@ -4,7 +4,6 @@
     python3 -m r3q serve [--pickle] MODULE:FUNCTION
 """
 import argparse
-import os
 import sys
 
 EX_USAGE = 64
@@ -75,6 +74,11 @@ def cmd_map(a):
 
 
 def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["serve"]:
+        from . import serve
+        return serve.main(argv[1:])
     p = _Parser(prog="python3 -m r3q", description=DESCRIPTION,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--master", help="masterd's host:port (TLS); default "
@@ -88,15 +92,11 @@ def main(argv=None):
                        "stdin), print the outputs in order")
     m.add_argument("kind", metavar="KIND")
     m.add_argument("file", metavar="FILE", nargs="?")
-    s = sub.add_parser("serve", add_help=False,
-                       help="the worker side: python3 -m r3q.serve")
-    s.add_argument("rest", nargs=argparse.REMAINDER)
+    sub.add_parser("serve", add_help=False, help="the worker side, as "
+                   "python3 -m r3q.serve (serve --help)")
     a = p.parse_args(argv)
     if a.cmd is None:
         p.error("a command is needed (map, serve); --help says more")
-    if a.cmd == "serve":
-        from . import serve
-        return serve.main(a.rest)
     import r3q
     try:
         return cmd_map(a)

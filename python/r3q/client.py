@@ -13,12 +13,14 @@ import ctypes
 import itertools
 import pickle
 import threading
+import traceback
 import weakref
 from array import array
 
 from . import _lib
 from .errors import (Cancelled, ClientClosed, ConnectionLost, Error)
 
+_CANCELLED = concurrent.futures._base.CANCELLED
 _BUF_WORDS = 3          # struct r3q_buf: data, len, status (+ padding)
 assert ctypes.sizeof(_lib.Buf) == 8 * _BUF_WORDS
 
@@ -95,6 +97,7 @@ class Future(concurrent.futures.Future):
         self._cfut = cfut               # None once the driver took it
         self._codec = codec
         self._cancel_text = "cancelled"
+        self._notify_lock = threading.Lock()
 
     def cancel(self):
         """Cancel the task: True if it will not give a result (it is
@@ -111,8 +114,11 @@ class Future(concurrent.futures.Future):
         self._cancel_text = text
         if super().cancel():
             # wait() and as_completed() hear of it here, as from an
-            # executor's set_running_or_notify_cancel.
-            self.set_running_or_notify_cancel()
+            # executor's set_running_or_notify_cancel, once (the program
+            # and the driver may both get here).
+            with self._notify_lock:
+                if self._state == _CANCELLED:
+                    self.set_running_or_notify_cancel()
 
     def result(self, timeout=None):
         try:
@@ -269,7 +275,10 @@ class _Driver:
                 if done:
                     arr = None
             for fut, status, out, text in done:
-                fut._resolve(status, out, text)
+                try:
+                    fut._resolve(status, out, text)
+                except Exception:       # never lose the thread
+                    traceback.print_exc()
 
     def close(self):
         """Stop the thread, cancel what is left, close the connection."""

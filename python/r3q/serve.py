@@ -31,8 +31,9 @@ cool-down rules then do what they do for any kind that fails.
 Cancellation ('C') is honoured between tasks: a task cancelled before it
 starts is not run, and a cancel that comes after the answer is ignored.
 A task already running is not interrupted: it runs to its end (workerd
-kills the process if that takes longer than the kind's kill_grace).
-halfway() reports the half-way point of the current task (an 'H' frame),
+kills the process if that takes longer than the kind's kill_grace), unless
+it asks: cancelled() says whether its task has been cancelled.  halfway()
+reports the half-way point of the current task (an 'H' frame),
 for the master's relative suspect detection.
 
 Standard output carries frames only: print() in the function goes to
@@ -48,12 +49,14 @@ import sys
 import time
 import traceback
 
-__all__ = ["halfway", "main"]
+__all__ = ["cancelled", "halfway", "main"]
 
 _HEAD = 5
 _out = None             # the descriptor frames go out on
+_frames = None          # and the frames that come in
 _in_task = False
 _half_sent = False
+_cancel_seen = False
 
 
 def _send(kind, body=b""):
@@ -68,6 +71,15 @@ def halfway():
     if _in_task and not _half_sent and _out is not None:
         _half_sent = True
         _send(b"H")
+
+
+def cancelled():
+    """True once the current task has been cancelled (by the master, or
+    its timeout): a long function may look now and then and give up."""
+    global _cancel_seen
+    if _in_task and not _cancel_seen and _frames is not None:
+        _cancel_seen = _frames.cancel_pending()
+    return _cancel_seen
 
 
 class _Frames:
@@ -158,7 +170,7 @@ def _output(value):
 
 def _run(fn, use_pickle, payload):
     """One task: ('R', output) or ('F', message)."""
-    global _in_task, _half_sent
+    global _in_task, _half_sent, _cancel_seen
     if use_pickle:
         try:
             arg = pickle.loads(payload)
@@ -169,7 +181,7 @@ def _run(fn, use_pickle, payload):
                           _last_line(e)).encode()
     else:
         arg = payload
-    _in_task, _half_sent = True, False
+    _in_task, _half_sent, _cancel_seen = True, False, False
     try:
         value = fn(arg)
     except BaseException as e:
@@ -193,7 +205,7 @@ def _run(fn, use_pickle, payload):
 
 def serve(spec, use_pickle=False, infd=0, outfd=1):
     """Serve tasks until workerd closes our input."""
-    global _out
+    global _out, _frames
     # Frames own the pipes: the function's prints and reads go elsewhere.
     _out = os.dup(outfd)
     inp = os.dup(infd)
@@ -214,7 +226,7 @@ def serve(spec, use_pickle=False, infd=0, outfd=1):
                                               _last_line(e))).encode()
         print("%s: answering every task with this failure" % prog,
               file=sys.stderr, flush=True)
-    frames = _Frames(inp)
+    frames = _frames = _Frames(inp)
     while True:
         f = frames.next()
         if f is None:
@@ -230,7 +242,8 @@ def serve(spec, use_pickle=False, infd=0, outfd=1):
             continue
         t0 = time.monotonic()
         kind, out = _run(fn, use_pickle, body)
-        if time.monotonic() - t0 > 0.001 and frames.cancel_pending():
+        if _cancel_seen or (time.monotonic() - t0 > 0.001 and
+                            frames.cancel_pending()):
             kind, out = b"F", b"cancelled"
         _send(kind, out)
 

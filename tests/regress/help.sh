@@ -60,3 +60,19 @@ for c in "es --bogus" "es -Z" "jobs extra" "workers extra" wait "wait 1 2" \
 	refused "r3qctl $c" "$R3QCTL" $c
 done
 ok "every r3qctl command: --help on stdout with 0, usage errors on stderr with 64"
+
+# The Python package's commands (python/r3q): argparse's help, and usage
+# errors with 64 as above.
+PY=${PYTHON:-/usr/bin/python3}
+PYTHONPATH=$(cd "$top_srcdir" && pwd)/python
+export PYTHONPATH
+asked "python3 -m r3q --help" "$PY" -m r3q --help
+asked "python3 -m r3q -h" "$PY" -m r3q -h
+asked "python3 -m r3q map --help" "$PY" -m r3q map --help
+asked "python3 -m r3q.serve --help" "$PY" -m r3q.serve --help
+asked "python3 -m r3q serve --help" "$PY" -m r3q serve --help
+refused "python3 -m r3q" "$PY" -m r3q
+refused "python3 -m r3q --bogus" "$PY" -m r3q --bogus
+refused "python3 -m r3q.serve" "$PY" -m r3q.serve
+refused "python3 -m r3q.serve a b" "$PY" -m r3q.serve a:b c
+ok "python3 -m r3q and python3 -m r3q.serve: --help on stdout with 0, errors on stderr with 64"

@@ -1,5 +1,6 @@
 # make install puts the daemons, r3qctl, the man pages, the sample configs,
-# the systemd units, sysusers and tmpfiles where they belong; an installed
+# the systemd units, sysusers and tmpfiles, the Python package where they
+# belong; an installed
 # config is never overwritten; the installed units pass systemd-analyze
 # verify (with ExecStart pointed at the DESTDIR copy of the daemons).
 #
@@ -19,7 +20,7 @@ make -s -C "$top_builddir" install DESTDIR="$R" > "$T/install.log" 2>&1 ||
 for f in sbin/masterd sbin/workerd bin/r3qctl r3q/masterd.conf \
     r3q/workerd.conf man8/masterd.8 man8/workerd.8 man1/r3qctl.1 \
     man5/masterd.conf.5 man5/workerd.conf.5 man3/r3q.3 man3/r3q-plugin.3 include/r3q.h include/r3q-plugin.h \
-    pkgconfig/r3q.pc libr3q.so.0; do
+    pkgconfig/r3q.pc libr3q.so.0 r3q/__init__.py r3q/serve.py r3q/_paths.py; do
 	[ -n "$(find "$R" -path "*/$f" -print -quit)" ] || fail "not installed: $f"
 done
 for f in masterd.service workerd.service sysusers.d/r3q.conf tmpfiles.d/r3q.conf; do
@@ -167,6 +168,27 @@ check_tree() {
 		    fail "$1: ${page##*/}: left unsubstituted: $(cat "$T/left")"
 	done
 
+	# The Python package: where the interpreter imports from when it
+	# has a directory under the prefix (Debian: /usr/lib/python3/
+	# dist-packages, /usr/local/lib/python3.X/dist-packages), finding
+	# the libr3q installed with it, and it runs.
+	PY=${PYTHON:-/usr/bin/python3}
+	init=$(find "$r" -path '*/r3q/__init__.py')
+	[ -n "$init" ] || fail "$1: the Python package is not installed"
+	pkg=${init%/r3q/__init__.py}
+	pkg=${pkg#"$r"}
+	want=$("$PY" -c "import site, sys
+for d in site.getsitepackages() + sys.path:
+    if d.startswith('$prefix/lib/') and d.endswith('-packages'):
+        print(d)
+        break")
+	[ -z "$want" ] || [ "$pkg" = "$want" ] ||
+	    fail "$1: r3q installed in $pkg, $PY imports from $want"
+	grep -qx "LIBDIR = \"$prefix/lib\"" "$r$pkg/r3q/_paths.py" ||
+	    fail "$1: r3q looks for libr3q in $(cat "$r$pkg/r3q/_paths.py")"
+	PYTHONPATH=$r$pkg "$PY" -m r3q --help > /dev/null 2>&1 ||
+	    fail "$1: the installed python3 -m r3q --help fails"
+
 	unit=$(find "$r" -name masterd.service)
 	[ "$(sed -n 's/^ReadWritePaths=//p' "$unit")" = "$rdir $sdir" ] ||
 	    fail "$1: masterd.service may write $(grep ReadWritePaths "$unit"), want $rdir $sdir"
@@ -195,3 +217,4 @@ unit=$(find "$T/r-etc" -name masterd.service)
 grep -qx 'RuntimeDirectory=r3q' "$unit" && grep -qx 'StateDirectory=r3q' "$unit" ||
     fail "etc: masterd.service lacks RuntimeDirectory=r3q or StateDirectory=r3q"
 ok "--prefix=/usr --sysconfdir=/etc --localstatedir=/var --runstatedir=/run: everything agrees on /etc/r3q, /run/r3q, /var/lib/r3q"
+ok "the Python package r3q goes where $PY imports from: $(find "$T/r-default" "$T/r-etc" -path '*/r3q/__init__.py' | sed "s|^$T/r-[a-z]*||; s|/r3q/__init__.py||" | tr '\n' ' ')"

@@ -1,0 +1,617 @@
+"""r3q.Client: run tasks on an R3Q cluster from Python, over libr3q.
+
+A client holds up to two libr3q connections to one masterd, each with one
+batch job: one for map() (one call, one batch: a generation), opened when
+the client is made, and one for submit() and its futures, opened on the
+first submit.  They are two because r3q_signal() wakes whichever wait is
+blocked on a connection: the futures' thread is woken that way when a task
+is submitted, and an interrupted map is woken that way too, and neither
+must ever take the other's wake-up.
+"""
+import concurrent.futures
+import ctypes
+import itertools
+import pickle
+import threading
+import traceback
+import weakref
+from array import array
+
+from . import _lib
+from .errors import (Cancelled, ClientClosed, ConnectionLost, Error)
+
+_CANCELLED = concurrent.futures._base.CANCELLED
+_BUF_WORDS = 3          # struct r3q_buf: data, len, status (+ padding)
+assert ctypes.sizeof(_lib.Buf) == 8 * _BUF_WORDS
+
+
+def _codec(codec):
+    """None (bytes as they are), "pickle", or an object with dumps and
+    loads."""
+    if codec is None:
+        return None
+    if codec == "pickle":
+        return pickle
+    if not (hasattr(codec, "dumps") and hasattr(codec, "loads")):
+        raise TypeError("codec must be None, 'pickle' or have dumps and "
+                        "loads, not %r" % (codec,))
+    return codec
+
+
+def _payload(obj, codec):
+    """The bytes of one task's payload."""
+    if codec is not None:
+        obj = codec.dumps(obj)
+    if isinstance(obj, bytes):
+        return obj
+    if isinstance(obj, (bytearray, memoryview)):
+        return bytes(obj)
+    raise TypeError("a payload is bytes (or use codec='pickle'), not %s"
+                    % type(obj).__name__)
+
+
+def _kind(kind):
+    if not isinstance(kind, str) or not kind:
+        raise TypeError("a kind is a non-empty str, not %r" % (kind,))
+    return kind.encode()
+
+
+def _b(s):
+    return None if s is None else str(s).encode()
+
+
+class _Conn:
+    """One libr3q connection and its job: what a Client's map or futures
+    use, closed once (r3q_close tells the master the job is over)."""
+
+    def __init__(self, opts, jopts):
+        lib = _lib.lib()
+        err = ctypes.create_string_buffer(512)
+        self.ptr = lib.r3q_connect(ctypes.byref(opts), err, len(err))
+        if not self.ptr:
+            raise ConnectionLost(err.value.decode("utf-8", "replace"),
+                                 _lib.ECONN)
+        self.job = lib.r3q_job_open(self.ptr, ctypes.byref(jopts))
+        if not self.job:
+            text = lib.r3q_error(self.ptr).decode("utf-8", "replace")
+            lib.r3q_close(self.ptr)
+            self.ptr = None
+            raise Error("cannot open a job: " + text, _lib.EDENIED)
+
+    def close(self):
+        if self.ptr:
+            _lib.lib().r3q_close(self.ptr)
+            self.ptr = self.job = None
+
+
+class Future(concurrent.futures.Future):
+    """The outcome of one task, as concurrent.futures knows it: result(),
+    exception(), done(), cancel(), add_done_callback(), and
+    concurrent.futures.wait() and as_completed().  A failed task's result()
+    raises r3q.TaskFailed with the remote error, a cancelled one
+    r3q.Cancelled (a concurrent.futures.CancelledError)."""
+
+    def __init__(self, driver, cfut, codec):
+        super().__init__()
+        self._driver = driver
+        self._cfut = cfut               # None once the driver took it
+        self._codec = codec
+        self._cancel_text = "cancelled"
+        self._notify_lock = threading.Lock()
+
+    def cancel(self):
+        """Cancel the task: True if it will not give a result (it is
+        cancelled on the cluster too), False if it is done or its result
+        is on its way."""
+        if self.done():
+            return self.cancelled()
+        if not self._driver.cancel(self):
+            return False
+        self._cancelled("cancelled")
+        return True
+
+    def _cancelled(self, text):
+        self._cancel_text = text
+        if super().cancel():
+            # wait() and as_completed() hear of it here, as from an
+            # executor's set_running_or_notify_cancel, once (the program
+            # and the driver may both get here).
+            with self._notify_lock:
+                if self._state == _CANCELLED:
+                    self.set_running_or_notify_cancel()
+
+    def result(self, timeout=None):
+        try:
+            return super().result(timeout)
+        except concurrent.futures.CancelledError as e:
+            if isinstance(e, Cancelled):
+                raise
+            raise Cancelled(self._cancel_text, _lib.ECANCELLED) from None
+
+    def exception(self, timeout=None):
+        try:
+            return super().exception(timeout)
+        except concurrent.futures.CancelledError as e:
+            if isinstance(e, Cancelled):
+                raise
+            raise Cancelled(self._cancel_text, _lib.ECANCELLED) from None
+
+    def _resolve(self, status, out, text):
+        """The driver's: the task's outcome arrived."""
+        try:
+            if status == _lib.OK:
+                try:
+                    value = out if self._codec is None else \
+                        self._codec.loads(out)
+                except Exception as e:
+                    self.set_exception(e)
+                else:
+                    self.set_result(value)
+            elif status == _lib.ECANCELLED:
+                self._cancelled(text or "cancelled")
+            else:
+                self.set_exception(_lib.exception(status, text))
+        except concurrent.futures.InvalidStateError:
+            pass                        # cancelled meanwhile
+
+
+class _Driver:
+    """The futures' connection and the thread that waits on it.
+
+    libr3q has no thread of its own: this one blocks in r3q_wait_any() on
+    every unresolved task, with the GIL released, and completes the Python
+    futures as tasks resolve.  Submitters queue tasks with r3q_submit()
+    from any thread and wake it with r3q_signal() so that it sends them
+    (r3q_flush: the tasks submitted since it last looked are one batch) and
+    waits on them too.  Only this thread frees libr3q's futures, so the
+    array it waits on stays valid while it is blocked."""
+
+    def __init__(self, opts, jopts):
+        self.conn = _Conn(opts, jopts)
+        self.lock = threading.Lock()    # pending, flags; libr3q calls
+        self.idle = threading.Condition(self.lock)
+        self.pending = {}               # libr3q future -> Future
+        self.new = False                # submitted since the last flush
+        self.signalled = False          # one r3q_signal not yet consumed
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, name="r3q-futures",
+                                       daemon=True)
+        self.thread.start()
+
+    def _wake(self):
+        """With the lock: make the thread look again."""
+        if self.pending and not self.signalled:
+            self.signalled = True
+            _lib.lib().r3q_signal(self.conn.ptr)
+        self.idle.notify()
+
+    def submit(self, kind, payload, codec, priority, copies):
+        lib = _lib.lib()
+        with self.lock:
+            if self.stopping:
+                raise ClientClosed("the r3q.Client is closed")
+            if priority or copies > 1:
+                t = _lib.Task(kind, ctypes.cast(ctypes.c_char_p(payload),
+                                                ctypes.c_void_p),
+                              len(payload), priority, copies)
+                cfut = lib.r3q_submit_task(self.conn.job, ctypes.byref(t))
+            else:
+                cfut = lib.r3q_submit(self.conn.job, kind, payload,
+                                      len(payload))
+            if not cfut:
+                raise MemoryError("libr3q: out of memory")
+            fut = Future(self, cfut, codec)
+            self.pending[cfut] = fut
+            self.new = True
+            self._wake()
+        return fut
+
+    def cancel(self, fut):
+        """Cancel fut's task; False if its outcome is in already."""
+        with self.lock:
+            if fut._cfut is None or self.stopping:
+                return False
+            if _lib.lib().r3q_cancel(fut._cfut) != _lib.OK:
+                return False
+            self._wake()                # the cancel goes out, cfut is freed
+            return True
+
+    def _take(self, cfut):
+        """With the lock: a resolved task's outcome, its libr3q future
+        freed."""
+        lib = _lib.lib()
+        data = ctypes.c_void_p()
+        size = ctypes.c_size_t()
+        status = lib.r3q_future_result(cfut, ctypes.byref(data),
+                                       ctypes.byref(size))
+        out = text = None
+        if status == _lib.OK:
+            out = ctypes.string_at(data.value, size.value) \
+                if size.value else b""
+        else:
+            e = lib.r3q_future_error(cfut)
+            text = e.decode("utf-8", "replace") if e else None
+        lib.r3q_future_free(cfut)
+        fut = self.pending.pop(cfut)
+        fut._cfut = None
+        return fut, status, out, text
+
+    def _run(self):
+        lib = _lib.lib()
+        keys = []
+        arr = None
+        idx = ctypes.c_size_t()
+        while True:
+            with self.lock:
+                while not self.stopping and not self.pending:
+                    self.idle.wait()
+                if self.stopping:
+                    return
+                if self.new:
+                    self.new = False
+                    lib.r3q_flush(self.conn.job)
+                if arr is None or len(keys) != len(self.pending):
+                    keys = list(self.pending)
+                    arr = (ctypes.c_void_p * len(keys))(*keys)
+            rc = lib.r3q_wait_any(arr, len(keys), -1, ctypes.byref(idx))
+            done = []
+            while rc == _lib.OK:
+                i = idx.value
+                with self.lock:
+                    done.append(self._take(keys[i]))
+                arr[i] = None
+                # Whatever else resolved meanwhile, without blocking.
+                rc = lib.r3q_wait_any(arr, len(keys), 0, ctypes.byref(idx))
+            with self.lock:
+                if rc == _lib.ESIGNALLED:
+                    self.signalled = False
+                elif rc == _lib.ECONN:
+                    # Given up: what libr3q did not resolve fails here.
+                    text = lib.r3q_error(self.conn.ptr).decode(
+                        "utf-8", "replace")
+                    for c in list(self.pending):
+                        fut, _, _, _ = self._take(c)
+                        done.append((fut, _lib.ECONN, None, text))
+                if done:
+                    arr = None
+            for fut, status, out, text in done:
+                try:
+                    fut._resolve(status, out, text)
+                except Exception:       # never lose the thread
+                    traceback.print_exc()
+
+    def close(self):
+        """Stop the thread, cancel what is left, close the connection."""
+        with self.lock:
+            self.stopping = True
+            if self.pending and not self.signalled:
+                self.signalled = True
+                _lib.lib().r3q_signal(self.conn.ptr)
+            self.idle.notify()
+        if self.thread is not threading.current_thread():
+            self.thread.join()
+        with self.lock:
+            left = [self._take(c) for c in list(self.pending)]
+        for fut, _, _, _ in left:
+            fut._resolve(_lib.ECANCELLED, None, "the r3q.Client was closed")
+        self.conn.close()
+
+
+class _State:
+    """What a Client owns, apart from the Client (weakref.finalize closes
+    it at exit if the program did not)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.map_lock = threading.Lock()    # one map at a time
+        self.closed = False
+        self.mconn = None
+        self.driver = None
+
+    def close(self):
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            driver, self.driver = self.driver, None
+        if driver is not None:
+            driver.close()
+        with self.map_lock:
+            if self.mconn is not None:
+                self.mconn.close()
+                self.mconn = None
+
+
+class Client:
+    """A connection to an R3Q cluster's masterd.
+
+    Client() connects as libr3q's r3q_connect() does with no options: the
+    R3Q_MASTER, R3Q_CA, R3Q_CERT, R3Q_KEY, R3Q_CONTROL and R3Q_CONFIG
+    environment variables, else masterd's local control socket.
+    Client(master="head:7411", ca=..., cert=..., key=...) connects over
+    mutual TLS with a client certificate (scripts/mkcerts makes one).
+    control= names a control socket, config= a "key = value" file;
+    reconnect= is how many seconds a broken connection is tried again
+    before its tasks fail with r3q.ConnectionLost (default 60, None: for
+    ever).  The job's settings (masterd.conf(5)): name, policy ("wq",
+    "rr", "rwq", "r3q"), queue_factor (an int or "auto"), max_attempts,
+    max_kills, verify, client_timeout (seconds).
+
+    A client is used from any thread, and as a context manager; close()
+    (or the end of the with block) cancels what is still running."""
+
+    def __init__(self, master=None, ca=None, cert=None, key=None, *,
+                 control=None, config=None, reconnect=60.0, name="python",
+                 policy=None, queue_factor=None, max_attempts=None,
+                 max_kills=None, verify=None, client_timeout=None):
+        if reconnect is None:
+            rms = -1
+        else:
+            rms = max(1, int(reconnect * 1000))
+        self._opts = _lib.Options(_b(master), _b(ca), _b(cert), _b(key),
+                                  _b(control), _b(config), rms)
+        if queue_factor == "auto":
+            queue_factor = _lib.QF_AUTO
+        self._jopts = _lib.JobOptions(
+            _b(name), _b(policy), queue_factor or 0, max_attempts or 0,
+            max_kills or 0, verify or 0,
+            int((client_timeout or 0) * 1000))
+        self._state = _State()
+        self._state.mconn = _Conn(self._opts, self._jopts)
+        self._finalizer = weakref.finalize(self, self._state.close)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Close the connections: unfinished futures are cancelled, and
+        every later call raises r3q.ClientClosed.  Closing twice is fine."""
+        self._finalizer()
+
+    @property
+    def closed(self):
+        return self._state.closed
+
+    def _check(self):
+        if self._state.closed:
+            raise ClientClosed("the r3q.Client is closed")
+
+    def map(self, kind, iterable, *, codec=None, timeout=None,
+            return_exceptions=False):
+        """Run one task of kind for each payload of iterable, as one batch
+        (one generation: RR and R3Q replicate its tail), and return their
+        outputs as a list in input order.  Payloads and outputs are bytes,
+        or with codec="pickle" any picklable objects.
+
+        A task that failed raises its exception (r3q.TaskFailed with the
+        remote error, and its index) once all are over, or with
+        return_exceptions=True takes its place in the list.  timeout (s):
+        r3q.Timeout, the tasks left cancelled.  KeyboardInterrupt cancels
+        the batch and is raised at once."""
+        st = self._state
+        codec = _codec(codec)
+        kindb = _kind(kind)
+        payloads = [_payload(p, codec) for p in iterable]
+        n = len(payloads)
+        self._check()
+        if n == 0:
+            return []
+        tmo = -1 if timeout is None else max(0, int(timeout * 1000))
+        # The inputs as one array of struct r3q_buf over one buffer.
+        blob = b"".join(payloads)
+        base = ctypes.cast(ctypes.c_char_p(blob), ctypes.c_void_p).value or 0
+        lens = array("Q", map(len, payloads))
+        inp = array("Q", bytes(8 * _BUF_WORDS * n))
+        inp[0::_BUF_WORDS] = array("Q", itertools.accumulate(
+            lens[:-1], initial=base))
+        inp[1::_BUF_WORDS] = lens
+        out = array("Q", bytes(8 * _BUF_WORDS * n))
+        with st.map_lock:
+            self._check()
+            if st.mconn is None:
+                st.mconn = _Conn(self._opts, self._jopts)
+            conn = st.mconn
+            rc = self._run_map(conn, kindb, inp, out, n, tmo)
+        results = self._outputs(out, n, codec)
+        if rc == _lib.ETIMEDOUT:
+            raise _lib.exception(rc, "map timed out after %g s" % timeout)
+        if rc == _lib.ECONN and all(isinstance(r, ConnectionLost)
+                                    for r in results):
+            raise results[0]
+        if not return_exceptions:
+            for r in results:
+                if isinstance(r, Error):
+                    raise r
+        return results
+
+    def _run_map(self, conn, kindb, inp, out, n, tmo):
+        """r3q_map, interruptible: in the main thread it runs in a helper
+        thread while this one waits where KeyboardInterrupt can reach it,
+        and then r3q_signal() ends the map (its tasks left cancelled)."""
+        lib = _lib.lib()
+        args = (conn.job, kindb, inp.buffer_info()[0], n,
+                out.buffer_info()[0], tmo)
+        if threading.current_thread() is not threading.main_thread():
+            return lib.r3q_map(*args)
+        box = []
+        done = threading.Event()
+
+        def run():
+            try:
+                box.append(lib.r3q_map(*args))
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="r3q-map", daemon=True).start()
+        try:
+            done.wait()
+        except BaseException:
+            lib.r3q_signal(conn.ptr)
+            while True:
+                try:
+                    done.wait()
+                    break
+                except BaseException:
+                    pass
+            self._free_outputs(out, n)
+            if box and box[0] != _lib.ESIGNALLED:
+                # The map ended by itself: our signal is still pending and
+                # would end the next map.  A new connection has none.
+                self._state.mconn = None
+                conn.close()
+            raise
+        return box[0]
+
+    @staticmethod
+    def _free_outputs(out, n):
+        free = _lib.libc_free()
+        for p in out[0::_BUF_WORDS]:
+            if p:
+                free(p)
+
+    @staticmethod
+    def _outputs(out, n, codec):
+        """r3q_map's outputs as bytes (or decoded) and exceptions; the
+        buffers it malloc'd freed."""
+        free = _lib.libc_free()
+        string_at = ctypes.string_at
+        results = []
+        i = 0
+        for p, size, st in zip(out[0::_BUF_WORDS], out[1::_BUF_WORDS],
+                               out[2::_BUF_WORDS]):
+            status = st & 0xFFFFFFFF
+            if status & 0x80000000:
+                status -= 1 << 32
+            data = string_at(p, size) if size else b""
+            if p:
+                free(p)
+            if status == _lib.OK:
+                if codec is not None:
+                    try:
+                        data = codec.loads(data)
+                    except Exception as e:
+                        e.index = i
+                        data = e
+                results.append(data)
+            else:
+                results.append(_lib.exception(
+                    status, data.decode("utf-8", "replace") or None, i))
+            i += 1
+        return results
+
+    def map_pickled(self, kind, iterable, **kw):
+        """map() with codec="pickle": each item is pickled, each output
+        unpickled (the worker runs "python3 -m r3q.serve --pickle").
+        Unpickling runs code the pickle names: use it only with workers
+        and a master you trust, never with data from elsewhere."""
+        return self.map(kind, iterable, codec="pickle", **kw)
+
+    def submit(self, kind, payload, *, codec=None, priority=0, copies=1):
+        """Submit one task and return its r3q.Future at once.  priority:
+        lower runs first; copies: run that many at once (at most 16), the
+        first result wins.  Tasks submitted together go out, and are
+        replicated, as one batch."""
+        codec = _codec(codec)
+        kindb = _kind(kind)
+        data = _payload(payload, codec)
+        st = self._state
+        with st.lock:
+            self._check()
+            if st.driver is None:
+                st.driver = _Driver(self._opts, self._jopts)
+            driver = st.driver
+        return driver.submit(kindb, data, codec, int(priority), int(copies))
+
+    def submit_pickled(self, kind, obj, **kw):
+        """submit() with codec="pickle" (trusted data only: see
+        map_pickled)."""
+        return self.submit(kind, obj, codec="pickle", **kw)
+
+    def executor(self, kind=None, *, codec=None, kinds=None):
+        """A concurrent.futures.Executor whose tasks run on the cluster:
+        see r3q.Executor."""
+        return Executor(self, kind, codec=codec, kinds=kinds)
+
+
+class Executor(concurrent.futures.Executor):
+    """A concurrent.futures.Executor over a Client.
+
+    The workers run what workerd.conf installs, never a function the
+    client sends: submit(fn, arg) and map(fn, iterable) run the kind fn
+    stands for with arg (or each item) as the payload.  fn is a kind name,
+    or a callable listed in kinds ({callable: kind}), or anything when the
+    executor has a default kind.  With codec="pickle" arguments and
+    results are Python objects, for "python3 -m r3q.serve --pickle
+    module:function" on the workers.  map() is one batch (client.map) and
+    returns an iterator, as Executor.map does; so a DEAP toolbox takes it
+    as its map:
+
+        ex = client.executor("evaluate", codec="pickle")
+        toolbox.register("map", ex.map)
+
+    shutdown() stops new submissions (and waits for this executor's
+    futures unless wait=False); the client stays open."""
+
+    def __init__(self, client, kind=None, *, codec=None, kinds=None):
+        self._client = client
+        self._default = kind
+        self._codec = _codec(codec)
+        self._kinds = dict(kinds or {})
+        self._futures = weakref.WeakSet()
+        self._shutdown = False
+        self._lock = threading.Lock()
+
+    def _kind_of(self, fn):
+        if isinstance(fn, str):
+            return fn
+        try:
+            if fn in self._kinds:
+                return self._kinds[fn]
+        except TypeError:
+            pass
+        if self._default is not None:
+            return self._default
+        raise TypeError("no kind for %r: name one (executor(kind) or "
+                        "kinds={fn: kind})" % (fn,))
+
+    def submit(self, fn, /, *args, **kwargs):
+        if kwargs or len(args) != 1:
+            raise TypeError("an r3q task takes one argument, its payload")
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after "
+                                   "shutdown")
+            fut = self._client.submit(self._kind_of(fn), args[0],
+                                      codec=self._codec)
+            self._futures.add(fut)
+        return fut
+
+    def map(self, fn, *iterables, timeout=None, chunksize=1):
+        if len(iterables) != 1:
+            raise TypeError("an r3q task takes one argument: map one "
+                            "iterable")
+        if self._shutdown:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        results = self._client.map(self._kind_of(fn), iterables[0],
+                                   codec=self._codec, timeout=timeout,
+                                   return_exceptions=True)
+
+        def each():
+            for r in results:
+                if isinstance(r, BaseException):
+                    raise r
+                yield r
+        return each()
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        with self._lock:
+            self._shutdown = True
+            futs = list(self._futures)
+        if cancel_futures:
+            for f in futs:
+                f.cancel()
+        if wait:
+            concurrent.futures.wait(futs)

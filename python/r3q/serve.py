@@ -1,0 +1,284 @@
+"""The worker side: a Python function as a persistent R3Q task kind.
+
+    # workerd.conf
+    exec fit = persistent /usr/bin/python3 -m r3q.serve mymodule:evaluate
+    env fit = PYTHONPATH=/opt/fitness
+
+workerd starts one such process per execution thread and sends it task
+after task as frames on its standard input (workerd.conf(5), "Persistent
+kinds").  The process imports MODULE once and calls FUNCTION with each
+task's payload (bytes); what it returns (bytes, or str as UTF-8, or None
+for nothing) is the task's output.  With --pickle the payload is unpickled
+first and the return value pickled, for Client.map_pickled(): a DEAP
+evaluate function runs unchanged.
+
+FUNCTION may be a dotted path inside the module (toolbox.evaluate), and
+MODULE a file (/opt/fit.py).  An exception fails that task only, with the
+last line of its traceback (and where it was raised) as the task's error,
+which the client sees in r3q.TaskFailed; the full traceback goes to
+standard error.  The process serves on.
+
+A module that cannot be imported (or has no such function) is logged to
+standard error once, with its traceback, and the process then answers
+every task with a failure naming the import error, rather than exiting:
+workerd starts a persistent process again for the next task when one
+exits, so an exiting server would be started again, pay its start-up and
+fail again, for every task, while the master retried each task elsewhere.
+Answering at once keeps the failure cheap and its reason in every task's
+error; the master's retries on other machines and its suspect and
+cool-down rules then do what they do for any kind that fails.
+
+Cancellation ('C') is honoured between tasks: a task cancelled before it
+starts is not run, and a cancel that comes after the answer is ignored.
+A task already running is not interrupted: it runs to its end (workerd
+kills the process if that takes longer than the kind's kill_grace), unless
+it asks: cancelled() says whether its task has been cancelled.  halfway()
+reports the half-way point of the current task (an 'H' frame),
+for the master's relative suspect detection.
+
+Standard output carries frames only: print() in the function goes to
+standard error, as does anything written to file descriptor 1.
+"""
+import argparse
+import importlib
+import importlib.util
+import os
+import pickle
+import select
+import sys
+import time
+import traceback
+
+__all__ = ["cancelled", "halfway", "main"]
+
+_HEAD = 5
+_out = None             # the descriptor frames go out on
+_frames = None          # and the frames that come in
+_in_task = False
+_half_sent = False
+_cancel_seen = False
+
+
+def _send(kind, body=b""):
+    data = kind + len(body).to_bytes(4, "big") + body
+    while data:
+        data = data[os.write(_out, data):]
+
+
+def halfway():
+    """Report that the current task is half done (once per task)."""
+    global _half_sent
+    if _in_task and not _half_sent and _out is not None:
+        _half_sent = True
+        _send(b"H")
+
+
+def cancelled():
+    """True once the current task has been cancelled (by the master, or
+    its timeout): a long function may look now and then and give up."""
+    global _cancel_seen
+    if _in_task and not _cancel_seen and _frames is not None:
+        _cancel_seen = _frames.cancel_pending()
+    return _cancel_seen
+
+
+class _Frames:
+    """Frames from workerd, read through one buffer."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buf = bytearray()
+
+    def _fill(self, need):
+        while len(self.buf) < need:
+            chunk = os.read(self.fd, max(65536, need - len(self.buf)))
+            if not chunk:
+                return False
+            self.buf += chunk
+        return True
+
+    def next(self):
+        """(type, body), or None at end of input."""
+        if not self._fill(_HEAD):
+            return None
+        n = int.from_bytes(self.buf[1:_HEAD], "big")
+        if not self._fill(_HEAD + n):
+            return None
+        kind = self.buf[0:1]
+        body = bytes(self.buf[_HEAD:_HEAD + n])
+        del self.buf[:_HEAD + n]
+        return bytes(kind), body
+
+    def cancel_pending(self):
+        """True if a 'C' frame is waiting; takes it."""
+        if not self.buf and not select.select([self.fd], [], [], 0)[0]:
+            return False
+        f = self.next()
+        return f is not None and f[0] == b"C"
+
+
+def _where(tb):
+    """ "file:line in function" of a traceback's innermost frame."""
+    frames = traceback.extract_tb(tb)
+    if not frames:
+        return ""
+    f = frames[-1]
+    return " (at %s:%d in %s)" % (os.path.basename(f.filename), f.lineno,
+                                  f.name)
+
+
+def _last_line(e):
+    return traceback.format_exception_only(type(e), e)[-1].strip()
+
+
+def load(spec):
+    """The function MODULE:FUNCTION names (MODULE a dotted name or a .py
+    file, FUNCTION a dotted path in it)."""
+    modname, sep, attr = spec.rpartition(":")
+    if not sep or not modname or not attr:
+        raise ValueError("%r is not MODULE:FUNCTION" % spec)
+    if modname.endswith(".py") or os.sep in modname:
+        name = os.path.splitext(os.path.basename(modname))[0]
+        loc = importlib.util.spec_from_file_location(name, modname)
+        if loc is None:
+            raise ImportError("cannot load %s" % modname)
+        mod = importlib.util.module_from_spec(loc)
+        sys.modules[name] = mod
+        loc.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(modname)
+    obj = mod
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError("%s is not callable" % spec)
+    return obj
+
+
+def _output(value):
+    if value is None:
+        return b""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode()
+    raise TypeError("returned %s, not bytes (serve --pickle carries "
+                    "objects)" % type(value).__name__)
+
+
+def _run(fn, use_pickle, payload):
+    """One task: ('R', output) or ('F', message)."""
+    global _in_task, _half_sent, _cancel_seen
+    if use_pickle:
+        try:
+            arg = pickle.loads(payload)
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            return b"F", ("cannot unpickle the payload: " +
+                          _last_line(e)).encode()
+    else:
+        arg = payload
+    _in_task, _half_sent, _cancel_seen = True, False, False
+    try:
+        value = fn(arg)
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        traceback.print_exc()
+        sys.stderr.flush()
+        return b"F", (_last_line(e) + _where(e.__traceback__)).encode()
+    finally:
+        _in_task = False
+    try:
+        out = pickle.dumps(value, pickle.HIGHEST_PROTOCOL) if use_pickle \
+            else _output(value)
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return b"F", ("cannot %s the result: %s" % (
+            "pickle" if use_pickle else "send", _last_line(e))).encode()
+    return b"R", out
+
+
+def serve(spec, use_pickle=False, infd=0, outfd=1):
+    """Serve tasks until workerd closes our input."""
+    global _out, _frames
+    # Frames own the pipes: the function's prints and reads go elsewhere.
+    _out = os.dup(outfd)
+    inp = os.dup(infd)
+    os.dup2(2, outfd)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, infd)
+    os.close(null)
+    sys.stdout = sys.stderr
+    prog = "r3q.serve"
+    try:
+        fn = load(spec)
+        broken = None
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        traceback.print_exc()
+        broken = ("%s: cannot load %s: %s" % (prog, spec,
+                                              _last_line(e))).encode()
+        print("%s: answering every task with this failure" % prog,
+              file=sys.stderr, flush=True)
+    frames = _frames = _Frames(inp)
+    while True:
+        f = frames.next()
+        if f is None:
+            return 0
+        kind, body = f
+        if kind != b"T":
+            continue                    # a 'C' that crossed our answer
+        if broken is not None:
+            _send(b"F", broken)
+            continue
+        if frames.buf and frames.cancel_pending():
+            _send(b"F", b"cancelled before it started")
+            continue
+        t0 = time.monotonic()
+        kind, out = _run(fn, use_pickle, body)
+        if _cancel_seen or (time.monotonic() - t0 > 0.001 and
+                            frames.cancel_pending()):
+            kind, out = b"F", b"cancelled"
+        _send(kind, out)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 64 (EX_USAGE), as r3qctl's do."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(64, "%s: error: %s\n" % (self.prog, message))
+
+
+def main(argv=None):
+    p = _Parser(
+        prog="python3 -m r3q.serve",
+        description="Serve a Python function as a persistent R3Q task "
+        "kind: tasks come as frames on standard input, answers go out on "
+        "standard output (workerd.conf(5), \"Persistent kinds\").  "
+        "In workerd.conf: exec NAME = persistent /usr/bin/python3 -m "
+        "r3q.serve [--pickle] MODULE:FUNCTION, with env NAME = "
+        "PYTHONPATH=DIR if MODULE is not installed.",
+        epilog="pydoc r3q.serve says more: exceptions, a module that "
+        "fails to import, cancellation, halfway().")
+    p.add_argument("--pickle", action="store_true",
+                   help="unpickle each payload and pickle each result "
+                   "(for Client.map_pickled; trusted data only)")
+    p.add_argument("function", metavar="MODULE:FUNCTION",
+                   help="e.g. mymodule:evaluate, /opt/fit.py:evaluate, "
+                   "mymodule:toolbox.evaluate")
+    a = p.parse_args(argv)
+    try:
+        return serve(a.function, a.pickle)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,272 @@
+# The r3q package's API against a real cluster: tests/regress/python.sh
+# starts masterd (max_payload = 64K) and 3 workers serving tests/python/
+# kinds.py through "python3 -m r3q.serve" (kinds py-echo, py-square,
+# py-fail, py-slow, py-unpicklable) and kinds whose module does not import
+# (py-broken, py-missing), then runs this with R3Q_CONTROL, R3Q_LIBRARY
+# and PYTHONPATH set, and BROKEN_LOG naming the file broken.py writes to.
+import concurrent.futures as cf
+import faulthandler
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import unittest
+
+import r3q
+
+
+class ClientTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.c = r3q.Client(name="test_r3q")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.close()
+
+    def setUp(self):
+        # A hang is a failure with every thread's stack, not a stuck test.
+        faulthandler.dump_traceback_later(120, exit=True)
+
+    def tearDown(self):
+        faulthandler.cancel_dump_traceback_later()
+
+    def test_map_order(self):
+        ins = [str(i).encode() * (i % 7) for i in range(500)]
+        self.assertEqual(self.c.map("py-echo", ins), ins)
+        self.assertEqual(self.c.map("echo", ins), ins)
+        self.assertEqual(self.c.map("py-echo", []), [])
+
+    def test_map_pickled(self):
+        self.assertEqual(self.c.map_pickled("py-square", range(300)),
+                         [i * i for i in range(300)])
+        self.assertEqual(self.c.map("py-square", [1.5, 3], codec="pickle"),
+                         [2.25, 9])
+
+    def test_submit_result_timeout(self):
+        f = self.c.submit("py-echo", b"hello")
+        self.assertIsInstance(f, cf.Future)
+        self.assertEqual(f.result(timeout=30), b"hello")
+        self.assertTrue(f.done())
+        slow = self.c.submit_pickled("py-slow", 1.0)
+        with self.assertRaises(cf.TimeoutError):
+            slow.result(timeout=0.05)
+        self.assertFalse(slow.done())
+        self.assertEqual(slow.result(timeout=30), 1.0)
+
+    def test_cancel(self):
+        f = self.c.submit_pickled("py-slow", 30)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        self.assertTrue(f.cancel())
+        self.assertTrue(f.cancelled())
+        self.assertTrue(f.done())
+        with self.assertRaises(r3q.Cancelled):
+            f.result()
+        with self.assertRaises(cf.CancelledError):
+            f.result()
+        self.assertLess(time.monotonic() - t0, 1)
+        g = self.c.submit("py-echo", b"x")
+        self.assertEqual(g.result(30), b"x")
+        self.assertFalse(g.cancel())            # done already
+        # The cancelled task left its worker: three short tasks run now.
+        t0 = time.monotonic()
+        self.assertEqual(self.c.map_pickled("py-slow", [0.1] * 3), [0.1] * 3)
+        self.assertLess(time.monotonic() - t0, 5)
+
+    def test_wait_as_completed_callback(self):
+        fs = [self.c.submit_pickled("py-slow", s) for s in
+              (0.6, 0.3, 0.01, 0.2, 0.01)]
+        seen = []
+        ev = threading.Event()
+        fs[0].add_done_callback(lambda f: (seen.append(f.result()),
+                                           ev.set()))
+        done, not_done = cf.wait(fs, timeout=30,
+                                 return_when=cf.FIRST_COMPLETED)
+        self.assertGreaterEqual(len(done), 1)
+        got = [f.result() for f in cf.as_completed(fs, timeout=30)]
+        self.assertEqual(sorted(got), [0.01, 0.01, 0.2, 0.3, 0.6])
+        self.assertTrue(ev.wait(5))
+        self.assertEqual(seen, [0.6])
+        done, not_done = cf.wait(fs, timeout=30)
+        self.assertEqual((len(done), len(not_done)), (5, 0))
+        # wait and as_completed hear of a cancel too.
+        f = self.c.submit_pickled("py-slow", 30)
+        threading.Timer(0.2, f.cancel).start()
+        done, _ = cf.wait([f], timeout=10)
+        self.assertEqual(done, {f})
+        self.assertTrue(f.cancelled())
+
+    def test_many_futures(self):
+        fs = [self.c.submit("py-echo", b"%d" % i) for i in range(2000)]
+        self.assertEqual([f.result(60) for f in fs],
+                         [b"%d" % i for i in range(2000)])
+
+    def test_executor(self):
+        with self.c.executor("py-square", codec="pickle") as ex:
+            self.assertIsInstance(ex, cf.Executor)
+            self.assertEqual(list(ex.map(abs, range(10))),
+                             [i * i for i in range(10)])
+            self.assertEqual(ex.submit(abs, 7).result(30), 49)
+            self.assertEqual(ex.submit("py-echo", b"raw!").result(30),
+                             pickle.loads(pickle.dumps(b"raw!")))
+        with self.assertRaises(RuntimeError):
+            ex.submit(abs, 1)
+        ex = self.c.executor(kinds={len: "py-fail"}, codec="pickle")
+        it = ex.map(len, [5])
+        with self.assertRaises(r3q.TaskFailed):
+            next(it)
+        with self.assertRaises(TypeError):
+            ex.submit(max, 1)                   # no kind for max
+
+    def test_remote_exception(self):
+        with self.assertRaises(r3q.TaskFailed) as cm:
+            self.c.map_pickled("py-fail", [41])
+        e = cm.exception
+        self.assertIn("ValueError: bad input 41", e.text)
+        self.assertIn("kinds.py", e.text)
+        self.assertEqual(e.index, 0)
+        out = self.c.map_pickled("py-square", [2, 3], return_exceptions=True)
+        self.assertEqual(out, [4, 9])
+        out = self.c.map_pickled("py-fail", [1], return_exceptions=True)
+        self.assertIsInstance(out[0], r3q.TaskFailed)
+        f = self.c.submit_pickled("py-fail", "x")
+        self.assertIsInstance(f.exception(30), r3q.TaskFailed)
+        self.assertIn("ValueError: bad input 'x'", str(f.exception()))
+        # The job goes on after a failed task.
+        self.assertEqual(self.c.map_pickled("py-square", [5]), [25])
+
+    def test_payload_over_limit(self):
+        big = b"x" * (100 * 1024)
+        with self.assertRaises(r3q.PayloadTooLarge) as cm:
+            self.c.map("py-echo", [b"small", big])
+        self.assertEqual(cm.exception.index, 1)
+        self.assertIsInstance(cm.exception, ValueError)
+        f = self.c.submit("py-echo", big)
+        self.assertIsInstance(f.exception(30), r3q.PayloadTooLarge)
+        self.assertEqual(self.c.map("py-echo", [b"ok"]), [b"ok"])
+
+    def test_unpicklable(self):
+        with self.assertRaises((pickle.PicklingError, AttributeError,
+                                TypeError)):
+            self.c.map_pickled("py-square", [lambda: 1])
+        with self.assertRaises((pickle.PicklingError, AttributeError,
+                                TypeError)):
+            self.c.submit_pickled("py-square", threading.Lock())
+        with self.assertRaises(r3q.TaskFailed) as cm:
+            self.c.map_pickled("py-unpicklable", [1])
+        self.assertIn("cannot pickle the result", cm.exception.text)
+        # A class from a module the workers do not have.
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "onlyhere.py"), "w") as f:
+                f.write("class Local:\n    pass\n")
+            sys.path.insert(0, d)
+            try:
+                import onlyhere
+            finally:
+                sys.path.remove(d)
+        with self.assertRaises(r3q.TaskFailed) as cm:
+            self.c.map_pickled("py-square", [onlyhere.Local()])
+        self.assertIn("cannot unpickle the payload", cm.exception.text)
+        with self.assertRaises(TypeError):
+            self.c.map("py-echo", ["not bytes"])
+
+    def test_module_that_does_not_import(self):
+        log = os.environ["BROKEN_LOG"]
+        for kind, why in (("py-missing", "ModuleNotFoundError: No module "
+                           "named 'no_such_module'"),
+                          ("py-broken", "RuntimeError: broken on purpose")):
+            with self.assertRaises(r3q.TaskFailed) as cm:
+                self.c.map(kind, [b"1"])
+            self.assertIn("cannot load", cm.exception.text)
+            self.assertIn(why, cm.exception.text)
+            out = self.c.map(kind, [b"%d" % i for i in range(30)],
+                             return_exceptions=True)
+            self.assertTrue(all(isinstance(o, r3q.TaskFailed) and
+                                why in o.text for o in out))
+        # One process per worker CPU, not one per task: no restart loop.
+        with open(log) as f:
+            pids = f.read().split()
+        self.assertLessEqual(len(pids), 3, pids)
+        # The workers serve on.
+        self.assertEqual(self.c.map("py-echo", [b"a"]), [b"a"])
+
+    def test_closed(self):
+        c = r3q.Client(name="closing")
+        self.assertEqual(c.map("echo", [b"1"]), [b"1"])
+        f = c.submit_pickled("py-slow", 30)
+        time.sleep(0.2)
+        c.close()
+        self.assertTrue(c.closed)
+        self.assertTrue(f.cancelled())
+        with self.assertRaises(r3q.Cancelled) as cm:
+            f.result(1)
+        self.assertIn("closed", str(cm.exception))
+        with self.assertRaises(r3q.ClientClosed) as cm:
+            c.map("echo", [b"1"])
+        self.assertIn("closed", str(cm.exception))
+        with self.assertRaises(r3q.ClientClosed):
+            c.submit("echo", b"1")
+        c.close()                               # twice is fine
+        with r3q.Client() as c2:
+            self.assertEqual(c2.map("echo", [b"2"]), [b"2"])
+        with self.assertRaises(r3q.ClientClosed):
+            c2.map("echo", [b"2"])
+
+    def test_connect_failure(self):
+        with self.assertRaises(r3q.ConnectionLost) as cm:
+            r3q.Client(control="/nonexistent/masterd.sock")
+        self.assertIn("/nonexistent/masterd.sock", str(cm.exception))
+
+    def test_map_timeout(self):
+        t0 = time.monotonic()
+        with self.assertRaises(r3q.Timeout):
+            self.c.map_pickled("py-slow", [10] * 3, timeout=0.5)
+        self.assertLess(time.monotonic() - t0, 3)
+        self.assertEqual(self.c.map("py-echo", [b"after"]), [b"after"])
+
+    def test_keyboard_interrupt(self):
+        """SIGINT to a program in map: the batch is cancelled, the
+        program has KeyboardInterrupt at once, and maps on."""
+        child = textwrap.dedent("""
+            import sys, time, r3q
+            c = r3q.Client(name="interrupted")
+            print("mapping", flush=True)
+            t0 = time.monotonic()
+            try:
+                c.map_pickled("py-slow", [20] * 6)
+                print("map returned")
+            except KeyboardInterrupt:
+                print("interrupted after %.2f s" % (time.monotonic() - t0),
+                      flush=True)
+            t0 = time.monotonic()
+            out = c.map_pickled("py-slow", [0.1] * 3)
+            print("then %r in %.2f s" % (out, time.monotonic() - t0),
+                  flush=True)
+            c.close()
+        """)
+        p = subprocess.Popen([sys.executable, "-c", child],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        self.assertEqual(p.stdout.readline().strip(), "mapping")
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        line = p.stdout.readline()
+        took = time.monotonic() - t0
+        rest, err = p.communicate(timeout=30)
+        self.assertTrue(line.startswith("interrupted after"), line + err)
+        self.assertLess(took, 1.0, line)
+        # The cancelled tasks freed the workers: 0.1 s tasks run at once.
+        self.assertRegex(rest, r"then \[0\.1, 0\.1, 0\.1\] in [0-2]\.")
+        self.assertEqual(p.returncode, 0, err)
+
+
+if __name__ == "__main__":
+    unittest.main()

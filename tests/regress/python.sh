@@ -1,0 +1,73 @@
+# The Python package (python/r3q) on a real cluster on loopback: masterd
+# and 3 single-CPU workers whose Python kinds are "python3 -m r3q.serve"
+# persistent processes.  A DEAP program not written for R3Q (DEAP's
+# (mu + lambda) evolution strategy on benchmarks.sphere, examples/python/
+# es.py) gives the same logbook and hall of fame, bit for bit, with its
+# toolbox's map on R3Q as with the builtin map: R3Q changes where the
+# evaluations run, never the answer.  Then tests/python/test_r3q.py checks
+# the API against the same cluster: map order, futures (result, timeout,
+# cancel, wait, as_completed, callbacks), the Executor, remote exceptions
+# with their text, a payload over max_payload, a closed client, Ctrl-C
+# during map, unpicklable objects, and a module that does not import
+# (every task fails naming the import error; no restart loop).  python3 -m
+# r3q map runs a kind from the shell.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+PY=${PYTHON:-/usr/bin/python3}
+"$PY" -c 'import deap, numpy' 2> /dev/null ||
+    fail "$PY cannot import deap (scripts/check installs python3-deap)"
+# Absolute: the kinds' processes run in directories of their own.
+src=$(cd "$top_srcdir" && pwd)
+LIBR3Q=$(cd "$top_builddir" && pwd)/lib/.libs/libr3q.so.0
+[ -f "$LIBR3Q" ] || fail "$LIBR3Q is not built"
+export R3Q_LIBRARY=$LIBR3Q
+export PYTHONPATH=$src/python:$src/tests/python:$src/examples/python
+export BROKEN_LOG=$T/broken.pids
+: > "$BROKEN_LOG"
+
+SERVE="persistent $PY -m r3q.serve"
+mkcerts w1 w2 w3
+# Tasks of very different lengths (py-slow) make suspects: none cools
+# down, or a task that fails everywhere would wait for it.
+MASTER_EXTRA="max_payload = 64K
+suspect_limit = 0"
+start_master
+WORKER_EXTRA="exec deap-sphere = $SERVE --pickle es:toolbox.evaluate
+exec py-echo = $SERVE kinds:echo
+exec py-square = $SERVE --pickle kinds:square
+exec py-fail = $SERVE --pickle kinds:fail
+exec py-slow = $SERVE --pickle kinds:slow
+exec py-unpicklable = $SERVE --pickle kinds:unpicklable
+exec py-broken = $SERVE broken:f
+exec py-missing = $SERVE no_such_module:f
+env = PYTHONPATH=$PYTHONPATH
+env = BROKEN_LOG=$BROKEN_LOG"
+for w in w1 w2 w3; do start_worker "$w" 1; done
+wait_workers 3
+
+# DEAP's ES, seeded: builtin map, then R3Q's.
+ES="$src/examples/python/es.py --seed 64 --ngen 40 --quiet"
+"$PY" $ES > "$T/deap-local.out" 2> "$T/deap-local.err" ||
+    fail "es.py with the builtin map: $(tail -n 5 "$T/deap-local.err")"
+"$PY" $ES --r3q deap-sphere > "$T/deap-r3q.out" 2> "$T/deap-r3q.err" ||
+    fail "es.py on R3Q: $(tail -n 5 "$T/deap-r3q.err")"
+[ "$(grep -c "^{'gen'" "$T/deap-local.out")" -eq 41 ] ||
+    fail "es.py printed no logbook: $(head -n 3 "$T/deap-local.out")"
+cmp -s "$T/deap-local.out" "$T/deap-r3q.out" ||
+    fail "the logbooks differ: $(diff "$T/deap-local.out" "$T/deap-r3q.out" | head -n 6)"
+"$R3QCTL" jobs > "$T/jobs"
+grep -q "python" "$T/jobs" || fail "no job of the Python client: $(cat "$T/jobs")"
+ok "DEAP's (mu + lambda) ES: the same logbook and best individual with R3Q's map as with the builtin map"
+
+# The command line.
+printf 'a\nbb\n\nccc\n' | "$PY" -m r3q map py-echo > "$T/map.out" ||
+    fail "python3 -m r3q map failed"
+printf 'a\nbb\n\nccc\n' | cmp -s - "$T/map.out" ||
+    fail "python3 -m r3q map gave: $(cat "$T/map.out")"
+ok "python3 -m r3q map: outputs in input order"
+
+timeout 900 "$PY" -m unittest -v test_r3q > "$T/unittest.log" 2>&1 ||
+    fail "tests/python/test_r3q.py: $(grep -E '^(FAIL|ERROR)|Error|assert' "$T/unittest.log" | head -n 20)"
+grep -E ' \.\.\. ok$' "$T/unittest.log" | sed 's/^/ok - /'
+master_alive
+ok "the r3q API against the cluster (tests/python/test_r3q.py)"

@@ -875,6 +875,33 @@ es_interrupted(void)
 	ctl_die_signal();
 }
 
+/*
+ * Submit a bnb job (ctl/bnb.c) on the control socket and follow it to
+ * its end; a signal cancels it, as it does an es job.  Returns the final
+ * JobInfo's envelope, for frame_free().
+ */
+Envelope *
+ctl_bnb_run(R3q__BnbParams *p)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__SubmitBnb	 sub = R3Q__SUBMIT_BNB__INIT;
+
+	ctl_catch_signals(es_interrupted);
+	ctl_connect();
+	sub.params = p;
+	env.body_case = R3Q__ENVELOPE__BODY_SUBMIT_BNB;
+	env.submit_bnb = &sub;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	ctl_job = ans->job_info->id;
+	frame_free(ans);
+	if (ctl_nsig > 0)
+		es_interrupted();
+	return (follow(ctl_job, 1));
+}
+
 /* A signal while wait follows a job: the job goes on without us. */
 static void
 wait_interrupted(void)

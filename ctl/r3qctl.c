@@ -471,6 +471,21 @@ print_result(const R3q__JobInfo *ji)
 	if (ji->error != NULL && ji->error[0] != '\0')
 		printf("job %" PRIu64 " %s: %s\n", ji->id, ji->state,
 		    ji->error);
+	if (ji->bnb != NULL) {
+		/* A bnb job: what r3qctl bnb prints, 1-based jobs. */
+		printf("job %" PRIu64 " %s, bnb %s\n", ji->id, ji->state,
+		    ji->name);
+		if (ji->makespan > 0) {
+			printf("makespan %u\npermutation", ji->makespan);
+			for (i = 0; i < ji->n_permutation; i++)
+				printf(" %u", ji->permutation[i] + 1u);
+			printf("\n");
+		}
+		printf("nodes %" PRIu64 "\ntasks %" PRIu64 "\nopen %" PRIu64
+		    "\nproved %s\n", ji->nodes, ji->bnb_tasks, ji->pool,
+		    ji->proved ? "yes" : "no");
+		return;
+	}
 	if (ji->n_gens == 0)
 		return;
 	if (ji->params == NULL) {

@@ -61,14 +61,14 @@ waitfor "'$R3QCTL' workers | awk '\$1 == \"w1\" && \$8 == 2 { f = 1 } END { exit
     fail "the slow tasks did not start: $("$R3QCTL" workers)"
 sed -i "s|^exec a = .*|exec b = $K/b.sh|" "$T/w1.conf"
 kill -HUP "$WPID_w1"
-waitfor "grep -q 'worker w1 now runs kinds: ridge-lu synth echo slow b' '$T/masterd.log'" 10 ||
+waitfor "grep -q 'worker w1 now runs kinds: ridge-lu synth echo pfsp slow b' '$T/masterd.log'" 10 ||
     fail "the master did not hear of the new kinds"
 wait $mpid || fail "the running tasks were disturbed: $(cat "$T/slow1.out")"
 printf 'old\nold\n' | cmp -s - "$T/slow1.out" || fail "slow gave: $(cat "$T/slow1.out")"
 ok "a reload adds and removes kinds; tasks of a kind that stays run on"
 
 "$R3QCTL" workers > "$T/workers"
-grep "^w1 " "$T/workers" | grep -q 'echo,slow,b' ||
+grep "^w1 " "$T/workers" | grep -q 'echo,pfsp,slow,b' ||
     fail "r3qctl workers does not show the new kinds: $(cat "$T/workers")"
 echo x | "$R3QCTL" map b > "$T/b.out" && grep -qx b "$T/b.out" ||
     fail "the new kind does not run"

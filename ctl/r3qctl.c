@@ -412,6 +412,23 @@ print_json(const R3q__JobInfo *ji)
 
 	printf("{\"job\":%" PRIu64 ",\"state\":\"%s\",\"policy\":\"%s\",",
 	    ji->id, ji->state, ji->policy);
+	if (ji->bnb != NULL) {
+		/* A bnb job: the answer, 1-based jobs, as r3qctl bnb --json. */
+		printf("\"driver\":\"bnb\",\"jobs\":%u,\"machines\":%u,"
+		    "\"makespan\":", ji->bnb->jobs, ji->bnb->machines);
+		if (ji->makespan > 0)
+			printf("%u", ji->makespan);
+		else
+			printf("null");
+		printf(",\"permutation\":[");
+		for (i = 0; i < ji->n_permutation; i++)
+			printf("%s%u", i ? "," : "", ji->permutation[i] + 1u);
+		printf("],\"nodes\":%" PRIu64 ",\"tasks\":%" PRIu64 ","
+		    "\"open\":%" PRIu64 ",\"proved\":%s,\"elapsed\":%.6f}\n",
+		    ji->nodes, ji->bnb_tasks, ji->pool, ji->proved ? "true" :
+		    "false", (double)ji->elapsed_ns / 1e9);
+		return;
+	}
 	if (p != NULL)
 		printf("\"mu\":%u,\"lambda\":%u,\"dim\":%u,\"generations\":%u,"
 		    "\"lu\":%u,\"seed\":%" PRIu64 ",\"reevaluate_parents\":%s,"

@@ -145,5 +145,13 @@ grep -q "job $job resumed with" "$T/masterd.log" ||
 "$R3QCTL" wait "$job" > /dev/null || fail "resumed job $job did not finish"
 "$R3QCTL" result "$job" > "$T/r13" || fail "result $job failed"
 check "$T/r13" "$F10" 3 "$want"
+"$R3QCTL" result "$job" --json > "$T/rj13" || fail "result --json failed"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["driver"] == "bnb" and d["proved"] is True and d["open"] == 0, d
+assert d["makespan"] == int(sys.argv[2]), d
+assert sorted(d["permutation"]) == list(range(1, 21)), d
+' "$T/rj13" "$want" || fail "result --json: $(cat "$T/rj13")"
 ok "masterd killed mid-search: job $job resumed from its journal, proved $want"
 master_alive

@@ -333,6 +333,14 @@ job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
 		    p->machines, len, (unsigned long long)md->conf.max_payload);
 		return (NULL);
 	}
+	/* An output: a permutation, a path and a whole DFS stack at most. */
+	if ((len = BNB_RESULT_HEAD + 4 * (size_t)p->jobs + 8 *
+	    ((size_t)p->jobs * (p->jobs + 1) / 2)) > md->conf.max_payload) {
+		snprintf(err, errlen, "the output of a task of %u jobs is up "
+		    "to %zu bytes, over max_payload (%llu)", p->jobs, len,
+		    (unsigned long long)md->conf.max_payload);
+		return (NULL);
+	}
 	bj = xcalloc(1, sizeof(*bj));
 	bnb_job_copy(bj, p);
 	if (bnb_job_problem(bj, err, errlen) == -1) {
@@ -481,6 +489,7 @@ bnb_job_batch_done(struct job *j, struct job_batch *b, struct gen_report *g)
 	g->g_best = BJ(j)->bj_inc != BNB_NONE ? BJ(j)->bj_inc : 0;
 }
 
+/* ... and the job with it: the search is over. */
 static void
 bnb_job_next(struct job *j, struct job_batch *b)
 {
@@ -498,6 +507,7 @@ bnb_job_open(const struct bnb_job *bj)
 	    bj->bj_nout);
 }
 
+/* Its parameters and its answer so far (permutation: 0-based jobs). */
 static void
 bnb_job_info(const struct job *j, R3q__JobInfo *info, int full)
 {
@@ -520,6 +530,7 @@ bnb_job_info(const struct job *j, R3q__JobInfo *info, int full)
 	info->permutation = bj->bj_perm32;
 }
 
+/* Its parameters for the journal: BnbParams, settled. */
 static uint8_t *
 bnb_job_pack(const struct job *j, size_t *len)
 {
@@ -625,6 +636,7 @@ bnb_job_end(struct job *j)
 	bj->bj_batch = NULL;
 }
 
+/* Free a driver state, attached to a job or not. */
 static void
 bnb_job_free_ds(struct bnb_job *bj)
 {
@@ -644,6 +656,7 @@ bnb_job_free_ds(struct bnb_job *bj)
 	free(bj);
 }
 
+/* The job is forgotten. */
 static void
 bnb_job_free(struct job *j)
 {

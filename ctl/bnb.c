@@ -51,6 +51,8 @@ struct bnb_opts {
 	int		 branch;
 	uint64_t	 max_nodes;
 	uint32_t	 ig;
+	const char	*given[8];	/* flags only --local has, as given */
+	size_t		 ngiven;
 };
 
 static atomic_int	 bnb_cancel;
@@ -63,6 +65,8 @@ static char	*bnb_read(const char *, size_t *);
 static void	 bnb_json_str(const char *);
 static void	 bnb_catch(int);
 static int	 bnb_local(const struct bnb_opts *);
+static int	 bnb_remote(const struct bnb_opts *);
+static void	 bnb_given(struct bnb_opts *, const char *);
 
 /* The usage summary of r3qctl bnb: stdout and 0 when asked for. */
 static void
@@ -104,11 +108,25 @@ bnb_usage(int code)
 	    "sending (0)\n"
 	    "  --exchange INTERVAL incumbent exchange: push, or every "
 	    "INTERVAL (60s, 500ms)\n"
-	    "FILE is in Taillard's format (r3qctl(1)); distributed runs are "
-	    "not built yet\n");
+	    "FILE is in Taillard's format (r3qctl(1)); --max-nodes, "
+	    "--multiplicity other than 1,\n"
+	    "--interrupt, --split-depth and --exchange need --local for now\n");
 	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))
 		code = EX_FAIL;
 	exit(code);
+}
+
+/* A flag the distributed run does not have yet was given. */
+static void
+bnb_given(struct bnb_opts *o, const char *flag)
+{
+	size_t	 i;
+
+	for (i = 0; i < o->ngiven; i++)
+		if (strcmp(o->given[i], flag) == 0)
+			return;
+	if (o->ngiven < sizeof(o->given) / sizeof(o->given[0]))
+		o->given[o->ngiven++] = flag;
 }
 
 /* --multiplicity: N or N,N,... each from 1 to BNB_COPIES_MAX. */
@@ -200,6 +218,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 			bnb_usage(EX_OK);
 		case 'x':
 			o->exchange_ms = bnb_parse_interval(optarg);
+			bnb_given(o, "--exchange");
 			break;
 		case 'g':
 			if (parse_u64(optarg, 0, 10000000, &v) == -1)
@@ -221,6 +240,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 			else
 				die(EX_USAGE, "--interrupt: '%s' is not on "
 				    "or off", optarg);
+			bnb_given(o, "--interrupt");
 			break;
 		case 'j':
 			o->json = 1;
@@ -251,9 +271,13 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 				die(EX_USAGE, "--max-nodes: '%s' is not a "
 				    "number", optarg);
 			o->max_nodes = v;
+			if (v > 0)
+				bnb_given(o, "--max-nodes");
 			break;
 		case 'm':
 			bnb_parse_mult(optarg, o);
+			if (o->nmult > 1 || o->mult[0] != 1)
+				bnb_given(o, "--multiplicity");
 			break;
 		case 'B':
 			if (parse_u64(optarg, 1, UINT64_MAX, &v) == -1)
@@ -273,6 +297,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 				    "number from 0 to %d", optarg,
 				    BNB_MAX_JOBS);
 			o->split_depth = (uint32_t)v;
+			bnb_given(o, "--split-depth");
 			break;
 		default:
 			bnb_usage(EX_USAGE);
@@ -440,7 +465,121 @@ bnb_local(const struct bnb_opts *o)
 	return (i ? EX_OK : EX_FAIL);
 }
 
-/* r3qctl bnb: parse, then solve here or say the cluster cannot yet. */
+/*
+ * Without --local: the upper bound of the heuristics here, then the
+ * master's bnb job from it, followed to its end; the same output as
+ * --local.  Exit 0 when optimality is proved, 1 when the job failed or
+ * was cancelled.
+ */
+static int
+bnb_remote(const struct bnb_opts *o)
+{
+	struct bnb_instance	 inst;
+	R3q__BnbParams		 p = R3Q__BNB_PARAMS__INIT;
+	const R3q__JobInfo	*ji;
+	struct timespec		 t0, t1;
+	Envelope		*ans;
+	uint16_t		*perm;
+	uint32_t		*times, *uperm, i, n;
+	int32_t			 ub;
+	char			*buf, err[512], name[256];
+	size_t			 len;
+	double			 secs;
+	int			 proved;
+
+	if (o->ngiven > 0)
+		die(EX_USAGE, "bnb: %s is not implemented yet (without "
+		    "--local)", o->given[0]);
+	buf = bnb_read(o->file, &len);
+	if (bnb_parse_taillard(buf, len, o->file, o->instance, &inst, err,
+	    sizeof(err)) == -1)
+		die(EX_DATAERR, "%s", err);
+	free(buf);
+	if (bnb_instance_check(&inst, err, sizeof(err)) == -1)
+		die(EX_DATAERR, "%s: %s", o->file, err);
+	n = inst.n;
+	if ((perm = calloc(n, sizeof(*perm))) == NULL ||
+	    (uperm = calloc(n, sizeof(*uperm))) == NULL ||
+	    (times = calloc((size_t)n * inst.m, sizeof(*times))) == NULL)
+		die(EX_FAIL, "out of memory");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* The first upper bound, as --local finds it. */
+	if ((ub = o->ig > 0 ? bnb_ig(&inst, o->ig, 1, perm) :
+	    bnb_neh(&inst, perm)) == -1)
+		die(EX_FAIL, "out of memory");
+	for (i = 0; i < n; i++)
+		uperm[i] = perm[i];
+	for (i = 0; i < n * inst.m; i++)
+		times[i] = (uint32_t)inst.p[i];
+	snprintf(name, sizeof(name), "%s:%u", o->file, o->instance);
+	p.problem = (char *)(uintptr_t)"pfsp";
+	p.jobs = n;
+	p.machines = inst.m;
+	p.n_times = (size_t)n * inst.m;
+	p.times = times;
+	p.name = name;
+	p.lb = (uint32_t)o->lb;
+	p.branching = (uint32_t)o->branch;
+	p.node_budget = o->node_budget;
+	p.upper_bound = (uint32_t)ub;
+	p.n_upper_perm = n;
+	p.upper_perm = uperm;
+	p.policy = (char *)(uintptr_t)(o->policy != NULL ? o->policy : "");
+	p.instance = o->instance;
+	ans = ctl_bnb_run(&p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ji = ans->job_info;
+	if (strcmp(ji->state, "done") != 0)
+		die(EX_FAIL, "bnb job %" PRIu64 " %s%s%s", ji->id, ji->state,
+		    ji->error[0] != '\0' ? ": " : "", ji->error);
+	if (ji->n_permutation != n || ji->makespan == 0)
+		die(EX_FAIL, "bnb job %" PRIu64 " gave no permutation of the "
+		    "%u jobs", ji->id, n);
+	proved = ji->proved;
+	if (o->json) {
+		printf("{\"problem\":\"pfsp\",\"file\":");
+		bnb_json_str(o->file);
+		printf(",\"instance\":%u,\"jobs\":%u,\"machines\":%u,"
+		    "\"lb\":\"%s\",\"branching\":\"%s\",\"local\":false,"
+		    "\"job\":%" PRIu64 ",\"makespan\":%u,\"permutation\":[",
+		    o->instance, n, inst.m, bnb_lb_name(o->lb),
+		    bnb_branch_name(o->branch), ji->id, ji->makespan);
+		for (i = 0; i < n; i++)
+			printf("%s%u", i > 0 ? "," : "",
+			    ji->permutation[i] + 1u);
+		printf("],\"nodes\":%" PRIu64 ",\"tasks\":%" PRIu64
+		    ",\"time_s\":%.6f,\"nodes_per_s\":%.0f,\"proved\":%s,"
+		    "\"lower_bound\":%u,\"file_upper_bound\":%" PRId32
+		    ",\"file_lower_bound\":%" PRId32 "}\n", ji->nodes,
+		    ji->bnb_tasks, secs, secs > 0 ? (double)ji->nodes / secs :
+		    0.0, proved ? "true" : "false", proved ? ji->makespan : 0,
+		    inst.ub, inst.lb);
+	} else {
+		printf("instance %u of %s: %u jobs, %u machines, %s, %s "
+		    "branching, job %" PRIu64 "\n", o->instance, o->file, n,
+		    inst.m, bnb_lb_name(o->lb), bnb_branch_name(o->branch),
+		    ji->id);
+		printf("makespan %u\n", ji->makespan);
+		printf("permutation");
+		for (i = 0; i < n; i++)
+			printf(" %u", ji->permutation[i] + 1u);
+		printf("\nnodes %" PRIu64 "\ntasks %" PRIu64 "\n"
+		    "time %.3f s\n", ji->nodes, ji->bnb_tasks, secs);
+		printf("proved %s\n", proved ? "yes" : "no");
+	}
+	if (fflush(stdout) == EOF || ferror(stdout))
+		die(EX_FAIL, "standard output: %s", strerror(errno));
+	frame_free(ans);
+	free(perm);
+	free(uperm);
+	free(times);
+	bnb_instance_free(&inst);
+	return (proved ? EX_OK : EX_FAIL);
+}
+
+/* r3qctl bnb: parse, then solve here or on the cluster. */
 int
 cmd_bnb(int argc, char *argv[])
 {
@@ -449,7 +588,5 @@ cmd_bnb(int argc, char *argv[])
 	bnb_parse(argc, argv, &o);
 	if (o.local)
 		return (bnb_local(&o));
-	fprintf(stderr, "r3qctl bnb: distributed runs are not built yet; "
-	    "use --local\n");
-	return (EX_UNAVAILABLE);
+	return (bnb_remote(&o));
 }

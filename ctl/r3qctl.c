@@ -412,6 +412,23 @@ print_json(const R3q__JobInfo *ji)
 
 	printf("{\"job\":%" PRIu64 ",\"state\":\"%s\",\"policy\":\"%s\",",
 	    ji->id, ji->state, ji->policy);
+	if (ji->bnb != NULL) {
+		/* A bnb job: the answer, 1-based jobs, as r3qctl bnb --json. */
+		printf("\"driver\":\"bnb\",\"jobs\":%u,\"machines\":%u,"
+		    "\"makespan\":", ji->bnb->jobs, ji->bnb->machines);
+		if (ji->makespan > 0)
+			printf("%u", ji->makespan);
+		else
+			printf("null");
+		printf(",\"permutation\":[");
+		for (i = 0; i < ji->n_permutation; i++)
+			printf("%s%u", i ? "," : "", ji->permutation[i] + 1u);
+		printf("],\"nodes\":%" PRIu64 ",\"tasks\":%" PRIu64 ","
+		    "\"open\":%" PRIu64 ",\"proved\":%s,\"elapsed\":%.6f}\n",
+		    ji->nodes, ji->bnb_tasks, ji->pool, ji->proved ? "true" :
+		    "false", (double)ji->elapsed_ns / 1e9);
+		return;
+	}
 	if (p != NULL)
 		printf("\"mu\":%u,\"lambda\":%u,\"dim\":%u,\"generations\":%u,"
 		    "\"lu\":%u,\"seed\":%" PRIu64 ",\"reevaluate_parents\":%s,"
@@ -471,6 +488,21 @@ print_result(const R3q__JobInfo *ji)
 	if (ji->error != NULL && ji->error[0] != '\0')
 		printf("job %" PRIu64 " %s: %s\n", ji->id, ji->state,
 		    ji->error);
+	if (ji->bnb != NULL) {
+		/* A bnb job: what r3qctl bnb prints, 1-based jobs. */
+		printf("job %" PRIu64 " %s, bnb %s\n", ji->id, ji->state,
+		    ji->name);
+		if (ji->makespan > 0) {
+			printf("makespan %u\npermutation", ji->makespan);
+			for (i = 0; i < ji->n_permutation; i++)
+				printf(" %u", ji->permutation[i] + 1u);
+			printf("\n");
+		}
+		printf("nodes %" PRIu64 "\ntasks %" PRIu64 "\nopen %" PRIu64
+		    "\nproved %s\n", ji->nodes, ji->bnb_tasks, ji->pool,
+		    ji->proved ? "yes" : "no");
+		return;
+	}
 	if (ji->n_gens == 0)
 		return;
 	if (ji->params == NULL) {
@@ -873,6 +905,33 @@ es_interrupted(void)
 		    ctl_job);
 	frame_free(ans);
 	ctl_die_signal();
+}
+
+/*
+ * Submit a bnb job (ctl/bnb.c) on the control socket and follow it to
+ * its end; a signal cancels it, as it does an es job.  Returns the final
+ * JobInfo's envelope, for frame_free().
+ */
+Envelope *
+ctl_bnb_run(R3q__BnbParams *p)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__SubmitBnb	 sub = R3Q__SUBMIT_BNB__INIT;
+
+	ctl_catch_signals(es_interrupted);
+	ctl_connect();
+	sub.params = p;
+	env.body_case = R3Q__ENVELOPE__BODY_SUBMIT_BNB;
+	env.submit_bnb = &sub;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	ctl_job = ans->job_info->id;
+	frame_free(ans);
+	if (ctl_nsig > 0)
+		es_interrupted();
+	return (follow(ctl_job, 1));
 }
 
 /* A signal while wait follows a job: the job goes on without us. */

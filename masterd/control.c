@@ -287,6 +287,24 @@ control_dispatch(struct session *s, Envelope *env)
 		control_send_info(s, env->id, j);
 		server_drain();
 		break;
+	case R3Q__ENVELOPE__BODY_SUBMIT_BNB:
+		if (env->submit_bnb->params == NULL) {
+			session_error_soft(s, env->id, "submit without parameters");
+			break;
+		}
+		if ((j = job_bnb_submit(env->submit_bnb->params, err,
+		    sizeof(err))) == NULL) {
+			session_error_soft(s, env->id, "%s", err);
+			break;
+		}
+		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
+		job_journal_put(j);
+		log_info("job %llu (bnb %s) submitted by %s (%s)",
+		    (unsigned long long)j->j_id, j->j_name, s->s_owner,
+		    s->s_addr);
+		control_send_info(s, env->id, j);
+		server_drain();
+		break;
 	case R3Q__ENVELOPE__BODY_JOB_QUERY:
 		if ((j = control_job(s, env->id, env->job_query->job)) == NULL)
 			break;

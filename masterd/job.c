@@ -744,7 +744,9 @@ job_end(struct job *j, enum job_state st)
 		}
 	}
 	job_journal_put(j);
-	if (md->journal != NULL && strcmp(j->j_drv->d_name, "es") == 0 &&
+	/* A bnb job resumes from its snapshot, never from its results. */
+	if (md->journal != NULL && (strcmp(j->j_drv->d_name, "es") == 0 ||
+	    strcmp(j->j_drv->d_name, "bnb") == 0) &&
 	    journal_results_drop(md->journal, j->j_id) == -1)
 		log_warnx("%s", journal_error(md->journal));
 	job_journal_commit();
@@ -1145,6 +1147,8 @@ job_driver_find(const char *name)
 		return (&job_es_driver);
 	if (strcmp(name, job_batch_driver.d_name) == 0)
 		return (&job_batch_driver);
+	if (strcmp(name, job_bnb_driver.d_name) == 0)
+		return (&job_bnb_driver);
 	return (NULL);
 }
 

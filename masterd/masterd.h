@@ -412,6 +412,10 @@ const char *kind_name(uint32_t);
 extern const struct job_driver job_es_driver;
 struct job *job_es_submit(const R3q__EsParams *, char *, size_t);
 
+/* job_bnb.c: branch and bound, the permutation flow shop */
+extern const struct job_driver job_bnb_driver;
+struct job *job_bnb_submit(const R3q__BnbParams *, char *, size_t);
+
 /* job_batch.c: a client's tasks */
 extern const struct job_driver job_batch_driver;
 void	 job_batch_dispatch(struct session *, Envelope *);

@@ -344,6 +344,7 @@ int		 bnb_pool_push(struct bnb_pool *, struct bnb_sub *);
 struct bnb_sub	*bnb_pool_pop(struct bnb_pool *);
 size_t		 bnb_pool_size(const struct bnb_pool *);
 int32_t		 bnb_pool_bound(const struct bnb_pool *);
+const struct bnb_sub *bnb_pool_at(const struct bnb_pool *, size_t);
 size_t		 bnb_pool_prune(struct bnb_pool *, int32_t);
 int		 bnb_solve(const struct bnb_problem *,
 		    const struct bnb_solve_opts *, struct bnb_solution *,

@@ -150,6 +150,16 @@ bnb_pool_bound(const struct bnb_pool *pl)
 }
 
 /*
+ * Subproblem i of the pool, in no particular order (i < bnb_pool_size()),
+ * for a host that saves the pool; it stays the pool's.
+ */
+const struct bnb_sub *
+bnb_pool_at(const struct bnb_pool *pl, size_t i)
+{
+	return (i < pl->p_n ? pl->p_v[i].e_sub : NULL);
+}
+
+/*
  * Drop (and free) every subproblem whose bound is not below the
  * incumbent; returns how many went.
  */

@@ -6,7 +6,8 @@
 # and three of tai20_10.txt are proved optimal with the defaults
 # (bidirectional branching, LB2), their permutations recomputing to the
 # optima; the times are printed, not asserted.  Malformed files are refused with file:line: and status 65, a
-# missing one with 66, and a distributed run with 69 for now.  No daemon
+# missing one with 66; a distributed run without a master with 69, and
+# one with a flag only --local has yet with 64.  No daemon
 # runs.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
@@ -146,8 +147,18 @@ rc=0
 "$R3QCTL" bnb pfsp "$T/missing.txt" --local 2> "$T/e" || rc=$?
 [ "$rc" -eq 66 ] || fail "missing file: exit $rc"
 rc=0
-"$R3QCTL" bnb pfsp "$F" --instance 1 2> "$T/e" || rc=$?
+R3Q_CONTROL=$T/none.sock "$R3QCTL" bnb pfsp "$F" --instance 1 --ig 0 \
+    2> "$T/e" || rc=$?
 [ "$rc" -eq 69 ] || fail "distributed: exit $rc"
-grep -qx 'r3qctl bnb: distributed runs are not built yet; use --local' \
-    "$T/e" || fail "distributed: $(cat "$T/e")"
-ok "instance 11 (65), a missing file (66), a distributed run (69)"
+grep -q "cannot reach masterd at $T/none.sock" "$T/e" ||
+    fail "distributed: $(cat "$T/e")"
+for flag in "--multiplicity 2" "--interrupt off" "--split-depth 3" \
+    "--exchange 1s" "--max-nodes 100"; do
+	rc=0
+	R3Q_CONTROL=$T/none.sock "$R3QCTL" bnb pfsp "$F" $flag 2> "$T/e" ||
+	    rc=$?
+	[ "$rc" -eq 64 ] || fail "distributed $flag: exit $rc"
+	grep -qx "r3qctl: bnb: ${flag% *} is not implemented yet (without --local)" \
+	    "$T/e" || fail "distributed $flag: $(cat "$T/e")"
+done
+ok "instance 11 (65), a missing file (66), no master (69), flags only --local has (64)"

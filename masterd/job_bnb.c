@@ -1,0 +1,800 @@
+/*
+ * The bnb job driver: branch and bound for the permutation flow shop
+ * (common/bnb/pfsp.h, "How the master's bnb driver is meant to use it").
+ * The master keeps the pool of open subproblems, best bound first; a job
+ * has one open batch of "pfsp" tasks, and a subproblem popped from the
+ * pool becomes a task of it, its bound as priority (the core runs lower
+ * priorities first).  At most bj_cap subproblems are out at once, so that
+ * the pool, not the workers' queues, decides what is explored next.  A
+ * task's payload is encoded when it is sent, with the incumbent known
+ * then.  Its output gives the nodes it explored, a better permutation if
+ * it found one, and its open frontier, which goes back into the pool.
+ * The job is done, and the makespan proved optimal, when the pool is
+ * empty and nothing is out.
+ *
+ * The journal keeps the job's parameters and, every BJ_SAVE_NS at most,
+ * a snapshot of the search (BnbState): the incumbent and every open
+ * subproblem, in the pool or out.  A resumed job starts again from the
+ * last snapshot: what was explored after it is explored again, nothing
+ * is lost, and the answer is still optimal.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bnb/pfsp.h"
+#include "journal.h"
+#include "log.h"
+#include "masterd.h"
+#include "util.h"
+
+#define BJ_CAP_MIN	2		/* subproblems out, at least */
+#define BJ_CAP_MAX	100000		/* max_out, at most */
+#define BJ_SAVE_NS	(200 * NS_PER_MS)	/* snapshots, at most one per */
+
+/* The driver's state of a job; owned by the job, freed with it. */
+struct bnb_job {
+	R3q__BnbParams		 bj_params;	/* as submitted, settled */
+	struct bnb_instance	 bj_inst;
+	struct bnb_problem	*bj_pb;		/* NULL once ended */
+	struct bnb_pool		*bj_pool;	/* NULL once ended */
+	struct job_batch	*bj_batch;	/* the open one, or NULL */
+	struct bnb_sub		**bj_out;	/* by task index; NULL: over */
+	size_t			 bj_outcap;
+	size_t			 bj_nout;	/* of them, out */
+	int32_t			 bj_inc;	/* incumbent, BNB_NONE */
+	uint16_t		 bj_perm[BNB_MAX_JOBS];
+	uint32_t		 bj_perm32[BNB_MAX_JOBS];	/* for JobInfo */
+	uint64_t		 bj_nodes;
+	uint64_t		 bj_tasks;	/* outputs taken */
+	int			 bj_proved;
+	uint64_t		 bj_saved;	/* mono ns of the last snapshot */
+};
+
+#define BJ(j)	((struct bnb_job *)(j)->j_ds)
+
+static void	bnb_job_pump(struct job *);
+static void	bnb_job_free_ds(struct bnb_job *);
+
+/* Copy what a client sent into bj's own parameters. */
+static void
+bnb_job_copy(struct bnb_job *bj, const R3q__BnbParams *p)
+{
+	R3q__BnbParams	*q = &bj->bj_params;
+
+	r3q__bnb_params__init(q);
+	q->problem = xstrdup("pfsp");
+	q->jobs = p->jobs;
+	q->machines = p->machines;
+	q->n_times = p->n_times;
+	q->times = xcalloc(p->n_times + 1, sizeof(*q->times));
+	if (p->n_times > 0)
+		memcpy(q->times, p->times, p->n_times * sizeof(*q->times));
+	q->name = xstrdup(p->name != NULL ? p->name : "");
+	q->lb = p->lb;
+	q->branching = p->branching;
+	q->node_budget = p->node_budget;
+	q->upper_bound = p->upper_bound;
+	q->n_upper_perm = p->n_upper_perm;
+	q->upper_perm = xcalloc(p->n_upper_perm + 1, sizeof(*q->upper_perm));
+	if (p->n_upper_perm > 0)
+		memcpy(q->upper_perm, p->upper_perm,
+		    p->n_upper_perm * sizeof(*q->upper_perm));
+	q->policy = NULL;	/* not protobuf-c's empty string: freed */
+	q->queue_factor = p->queue_factor;
+	q->max_out = p->max_out;
+	q->instance = p->instance;
+}
+
+/* The job's own settings into its parameters, as journaled. */
+static void
+bnb_job_settle(struct job *j)
+{
+	R3q__BnbParams	*q = &BJ(j)->bj_params;
+
+	free(q->policy);
+	q->policy = xstrdup(sched_policy_name(j->j_policy));
+	q->queue_factor = j->j_qf;
+	snprintf(j->j_name, sizeof(j->j_name), "%s", q->name);
+}
+
+/*
+ * The instance and the problem of the job's parameters, and the known
+ * upper bound as incumbent; -1 with a message if they make no problem.
+ */
+static int
+bnb_job_problem(struct bnb_job *bj, char *err, size_t errlen)
+{
+	const R3q__BnbParams	*p = &bj->bj_params;
+	uint32_t		 i;
+	int32_t			 c;
+
+	if (p->problem == NULL || strcmp(p->problem, "pfsp") != 0) {
+		snprintf(err, errlen, "unknown problem '%s' (pfsp)",
+		    p->problem != NULL ? p->problem : "");
+		return (-1);
+	}
+	if (p->jobs < 1 || p->jobs > BNB_MAX_JOBS || p->machines < 1 ||
+	    p->machines > BNB_MAX_MACHINES) {
+		snprintf(err, errlen, "%u jobs and %u machines: from 1 to %d "
+		    "jobs and 1 to %d machines", p->jobs, p->machines,
+		    BNB_MAX_JOBS, BNB_MAX_MACHINES);
+		return (-1);
+	}
+	if (p->n_times != (size_t)p->jobs * p->machines) {
+		snprintf(err, errlen, "%zu processing times for %u jobs and "
+		    "%u machines", p->n_times, p->jobs, p->machines);
+		return (-1);
+	}
+	if (p->lb != BNB_LB1 && p->lb != BNB_LB2) {
+		snprintf(err, errlen, "lb must be 1 or 2");
+		return (-1);
+	}
+	if (p->branching != BNB_FORWARD && p->branching != BNB_BIDIR) {
+		snprintf(err, errlen, "branching must be 1 (forward) or 2 "
+		    "(bidir)");
+		return (-1);
+	}
+	if (p->max_out > BJ_CAP_MAX) {
+		snprintf(err, errlen, "max_out must be at most %d",
+		    BJ_CAP_MAX);
+		return (-1);
+	}
+	memset(&bj->bj_inst, 0, sizeof(bj->bj_inst));
+	bj->bj_inst.n = p->jobs;
+	bj->bj_inst.m = p->machines;
+	bj->bj_inst.seed = -1;
+	bj->bj_inst.ub = -1;
+	bj->bj_inst.lb = -1;
+	bj->bj_inst.index = p->instance;
+	bj->bj_inst.p = xcalloc(p->n_times, sizeof(int32_t));
+	for (i = 0; i < p->n_times; i++) {
+		if (p->times[i] > BNB_MAX_TIME) {
+			snprintf(err, errlen, "processing time %u is over %d",
+			    p->times[i], BNB_MAX_TIME);
+			return (-1);
+		}
+		bj->bj_inst.p[i] = (int32_t)p->times[i];
+	}
+	if ((bj->bj_pb = bnb_problem_make(&bj->bj_inst, (int)p->lb,
+	    (int)p->branching, err, errlen)) == NULL)
+		return (-1);
+	bj->bj_inc = BNB_NONE;
+	if (p->n_upper_perm == 0)
+		return (0);
+	/* A known permutation: its makespan, recomputed, is the incumbent. */
+	if (p->n_upper_perm != p->jobs) {
+		snprintf(err, errlen, "upper_perm has %zu jobs, not %u",
+		    p->n_upper_perm, p->jobs);
+		return (-1);
+	}
+	for (i = 0; i < p->jobs; i++) {
+		if (p->upper_perm[i] >= p->jobs)
+			break;
+		bj->bj_perm[i] = (uint16_t)p->upper_perm[i];
+	}
+	if (i < p->jobs || bnb_perm_check(bj->bj_perm, p->jobs,
+	    p->jobs) == -1) {
+		snprintf(err, errlen, "upper_perm is not a permutation of the "
+		    "%u jobs", p->jobs);
+		return (-1);
+	}
+	c = bnb_makespan(&bj->bj_inst, bj->bj_perm, p->jobs);
+	if (p->upper_bound != 0 && (uint32_t)c != p->upper_bound) {
+		snprintf(err, errlen, "upper_perm's makespan is %" PRId32
+		    ", not upper_bound %u", c, p->upper_bound);
+		return (-1);
+	}
+	bj->bj_inc = c;
+	return (0);
+}
+
+/*
+ * How many subproblems may be out at once: max_out, or twice the CPUs of
+ * the workers that offer pfsp now (one running and one waiting on each),
+ * at least BJ_CAP_MIN.
+ */
+static size_t
+bnb_job_cap(const struct job *j)
+{
+	const struct worker	*w;
+	size_t			 cpus = 0, k;
+	uint32_t		 i, kind;
+
+	if (BJ(j)->bj_params.max_out > 0)
+		return (BJ(j)->bj_params.max_out);
+	if (kind_find("pfsp", &kind) == 0)
+		for (i = 0; i < md->maxworkers; i++) {
+			if ((w = md->workers[i]) == NULL)
+				continue;
+			for (k = 0; k < w->w_nkinds; k++)
+				if (w->w_kinds[k] == kind) {
+					cpus += w->w_cpus;
+					break;
+				}
+		}
+	return (2 * cpus > BJ_CAP_MIN ? 2 * cpus : BJ_CAP_MIN);
+}
+
+/* Room in bj_out for task index idx. */
+static void
+bnb_job_grow(struct bnb_job *bj, size_t idx)
+{
+	size_t	 cap;
+
+	if (idx < bj->bj_outcap)
+		return;
+	for (cap = bj->bj_outcap ? bj->bj_outcap : 64; cap <= idx; cap *= 2)
+		;
+	if ((bj->bj_out = reallocarray(bj->bj_out, cap,
+	    sizeof(*bj->bj_out))) == NULL)
+		fatal("%s", __func__);
+	memset(bj->bj_out + bj->bj_outcap, 0, (cap - bj->bj_outcap) *
+	    sizeof(*bj->bj_out));
+	bj->bj_outcap = cap;
+}
+
+/* Journal the job's row with a snapshot of its search. */
+static void
+bnb_job_save(struct job *j)
+{
+	BJ(j)->bj_saved = mono_ns();
+	job_journal_put(j);
+}
+
+/*
+ * Send subproblems from the pool until bj_cap are out; with none out and
+ * none left, the search is over: close the batch, and the job ends when
+ * the core says it is done.
+ */
+static void
+bnb_job_pump(struct job *j)
+{
+	struct bnb_job		*bj = BJ(j);
+	struct job_batch	*b;
+	struct sched_task	 t;
+	struct bnb_sub		*s;
+	size_t			 cap, idx;
+
+	if (j->j_state != JOB_RUNNING || bj->bj_batch == NULL ||
+	    bj->bj_batch->b_closed)
+		return;
+	bnb_pool_prune(bj->bj_pool, bj->bj_inc);
+	cap = bnb_job_cap(j);
+	while (bj->bj_nout < cap && (s = bnb_pool_pop(bj->bj_pool)) != NULL) {
+		if (s->lb >= bj->bj_inc) {
+			free(s);
+			continue;
+		}
+		idx = bj->bj_batch->b_n;
+		bnb_job_grow(bj, idx);
+		bj->bj_out[idx] = s;
+		bj->bj_nout++;
+		memset(&t, 0, sizeof(t));
+		t.id = job_batch_reserve(bj->bj_batch, 0, 1);
+		t.priority = s->lb;
+		t.copies = 1;
+		job_batch_submit(bj->bj_batch, &t, 1);
+	}
+	if (bj->bj_nout > 0)
+		return;
+	bj->bj_proved = 1;
+	log_info("job %llu: search over, makespan %" PRId32 " proved after "
+	    "%" PRIu64 " nodes in %" PRIu64 " tasks",
+	    (unsigned long long)j->j_id, bj->bj_inc, bj->bj_nodes,
+	    bj->bj_tasks);
+	if (bj->bj_batch->b_n == 0) {
+		/* Nothing was ever sent: the known bound was the root's. */
+		b = bj->bj_batch;
+		bj->bj_batch = NULL;
+		job_batch_finished(b);
+		return;
+	}
+	job_batch_close(bj->bj_batch);
+}
+
+/* Open the job's batch and send its first subproblems. */
+static void
+bnb_job_start(struct job *j)
+{
+	struct bnb_job	*bj = BJ(j);
+
+	bj->bj_batch = job_batch_open(j, kind_intern("pfsp"), 0);
+	bnb_job_pump(j);
+}
+
+/* Check a client's parameters and start a bnb job; NULL with a message. */
+struct job *
+job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
+{
+	enum sched_policy	 pol = md->policy;
+	struct job		*j;
+	struct bnb_job		*bj;
+	struct bnb_sub		*root;
+	size_t			 len;
+
+	if (p->policy != NULL && p->policy[0] != '\0' &&
+	    sched_policy_parse(p->policy, &pol) == -1) {
+		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
+		    p->policy);
+		return (NULL);
+	}
+	if (p->queue_factor > 64 && p->queue_factor != SCHED_QF_AUTO) {
+		snprintf(err, errlen, "queue factor must be at most 64");
+		return (NULL);
+	}
+	if ((len = bnb_payload_len(p->jobs, p->machines, p->jobs)) >
+	    md->conf.max_payload) {
+		snprintf(err, errlen, "a task of %u jobs and %u machines is "
+		    "up to %zu bytes, over max_payload (%llu)", p->jobs,
+		    p->machines, len, (unsigned long long)md->conf.max_payload);
+		return (NULL);
+	}
+	/* An output: a permutation, a path and a whole DFS stack at most. */
+	if ((len = BNB_RESULT_HEAD + 4 * (size_t)p->jobs + 8 *
+	    ((size_t)p->jobs * (p->jobs + 1) / 2)) > md->conf.max_payload) {
+		snprintf(err, errlen, "the output of a task of %u jobs is up "
+		    "to %zu bytes, over max_payload (%llu)", p->jobs, len,
+		    (unsigned long long)md->conf.max_payload);
+		return (NULL);
+	}
+	bj = xcalloc(1, sizeof(*bj));
+	bnb_job_copy(bj, p);
+	if (bnb_job_problem(bj, err, errlen) == -1) {
+		bnb_job_free_ds(bj);
+		return (NULL);
+	}
+	j = job_new(&job_bnb_driver, pol,
+	    p->queue_factor ? p->queue_factor : md->queue_factor, 1);
+	j->j_ds = bj;
+	bnb_job_settle(j);
+	if ((bj->bj_pool = bnb_pool_new()) == NULL ||
+	    (root = bnb_sub_new(NULL, 0, bnb_bound(bj->bj_pb, NULL, 0))) ==
+	    NULL || bnb_pool_push(bj->bj_pool, root) == -1)
+		fatal("%s", __func__);
+	bnb_job_start(j);
+	return (j);
+}
+
+/* The payload of task idx: its subproblem with the incumbent of now. */
+static void
+bnb_job_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
+{
+	struct bnb_job		*bj = BJ(j);
+	const struct bnb_sub	*s;
+	size_t			 len;
+
+	(void)b;
+	if (idx >= bj->bj_outcap || (s = bj->bj_out[idx]) == NULL)
+		fatalx("%s: job %llu task %zu has no subproblem", __func__,
+		    (unsigned long long)j->j_id, idx);
+	len = bnb_payload_len(bj->bj_inst.n, bj->bj_inst.m,
+	    s->depth + s->back);
+	t->payload.len = len;
+	t->payload.data = server_scratch(len);
+	if (bnb_payload_encode(t->payload.data, len, &bj->bj_inst,
+	    (int)bj->bj_params.lb, (int)bj->bj_params.branching, bj->bj_inc,
+	    bj->bj_params.node_budget, s) == -1)
+		fatalx("%s: job %llu task %zu: payload", __func__,
+		    (unsigned long long)j->j_id, idx);
+}
+
+/* The job fails: a task's output cannot be trusted or the kind fails. */
+static void
+bnb_job_fail(struct job *j, const char *what, size_t idx, const char *why)
+{
+	snprintf(j->j_error, sizeof(j->j_error), "task %zu: %s%s", idx, what,
+	    why);
+	log_warnx("job %llu failed: %s", (unsigned long long)j->j_id,
+	    j->j_error);
+	job_abort(j, JOB_FAILED);
+}
+
+/*
+ * Task idx ended.  An output: its nodes count, a better permutation (its
+ * makespan checked) becomes the incumbent and prunes the pool, and the
+ * open nodes under the incumbent go back into the pool.  Lost (killed)
+ * or cancelled: its subproblem goes back whole.  A kind that failed on
+ * every machine would fail again: the job fails.
+ */
+static void
+bnb_job_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
+    uint32_t st, const void *out, size_t len, const char *why)
+{
+	struct bnb_job		*bj = BJ(j);
+	struct bnb_result	*res;
+	struct bnb_sub		*s, *c;
+	char			 err[160];
+	size_t			 i;
+	int32_t			 cmax;
+
+	(void)b;
+	(void)seq;
+	if (idx >= bj->bj_outcap || (s = bj->bj_out[idx]) == NULL)
+		return;
+	bj->bj_out[idx] = NULL;
+	bj->bj_nout--;
+	if (j->j_state != JOB_RUNNING || bj->bj_pool == NULL) {
+		free(s);
+		return;
+	}
+	switch (st) {
+	case OUTCOME_OK:
+		break;
+	case OUTCOME_KILLED:
+	case OUTCOME_CANCELLED:
+		log_info("job %llu: task %zu lost (%s); its subproblem goes "
+		    "back to the pool", (unsigned long long)j->j_id, idx,
+		    why != NULL ? why : "cancelled");
+		if (bnb_pool_push(bj->bj_pool, s) == -1)
+			fatal("%s", __func__);
+		bnb_job_pump(j);
+		return;
+	default:
+		free(s);
+		bnb_job_fail(j, "", idx, why != NULL ? why : "failed");
+		return;
+	}
+	res = xcalloc(1, sizeof(*res));
+	if (bnb_result_decode(out, len, bj->bj_inst.n, s, res, err,
+	    sizeof(err)) == -1) {
+		free(s);
+		free(res);
+		bnb_job_fail(j, "unreadable output: ", idx, err);
+		return;
+	}
+	free(s);
+	bj->bj_nodes += res->nodes;
+	bj->bj_tasks++;
+	if (res->best != BNB_NONE && res->best < bj->bj_inc) {
+		cmax = bnb_makespan(&bj->bj_inst, res->perm, bj->bj_inst.n);
+		if (cmax != res->best) {
+			snprintf(err, sizeof(err), "its permutation's makespan "
+			    "is %" PRId32 ", not %" PRId32, cmax, res->best);
+			bnb_result_free(res);
+			free(res);
+			bnb_job_fail(j, "", idx, err);
+			return;
+		}
+		bj->bj_inc = res->best;
+		memcpy(bj->bj_perm, res->perm, bj->bj_inst.n *
+		    sizeof(*bj->bj_perm));
+		bnb_pool_prune(bj->bj_pool, bj->bj_inc);
+		log_info("job %llu: makespan %" PRId32 " (task %zu)",
+		    (unsigned long long)j->j_id, bj->bj_inc, idx);
+	}
+	for (i = 0; i < res->frontier.n; i++) {
+		if (res->frontier.v[i].lb >= bj->bj_inc)
+			continue;
+		if ((c = bnb_frontier_sub(&res->frontier, i)) == NULL ||
+		    bnb_pool_push(bj->bj_pool, c) == -1)
+			fatal("%s", __func__);
+	}
+	bnb_result_free(res);
+	free(res);
+	bnb_job_pump(j);
+	if (j->j_state == JOB_RUNNING && mono_ns() - bj->bj_saved >=
+	    BJ_SAVE_NS)
+		bnb_job_save(j);
+}
+
+/* The search's batch is over. */
+static void
+bnb_job_batch_done(struct job *j, struct job_batch *b, struct gen_report *g)
+{
+	(void)b;
+	g->g_best = BJ(j)->bj_inc != BNB_NONE ? BJ(j)->bj_inc : 0;
+}
+
+/* ... and the job with it: the search is over. */
+static void
+bnb_job_next(struct job *j, struct job_batch *b)
+{
+	(void)b;
+	BJ(j)->bj_batch = NULL;
+	if (j->j_state == JOB_RUNNING)
+		job_end(j, JOB_DONE);
+}
+
+/* Open subproblems: the pool's and those out. */
+static uint64_t
+bnb_job_open(const struct bnb_job *bj)
+{
+	return ((bj->bj_pool != NULL ? bnb_pool_size(bj->bj_pool) : 0) +
+	    bj->bj_nout);
+}
+
+/* Its parameters and its answer so far (permutation: 0-based jobs). */
+static void
+bnb_job_info(const struct job *j, R3q__JobInfo *info, int full)
+{
+	struct bnb_job	*bj = BJ(j);
+	uint32_t	 i;
+
+	(void)full;
+	info->bnb = &bj->bj_params;
+	info->nodes = bj->bj_nodes;
+	info->bnb_tasks = bj->bj_tasks;
+	info->proved = bj->bj_proved;
+	info->pool = bnb_job_open(bj);
+	if (bj->bj_inc == BNB_NONE)
+		return;
+	info->makespan = (uint32_t)bj->bj_inc;
+	info->best = bj->bj_inc;
+	for (i = 0; i < bj->bj_inst.n; i++)
+		bj->bj_perm32[i] = bj->bj_perm[i];
+	info->n_permutation = bj->bj_inst.n;
+	info->permutation = bj->bj_perm32;
+}
+
+/* Its parameters for the journal: BnbParams, settled. */
+static uint8_t *
+bnb_job_pack(const struct job *j, size_t *len)
+{
+	uint8_t	*p;
+
+	*len = r3q__bnb_params__get_packed_size(&BJ(j)->bj_params);
+	p = xcalloc(1, *len + 1);
+	r3q__bnb_params__pack(&BJ(j)->bj_params, p);
+	return (p);
+}
+
+/* Append subproblem s to the snapshot at *p. */
+static uint8_t *
+bnb_job_put_sub(uint8_t *p, const struct bnb_sub *s)
+{
+	uint32_t	 v = (uint32_t)s->lb, i;
+
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+	p[4] = (uint8_t)s->depth;
+	p[5] = (uint8_t)(s->depth >> 8);
+	p[6] = (uint8_t)s->back;
+	p[7] = (uint8_t)(s->back >> 8);
+	p += 8;
+	for (i = 0; i < s->depth + s->back; i++, p += 2) {
+		p[0] = (uint8_t)s->prefix[i];
+		p[1] = (uint8_t)(s->prefix[i] >> 8);
+	}
+	return (p);
+}
+
+/*
+ * The search's snapshot.  The memory stays until the next one (a
+ * JobState is packed at once by the caller).
+ */
+static void
+bnb_job_state(const struct job *j, R3q__JobState *st)
+{
+	static R3q__BnbState	 bs;
+	static uint32_t		*perm;
+	static uint8_t		*subs;
+	struct bnb_job		*bj = BJ(j);
+	const struct bnb_sub	*s;
+	size_t			 i, n, len = 0;
+	uint8_t			*p;
+
+	r3q__bnb_state__init(&bs);
+	free(perm);
+	free(subs);
+	perm = NULL;
+	subs = NULL;
+	bs.nodes = bj->bj_nodes;
+	bs.tasks = bj->bj_tasks;
+	bs.proved = bj->bj_proved;
+	if (bj->bj_inc != BNB_NONE) {
+		bs.incumbent = (uint32_t)bj->bj_inc;
+		perm = xcalloc(bj->bj_inst.n + 1, sizeof(*perm));
+		for (i = 0; i < bj->bj_inst.n; i++)
+			perm[i] = bj->bj_perm[i];
+		bs.n_perm = bj->bj_inst.n;
+		bs.perm = perm;
+	}
+	if (j->j_state == JOB_RUNNING && bj->bj_pool != NULL) {
+		n = bnb_pool_size(bj->bj_pool);
+		for (i = 0; i < n; i++) {
+			s = bnb_pool_at(bj->bj_pool, i);
+			len += 8 + 2 * (size_t)(s->depth + s->back);
+		}
+		for (i = 0; i < bj->bj_outcap; i++)
+			if ((s = bj->bj_out[i]) != NULL)
+				len += 8 + 2 * (size_t)(s->depth + s->back);
+		p = subs = xcalloc(1, len + 1);
+		for (i = 0; i < n; i++)
+			p = bnb_job_put_sub(p, bnb_pool_at(bj->bj_pool, i));
+		for (i = 0; i < bj->bj_outcap; i++)
+			if ((s = bj->bj_out[i]) != NULL)
+				p = bnb_job_put_sub(p, s);
+		bs.subs.data = subs;
+		bs.subs.len = len;
+		bs.nsubs = n + bj->bj_nout;
+	}
+	st->bnb = &bs;
+}
+
+/* The job ended: the search's memory goes, the answer stays. */
+static void
+bnb_job_end(struct job *j)
+{
+	struct bnb_job	*bj = BJ(j);
+	size_t		 i;
+
+	for (i = 0; i < bj->bj_outcap; i++) {
+		free(bj->bj_out[i]);
+		bj->bj_out[i] = NULL;
+	}
+	bj->bj_nout = 0;
+	bnb_pool_free(bj->bj_pool);
+	bj->bj_pool = NULL;
+	bnb_problem_free(bj->bj_pb);
+	bj->bj_pb = NULL;
+	bj->bj_batch = NULL;
+}
+
+/* Free a driver state, attached to a job or not. */
+static void
+bnb_job_free_ds(struct bnb_job *bj)
+{
+	size_t		 i;
+
+	for (i = 0; i < bj->bj_outcap; i++)
+		free(bj->bj_out[i]);
+	free(bj->bj_out);
+	bnb_pool_free(bj->bj_pool);
+	bnb_problem_free(bj->bj_pb);
+	bnb_instance_free(&bj->bj_inst);
+	free(bj->bj_params.problem);
+	free(bj->bj_params.times);
+	free(bj->bj_params.name);
+	free(bj->bj_params.upper_perm);
+	free(bj->bj_params.policy);
+	free(bj);
+}
+
+/* The job is forgotten. */
+static void
+bnb_job_free(struct job *j)
+{
+	if (BJ(j) == NULL)
+		return;
+	bnb_job_free_ds(BJ(j));
+	j->j_ds = NULL;
+}
+
+/*
+ * The open subproblems of a snapshot into the pool; -1 with a message if
+ * one is not a subproblem of an n-job instance.
+ */
+static int
+bnb_job_load_subs(struct bnb_job *bj, const R3q__BnbState *bs, char *err,
+    size_t errlen)
+{
+	const uint8_t	*p = bs->subs.data, *end = p + bs->subs.len;
+	uint16_t	 jobs[BNB_MAX_JOBS];
+	uint8_t		 seen[BNB_MAX_JOBS];
+	uint32_t	 n = bj->bj_inst.n, depth, back, i;
+	int32_t		 lb;
+	struct bnb_sub	*s;
+	size_t		 k = 0;
+
+	while (p < end) {
+		if (end - p < 8)
+			goto bad;
+		lb = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+		    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+		depth = (uint32_t)p[4] | (uint32_t)p[5] << 8;
+		back = (uint32_t)p[6] | (uint32_t)p[7] << 8;
+		p += 8;
+		if (depth + back > n || (size_t)(end - p) < 2 * (depth + back))
+			goto bad;
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < depth + back; i++, p += 2) {
+			jobs[i] = (uint16_t)(p[0] | p[1] << 8);
+			if (jobs[i] >= n || seen[jobs[i]]++)
+				goto bad;
+		}
+		if ((s = bnb_sub_make(jobs, depth, jobs + depth, back,
+		    lb)) == NULL || bnb_pool_push(bj->bj_pool, s) == -1)
+			fatal("%s", __func__);
+		k++;
+	}
+	if (k != bs->nsubs)
+		goto bad;
+	return (0);
+ bad:
+	snprintf(err, errlen, "the snapshot's subproblem %zu is not one of "
+	    "a %u-job instance", k, n);
+	return (-1);
+}
+
+/*
+ * A bnb job from the journal: its parameters, its answer and, if it
+ * runs, its search from the last snapshot (the root's if none).
+ */
+static int
+job_bnb_load(struct job *j, const struct journal_job *row,
+    const R3q__JobState *st, char *err, size_t errlen)
+{
+	struct bnb_job		*bj;
+	const R3q__BnbState	*bs = st != NULL ? st->bnb : NULL;
+	R3q__BnbParams		*p;
+	enum sched_policy	 pol = SCHED_POLICY_R3Q;
+	struct bnb_sub		*root;
+	uint32_t		 i;
+
+	j->j_ds = bj = xcalloc(1, sizeof(*bj));
+	bj->bj_inc = BNB_NONE;
+	if ((p = r3q__bnb_params__unpack(NULL, row->paramslen,
+	    row->params)) == NULL) {
+		r3q__bnb_params__init(&bj->bj_params);
+		snprintf(err, errlen, "unreadable parameters");
+		return (-1);
+	}
+	(void)sched_policy_parse(p->policy, &pol);
+	j->j_policy = pol;
+	j->j_qf = p->queue_factor;
+	j->j_verify = 1;
+	bnb_job_copy(bj, p);
+	r3q__bnb_params__free_unpacked(p, NULL);
+	bnb_job_settle(j);
+	if (st != NULL && st->name != NULL && st->name[0] != '\0')
+		snprintf(j->j_name, sizeof(j->j_name), "%s", st->name);
+	if (bnb_job_problem(bj, err, errlen) == -1)
+		return (-1);
+	if (bs != NULL) {
+		bj->bj_nodes = bs->nodes;
+		bj->bj_tasks = bs->tasks;
+		bj->bj_proved = bs->proved;
+		if (bs->incumbent != 0 && bs->n_perm == bj->bj_inst.n) {
+			for (i = 0; i < bs->n_perm; i++)
+				bj->bj_perm[i] = (uint16_t)(bs->perm[i] <
+				    bj->bj_inst.n ? bs->perm[i] : 0);
+			if (bnb_perm_check(bj->bj_perm, bj->bj_inst.n,
+			    bj->bj_inst.n) == 0 && bnb_makespan(&bj->bj_inst,
+			    bj->bj_perm, bj->bj_inst.n) ==
+			    (int32_t)bs->incumbent)
+				bj->bj_inc = (int32_t)bs->incumbent;
+		}
+	}
+	if (j->j_state != JOB_RUNNING) {
+		bnb_problem_free(bj->bj_pb);
+		bj->bj_pb = NULL;
+		return (0);
+	}
+	if ((bj->bj_pool = bnb_pool_new()) == NULL)
+		fatal("%s", __func__);
+	if (bs != NULL && bs->subs.len > 0) {
+		if (bnb_job_load_subs(bj, bs, err, errlen) == -1)
+			return (-1);
+	} else if (bs == NULL || !bs->proved) {
+		if ((root = bnb_sub_new(NULL, 0, bnb_bound(bj->bj_pb, NULL,
+		    0))) == NULL || bnb_pool_push(bj->bj_pool, root) == -1)
+			fatal("%s", __func__);
+	}
+	log_info("job %llu resumed with %zu open subproblems, makespan "
+	    "%" PRId32 ", %" PRIu64 " nodes", (unsigned long long)j->j_id,
+	    bnb_pool_size(bj->bj_pool), bj->bj_inc, bj->bj_nodes);
+	bnb_job_start(j);
+	if (j->j_state == JOB_RUNNING)
+		bnb_job_save(j);
+	return (0);
+}
+
+const struct job_driver job_bnb_driver = {
+	.d_name = "bnb",
+	.d_task = bnb_job_task,
+	.d_result = bnb_job_result,
+	.d_batch_done = bnb_job_batch_done,
+	.d_next = bnb_job_next,
+	.d_info = bnb_job_info,
+	.d_params = bnb_job_pack,
+	.d_state = bnb_job_state,
+	.d_load = job_bnb_load,
+	.d_end = bnb_job_end,
+	.d_free = bnb_job_free,
+};

@@ -29,12 +29,15 @@ cat > "$K/hang.sh" <<'EOF'
 exec sleep 3600
 EOF
 # Ridge of the es payload (u32 lu, u32 flags, f64 work_ms, f64 x[]), as
-# ridge-lu computes it, after saying it is half way.
+# ridge-lu computes it, in about 100 ms (half way said after 50): a
+# generation lasts longer than suspect_grace, so detection has time.
 cat > "$K/ridge.py" <<'EOF'
-import struct, sys
+import struct, sys, time
 p = sys.stdin.buffer.read()
+time.sleep(0.05)
 sys.stderr.write("r3q: half\n")
 sys.stderr.flush()
+time.sleep(0.05)
 x = struct.unpack("<%dd" % ((len(p) - 16) // 8), p[16:])
 s = f = 0.0
 for v in x:
@@ -104,7 +107,7 @@ start_worker w1 1
 WORKER_EXTRA="exec fit = $K/hang.sh"
 start_worker w2 1
 wait_workers 2
-ES="--mu 4 --lambda 8 --dim 6 --generations 3 --seed 5"
+ES="--mu 4 --lambda 12 --dim 6 --generations 3 --seed 5"
 "$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > /dev/null ||
     fail "local run failed"
 "$top_builddir/examples/es-client" $ES --kind fit --policy r3q \

@@ -139,3 +139,27 @@ crash_master() {
 	waitfor "grep -q 'listening on' '$T/masterd.log'" 10 ||
 	    fail "masterd did not restart"
 }
+
+# makespan FILE INSTANCE PERM...: the makespan of PERM (1-based) on the
+# instance, recomputed from the file with awk.
+makespan() {
+	awk -v want="$2" -v perm="$3" '
+	/^ *number of jobs/ { inst++; hdr = 1; next }
+	inst == want && hdr == 1 { n = $1; m = $2; hdr = 0; next }
+	/processing times/ { row = 0; next }
+	inst == want && NF > 0 { row++; for (j = 1; j <= NF; j++) p[row, j] = $j }
+	END {
+		k = split(perm, pi, " ")
+		if (k != n) { print "bad"; exit }
+		for (i = 1; i <= m; i++) c[i] = 0
+		for (t = 1; t <= k; t++) {
+			j = pi[t]
+			if (seen[j]++ || j < 1 || j > n) { print "bad"; exit }
+			for (i = 1; i <= m; i++) {
+				prev = i > 1 ? c[i - 1] : 0
+				c[i] = (c[i] > prev ? c[i] : prev) + p[i, j]
+			}
+		}
+		print c[m]
+	}' "$1"
+}

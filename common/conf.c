@@ -51,9 +51,12 @@ conf_parse_duration(const char *s, uint64_t *ms)
 	return (conf_parse_units(s, ms, units, mult));
 }
 
-/* Print a duration in the largest unit that divides it exactly. */
-static void
-conf_print_duration(FILE *out, const char *name, uint64_t ms)
+/*
+ * A duration in the largest unit that divides it exactly ("90s", "2m",
+ * "250ms", "0s"), as the parser reads it back.
+ */
+void
+conf_format_duration(char *buf, size_t len, uint64_t ms)
 {
 	static const char *const units[] = { "d", "h", "m", "s" };
 	static const uint64_t mult[] = { 86400000, 3600000, 60000, 1000 };
@@ -61,11 +64,21 @@ conf_print_duration(FILE *out, const char *name, uint64_t ms)
 
 	for (i = 0; i < 4 && ms > 0; i++)
 		if (ms % mult[i] == 0) {
-			fprintf(out, "%s = %" PRIu64 "%s\n", name, ms / mult[i],
+			snprintf(buf, len, "%" PRIu64 "%s", ms / mult[i],
 			    units[i]);
 			return;
 		}
-	fprintf(out, "%s = %" PRIu64 "%s\n", name, ms, ms > 0 ? "ms" : "s");
+	snprintf(buf, len, "%" PRIu64 "%s", ms, ms > 0 ? "ms" : "s");
+}
+
+/* Print "name = duration". */
+static void
+conf_print_duration(FILE *out, const char *name, uint64_t ms)
+{
+	char	 buf[32];
+
+	conf_format_duration(buf, sizeof(buf), ms);
+	fprintf(out, "%s = %s\n", name, buf);
 }
 
 /* A size in bytes: "512", "64K", "16M", "1G". */

@@ -44,6 +44,7 @@ int	conf_set(const struct conf_key *, void *, const char *, const char *,
 	    char *, size_t);
 void	conf_print(FILE *, const struct conf_key *, const void *);
 int	conf_parse_duration(const char *, uint64_t *);
+void	conf_format_duration(char *, size_t, uint64_t);
 int	conf_parse_size(const char *, uint64_t *);
 int	conf_split_hostport(const char *, char *, size_t, char *, size_t,
 	    const char *);

@@ -470,21 +470,14 @@ kinds_print_word(FILE *out, const char *w)
 	fputc('"', out);
 }
 
-/* Print a duration as conf_print does: in the largest unit dividing it. */
+/* Print a duration as conf_print does. */
 static void
 kinds_print_ms(FILE *out, uint64_t ms)
 {
-	static const char *const units[] = { "d", "h", "m", "s" };
-	static const uint64_t mult[] = { 86400000, 3600000, 60000, 1000 };
-	size_t	 i;
+	char	 buf[32];
 
-	for (i = 0; i < 4 && ms > 0; i++)
-		if (ms % mult[i] == 0) {
-			fprintf(out, "%llu%s", (unsigned long long)(ms / mult[i]),
-			    units[i]);
-			return;
-		}
-	fprintf(out, "%llums", (unsigned long long)ms);
+	conf_format_duration(buf, sizeof(buf), ms);
+	fputs(buf, out);
 }
 
 /*

@@ -23,8 +23,26 @@
 
 typedef R3q__Envelope	Envelope;	/* generated names are long */
 
+#define FRAME_TOP_MAX		16	/* top-level fields of an Envelope */
+#define FRAME_RESULTS_MAX	16384	/* results in one Results frame:
+					   workerd splits, masterd refuses
+					   more */
+
 struct evbuffer;
 struct frame_arena;
+
+/*
+ * What frame_peek() and frame_count() see in a packed Envelope, without
+ * unpacking it.
+ */
+struct frame_shape {
+	uint32_t	 fs_body;	/* the body's field number, 0: none */
+	size_t		 fs_len;	/* the body's length, bytes */
+	const uint8_t	*fs_ptr;	/* the body, once all of it is in */
+	uint64_t	 fs_rep;	/* most elements in one repeated field */
+	const char	*fs_repname;	/* that field */
+	uint64_t	 fs_fields;	/* field occurrences, packed elements */
+};
 
 void	 frame_header_encode(uint8_t *, uint32_t);
 int	 frame_header_decode(const uint8_t *, uint64_t, uint32_t *, char *,
@@ -35,11 +53,17 @@ int	 frame_read_arena(struct evbuffer *, uint64_t, struct frame_arena *,
 	    Envelope **, char *, size_t);
 void	 frame_free(Envelope *);
 struct frame_arena *frame_arena_new(void);
-void	 frame_arena_reset(struct frame_arena *);
+size_t	 frame_arena_reset(struct frame_arena *);
+ProtobufCAllocator *frame_arena_allocator(struct frame_arena *);
 void	 frame_arena_free(struct frame_arena *);
 uint8_t	*frame_pack(const Envelope *, size_t *);
 int	 frame_unpack(const uint8_t *, size_t, uint64_t, Envelope **, char *,
 	    size_t);
 const char *frame_body_name(const Envelope *);
+int	 frame_peek(const uint8_t *, size_t, size_t, struct frame_shape *,
+	    char *, size_t);
+int	 frame_count(struct frame_shape *, uint64_t, uint64_t, char *,
+	    size_t);
+const char *frame_type_name(uint32_t);
 
 #endif /* R3Q_FRAME_H */

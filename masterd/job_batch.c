@@ -28,7 +28,6 @@
 #include "task/task.h"
 #include "util.h"
 
-#define BJ_TASKS_MAX	100000	/* tasks in one SubmitTasks */
 #define BJ_PUSH_MAX	1024	/* outcomes in one TaskResults */
 
 /* One outcome not yet acknowledged. */

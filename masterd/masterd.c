@@ -133,6 +133,8 @@ const struct conf_key masterd_keys[] = {
 	    30ULL * 86400000, NULL },
 	{ "client_buffer",	CONF_SIZE,	OFF(client_buffer), 65536,
 	    1ULL << 32, NULL },
+	{ "frame_timeout",	CONF_DURATION,	OFF(frame_timeout), 100,
+	    3600000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -166,6 +168,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->max_payload = 1ULL << 20;
 	c->client_timeout = 600000;
 	c->client_buffer = 16ULL << 20;
+	c->frame_timeout = 30000;
 }
 
 /*

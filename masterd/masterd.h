@@ -43,6 +43,8 @@ struct masterd_config {
 	uint64_t	 client_timeout;	/* ms a batch job waits for its
 						   client */
 	uint64_t	 client_buffer;		/* bytes queued to a client */
+	uint64_t	 frame_timeout;		/* ms a frame may take to
+						   arrive once begun */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -77,6 +79,16 @@ struct session {
 	int			 s_admin;	/* sees every job */
 	int			 s_paused;	/* reading stopped: its output
 						   is full */
+	int			 s_verified;	/* TLS handshake done */
+	/*
+	 * One deadline: until the peer has a role, handshake_timeout from
+	 * accept (not restarted by each byte); then frame_timeout from the
+	 * first byte of a frame that has not all arrived.
+	 */
+	struct event		*s_deadline;
+	int			 s_deadline_on;
+	uint32_t		 s_flen;	/* the frame being read: length */
+	uint32_t		 s_fbody;	/* its type, once judged */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -339,6 +351,7 @@ int	 server_listen(void);
 int	 server_reload(const struct masterd_config *);
 void	 server_liveness_arm(void);
 void	 server_close(void);
+void	 server_trim(size_t);
 void	 server_flush(void);
 void	 server_accept_error(struct evconnlistener *, void *);
 void	 server_drain(void);
@@ -403,10 +416,17 @@ const char *job_state_name(enum job_state);
 void	 job_free_all(void);
 #define KINDS_PER_WORKER 256
 #define KIND_NAME_MAX	64
+#define BJ_TASKS_MAX	100000	/* tasks in one SubmitTasks */
 int	 kind_check(const char *);
 uint32_t kind_intern(const char *);
 int	 kind_find(const char *, uint32_t *);
 const char *kind_name(uint32_t);
+
+/* limits.c: what each role may send */
+#define LIMIT_SMALL	(64u << 10)	/* a hello, a small request */
+#define LIMIT_IDS	(1u << 20)	/* ids in a Progress, CancelTasks */
+uint64_t limits_frame_max(enum role);
+int	 limits_check(enum role, struct frame_shape *, int, char *, size_t);
 
 /* job_es.c: the (mu+lambda)-ES */
 extern const struct job_driver job_es_driver;

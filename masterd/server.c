@@ -7,6 +7,9 @@
 #include "config.h"
 
 #include <errno.h>
+#ifdef HAVE_MALLOC_TRIM
+#include <malloc.h>
+#endif
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -33,6 +36,9 @@
 static void	session_read(struct bufferevent *, void *);
 static void	session_event(struct bufferevent *, short, void *);
 static void	session_close(struct session *);
+static void	session_deadline(evutil_socket_t, short, void *);
+static void	session_deadline_set(struct session *, uint64_t);
+static void	session_deadline_clear(struct session *);
 static void	worker_hello(struct session *, Envelope *);
 static void	worker_dispatch(struct session *, Envelope *);
 
@@ -51,6 +57,7 @@ static void	worker_dispatch(struct session *, Envelope *);
 #define REFUSED_LOG_NS	(10 * NS_PER_SEC)	/* a line per worker at most */
 #define REFUSED_MAX	64		/* then it is disconnected */
 #define KILLED_MAX	4096		/* interrupted copies remembered */
+#define SERVER_TRIM_MIN	(1u << 20)	/* bytes freed worth a malloc_trim */
 
 static char	last_lost[64];		/* the last worker lost */
 
@@ -212,7 +219,6 @@ struct session *
 session_new(struct bufferevent *bev, const char *addr, int tls)
 {
 	struct session	*s;
-	struct timeval	 tv;
 
 	s = xcalloc(1, sizeof(*s));
 	s->s_bev = bev;
@@ -221,15 +227,120 @@ session_new(struct bufferevent *bev, const char *addr, int tls)
 	snprintf(s->s_name, sizeof(s->s_name), "%s", tls ? "unauthenticated" :
 	    "control");
 	s->s_role = tls ? ROLE_NONE : ROLE_CLIENT;
+	if ((s->s_deadline = evtimer_new(md->base, session_deadline,
+	    s)) == NULL)
+		fatal("evtimer_new");
 	TAILQ_INSERT_TAIL(&md->sessions, s, s_entry);
 	bufferevent_setcb(bev, session_read, NULL, session_event, s);
 	if (tls) {
-		tv.tv_sec = md->conf.handshake_timeout / 1000;
-		tv.tv_usec = (md->conf.handshake_timeout % 1000) * 1000;
-		bufferevent_set_timeouts(bev, &tv, NULL);
+		/*
+		 * A deadline from accept, not a read timeout that each byte
+		 * restarts (issue 24: 200 peers sending a ClientHello a byte
+		 * every 4 s were all still held after 24 s).  Until it says
+		 * hello, a peer may not have more than a hello buffered.
+		 */
+		session_deadline_set(s, md->conf.handshake_timeout);
+		bufferevent_setwatermark(bev, EV_READ, 0, FRAME_HDRLEN +
+		    limits_frame_max(ROLE_NONE));
 	}
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 	return (s);
+}
+
+/* Arm the session's deadline ms from now. */
+static void
+session_deadline_set(struct session *s, uint64_t ms)
+{
+	struct timeval	 tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+	evtimer_add(s->s_deadline, &tv);
+	s->s_deadline_on = 1;
+}
+
+static void
+session_deadline_clear(struct session *s)
+{
+	if (!s->s_deadline_on)
+		return;
+	evtimer_del(s->s_deadline);
+	s->s_deadline_on = 0;
+}
+
+/*
+ * The peer has a role: the handshake deadline is met, and any more of a
+ * hello is no longer all it may have buffered.
+ */
+static void
+session_role_known(struct session *s)
+{
+	session_deadline_clear(s);
+	bufferevent_setwatermark(s->s_bev, EV_READ, 0, 0);
+}
+
+/*
+ * The deadline passed: the handshake (and a worker's hello) did not end
+ * within handshake_timeout of accept, or a frame begun did not all
+ * arrive within frame_timeout.  Drop the session now, buffers and all.
+ */
+static void
+session_deadline(evutil_socket_t fd, short ev, void *arg)
+{
+	struct session	*s = arg;
+	char		 d[32];
+	size_t		 have;
+
+	(void)fd;
+	(void)ev;
+	s->s_deadline_on = 0;
+	have = evbuffer_get_length(bufferevent_get_input(s->s_bev));
+	if (s->s_closing) {
+		log_debug("%s (%s): closing, its output not taken in time",
+		    s->s_addr, s->s_name);
+	} else if (s->s_role == ROLE_NONE) {
+		log_warnx("%s (%s): no %s within handshake_timeout (%s) of "
+		    "connecting; closing", s->s_addr, s->s_name,
+		    s->s_verified ? "hello" : "TLS handshake",
+		    fmt_ms(md->conf.handshake_timeout, d, sizeof(d)));
+	} else if (s->s_paused) {
+		/* Not its fault: we stopped reading. */
+		session_deadline_set(s, md->conf.frame_timeout);
+		return;
+	} else {
+		if (have < FRAME_HDRLEN)
+			log_warnx("%s (%s): %zu bytes of a frame header, the "
+			    "rest not within frame_timeout (%s); closing",
+			    s->s_addr, s->s_name, have, fmt_ms(
+			    md->conf.frame_timeout, d, sizeof(d)));
+		else
+			log_warnx("%s (%s): %zu of the %zu bytes of a %s "
+			    "frame, the rest not within frame_timeout (%s); "
+			    "closing", s->s_addr, s->s_name, have -
+			    FRAME_HDRLEN, (size_t)s->s_flen, s->s_fbody != 0 ?
+			    frame_type_name(s->s_fbody) : "new",
+			    fmt_ms(md->conf.frame_timeout, d, sizeof(d)));
+	}
+	session_free(s);
+	server_trim(have);
+}
+
+/*
+ * Hand memory freed back to the system once a large buffer has gone (a
+ * large frame, a session holding one): glibc keeps what it freed in its
+ * heap otherwise, and a peer could leave masterd large for good (issue
+ * 24: 20 clients holding 16 MB frames added 308 MB, kept after they
+ * closed).
+ */
+void
+server_trim(size_t freed)
+{
+#ifdef HAVE_MALLOC_TRIM
+	if (freed >= SERVER_TRIM_MIN)
+		malloc_trim(0);
+#else
+	(void)freed;
+#endif
 }
 
 /* The session's worker is gone: its tasks go back to the queue. */
@@ -251,6 +362,7 @@ session_free(struct session *s)
 	job_batch_detach(s);
 	TAILQ_REMOVE(&md->sessions, s, s_entry);
 	bufferevent_free(s->s_bev);
+	event_free(s->s_deadline);
 	free(s);
 }
 
@@ -392,13 +504,14 @@ session_verified(struct session *s)
 		return;
 	}
 	snprintf(s->s_name, sizeof(s->s_name), "%s", name);
+	s->s_verified = 1;
 	if (strcmp(role, "worker") == 0) {
 		log_debug("%s: TLS up, worker %s, waiting for hello",
 		    s->s_addr, name);
 	} else if (strcmp(role, "client") == 0) {
 		s->s_role = ROLE_CLIENT;
 		snprintf(s->s_owner, sizeof(s->s_owner), "%s", name);
-		bufferevent_set_timeouts(s->s_bev, NULL, NULL);
+		session_role_known(s);
 		log_debug("%s: TLS up, client %s", s->s_addr, name);
 	} else {
 		log_warnx("%s: certificate of %s has role '%s', not worker "
@@ -427,30 +540,128 @@ session_event(struct bufferevent *bev, short what, void *arg)
 	session_free(s);
 }
 
+/*
+ * Refuse the frame being read: a log line naming the peer, the type and
+ * the limit, an Error for the peer, and the session closes.
+ */
+static void
+session_refuse(struct session *s, const char *why)
+{
+	struct evbuffer	*in = bufferevent_get_input(s->s_bev);
+	size_t		 have = evbuffer_get_length(in);
+
+	session_deadline_clear(s);
+	session_error(s, 0, "%s", why);
+	/* Nothing more of it is read: let go of what came. */
+	evbuffer_drain(in, have);
+	server_trim(have);
+}
+
+/*
+ * Judge the frame being read from its header and first bytes (issue 24):
+ * its length against what the peer's role may send, and, as soon as its
+ * type shows, that type against the role and its own limit, before the
+ * rest of it is buffered, let alone unpacked.  Returns 1 if the whole
+ * frame is in (its length in *lenp), 0 if more is needed, -1 if it was
+ * refused.
+ */
+static int
+session_frame_begin(struct session *s, uint32_t *lenp)
+{
+	struct evbuffer		*in = bufferevent_get_input(s->s_bev);
+	struct frame_shape	 fs;
+	uint8_t			 head[FRAME_HDRLEN + 32];
+	size_t			 have, n;
+	char			 err[256];
+	int			 rc;
+
+	have = evbuffer_get_length(in);
+	if (have == 0)
+		return (0);
+	if (have < FRAME_HDRLEN)
+		goto partial;
+	n = have < sizeof(head) ? have : sizeof(head);
+	if (evbuffer_copyout(in, head, n) != (ev_ssize_t)n)
+		goto partial;
+	if (s->s_flen == 0 && s->s_fbody == 0) {
+		if (frame_header_decode(head, limits_frame_max(s->s_role),
+		    &s->s_flen, err, sizeof(err)) == -1) {
+			log_warnx("%s (%s): %s%s; closing", s->s_addr,
+			    s->s_name, err, s->s_role == ROLE_NONE &&
+			    strncmp(err, "frame of", 8) == 0 ? " (before "
+			    "hello, a peer may send only a hello)" : "");
+			session_deadline_clear(s);
+			evbuffer_drain(in, have);
+			session_close(s);
+			return (-1);
+		}
+	}
+	if (s->s_fbody == 0) {
+		rc = frame_peek(head + FRAME_HDRLEN, n - FRAME_HDRLEN,
+		    s->s_flen, &fs, err, sizeof(err));
+		if (rc == 1 && limits_check(s->s_role, &fs, 0, err,
+		    sizeof(err)) == -1)
+			rc = -1;
+		if (rc == -1) {
+			session_refuse(s, err);
+			return (-1);
+		}
+		if (rc == 1)
+			s->s_fbody = fs.fs_body;
+	}
+	if (have - FRAME_HDRLEN >= s->s_flen) {
+		*lenp = s->s_flen;
+		return (1);
+	}
+partial:
+	/* A deadline for the rest, from its first byte. */
+	if (s->s_role != ROLE_NONE && !s->s_deadline_on)
+		session_deadline_set(s, md->conf.frame_timeout);
+	return (0);
+}
+
 /* Read as many whole frames as have arrived and dispatch them. */
 static void
 session_read(struct bufferevent *bev, void *arg)
 {
-	struct session	*s = arg;
-	Envelope	*env;
-	char		 err[256];
-	int		 rc;
+	struct session		*s = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct frame_shape	 fs;
+	Envelope		*env;
+	uint8_t			*buf;
+	uint32_t		 len;
+	size_t			 freed;
+	char			 err[256];
 
 	while (!s->s_closing) {
-		rc = frame_read_arena(bufferevent_get_input(bev),
-		    md->conf.max_frame, md->arena, &env, err, sizeof(err));
-		if (rc == 0)
+		if (session_frame_begin(s, &len) != 1)
 			return;
-		if (rc == -1) {
-			frame_arena_reset(md->arena);
-			log_warnx("%s (%s): %s; closing", s->s_addr, s->s_name,
-			    err);
+		if (s->s_role != ROLE_NONE)
+			session_deadline_clear(s);
+		s->s_flen = s->s_fbody = 0;
+		if ((buf = evbuffer_pullup(in, FRAME_HDRLEN +
+		    (ev_ssize_t)len)) == NULL) {
+			log_warnx("%s (%s): out of memory for a frame of %u "
+			    "bytes; closing", s->s_addr, s->s_name, len);
 			session_close(s);
 			return;
 		}
-		if (env->body_case == R3Q__ENVELOPE__BODY__NOT_SET) {
-			frame_arena_reset(md->arena);
-			session_error(s, 0, "unknown message type");
+		buf += FRAME_HDRLEN;
+		if (frame_peek(buf, len, len, &fs, err, sizeof(err)) != 1 ||
+		    limits_check(s->s_role, &fs, 1, err, sizeof(err)) == -1) {
+			session_refuse(s, err);
+			return;
+		}
+		env = r3q__envelope__unpack(frame_arena_allocator(md->arena),
+		    len, buf);
+		evbuffer_drain(in, FRAME_HDRLEN + (size_t)len);
+		if (env == NULL) {
+			freed = frame_arena_reset(md->arena);
+			log_warnx("%s (%s): malformed %s message (%u bytes); "
+			    "closing", s->s_addr, s->s_name,
+			    frame_type_name(fs.fs_body), len);
+			session_close(s);
+			server_trim(freed + len);
 			return;
 		}
 		switch (s->s_role) {
@@ -464,7 +675,8 @@ session_read(struct bufferevent *bev, void *arg)
 			control_dispatch(s, env);
 			break;
 		}
-		frame_arena_reset(md->arena);
+		freed = frame_arena_reset(md->arena);
+		server_trim(freed + len);
 	}
 }
 
@@ -626,7 +838,7 @@ worker_hello(struct session *s, Envelope *env)
 	md->nworkers++;
 	s->s_worker = w;
 	s->s_role = ROLE_WORKER;
-	bufferevent_set_timeouts(s->s_bev, NULL, NULL);
+	session_role_known(s);
 
 	wel.protocol = R3Q_PROTOCOL;
 	wel.worker_id = w->w_id;

@@ -51,7 +51,7 @@ peer bad garbage > "$T/peer.out" || fail "garbage: $(cat "$T/peer.out")"
 expect_log '\(bad\): bad frame magic' "garbage bytes over TLS"
 
 peer bad oversize > "$T/peer.out" || fail "oversize: $(cat "$T/peer.out")"
-expect_log '\(bad\): frame of 4294967040 bytes exceeds the limit of 16777216' \
+expect_log '\(bad\): frame of 4294967040 bytes exceeds the limit of 65536 \(before hello' \
     "a frame longer than max_frame"
 
 peer bad unknown > "$T/peer.out" || fail "unknown: $(cat "$T/peer.out")"

@@ -1,0 +1,130 @@
+/*
+ * What each kind of peer may send masterd, and how much of it (issue 24,
+ * "found by a hostile peer").  A frame is judged by its 8-byte header,
+ * then by a look at its wire format (frame_peek, frame_count), before
+ * protobuf-c unpacks a byte of it: a type the peer's role never sends,
+ * a frame longer than its type needs, or a repeated field with more
+ * elements than a well-behaved peer ever puts in one frame closes the
+ * session, so that unpacking costs in proportion to useful content.
+ *
+ * masterd.conf(5) lists these limits; keep it in step.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "bnb/pfsp.h"
+#include "masterd.h"
+
+#define R_NONE		(1u << ROLE_NONE)
+#define R_WORKER	(1u << ROLE_WORKER)
+#define R_CLIENT	(1u << ROLE_CLIENT)
+
+#define SMALL		LIMIT_SMALL	/* bytes: a request of a few fields */
+#define ANY		0		/* bytes: up to max_frame */
+
+/* One message type a role may send. */
+struct limit {
+	uint32_t	 l_body;	/* Envelope field number */
+	unsigned	 l_roles;
+	uint64_t	 l_bytes;	/* 0: max_frame */
+	uint64_t	 l_rep;		/* elements in one repeated field */
+};
+
+static const struct limit limits[] = {
+	/* A worker, before its hello and after. */
+	{ R3Q__ENVELOPE__BODY_HELLO,	R_NONE,	  SMALL, KINDS_PER_WORKER },
+	{ R3Q__ENVELOPE__BODY_RESULTS,	R_WORKER, ANY,	 FRAME_RESULTS_MAX },
+	{ R3Q__ENVELOPE__BODY_PROGRESS,	R_WORKER, ANY,	 LIMIT_IDS },
+	{ R3Q__ENVELOPE__BODY_HEARTBEAT, R_WORKER, 1u << 20, LIMIT_IDS },
+	{ R3Q__ENVELOPE__BODY_KINDS,	R_WORKER, SMALL, KINDS_PER_WORKER },
+	{ R3Q__ENVELOPE__BODY_ERROR,	R_WORKER, SMALL, 0 },
+	/* A client, TLS or the control socket. */
+	{ R3Q__ENVELOPE__BODY_SUBMIT_ES, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_SUBMIT_BNB, R_CLIENT, 1u << 20,
+	    (uint64_t)BNB_MAX_JOBS * BNB_MAX_MACHINES },
+	{ R3Q__ENVELOPE__BODY_JOB_QUERY, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_LIST_JOBS, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_LIST_WORKERS, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_CANCEL_JOB, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_JOB_TRACE_REQUEST, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_OPEN_JOB,	R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_SUBMIT_TASKS, R_CLIENT, ANY, BJ_TASKS_MAX },
+	{ R3Q__ENVELOPE__BODY_CLOSE_BATCH, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_CANCEL_TASKS, R_CLIENT, ANY, LIMIT_IDS },
+	{ R3Q__ENVELOPE__BODY_ACK_RESULTS, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_ATTACH_JOB, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_CLOSE_JOB, R_CLIENT, SMALL, 0 },
+};
+
+static const char *
+limits_role(enum role r)
+{
+	switch (r) {
+	case ROLE_NONE:
+		return ("a peer before its hello");
+	case ROLE_WORKER:
+		return ("a worker");
+	default:
+		return ("a client");
+	}
+}
+
+/* The longest frame a peer of role r may send: checked on its header. */
+uint64_t
+limits_frame_max(enum role r)
+{
+	return (r == ROLE_NONE ? SMALL : md->conf.max_frame);
+}
+
+/*
+ * Judge a frame by its body's type and length (fs_body, fs_len), known
+ * from its first bytes; then, if count is set and the whole body is in
+ * (fs_ptr), by its repeated fields.  Returns 0, or -1 with a message for
+ * the peer and the log naming the type and the limit.
+ */
+int
+limits_check(enum role r, struct frame_shape *fs, int count, char *err,
+    size_t errlen)
+{
+	const struct limit	*l = NULL;
+	uint64_t		 bytes;
+	char			 why[160];
+	size_t			 i;
+
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+		if (limits[i].l_body == fs->fs_body) {
+			l = &limits[i];
+			break;
+		}
+	if (fs->fs_body == 0) {
+		snprintf(err, errlen, "unknown message type");
+		return (-1);
+	}
+	if (l == NULL || (l->l_roles & (1u << r)) == 0) {
+		if (r == ROLE_NONE)
+			snprintf(err, errlen, "expected hello, got %s",
+			    frame_type_name(fs->fs_body));
+		else
+			snprintf(err, errlen, "unexpected %s message from %s",
+			    frame_type_name(fs->fs_body), limits_role(r));
+		return (-1);
+	}
+	bytes = l->l_bytes != ANY ? l->l_bytes : md->conf.max_frame;
+	if (fs->fs_len > bytes) {
+		snprintf(err, errlen, "%s message of %zu bytes from %s: more "
+		    "than its limit of %llu", frame_type_name(fs->fs_body),
+		    fs->fs_len, limits_role(r), (unsigned long long)bytes);
+		return (-1);
+	}
+	if (!count)
+		return (0);
+	/* A TaskSpec or a Result has a dozen fields: 16 each, and room. */
+	if (frame_count(fs, l->l_rep, l->l_rep * 16 + 256, why,
+	    sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s message from %s refused: %s",
+		    frame_type_name(fs->fs_body), limits_role(r), why);
+		return (-1);
+	}
+	return (0);
+}

@@ -322,25 +322,43 @@ session_deadline(evutil_socket_t fd, short ev, void *arg)
 			    fmt_ms(md->conf.frame_timeout, d, sizeof(d)));
 	}
 	session_free(s);
-	server_trim(have);
 }
 
 /*
- * Hand memory freed back to the system once a large buffer has gone (a
+ * Hand memory freed back to the system once large buffers have gone (a
  * large frame, a session holding one): glibc keeps what it freed in its
  * heap otherwise, and a peer could leave masterd large for good (issue
  * 24: 20 clients holding 16 MB frames added 308 MB, kept after they
- * closed).
+ * closed).  Frees are counted, and one malloc_trim a moment later
+ * covers a burst of them.
  */
+static size_t		 trim_pending;
+static struct event	*trim_ev;
+
+static void
+server_trim_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+#ifdef HAVE_MALLOC_TRIM
+	malloc_trim(0);
+#endif
+	trim_pending = 0;
+}
+
 void
 server_trim(size_t freed)
 {
-#ifdef HAVE_MALLOC_TRIM
-	if (freed >= SERVER_TRIM_MIN)
-		malloc_trim(0);
-#else
-	(void)freed;
-#endif
+	struct timeval	 tv = { 0, 50000 };
+
+	if ((trim_pending += freed) < SERVER_TRIM_MIN)
+		return;
+	if (trim_ev == NULL && (trim_ev = evtimer_new(md->base,
+	    server_trim_cb, NULL)) == NULL)
+		fatal("evtimer_new");
+	if (!evtimer_pending(trim_ev, NULL))
+		evtimer_add(trim_ev, &tv);
 }
 
 /* The session's worker is gone: its tasks go back to the queue. */
@@ -361,6 +379,10 @@ session_free(struct session *s)
 	session_lose_worker(s);
 	job_batch_detach(s);
 	TAILQ_REMOVE(&md->sessions, s, s_entry);
+	/* Its buffers, and about what a TLS connection takes besides. */
+	server_trim(evbuffer_get_length(bufferevent_get_input(s->s_bev)) +
+	    evbuffer_get_length(bufferevent_get_output(s->s_bev)) +
+	    (s->s_tls ? 32768 : 0));
 	bufferevent_free(s->s_bev);
 	event_free(s->s_deadline);
 	free(s);
@@ -1576,7 +1598,12 @@ server_close(void)
 		}
 		TAILQ_REMOVE(&md->sessions, s, s_entry);
 		bufferevent_free(s->s_bev);
+		event_free(s->s_deadline);
 		free(s);
+	}
+	if (trim_ev != NULL) {
+		event_free(trim_ev);
+		trim_ev = NULL;
 	}
 	if (md->liveness != NULL)
 		event_free(md->liveness);

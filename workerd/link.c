@@ -73,7 +73,15 @@ static struct {
 	uint64_t			 l_done;
 	uint64_t			 l_done_hb;	/* l_done at last beat */
 	struct event			*l_heartbeat;
+	struct event			*l_frame;	/* a frame's deadline */
 } lk;
+
+/*
+ * A frame from the master, once begun, must arrive whole within this
+ * (issue 24): a stalled link is then closed and dialled again rather
+ * than held with part of a frame buffered.
+ */
+#define LINK_FRAME_TIMEOUT	60
 
 static void	link_connect(evutil_socket_t, short, void *);
 
@@ -274,6 +282,8 @@ link_retry_later(void)
 static void
 link_close(void)
 {
+	if (lk.l_frame != NULL)
+		evtimer_del(lk.l_frame);
 	if (lk.l_bev != NULL) {
 		bufferevent_free(lk.l_bev);
 		lk.l_bev = NULL;
@@ -405,7 +415,9 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 			ptrs[n] = &res[n];
 			/* A bound on its packed size, the output aside. */
 			sz = res[n].output.len + strlen(res[n].error) + 160;
-			if (n > first && acc + sz > budget) {
+			/* masterd refuses more than FRAME_RESULTS_MAX. */
+			if (n > first && (acc + sz > budget ||
+			    n - first >= FRAME_RESULTS_MAX)) {
 				link_send_results(&ptrs[first], n - first);
 				first = n;
 				acc = 0;
@@ -630,6 +642,31 @@ link_dispatch(Envelope *env)
 	return (0);
 }
 
+/* A frame from the master began LINK_FRAME_TIMEOUT ago, and is not in. */
+static void
+link_frame_late(evutil_socket_t fd, short ev, void *arg)
+{
+	char	 why[128];
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	snprintf(why, sizeof(why), "a frame begun did not arrive whole "
+	    "within %ds", LINK_FRAME_TIMEOUT);
+	link_down(why, NULL);
+}
+
+/* Part of a frame is in: the rest has a deadline, from its first byte. */
+static void
+link_frame_deadline(struct bufferevent *bev)
+{
+	struct timeval	 tv = { LINK_FRAME_TIMEOUT, 0 };
+
+	if (evbuffer_get_length(bufferevent_get_input(bev)) > 0 &&
+	    !evtimer_pending(lk.l_frame, NULL))
+		evtimer_add(lk.l_frame, &tv);
+}
+
 static void
 link_read(struct bufferevent *bev, void *arg)
 {
@@ -641,12 +678,15 @@ link_read(struct bufferevent *bev, void *arg)
 	for (;;) {
 		rc = frame_read(bufferevent_get_input(bev),
 		    lk.l_conf->max_frame, &env, err, sizeof(err));
-		if (rc == 0)
+		if (rc == 0) {
+			link_frame_deadline(bev);
 			break;
+		}
 		if (rc == -1) {
 			link_down(err, NULL);
 			return;
 		}
+		evtimer_del(lk.l_frame);
 		if (lk.l_conf->delay > 0) {
 			link_delay_push(&delay_in, NULL, env);
 			continue;
@@ -950,6 +990,7 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	lk.l_retry = evtimer_new(base, link_connect, NULL);
 	lk.l_wake = event_new(base, -1, 0, link_collect, NULL);
 	delay_ev = evtimer_new(base, link_delay_fire, NULL);
+	lk.l_frame = evtimer_new(base, link_frame_late, NULL);
 	lk.l_heartbeat = event_new(base, -1, EV_PERSIST, link_heartbeat, NULL);
 	link_heartbeat_arm(conf->heartbeat);
 	link_connect(-1, 0, NULL);
@@ -1010,5 +1051,6 @@ link_stop(void)
 	event_free(delay_ev);
 	event_free(lk.l_retry);
 	event_free(lk.l_wake);
+	event_free(lk.l_frame);
 	SSL_CTX_free(lk.l_ctx);
 }

@@ -14,6 +14,8 @@ int		 tcp_connect(const char *, const char *);
 int		 tls_dial(SSL_CTX *, const char *, const char *);
 int		 do_hostile(SSL_CTX *, const char *, const char *, const char *,
 		    const char *);
+int		 do_flood(SSL_CTX *, const char *, const char *, const char *,
+		    const char *, const char *, const char *);
 int		 do_badclient(SSL_CTX *, const char *, const char *,
 		    const char *, const char *, const char *);
 

@@ -1,7 +1,10 @@
 /*
  * The frame codec: round trips (alone and several frames back to back,
  * arriving a byte at a time), and rejection of oversize lengths, bad magic,
- * a wrong frame version and garbage bodies before anything is allocated.
+ * a wrong frame version and garbage bodies before anything is allocated;
+ * the look at a frame's encoding before it is unpacked (frame_peek,
+ * frame_count: issue 24), and an arena that gives back what one large
+ * frame took.
  */
 #include "config.h"
 
@@ -258,6 +261,177 @@ test_arena(void **state)
 	frame_arena_free(a);
 }
 
+/* A body packed by hand: 2-byte empty elements of field sub. */
+static uint8_t *
+make_empties(uint32_t body, uint32_t sub, size_t n, size_t *lenp)
+{
+	uint8_t		*buf, *p;
+	uint32_t	 v;
+	size_t		 blen = 2 * n, i;
+
+	buf = malloc(blen + 16);
+	p = buf;
+	*p++ = 0x08;		/* id = 7 */
+	*p++ = 0x07;
+	for (v = body << 3 | 2; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p++ = (uint8_t)v;
+	for (v = (uint32_t)blen; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p++ = (uint8_t)v;
+	for (i = 0; i < n; i++) {
+		*p++ = (uint8_t)(sub << 3 | 2);
+		*p++ = 0;
+	}
+	*lenp = (size_t)(p - buf);
+	return (buf);
+}
+
+/*
+ * frame_peek: the body's type and length from the first bytes, with
+ * the whole frame or a prefix; frame_count: the elements of repeated
+ * fields, packed or not, nested or not, against caps it stops at.
+ */
+static void
+test_peek_count(void **state)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__Progress		 pr = R3Q__PROGRESS__INIT;
+	R3q__SubmitBnb		 sb = R3Q__SUBMIT_BNB__INIT;
+	R3q__BnbParams		 bp = R3Q__BNB_PARAMS__INIT;
+	struct frame_shape	 fs;
+	uint64_t		 ids[1000];
+	uint32_t		 times[50];
+	uint8_t			*buf, *f;
+	char			 err[256];
+	size_t			 len, i;
+
+	(void)state;
+	/* 20000 empty results: peeked from 4 bytes, refused at 16384. */
+	buf = make_empties(R3Q__ENVELOPE__BODY_RESULTS, 1, 20000, &len);
+	assert_int_equal(frame_peek(buf, 2, len, &fs, err, sizeof(err)), 0);
+	assert_int_equal(frame_peek(buf, 6, len, &fs, err, sizeof(err)), 1);
+	assert_int_equal(fs.fs_body, R3Q__ENVELOPE__BODY_RESULTS);
+	assert_int_equal(fs.fs_len, 40000);
+	assert_null(fs.fs_ptr);
+	assert_string_equal(frame_type_name(fs.fs_body), "results");
+	assert_int_equal(frame_peek(buf, len, len, &fs, err, sizeof(err)), 1);
+	assert_non_null(fs.fs_ptr);
+	assert_int_equal(frame_count(&fs, 20000, 1000000, err, sizeof(err)),
+	    0);
+	assert_int_equal(fs.fs_rep, 20000);
+	assert_string_equal(fs.fs_repname, "results");
+	assert_int_equal(frame_count(&fs, FRAME_RESULTS_MAX, 1000000, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "more than 16384 elements in "
+	    "Results.results"));
+	assert_int_equal(frame_count(&fs, 20000, 1000, err, sizeof(err)),
+	    -1);
+	assert_non_null(strstr(err, "fields in all"));
+	/* Cut one byte short: malformed once the whole frame is in. */
+	assert_int_equal(frame_peek(buf, len - 1, len - 1, &fs, err,
+	    sizeof(err)), -1);
+	free(buf);
+
+	/* A singular sub-message 5000 times: counted as fields. */
+	buf = make_empties(R3Q__ENVELOPE__BODY_SUBMIT_ES, 1, 5000, &len);
+	assert_int_equal(frame_peek(buf, len, len, &fs, err, sizeof(err)), 1);
+	assert_int_equal(frame_count(&fs, 0, 256, err, sizeof(err)), -1);
+	free(buf);
+
+	/* Packed ids, counted without decoding them. */
+	for (i = 0; i < 1000; i++)
+		ids[i] = i * 1000003;
+	pr.n_started = 1000;
+	pr.started = ids;
+	pr.n_halfway = 10;
+	pr.halfway = ids;
+	env.body_case = R3Q__ENVELOPE__BODY_PROGRESS;
+	env.progress = &pr;
+	f = frame_pack(&env, &len);
+	assert_int_equal(frame_peek(f + FRAME_HDRLEN, len - FRAME_HDRLEN,
+	    len - FRAME_HDRLEN, &fs, err, sizeof(err)), 1);
+	assert_int_equal(frame_count(&fs, 1000, 10000, err, sizeof(err)), 0);
+	assert_int_equal(fs.fs_rep, 1000);
+	assert_string_equal(fs.fs_repname, "started");
+	assert_int_equal(fs.fs_fields, 1010);
+	assert_int_equal(frame_count(&fs, 999, 10000, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "Progress.started"));
+	free(f);
+
+	/* Nested: a BnbParams's packed times inside a SubmitBnb. */
+	for (i = 0; i < 50; i++)
+		times[i] = (uint32_t)i * 7;
+	bp.n_times = 50;
+	bp.times = times;
+	bp.problem = (char *)(uintptr_t)"pfsp";
+	sb.params = &bp;
+	r3q__envelope__init(&env);
+	env.id = 1ULL << 60;
+	env.body_case = R3Q__ENVELOPE__BODY_SUBMIT_BNB;
+	env.submit_bnb = &sb;
+	f = frame_pack(&env, &len);
+	assert_int_equal(frame_peek(f + FRAME_HDRLEN, len - FRAME_HDRLEN,
+	    len - FRAME_HDRLEN, &fs, err, sizeof(err)), 1);
+	assert_int_equal(fs.fs_body, R3Q__ENVELOPE__BODY_SUBMIT_BNB);
+	assert_int_equal(frame_count(&fs, 50, 1000, err, sizeof(err)), 0);
+	assert_int_equal(fs.fs_rep, 50);
+	assert_string_equal(fs.fs_repname, "times");
+	assert_int_equal(frame_count(&fs, 49, 1000, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "BnbParams.times"));
+	free(f);
+
+	/* Two bodies, too many top-level fields, no body. */
+	{
+		static const uint8_t two[] = { 0x82, 0x01, 0x00, 0x8a, 0x01,
+		    0x00 };		/* results {}, progress {} */
+		uint8_t		 ids17[2 * (FRAME_TOP_MAX + 1)];
+		static const uint8_t none[] = { 0x08, 0x05 };
+
+		assert_int_equal(frame_peek(two, sizeof(two), sizeof(two),
+		    &fs, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "two bodies"));
+		for (i = 0; i < sizeof(ids17); i += 2) {
+			ids17[i] = 0x08;
+			ids17[i + 1] = 0x01;
+		}
+		assert_int_equal(frame_peek(ids17, sizeof(ids17),
+		    sizeof(ids17), &fs, err, sizeof(err)), -1);
+		assert_int_equal(frame_peek(none, sizeof(none), sizeof(none),
+		    &fs, err, sizeof(err)), 1);
+		assert_int_equal(fs.fs_body, 0);
+	}
+}
+
+/*
+ * An arena gives back what a large frame took beyond its kept block, and
+ * keeps serving afterwards.
+ */
+static void
+test_arena_release(void **state)
+{
+	struct frame_arena	*a;
+	Envelope		*env;
+	uint8_t			*buf;
+	size_t			 len;
+
+	(void)state;
+	assert_non_null(a = frame_arena_new());
+	buf = make_empties(R3Q__ENVELOPE__BODY_RESULTS, 1, 100000, &len);
+	env = r3q__envelope__unpack(frame_arena_allocator(a), len, buf);
+	assert_non_null(env);
+	assert_int_equal(env->results->n_results, 100000);
+	assert_true(frame_arena_reset(a) > (4u << 20));
+	free(buf);
+	buf = make_empties(R3Q__ENVELOPE__BODY_RESULTS, 1, 10, &len);
+	env = r3q__envelope__unpack(frame_arena_allocator(a), len, buf);
+	assert_non_null(env);
+	assert_int_equal(env->results->n_results, 10);
+	assert_int_equal(frame_arena_reset(a), 0);
+	free(buf);
+	frame_arena_free(a);
+}
+
 int
 main(void)
 {
@@ -269,6 +443,8 @@ main(void)
 		cmocka_unit_test(test_unknown_type),
 		cmocka_unit_test(test_pack_matches_write),
 		cmocka_unit_test(test_arena),
+		cmocka_unit_test(test_peek_count),
+		cmocka_unit_test(test_arena_release),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

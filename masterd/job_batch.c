@@ -449,6 +449,10 @@ bj_open(struct session *s, uint64_t reqid, const R3q__OpenJob *o)
 	enum sched_policy	 pol;
 	char			 err[256];
 
+	if (job_admit(s->s_owner, err, sizeof(err)) == -1) {
+		session_error_soft(s, reqid, "%s", err);
+		return;
+	}
 	bj = xcalloc(1, sizeof(*bj));
 	if (bj_settings(o, &bj->bj_open, &pol, err, sizeof(err)) == -1) {
 		free(bj);
@@ -517,6 +521,7 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	int32_t			*prios;
 	size_t			 i, k, n = 0;
 	int			 known;
+	char			 err[256];
 
 	if ((j = bj_job(s, reqid, st->job, 1)) == NULL)
 		return;
@@ -599,6 +604,10 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 		session_error_soft(s, reqid, "batch %llu of job %llu has no "
 		    "tasks", (unsigned long long)st->batch,
 		    (unsigned long long)j->j_id);
+		goto out;
+	}
+	if (job_admit_tasks(j, n, err, sizeof(err)) == -1) {
+		session_error_soft(s, reqid, "%s", err);
 		goto out;
 	}
 	if ((kind = kind_intern(st->kind)) == UINT32_MAX) {

@@ -415,7 +415,7 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	if (server_clients() > md->conf.max_clients) {
 		server_refused(CAP_CLIENTS, s->s_owner, "%zu clients connected "
 		    "(max_clients)", server_clients() - 1);
-		session_error(s, 0, "too many clients: %u connected "
+		session_refuse(s, 0, "too many clients: %u connected "
 		    "(max_clients); try again later", md->conf.max_clients);
 	}
 }

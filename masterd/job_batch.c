@@ -30,6 +30,7 @@
 
 #define BJ_TASKS_MAX	100000	/* tasks in one SubmitTasks */
 #define BJ_PUSH_MAX	1024	/* outcomes in one TaskResults */
+#define BJ_PUSH_BYTES	(1U << 20)	/* ... and bytes, past the first */
 
 /* One outcome not yet acknowledged. */
 struct bj_result {
@@ -814,7 +815,7 @@ bj_push(struct job *j)
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__TaskResults	 tr = R3Q__TASK_RESULTS__INIT;
 	R3q__TaskOutcome	*ov, **op;
-	size_t			 n, i;
+	size_t			 n, i, bytes;
 
 	bj->bj_dirty = 0;
 	if (s == NULL || s->s_closing)
@@ -830,6 +831,11 @@ bj_push(struct job *j)
 		n = j->j_seq - bj->bj_sent;
 		if (n > BJ_PUSH_MAX)
 			n = BJ_PUSH_MAX;
+		/* A frame of BJ_PUSH_BYTES at most, past its first outcome. */
+		for (i = 0, bytes = 0; i < n && (i == 0 ||
+		    bytes < BJ_PUSH_BYTES); i++)
+			bytes += bj_res(j, bj->bj_sent + 1 + i)->r_len + 64;
+		n = i;
 		for (i = 0; i < n; i++) {
 			r = bj_res(j, bj->bj_sent + 1 + i);
 			r3q__task_outcome__init(&ov[i]);

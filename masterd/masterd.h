@@ -93,6 +93,7 @@ struct session {
 						   a client is not read, a
 						   worker gets no tasks */
 	int			 s_noread;	/* paused client: frames wait */
+	uint64_t		 s_npauses;	/* the first is logged */
 	int			 s_dropped;	/* over a limit: freed soon */
 	uint64_t		 s_stuck;	/* mono ns its output last
 						   moved (or began to fill) */
@@ -391,6 +392,8 @@ void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_free(struct session *);
+void	 session_refuse(struct session *, uint64_t, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
 void	 session_error_soft(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_pause(struct session *);

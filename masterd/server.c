@@ -363,6 +363,31 @@ session_send_error(struct session *s, uint64_t reqid, const char *msg)
 	session_send(s, &env);
 }
 
+/*
+ * Refuse a peer for a cap of masterd.conf: an Error saying so, marked
+ * R3Q_ERROR_BUSY (it may come back later, as workerd does), then close
+ * the session after it.  server_refused() has logged it.
+ */
+void
+session_refuse(struct session *s, uint64_t reqid, const char *fmt, ...)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Error	 e = R3Q__ERROR__INIT;
+	char		 msg[512];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	e.message = msg;
+	e.code = R3Q_ERROR_BUSY;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	session_send(s, &env);
+	session_close(s);
+}
+
 /* Send an Error to the peer, log it, and close the session after it. */
 void
 session_error(struct session *s, uint64_t reqid, const char *fmt, ...)
@@ -435,23 +460,26 @@ session_drained(struct bufferevent *bev, void *arg)
 	struct session	*s = arg;
 	char		 what[96];
 
-	if (!s->s_paused || s->s_closing)
+	/* A write callback deferred from before the pause comes late. */
+	if (!s->s_paused || s->s_closing || evbuffer_get_length(
+	    bufferevent_get_output(bev)) > session_mark(s) / 2)
 		return;
 	s->s_paused = 0;
 	md->npaused--;
 	bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
 	bufferevent_setcb(bev, session_read, NULL, session_event, s);
 	if (s->s_worker != NULL) {
-		log_info("worker %s (%s) reads again: it takes tasks again",
-		    s->s_worker->w_name, s->s_addr);
+		(s->s_npauses == 1 ? log_info : log_debug)("worker %s (%s) "
+		    "reads again: it takes tasks again", s->s_worker->w_name,
+		    s->s_addr);
 		sched_worker_pause(md->sched, s->s_worker->w_id, 0, mono_ns());
 		server_drain();
 		return;
 	}
 	s->s_noread = 0;
 	bufferevent_enable(bev, EV_READ);
-	log_info("%s (%s) reads its results again", session_what(s, what,
-	    sizeof(what)), s->s_addr);
+	(s->s_npauses == 1 ? log_info : log_debug)("%s (%s) reads its "
+	    "results again", session_what(s, what, sizeof(what)), s->s_addr);
 	job_batch_writable(s);
 	/* Its requests that came before the pause wait in the input. */
 	if (!s->s_paused && !s->s_closing &&
@@ -487,16 +515,19 @@ session_pause(struct session *s)
 	bufferevent_setwatermark(s->s_bev, EV_WRITE, mark / 2, 0);
 	bufferevent_setcb(s->s_bev, session_read, session_drained,
 	    session_event, s);
+	/* A peer that reads, but slower than we send, pauses often. */
 	if (s->s_worker != NULL)
-		log_warnx("worker %s (%s) is not reading its tasks: %zu bytes "
-		    "queued (worker_buffer); no new tasks for it until it does",
-		    s->s_worker->w_name, s->s_addr,
-		    evbuffer_get_length(bufferevent_get_output(s->s_bev)));
+		(s->s_npauses++ == 0 ? log_warnx : log_debug)("worker %s (%s) "
+		    "is not reading its tasks: %zu bytes queued (worker_buffer); "
+		    "no new tasks for it until it does", s->s_worker->w_name,
+		    s->s_addr, evbuffer_get_length(bufferevent_get_output(
+		    s->s_bev)));
 	else
-		log_warnx("%s (%s) is not reading its results: %zu bytes "
-		    "queued (client_buffer); not reading from it until it does",
-		    session_what(s, what, sizeof(what)), s->s_addr,
-		    evbuffer_get_length(bufferevent_get_output(s->s_bev)));
+		(s->s_npauses++ == 0 ? log_warnx : log_debug)("%s (%s) is not "
+		    "reading its results: %zu bytes queued (client_buffer); not "
+		    "reading from it until it does", session_what(s, what,
+		    sizeof(what)), s->s_addr, evbuffer_get_length(
+		    bufferevent_get_output(s->s_bev)));
 }
 
 /* Free the sessions dropped since the last pass of the loop. */
@@ -556,7 +587,9 @@ session_drop(struct session *s, enum drop why)
 
 /*
  * A frame was queued for s: watch its output, and pause the peer at its
- * mark or drop it past output_limit.
+ * mark.  One that was paused already and still grows past output_limit
+ * is dropped: a burst to a peer that reads (a worker's first Assign, a
+ * long answer) only pauses it.
  */
 static void
 session_output(struct session *s)
@@ -570,7 +603,7 @@ session_output(struct session *s)
 		    s)) == NULL)
 			fatal("evbuffer_add_cb");
 	}
-	if (len > md->conf.output_limit)
+	if (len > md->conf.output_limit && s->s_paused)
 		session_drop(s, DROP_LIMIT);
 	else if (len >= session_mark(s))
 		session_pause(s);
@@ -672,7 +705,7 @@ session_verified(struct session *s)
 		if (server_clients() >= md->conf.max_clients) {
 			server_refused(CAP_CLIENTS, name, "%zu clients "
 			    "connected (max_clients)", server_clients());
-			session_error(s, 0, "too many clients: %u connected "
+			session_refuse(s, 0, "too many clients: %u connected "
 			    "(max_clients); try again later",
 			    md->conf.max_clients);
 			return;
@@ -890,7 +923,7 @@ worker_hello(struct session *s, Envelope *env)
 		server_refused(CAP_WORKERS, s->s_name, "%u workers connected "
 		    "(max_workers)", md->nworkers);
 		free(kinds);
-		session_error(s, env->id, "too many workers: %u connected "
+		session_refuse(s, env->id, "too many workers: %u connected "
 		    "(max_workers); try again later", md->conf.max_workers);
 		return;
 	}

@@ -21,6 +21,9 @@
 #define R3Q_PROTOCOL		4	/* 2: tasks carry a tag; 3: opaque payloads;
 					   4: Kinds after a reload */
 
+/* Error.code: why a request was refused, when the peer may act on it. */
+#define R3Q_ERROR_BUSY		1	/* a cap of the master: try later */
+
 typedef R3q__Envelope	Envelope;	/* generated names are long */
 
 #define FRAME_TOP_MAX		16	/* top-level fields of an Envelope */

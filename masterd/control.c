@@ -275,6 +275,13 @@ control_dispatch(struct session *s, Envelope *env)
 			session_error_soft(s, env->id, "submit without parameters");
 			break;
 		}
+		/* A generation: lambda offspring, and maybe mu parents. */
+		if (job_admit(s->s_owner, err, sizeof(err)) == -1 ||
+		    job_admit_tasks(NULL, (uint64_t)env->submit_es->params->lambda +
+		    env->submit_es->params->mu, err, sizeof(err)) == -1) {
+			session_error_soft(s, env->id, "%s", err);
+			break;
+		}
 		if ((j = job_es_submit(env->submit_es->params, err,
 		    sizeof(err))) == NULL) {
 			session_error_soft(s, env->id, "%s", err);
@@ -290,6 +297,10 @@ control_dispatch(struct session *s, Envelope *env)
 	case R3Q__ENVELOPE__BODY_SUBMIT_BNB:
 		if (env->submit_bnb->params == NULL) {
 			session_error_soft(s, env->id, "submit without parameters");
+			break;
+		}
+		if (job_admit(s->s_owner, err, sizeof(err)) == -1) {
+			session_error_soft(s, env->id, "%s", err);
 			break;
 		}
 		if ((j = job_bnb_submit(env->submit_bnb->params, err,
@@ -400,6 +411,13 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 		    (int)uc.pid);
 	} else
 		snprintf(s->s_owner, sizeof(s->s_owner), "control");
+	/* It counts itself among the clients. */
+	if (server_clients() > md->conf.max_clients) {
+		server_refused(CAP_CLIENTS, s->s_owner, "%zu clients connected "
+		    "(max_clients)", server_clients() - 1);
+		session_refuse(s, 0, "too many clients: %u connected "
+		    "(max_clients); try again later", md->conf.max_clients);
+	}
 }
 
 /*

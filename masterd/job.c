@@ -114,6 +114,103 @@ job_find(uint64_t id)
 	return (NULL);
 }
 
+/*
+ * May owner start another job (max_jobs, max_jobs_per_client)?  Only
+ * running jobs count.  0, or -1 with the error for the client, the
+ * refusal counted and logged.
+ */
+int
+job_admit(const char *owner, char *err, size_t len)
+{
+	struct job	*j;
+	unsigned	 n = 0, mine = 0;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		if (j->j_state != JOB_RUNNING)
+			continue;
+		n++;
+		if (strcmp(j->j_owner, owner) == 0)
+			mine++;
+	}
+	if (n >= md->conf.max_jobs) {
+		snprintf(err, len, "too many jobs: %u running (max_jobs); try "
+		    "again when one has ended", n);
+		server_refused(CAP_JOBS, owner, "a new job: %u running "
+		    "(max_jobs)", n);
+		return (-1);
+	}
+	if (mine >= md->conf.max_jobs_per_client) {
+		snprintf(err, len, "too many jobs: %s has %u running "
+		    "(max_jobs_per_client); try again when one has ended",
+		    owner, mine);
+		server_refused(CAP_JOBS_CLIENT, owner, "a new job: %u of its "
+		    "own running (max_jobs_per_client)", mine);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Tasks of j not yet ended (queued, held or running). */
+uint64_t
+job_pending(const struct job *j)
+{
+	const struct job_batch	*b;
+	uint64_t		 n = 0;
+
+	TAILQ_FOREACH(b, &j->j_batches, b_entry)
+		if (b->b_live)
+			n += b->b_n - b->b_nover;
+	return (n);
+}
+
+/* Tasks of every running job not yet ended. */
+uint64_t
+job_pending_all(void)
+{
+	const struct job	*j;
+	uint64_t		 n = 0;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		if (j->j_state == JOB_RUNNING)
+			n += job_pending(j);
+	return (n);
+}
+
+/*
+ * May n more tasks be added to j (j NULL: to a new job)?  max_job_tasks
+ * and max_queued_tasks bound the tasks not yet ended.  0, or -1 with the
+ * error for the client, the refusal counted and logged.
+ */
+int
+job_admit_tasks(const struct job *j, uint64_t n, char *err, size_t len)
+{
+	uint64_t	 mine = j != NULL ? job_pending(j) : 0;
+	uint64_t	 all = job_pending_all();
+	const char	*owner = j != NULL ? j->j_owner : "a client";
+
+	if (mine + n > md->conf.max_job_tasks) {
+		snprintf(err, len, "too many tasks: %llu more would make %llu "
+		    "not yet ended in this job, more than max_job_tasks (%u)",
+		    (unsigned long long)n, (unsigned long long)(mine + n),
+		    md->conf.max_job_tasks);
+		server_refused(CAP_JOB_TASKS, owner, "%llu tasks: %llu would "
+		    "wait in one job (max_job_tasks)", (unsigned long long)n,
+		    (unsigned long long)(mine + n));
+		return (-1);
+	}
+	if (all + n > md->conf.max_queued_tasks) {
+		snprintf(err, len, "too many tasks: %llu more would make %llu "
+		    "not yet ended in all, more than max_queued_tasks (%u); "
+		    "try again later", (unsigned long long)n,
+		    (unsigned long long)(all + n), md->conf.max_queued_tasks);
+		server_refused(CAP_QUEUED, owner, "%llu tasks: %llu would "
+		    "wait in all (max_queued_tasks)", (unsigned long long)n,
+		    (unsigned long long)(all + n));
+		return (-1);
+	}
+	return (0);
+}
+
 /* Free one job. */
 static void
 job_free(struct job *j)

@@ -29,6 +29,7 @@
 #include "util.h"
 
 #define BJ_PUSH_MAX	1024	/* outcomes in one TaskResults */
+#define BJ_PUSH_BYTES	(1U << 20)	/* ... and bytes, past the first */
 
 /* One outcome not yet acknowledged. */
 struct bj_result {
@@ -448,6 +449,10 @@ bj_open(struct session *s, uint64_t reqid, const R3q__OpenJob *o)
 	enum sched_policy	 pol;
 	char			 err[256];
 
+	if (job_admit(s->s_owner, err, sizeof(err)) == -1) {
+		session_error_soft(s, reqid, "%s", err);
+		return;
+	}
 	bj = xcalloc(1, sizeof(*bj));
 	if (bj_settings(o, &bj->bj_open, &pol, err, sizeof(err)) == -1) {
 		free(bj);
@@ -516,6 +521,7 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	int32_t			*prios;
 	size_t			 i, k, n = 0;
 	int			 known;
+	char			 err[256];
 
 	if ((j = bj_job(s, reqid, st->job, 1)) == NULL)
 		return;
@@ -598,6 +604,10 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 		session_error_soft(s, reqid, "batch %llu of job %llu has no "
 		    "tasks", (unsigned long long)st->batch,
 		    (unsigned long long)j->j_id);
+		goto out;
+	}
+	if (job_admit_tasks(j, n, err, sizeof(err)) == -1) {
+		session_error_soft(s, reqid, "%s", err);
 		goto out;
 	}
 	if ((kind = kind_intern(st->kind)) == UINT32_MAX) {
@@ -804,7 +814,7 @@ bj_push(struct job *j)
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__TaskResults	 tr = R3Q__TASK_RESULTS__INIT;
 	R3q__TaskOutcome	*ov, **op;
-	size_t			 n, i;
+	size_t			 n, i, bytes;
 
 	bj->bj_dirty = 0;
 	if (s == NULL || s->s_closing)
@@ -820,6 +830,11 @@ bj_push(struct job *j)
 		n = j->j_seq - bj->bj_sent;
 		if (n > BJ_PUSH_MAX)
 			n = BJ_PUSH_MAX;
+		/* A frame of BJ_PUSH_BYTES at most, past its first outcome. */
+		for (i = 0, bytes = 0; i < n && (i == 0 ||
+		    bytes < BJ_PUSH_BYTES); i++)
+			bytes += bj_res(j, bj->bj_sent + 1 + i)->r_len + 64;
+		n = i;
 		for (i = 0; i < n; i++) {
 			r = bj_res(j, bj->bj_sent + 1 + i);
 			r3q__task_outcome__init(&ov[i]);

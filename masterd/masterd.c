@@ -135,6 +135,27 @@ const struct conf_key masterd_keys[] = {
 	    1ULL << 32, NULL },
 	{ "frame_timeout",	CONF_DURATION,	OFF(frame_timeout), 100,
 	    3600000, NULL },
+	{ "worker_buffer",	CONF_SIZE,	OFF(worker_buffer), 65536,
+	    1ULL << 32, NULL },
+	{ "output_limit",	CONF_SIZE,	OFF(output_limit), 131072,
+	    1ULL << 34, NULL },
+	{ "output_timeout",	CONF_DURATION,	OFF(output_timeout), 1000,
+	    86400000, NULL },
+	{ "max_workers",	CONF_UINT,	OFF(max_workers), 1, 1000000,
+	    NULL },
+	{ "max_clients",	CONF_UINT,	OFF(max_clients), 1, 1000000,
+	    NULL },
+	{ "max_jobs",		CONF_UINT,	OFF(max_jobs),	1, 1000000, NULL },
+	{ "max_jobs_per_client", CONF_UINT,	OFF(max_jobs_per_client), 1,
+	    1000000, NULL },
+	{ "max_queued_tasks",	CONF_UINT,	OFF(max_queued_tasks), 1,
+	    4000000000U, NULL },
+	{ "max_job_tasks",	CONF_UINT,	OFF(max_job_tasks), 1,
+	    4000000000U, NULL },
+	{ "connect_rate",	CONF_UINT,	OFF(connect_rate), 0, 1000000,
+	    NULL },
+	{ "connect_burst",	CONF_UINT,	OFF(connect_burst), 1, 1000000,
+	    NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -169,6 +190,43 @@ masterd_config_defaults(struct masterd_config *c)
 	c->client_timeout = 600000;
 	c->client_buffer = 16ULL << 20;
 	c->frame_timeout = 30000;
+	c->worker_buffer = 16ULL << 20;
+	c->output_limit = 64ULL << 20;
+	c->output_timeout = 60000;
+	c->max_workers = 100000;
+	c->max_clients = 1000;
+	c->max_jobs = 10000;
+	c->max_jobs_per_client = 1000;
+	c->max_queued_tasks = 10000000;
+	c->max_job_tasks = 5000000;
+	c->connect_rate = 100;
+	c->connect_burst = 1000;
+}
+
+/*
+ * The keys that bound one another: a peer is dropped past output_limit,
+ * so it must be above the marks at which it is paused, or an honest slow
+ * peer would be dropped before it was ever paused.  -1 with a message.
+ */
+int
+masterd_config_check(const struct masterd_config *c, char *err, size_t len)
+{
+	if (c->output_limit <= c->client_buffer ||
+	    c->output_limit <= c->worker_buffer) {
+		snprintf(err, len, "output_limit (%llu bytes) must be above "
+		    "client_buffer (%llu) and worker_buffer (%llu)",
+		    (unsigned long long)c->output_limit,
+		    (unsigned long long)c->client_buffer,
+		    (unsigned long long)c->worker_buffer);
+		return (-1);
+	}
+	if (c->max_job_tasks > c->max_queued_tasks) {
+		snprintf(err, len, "max_job_tasks (%u) must not be above "
+		    "max_queued_tasks (%u)", c->max_job_tasks,
+		    c->max_queued_tasks);
+		return (-1);
+	}
+	return (0);
 }
 
 /*
@@ -283,6 +341,11 @@ masterd_reload(void)
 	if (conf_load(conffile, masterd_keys, &nc, conffile_given, err,
 	    sizeof(err)) == -1) {
 		log_warnx("reload: %s; keeping the running configuration", err);
+		goto done;
+	}
+	if (masterd_config_check(&nc, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s: %s; keeping the running configuration",
+		    conffile, err);
 		goto done;
 	}
 	if (masterd_check_tls(&nc, NULL, err, sizeof(err)) == -1) {
@@ -403,6 +466,10 @@ main(int argc, char *argv[])
 	if (conf_load(conffile, masterd_keys, &md->conf, given, err,
 	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s\n", err);
+		exit(CONF_EX_CONFIG);
+	}
+	if (masterd_config_check(&md->conf, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s\n", conffile, err);
 		exit(CONF_EX_CONFIG);
 	}
 	sched_policy_parse(md->conf.policy, &md->policy);

@@ -14,6 +14,7 @@
 
 struct event_base;
 struct bufferevent;
+struct evbuffer_cb_entry;
 struct evconnlistener;
 struct es;
 
@@ -45,11 +46,24 @@ struct masterd_config {
 	uint64_t	 client_buffer;		/* bytes queued to a client */
 	uint64_t	 frame_timeout;		/* ms a frame may take to
 						   arrive once begun */
+	/* Bounded everything (issue 24): marks, limits and caps. */
+	uint64_t	 worker_buffer;		/* bytes queued to a worker */
+	uint64_t	 output_limit;		/* to any peer: then dropped */
+	uint64_t	 output_timeout;	/* ms over its mark, unread */
+	unsigned	 max_workers;
+	unsigned	 max_clients;
+	unsigned	 max_jobs;		/* running, in all */
+	unsigned	 max_jobs_per_client;
+	unsigned	 max_queued_tasks;	/* not yet ended, in all */
+	unsigned	 max_job_tasks;		/* ... in one job */
+	unsigned	 connect_rate;		/* per second per address */
+	unsigned	 connect_burst;
 };
 
 extern const struct conf_key masterd_keys[];
 int	masterd_parse_qf(const char *, unsigned *);
 void	masterd_config_defaults(struct masterd_config *);
+int	masterd_config_check(const struct masterd_config *, char *, size_t);
 void	masterd_apply_fault(void);
 void	masterd_mkparent(const char *, unsigned, const char *);
 
@@ -77,8 +91,6 @@ struct session {
 	uint64_t		 s_watch_req;	/* its request id */
 	char			 s_owner[64];	/* CN, or uid:NAME */
 	int			 s_admin;	/* sees every job */
-	int			 s_paused;	/* reading stopped: its output
-						   is full */
 	int			 s_verified;	/* TLS handshake done */
 	/*
 	 * One deadline: until the peer has a role, handshake_timeout from
@@ -89,6 +101,15 @@ struct session {
 	int			 s_deadline_on;
 	uint32_t		 s_flen;	/* the frame being read: length */
 	uint32_t		 s_fbody;	/* its type, once judged */
+	int			 s_paused;	/* its output is over its mark:
+						   a client is not read, a
+						   worker gets no tasks */
+	int			 s_noread;	/* paused client: frames wait */
+	uint64_t		 s_npauses;	/* the first is logged */
+	int			 s_dropped;	/* over a limit: freed soon */
+	uint64_t		 s_stuck;	/* mono ns its output last
+						   moved (or began to fill) */
+	struct evbuffer_cb_entry *s_outcb;	/* watches its output */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -299,6 +320,26 @@ struct job {
 };
 TAILQ_HEAD(joblist, job);
 
+/* The caps of masterd.conf, for their refusal counters (metrics). */
+enum cap {
+	CAP_WORKERS,		/* max_workers */
+	CAP_CLIENTS,		/* max_clients */
+	CAP_JOBS,		/* max_jobs */
+	CAP_JOBS_CLIENT,	/* max_jobs_per_client */
+	CAP_QUEUED,		/* max_queued_tasks */
+	CAP_JOB_TASKS,		/* max_job_tasks */
+	CAP_CONNECT_RATE,	/* connect_rate */
+	CAP_N
+};
+extern const char *const cap_names[CAP_N];
+
+/* Why a peer was dropped for its output (metrics). */
+enum drop {
+	DROP_LIMIT,		/* output_limit */
+	DROP_TIMEOUT,		/* output_timeout */
+	DROP_N
+};
+
 /* The whole daemon's state; one instance, owned by main. */
 struct masterd {
 	struct masterd_config	 conf;
@@ -340,6 +381,10 @@ struct masterd {
 	uint64_t		 wall_off;	/* wall ns - mono ns */
 	struct journal		*journal;	/* NULL: journal = none */
 	struct event		*prune;		/* journal_retention timer */
+	struct event		*reaper;	/* frees dropped sessions */
+	uint32_t		 npaused;	/* sessions over their mark */
+	uint64_t		 dropped[DROP_N];	/* peers dropped */
+	uint64_t		 capped[CAP_N];	/* refusals by cap */
 };
 
 extern struct masterd	*md;
@@ -360,10 +405,16 @@ void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_free(struct session *);
+void	 session_refuse(struct session *, uint64_t, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
 void	 session_error_soft(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_pause(struct session *);
 void	*server_scratch(size_t);
+size_t	 server_clients(void);
+uint64_t server_output_bytes(void);
+void	 server_refused(enum cap, const char *, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
 struct session *session_new(struct bufferevent *, const char *, int);
 
 /* metrics.c */
@@ -380,6 +431,10 @@ void	 control_job_event(struct job *, const struct gen_report *);
 struct job *job_new(const struct job_driver *, enum sched_policy, unsigned,
 	    unsigned);
 struct job *job_find(uint64_t);
+int	 job_admit(const char *, char *, size_t);
+int	 job_admit_tasks(const struct job *, uint64_t, char *, size_t);
+uint64_t job_pending(const struct job *);
+uint64_t job_pending_all(void);
 struct job_batch *job_batch_open(struct job *, uint32_t, uint64_t);
 uint64_t job_batch_reserve(struct job_batch *, uint64_t, size_t);
 void	 job_batch_submit(struct job_batch *, const struct sched_task *,

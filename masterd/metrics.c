@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 
 #include "log.h"
@@ -21,6 +23,27 @@
 #include "util.h"
 
 static struct evhttp	*http;
+
+/*
+ * An HTTP client is read into at most HTTP_INPUT_MAX bytes at a time: while
+ * an answer waits to be read, libevent keeps reading the connection (only
+ * to see it close), so pipelined requests from a client that does not read
+ * would pile up without end.  Past the mark the socket is not read, and
+ * the client's own sends block.  Its answers are one at a time (the next
+ * request is taken once the last answer has left), and a connection whose
+ * answer does not move for http_timeout() is closed.
+ */
+#define HTTP_INPUT_MAX	65536
+#define HTTP_HEADERS_MAX 8192
+#define HTTP_TIMEOUT_MAX 10000		/* ms */
+
+/* How long an HTTP connection may stand still: output_timeout, 10 s at most. */
+static uint64_t
+metrics_timeout_ms(void)
+{
+	return (md->conf.output_timeout < HTTP_TIMEOUT_MAX ?
+	    md->conf.output_timeout : HTTP_TIMEOUT_MAX);
+}
 
 /*
  * Escape a name for a Prometheus label or a JSON string: backslash before
@@ -58,6 +81,54 @@ status_number(struct evbuffer *b, const char *name, int known, double v)
 		evbuffer_add_printf(b, ",\"%s\":null", name);
 }
 
+/* A new HTTP connection: its input is bounded (HTTP_INPUT_MAX). */
+static struct bufferevent *
+metrics_bev(struct event_base *base, void *arg)
+{
+	struct bufferevent	*bev;
+
+	(void)arg;
+	if ((bev = bufferevent_socket_new(base, -1,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		return (NULL);
+	bufferevent_setwatermark(bev, EV_READ, 0, HTTP_INPUT_MAX);
+	return (bev);
+}
+
+/*
+ * An HTTP connection closes.  With an answer still queued it was dropped:
+ * its client did not read it within the timeout (or went away first).
+ */
+static void
+metrics_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct bufferevent	*bev;
+	char			*addr;
+	ev_uint16_t		 port;
+	size_t			 len;
+
+	(void)arg;
+	if ((bev = evhttp_connection_get_bufferevent(evcon)) == NULL ||
+	    (len = evbuffer_get_length(bufferevent_get_output(bev))) == 0)
+		return;
+	evhttp_connection_get_peer(evcon, &addr, &port);
+	md->dropped[DROP_TIMEOUT]++;
+	log_warnx("http client %s:%u dropped: %zu bytes of its answer queued, "
+	    "unread for %llums (output_timeout, at most %ums for HTTP)",
+	    addr != NULL ? addr : "?", port, len, (unsigned long long)
+	    metrics_timeout_ms(), HTTP_TIMEOUT_MAX);
+}
+
+/* Every request: watch its connection's end. */
+static void
+metrics_watch(struct evhttp_request *req)
+{
+	struct evhttp_connection	*evcon;
+
+	if ((evcon = evhttp_request_get_connection(req)) != NULL)
+		evhttp_connection_set_closecb(evcon, metrics_closed, NULL);
+}
+
 /* GET /metrics: the Prometheus text exposition format. */
 static void
 metrics_prometheus(struct evhttp_request *req, void *arg)
@@ -72,6 +143,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	size_t			 nj[4] = { 0, 0, 0, 0 };
 
 	(void)arg;
+	metrics_watch(req);
 	sched_get_stats(md->sched, &st);
 	b = evbuffer_new();
 	evbuffer_add_printf(b,
@@ -127,6 +199,36 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "r3q_workers_refused_total %" PRIu64 "\n",
 	    st.suspect_workers, st.cooling_workers, st.suspects,
 	    st.suspect_replicas, st.killed, md->refused, md->refused_closed);
+
+	evbuffer_add_printf(b,
+	    "# HELP r3q_clients_connected Clients connected now (TLS and "
+	    "the control socket).\n"
+	    "# TYPE r3q_clients_connected gauge\n"
+	    "r3q_clients_connected %zu\n"
+	    "# HELP r3q_tasks_pending Tasks of running jobs not yet ended "
+	    "(max_queued_tasks).\n"
+	    "# TYPE r3q_tasks_pending gauge\n"
+	    "r3q_tasks_pending %" PRIu64 "\n"
+	    "# HELP r3q_output_bytes Bytes queued for peers now.\n"
+	    "# TYPE r3q_output_bytes gauge\n"
+	    "r3q_output_bytes %" PRIu64 "\n"
+	    "# HELP r3q_peers_paused Peers over their output mark now "
+	    "(client_buffer, worker_buffer).\n"
+	    "# TYPE r3q_peers_paused gauge\n"
+	    "r3q_peers_paused %u\n"
+	    "# HELP r3q_peers_dropped_total Peers dropped for not reading "
+	    "what they were sent.\n"
+	    "# TYPE r3q_peers_dropped_total counter\n"
+	    "r3q_peers_dropped_total{limit=\"output_limit\"} %" PRIu64 "\n"
+	    "r3q_peers_dropped_total{limit=\"output_timeout\"} %" PRIu64 "\n"
+	    "# HELP r3q_refused_total Peers and requests refused by a cap "
+	    "of masterd.conf.\n"
+	    "# TYPE r3q_refused_total counter\n",
+	    server_clients(), job_pending_all(), server_output_bytes(),
+	    md->npaused, md->dropped[DROP_LIMIT], md->dropped[DROP_TIMEOUT]);
+	for (i = 0; i < CAP_N; i++)
+		evbuffer_add_printf(b, "r3q_refused_total{cap=\"%s\"} %" PRIu64
+		    "\n", cap_names[i], md->capped[i]);
 
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_tasks Tasks on a worker now.\n"
@@ -223,6 +325,7 @@ metrics_status(struct evhttp_request *req, void *arg)
 	int			 first = 1;
 
 	(void)arg;
+	metrics_watch(req);
 	sched_get_stats(md->sched, &st);
 	b = evbuffer_new();
 	evbuffer_add_printf(b, "{\"version\":\"%s\",\"listen\":",
@@ -294,6 +397,7 @@ static void
 metrics_other(struct evhttp_request *req, void *arg)
 {
 	(void)arg;
+	metrics_watch(req);
 	evhttp_send_error(req, HTTP_NOTFOUND, "try /metrics or /status");
 }
 
@@ -309,6 +413,7 @@ metrics_listen(void)
 	socklen_t			 sslen = sizeof(ss);
 	char				 host[256], port[16], a[64];
 	const char			*spec = md->conf.http;
+	struct timeval			 tv;
 	int				 p;
 
 	if (strcmp(spec, "none") == 0)
@@ -327,7 +432,12 @@ metrics_listen(void)
 	evhttp_set_cb(http, "/metrics", metrics_prometheus, NULL);
 	evhttp_set_cb(http, "/status", metrics_status, NULL);
 	evhttp_set_gencb(http, metrics_other, NULL);
-	evhttp_set_timeout(http, 10);
+	tv.tv_sec = (time_t)(metrics_timeout_ms() / 1000);
+	tv.tv_usec = (suseconds_t)(metrics_timeout_ms() % 1000 * 1000);
+	evhttp_set_timeout_tv(http, &tv);
+	evhttp_set_bevcb(http, metrics_bev, NULL);
+	evhttp_set_max_headers_size(http, HTTP_HEADERS_MAX);
+	evhttp_set_max_body_size(http, 0);
 	p = atoi(port);
 	if ((bs = evhttp_bind_socket_with_handle(http, host[0] ? host :
 	    "0.0.0.0", (uint16_t)p)) == NULL) {

@@ -39,6 +39,8 @@ static void	session_close(struct session *);
 static void	session_deadline(evutil_socket_t, short, void *);
 static void	session_deadline_set(struct session *, uint64_t);
 static void	session_deadline_clear(struct session *);
+static void	session_output(struct session *);
+static void	session_drop(struct session *, enum drop);
 static void	worker_hello(struct session *, Envelope *);
 static void	worker_dispatch(struct session *, Envelope *);
 
@@ -60,6 +62,33 @@ static void	worker_dispatch(struct session *, Envelope *);
 #define SERVER_TRIM_MIN	(1u << 20)	/* bytes freed worth a malloc_trim */
 
 static char	last_lost[64];		/* the last worker lost */
+
+const char *const cap_names[CAP_N] = {
+	"max_workers", "max_clients", "max_jobs", "max_jobs_per_client",
+	"max_queued_tasks", "max_job_tasks", "connect_rate"
+};
+
+/* Refusals by a cap: a log line per cap at most every CAP_LOG_NS. */
+#define CAP_LOG_NS	(10 * NS_PER_SEC)
+static uint64_t	cap_said[CAP_N];	/* mono ns of the last line */
+static uint64_t	cap_unsaid[CAP_N];	/* refusals since */
+
+/*
+ * connect_rate: a token bucket per source address, in a table of fixed
+ * size indexed by a keyed hash of the address, so that no number of
+ * addresses can grow it.  Two addresses in one slot take turns (the newer
+ * one starts with a full bucket): a miss, never a wrong refusal of an
+ * address that came alone.
+ */
+#define RL_SLOTS	4096
+struct rl_slot {
+	uint8_t		 rl_addr[16];
+	double		 rl_tokens;
+	uint64_t	 rl_at;		/* mono ns of the last refill */
+	int		 rl_used;
+};
+static struct rl_slot	*rl_table;
+static uint64_t		 rl_refused_unsaid, rl_said;
 
 static void	server_tick_arm(void);
 
@@ -376,8 +405,14 @@ session_lose_worker(struct session *s)
 void
 session_free(struct session *s)
 {
+	struct evbuffer	*out = bufferevent_get_output(s->s_bev);
+
 	session_lose_worker(s);
 	job_batch_detach(s);
+	if (s->s_paused)
+		md->npaused--;
+	if (s->s_outcb != NULL)
+		evbuffer_remove_cb_entry(out, s->s_outcb);
 	TAILQ_REMOVE(&md->sessions, s, s_entry);
 	/* Its buffers, and about what a TLS connection takes besides. */
 	server_trim(evbuffer_get_length(bufferevent_get_input(s->s_bev)) +
@@ -428,6 +463,7 @@ session_send(struct session *s, Envelope *env)
 	if (frame_write(bufferevent_get_output(s->s_bev), env) == -1)
 		log_warnx("%s: cannot queue a %s message", s->s_addr,
 		    frame_body_name(env));
+	session_output(s);
 }
 
 /* Answer request reqid with an Error carrying msg. */
@@ -442,6 +478,31 @@ session_send_error(struct session *s, uint64_t reqid, const char *msg)
 	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
 	env.error = &e;
 	session_send(s, &env);
+}
+
+/*
+ * Refuse a peer for a cap of masterd.conf: an Error saying so, marked
+ * R3Q_ERROR_BUSY (it may come back later, as workerd does), then close
+ * the session after it.  server_refused() has logged it.
+ */
+void
+session_refuse(struct session *s, uint64_t reqid, const char *fmt, ...)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Error	 e = R3Q__ERROR__INIT;
+	char		 msg[512];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	e.message = msg;
+	e.code = R3Q_ERROR_BUSY;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	session_send(s, &env);
+	session_close(s);
 }
 
 /* Send an Error to the peer, log it, and close the session after it. */
@@ -473,42 +534,270 @@ session_error_soft(struct session *s, uint64_t reqid, const char *fmt, ...)
 	session_send_error(s, reqid, msg);
 }
 
-/* A paused client's output is down to half of client_buffer. */
+/* What a peer is called in a log line: "worker w1", "client alice". */
+static const char *
+session_what(const struct session *s, char *buf, size_t len)
+{
+	if (s->s_worker != NULL)
+		snprintf(buf, len, "worker %s", s->s_worker->w_name);
+	else if (s->s_role == ROLE_CLIENT)
+		snprintf(buf, len, "client %s", s->s_owner);
+	else
+		snprintf(buf, len, "peer %s", s->s_name);
+	return (buf);
+}
+
+/* The high-water mark of s's output: over it, s is paused. */
+static uint64_t
+session_mark(const struct session *s)
+{
+	return (s->s_worker != NULL ? md->conf.worker_buffer :
+	    md->conf.client_buffer);
+}
+
+/*
+ * s's output moved: bytes left for the peer (it reads), or it began to
+ * fill.  The time is when its stuck clock (output_timeout) starts.
+ */
+static void
+session_progress(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct session	*s = arg;
+
+	(void)buf;
+	if (info->n_deleted > 0 || (info->orig_size == 0 && info->n_added > 0))
+		s->s_stuck = mono_ns();
+}
+
+/* A paused peer's output is down to half of its mark: go on. */
 static void
 session_drained(struct bufferevent *bev, void *arg)
 {
 	struct session	*s = arg;
+	char		 what[96];
 
-	if (!s->s_paused || s->s_closing)
+	/* A write callback deferred from before the pause comes late. */
+	if (!s->s_paused || s->s_closing || evbuffer_get_length(
+	    bufferevent_get_output(bev)) > session_mark(s) / 2)
 		return;
 	s->s_paused = 0;
+	md->npaused--;
 	bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
 	bufferevent_setcb(bev, session_read, NULL, session_event, s);
+	if (s->s_worker != NULL) {
+		(s->s_npauses == 1 ? log_info : log_debug)("worker %s (%s) "
+		    "reads again: it takes tasks again", s->s_worker->w_name,
+		    s->s_addr);
+		sched_worker_pause(md->sched, s->s_worker->w_id, 0, mono_ns());
+		server_drain();
+		return;
+	}
+	s->s_noread = 0;
 	bufferevent_enable(bev, EV_READ);
-	log_info("client %s (%s) reads its results again", s->s_owner,
-	    s->s_addr);
+	(s->s_npauses == 1 ? log_info : log_debug)("%s (%s) reads its "
+	    "results again", session_what(s, what, sizeof(what)), s->s_addr);
 	job_batch_writable(s);
+	/* Its requests that came before the pause wait in the input. */
+	if (!s->s_paused && !s->s_closing &&
+	    evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+		bufferevent_trigger(bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
+		    BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /*
- * A client does not read what we send: stop reading from it (so it adds
- * no tasks, and no more results pile up for it) until its output drains.
+ * A peer does not read what we send: its output is over its mark
+ * (client_buffer, worker_buffer).  A client is not read from until its
+ * output drains to half of it (so it adds no tasks and asks for nothing
+ * more that would pile up); a worker gets no new task.  Past
+ * output_limit, or over the mark for output_timeout without reading a
+ * byte, it is dropped.
  */
 void
 session_pause(struct session *s)
 {
+	uint64_t	 mark = session_mark(s);
+	char		 what[96];
+
 	if (s->s_paused || s->s_closing)
 		return;
 	s->s_paused = 1;
-	bufferevent_disable(s->s_bev, EV_READ);
-	bufferevent_setwatermark(s->s_bev, EV_WRITE,
-	    md->conf.client_buffer / 2, 0);
+	md->npaused++;
+	if (s->s_worker != NULL)
+		sched_worker_pause(md->sched, s->s_worker->w_id, 1, mono_ns());
+	else {
+		s->s_noread = 1;
+		bufferevent_disable(s->s_bev, EV_READ);
+	}
+	bufferevent_setwatermark(s->s_bev, EV_WRITE, mark / 2, 0);
 	bufferevent_setcb(s->s_bev, session_read, session_drained,
 	    session_event, s);
-	log_warnx("client %s (%s) is not reading its results: %zu bytes "
-	    "queued (client_buffer); not reading from it until it does",
-	    s->s_owner, s->s_addr,
-	    evbuffer_get_length(bufferevent_get_output(s->s_bev)));
+	/* A peer that reads, but slower than we send, pauses often. */
+	if (s->s_worker != NULL)
+		(s->s_npauses++ == 0 ? log_warnx : log_debug)("worker %s (%s) "
+		    "is not reading its tasks: %zu bytes queued (worker_buffer); "
+		    "no new tasks for it until it does", s->s_worker->w_name,
+		    s->s_addr, evbuffer_get_length(bufferevent_get_output(
+		    s->s_bev)));
+	else
+		(s->s_npauses++ == 0 ? log_warnx : log_debug)("%s (%s) is not "
+		    "reading its results: %zu bytes queued (client_buffer); not "
+		    "reading from it until it does", session_what(s, what,
+		    sizeof(what)), s->s_addr, evbuffer_get_length(
+		    bufferevent_get_output(s->s_bev)));
+}
+
+/* Free the sessions dropped since the last pass of the loop. */
+static void
+session_reap(evutil_socket_t fd, short ev, void *arg)
+{
+	struct session	*s;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	for (;;) {
+		TAILQ_FOREACH(s, &md->sessions, s_entry)
+			if (s->s_dropped)
+				break;
+		if (s == NULL)
+			break;
+		session_free(s);
+	}
+}
+
+/*
+ * Drop a peer over a limit: one log line naming it, what it had queued
+ * goes, and it is freed at the end of this pass of the loop (callers up
+ * the stack, a flush of every worker's frames among them, still hold it).
+ */
+static void
+session_drop(struct session *s, enum drop why)
+{
+	struct evbuffer	*out = bufferevent_get_output(s->s_bev);
+	char		 what[96], t[32];
+
+	if (s->s_dropped)
+		return;
+	if (why == DROP_LIMIT)
+		log_warnx("%s (%s) dropped: %zu bytes queued for it, more than "
+		    "output_limit (%llu)", session_what(s, what, sizeof(what)),
+		    s->s_addr, evbuffer_get_length(out),
+		    (unsigned long long)md->conf.output_limit);
+	else {
+		conf_format_duration(t, sizeof(t), md->conf.output_timeout);
+		log_warnx("%s (%s) dropped: %zu bytes queued for it, not one "
+		    "read in %s (output_timeout)", session_what(s, what,
+		    sizeof(what)), s->s_addr, evbuffer_get_length(out), t);
+	}
+	md->dropped[why]++;
+	s->s_dropped = 1;
+	s->s_closing = 1;
+	s->s_noread = 1;
+	evbuffer_drain(out, evbuffer_get_length(out));
+	bufferevent_disable(s->s_bev, EV_READ | EV_WRITE);
+	if (md->reaper == NULL && (md->reaper = event_new(md->base, -1, 0,
+	    session_reap, NULL)) == NULL)
+		fatal("event_new");
+	event_active(md->reaper, 0, 0);
+}
+
+/*
+ * A frame was queued for s: watch its output, and pause the peer at its
+ * mark.  One that was paused already and still grows past output_limit
+ * is dropped: a burst to a peer that reads (a worker's first Assign, a
+ * long answer) only pauses it.
+ */
+static void
+session_output(struct session *s)
+{
+	struct evbuffer	*out = bufferevent_get_output(s->s_bev);
+	size_t		 len = evbuffer_get_length(out);
+
+	if (s->s_outcb == NULL) {
+		s->s_stuck = mono_ns();
+		if ((s->s_outcb = evbuffer_add_cb(out, session_progress,
+		    s)) == NULL)
+			fatal("evbuffer_add_cb");
+	}
+	if (len > md->conf.output_limit && s->s_paused)
+		session_drop(s, DROP_LIMIT);
+	else if (len >= session_mark(s))
+		session_pause(s);
+}
+
+/*
+ * Peers stuck over their mark, or closing with output they do not read,
+ * for output_timeout: dropped.  From the liveness timer, every second.
+ */
+static void
+server_output_check(uint64_t now)
+{
+	struct session	*s;
+	uint64_t	 limit = md->conf.output_timeout * NS_PER_MS;
+
+	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		if (s->s_dropped || (!s->s_paused && !s->s_closing) ||
+		    s->s_outcb == NULL || evbuffer_get_length(
+		    bufferevent_get_output(s->s_bev)) == 0)
+			continue;
+		if (now - s->s_stuck > limit)
+			session_drop(s, DROP_TIMEOUT);
+	}
+}
+
+/* Clients connected now (TLS and the control socket). */
+size_t
+server_clients(void)
+{
+	struct session	*s;
+	size_t		 n = 0;
+
+	TAILQ_FOREACH(s, &md->sessions, s_entry)
+		if (s->s_role == ROLE_CLIENT && !s->s_closing)
+			n++;
+	return (n);
+}
+
+/* Bytes queued for every peer now. */
+uint64_t
+server_output_bytes(void)
+{
+	struct session	*s;
+	uint64_t	 n = 0;
+
+	TAILQ_FOREACH(s, &md->sessions, s_entry)
+		n += evbuffer_get_length(bufferevent_get_output(s->s_bev));
+	return (n);
+}
+
+/*
+ * A cap refused something: count it, and log it at most once per cap
+ * every CAP_LOG_NS, with how many went unsaid.
+ */
+void
+server_refused(enum cap cap, const char *who, const char *fmt, ...)
+{
+	char		 msg[512];
+	va_list		 ap;
+	uint64_t	 now = mono_ns();
+
+	md->capped[cap]++;
+	cap_unsaid[cap]++;
+	if (cap_said[cap] != 0 && now - cap_said[cap] < CAP_LOG_NS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (cap_unsaid[cap] > 1)
+		log_warnx("%s refused: %s (%llu refused by %s in the last "
+		    "%llus)", who, msg, (unsigned long long)cap_unsaid[cap],
+		    cap_names[cap], (unsigned long long)(CAP_LOG_NS /
+		    NS_PER_SEC));
+	else
+		log_warnx("%s refused: %s", who, msg);
+	cap_said[cap] = now;
+	cap_unsaid[cap] = 0;
 }
 
 /* The TLS handshake finished: take the peer's role and name. */
@@ -531,6 +820,14 @@ session_verified(struct session *s)
 		log_debug("%s: TLS up, worker %s, waiting for hello",
 		    s->s_addr, name);
 	} else if (strcmp(role, "client") == 0) {
+		if (server_clients() >= md->conf.max_clients) {
+			server_refused(CAP_CLIENTS, name, "%zu clients "
+			    "connected (max_clients)", server_clients());
+			session_refuse(s, 0, "too many clients: %u connected "
+			    "(max_clients); try again later",
+			    md->conf.max_clients);
+			return;
+		}
 		s->s_role = ROLE_CLIENT;
 		snprintf(s->s_owner, sizeof(s->s_owner), "%s", name);
 		session_role_known(s);
@@ -567,7 +864,7 @@ session_event(struct bufferevent *bev, short what, void *arg)
  * the limit, an Error for the peer, and the session closes.
  */
 static void
-session_refuse(struct session *s, const char *why)
+session_refuse_frame(struct session *s, const char *why)
 {
 	struct evbuffer	*in = bufferevent_get_input(s->s_bev);
 	size_t		 have = evbuffer_get_length(in);
@@ -625,7 +922,7 @@ session_frame_begin(struct session *s, uint32_t *lenp)
 		    sizeof(err)) == -1)
 			rc = -1;
 		if (rc == -1) {
-			session_refuse(s, err);
+			session_refuse_frame(s, err);
 			return (-1);
 		}
 		if (rc == 1)
@@ -655,7 +952,7 @@ session_read(struct bufferevent *bev, void *arg)
 	size_t			 freed;
 	char			 err[256];
 
-	while (!s->s_closing) {
+	while (!s->s_closing && !s->s_noread) {
 		if (session_frame_begin(s, &len) != 1)
 			return;
 		if (s->s_role != ROLE_NONE)
@@ -671,7 +968,7 @@ session_read(struct bufferevent *bev, void *arg)
 		buf += FRAME_HDRLEN;
 		if (frame_peek(buf, len, len, &fs, err, sizeof(err)) != 1 ||
 		    limits_check(s->s_role, &fs, 1, err, sizeof(err)) == -1) {
-			session_refuse(s, err);
+			session_refuse_frame(s, err);
 			return;
 		}
 		env = r3q__envelope__unpack(frame_arena_allocator(md->arena),
@@ -838,6 +1135,14 @@ worker_hello(struct session *s, Envelope *env)
 			session_close(o);
 			break;
 		}
+	}
+	if (md->nworkers >= md->conf.max_workers) {
+		server_refused(CAP_WORKERS, s->s_name, "%u workers connected "
+		    "(max_workers)", md->nworkers);
+		free(kinds);
+		session_refuse(s, env->id, "too many workers: %u connected "
+		    "(max_workers); try again later", md->conf.max_workers);
+		return;
 	}
 
 	w = xcalloc(1, sizeof(*w));
@@ -1370,6 +1675,66 @@ server_drain(void)
 	md->draining = 0;
 }
 
+/*
+ * May a connection from sa come in now (connect_rate)?  Each address has
+ * a bucket of connect_burst tokens refilled at connect_rate a second; a
+ * connection takes one.  A refusal is counted, and said in one log line
+ * every CAP_LOG_NS at most.
+ */
+static int
+server_connect_allowed(const struct sockaddr *sa, const char *addr)
+{
+	struct rl_slot	*r;
+	uint8_t		 key[16];
+	uint64_t	 now = mono_ns();
+	double		 burst = md->conf.connect_burst;
+	char		 host[64], *p;
+
+	if (md->conf.connect_rate == 0)
+		return (1);
+	memset(key, 0, sizeof(key));
+	if (sa->sa_family == AF_INET)
+		memcpy(key, &((const struct sockaddr_in *)(const void *)sa)->
+		    sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->
+		    sin6_addr, 16);
+	else
+		return (1);
+	if (rl_table == NULL)
+		rl_table = xcalloc(RL_SLOTS, sizeof(*rl_table));
+	r = &rl_table[siphash24(&md->mac, key, sizeof(key)) % RL_SLOTS];
+	if (!r->rl_used || memcmp(r->rl_addr, key, sizeof(key)) != 0) {
+		memcpy(r->rl_addr, key, sizeof(key));
+		r->rl_used = 1;
+		r->rl_tokens = burst;
+		r->rl_at = now;
+	}
+	r->rl_tokens += (double)(now - r->rl_at) / 1e9 * md->conf.connect_rate;
+	if (r->rl_tokens > burst)
+		r->rl_tokens = burst;
+	r->rl_at = now;
+	if (r->rl_tokens >= 1) {
+		r->rl_tokens -= 1;
+		return (1);
+	}
+	md->capped[CAP_CONNECT_RATE]++;
+	rl_refused_unsaid++;
+	if (rl_said == 0 || now - rl_said >= CAP_LOG_NS) {
+		snprintf(host, sizeof(host), "%s", addr);
+		if ((p = strrchr(host, ':')) != NULL)
+			*p = '\0';
+		log_warnx("connection from %s refused: more than connect_rate "
+		    "(%u a second, burst %u); %llu refused in the last %llus",
+		    host, md->conf.connect_rate, md->conf.connect_burst,
+		    (unsigned long long)rl_refused_unsaid,
+		    (unsigned long long)(CAP_LOG_NS / NS_PER_SEC));
+		rl_said = now;
+		rl_refused_unsaid = 0;
+	}
+	return (0);
+}
+
 /* A new TCP connection on the TLS port. */
 static void
 server_accept(struct evconnlistener *l, evutil_socket_t fd,
@@ -1384,6 +1749,10 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	(void)salen;
 	(void)arg;
 	sockaddr_str(sa, addr, sizeof(addr));
+	if (!server_connect_allowed(sa, addr)) {
+		evutil_closesocket(fd);
+		return;
+	}
 	/* Small frames must not wait for Nagle: latency is the product. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if ((ssl = SSL_new(md->ssl_ctx)) == NULL) {
@@ -1553,6 +1922,7 @@ server_liveness(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	(void)arg;
+	server_output_check(now);
 	limit = md->conf.heartbeat_timeout * NS_PER_MS;
 	for (i = 0; i < md->maxworkers; i++) {
 		if ((w = md->workers[i]) == NULL || now - w->w_last_seen <= limit)
@@ -1613,6 +1983,10 @@ server_close(void)
 		event_free(md->flush);
 	if (md->accept_pause != NULL)
 		event_free(md->accept_pause);
+	if (md->reaper != NULL)
+		event_free(md->reaper);
+	free(rl_table);
+	rl_table = NULL;
 	if (md->tls_listener != NULL)
 		evconnlistener_free(md->tls_listener);
 	if (md->ssl_ctx != NULL)

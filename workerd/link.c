@@ -595,7 +595,9 @@ link_dispatch(Envelope *env)
 			 * name, the certificate and the version stay. */
 			snprintf(why, sizeof(why), "the master %s refused us: "
 			    "%s", lk.l_peer, env->error->message);
-			link_down(why, "fix what the master names (this "
+			/* A cap of the master (max_workers): come back. */
+			link_down(why, env->error->code == R3Q_ERROR_BUSY ?
+			    NULL : "fix what the master names (this "
 			    "worker's name, its certificate or its version)");
 			return (-2);
 		}

@@ -267,6 +267,7 @@ struct worker {
 	uint32_t	 w_ringhead;		/* oldest entry */
 	int		 w_cooling;
 	uint64_t	 w_cool_until;
+	int		 w_paused;		/* sched_worker_pause() */
 	uint64_t	 w_alive;		/* its last sign of life */
 	struct worker	*w_aprev, *w_anext;	/* by w_alive */
 	uint64_t	 w_seq;			/* join order */
@@ -776,7 +777,7 @@ sched_auto_held(const struct worker *w)
 static uint64_t
 sched_cap(const struct worker *w, const struct batch *b)
 {
-	if (w->w_cooling)
+	if (w->w_cooling || w->w_paused)
 		return (0);
 	switch (b->b_cfg.policy) {
 	case SCHED_POLICY_RWQ:
@@ -2413,6 +2414,32 @@ sched_worker_kinds(struct sched *s, uint32_t wid, const uint32_t *kinds,
 	sched_wake(s, w);
 	sched_strand_check(s);
 	sched_refill(s);
+	return (0);
+}
+
+/*
+ * Pause worker wid (on) or let it go on (off): a paused worker gets no new
+ * copy; those it holds stay with it, may finish, and are replicated
+ * elsewhere as any copy that stands still (masterd pauses a worker whose
+ * network output is full).
+ */
+int
+sched_worker_pause(struct sched *s, uint32_t wid, int on, uint64_t now)
+{
+	struct worker	*w;
+
+	s->s_now = now;
+	if ((w = sched_worker_find(s, wid, NULL)) == NULL) {
+		errno = ENOENT;
+		return (-1);
+	}
+	if (w->w_paused == (on != 0))
+		return (0);
+	w->w_paused = on != 0;
+	if (!w->w_paused) {
+		sched_wake(s, w);
+		sched_refill(s);
+	}
 	return (0);
 }
 

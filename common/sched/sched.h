@@ -209,6 +209,7 @@ int		 sched_worker_join_kinds(struct sched *, uint32_t, uint64_t,
 		    uint32_t, const uint32_t *, size_t, uint64_t);
 int		 sched_worker_kinds(struct sched *, uint32_t,
 		    const uint32_t *, size_t, uint64_t);
+int		 sched_worker_pause(struct sched *, uint32_t, int, uint64_t);
 size_t		 sched_kind_workers(const struct sched *, uint32_t);
 int		 sched_submit(struct sched *, uint64_t,
 		    const struct sched_batch_config *, const uint64_t *, size_t,

@@ -24,6 +24,8 @@
  *   r3q-testpeer -a ca -c cert -k key flood HOST PORT MODE [N [ARG [SECS]]]
  *	frames masterd must judge before unpacking them, and connections
  *	holding a handshake or a frame open (flood.c)
+ *   r3q-testpeer -a ca -c cert -k key sluggish HOST PORT worker KINDS CPUS
+ *	a worker that joins and never reads again (sluggish.c)
  *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY
  *	emulate N idle workers for a memory benchmark: issue N certificates
  *	(OU=worker, CN=swarm-1..swarm-N) signed by the CA (ca and its key
@@ -95,6 +97,8 @@ usage(void)
 	    "refusals|noread n secs|attach job\n"
 	    "       r3q-testpeer -a ca -c cert -k key flood host|unix "
 	    "port|path prehello|joined|joblist|partial|slowhs [n [arg [secs]]]\n"
+	    "       r3q-testpeer -a ca -c cert -k key sluggish host port "
+	    "worker kinds cpus\n"
 	    "       r3q-testpeer issue ca ca-key ou cn from to out\n");
 	exit(2);
 }
@@ -1336,6 +1340,15 @@ main(int argc, char *argv[])
 		return (do_flood(ctx, argv[1], argv[2], argv[3],
 		    argc > 4 ? argv[4] : NULL, argc > 5 ? argv[5] : NULL,
 		    argc > 6 ? argv[6] : NULL));
+	}
+	if (strcmp(argv[0], "sluggish") == 0 && argc == 6) {
+		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_sluggish(ctx, argv[1], argv[2], argv[3], argv[4],
+		    argv[5]));
 	}
 	if (strcmp(argv[0], "swarm") == 0 && argc == 5) {
 		if ((ctx = tls_ctx_new(0, ca, cert, key, err,

@@ -18,5 +18,7 @@ int		 do_flood(SSL_CTX *, const char *, const char *, const char *,
 		    const char *, const char *, const char *);
 int		 do_badclient(SSL_CTX *, const char *, const char *,
 		    const char *, const char *, const char *);
+int		 do_sluggish(SSL_CTX *, const char *, const char *,
+		    const char *, const char *, const char *);
 
 #endif /* R3Q_TESTPEER_H */

@@ -3135,11 +3135,42 @@ test_kinds_change(void **state)
 	sched_free(s);
 }
 
+/*
+ * A paused worker (its output is full) gets no new copy; its own copy may
+ * still finish, and once it goes on it takes tasks again.
+ */
+static void
+test_worker_pause(void **state)
+{
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 100, 0);
+	static const uint32_t		 k[] = { 100 };
+	struct sched			*s;
+
+	(void)state;
+	assert_non_null(s = sched_new());
+	assert_int_equal(sched_worker_pause(s, 1, 1, 0), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(sched_worker_join_kinds(s, 1, 1, 1, k, 1, 0), 0);
+	assert_int_equal(submit_range(s, 1, &c, 1, 3), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_none(s);
+	assert_int_equal(sched_worker_pause(s, 1, 1, 1), 0);
+	assert_int_equal(sched_worker_pause(s, 1, 1, 1), 0);
+	assert_int_equal(sched_done(s, 1, 1, 2), SCHED_ACCEPT);
+	expect_none(s);
+	assert_int_equal(sched_kind_workers(s, 100), 1);
+	assert_int_equal(sched_worker_pause(s, 1, 0, 3), 0);
+	expect_assign(s, 1, 2, 0);
+	expect_none(s);
+	sched_free(s);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_names),
+		cmocka_unit_test(test_worker_pause),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_wq_three_workers),
 		cmocka_unit_test(test_wq_two_cpus),

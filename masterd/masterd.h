@@ -43,6 +43,8 @@ struct masterd_config {
 	uint64_t	 client_timeout;	/* ms a batch job waits for its
 						   client */
 	uint64_t	 client_buffer;		/* bytes queued to a client */
+	uint64_t	 journal_retry;		/* ms between tries of a
+						   stalled journal */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -328,6 +330,16 @@ struct masterd {
 	uint64_t		 wall_off;	/* wall ns - mono ns */
 	struct journal		*journal;	/* NULL: journal = none */
 	struct event		*prune;		/* journal_retention timer */
+	/* the journal cannot be written: job_journal_stall() */
+	int			 jstalled;
+	int			 jrewound;	/* jobs reloaded since the
+						   last failure */
+	int			 jreloading;	/* they are being reloaded */
+	int			 jcode;		/* SQLite's code of it */
+	uint64_t		 jstall_since;	/* mono ns */
+	uint64_t		 jstalls;	/* times it stalled */
+	char			 jwhy[1024];	/* what failed, path and all */
+	struct event		*jretry;	/* the rewind, then retries */
 };
 
 extern struct masterd	*md;
@@ -389,7 +401,10 @@ void	 job_end(struct job *, enum job_state);
 void	 job_abort(struct job *, enum job_state);
 void	 job_journal_put(struct job *);
 int	 job_journal_open(void);
-void	 job_journal_commit(void);
+int	 job_journal_commit(void);
+void	 job_journal_error(void);
+void	 job_journal_stall(void);
+int	 job_journal_stalled(void);
 void	 job_journal_close(void);
 void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);
@@ -420,6 +435,7 @@ struct job *job_bnb_submit(const R3q__BnbParams *, char *, size_t);
 extern const struct job_driver job_batch_driver;
 void	 job_batch_dispatch(struct session *, Envelope *);
 void	 job_batch_detach(struct session *);
+int	 job_batch_attached(const struct session *);
 void	 job_batch_writable(struct session *);
 void	 job_batch_flush(void);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "journal.h"
@@ -1177,6 +1178,44 @@ job_journal_stalled(void)
 	return (md->jstalled);
 }
 
+/*
+ * Should session s wait before its next frame is read?  While the journal
+ * cannot be written, a batch job's client would submit, acknowledge or
+ * close what cannot be journaled; refusing it would fail its tasks, and
+ * dropping it would have it reconnect at once, again and again.  So its
+ * frames wait, unread, until the journal resumes.
+ */
+int
+job_journal_hold(struct session *s)
+{
+	if (!md->jstalled || s->s_role != ROLE_CLIENT ||
+	    !job_batch_attached(s))
+		return (0);
+	if (!s->s_jheld) {
+		s->s_jheld = 1;
+		bufferevent_disable(s->s_bev, EV_READ);
+	}
+	return (1);
+}
+
+/* The journal resumed: read the clients that waited. */
+static void
+job_journal_release(void)
+{
+	struct session	*s;
+
+	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		if (!s->s_jheld)
+			continue;
+		s->s_jheld = 0;
+		if (s->s_paused || s->s_closing)
+			continue;
+		bufferevent_enable(s->s_bev, EV_READ);
+		bufferevent_trigger(s->s_bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+	}
+}
+
 /* Free every job, without a word to anyone. */
 static void
 job_forget_all(void)
@@ -1300,6 +1339,7 @@ job_journal_retry(evutil_socket_t fd, short ev, void *arg)
 			    "resuming (workers are welcome, tasks assigned)",
 			    journal_path(md->journal), took);
 			masterd_status();
+			job_journal_release();
 			return;
 		}
 	}

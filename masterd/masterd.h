@@ -79,6 +79,8 @@ struct session {
 	int			 s_admin;	/* sees every job */
 	int			 s_paused;	/* reading stopped: its output
 						   is full */
+	int			 s_jheld;	/* reading stopped: the journal
+						   cannot be written */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -405,6 +407,7 @@ int	 job_journal_commit(void);
 void	 job_journal_error(void);
 void	 job_journal_stall(void);
 int	 job_journal_stalled(void);
+int	 job_journal_hold(struct session *);
 void	 job_journal_close(void);
 void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);

@@ -464,6 +464,9 @@ session_read(struct bufferevent *bev, void *arg)
 	int		 rc;
 
 	while (!s->s_closing) {
+		/* A batch job's client waits out a stalled journal. */
+		if (job_journal_hold(s))
+			return;
 		rc = frame_read_arena(bufferevent_get_input(bev),
 		    md->conf.max_frame, md->arena, &env, err, sizeof(err));
 		if (rc == 0)

@@ -300,6 +300,7 @@ static int		 journal_connect(struct journal *);
 static void		 journal_v1_output(sqlite3_context *, int,
 			    sqlite3_value **);
 static int		 journal_upgrade1(struct journal *);
+static int		 journal_check(struct journal *);
 static int		 journal_schema(struct journal *);
 static int		 journal_prepare(struct journal *);
 static void		 journal_free(struct journal *);
@@ -770,6 +771,55 @@ journal_upgrade1(struct journal *j)
 }
 
 /*
+ * Is the file sound?  A journal truncated mid-page or with a page
+ * overwritten would otherwise open, and fail -- or, worse, load less than
+ * it holds -- only when a job's rows are read (issue 24, "Bad input").
+ * SQLite's quick_check reads every page and checks every b-tree, in
+ * O(pages): measured 0.11 s for 100,000 results and their spans (7 MB),
+ * 1.6 s for a million (70 MB).  It does not compare indexes with their
+ * tables, which journal_open() does not need.  The first problem it
+ * names is said, with what to do.  A byte changed inside a row's blob
+ * passes (SQLite keeps no checksums); a page torn or overwritten does not.
+ */
+static int
+journal_check(struct journal *j)
+{
+	sqlite3_stmt	*st;
+	const char	*msg;
+	char		 line[256], *p;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(j->j_db, "PRAGMA quick_check(1)", -1, &st,
+	    NULL) != SQLITE_OK) {
+		journal_set(j, "%s", sqlite3_errmsg(j->j_db));
+		return (-1);
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		journal_set(j, "damaged or unreadable (%s); move it aside to "
+		    "start afresh, or recover it with sqlite3's .recover",
+		    sqlite3_errmsg(j->j_db));
+		sqlite3_finalize(st);
+		return (-1);
+	}
+	msg = (const char *)sqlite3_column_text(st, 0);
+	if (msg == NULL || strcmp(msg, "ok") != 0) {
+		/* One line: its lines joined. */
+		snprintf(line, sizeof line, "%s", msg != NULL ? msg :
+		    "no answer");
+		for (p = line; (p = strchr(p, '\n')) != NULL; )
+			*p = ' ';
+		journal_set(j, "damaged (SQLite's quick_check: %s); move it "
+		    "aside to start afresh, or recover it with sqlite3's "
+		    ".recover", line);
+		sqlite3_finalize(st);
+		return (-1);
+	}
+	sqlite3_finalize(st);
+	return (0);
+}
+
+/*
  * Check the schema version, creating the schema in an empty file and
  * upgrading an older one, and write in any case so that the exclusive lock
  * is taken now.  A database with tables but no version is someone else's:
@@ -929,7 +979,7 @@ struct journal *
 journal_open(const char *path, char *err, size_t errlen)
 {
 	struct journal	*j;
-	int		 busy;
+	int		 busy, corrupt;
 
 	if (errlen > 0)
 		err[0] = '\0';
@@ -941,11 +991,16 @@ journal_open(const char *path, char *err, size_t errlen)
 	}
 	if (journal_create(j) == -1 ||
 	    journal_connect(j) == -1 ||
+	    journal_check(j) == -1 ||
 	    journal_schema(j) == -1 ||
 	    journal_prepare(j) == -1) {
 		busy = j->j_db != NULL &&
 		    (sqlite3_errcode(j->j_db) & 0xff) == SQLITE_BUSY;
-		snprintf(err, errlen, "%s", j->j_err);
+		corrupt = j->j_db != NULL &&
+		    (sqlite3_errcode(j->j_db) & 0xff) == SQLITE_CORRUPT;
+		snprintf(err, errlen, "%s%s", j->j_err, corrupt ?
+		    ": the file is damaged; move it aside to start afresh, or "
+		    "recover it with sqlite3's .recover" : "");
 		journal_free(j);
 		if (busy)
 			journal_locked(path, err, errlen);

@@ -1168,7 +1168,8 @@ job_journal_stall(void)
 		masterd_status();
 	}
 	/* The rewind, at once; then the retries. */
-	evtimer_add(md->jretry, &now);
+	if (md->jretry != NULL)
+		evtimer_add(md->jretry, &now);
 }
 
 /* Is the journal stalled? */
@@ -1573,14 +1574,14 @@ job_journal_close(void)
 	if (md->prune != NULL)
 		event_free(md->prune);
 	md->prune = NULL;
+	if (md->journal != NULL) {
+		job_journal_commit();
+		journal_close(md->journal);
+		md->journal = NULL;
+	}
 	if (md->jretry != NULL)
 		event_free(md->jretry);
 	md->jretry = NULL;
-	if (md->journal == NULL)
-		return;
-	job_journal_commit();
-	journal_close(md->journal);
-	md->journal = NULL;
 }
 
 /* Collect the journal's spans of a job into a JobTrace. */

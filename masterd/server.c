@@ -284,7 +284,8 @@ session_close(struct session *s)
  * The journal cannot hold what env may rest on (job_journal_stall()): it
  * does not leave.  A worker's session goes with the others when masterd
  * goes back to its journal; a client is told and closed, so that it asks
- * again rather than wait for an answer that will not come.
+ * again rather than wait for an answer that will not come; a batch job's
+ * client is closed without a word, and reattaches.
  */
 static void
 session_withhold(struct session *s, Envelope *env)
@@ -295,6 +296,11 @@ session_withhold(struct session *s, Envelope *env)
 	/* An Error before its welcome would stop workerd for good. */
 	if (s->s_closing || s->s_role != ROLE_CLIENT)
 		return;
+	/* A batch job's client would fail its tasks: it reattaches. */
+	if (job_batch_attached(s)) {
+		session_close(s);
+		return;
+	}
 	e.message = (char *)(uintptr_t)"masterd cannot write its journal: "
 	    "the answer is withheld; ask again once it can";
 	out.id = env->id;

@@ -1,7 +1,7 @@
 # A journal that cannot write (issue 24): masterd's journal lives on a
 # small tmpfs that the test fills with dd while a (mu+lambda)-ES job runs.
 # masterd stalls -- one log line naming the journal and SQLite's error, the
-# job's "waiting" line, r3q_journal_stalled 1, no worker kept, nothing
+# job's "waiting" line, the STATUS line, r3q_journal_stalled 1, no worker kept, nothing
 # assigned -- and resumes by itself once the space is freed; the job ends
 # with the `r3qctl es --local` answer, bit for bit.  Then the same with
 # masterd killed -9 during the stall and restarted on that journal: every
@@ -42,7 +42,12 @@ WORKER_EXTRA="delay = 5ms"
 MASTER_EXTRA="journal = $JFS/journal.db
 journal_retry = 200ms
 http = 127.0.0.1:0"
-start_master
+# masterd's sd_notify messages, as systemd would get them.
+"$TESTPEER" notify "$T/m.notify" 600 > "$T/m.msgs" 2>&1 &
+PIDS="$PIDS $!"
+waitfor "grep -q listening '$T/m.msgs'" 5 || fail "the notify listener did not start"
+NOTIFY_SOCKET=$T/m.notify start_master
+unset NOTIFY_SOCKET
 HTTP_PORT=$(sed -n 's/.*http: .* on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/masterd.log" | tail -n 1)
 start_worker w1 2
 start_worker w2 2
@@ -129,6 +134,8 @@ sleep 2
 g1=$(gen "$job")
 sleep 1
 [ "$(gen "$job")" = "$g1" ] || fail "the job went on during the stall"
+grep -q "^STATUS=journal stalled, nothing assigned: journal $JFS/journal.db: .*database or disk is full" "$T/m.msgs" ||
+    fail "the STATUS line does not say the journal is stalled: $(grep STATUS "$T/m.msgs" | tail -n 3)"
 "$R3QCTL" submit es $ES > /dev/null 2> "$T/submit.err" &&
     fail "a job was accepted while the journal cannot be written"
 grep -q "cannot write its journal" "$T/submit.err" ||
@@ -142,6 +149,8 @@ waitfor "grep -q 'can be written again' '$T/masterd.log'" 20 ||
 follow "$job" "$T/w1.out"
 check "$job" resumed
 [ "$(metric r3q_journal_stalled)" = 0 ] || fail "r3q_journal_stalled is not 0 after resuming"
+waitfor "tail -n 1 '$T/m.msgs' | grep -q '^STATUS=2 workers'" 10 ||
+    fail "the STATUS line still says stalled: $(tail -n 1 "$T/m.msgs")"
 ok "space freed: masterd resumes by itself, the job ends with the --local answer"
 
 # 2. killed -9 during a stall, restarted on the same journal.

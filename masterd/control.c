@@ -261,6 +261,29 @@ control_send_trace(struct session *s, uint64_t reqid, const struct job *j)
 	job_trace_clear(&t);
 }
 
+/*
+ * Does the request change what the journal holds?  While it cannot be
+ * written those are refused (job_journal_stall()); a batch job's client
+ * may still reattach and acknowledge what it has.
+ */
+static int
+control_writes(const Envelope *env)
+{
+	switch (env->body_case) {
+	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
+	case R3Q__ENVELOPE__BODY_SUBMIT_BNB:
+	case R3Q__ENVELOPE__BODY_CANCEL_JOB:
+	case R3Q__ENVELOPE__BODY_OPEN_JOB:
+	case R3Q__ENVELOPE__BODY_SUBMIT_TASKS:
+	case R3Q__ENVELOPE__BODY_CLOSE_BATCH:
+	case R3Q__ENVELOPE__BODY_CANCEL_TASKS:
+	case R3Q__ENVELOPE__BODY_CLOSE_JOB:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
 /* One request from a client. */
 void
 control_dispatch(struct session *s, Envelope *env)
@@ -269,6 +292,11 @@ control_dispatch(struct session *s, Envelope *env)
 	size_t		 i;
 	char		 err[256];
 
+	if (job_journal_stalled() && control_writes(env)) {
+		session_error_soft(s, env->id, "masterd cannot write its "
+		    "journal (%s); try again once it can", md->jwhy);
+		return;
+	}
 	switch (env->body_case) {
 	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
 		if (env->submit_es->params == NULL) {

@@ -7,12 +7,15 @@
  */
 #include "config.h"
 
+#include <sys/statvfs.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "journal.h"
@@ -25,10 +28,13 @@
 #define TRACE_MAX	1000000	/* executions kept in memory per job */
 #define KINDS_MAX	65536	/* distinct kind names interned */
 #define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
+#define JOURNAL_ROOM	(1ULL << 20)	/* free bytes to resume after a
+					   full disk */
 
 static void	job_trace_free(struct job *);
 static void	job_roster_free(struct job *);
 static void	job_batch_free(struct job_batch *);
+static int	job_load(void *, const struct journal_job *);
 
 const char *
 job_state_name(enum job_state st)
@@ -459,7 +465,7 @@ job_batch_reserve(struct job_batch *b, uint64_t first, size_t n)
 		md->task_mark = md->next_task + TASK_MARK_BLOCK;
 		if (journal_meta_set(md->journal, "next_task",
 		    md->task_mark) == -1)
-			log_warnx("%s", journal_error(md->journal));
+			job_journal_error();
 	}
 	if (n > 0)
 		job_range_add(b, first, n, b->b_n);
@@ -516,7 +522,7 @@ job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
 		jr.outlen = len;
 		jr.error = why;
 		if (journal_result_add(md->journal, &jr) == -1)
-			log_warnx("%s", journal_error(md->journal));
+			job_journal_error();
 	}
 	j->j_drv->d_result(j, b, idx, seq, o, out, len, why);
 }
@@ -671,7 +677,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	js.outcome = (uint32_t)o;
 	js.replica = replica != 0;
 	if (journal_span_add(md->journal, &js) == -1)
-		log_warnx("%s", journal_error(md->journal));
+		job_journal_error();
 }
 
 /*
@@ -845,7 +851,7 @@ job_end(struct job *j, enum job_state st)
 	if (md->journal != NULL && (strcmp(j->j_drv->d_name, "es") == 0 ||
 	    strcmp(j->j_drv->d_name, "bnb") == 0) &&
 	    journal_results_drop(md->journal, j->j_id) == -1)
-		log_warnx("%s", journal_error(md->journal));
+		job_journal_error();
 	job_journal_commit();
 	control_job_event(j, NULL);
 	masterd_status();
@@ -906,7 +912,7 @@ job_journal_gen(const struct job *j, const struct gen_report *g)
 		fatalx("%s: report of %zu bytes", __func__, len);
 	r3q__gen_report__pack(&pb, buf);
 	if (journal_gen_put(md->journal, j->j_id, g->g_gen, buf, len) == -1)
-		log_warnx("%s", journal_error(md->journal));
+		job_journal_error();
 }
 
 
@@ -1021,6 +1027,11 @@ job_waiting(const struct job *j, char *buf, size_t len)
 	buf[0] = '\0';
 	if (j->j_state != JOB_RUNNING)
 		return;
+	if (md->jstalled) {
+		snprintf(buf, len, "the journal cannot be written (%s); "
+		    "nothing is assigned until it can", journal_errstr(md->jcode));
+		return;
+	}
 	TAILQ_FOREACH(b, &j->j_batches, b_entry)
 		if (b->b_live && b->b_nover < b->b_n &&
 		    sched_kind_workers(md->sched, b->b_kind) == 0) {
@@ -1035,7 +1046,7 @@ void
 job_info(const struct job *j, R3q__JobInfo *info, int full)
 {
 	const struct job_batch	*b;
-	char			 wait[160];
+	char			 wait[512];
 	size_t			 i;
 
 	r3q__job_info__init(info);
@@ -1167,18 +1178,272 @@ job_journal_put(struct job *j)
 	    journal_meta_set(md->journal, "next_job", md->next_job) == -1 ||
 	    journal_meta_set(md->journal, "next_task", md->next_task >
 	    md->task_mark ? md->next_task : md->task_mark) == -1)
-		log_warnx("%s", journal_error(md->journal));
+		job_journal_error();
 	free(params);
 	free(extra);
 	free(roster);
 }
 
-/* End the journal's transaction: what was accepted is now kept. */
-void
+/*
+ * End the journal's transaction: what was accepted is now kept.  -1 if it
+ * is not (the journal cannot be written, see job_journal_stall()): then
+ * nothing built on it may leave masterd.
+ */
+int
 job_journal_commit(void)
 {
-	if (md->journal != NULL && journal_commit(md->journal) == -1)
+	if (md->journal == NULL)
+		return (0);
+	if (journal_commit(md->journal) == -1) {
+		job_journal_error();
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * A journal write failed: a refusal of that one write (a duplicate) is
+ * logged; a failure of the journal itself (journal_failed()) stalls.
+ */
+void
+job_journal_error(void)
+{
+	if (journal_failed(md->journal)) {
+		job_journal_stall();
+		return;
+	}
+	log_warnx("%s", journal_error(md->journal));
+}
+
+/*
+ * A journal that cannot write (issue 24): a full disk, an I/O error, a
+ * failed commit.  session_send() promises that nothing leaves masterd
+ * before what it rests on is journaled, so masterd stalls: it stops taking
+ * results and assigning tasks until a write goes through again.
+ *
+ * Workers hold a result only until they have sent it (workerd/link.c
+ * keeps an outbox while disconnected, and nothing is acknowledged), so
+ * withholding an acknowledgement would keep nothing anywhere.  Instead
+ * masterd does in place what a restart from the journal does, the path
+ * every durability test already covers: it rolls back what was pending,
+ * drops the workers (their running tasks finish into their outboxes, and
+ * the copies' tags stay valid, so those results still count when they
+ * come back), frees every job and loads them again as the journal holds
+ * them.  What was accepted but not committed is simply done again; the
+ * answer is the undisturbed one.  Until writes go through, workers that
+ * say hello are closed (without an error, which workerd would take as
+ * permanent) and try again after their backoff; clients keep the control
+ * socket, but requests that write are refused.
+ *
+ * The rewind and the retries run from md->jretry, never in the middle of
+ * the callback that met the failure; until then session_send() withholds
+ * every frame (job_journal_commit() fails).  One line is logged when the
+ * journal stalls, one when it resumes.
+ */
+void
+job_journal_stall(void)
+{
+	struct timeval	 now = { 0, 0 };
+	char		 retry[32];
+
+	/* A reload's own writes: rolled back after it, see the rewind. */
+	if (md->jreloading)
+		return;
+	md->jrewound = 0;
+	if (!md->jstalled) {
+		md->jstalled = 1;
+		md->jstall_since = mono_ns();
+		md->jstalls++;
+		md->jcode = journal_failed(md->journal);
+		snprintf(md->jwhy, sizeof(md->jwhy), "%s",
+		    journal_error(md->journal));
+		conf_format_duration(retry, sizeof(retry),
+		    md->conf.journal_retry);
+		log_warnx("%s: the journal is stalled: no result is taken and "
+		    "no task assigned until it can be written again (tried "
+		    "every %s)", md->jwhy, retry);
+		masterd_status();
+	}
+	/* The rewind, at once; then the retries. */
+	if (md->jretry != NULL)
+		evtimer_add(md->jretry, &now);
+}
+
+/* Is the journal stalled? */
+int
+job_journal_stalled(void)
+{
+	return (md->jstalled);
+}
+
+/*
+ * Should session s wait before its next frame is read?  While the journal
+ * cannot be written, a batch job's client would submit, acknowledge or
+ * close what cannot be journaled; refusing it would fail its tasks, and
+ * dropping it would have it reconnect at once, again and again.  So its
+ * frames wait, unread, until the journal resumes.
+ */
+int
+job_journal_hold(struct session *s)
+{
+	if (!md->jstalled || s->s_role != ROLE_CLIENT ||
+	    !job_batch_attached(s))
+		return (0);
+	if (!s->s_jheld) {
+		s->s_jheld = 1;
+		bufferevent_disable(s->s_bev, EV_READ);
+	}
+	return (1);
+}
+
+/* The journal resumed: read the clients that waited. */
+static void
+job_journal_release(void)
+{
+	struct session	*s;
+
+	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		if (!s->s_jheld)
+			continue;
+		s->s_jheld = 0;
+		if (s->s_paused || s->s_closing)
+			continue;
+		bufferevent_enable(s->s_bev, EV_READ);
+		bufferevent_trigger(s->s_bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+	}
+}
+
+/* Free every job, without a word to anyone. */
+static void
+job_forget_all(void)
+{
+	struct job	*j;
+
+	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
+		job_free(j);
+	server_drain();
+}
+
+/*
+ * Bring the jobs back to what the journal holds: drop the peers that
+ * hold or were sent what may rest on the lost writes (every worker, every
+ * batch job's client: it reattaches and gets again what it has not
+ * acknowledged), roll back, and load every job again, as at start-up.
+ * -1 if the journal cannot even be rolled back or read: tried again at
+ * the next retry.
+ */
+static int
+job_journal_rewind(void)
+{
+	struct session	*s;
+	uint64_t	 v;
+	size_t		 nw = 0, nc = 0, njobs = 0;
+	struct job	*j;
+	int		 rc;
+
+ again:
+	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		if (s->s_worker != NULL || job_batch_attached(s)) {
+			if (s->s_worker != NULL)
+				nw++;
+			else
+				nc++;
+			session_free(s);
+			goto again;
+		}
+	}
+	job_forget_all();
+	if (journal_rollback(md->journal) == -1) {
+		log_debug("%s", journal_error(md->journal));
+		return (-1);
+	}
+	/*
+	 * Load the jobs as at start-up.  What the load writes (a resumed
+	 * job's row, the mark of the ids) only restates what the journal
+	 * holds, and would fail again on a full disk: it is rolled back,
+	 * and written for real by the first commit after resuming.
+	 */
+	md->jreloading = 1;
+	rc = journal_load_jobs(md->journal, job_load, NULL);
+	md->jreloading = 0;
+	if (rc == -1)
 		log_warnx("%s", journal_error(md->journal));
+	if (journal_rollback(md->journal) == -1 || rc == -1) {
+		job_forget_all();
+		return (-1);
+	}
+	/* The mark of the ids handed out, as journaled: moved past again. */
+	if (journal_meta_get(md->journal, "next_task", &v) == 0)
+		md->task_mark = v;
+	else
+		md->task_mark = 0;
+	md->jrewound = 1;
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		njobs++;
+	log_info("journal %s: back to what it holds: %zu jobs reloaded, %zu "
+	    "workers and %zu clients dropped", journal_path(md->journal),
+	    njobs, nw, nc);
+	masterd_status();
+	return (0);
+}
+
+/*
+ * Enough room to go on after a full disk?  A write of a page may go
+ * through where a generation's results will not: ask for JOURNAL_ROOM
+ * free, or resuming would only stall again at once.
+ */
+static int
+job_journal_room(void)
+{
+	struct statvfs	 sv;
+	char		 dir[CONF_STRMAX], *slash;
+
+	if (!journal_is_full(md->jcode))
+		return (1);
+	snprintf(dir, sizeof(dir), "%s", md->conf.journal);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (statvfs(dir, &sv) == -1)
+		return (1);
+	return ((uint64_t)sv.f_bavail * sv.f_frsize >= JOURNAL_ROOM);
+}
+
+/* The stalled journal's timer: rewind if needed, then try a write. */
+static void
+job_journal_retry(evutil_socket_t fd, short ev, void *arg)
+{
+	struct timeval	 tv;
+	char		 took[32];
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	if (!md->jstalled)
+		return;
+	if (md->jrewound || job_journal_rewind() == 0) {
+		if ((!journal_failed(md->journal) ||
+		    journal_rollback(md->journal) == 0) &&
+		    job_journal_room() &&
+		    journal_probe(md->journal) == 0) {
+			md->jstalled = 0;
+			conf_format_duration(took, sizeof(took),
+			    (mono_ns() - md->jstall_since) / NS_PER_MS);
+			log_info("journal %s can be written again, after %s: "
+			    "resuming (workers are welcome, tasks assigned)",
+			    journal_path(md->journal), took);
+			masterd_status();
+			job_journal_release();
+			return;
+		}
+	}
+	tv.tv_sec = md->conf.journal_retry / 1000;
+	tv.tv_usec = (md->conf.journal_retry % 1000) * 1000;
+	evtimer_add(md->jretry, &tv);
 }
 
 /* Drop the finished jobs older than journal_retention (0: keep them). */
@@ -1194,9 +1459,11 @@ job_journal_prune(evutil_socket_t fd, short ev, void *arg)
 	(void)arg;
 	if (md->journal == NULL || keep == 0 || keep >= now)
 		return;
+	if (md->jstalled)
+		return;
 	if (journal_prune(md->journal, now - keep, &n) == -1 ||
 	    journal_commit(md->journal) == -1) {
-		log_warnx("%s", journal_error(md->journal));
+		job_journal_error();
 		return;
 	}
 	if (n > 0)
@@ -1355,6 +1622,9 @@ job_journal_open(void)
 	if (strcmp(md->conf.journal, "none") == 0)
 		return (0);
 	masterd_mkparent(md->conf.journal, 0750, "journal");
+	if ((md->jretry = evtimer_new(md->base, job_journal_retry,
+	    NULL)) == NULL)
+		fatalx("cannot make the journal's retry timer");
 	if ((md->journal = journal_open(md->conf.journal, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
@@ -1401,11 +1671,14 @@ job_journal_close(void)
 	if (md->prune != NULL)
 		event_free(md->prune);
 	md->prune = NULL;
-	if (md->journal == NULL)
-		return;
-	job_journal_commit();
-	journal_close(md->journal);
-	md->journal = NULL;
+	if (md->journal != NULL) {
+		job_journal_commit();
+		journal_close(md->journal);
+		md->journal = NULL;
+	}
+	if (md->jretry != NULL)
+		event_free(md->jretry);
+	md->jretry = NULL;
 }
 
 /* Collect the journal's spans of a job into a JobTrace. */

@@ -203,7 +203,7 @@ bj_batch_journal(const struct job_batch *b)
 	jb.kind = kind_name(b->b_kind);
 	jb.closed = b->b_closed;
 	if (journal_batch_put(md->journal, &jb) == -1)
-		log_warnx("%s", journal_error(md->journal));
+		job_journal_error();
 }
 
 /* Add tasks to b: indices b_n.., to the core unless over already. */
@@ -252,7 +252,7 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
 	}
 	/* The frame's tasks are one row of the journal. */
 	if (jt != NULL && journal_tasks_add(md->journal, jt, n) == -1)
-		log_warnx("%s", journal_error(md->journal));
+		job_journal_error();
 	free(jt);
 	/* Those over already (a resumed job) need no payload. */
 	for (i = 0; over != NULL && i < n; i++)
@@ -395,6 +395,19 @@ job_batch_detach(struct session *s)
 			if (BJ(j)->bj_close_s == s)
 				BJ(j)->bj_close_s = NULL;
 		}
+}
+
+/* Is s a batch job's client, or waiting for one to close? */
+int
+job_batch_attached(const struct session *s)
+{
+	struct job	*j;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		if (j->j_drv == &job_batch_driver &&
+		    (BJ(j)->bj_session == s || BJ(j)->bj_close_s == s))
+			return (1);
+	return (0);
 }
 
 /* A job's settings from an OpenJob; -1 with a message. */

@@ -5,6 +5,12 @@
  * journal_commit() ends.  Every function returns -1 on error and leaves a
  * message naming the file for journal_error(); none of them logs.
  *
+ * A write or commit that fails (a full disk, an I/O error) leaves the
+ * journal refusing every write and commit until journal_rollback() drops
+ * what was pending: the caller must then forget whatever it built on those
+ * writes.  journal_failed() says whether that is so, journal_probe()
+ * whether a write goes through again.
+ *
  * The on-disk schema is versioned by PRAGMA user_version: bump
  * JOURNAL_VERSION in journal.c and teach journal_open() to upgrade if any
  * table changes.  Version 2 added batch jobs (driver, tasks, batches) and
@@ -127,6 +133,12 @@ int		 journal_span_add(struct journal *,
 		    const struct journal_span *);
 
 int		 journal_commit(struct journal *);
+int		 journal_rollback(struct journal *);
+int		 journal_probe(struct journal *);
+int		 journal_failed(const struct journal *);
+uint64_t	 journal_failures(const struct journal *);
+const char	*journal_errstr(int);
+int		 journal_is_full(int);
 int		 journal_prune(struct journal *, uint64_t, size_t *);
 
 int		 journal_load_jobs(struct journal *,

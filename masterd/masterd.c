@@ -116,6 +116,8 @@ const struct conf_key masterd_keys[] = {
 	    3600000, NULL },
 	{ "journal_retention",	CONF_DURATION,	OFF(journal_retention), 0,
 	    100ULL * 365 * 86400000, NULL },
+	{ "journal_retry",	CONF_DURATION,	OFF(journal_retry), 100,
+	    3600000, NULL },
 	{ "suspect_grace",	CONF_DURATION,	OFF(suspect_grace), 0,
 	    86400000, NULL },
 	{ "suspect_limit",	CONF_UINT,	OFF(suspect_limit), 0,
@@ -180,6 +182,7 @@ masterd_config_defaults(struct masterd_config *c)
 	strcpy(c->http, "none");
 	c->heartbeat_timeout = 10000;
 	c->journal_retention = 7ULL * 86400000;
+	c->journal_retry = 5000;
 	c->suspect_grace = SCHED_GRACE_DEFAULT / 1000000;
 	c->suspect_limit = SCHED_SUSPECT_LIMIT_DEFAULT;
 	c->suspect_window = SCHED_WINDOW_DEFAULT / 1000000;
@@ -278,8 +281,12 @@ masterd_status(void)
 			    "%sjob %llu batch %zu", n > 1 ? ", " : "",
 			    (unsigned long long)j->j_id, j->j_ngens);
 	}
-	notify_status("%u workers, %zu jobs running%s%s", md->nworkers, n,
-	    n ? ": " : "", jobs);
+	if (md->jstalled)
+		notify_status("journal stalled, nothing assigned: %s; %zu jobs "
+		    "waiting", md->jwhy, n);
+	else
+		notify_status("%u workers, %zu jobs running%s%s", md->nworkers,
+		    n, n ? ": " : "", jobs);
 }
 
 /*

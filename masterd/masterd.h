@@ -58,6 +58,8 @@ struct masterd_config {
 	unsigned	 max_job_tasks;		/* ... in one job */
 	unsigned	 connect_rate;		/* per second per address */
 	unsigned	 connect_burst;
+	uint64_t	 journal_retry;		/* ms between tries of a
+						   stalled journal */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -110,6 +112,8 @@ struct session {
 	uint64_t		 s_stuck;	/* mono ns its output last
 						   moved (or began to fill) */
 	struct evbuffer_cb_entry *s_outcb;	/* watches its output */
+	int			 s_jheld;	/* reading stopped: the journal
+						   cannot be written */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -385,6 +389,16 @@ struct masterd {
 	uint32_t		 npaused;	/* sessions over their mark */
 	uint64_t		 dropped[DROP_N];	/* peers dropped */
 	uint64_t		 capped[CAP_N];	/* refusals by cap */
+	/* the journal cannot be written: job_journal_stall() */
+	int			 jstalled;
+	int			 jrewound;	/* jobs reloaded since the
+						   last failure */
+	int			 jreloading;	/* they are being reloaded */
+	int			 jcode;		/* SQLite's code of it */
+	uint64_t		 jstall_since;	/* mono ns */
+	uint64_t		 jstalls;	/* times it stalled */
+	char			 jwhy[1024];	/* what failed, path and all */
+	struct event		*jretry;	/* the rewind, then retries */
 };
 
 extern struct masterd	*md;
@@ -457,7 +471,11 @@ void	 job_end(struct job *, enum job_state);
 void	 job_abort(struct job *, enum job_state);
 void	 job_journal_put(struct job *);
 int	 job_journal_open(void);
-void	 job_journal_commit(void);
+int	 job_journal_commit(void);
+void	 job_journal_error(void);
+void	 job_journal_stall(void);
+int	 job_journal_stalled(void);
+int	 job_journal_hold(struct session *);
 void	 job_journal_close(void);
 void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);
@@ -495,6 +513,7 @@ struct job *job_bnb_submit(const R3q__BnbParams *, char *, size_t);
 extern const struct job_driver job_batch_driver;
 void	 job_batch_dispatch(struct session *, Envelope *);
 void	 job_batch_detach(struct session *);
+int	 job_batch_attached(const struct session *);
 void	 job_batch_writable(struct session *);
 void	 job_batch_flush(void);
 

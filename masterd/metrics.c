@@ -18,6 +18,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "journal.h"
 #include "log.h"
 #include "masterd.h"
 #include "util.h"
@@ -199,6 +200,21 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "r3q_workers_refused_total %" PRIu64 "\n",
 	    st.suspect_workers, st.cooling_workers, st.suspects,
 	    st.suspect_replicas, st.killed, md->refused, md->refused_closed);
+	/* A journal that cannot write (issue 24): job_journal_stall(). */
+	evbuffer_add_printf(b,
+	    "# HELP r3q_journal_stalled 1 while the journal cannot be written "
+	    "(nothing is assigned, no result taken).\n"
+	    "# TYPE r3q_journal_stalled gauge\n"
+	    "r3q_journal_stalled %d\n"
+	    "# HELP r3q_journal_stalls_total Times the journal stalled.\n"
+	    "# TYPE r3q_journal_stalls_total counter\n"
+	    "r3q_journal_stalls_total %" PRIu64 "\n"
+	    "# HELP r3q_journal_write_failures_total Journal writes and commits "
+	    "that failed.\n"
+	    "# TYPE r3q_journal_write_failures_total counter\n"
+	    "r3q_journal_write_failures_total %" PRIu64 "\n",
+	    md->jstalled, md->jstalls,
+	    md->journal != NULL ? journal_failures(md->journal) : 0);
 
 	evbuffer_add_printf(b,
 	    "# HELP r3q_clients_connected Clients connected now (TLS and "
@@ -334,8 +350,16 @@ metrics_status(struct evhttp_request *req, void *arg)
 	evbuffer_add_printf(b, ",\"policy\":\"%s\",\"tasks\":{\"queued\":%"
 	    PRIu64 ",\"held\":%" PRIu64 ",\"running\":%" PRIu64 ",\"done\":%"
 	    PRIu64 ",\"failed\":%" PRIu64 ",\"replicas\":%" PRIu64 "},"
-	    "\"workers\":[", sched_policy_name(md->policy), st.queued, st.held,
-	    st.running, st.done, st.failed, st.replicas);
+	    "\"journal\":{\"stalled\":%s,\"error\":",
+	    sched_policy_name(md->policy), st.queued, st.held,
+	    st.running, st.done, st.failed, st.replicas,
+	    md->jstalled ? "true" : "false");
+	/* Why it stalled: the last failure, while stalled; null otherwise. */
+	if (md->jstalled)
+		status_string(b, md->jwhy);
+	else
+		evbuffer_add_printf(b, "null");
+	evbuffer_add_printf(b, "},\"workers\":[");
 	for (i = 0; i < md->maxworkers; i++) {
 		if ((w = md->workers[i]) == NULL)
 			continue;

@@ -450,6 +450,36 @@ session_close(struct session *s)
 }
 
 /*
+ * The journal cannot hold what env may rest on (job_journal_stall()): it
+ * does not leave.  A worker's session goes with the others when masterd
+ * goes back to its journal; a client is told and closed, so that it asks
+ * again rather than wait for an answer that will not come; a batch job's
+ * client is closed without a word, and reattaches.
+ */
+static void
+session_withhold(struct session *s, Envelope *env)
+{
+	Envelope	 out = R3Q__ENVELOPE__INIT;
+	R3q__Error	 e = R3Q__ERROR__INIT;
+
+	/* An Error before its welcome would stop workerd for good. */
+	if (s->s_closing || s->s_role != ROLE_CLIENT)
+		return;
+	/* A batch job's client would fail its tasks: it reattaches. */
+	if (job_batch_attached(s)) {
+		session_close(s);
+		return;
+	}
+	e.message = (char *)(uintptr_t)"masterd cannot write its journal: "
+	    "the answer is withheld; ask again once it can";
+	out.id = env->id;
+	out.body_case = R3Q__ENVELOPE__BODY_ERROR;
+	out.error = &e;
+	(void)frame_write(bufferevent_get_output(s->s_bev), &out);
+	session_close(s);
+}
+
+/*
  * Queue one framed envelope for the peer.  Every frame leaves masterd
  * through here, so this is where the journal's transaction is committed:
  * nothing said to anyone can rest on a result that is not yet journaled.
@@ -457,7 +487,10 @@ session_close(struct session *s)
 void
 session_send(struct session *s, Envelope *env)
 {
-	job_journal_commit();
+	if (job_journal_commit() == -1) {
+		session_withhold(s, env);
+		return;
+	}
 	if (s->s_closing)
 		return;
 	if (frame_write(bufferevent_get_output(s->s_bev), env) == -1)
@@ -953,6 +986,9 @@ session_read(struct bufferevent *bev, void *arg)
 	char			 err[256];
 
 	while (!s->s_closing && !s->s_noread) {
+		/* A batch job's client waits out a stalled journal. */
+		if (job_journal_hold(s))
+			return;
 		if (session_frame_begin(s, &len) != 1)
 			return;
 		if (s->s_role != ROLE_NONE)
@@ -1105,6 +1141,17 @@ worker_hello(struct session *s, Envelope *env)
 	if (env->body_case != R3Q__ENVELOPE__BODY_HELLO) {
 		session_error(s, env->id, "expected hello, got %s",
 		    frame_body_name(env));
+		return;
+	}
+	/*
+	 * Not while the journal cannot be written: closed without an Error
+	 * (workerd would take that as permanent), it tries again later,
+	 * keeping its results (job_journal_stall()).
+	 */
+	if (job_journal_stalled()) {
+		log_debug("%s (%s): hello while the journal cannot be "
+		    "written: closed", s->s_addr, s->s_name);
+		session_close(s);
 		return;
 	}
 	h = env->hello;

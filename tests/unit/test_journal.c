@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -1950,6 +1951,256 @@ test_spill(void **state)
 #undef NSPILL
 }
 
+/* The file at path, read whole (malloc'd); its length in *len. */
+static uint8_t *
+slurp(const char *path, size_t *len)
+{
+	struct stat	 sb;
+	uint8_t		*buf;
+	int		 fd;
+
+	fd = open(path, O_RDONLY);
+	assert_true(fd != -1);
+	assert_int_equal(fstat(fd, &sb), 0);
+	buf = malloc((size_t)sb.st_size + 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, (size_t)sb.st_size), sb.st_size);
+	close(fd);
+	*len = (size_t)sb.st_size;
+	return (buf);
+}
+
+/* Write len bytes of buf as the file at path, no WAL beside it. */
+static void
+spew(const char *path, const uint8_t *buf, size_t len)
+{
+	char	 wal[256];
+	int	 fd;
+
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	unlink(wal);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd != -1);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+#define NDAMAGE		3000
+
+/*
+ * Open a damaged copy: either journal_open refuses it with a message
+ * naming the file, or SQLite finds it sound and every job and result
+ * comes back as written -- never fewer, never different (issue 24, "Bad
+ * input": a journal truncated mid-page, a corrupted page).
+ */
+static int
+open_damaged(const struct tdir *t, const char *what)
+{
+	struct journal	*j;
+	struct loaded	*l;
+	char		 err[1024];
+	size_t		 i;
+
+	if ((j = journal_open(t->path, err, sizeof err)) == NULL) {
+		if (strstr(err, t->path) == NULL)
+			fail_msg("%s: the error does not name the file: %s",
+			    what, err);
+		return (0);
+	}
+	l = calloc(1, sizeof *l);
+	assert_non_null(l);
+	if (journal_load_jobs(j, load_job, l) != 0)
+		fail_msg("%s: opened, then: %s", what, journal_error(j));
+	assert_int_equal(l->n, 4);
+	free(l);
+	if (nresults(j, 1) != NDAMAGE)
+		fail_msg("%s: opened, but %zu results of %d", what,
+		    nresults(j, 1), NDAMAGE);
+	for (i = 0; i < 3; i++) {
+		l = calloc(1, sizeof *l);
+		assert_non_null(l);
+		assert_int_equal(journal_load_results(j, 1 + i * 1000, load_result,
+		    l), 0);
+		free(l);
+	}
+	journal_close(j);
+	return (1);
+}
+
+/* Result callback: check the fitness is the one written for (gen, idx). */
+static int
+check_damaged_result(void *arg, const struct journal_result *r)
+{
+	size_t	*n = arg;
+
+	if (r->outlen != ES_OUTPUT_LEN ||
+	    fitness(r) != (double)(r->gen * 100 + r->idx) + 0.25)
+		fail_msg("result (%u, %u) differs", r->gen, r->idx);
+	(*n)++;
+	return (0);
+}
+
+/*
+ * A journal truncated in the middle of each of its pages, and one with
+ * each page but the first overwritten: refused with a message naming the
+ * file, or, if SQLite finds it sound, loaded whole and identical.  Never a
+ * crash (the test would die), never fewer or other results.  Most must
+ * be refused: the damage hits pages the journal uses.
+ */
+static void
+test_damaged(void **state)
+{
+	struct tdir	*t = *state;
+	struct journal	*j;
+	uint8_t		*orig, *copy;
+	size_t		 len, pages, p, refused = 0, sound = 0, n;
+	char		 what[64];
+	uint32_t	 i;
+
+	j = topen(t);
+	add_job(j, 1000, "done", 5);
+	add_job(j, 2000, "done", 5);
+	add_job(j, 3000, "running", 0);
+	add_job(j, 1, "running", 0);
+	assert_int_equal(journal_results_drop(j, 1), 0);
+	for (i = 0; i < NDAMAGE; i++)
+		add_result(j, 1, i / 100, i % 100,
+		    (double)((i / 100) * 100 + i % 100) + 0.25);
+	assert_int_equal(journal_commit(j), 0);
+	journal_close(j);
+	orig = slurp(t->path, &len);
+	assert_int_equal(len % 4096, 0);
+	pages = len / 4096;
+	assert_true(pages >= 8);
+	copy = malloc(len);
+	assert_non_null(copy);
+
+	for (p = 0; p < pages; p++) {
+		spew(t->path, orig, p * 4096 + 2048);
+		snprintf(what, sizeof what, "truncated in page %zu", p + 1);
+		if (open_damaged(t, what))
+			sound++;
+		else
+			refused++;
+	}
+	for (p = 1; p < pages; p++) {
+		memcpy(copy, orig, len);
+		memset(copy + p * 4096, 0xa5, 4096);
+		spew(t->path, copy, len);
+		snprintf(what, sizeof what, "page %zu overwritten", p + 1);
+		if (open_damaged(t, what))
+			sound++;
+		else
+			refused++;
+	}
+	/* Half a page of zeros in the middle of a page of results. */
+	memcpy(copy, orig, len);
+	memset(copy + (pages - 2) * 4096 + 1024, 0, 2048);
+	spew(t->path, copy, len);
+	if (open_damaged(t, "half a page zeroed"))
+		sound++;
+	else
+		refused++;
+	assert_true(refused >= pages);
+
+	/* The undamaged file still loads, every fitness as written. */
+	spew(t->path, orig, len);
+	j = topen(t);
+	n = 0;
+	assert_int_equal(journal_load_results(j, 1, check_damaged_result, &n),
+	    0);
+	assert_int_equal(n, NDAMAGE);
+	journal_close(j);
+	free(copy);
+	free(orig);
+}
+
+/*
+ * A write that fails (here: over RLIMIT_FSIZE, in a child) leaves the
+ * journal refusing every write and commit, with a message naming the
+ * file, until journal_rollback(); a probe fails while the file cannot
+ * grow and passes once it can; what was committed before stays, what was
+ * pending is gone, and writes after the rollback are kept.
+ */
+static void
+test_write_fails(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct journal_result	 r;
+	struct rlimit		 rl, old;
+	struct stat		 sb;
+	char			 wal[256];
+	uint8_t			 big[4000];
+	pid_t			 pid;
+	int			 status, failed = 0;
+	uint32_t		 i;
+
+	pid = fork();
+	assert_true(pid != -1);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		j = topen(t);
+		add_result(j, 1, 0, 0, 1.0);
+		if (journal_commit(j) != 0)
+			_exit(10);
+		snprintf(wal, sizeof wal, "%s-wal", t->path);
+		if (stat(wal, &sb) == -1)
+			_exit(11);
+		getrlimit(RLIMIT_FSIZE, &old);
+		rl = old;
+		rl.rlim_cur = (rlim_t)sb.st_size;
+		setrlimit(RLIMIT_FSIZE, &rl);
+		memset(big, 0x5a, sizeof big);
+		memset(&r, 0, sizeof r);
+		r.job = 2;
+		r.output = big;
+		r.outlen = sizeof big;
+		for (i = 0; i < 1000 && !failed; i++) {
+			r.idx = i;
+			if (journal_result_add(j, &r) == -1 ||
+			    (i % 10 == 9 && journal_commit(j) == -1))
+				failed = 1;
+		}
+		if (!failed || journal_failed(j) == 0 ||
+		    journal_failures(j) == 0)
+			_exit(12);
+		if (strstr(journal_error(j), t->path) == NULL)
+			_exit(13);
+		/* Refused now, even a small write, even a commit. */
+		r.job = 3;
+		r.idx = 0;
+		r.output = big;
+		r.outlen = 8;
+		if (journal_result_add(j, &r) != -1 ||
+		    strstr(journal_error(j), "not written") == NULL ||
+		    journal_commit(j) != -1 || journal_probe(j) != -1)
+			_exit(14);
+		if (journal_rollback(j) != 0 || journal_failed(j) != 0)
+			_exit(15);
+		if (journal_probe(j) == 0)
+			_exit(16);	/* the file still cannot grow */
+		if (journal_rollback(j) != 0)
+			_exit(17);
+		setrlimit(RLIMIT_FSIZE, &old);
+		if (journal_probe(j) != 0)
+			_exit(18);
+		r.job = 4;
+		if (journal_result_add(j, &r) != 0 || journal_commit(j) != 0)
+			_exit(19);
+		journal_close(j);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	j = topen(t);
+	assert_int_equal(nresults(j, 1), 1);
+	assert_int_equal(nresults(j, 3), 0);
+	assert_int_equal(nresults(j, 4), 1);
+	journal_close(j);
+}
+
 int
 main(void)
 {
@@ -1987,6 +2238,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_upgrade_fixture, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_spill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_fails, setup,
+		    teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

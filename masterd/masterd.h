@@ -5,6 +5,7 @@
 #include <sys/queue.h>
 
 #include <stdint.h>
+#include <time.h>
 
 #include "conf.h"
 #include "frame.h"
@@ -14,6 +15,7 @@
 
 struct event_base;
 struct bufferevent;
+struct tls_crl;
 struct evconnlistener;
 struct es;
 
@@ -24,6 +26,7 @@ struct masterd_config {
 	char		 ca[CONF_STRMAX];
 	char		 cert[CONF_STRMAX];
 	char		 key[CONF_STRMAX];
+	char		 crl[CONF_STRMAX];	/* none, or a PEM file */
 	char		 journal[CONF_STRMAX];
 	char		 policy[CONF_STRMAX];
 	char		 queue_factor[CONF_STRMAX];	/* 1..64 or auto */
@@ -77,6 +80,7 @@ struct session {
 	int			 s_admin;	/* sees every job */
 	int			 s_paused;	/* reading stopped: its output
 						   is full */
+	time_t			 s_not_after;	/* its certificate's, Unix s */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -323,6 +327,11 @@ struct masterd {
 	struct event		*tick;		/* the core's deadline */
 	uint64_t		 tick_at;	/* when it is armed for */
 	void			*ssl_ctx;
+	struct tls_crl		*crl;		/* NULL: crl = none */
+	time_t			 exp_cert;	/* notAfter of our cert, */
+	time_t			 exp_ca;	/* of the CA, */
+	time_t			 exp_crl;	/* the CRL's nextUpdate */
+	struct event		*expiry_ev;	/* the daily look at them */
 	int			 draining;
 	char			 listen_addr[64];	/* as bound */
 	uint64_t		 wall_off;	/* wall ns - mono ns */
@@ -333,6 +342,7 @@ struct masterd {
 extern struct masterd	*md;
 
 void	 masterd_status(void);
+void	 masterd_expiry(void);
 
 /* server.c */
 int	 server_listen(void);

@@ -21,6 +21,8 @@
  *	a worker that lies, speaking the protocol by hand (hostile.c)
  *   r3q-testpeer -a ca -c cert -k key badclient HOST PORT MODE [ARGS]
  *	a batch-job client that sends what libr3q never would (badclient.c)
+ *   r3q-testpeer -a ca -c cert -k key roles HOST PORT MODE
+ *	every message type on a session of one role (roles.c)
  *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY
  *	emulate N idle workers for a memory benchmark: issue N certificates
  *	(OU=worker, CN=swarm-1..swarm-N) signed by the CA (ca and its key
@@ -90,6 +92,8 @@ usage(void)
 	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n"
 	    "       r3q-testpeer -a ca -c cert -k key badclient host port "
 	    "refusals|noread n secs|attach job\n"
+	    "       r3q-testpeer -a ca -c cert -k key roles host port "
+	    "worker|prehello|client|hold\n"
 	    "       r3q-testpeer issue ca ca-key ou cn from to out\n");
 	exit(2);
 }
@@ -1321,6 +1325,14 @@ main(int argc, char *argv[])
 		}
 		return (do_badclient(ctx, argv[1], argv[2], argv[3],
 		    argc > 4 ? argv[4] : NULL, argc > 5 ? argv[5] : NULL));
+	}
+	if (strcmp(argv[0], "roles") == 0 && argc == 4) {
+		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_roles(ctx, argv[1], argv[2], argv[3]));
 	}
 	if (strcmp(argv[0], "swarm") == 0 && argc == 5) {
 		if ((ctx = tls_ctx_new(0, ca, cert, key, err,

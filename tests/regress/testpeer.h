@@ -16,5 +16,6 @@ int		 do_hostile(SSL_CTX *, const char *, const char *, const char *,
 		    const char *);
 int		 do_badclient(SSL_CTX *, const char *, const char *,
 		    const char *, const char *, const char *);
+int		 do_roles(SSL_CTX *, const char *, const char *, const char *);
 
 #endif /* R3Q_TESTPEER_H */

@@ -1147,9 +1147,9 @@ tls_crl_load(const char *path, const char *ca, char *err, size_t errlen)
 	X509_CRL	*c;
 	X509		*x;
 	FILE		*f;
-	unsigned long	 e;
+	unsigned long	 e, first;
 	char		 issuer[256];
-	int		 i, k, signer;
+	int		 i, k, named, signer;
 
 	if ((crl = calloc(1, sizeof(*crl))) == NULL ||
 	    (crl->cr_path = strdup(path)) == NULL ||
@@ -1169,12 +1169,13 @@ tls_crl_load(const char *path, const char *ca, char *err, size_t errlen)
 			break;
 		}
 	e = ERR_peek_last_error();
+	first = ERR_peek_error();
 	ERR_clear_error();
 	fclose(f);
 	if (!tls_pem_ended(e)) {
 		snprintf(err, errlen, "%s: cannot read the CRL: %s", path,
-		    ERR_reason_error_string(e) != NULL ?
-		    ERR_reason_error_string(e) : "bad PEM data");
+		    ERR_reason_error_string(first) != NULL ?
+		    ERR_reason_error_string(first) : "bad PEM data");
 		goto fail;
 	}
 	if (sk_X509_CRL_num(crl->cr_crls) == 0) {
@@ -1186,21 +1187,29 @@ tls_crl_load(const char *path, const char *ca, char *err, size_t errlen)
 		goto fail;
 	for (i = 0; i < sk_X509_CRL_num(crl->cr_crls); i++) {
 		c = sk_X509_CRL_value(crl->cr_crls, i);
-		signer = 0;
+		named = signer = 0;
 		for (k = 0; k < sk_X509_num(cas) && !signer; k++) {
 			x = sk_X509_value(cas, k);
 			if (X509_NAME_cmp(X509_get_subject_name(x),
-			    X509_CRL_get_issuer(c)) == 0 &&
-			    X509_CRL_verify(c, X509_get0_pubkey(x)) == 1)
+			    X509_CRL_get_issuer(c)) != 0)
+				continue;
+			named = 1;
+			if (X509_CRL_verify(c, X509_get0_pubkey(x)) == 1)
 				signer = 1;
 		}
 		ERR_clear_error();
-		if (!signer) {
-			X509_NAME_oneline(X509_CRL_get_issuer(c), issuer,
-			    sizeof(issuer));
+		X509_NAME_oneline(X509_CRL_get_issuer(c), issuer,
+		    sizeof(issuer));
+		if (!signer && named) {
 			snprintf(err, errlen, "%s: not signed by a CA in %s "
-			    "(the CRL says its issuer is %s)", path, ca,
-			    issuer);
+			    "(its signature does not verify with the CA named "
+			    "%s there: another CA of that name signed it)",
+			    path, ca, issuer);
+			goto fail;
+		}
+		if (!signer) {
+			snprintf(err, errlen, "%s: not signed by a CA in %s "
+			    "(its issuer is %s)", path, ca, issuer);
 			goto fail;
 		}
 	}

@@ -8,7 +8,8 @@
 # it refuses to start (78), and -n says why.  A new certificate for the
 # same name joins.  workerd checks the master's certificate against its
 # crl too: a revoked master is refused by a new worker, and dropped by a
-# running one at its reload.
+# running one at its reload.  A CRL past its next update is taken, with a
+# warning, and still revokes.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1 w2 w3
@@ -155,4 +156,33 @@ kill -HUP "$WPID_w2"
 waitfor "grep -q \"the master's certificate is now revoked by $C/crl.pem\" '$T/w2.log'" 10 ||
     fail "w2 kept its revoked master at its reload: $(tail -n 5 "$T/w2.log")"
 ok "a running worker drops its revoked master at its reload"
+master_alive
+
+# A CRL past its next update still revokes what it lists (refusing every
+# peer would stop the cluster); masterd says it is out of date.
+cat > "$T/crl.cnf" <<EOC
+[ca]
+default_ca = r3q
+[r3q]
+database = $C/ca.db
+crlnumber = $C/crlnumber
+certificate = $C/ca.pem
+private_key = $C/ca.key
+EOC
+openssl ca -batch -config "$T/crl.cnf" -md sha256 -gencrl \
+    -crl_lastupdate 20200101000000Z -crl_nextupdate 20200201000000Z \
+    -out "$C/crl.pem" > "$T/gencrl.out" 2>&1 ||
+    fail "openssl ca -gencrl: $(cat "$T/gencrl.out")"
+openssl crl -in "$C/crl.pem" -noout -nextupdate | grep -q 2020 ||
+    fail "the CRL made is not out of date"
+n=$(grep -c 'reloaded ' "$T/masterd.log")
+kill -HUP "$MASTER_PID"
+waitfor "[ \$(grep -c 'reloaded ' '$T/masterd.log') -gt $n ]" 10 ||
+    fail "a reload with an out-of-date CRL was refused: $(tail -n 3 "$T/masterd.log")"
+grep -q "CRL $C/crl.pem: its next update was due on 2020-02-01 00:00:00 UTC" "$T/masterd.log" ||
+    fail "masterd does not say the CRL is out of date"
+refused_client "$T/oldclient.pem" "$T/oldclient.key" \
+    "an out-of-date CRL let the revoked client in"
+"$R3QCTL" workers | grep -q '^w1 ' || fail "w1 (new certificate) was dropped"
+ok "a CRL past its next update is taken with a warning and still revokes"
 master_alive

@@ -169,7 +169,11 @@ roles_try(SSL_CTX *ctx, const char *host, const char *port,
 	(void)roles_send(sentinel, ID_SENTINEL);
 	while ((ans = recv_env()) != NULL) {
 		if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR) {
-			if (ans->id == ID_TYPE + f->id)
+			/*
+			 * Its id, or 0 from a check made before the frame
+			 * is decoded (a size limit before hello).
+			 */
+			if (ans->id == ID_TYPE + f->id || ans->id == 0)
 				answered = 1;
 			else if (ans->id == ID_SENTINEL)
 				sentinel_answered = 1;

@@ -1,11 +1,13 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +19,28 @@
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
 #include "tls.h"
+
+/* A revocation list: the CRLs of one file (tls.h). */
+struct tls_crl {
+	char			*cr_path;
+	STACK_OF(X509_CRL)	*cr_crls;
+};
+
+/*
+ * What made a peer's certificate fail verification, kept on its SSL for
+ * the log line (tls_describe_error): which certificate, not only why.
+ */
+static int		 tls_exidx = -1;
+static pthread_once_t	 tls_exonce = PTHREAD_ONCE_INIT;
+
+static void	tls_time_str(const ASN1_TIME *, char *, size_t);
+static int	tls_name_field(X509_NAME *, int, char *, size_t);
 
 /* Put the first OpenSSL error on the queue into err. */
 static void
@@ -87,6 +106,118 @@ tls_readable(const char *path, char *err, size_t errlen)
 	return (0);
 }
 
+static void
+tls_exfree(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+    void *argp)
+{
+	(void)parent;
+	(void)ad;
+	(void)idx;
+	(void)argl;
+	(void)argp;
+	free(ptr);
+}
+
+static void
+tls_exinit(void)
+{
+	tls_exidx = SSL_get_ex_new_index(0, NULL, NULL, NULL, tls_exfree);
+}
+
+/*
+ * A certificate for a log line: its subject and serial number, as
+ * "/O=R3Q/OU=worker/CN=w1 (serial 5A3F...)".
+ */
+void
+tls_cert_describe(X509 *x, char *buf, size_t len)
+{
+	BIGNUM	*bn;
+	char	 subj[256], *hex = NULL;
+
+	if (x == NULL) {
+		snprintf(buf, len, "no certificate");
+		return;
+	}
+	X509_NAME_oneline(X509_get_subject_name(x), subj, sizeof(subj));
+	if ((bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL)) != NULL)
+		hex = BN_bn2hex(bn);
+	snprintf(buf, len, "%s (serial %s)", subj[0] ? subj : "an empty "
+	    "subject", hex != NULL ? hex : "unknown");
+	OPENSSL_free(hex);
+	BN_free(bn);
+	ERR_clear_error();
+}
+
+/*
+ * The verification callback of every context, and of the preflight.  A
+ * CRL past its nextUpdate (or not yet valid by our clock) still counts:
+ * its revocations hold, and the daemons warn about its dates; refusing
+ * every peer because a CRL was not renewed in time would take a whole
+ * cluster down.  On a real failure, note which certificate it was.
+ */
+static int
+tls_verify_cb(int ok, X509_STORE_CTX *vctx)
+{
+	SSL	*ssl;
+	X509	*x;
+	char	 desc[640], subj[512], when[64], *d;
+	int	 e;
+
+	if (ok)
+		return (1);
+	e = X509_STORE_CTX_get_error(vctx);
+	if (e == X509_V_ERR_CRL_HAS_EXPIRED ||
+	    e == X509_V_ERR_CRL_NOT_YET_VALID) {
+		X509_STORE_CTX_set_error(vctx, X509_V_OK);
+		return (1);
+	}
+	ssl = X509_STORE_CTX_get_ex_data(vctx,
+	    SSL_get_ex_data_X509_STORE_CTX_idx());
+	x = X509_STORE_CTX_get_current_cert(vctx);
+	if (ssl == NULL || x == NULL || tls_exidx == -1 ||
+	    SSL_get_ex_data(ssl, tls_exidx) != NULL)
+		return (0);
+	tls_cert_describe(x, subj, sizeof(subj));
+	if (e == X509_V_ERR_CERT_HAS_EXPIRED) {
+		tls_time_str(X509_get0_notAfter(x), when, sizeof(when));
+		snprintf(desc, sizeof(desc), "%s, expired on %s", subj, when);
+	} else if (e == X509_V_ERR_CERT_NOT_YET_VALID) {
+		tls_time_str(X509_get0_notBefore(x), when, sizeof(when));
+		snprintf(desc, sizeof(desc), "%s, not valid before %s", subj,
+		    when);
+	} else
+		snprintf(desc, sizeof(desc), "%s", subj);
+	if ((d = strdup(desc)) != NULL && SSL_set_ex_data(ssl, tls_exidx,
+	    d) != 1)
+		free(d);
+	return (0);
+}
+
+/*
+ * A private key file readable, writable or runnable by anyone but its
+ * owner is refused, as OpenSSH refuses one: "permissions 0644 for 'x.key'
+ * are too open".  Group-readable too: a key is its owner's, which is the
+ * user the daemon (or the client) runs as.
+ */
+int
+tls_key_mode_ok(const char *path, char *err, size_t errlen)
+{
+	struct stat	 st;
+
+	if (stat(path, &st) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	if (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0) {
+		snprintf(err, errlen, "permissions 0%03o for '%s' are too "
+		    "open: a private key must be readable by its owner only "
+		    "(chmod 600, owned by the user that reads it)",
+		    (unsigned)(st.st_mode & 0777), path);
+		return (-1);
+	}
+	return (0);
+}
+
 /*
  * A context that requires TLS 1.3 and a peer certificate signed by ca, and
  * presents cert/key.  The same shape serves both ends.
@@ -105,7 +236,8 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key,
 	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
 	if (tls_readable(ca, err, errlen) == -1 ||
 	    tls_readable(cert, err, errlen) == -1 ||
-	    tls_readable(key, err, errlen) == -1)
+	    tls_readable(key, err, errlen) == -1 ||
+	    tls_key_mode_ok(key, err, errlen) == -1)
 		goto fail;
 	if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		tls_openssl_error(err, errlen, "cannot load CA", ca);
@@ -126,8 +258,9 @@ tls_ctx_new(int server, const char *ca, const char *cert, const char *key,
 		    cert);
 		goto fail;
 	}
+	pthread_once(&tls_exonce, tls_exinit);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
-	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, tls_verify_cb);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	if (server)
 		SSL_CTX_set_num_tickets(ctx, 0);
@@ -239,6 +372,7 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 {
 	SSL		*ssl;
 	unsigned long	 e;
+	const char	*desc;
 	char		 reason[256];
 	long		 vr;
 	int		 serr;
@@ -249,8 +383,10 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 			ERR_error_string_n(e, reason, sizeof(reason));
 	ssl = bufferevent_openssl_get_ssl(bev);
 	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
-		snprintf(buf, len, "certificate verification failed: %s",
-		    X509_verify_cert_error_string(vr));
+		desc = tls_exidx != -1 ? SSL_get_ex_data(ssl, tls_exidx) : NULL;
+		snprintf(buf, len, "certificate verification failed: %s%s%s",
+		    X509_verify_cert_error_string(vr), desc != NULL ? ": " :
+		    "", desc != NULL ? desc : "");
 		return;
 	}
 	if (reason[0] != '\0') {
@@ -485,6 +621,8 @@ enum tls_vclass {
 	TLS_V_NOTYET,
 	TLS_V_PURPOSE,		/* not meant for this end of TLS */
 	TLS_V_NAME,		/* not for the host dialled */
+	TLS_V_REVOKED,		/* in the CRL */
+	TLS_V_NOCRL,		/* no CRL from its issuer in the crl file */
 	TLS_V_OTHER
 };
 
@@ -510,6 +648,10 @@ tls_vclass(long vr)
 	case X509_V_ERR_IP_ADDRESS_MISMATCH:
 	case X509_V_ERR_EMAIL_MISMATCH:
 		return (TLS_V_NAME);
+	case X509_V_ERR_CERT_REVOKED:
+		return (TLS_V_REVOKED);
+	case X509_V_ERR_UNABLE_TO_GET_CRL:
+		return (TLS_V_NOCRL);
 	default:
 		return (TLS_V_OTHER);
 	}
@@ -522,7 +664,8 @@ tls_vclass(long vr)
  */
 static int
 tls_check_chain(const struct tls_check *tc, STACK_OF(X509) *cas,
-    STACK_OF(X509) *chain, char *err, size_t errlen)
+    STACK_OF(X509) *chain, const struct tls_crl *crl, char *err,
+    size_t errlen)
 {
 	X509_STORE	*store;
 	X509_STORE_CTX	*vctx = NULL;
@@ -538,6 +681,11 @@ tls_check_chain(const struct tls_check *tc, STACK_OF(X509) *cas,
 	}
 	for (i = 0; i < sk_X509_num(cas); i++)
 		X509_STORE_add_cert(store, sk_X509_value(cas, i));
+	X509_STORE_set_verify_cb(store, tls_verify_cb);
+	for (i = 0; crl != NULL && i < sk_X509_CRL_num(crl->cr_crls); i++)
+		X509_STORE_add_crl(store, sk_X509_CRL_value(crl->cr_crls, i));
+	if (crl != NULL)
+		X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK);
 	if (X509_STORE_CTX_init(vctx, store, sk_X509_value(chain, 0),
 	    chain) != 1 || X509_STORE_CTX_set_purpose(vctx, tc->tc_server ?
 	    X509_PURPOSE_SSL_SERVER : X509_PURPOSE_SSL_CLIENT) != 1) {
@@ -585,6 +733,18 @@ tls_check_chain(const struct tls_check *tc, STACK_OF(X509) *cas,
 		    "usage or extended key usage)", tc->tc_cert,
 		    tc->tc_server ? "server" : "client");
 		break;
+	case TLS_V_REVOKED:
+		tls_cert_describe(bad, subj, sizeof(subj));
+		snprintf(err, errlen, "%s: revoked by the CRL in %s: %s",
+		    depth == 0 ? tc->tc_cert : tc->tc_ca, crl->cr_path, subj);
+		break;
+	case TLS_V_NOCRL:
+		X509_NAME_oneline(X509_get_issuer_name(bad), subj,
+		    sizeof(subj));
+		snprintf(err, errlen, "%s: no CRL from %s, the issuer of %s: "
+		    "the crl file must hold that CA's", crl->cr_path, subj,
+		    tc->tc_cert);
+		break;
 	default:
 		snprintf(err, errlen, "%s: %s%s", depth == 0 ? tc->tc_cert :
 		    tc->tc_ca, depth == 0 ? "" : "the CA certificate: ",
@@ -600,9 +760,11 @@ done:
 /*
  * The preflight of a daemon's TLS files, made by -n and at every start and
  * reload: the CA, the certificate and the key load; the key is the
- * certificate's; the certificate carries the daemon's role (its OU) and a
- * name (its CN), was issued by the CA for this end of TLS and is valid
- * now; and, if tc_user is set, that user can read all three files.
+ * certificate's and its owner's alone (mode 0600 or less); the
+ * certificate carries the daemon's role (its OU) and a name (its CN), was
+ * issued by the CA for this end of TLS, is valid now and, with a crl, is
+ * not revoked (the CRL parses and is the CA's); and, if tc_user is set,
+ * that user can read all the files.
  * -1 with "file: what is wrong" in err.
  */
 int
@@ -612,7 +774,8 @@ tls_check_files(const struct tls_check *tc, char *err, size_t errlen)
 	EVP_PKEY	*key = NULL;
 	X509		*leaf;
 	X509_NAME	*subj;
-	const char	*paths[3];
+	struct tls_crl	*crl = NULL;
+	const char	*paths[4];
 	char		 role[64], cn[256];
 	int		 rc = -1;
 
@@ -620,7 +783,11 @@ tls_check_files(const struct tls_check *tc, char *err, size_t errlen)
 	    errlen)) == NULL ||
 	    (chain = tls_read_certs(tc->tc_cert, "certificate", err,
 	    errlen)) == NULL ||
-	    (key = tls_read_key(tc->tc_key, err, errlen)) == NULL)
+	    (key = tls_read_key(tc->tc_key, err, errlen)) == NULL ||
+	    tls_key_mode_ok(tc->tc_key, err, errlen) == -1)
+		goto done;
+	if (tls_crl_configured(tc->tc_crl) &&
+	    (crl = tls_crl_load(tc->tc_crl, tc->tc_ca, err, errlen)) == NULL)
 		goto done;
 	leaf = sk_X509_value(chain, 0);
 	if (X509_check_private_key(leaf, key) != 1) {
@@ -646,16 +813,18 @@ tls_check_files(const struct tls_check *tc, char *err, size_t errlen)
 		    tc->tc_cert);
 		goto done;
 	}
-	if (tls_check_chain(tc, cas, chain, err, errlen) == -1)
+	if (tls_check_chain(tc, cas, chain, crl, err, errlen) == -1)
 		goto done;
 	paths[0] = tc->tc_ca;
 	paths[1] = tc->tc_cert;
 	paths[2] = tc->tc_key;
-	if (tc->tc_user != NULL && tls_check_user(tc->tc_user, paths, 3, err,
-	    errlen) == -1)
+	paths[3] = tc->tc_crl;
+	if (tc->tc_user != NULL && tls_check_user(tc->tc_user, paths,
+	    crl != NULL ? 4 : 3, err, errlen) == -1)
 		goto done;
 	rc = 0;
 done:
+	tls_crl_free(crl);
 	EVP_PKEY_free(key);
 	sk_X509_pop_free(chain, X509_free);
 	sk_X509_pop_free(cas, X509_free);
@@ -739,6 +908,14 @@ tls_explain(struct bufferevent *bev, short what, const char *who,
 			    "certificate of %s is not meant for a TLS server",
 			    peer);
 			return (TLS_FAIL_BADCERT);
+		case TLS_V_REVOKED:
+			names[0] = '\0';
+			if (leaf != NULL)
+				tls_cert_describe(leaf, names, sizeof(names));
+			snprintf(buf, len, "certificate verify failed: the "
+			    "certificate of %s is revoked (our crl): %s", peer,
+			    names);
+			return (TLS_FAIL_REVOKED);
 		default:
 			snprintf(buf, len, "certificate verify failed: %s: %s",
 			    peer, X509_verify_cert_error_string(vr));
@@ -749,9 +926,12 @@ tls_explain(struct bufferevent *bev, short what, const char *who,
 	    ERR_GET_REASON(first) > SSL_AD_REASON_OFFSET) {
 		alert = ERR_GET_REASON(first) - SSL_AD_REASON_OFFSET;
 		switch (alert) {
+		case SSL_AD_CERTIFICATE_REVOKED:
+			snprintf(buf, len, "the %s rejected our certificate: "
+			    "%s", who, SSL_alert_desc_string_long(alert));
+			return (TLS_FAIL_WE_REVOKED);
 		case SSL_AD_BAD_CERTIFICATE:
 		case SSL_AD_UNSUPPORTED_CERTIFICATE:
-		case SSL_AD_CERTIFICATE_REVOKED:
 		case SSL_AD_CERTIFICATE_UNKNOWN:
 		case SSL_AD_UNKNOWN_CA:
 		case SSL_AD_ACCESS_DENIED:
@@ -784,4 +964,336 @@ tls_explain(struct bufferevent *bev, short what, const char *who,
 	else
 		snprintf(buf, len, "%s closed the connection", peer);
 	return (TLS_FAIL_OTHER);
+}
+
+/*
+ * The verified peer's role (OU) and name (CN); -1 with why naming the
+ * certificate when it lacks either.
+ */
+int
+tls_peer_check(SSL *ssl, char *role, size_t rolelen, char *name,
+    size_t namelen, char *why, size_t whylen)
+{
+	X509		*peer;
+	X509_NAME	*subj;
+	char		 desc[512];
+	int		 rc = -1;
+
+	if ((peer = SSL_get1_peer_certificate(ssl)) == NULL) {
+		snprintf(why, whylen, "no peer certificate");
+		return (-1);
+	}
+	tls_cert_describe(peer, desc, sizeof(desc));
+	subj = X509_get_subject_name(peer);
+	if (SSL_get_verify_result(ssl) != X509_V_OK)
+		snprintf(why, whylen, "certificate %s: not verified", desc);
+	else if (tls_name_field(subj, NID_organizationalUnitName, role,
+	    rolelen) == -1)
+		snprintf(why, whylen, "certificate %s has no role (OU)", desc);
+	else if (tls_name_field(subj, NID_commonName, name, namelen) == -1)
+		snprintf(why, whylen, "certificate %s has no name (CN)", desc);
+	else
+		rc = 0;
+	X509_free(peer);
+	return (rc);
+}
+
+/* A certificate time in Unix seconds; 0 if it cannot be read. */
+static time_t
+tls_asn1_time(const ASN1_TIME *t)
+{
+	struct tm	 tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (t == NULL || ASN1_TIME_to_tm(t, &tm) != 1)
+		return (0);
+	return (timegm(&tm));
+}
+
+/* A certificate's notAfter in Unix seconds; 0 if it cannot be read. */
+time_t
+tls_cert_not_after(X509 *x)
+{
+	return (x != NULL ? tls_asn1_time(X509_get0_notAfter(x)) : 0);
+}
+
+/* Whole days from now to t, rounded down; negative once past. */
+int
+tls_days_left(time_t t, time_t now)
+{
+	if (t <= now)
+		return (-1 - (int)((now - t) / 86400));
+	return ((int)((t - now) / 86400));
+}
+
+/*
+ * When the daemon's own certificate (the first of cert), the CA (the
+ * earliest of the ca file's) and the CRL (the earliest nextUpdate) run
+ * out.  -1 if the certificate or the CA cannot be read.
+ */
+int
+tls_expiry(const char *ca, const char *cert, const struct tls_crl *crl,
+    struct tls_expiry *te)
+{
+	STACK_OF(X509)	*sk;
+	char		 err[512];
+	time_t		 t;
+	int		 i;
+
+	memset(te, 0, sizeof(*te));
+	if ((sk = tls_read_certs(cert, "certificate", err,
+	    sizeof(err))) == NULL)
+		return (-1);
+	te->te_cert = tls_cert_not_after(sk_X509_value(sk, 0));
+	sk_X509_pop_free(sk, X509_free);
+	if ((sk = tls_read_certs(ca, "CA certificate", err,
+	    sizeof(err))) == NULL)
+		return (-1);
+	for (i = 0; i < sk_X509_num(sk); i++) {
+		t = tls_cert_not_after(sk_X509_value(sk, i));
+		if (t != 0 && (te->te_ca == 0 || t < te->te_ca))
+			te->te_ca = t;
+	}
+	sk_X509_pop_free(sk, X509_free);
+	for (i = 0; crl != NULL && i < sk_X509_CRL_num(crl->cr_crls); i++) {
+		t = tls_asn1_time(X509_CRL_get0_nextUpdate(
+		    sk_X509_CRL_value(crl->cr_crls, i)));
+		if (t != 0 && (te->te_crl == 0 || t < te->te_crl))
+			te->te_crl = t;
+	}
+	return (0);
+}
+
+/* "in 12 days, on 2026-12-05 10:00:00 UTC" or "on ... (past)". */
+static void
+tls_when(time_t t, time_t now, char *buf, size_t len)
+{
+	struct tm	 tm;
+	char		 date[64];
+	int		 d = tls_days_left(t, now);
+
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	if (t <= now)
+		snprintf(buf, len, "on %s", date);
+	else if (d == 0)
+		snprintf(buf, len, "within a day, on %s", date);
+	else
+		snprintf(buf, len, "in %d day%s, on %s", d, d == 1 ? "" : "s",
+		    date);
+}
+
+/*
+ * Warn (through warn, e.g. log_warnx) of what runs out within
+ * TLS_EXPIRY_WARN: the daemon's certificate, the CA, the CRL's next
+ * update.  Called at start, at every reload and once a day.
+ */
+void
+tls_expiry_warn(const struct tls_check *tc, const struct tls_expiry *te,
+    time_t now, void (*warn)(const char *, ...))
+{
+	char	 when[128];
+
+	if (te->te_cert != 0 && te->te_cert - now < TLS_EXPIRY_WARN) {
+		tls_when(te->te_cert, now, when, sizeof(when));
+		warn("certificate %s %s %s: issue %s a new one (mkcerts) "
+		    "and reload", tc->tc_cert, te->te_cert <= now ? "expired" :
+		    "expires", when, tc->tc_daemon);
+	}
+	if (te->te_ca != 0 && te->te_ca - now < TLS_EXPIRY_WARN) {
+		tls_when(te->te_ca, now, when, sizeof(when));
+		warn("CA certificate %s %s %s: no certificate it issued is "
+		    "valid after that; make a new CA and certificates for "
+		    "the cluster", tc->tc_ca, te->te_ca <= now ? "expired" :
+		    "expires", when);
+	}
+	if (te->te_crl != 0 && te->te_crl - now < TLS_EXPIRY_WARN &&
+	    tls_crl_configured(tc->tc_crl)) {
+		tls_when(te->te_crl, now, when, sizeof(when));
+		warn("CRL %s: its next update %s %s: issue a new one "
+		    "(mkcerts --revoke, or openssl ca -gencrl); its "
+		    "revocations still apply after that", tc->tc_crl,
+		    te->te_crl <= now ? "was due" : "is due", when);
+	}
+}
+
+/* Is a crl setting a file (not empty, not "none")? */
+int
+tls_crl_configured(const char *v)
+{
+	return (v != NULL && v[0] != '\0' && strcmp(v, "none") != 0);
+}
+
+void
+tls_crl_free(struct tls_crl *crl)
+{
+	if (crl == NULL)
+		return;
+	sk_X509_CRL_pop_free(crl->cr_crls, X509_CRL_free);
+	free(crl->cr_path);
+	free(crl);
+}
+
+/*
+ * Read the CRLs of path (PEM, one or more) and check that each is signed
+ * by a CA of the ca file.  Their dates are not checked: see
+ * tls_verify_cb.  NULL with "path: what is wrong" in err.
+ */
+struct tls_crl *
+tls_crl_load(const char *path, const char *ca, char *err, size_t errlen)
+{
+	STACK_OF(X509)	*cas = NULL;
+	struct tls_crl	*crl;
+	X509_CRL	*c;
+	X509		*x;
+	FILE		*f;
+	unsigned long	 e, first;
+	char		 issuer[256];
+	int		 i, k, named, signer;
+
+	if ((crl = calloc(1, sizeof(*crl))) == NULL ||
+	    (crl->cr_path = strdup(path)) == NULL ||
+	    (crl->cr_crls = sk_X509_CRL_new_null()) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	ERR_clear_error();
+	while ((c = PEM_read_X509_CRL(f, NULL, tls_no_passphrase,
+	    NULL)) != NULL)
+		if (sk_X509_CRL_push(crl->cr_crls, c) == 0) {
+			X509_CRL_free(c);
+			break;
+		}
+	e = ERR_peek_last_error();
+	first = ERR_peek_error();
+	ERR_clear_error();
+	fclose(f);
+	if (!tls_pem_ended(e)) {
+		snprintf(err, errlen, "%s: cannot read the CRL: %s", path,
+		    ERR_reason_error_string(first) != NULL ?
+		    ERR_reason_error_string(first) : "bad PEM data");
+		goto fail;
+	}
+	if (sk_X509_CRL_num(crl->cr_crls) == 0) {
+		snprintf(err, errlen, "%s: no CRL in it (PEM, BEGIN X509 CRL)",
+		    path);
+		goto fail;
+	}
+	if ((cas = tls_read_certs(ca, "CA certificate", err, errlen)) == NULL)
+		goto fail;
+	for (i = 0; i < sk_X509_CRL_num(crl->cr_crls); i++) {
+		c = sk_X509_CRL_value(crl->cr_crls, i);
+		named = signer = 0;
+		for (k = 0; k < sk_X509_num(cas) && !signer; k++) {
+			x = sk_X509_value(cas, k);
+			if (X509_NAME_cmp(X509_get_subject_name(x),
+			    X509_CRL_get_issuer(c)) != 0)
+				continue;
+			named = 1;
+			if (X509_CRL_verify(c, X509_get0_pubkey(x)) == 1)
+				signer = 1;
+		}
+		ERR_clear_error();
+		X509_NAME_oneline(X509_CRL_get_issuer(c), issuer,
+		    sizeof(issuer));
+		if (!signer && named) {
+			snprintf(err, errlen, "%s: not signed by a CA in %s "
+			    "(its signature does not verify with the CA named "
+			    "%s there: another CA of that name signed it)",
+			    path, ca, issuer);
+			goto fail;
+		}
+		if (!signer) {
+			snprintf(err, errlen, "%s: not signed by a CA in %s "
+			    "(its issuer is %s)", path, ca, issuer);
+			goto fail;
+		}
+	}
+	sk_X509_pop_free(cas, X509_free);
+	return (crl);
+fail:
+	sk_X509_pop_free(cas, X509_free);
+	tls_crl_free(crl);
+	return (NULL);
+}
+
+/*
+ * Check peers' certificates against the CRLs in ctx's verification, the
+ * leaf only (X509_V_FLAG_CRL_CHECK): a leaf whose issuer has no CRL in
+ * the file is refused.  A NULL crl changes nothing.
+ */
+int
+tls_crl_apply(SSL_CTX *ctx, const struct tls_crl *crl, char *err,
+    size_t errlen)
+{
+	X509_STORE	*store;
+	int		 i;
+
+	if (crl == NULL)
+		return (0);
+	store = SSL_CTX_get_cert_store(ctx);
+	for (i = 0; i < sk_X509_CRL_num(crl->cr_crls); i++)
+		if (X509_STORE_add_crl(store, sk_X509_CRL_value(crl->cr_crls,
+		    i)) != 1) {
+			tls_openssl_error(err, errlen, "cannot use the CRL",
+			    crl->cr_path);
+			return (-1);
+		}
+	X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK);
+	return (0);
+}
+
+/*
+ * Is certificate x revoked by crl?  1 with "serial X, revoked on DATE" in
+ * why, else 0.
+ */
+int
+tls_crl_revoked(const struct tls_crl *crl, X509 *x, char *why, size_t len)
+{
+	X509_REVOKED	*rev;
+	X509_CRL	*c;
+	char		 when[64], desc[512];
+	int		 i;
+
+	if (crl == NULL || x == NULL)
+		return (0);
+	for (i = 0; i < sk_X509_CRL_num(crl->cr_crls); i++) {
+		c = sk_X509_CRL_value(crl->cr_crls, i);
+		if (X509_NAME_cmp(X509_CRL_get_issuer(c),
+		    X509_get_issuer_name(x)) != 0)
+			continue;
+		if (X509_CRL_get0_by_cert(c, &rev, x) == 1) {
+			tls_cert_describe(x, desc, sizeof(desc));
+			tls_time_str(X509_REVOKED_get0_revocationDate(rev), when,
+			    sizeof(when));
+			snprintf(why, len, "%s, revoked on %s", desc, when);
+			return (1);
+		}
+	}
+	return (0);
+}
+
+const char *
+tls_crl_path(const struct tls_crl *crl)
+{
+	return (crl != NULL ? crl->cr_path : "none");
+}
+
+/* How many certificates the CRLs revoke. */
+size_t
+tls_crl_entries(const struct tls_crl *crl)
+{
+	STACK_OF(X509_REVOKED)	*revs;
+	size_t			 n = 0;
+	int			 i;
+
+	for (i = 0; crl != NULL && i < sk_X509_CRL_num(crl->cr_crls); i++)
+		if ((revs = X509_CRL_get_REVOKED(sk_X509_CRL_value(
+		    crl->cr_crls, i))) != NULL)
+			n += (size_t)sk_X509_REVOKED_num(revs);
+	return (n);
 }

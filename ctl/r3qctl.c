@@ -1121,6 +1121,18 @@ cmd_jobs(void)
 	return (EX_OK);
 }
 
+/* A worker certificate this close to its end is marked (issue 24). */
+#define CERT_WARN	(30 * 86400)
+
+/* Whole days from now to a certificate's end, 0 once past. */
+static int
+cert_days(uint64_t not_after, time_t now)
+{
+	if ((time_t)not_after <= now)
+		return (0);
+	return ((int)(((time_t)not_after - now) / 86400));
+}
+
 /* r3qctl workers. */
 static int
 cmd_workers(void)
@@ -1129,9 +1141,11 @@ cmd_workers(void)
 	R3q__ListWorkers l = R3Q__LIST_WORKERS__INIT;
 	R3q__WorkerInfo	*w;
 	char		 kinds[2048], since[32], hb[32], rtt[32], task[32];
+	char		 cert[32];
 	size_t		 i, k, off;
 	struct tm	 tm;
-	time_t		 t;
+	time_t		 t, now = time(NULL);
+	int		 days;
 
 	ctl_connect();
 	env.body_case = R3Q__ENVELOPE__BODY_LIST_WORKERS;
@@ -1141,9 +1155,9 @@ cmd_workers(void)
 	if (ans->body_case != R3Q__ENVELOPE__BODY_WORKER_LIST)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
 	printf("%-12s %-22s %4s %6s %-15s %4s %4s %7s %8s %8s %8s %7s %4s "
-	    "%-8s %s\n", "NAME", "ADDRESS", "CPUS", "SPEED", "KINDS", "CAP",
+	    "%-8s %6s %s\n", "NAME", "ADDRESS", "CPUS", "SPEED", "KINDS", "CAP",
 	    "HELD", "RUNNING", "DONE", "RTT", "TASK", "LASTHB", "SUSP",
-	    "STATE", "SINCE");
+	    "STATE", "CERT", "SINCE");
 	for (i = 0; i < ans->worker_list->n_workers; i++) {
 		w = ans->worker_list->workers[i];
 		kinds[0] = '\0';
@@ -1170,10 +1184,36 @@ cmd_workers(void)
 		else
 			snprintf(task, sizeof(task), "%.1fms",
 			    (double)w->task_ns / 1e6);
+		/* Days its certificate has left; "!" within 30 days. */
+		days = cert_days(w->cert_not_after, now);
+		if (w->cert_not_after == 0)
+			snprintf(cert, sizeof(cert), "-");
+		else
+			snprintf(cert, sizeof(cert), "%dd%s", days,
+			    (time_t)w->cert_not_after - now < CERT_WARN ? "!" :
+			    "");
 		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
-		    " %8s %8s %7s %4" PRIu64 " %-8s %s\n", w->name, w->address,
-		    w->cpus, w->speed, kinds, w->capacity, w->held, w->running,
-		    w->done, rtt, task, hb, w->suspects, w->state, since);
+		    " %8s %8s %7s %4" PRIu64 " %-8s %6s %s\n", w->name,
+		    w->address, w->cpus, w->speed, kinds, w->capacity, w->held,
+		    w->running, w->done, rtt, task, hb, w->suspects, w->state,
+		    cert, since);
+	}
+	/* A certificate that runs out soon: say when. */
+	for (i = 0; i < ans->worker_list->n_workers; i++) {
+		w = ans->worker_list->workers[i];
+		if (w->cert_not_after == 0 ||
+		    (time_t)w->cert_not_after - now >= CERT_WARN)
+			continue;
+		t = (time_t)w->cert_not_after;
+		gmtime_r(&t, &tm);
+		strftime(since, sizeof(since), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		days = cert_days(w->cert_not_after, now);
+		if (t <= now)
+			printf("%s: its certificate expired on %s\n", w->name,
+			    since);
+		else
+			printf("%s: its certificate expires in %d day%s, on "
+			    "%s\n", w->name, days, days == 1 ? "" : "s", since);
 	}
 	/* Then why any of them is not ok. */
 	for (i = 0; i < ans->worker_list->n_workers; i++) {

@@ -220,6 +220,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 		    w->w_last_hb) / NS_PER_MS : UINT64_MAX;
 		infos[n].done = w->w_done;
 		infos[n].since_unix = w->w_since;
+		infos[n].cert_not_after = (uint64_t)w->w_session->s_not_after;
 		control_worker_health(w, &infos[n], whys[n], sizeof(whys[n]));
 		ptrs[n] = &infos[n];
 		n++;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -100,6 +101,7 @@ const struct conf_key masterd_keys[] = {
 	{ "ca",			CONF_STRING,	OFF(ca),	0, 0, NULL },
 	{ "cert",		CONF_STRING,	OFF(cert),	0, 0, NULL },
 	{ "key",		CONF_STRING,	OFF(key),	0, 0, NULL },
+	{ "crl",		CONF_STRING,	OFF(crl),	0, 0, NULL },
 	{ "journal",		CONF_STRING,	OFF(journal),	0, 0, NULL },
 	{ "policy",		CONF_STRING,	OFF(policy),	0, 0,
 	    check_policy },
@@ -172,6 +174,7 @@ masterd_config_defaults(struct masterd_config *c)
 	snprintf(c->ca, sizeof(c->ca), "%s", R3Q_CONFDIR "/ca.pem");
 	snprintf(c->cert, sizeof(c->cert), "%s", R3Q_CONFDIR "/master.pem");
 	snprintf(c->key, sizeof(c->key), "%s", R3Q_CONFDIR "/master.key");
+	strcpy(c->crl, "none");
 	snprintf(c->journal, sizeof(c->journal), "%s", R3Q_STATEDIR
 	    "/journal.db");
 	strcpy(c->policy, "r3q");
@@ -329,7 +332,44 @@ masterd_check_tls(const struct masterd_config *c, const char *user,
 	tc.tc_daemon = "masterd";
 	tc.tc_server = 1;
 	tc.tc_user = user;
+	tc.tc_crl = c->crl;
 	return (tls_check_files(&tc, err, errlen));
+}
+
+/*
+ * Warn of what runs out within 30 days (issue 24, "Expiry"): our
+ * certificate, the CA, the CRL's next update; keep the dates for
+ * /metrics.  At start, at every reload, and once a day.
+ */
+void
+masterd_expiry(void)
+{
+	struct tls_check	 tc;
+	struct tls_expiry	 te;
+
+	memset(&tc, 0, sizeof(tc));
+	tc.tc_ca = md->conf.ca;
+	tc.tc_cert = md->conf.cert;
+	tc.tc_daemon = "masterd";
+	tc.tc_crl = md->conf.crl;
+	if (tls_expiry(md->conf.ca, md->conf.cert, md->crl, &te) == -1) {
+		log_warnx("cannot read %s or %s for their expiry dates",
+		    md->conf.cert, md->conf.ca);
+		return;
+	}
+	md->exp_cert = te.te_cert;
+	md->exp_ca = te.te_ca;
+	md->exp_crl = te.te_crl;
+	tls_expiry_warn(&tc, &te, time(NULL), log_warnx);
+}
+
+static void
+masterd_expiry_daily(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	masterd_expiry();
 }
 
 /*
@@ -387,6 +427,7 @@ masterd_reload(void)
 	log_info("reloaded %s: default policy %s, queue_factor %s, TLS files "
 	    "read again", conffile, sched_policy_name(md->policy),
 	    md->conf.queue_factor);
+	masterd_expiry();
 done:
 	notify_ready();
 }
@@ -434,6 +475,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event	*ev_term, *ev_int, *ev_hup;
+	struct timeval	 day = { 86400, 0 };
 	const char	*user = NULL;
 	char		 err[1024];
 	int		 ch, debug = 0, noaction = 0, verbose = 0, given = 0;
@@ -536,6 +578,11 @@ main(int argc, char *argv[])
 	evsignal_add(ev_term, NULL);
 	evsignal_add(ev_int, NULL);
 	evsignal_add(ev_hup, NULL);
+	masterd_expiry();
+	if ((md->expiry_ev = event_new(md->base, -1, EV_PERSIST,
+	    masterd_expiry_daily, NULL)) == NULL)
+		fatal("event_new");
+	event_add(md->expiry_ev, &day);
 
 	log_info("listening on %s, control socket %s, default policy %s",
 	    md->listen_addr, md->conf.control, sched_policy_name(md->policy));
@@ -555,6 +602,7 @@ main(int argc, char *argv[])
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);
+	event_free(md->expiry_ev);
 	event_base_free(md->base);
 	frame_arena_free(md->arena);
 	free(md->workers);

@@ -5,6 +5,7 @@
 #include <sys/queue.h>
 
 #include <stdint.h>
+#include <time.h>
 
 #include "conf.h"
 #include "frame.h"
@@ -15,6 +16,7 @@
 struct event_base;
 struct bufferevent;
 struct evbuffer_cb_entry;
+struct tls_crl;
 struct evconnlistener;
 struct es;
 
@@ -25,6 +27,7 @@ struct masterd_config {
 	char		 ca[CONF_STRMAX];
 	char		 cert[CONF_STRMAX];
 	char		 key[CONF_STRMAX];
+	char		 crl[CONF_STRMAX];	/* none, or a PEM file */
 	char		 journal[CONF_STRMAX];
 	char		 policy[CONF_STRMAX];
 	char		 queue_factor[CONF_STRMAX];	/* 1..64 or auto */
@@ -114,6 +117,7 @@ struct session {
 	struct evbuffer_cb_entry *s_outcb;	/* watches its output */
 	int			 s_jheld;	/* reading stopped: the journal
 						   cannot be written */
+	time_t			 s_not_after;	/* its certificate's, Unix s */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -380,6 +384,11 @@ struct masterd {
 	struct event		*tick;		/* the core's deadline */
 	uint64_t		 tick_at;	/* when it is armed for */
 	void			*ssl_ctx;
+	struct tls_crl		*crl;		/* NULL: crl = none */
+	time_t			 exp_cert;	/* notAfter of our cert, */
+	time_t			 exp_ca;	/* of the CA, */
+	time_t			 exp_crl;	/* the CRL's nextUpdate */
+	struct event		*expiry_ev;	/* the daily look at them */
 	int			 draining;
 	char			 listen_addr[64];	/* as bound */
 	uint64_t		 wall_off;	/* wall ns - mono ns */
@@ -404,6 +413,7 @@ struct masterd {
 extern struct masterd	*md;
 
 void	 masterd_status(void);
+void	 masterd_expiry(void);
 
 /* server.c */
 int	 server_listen(void);

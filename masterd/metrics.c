@@ -21,6 +21,7 @@
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
+#include "tls.h"
 #include "util.h"
 
 static struct evhttp	*http;
@@ -128,6 +129,49 @@ metrics_watch(struct evhttp_request *req)
 
 	if ((evcon = evhttp_request_get_connection(req)) != NULL)
 		evhttp_connection_set_closecb(evcon, metrics_closed, NULL);
+}
+
+/*
+ * When certificates run out (issue 24, "Expiry"), as Unix times: alert on
+ * r3q_cert_expiry_seconds - time() < 30 * 86400.  Our own, the CA, the
+ * CRL's next update (with a crl), and each connected worker's.
+ */
+static void
+metrics_expiry(struct evbuffer *b)
+{
+	struct worker	*w;
+	uint32_t	 i;
+
+	evbuffer_add_printf(b,
+	    "# HELP r3q_cert_expiry_seconds When masterd's certificate, the "
+	    "CA and the CRL's next update run out (Unix time).\n"
+	    "# TYPE r3q_cert_expiry_seconds gauge\n");
+	if (md->exp_cert != 0)
+		evbuffer_add_printf(b, "r3q_cert_expiry_seconds{cert=\"master\"}"
+		    " %lld\n", (long long)md->exp_cert);
+	if (md->exp_ca != 0)
+		evbuffer_add_printf(b, "r3q_cert_expiry_seconds{cert=\"ca\"} "
+		    "%lld\n", (long long)md->exp_ca);
+	if (md->crl != NULL && md->exp_crl != 0)
+		evbuffer_add_printf(b, "r3q_cert_expiry_seconds{cert=\"crl\"} "
+		    "%lld\n", (long long)md->exp_crl);
+	evbuffer_add_printf(b,
+	    "# HELP r3q_worker_cert_expiry_seconds When a connected worker's "
+	    "certificate runs out (Unix time).\n"
+	    "# TYPE r3q_worker_cert_expiry_seconds gauge\n");
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL ||
+		    w->w_session->s_not_after == 0)
+			continue;
+		evbuffer_add_printf(b, "r3q_worker_cert_expiry_seconds{worker=\"");
+		metrics_label(b, w->w_name);
+		evbuffer_add_printf(b, "\"} %lld\n",
+		    (long long)w->w_session->s_not_after);
+	}
+	evbuffer_add_printf(b,
+	    "# HELP r3q_crl_revoked Certificates the CRL revokes (crl).\n"
+	    "# TYPE r3q_crl_revoked gauge\n"
+	    "r3q_crl_revoked %zu\n", tls_crl_entries(md->crl));
 }
 
 /* GET /metrics: the Prometheus text exposition format. */
@@ -281,6 +325,8 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 		metrics_label(b, w->w_name);
 		evbuffer_add_printf(b, "\"} %" PRIu64 "\n", w->w_done);
 	}
+
+	metrics_expiry(b);
 
 	TAILQ_FOREACH(j, &md->jobs, j_entry)
 		nj[j->j_state]++;

@@ -833,20 +833,34 @@ server_refused(enum cap cap, const char *who, const char *fmt, ...)
 	cap_unsaid[cap] = 0;
 }
 
-/* The TLS handshake finished: take the peer's role and name. */
+/*
+ * The TLS handshake finished: take the peer's role and name.  A
+ * certificate without a role (OU), or with another role than worker or
+ * client, is refused with a line naming it; so is one the CRL revokes,
+ * should its handshake have begun under the previous CRL (a reload).
+ */
 static void
 session_verified(struct session *s)
 {
 	SSL	*ssl = bufferevent_openssl_get_ssl(s->s_bev);
-	char	 role[32], name[64];
+	X509	*peer;
+	char	 role[32], name[64], why[768];
 
-	if (tls_peer_identity(ssl, role, sizeof(role), name,
-	    sizeof(name)) == -1) {
-		log_warnx("%s: peer certificate has no OU role or CN name",
-		    s->s_addr);
+	if (tls_peer_check(ssl, role, sizeof(role), name, sizeof(name), why,
+	    sizeof(why)) == -1) {
+		log_warnx("%s: refused: %s; a peer needs OU=worker or "
+		    "OU=client, and a CN", s->s_addr, why);
 		session_close(s);
 		return;
 	}
+	peer = SSL_get0_peer_certificate(ssl);
+	if (tls_crl_revoked(md->crl, peer, why, sizeof(why))) {
+		log_warnx("%s: refused %s %s: its certificate is revoked by %s: "
+		    "%s", s->s_addr, role, name, tls_crl_path(md->crl), why);
+		session_close(s);
+		return;
+	}
+	s->s_not_after = tls_cert_not_after(peer);
 	snprintf(s->s_name, sizeof(s->s_name), "%s", name);
 	s->s_verified = 1;
 	if (strcmp(role, "worker") == 0) {
@@ -866,8 +880,9 @@ session_verified(struct session *s)
 		session_role_known(s);
 		log_debug("%s: TLS up, client %s", s->s_addr, name);
 	} else {
-		log_warnx("%s: certificate of %s has role '%s', not worker "
-		    "or client", s->s_addr, name, role);
+		tls_cert_describe(peer, why, sizeof(why));
+		log_warnx("%s: refused: certificate %s has role '%s', not "
+		    "worker or client", s->s_addr, why, role);
 		session_close(s);
 	}
 }
@@ -1901,18 +1916,71 @@ server_bind(const char *addr, char *bound, size_t boundlen)
 	return (l);
 }
 
+/*
+ * The TLS context for crl (NULL: none), its CRLs loaded; NULL after a log
+ * line.
+ */
+static SSL_CTX *
+server_ctx(const struct masterd_config *c, struct tls_crl **crlp)
+{
+	SSL_CTX		*ctx;
+	struct tls_crl	*crl = NULL;
+	char		 err[1024];
+
+	if ((ctx = tls_ctx_new(1, c->ca, c->cert, c->key, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return (NULL);
+	}
+	if (tls_crl_configured(c->crl) && ((crl = tls_crl_load(c->crl, c->ca,
+	    err, sizeof(err))) == NULL || tls_crl_apply(ctx, crl, err,
+	    sizeof(err)) == -1)) {
+		log_warnx("%s", err);
+		tls_crl_free(crl);
+		SSL_CTX_free(ctx);
+		return (NULL);
+	}
+	*crlp = crl;
+	return (ctx);
+}
+
+/*
+ * A new CRL is in force: close every session whose peer's certificate it
+ * revokes (issue 24, "Revocation"), with one line each.
+ */
+static void
+server_revoke_sweep(void)
+{
+	struct session	*s;
+	SSL		*ssl;
+	X509		*peer;
+	char		 why[768];
+
+	if (md->crl == NULL)
+		return;
+	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		if (!s->s_tls || s->s_closing ||
+		    (ssl = bufferevent_openssl_get_ssl(s->s_bev)) == NULL ||
+		    (peer = SSL_get0_peer_certificate(ssl)) == NULL ||
+		    !tls_crl_revoked(md->crl, peer, why, sizeof(why)))
+			continue;
+		log_warnx("%s %s (%s): its certificate is now revoked by %s: "
+		    "%s; disconnecting", s->s_role == ROLE_CLIENT ? "client" :
+		    "worker", s->s_name, s->s_addr, tls_crl_path(md->crl), why);
+		session_send_error(s, 0, "your certificate is revoked");
+		session_close(s);
+	}
+}
+
 /* Load the TLS context and bind the listener. */
 int
 server_listen(void)
 {
-	char	 err[512];
-
-	md->ssl_ctx = tls_ctx_new(1, md->conf.ca, md->conf.cert,
-	    md->conf.key, err, sizeof(err));
-	if (md->ssl_ctx == NULL) {
-		log_warnx("%s", err);
+	if ((md->ssl_ctx = server_ctx(&md->conf, &md->crl)) == NULL)
 		return (-1);
-	}
+	if (md->crl != NULL)
+		log_info("%s: %zu certificates revoked", tls_crl_path(md->crl),
+		    tls_crl_entries(md->crl));
 	md->tls_listener = server_bind(md->conf.listen, md->listen_addr,
 	    sizeof(md->listen_addr));
 	if (md->tls_listener == NULL)
@@ -1922,35 +1990,41 @@ server_listen(void)
 }
 
 /*
- * SIGHUP: take new TLS files and a new listen address.  Sessions keep the
- * context they were accepted with; new ones get the new one.  On any error
- * nothing changes.
+ * SIGHUP: take new TLS files, a new CRL and a new listen address.
+ * Sessions keep the context they were accepted with; new ones get the new
+ * one; those the new CRL revokes are closed.  On any error nothing
+ * changes.
  */
 int
 server_reload(const struct masterd_config *nc)
 {
 	struct evconnlistener	*l = NULL;
+	struct tls_crl		*crl = NULL;
 	SSL_CTX			*ctx;
-	char			 err[512], bound[64];
+	char			 bound[64];
 
-	if ((ctx = tls_ctx_new(1, nc->ca, nc->cert, nc->key, err,
-	    sizeof(err))) == NULL) {
-		log_warnx("reload: %s", err);
+	if ((ctx = server_ctx(nc, &crl)) == NULL)
 		return (-1);
-	}
 	if (strcmp(nc->listen, md->conf.listen) != 0 &&
 	    (l = server_bind(nc->listen, bound, sizeof(bound))) == NULL) {
+		tls_crl_free(crl);
 		SSL_CTX_free(ctx);
 		return (-1);
 	}
 	SSL_CTX_free(md->ssl_ctx);
 	md->ssl_ctx = ctx;
+	tls_crl_free(md->crl);
+	md->crl = crl;
 	if (l != NULL) {
 		evconnlistener_free(md->tls_listener);
 		md->tls_listener = l;
 		strcpy(md->listen_addr, bound);
 		log_info("now listening on %s", bound);
 	}
+	if (crl != NULL)
+		log_info("%s: %zu certificates revoked", tls_crl_path(crl),
+		    tls_crl_entries(crl));
+	server_revoke_sweep();
 	return (0);
 }
 
@@ -2038,4 +2112,6 @@ server_close(void)
 		evconnlistener_free(md->tls_listener);
 	if (md->ssl_ctx != NULL)
 		SSL_CTX_free(md->ssl_ctx);
+	tls_crl_free(md->crl);
+	md->crl = NULL;
 }

@@ -53,6 +53,7 @@ static struct {
 	struct event_base		*l_base;
 	const struct workerd_config	*l_conf;
 	SSL_CTX				*l_ctx;
+	struct tls_crl			*l_crl;		/* NULL: none */
 	struct bufferevent		*l_bev;
 	struct event			*l_retry;
 	struct event			*l_wake;
@@ -815,6 +816,16 @@ link_event(struct bufferevent *bev, short what, void *arg)
 		    "issued 'cert' (now %s), or 'cert' must come from the "
 		    "master's CA", lk.l_conf->cert);
 		break;
+	case TLS_FAIL_REVOKED:
+		snprintf(fix, sizeof(fix), "the master's certificate is in "
+		    "our crl (%s): give the master a new certificate",
+		    lk.l_conf->crl);
+		break;
+	case TLS_FAIL_WE_REVOKED:
+		snprintf(fix, sizeof(fix), "our certificate (%s) is revoked: "
+		    "issue this worker a new one (mkcerts DIR NAME)",
+		    lk.l_conf->cert);
+		break;
 	case TLS_FAIL_VALIDITY:
 		/* Renewed files (SIGHUP) or a corrected clock cure it. */
 		link_down(why, NULL);
@@ -970,6 +981,31 @@ link_set_peer(void)
 	    "[%s]:%s" : "%s:%s", lk.l_host, lk.l_port);
 }
 
+/*
+ * The TLS context for conf, with its CRL (crl = none: NULL) checked in
+ * the verification of the master's certificate; NULL with a message.
+ */
+static SSL_CTX *
+link_ctx(const struct workerd_config *conf, struct tls_crl **crlp,
+    char *err, size_t errlen)
+{
+	SSL_CTX		*ctx;
+	struct tls_crl	*crl = NULL;
+
+	if ((ctx = tls_ctx_new(0, conf->ca, conf->cert, conf->key, err,
+	    errlen)) == NULL)
+		return (NULL);
+	if (tls_crl_configured(conf->crl) && ((crl = tls_crl_load(conf->crl,
+	    conf->ca, err, errlen)) == NULL || tls_crl_apply(ctx, crl, err,
+	    errlen) == -1)) {
+		tls_crl_free(crl);
+		SSL_CTX_free(ctx);
+		return (NULL);
+	}
+	*crlp = crl;
+	return (ctx);
+}
+
 /* Set up the link and make the first attempt at once. */
 void
 link_start(struct event_base *base, const struct workerd_config *conf,
@@ -985,8 +1021,7 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	    lk.l_port, sizeof(lk.l_port), "7411") == -1)
 		fatalx("master: bad address %s", conf->master);
 	link_set_peer();
-	if ((lk.l_ctx = tls_ctx_new(0, conf->ca, conf->cert, conf->key, err,
-	    sizeof(err))) == NULL)
+	if ((lk.l_ctx = link_ctx(conf, &lk.l_crl, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	lk.l_backoff = BACKOFF_MIN_MS;
 	lk.l_retry = evtimer_new(base, link_connect, NULL);
@@ -1005,23 +1040,38 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 int
 link_reload(const struct workerd_config *nc)
 {
-	SSL_CTX	*ctx;
-	char	 err[512], host[256], port[16];
+	SSL_CTX		*ctx;
+	struct tls_crl	*crl = NULL;
+	X509		*peer;
+	SSL		*ssl;
+	char		 err[1024], host[256], port[16], why[2200];
 
 	if (conf_split_hostport(nc->master, host, sizeof(host), port,
 	    sizeof(port), "7411") == -1) {
 		log_warnx("reload: master: bad address %s", nc->master);
 		return (-1);
 	}
-	if ((ctx = tls_ctx_new(0, nc->ca, nc->cert, nc->key, err,
-	    sizeof(err))) == NULL) {
+	if ((ctx = link_ctx(nc, &crl, err, sizeof(err))) == NULL) {
 		log_warnx("reload: %s", err);
 		return (-1);
 	}
 	SSL_CTX_free(lk.l_ctx);
 	lk.l_ctx = ctx;
+	tls_crl_free(lk.l_crl);
+	lk.l_crl = crl;
+
 	if (nc->heartbeat != lk.l_conf->heartbeat)
 		link_heartbeat_arm(nc->heartbeat);
+	/* The master we are talking to may be revoked now. */
+	if (lk.l_bev != NULL && lk.l_state != LINK_CONNECTING &&
+	    (ssl = bufferevent_openssl_get_ssl(lk.l_bev)) != NULL &&
+	    (peer = SSL_get0_peer_certificate(ssl)) != NULL &&
+	    tls_crl_revoked(crl, peer, err, sizeof(err))) {
+		snprintf(why, sizeof(why), "the master's certificate is now "
+		    "revoked by %s: %s", nc->crl, err);
+		link_down(why, "give the master a new certificate");
+		return (0);
+	}
 	if (strcmp(host, lk.l_host) == 0 && strcmp(port, lk.l_port) == 0)
 		return (0);
 	log_info("the master is now %s:%s", host, port);
@@ -1055,4 +1105,5 @@ link_stop(void)
 	event_free(lk.l_wake);
 	event_free(lk.l_frame);
 	SSL_CTX_free(lk.l_ctx);
+	tls_crl_free(lk.l_crl);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cblas.h>
@@ -40,6 +41,7 @@ const struct conf_key workerd_keys[] = {
 	{ "ca",			CONF_STRING,	OFF(ca),	0, 0, NULL },
 	{ "cert",		CONF_STRING,	OFF(cert),	0, 0, NULL },
 	{ "key",		CONF_STRING,	OFF(key),	0, 0, NULL },
+	{ "crl",		CONF_STRING,	OFF(crl),	0, 0, NULL },
 	{ "max_frame",		CONF_SIZE,	OFF(max_frame),	1024,
 	    1ULL << 30, NULL },
 	{ "max_output",		CONF_SIZE,	OFF(max_output), 0,
@@ -153,6 +155,7 @@ workerd_config_defaults(struct workerd_config *c)
 	snprintf(c->ca, sizeof(c->ca), "%s", R3Q_CONFDIR "/ca.pem");
 	snprintf(c->cert, sizeof(c->cert), "%s", R3Q_CONFDIR "/worker.pem");
 	snprintf(c->key, sizeof(c->key), "%s", R3Q_CONFDIR "/worker.key");
+	strcpy(c->crl, "none");
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->max_output = UINT64_MAX;	/* not set: see workerd_config */
 	c->reconnect_max = 30000;
@@ -273,7 +276,38 @@ workerd_check_tls(const struct workerd_config *c, const char *user,
 	tc.tc_role = "worker";
 	tc.tc_daemon = "workerd";
 	tc.tc_user = user;
+	tc.tc_crl = c->crl;
 	return (tls_check_files(&tc, err, errlen));
+}
+
+/*
+ * Warn of what runs out within 30 days (issue 24, "Expiry"): our
+ * certificate, the CA, the CRL's next update.  At start, at every reload
+ * and once a day.  (workerd has no metrics endpoint: masterd exports each
+ * connected worker's certificate expiry.)
+ */
+static void
+workerd_expiry(const struct workerd_config *c)
+{
+	struct tls_check	 tc;
+	struct tls_expiry	 te;
+	struct tls_crl		*crl = NULL;
+	char			 err[1024];
+
+	memset(&tc, 0, sizeof(tc));
+	tc.tc_ca = c->ca;
+	tc.tc_cert = c->cert;
+	tc.tc_daemon = "workerd";
+	tc.tc_crl = c->crl;
+	if (tls_crl_configured(c->crl) && (crl = tls_crl_load(c->crl, c->ca,
+	    err, sizeof(err))) == NULL)
+		log_warnx("%s", err);
+	if (tls_expiry(c->ca, c->cert, crl, &te) == -1)
+		log_warnx("cannot read %s or %s for their expiry dates",
+		    c->cert, c->ca);
+	else
+		tls_expiry_warn(&tc, &te, time(NULL), log_warnx);
+	tls_crl_free(crl);
 }
 
 /* A warning of workerd -n, on standard error. */
@@ -375,6 +409,7 @@ workerd_reload(void)
 	exec_set_max_output(conf.max_output);
 	log_info("reloaded %s: master %s, speed %g", conffile, conf.master,
 	    conf.speed);
+	workerd_expiry(&conf);
 kinds:
 	if (changed) {
 		log_info("the kinds offered changed; telling the master");
@@ -383,6 +418,15 @@ kinds:
 done:
 	kinds_conf_free(nc.kinds);
 	notify_ready();
+}
+
+static void
+workerd_expiry_daily(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	workerd_expiry(&conf);
 }
 
 static void
@@ -408,7 +452,8 @@ main(int argc, char *argv[])
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct event		*ev_term, *ev_int, *ev_hup;
+	struct event		*ev_term, *ev_int, *ev_hup, *ev_day;
+	struct timeval		 day = { 86400, 0 };
 	const char		*user = NULL;
 	char			 err[1024];
 	int			 ch, debug = 0, noaction = 0, verbose = 0, u;
@@ -522,6 +567,11 @@ main(int argc, char *argv[])
 	evsignal_add(ev_term, NULL);
 	evsignal_add(ev_int, NULL);
 	evsignal_add(ev_hup, NULL);
+	workerd_expiry(&conf);
+	if ((ev_day = event_new(base, -1, EV_PERSIST, workerd_expiry_daily,
+	    NULL)) == NULL)
+		fatalx("event_new");
+	event_add(ev_day, &day);
 
 	link_start(base, &conf, conf.name);
 	exec_start(base, conf.cpus, link_wake);
@@ -543,6 +593,7 @@ main(int argc, char *argv[])
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);
+	event_free(ev_day);
 	event_base_free(base);
 	return (exit_status);
 }

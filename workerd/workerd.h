@@ -24,6 +24,7 @@ struct workerd_config {
 	char		 ca[CONF_STRMAX];
 	char		 cert[CONF_STRMAX];
 	char		 key[CONF_STRMAX];
+	char		 crl[CONF_STRMAX];	/* none, or a PEM file */
 	uint64_t	 max_frame;
 	uint64_t	 max_output;		/* bytes of one task's output */
 	uint64_t	 reconnect_max;		/* ms */

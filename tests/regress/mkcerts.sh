@@ -20,8 +20,8 @@ keytype() {
 }
 
 "$MKCERTS" --help > "$T/help" || fail "mkcerts --help exited $?"
-for w in ca.key "existing PKI" OU=master OU=worker --key-type --ca-days \
-    "mode 0640"; do
+for w in ca.key "existing PKI" OU=master OU=worker --key-type --ca-days --revoke crl.pem \
+    "mode 0600"; do
 	grep -qF -- "$w" "$T/help" || fail "mkcerts --help does not mention $w"
 done
 ! grep -qi throwaway "$T/help" || fail "mkcerts --help calls its CA throwaway"
@@ -93,3 +93,20 @@ for t in rsa ed25519; do
 	mv "$T/masterd.log" "$T/masterd-$t.log"
 done
 ok "a master and a worker with RSA and with Ed25519 certificates join"
+
+# --revoke: a directory without a CA gets none made; a name without a
+# certificate, or a certificate of another CA, is refused.
+rc=0
+"$MKCERTS" --revoke w1 "$T/noca" > "$T/out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q 'has no CA' "$T/out" || fail "--revoke without a CA: $rc: $(cat "$T/out")"
+[ ! -e "$T/noca/ca.pem" ] || fail "--revoke without a CA made one"
+rc=0
+"$MKCERTS" --revoke nosuch "$D" > "$T/out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "no certificate $D/nosuch.pem" "$T/out" || fail "--revoke nosuch: $rc: $(cat "$T/out")"
+rc=0
+"$MKCERTS" --revoke "$T/k/w1.pem" "$D" > "$T/out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "was not issued by $D/ca.pem" "$T/out" || fail "--revoke of another CA's: $rc: $(cat "$T/out")"
+"$MKCERTS" --revoke "$D/w2.pem" "$D" > "$T/out" 2>&1 || fail "--revoke FILE: $(cat "$T/out")"
+openssl crl -in "$D/crl.pem" -noout -text | grep -q "Serial Number: $(openssl x509 -in "$D/w2.pem" -noout -serial | cut -d= -f2)" ||
+    fail "--revoke FILE: w2 is not in crl.pem"
+ok "--revoke refuses a directory without a CA, a missing name and another CA's certificate; takes a file"

@@ -26,6 +26,8 @@
  *	holding a handshake or a frame open (flood.c)
  *   r3q-testpeer -a ca -c cert -k key sluggish HOST PORT worker KINDS CPUS
  *	a worker that joins and never reads again (sluggish.c)
+ *   r3q-testpeer -a ca -c cert -k key roles HOST PORT MODE
+ *	every message type on a session of one role (roles.c)
  *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY
  *	emulate N idle workers for a memory benchmark: issue N certificates
  *	(OU=worker, CN=swarm-1..swarm-N) signed by the CA (ca and its key
@@ -99,6 +101,8 @@ usage(void)
 	    "port|path prehello|joined|joblist|partial|slowhs [n [arg [secs]]]\n"
 	    "       r3q-testpeer -a ca -c cert -k key sluggish host port "
 	    "worker kinds cpus\n"
+	    "       r3q-testpeer -a ca -c cert -k key roles host port "
+	    "worker|prehello|client|hold\n"
 	    "       r3q-testpeer issue ca ca-key ou cn from to out\n");
 	exit(2);
 }
@@ -1349,6 +1353,14 @@ main(int argc, char *argv[])
 		}
 		return (do_sluggish(ctx, argv[1], argv[2], argv[3], argv[4],
 		    argv[5]));
+	}
+	if (strcmp(argv[0], "roles") == 0 && argc == 4) {
+		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_roles(ctx, argv[1], argv[2], argv[3]));
 	}
 	if (strcmp(argv[0], "swarm") == 0 && argc == 5) {
 		if ((ctx = tls_ctx_new(0, ca, cert, key, err,

@@ -20,5 +20,6 @@ int		 do_badclient(SSL_CTX *, const char *, const char *,
 		    const char *, const char *, const char *);
 int		 do_sluggish(SSL_CTX *, const char *, const char *,
 		    const char *, const char *, const char *);
+int		 do_roles(SSL_CTX *, const char *, const char *, const char *);
 
 #endif /* R3Q_TESTPEER_H */

@@ -357,6 +357,11 @@ frame_peek(const uint8_t *buf, size_t avail, size_t len,
 		}
 		if (rc == 0)
 			return (0);
+		/* The request id, so that a refusal can answer it. */
+		if (num == 1 && wt == 0) {
+			vend = vp;
+			(void)scan_varint(&vend, end, &fs->fs_id);
+		}
 	}
 	if (avail < len)
 		return (0);

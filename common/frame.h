@@ -45,6 +45,7 @@ struct frame_shape {
 	uint64_t	 fs_rep;	/* most elements in one repeated field */
 	const char	*fs_repname;	/* that field */
 	uint64_t	 fs_fields;	/* field occurrences, packed elements */
+	uint64_t	 fs_id;		/* the request id, if seen (0: none) */
 };
 
 void	 frame_header_encode(uint8_t *, uint32_t);

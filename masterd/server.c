@@ -912,13 +912,13 @@ session_event(struct bufferevent *bev, short what, void *arg)
  * the limit, an Error for the peer, and the session closes.
  */
 static void
-session_refuse_frame(struct session *s, const char *why)
+session_refuse_frame(struct session *s, uint64_t reqid, const char *why)
 {
 	struct evbuffer	*in = bufferevent_get_input(s->s_bev);
 	size_t		 have = evbuffer_get_length(in);
 
 	session_deadline_clear(s);
-	session_error(s, 0, "%s", why);
+	session_error(s, reqid, "%s", why);
 	/* Nothing more of it is read: let go of what came. */
 	evbuffer_drain(in, have);
 	server_trim(have);
@@ -970,7 +970,7 @@ session_frame_begin(struct session *s, uint32_t *lenp)
 		    sizeof(err)) == -1)
 			rc = -1;
 		if (rc == -1) {
-			session_refuse_frame(s, err);
+			session_refuse_frame(s, fs.fs_id, err);
 			return (-1);
 		}
 		if (rc == 1)
@@ -1019,7 +1019,7 @@ session_read(struct bufferevent *bev, void *arg)
 		buf += FRAME_HDRLEN;
 		if (frame_peek(buf, len, len, &fs, err, sizeof(err)) != 1 ||
 		    limits_check(s->s_role, &fs, 1, err, sizeof(err)) == -1) {
-			session_refuse_frame(s, err);
+			session_refuse_frame(s, fs.fs_id, err);
 			return;
 		}
 		env = r3q__envelope__unpack(frame_arena_allocator(md->arena),

@@ -13,8 +13,7 @@
 #    of a frame never finished (they added 308 MB, kept after they
 #    closed): each is dropped at frame_timeout (or, on a machine too loaded
 #    to finish its handshake in time, at handshake_timeout) with a line
-#    naming it, and
-#    masterd's RSS is back within 40 MB of what it was before;
+#    naming it, and masterd's RSS is back within 40 MB of what it was;
 #  - 200 connections sending a ClientHello a byte every 400 ms (a timeout
 #    restarted by each byte held them all for good) are each dropped at
 #    handshake_timeout from accept;

@@ -141,7 +141,10 @@ grep -q 'reports: x\\n12:00' "$T/masterd.log" ||
 ok "a peer's text stays on its own log line, escaped"
 
 # An aborted job's pending tasks are dropped quietly.
-job=$("$R3QCTL" submit es $ES --generations 50)
+# Long enough that a loaded machine still sees it running (50
+# generations of this ES can end within one r3qctl poll); it is cancelled
+# at its first progress.
+job=$("$R3QCTL" submit es $ES --generations 2000)
 waitfor "'$R3QCTL' result $job | grep -qE 'generation [1-9]'" 30 ||
     fail "job made no progress"
 "$R3QCTL" cancel "$job" > /dev/null

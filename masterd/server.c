@@ -637,7 +637,7 @@ server_clients(void)
 	size_t		 n = 0;
 
 	TAILQ_FOREACH(s, &md->sessions, s_entry)
-		if (s->s_role == ROLE_CLIENT && !s->s_closing)
+		if (s->s_role == ROLE_CLIENT && !s->s_closing && !s->s_refused)
 			n++;
 	return (n);
 }

@@ -293,6 +293,11 @@ control_dispatch(struct session *s, Envelope *env)
 	size_t		 i;
 	char		 err[256];
 
+	if (s->s_refused) {
+		session_refuse(s, env->id, "too many clients: %u connected "
+		    "(max_clients); try again later", md->conf.max_clients);
+		return;
+	}
 	if (job_journal_stalled() && control_writes(env)) {
 		session_error_soft(s, env->id, "masterd cannot write its "
 		    "journal (%s); try again once it can", md->jwhy);
@@ -413,6 +418,7 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	struct session		*s;
 	struct ucred		 uc;
 	struct passwd		*pw;
+	struct timeval		 tv = { 5, 0 };
 	socklen_t		 len = sizeof(uc);
 
 	(void)l;
@@ -440,12 +446,16 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 		    (int)uc.pid);
 	} else
 		snprintf(s->s_owner, sizeof(s->s_owner), "control");
-	/* It counts itself among the clients. */
+	/*
+	 * It counts itself among the clients.  Refused, it is told so in
+	 * answer to its first request (closing before r3qctl has written it
+	 * would leave r3qctl a broken pipe, not a reason), within 5 seconds.
+	 */
 	if (server_clients() > md->conf.max_clients) {
 		server_refused(CAP_CLIENTS, s->s_owner, "%zu clients connected "
 		    "(max_clients)", server_clients() - 1);
-		session_refuse(s, 0, "too many clients: %u connected "
-		    "(max_clients); try again later", md->conf.max_clients);
+		s->s_refused = 1;
+		bufferevent_set_timeouts(bev, &tv, NULL);
 	}
 }
 

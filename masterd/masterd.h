@@ -111,6 +111,8 @@ struct session {
 						   worker gets no tasks */
 	int			 s_noread;	/* paused client: frames wait */
 	uint64_t		 s_npauses;	/* the first is logged */
+	int			 s_refused;	/* over max_clients: its first
+						   request is refused */
 	int			 s_dropped;	/* over a limit: freed soon */
 	uint64_t		 s_stuck;	/* mono ns its output last
 						   moved (or began to fill) */

@@ -619,17 +619,18 @@ session_drained(struct bufferevent *bev, void *arg)
 	bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
 	bufferevent_setcb(bev, session_read, NULL, session_event, s);
 	if (s->s_worker != NULL) {
-		(s->s_npauses == 1 ? log_info : log_debug)("worker %s (%s) "
-		    "reads again: it takes tasks again", s->s_worker->w_name,
-		    s->s_addr);
+		if (s->s_npauses == 1)
+			log_info("worker %s (%s) reads again: it takes tasks "
+			    "again", s->s_worker->w_name, s->s_addr);
 		sched_worker_pause(md->sched, s->s_worker->w_id, 0, mono_ns());
 		server_drain();
 		return;
 	}
 	s->s_noread = 0;
 	bufferevent_enable(bev, EV_READ);
-	(s->s_npauses == 1 ? log_info : log_debug)("%s (%s) reads its "
-	    "results again", session_what(s, what, sizeof(what)), s->s_addr);
+	if (s->s_npauses == 1)
+		log_info("%s (%s) reads its results again", session_what(s,
+		    what, sizeof(what)), s->s_addr);
 	job_batch_writable(s);
 	/* Its requests that came before the pause wait in the input. */
 	if (!s->s_paused && !s->s_closing &&
@@ -650,7 +651,7 @@ void
 session_pause(struct session *s)
 {
 	uint64_t	 mark = session_mark(s);
-	char		 what[96];
+	char		 what[96], msg[256];
 
 	if (s->s_paused || s->s_closing)
 		return;
@@ -665,19 +666,24 @@ session_pause(struct session *s)
 	bufferevent_setwatermark(s->s_bev, EV_WRITE, mark / 2, 0);
 	bufferevent_setcb(s->s_bev, session_read, session_drained,
 	    session_event, s);
-	/* A peer that reads, but slower than we send, pauses often. */
+	/*
+	 * A peer that reads, only slower than we send, pauses often: the
+	 * first pause is a warning, the others are for debugging.
+	 */
 	if (s->s_worker != NULL)
-		(s->s_npauses++ == 0 ? log_warnx : log_debug)("worker %s (%s) "
-		    "is not reading its tasks: %zu bytes queued (worker_buffer); "
-		    "no new tasks for it until it does", s->s_worker->w_name,
-		    s->s_addr, evbuffer_get_length(bufferevent_get_output(
-		    s->s_bev)));
+		snprintf(msg, sizeof(msg), "worker %s (%s) is not reading its "
+		    "tasks: %zu bytes queued (worker_buffer); no new tasks for "
+		    "it until it does", s->s_worker->w_name, s->s_addr,
+		    evbuffer_get_length(bufferevent_get_output(s->s_bev)));
 	else
-		(s->s_npauses++ == 0 ? log_warnx : log_debug)("%s (%s) is not "
-		    "reading its results: %zu bytes queued (client_buffer); not "
-		    "reading from it until it does", session_what(s, what,
-		    sizeof(what)), s->s_addr, evbuffer_get_length(
-		    bufferevent_get_output(s->s_bev)));
+		snprintf(msg, sizeof(msg), "%s (%s) is not reading its results: "
+		    "%zu bytes queued (client_buffer); not reading from it until "
+		    "it does", session_what(s, what, sizeof(what)), s->s_addr,
+		    evbuffer_get_length(bufferevent_get_output(s->s_bev)));
+	if (s->s_npauses++ == 0)
+		log_warnx("%s", msg);
+	else
+		log_debug("%s", msg);
 }
 
 /* Free the sessions dropped since the last pass of the loop. */
@@ -709,6 +715,7 @@ session_drop(struct session *s, enum drop why)
 {
 	struct evbuffer	*out = bufferevent_get_output(s->s_bev);
 	char		 what[96], t[32];
+	size_t		 len;
 
 	if (s->s_dropped)
 		return;
@@ -727,7 +734,12 @@ session_drop(struct session *s, enum drop why)
 	s->s_dropped = 1;
 	s->s_closing = 1;
 	s->s_noread = 1;
-	evbuffer_drain(out, evbuffer_get_length(out));
+	len = evbuffer_get_length(out);
+	evbuffer_drain(out, len);
+#ifdef HAVE_MALLOC_TRIM
+	if (len >= TRIM_AFTER)
+		malloc_trim(0);
+#endif
 	bufferevent_disable(s->s_bev, EV_READ | EV_WRITE);
 	if (md->reaper == NULL && (md->reaper = event_new(md->base, -1, 0,
 	    session_reap, NULL)) == NULL)
@@ -787,7 +799,7 @@ server_clients(void)
 	size_t		 n = 0;
 
 	TAILQ_FOREACH(s, &md->sessions, s_entry)
-		if (s->s_role == ROLE_CLIENT && !s->s_closing)
+		if (s->s_role == ROLE_CLIENT && !s->s_closing && !s->s_refused)
 			n++;
 	return (n);
 }

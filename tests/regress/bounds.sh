@@ -337,8 +337,11 @@ grep -qE '^r3q_refused_total\{cap="max_(workers|clients)"\} [1-9]' "$T/metrics" 
     fail "max_workers, max_clients refusals not counted"
 ok "connect_rate closes the connections past it, with one log line"
 
-# An honest job still runs on the capped master.
+# An honest job still runs on the capped master, small enough for it.
+ES2="--mu 5 --lambda 10 --dim 10 --generations 6 --lu 150 --seed 7"
+"$R3QCTL" es --local $ES2 --csv "$T/local.csv" --quiet > /dev/null ||
+    fail "local run failed"
 sleep 1
-job=$("$R3QCTL" submit es $ES)
+job=$("$R3QCTL" submit es $ES2)
 same_answer "$job" "on the capped master"
 ok "an honest job keeps its --local answer under the caps"

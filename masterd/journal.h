@@ -11,6 +11,10 @@
  * writes.  journal_failed() says whether that is so, journal_probe()
  * whether a write goes through again.
  *
+ * journal_open() refuses a damaged file (truncated mid-page, a page
+ * overwritten: SQLite's quick_check reads every page first) with a message
+ * naming it and saying what to do, rather than load part of it.
+ *
  * The on-disk schema is versioned by PRAGMA user_version: bump
  * JOURNAL_VERSION in journal.c and teach journal_open() to upgrade if any
  * table changes.  Version 2 added batch jobs (driver, tasks, batches) and

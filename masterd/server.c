@@ -736,10 +736,7 @@ session_drop(struct session *s, enum drop why)
 	s->s_noread = 1;
 	len = evbuffer_get_length(out);
 	evbuffer_drain(out, len);
-#ifdef HAVE_MALLOC_TRIM
-	if (len >= TRIM_AFTER)
-		malloc_trim(0);
-#endif
+	server_trim(len);
 	bufferevent_disable(s->s_bev, EV_READ | EV_WRITE);
 	if (md->reaper == NULL && (md->reaper = event_new(md->base, -1, 0,
 	    session_reap, NULL)) == NULL)

@@ -169,9 +169,9 @@ fz_run(void)
 	}
 }
 
-/* A worker's Hello, with every built-in kind. */
+/* A worker's Hello, with every built-in kind, appended to buf. */
 void
-fz_hello(struct fz_peer *p, const char *name, uint32_t cpus)
+fz_hello_buf(struct evbuffer *buf, const char *name, uint32_t cpus)
 {
 	Envelope	 env = R3Q__ENVELOPE__INIT;
 	R3q__Hello	 h = R3Q__HELLO__INIT;
@@ -188,7 +188,15 @@ fz_hello(struct fz_peer *p, const char *name, uint32_t cpus)
 	h.speed = 1.0;
 	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
-	fz_send(p, &env);
+	if (frame_write(buf, &env) == -1)
+		fatalx("frame_write");
+}
+
+/* The peer says Hello. */
+void
+fz_hello(struct fz_peer *p, const char *name, uint32_t cpus)
+{
+	fz_hello_buf(bufferevent_get_output(p->p_bev), name, cpus);
 	fz_run();
 }
 
@@ -249,6 +257,40 @@ fz_job_open(struct fz_peer *p, uint32_t n)
 	return (job);
 }
 
+/* An honest echo worker's Results for the tasks of a, appended to buf. */
+void
+fz_results_buf(struct evbuffer *buf, const R3q__Assign *a)
+{
+	Envelope	 out = R3Q__ENVELOPE__INIT;
+	R3q__Results	 rs = R3Q__RESULTS__INIT;
+	R3q__Result	*r, **rp;
+	R3q__Task	*t;
+	size_t		 i;
+
+	r = xcalloc(a->n_tasks, sizeof(*r));
+	rp = xcalloc(a->n_tasks, sizeof(*rp));
+	for (i = 0; i < a->n_tasks; i++) {
+		t = a->tasks[i];
+		r3q__result__init(&r[i]);
+		r[i].id = t->id;
+		r[i].epoch = a->epoch;
+		r[i].tag = t->tag;
+		r[i].output = t->payload;
+		r[i].start_ns = 1000;
+		r[i].end_ns = 2000;
+		r[i].received_ns = 500;
+		rp[i] = &r[i];
+	}
+	rs.n_results = a->n_tasks;
+	rs.results = rp;
+	out.body_case = R3Q__ENVELOPE__BODY_RESULTS;
+	out.results = &rs;
+	if (frame_write(buf, &out) == -1)
+		fatalx("frame_write");
+	free(r);
+	free(rp);
+}
+
 /*
  * Be an honest echo worker for one round: answer every Assign masterd
  * sent the peer with the tasks' results.  Returns how many it answered.
@@ -256,39 +298,15 @@ fz_job_open(struct fz_peer *p, uint32_t n)
 size_t
 fz_work(struct fz_peer *p)
 {
-	Envelope	*in, out = R3Q__ENVELOPE__INIT;
-	R3q__Results	 rs = R3Q__RESULTS__INIT;
-	R3q__Result	*r, **rp;
-	R3q__Task	*t;
-	size_t		 i, n = 0;
+	Envelope	*in;
+	size_t		 n = 0;
 
 	while (fz_recv(p, &in) == 1) {
-		if (in->body_case != R3Q__ENVELOPE__BODY_ASSIGN) {
-			frame_free(in);
-			continue;
+		if (in->body_case == R3Q__ENVELOPE__BODY_ASSIGN) {
+			fz_results_buf(bufferevent_get_output(p->p_bev),
+			    in->assign);
+			n += in->assign->n_tasks;
 		}
-		r = xcalloc(in->assign->n_tasks, sizeof(*r));
-		rp = xcalloc(in->assign->n_tasks, sizeof(*rp));
-		for (i = 0; i < in->assign->n_tasks; i++) {
-			t = in->assign->tasks[i];
-			r3q__result__init(&r[i]);
-			r[i].id = t->id;
-			r[i].epoch = in->assign->epoch;
-			r[i].tag = t->tag;
-			r[i].output = t->payload;
-			r[i].start_ns = 1000;
-			r[i].end_ns = 2000;
-			r[i].received_ns = 500;
-			rp[i] = &r[i];
-		}
-		rs.n_results = in->assign->n_tasks;
-		rs.results = rp;
-		out.body_case = R3Q__ENVELOPE__BODY_RESULTS;
-		out.results = &rs;
-		fz_send(p, &out);
-		n += in->assign->n_tasks;
-		free(r);
-		free(rp);
 		frame_free(in);
 	}
 	fz_run();

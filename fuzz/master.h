@@ -14,6 +14,8 @@
 
 #include "masterd.h"
 
+struct evbuffer;
+
 #define FZ_EPOCH	1
 #define FZ_NTASKS	8		/* tasks of the job fz_job_open makes */
 
@@ -35,6 +37,8 @@ int	 fz_recv(struct fz_peer *, Envelope **);
 void	 fz_drop_input(struct fz_peer *);
 void	 fz_run(void);
 void	 fz_hello(struct fz_peer *, const char *, uint32_t);
+void	 fz_hello_buf(struct evbuffer *, const char *, uint32_t);
+void	 fz_results_buf(struct evbuffer *, const R3q__Assign *);
 uint64_t fz_job_open(struct fz_peer *, uint32_t);
 size_t	 fz_work(struct fz_peer *);
 

@@ -366,6 +366,70 @@ test_early(void **state)
 	check_ctx(CTX_EARLY);
 }
 
+/*
+ * Found by fuzz/master-worker: a worker that answers for its tasks in the
+ * same read as its Hello (a reconnection: the tags stay valid) was sent
+ * them again, in an Assign whose payloads the results had freed.  Now the
+ * answered copies leave the Assign being built; the job is done at once.
+ */
+static void
+test_answered_before_assign(void **state)
+{
+	struct fz_peer	 ctl, w, w0;
+	struct evbuffer	*answers;
+	Envelope	**as = NULL, *in;
+	struct job	*j;
+	size_t		 nas = 0, i, k;
+	uint8_t		 buf[65536];
+	int		 n;
+
+	(void)state;
+	/* w0 learns the Assign w1 will get: the same tags (same name) */
+	fz_master_init(NULL);
+	fz_peer_new(&ctl, 0, ROLE_CLIENT, NULL);
+	fz_job_open(&ctl, FZ_NTASKS);
+	fz_peer_new(&w0, 1, ROLE_NONE, "w1");
+	fz_hello(&w0, "w1", 4);
+	take_frames(&w0, &as, &nas);
+	assert_int_equal(nas, 1);
+	fz_peer_free(&w0);
+	fz_peer_free(&ctl);
+	fz_run();
+	fz_master_free();
+
+	/* the answers, written by fz_work into a peer we read back */
+	fz_master_init(NULL);
+	fz_peer_new(&ctl, 0, ROLE_CLIENT, NULL);
+	fz_job_open(&ctl, FZ_NTASKS);
+	fz_peer_new(&w, 1, ROLE_NONE, "w1");
+	answers = evbuffer_new();
+	fz_hello_buf(answers, "w1", 4);
+	for (i = 0; i < nas; i++)
+		fz_results_buf(answers, as[i]->assign);
+	for (i = 0; i < nas; i++)
+		frame_free(as[i]);
+	free(as);
+	while ((n = evbuffer_remove(answers, buf, sizeof(buf))) > 0)
+		fz_write(&w, buf, (size_t)n);
+	evbuffer_free(answers);
+	fz_run();
+	while (fz_recv(&w, &in) == 1) {
+		if (in->body_case == R3Q__ENVELOPE__BODY_ASSIGN)
+			for (k = 0; k < in->assign->n_tasks; k++)
+				if (in->assign->tasks[k]->id <= FZ_NTASKS)
+					FAIL("task %llu sent after its result",
+					    (unsigned long long)
+					    in->assign->tasks[k]->id);
+		frame_free(in);
+	}
+	assert_non_null(j = job_find(1));
+	assert_int_equal(j->j_done, FZ_NTASKS);
+	fz_peer_free(&w);
+	fz_peer_free(&ctl);
+	fz_run();
+	fz_master_free();
+}
+
 int
 main(void)
 {
@@ -374,6 +438,7 @@ main(void)
 		cmocka_unit_test(test_client),
 		cmocka_unit_test(test_control),
 		cmocka_unit_test(test_early),
+		cmocka_unit_test(test_answered_before_assign),
 	};
 
 	return (cmocka_run_group_tests(tests, setup, teardown));

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzz.h"
 #include "xchg/xchg.h"
@@ -47,6 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mx->xm_p <= 8) {
 		xchg_params_default(&xp);
 		xp.xp_restarts = 1;
+		memset(&sc, 0, sizeof(sc));	/* as r3qctl: it is freed first */
 		if (xchg_schedule(mx, XCHG_CATERPILLAR, &xp, &sc, err,
 		    sizeof(err)) == 0) {
 			if (xchg_validate(mx, &sc, err, sizeof(err)) == -1) {

@@ -1,6 +1,7 @@
 /*
  * Makes the seed corpus of the fuzz targets whose inputs are frames
- * (fuzz/corpus/{frame,master-worker,master-client,workerd}) and a journal
+ * (fuzz/corpus/{frame,master-worker,master-client,workerd,lib}) and a
+ * journal
  * (fuzz/corpus/journal): every message type of the Envelope, in order and
  * out of it, and the exchanges a real peer has -- the Results of a worker
  * echo the tags that the fake masterd (fuzz/master.c) gives worker "w1".
@@ -535,6 +536,65 @@ corpus_workerd(void)
 	free(wel.b);
 }
 
+/* The lib target: the master's side after JobOpened (job 7). */
+static void
+corpus_lib(void)
+{
+	const ProtobufCFieldDescriptor	*fs;
+	ProtobufCMessage		*body;
+	struct blob			 bl = { NULL, 0 };
+	Envelope			 env;
+	R3q__TaskResults		 tr = R3Q__TASK_RESULTS__INIT;
+	R3q__TaskOutcome		 o[4], *op[4] = { &o[0], &o[1], &o[2],
+					     &o[3] };
+	R3q__BatchDone			 bd = R3Q__BATCH_DONE__INIT;
+	R3q__Error			 e = R3Q__ERROR__INIT;
+	size_t				 i, n;
+	char				 name[128], out[] = "task 1",
+					 why[] = "it failed", msg[] = "no";
+
+	for (i = 0; i < 4; i++) {
+		r3q__task_outcome__init(&o[i]);
+		o[i].key = i + 1;
+		o[i].seq = i + 1;
+		o[i].batch = 1;
+		o[i].status = (uint32_t)i;
+		if (i == 0) {
+			o[i].output.data = (uint8_t *)out;
+			o[i].output.len = strlen(out);
+		} else
+			o[i].error = why;
+	}
+	r3q__envelope__init(&env);
+	tr.job = 7;
+	tr.results = op;
+	tr.n_results = 4;
+	env.body_case = R3Q__ENVELOPE__BODY_TASK_RESULTS;
+	env.task_results = &tr;
+	blob_env(&bl, &env);
+	bd.job = 7;
+	bd.batch = 1;
+	env.body_case = R3Q__ENVELOPE__BODY_BATCH_DONE;
+	env.batch_done = &bd;
+	blob_env(&bl, &env);
+	blob_put(&bl, "lib", "m-results-batchdone");
+	e.message = msg;
+	env.id = 2;
+	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	blob_env(&bl, &env);
+	blob_put(&bl, "lib", "m-error");
+
+	fs = body_fields(&n);
+	for (i = 0; i < n; i++) {
+		body = env_make(&env, &fs[i], PBGEN_TYPICAL);
+		blob_env(&bl, &env);
+		snprintf(name, sizeof(name), "%s", fs[i].name);
+		blob_put(&bl, "lib", name);
+		pbgen_free(body);
+	}
+}
+
 /* The journal target: the journal of a masterd that ran a batch job. */
 static void
 corpus_journal(void)
@@ -584,6 +644,7 @@ main(int argc, char *argv[])
 	corpus_master_worker();
 	corpus_master_client();
 	corpus_workerd();
+	corpus_lib();
 	corpus_journal();
 	return (0);
 }

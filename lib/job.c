@@ -522,7 +522,8 @@ job_resume(struct r3q_job *j)
 			j->j_cancel[j->j_ncancel++] = f->f_key;
 		}
 	}
-	qsort(all, n, sizeof(*all), job_cmp_sent);
+	if (n > 0)		/* all is NULL without tasks out */
+		qsort(all, n, sizeof(*all), job_cmp_sent);
 	for (i = 0; i < n; i = k) {
 		b = all[i]->f_batch;
 		for (k = i; k < n && all[k]->f_batch == b; k++)

@@ -1572,6 +1572,8 @@ job_load(void *arg, const struct journal_job *row)
 	if (journal_load_gens(md->journal, j->j_id, job_load_gen, j) == -1) {
 		if (st != NULL)
 			r3q__job_state__free_unpacked(st, NULL);
+		free(j->j_gens);
+		job_roster_free(j);
 		free(j);
 		return (-1);
 	}

@@ -1062,8 +1062,11 @@ bj_free(struct job *j)
 	u64map_free(&bj->bj_batches);
 	if (bj->bj_timeout != NULL)
 		event_free(bj->bj_timeout);
-	free(bj->bj_open.name);
-	free(bj->bj_open.policy);
+	/* A job whose parameters could not load has the init's strings. */
+	if (bj->bj_open.name != protobuf_c_empty_string)
+		free(bj->bj_open.name);
+	if (bj->bj_open.policy != protobuf_c_empty_string)
+		free(bj->bj_open.policy);
 	free(bj);
 	j->j_ds = NULL;
 }

@@ -732,6 +732,10 @@ job_bnb_load(struct job *j, const struct journal_job *row,
 	if ((p = r3q__bnb_params__unpack(NULL, row->paramslen,
 	    row->params)) == NULL) {
 		r3q__bnb_params__init(&bj->bj_params);
+		/* ours to free (bnb_free), as job_es.c does */
+		bj->bj_params.problem = xstrdup("?");
+		bj->bj_params.name = xstrdup("?");
+		bj->bj_params.policy = xstrdup("?");
 		snprintf(err, errlen, "unreadable parameters");
 		return (-1);
 	}

@@ -43,6 +43,7 @@ static void	session_output(struct session *);
 static void	session_drop(struct session *, enum drop);
 static void	worker_hello(struct session *, Envelope *);
 static void	worker_dispatch(struct session *, Envelope *);
+static int	worker_unsend(struct worker *, uint64_t);
 
 /* Append to a growable array of T; the caller owns it. */
 #define APPEND(arr, n, cap, v) do {					\
@@ -1360,6 +1361,14 @@ worker_results(struct session *s, R3q__Results *rs)
 				break;
 			continue;
 		}
+		/*
+		 * Its copy may still be in the Assign being built for it (it
+		 * answers for a copy from before a reconnection, the same
+		 * read as its Hello): sent now, it would run again, and carry
+		 * a payload the result is about to free (fuzz/regress/
+		 * master-worker/results-before-assign).
+		 */
+		worker_unsend(w, r->id);
 		if ((b = job_task_find(r->id, &idx)) == NULL) {
 			log_debug("worker %s: stale result for task %llu",
 			    w->w_name, (unsigned long long)r->id);

@@ -1,0 +1,208 @@
+/*
+ * workerd's dispatch of the master's messages (workerd/link.c, included
+ * here whole, as chrony's tests include the file under test): the link
+ * is set up as link_start() and the TLS handshake would leave it, Hello
+ * sent, on one end of a libevent bufferevent pair; the input is what the
+ * master sends, read by link_read() as off the wire.  The execution
+ * threads are a stand-in (below) that finishes an echo task at once and
+ * fails any other, so that Results go back without running anything.
+ */
+#include "../workerd/link.c"
+
+#include <syslog.h>
+
+#include "fuzz.h"
+
+static struct workerd_config	 fz_conf;
+static struct wtasklist		 fz_done = TAILQ_HEAD_INITIALIZER(fz_done);
+static unsigned			 fz_held;
+
+/* The stand-in for workerd/exec.c. */
+void
+wtask_free(struct wtask *t)
+{
+	if (t == NULL)
+		return;
+	task_result_free(&t->wt_res);
+	kinds_unref(t->wt_ext);
+	if (t->wt_kind_owned)
+		free(t->wt_kind);
+	free(t);
+}
+
+void
+exec_assign(struct wtasklist *tl, unsigned n)
+{
+	struct wtask	*t;
+
+	(void)n;
+	while ((t = TAILQ_FIRST(tl)) != NULL) {
+		TAILQ_REMOVE(tl, t, wt_entry);
+		if (strcmp(t->wt_kind, "echo") == 0) {
+			t->wt_res.status = TASK_OK;
+			t->wt_res.out_ext = t->wt_payload;
+			t->wt_res.out_len = t->wt_payload_len;
+		} else {
+			t->wt_res.status = TASK_FAILED;
+			snprintf(t->wt_res.error, sizeof(t->wt_res.error),
+			    "kind %s is not run under fuzzing", t->wt_kind);
+		}
+		TAILQ_INSERT_TAIL(&fz_done, t, wt_entry);
+		fz_held++;
+	}
+	link_wake();
+}
+
+int
+exec_cancel(uint64_t id)
+{
+	struct wtask	*t;
+
+	TAILQ_FOREACH(t, &fz_done, wt_entry)
+		if (t->wt_id == id) {
+			TAILQ_REMOVE(&fz_done, t, wt_entry);
+			wtask_free(t);
+			fz_held--;
+			return (1);
+		}
+	return (0);
+}
+
+size_t
+exec_drop_held(void)
+{
+	struct wtask	*t;
+	size_t		 n = 0;
+
+	while ((t = TAILQ_FIRST(&fz_done)) != NULL) {
+		TAILQ_REMOVE(&fz_done, t, wt_entry);
+		wtask_free(t);
+		n++;
+	}
+	fz_held = 0;
+	return (n);
+}
+
+void
+exec_collect(struct wtasklist *done, uint64_t *started, size_t *nstarted,
+    uint64_t *half, size_t *nhalf)
+{
+	(void)started;
+	(void)half;
+	*nstarted = *nhalf = 0;
+	TAILQ_CONCAT(done, &fz_done, wt_entry);
+	fz_held = 0;
+}
+
+unsigned
+exec_threads(void)
+{
+	return (2);
+}
+
+void
+exec_counts(unsigned *held, unsigned *running)
+{
+	*held = fz_held;
+	*running = 0;
+}
+
+void
+exec_halves(uint64_t **first, size_t *nfirst, uint64_t **second,
+    size_t *nsecond)
+{
+	*first = xcalloc(2, sizeof(**first));
+	*second = xcalloc(2, sizeof(**second));
+	*nfirst = *nsecond = 0;
+}
+
+/* A permanent failure would make workerd exit: here, it cannot. */
+void
+workerd_exit(int status)
+{
+	(void)status;
+}
+
+double
+workerd_speed(void)
+{
+	return (1.0);
+}
+
+static void
+fz_noop(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	log_init("workerd", 1, LOG_DAEMON);
+	log_setverbose(getenv("FUZZ_VERBOSE") != NULL);
+	memset(&fz_conf, 0, sizeof(fz_conf));
+	snprintf(fz_conf.master, sizeof(fz_conf.master), "master:7411");
+	fz_conf.cpus = 2;
+	fz_conf.max_frame = FRAME_MAX_DEFAULT;
+	fz_conf.max_output = 1 << 20;
+	fz_conf.reconnect_max = 1000;
+	fz_conf.heartbeat = 1000;
+	fz_conf.speed = 1.0;
+	fz_conf.retry_permanent = 1;
+	return (0);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct event_base	*base;
+	struct bufferevent	*pair[2];
+	int			 i;
+
+	if ((base = event_base_new()) == NULL)
+		abort();
+	/* link_start() without the TLS context and the first attempt */
+	memset(&lk, 0, sizeof(lk));
+	lk.l_base = base;
+	lk.l_conf = &fz_conf;
+	snprintf(lk.l_name, sizeof(lk.l_name), "w1");
+	TAILQ_INIT(&lk.l_outbox);
+	snprintf(lk.l_host, sizeof(lk.l_host), "master");
+	snprintf(lk.l_port, sizeof(lk.l_port), "7411");
+	link_set_peer();
+	lk.l_backoff = BACKOFF_MIN_MS;
+	lk.l_retry = evtimer_new(base, fz_noop, NULL);
+	lk.l_wake = event_new(base, -1, 0, link_collect, NULL);
+	delay_ev = evtimer_new(base, link_delay_fire, NULL);
+	lk.l_heartbeat = event_new(base, -1, EV_PERSIST, link_heartbeat, NULL);
+	link_heartbeat_arm(fz_conf.heartbeat);
+	/* ... and the TLS handshake */
+	if (bufferevent_pair_new(base, BEV_OPT_CLOSE_ON_FREE |
+	    BEV_OPT_DEFER_CALLBACKS, pair) == -1)
+		abort();
+	lk.l_bev = pair[0];
+	lk.l_state = LINK_CONNECTING;
+	bufferevent_setcb(lk.l_bev, link_read, NULL, link_event, NULL);
+	bufferevent_enable(lk.l_bev, EV_READ | EV_WRITE);
+	bufferevent_enable(pair[1], EV_READ | EV_WRITE);
+	link_hello();
+
+	bufferevent_write(pair[1], data, size);
+	for (i = 0; i < 1000; i++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		if (event_base_get_num_events(base,
+		    EVENT_BASE_COUNT_ACTIVE) == 0)
+			break;
+	}
+
+	exec_drop_held();
+	link_stop();
+	batch = NULL;		/* link_stop() frees it, once in a process */
+	bufferevent_free(pair[1]);
+	event_base_free(base);
+	return (0);
+}

@@ -1,0 +1,42 @@
+# A short fuzzing run (issue 24): fuzz/run gives every libFuzzer target its
+# share of FUZZ_SECONDS (default 60) on one core, starting from the seed
+# corpus and the crash inputs, and finds no crash.  It uses this build if
+# it was configured with --enable-fuzz, or else builds the targets with
+# clang in $top_builddir/fuzz-build; without clang or libFuzzer it skips.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+if grep -q LLVMFuzzerRunDriver "$top_builddir/fuzz/frame" 2>/dev/null; then
+	B=$top_builddir
+else
+	if ! command -v clang > /dev/null 2>&1; then
+		echo "SKIP: clang is not installed (apt-get install clang" \
+		    "libfuzzer-14-dev; scripts/deps.sh lists them)"
+		exit 77
+	fi
+	printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+	    'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);' \
+	    'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)' \
+	    '{ (void)d; (void)n; return 0; }' > "$T/t.c"
+	if ! clang -fsanitize=fuzzer -o "$T/t" "$T/t.c" > "$T/clang.log" 2>&1
+	then
+		echo "SKIP: clang cannot link a libFuzzer target (apt-get" \
+		    "install libfuzzer-14-dev)"
+		exit 77
+	fi
+	B=$top_builddir/fuzz-build
+fi
+
+if ! "$top_srcdir/fuzz/run" -B "$B" -w "$T/work" "${FUZZ_SECONDS:-60}" \
+    > "$T/table" 2> "$T/run.log"; then
+	cat "$T/table" "$T/run.log"
+	fail "fuzz/run found a crash or could not run (inputs kept in $T/work" \
+	    "with KEEP=1)"
+fi
+cat "$T/table"
+n=$(tail -n +2 "$T/table" | wc -l)
+[ "$n" -ge 10 ] || fail "fuzz/run ran $n targets, not 10"
+if awk 'NR > 1 && ($2 == "?" || $2 + 0 == 0) { bad = 1 } END { exit !bad }' \
+    "$T/table"; then
+	fail "a target did not run (no executions in the table)"
+fi
+ok "fuzz/run: $n targets for ${FUZZ_SECONDS:-60}s, no crash"

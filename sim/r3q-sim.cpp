@@ -337,20 +337,59 @@ channel_take(channel &c, msg *m, F fn)
 	}
 }
 
+static bool sim_over;		/* the job ended: actors leave */
+
 /* Wait for c at most timeout seconds; true if it completed. */
 static bool
 comm_wait(sg4::CommPtr &c, double timeout)
 {
 	std::vector<sg4::CommPtr>	 v = { c };
 
-	return (sg4::Comm::wait_any_for(v, timeout > 0 ? timeout : 0) == 0);
+	try {
+		return (sg4::Comm::wait_any_for(v, timeout > 0 ? timeout :
+		    0) == 0);
+	} catch (const simgrid::Exception &) {
+		/* the sender cancelled it: the simulation is over */
+		if (!sim_over)
+			die(EX_FAIL, "internal error: a frame was lost");
+		return (false);
+	}
 }
 
+/*
+ * The frames an actor sent and has not seen arrive.  Not detached: SimGrid
+ * keeps every detached comm in one list, searched as each one ends, which
+ * makes a frame cost O(frames in flight in the whole simulation).  A
+ * sender's own list is short; it forgets its frames as they arrive.
+ */
+struct outbox {
+	std::vector<sg4::CommPtr>	 c;
+	size_t				 head = 0;
+
+	void put(sg4::Mailbox *mb, msg *m, uint64_t size) {
+		c.push_back(mb->put_async(m, size));
+		while (c.size() - head > 4 && c[head]->test())
+			c[head++] = nullptr;
+		if (head > 64 && head * 2 > c.size()) {
+			c.erase(c.begin(), c.begin() + (ssize_t)head);
+			head = 0;
+		}
+	}
+	/* The end: what is still on the wire never arrives. */
+	void drop() {
+		for (size_t i = head; i < c.size(); i++)
+			if (!c[i]->test())
+				c[i]->cancel();
+		c.clear();
+		head = 0;
+	}
+};
+
 static void
-send_msg(sg4::Mailbox *mb, channel &c, msg *m, uint64_t size)
+send_msg(sg4::Mailbox *mb, channel &c, outbox &ob, msg *m, uint64_t size)
 {
 	m->seq = c.next_out++;
-	mb->put_init(m, size)->detach();
+	ob.put(mb, m, size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -364,7 +403,27 @@ struct host_info {
 };
 
 static sg4::Host		*master_host;
-static sg4::Mailbox		*master_mbox;
+/*
+ * masterd's network side, in relays.  SimGrid keeps each actor's
+ * activities in a list it searches as each one ends, so an actor that
+ * sends and receives the frames of 10,000 workers pays O(frames in
+ * flight) a frame.  Relay actors on the master's host share the frames
+ * instead: worker h writes to inbox shard h % nrelays, whose relay hands
+ * the frame to masterd at once (no simulated time); masterd's frames to
+ * host h leave through out-relay h % nrelays, in order.
+ */
+static std::vector<sg4::Mailbox *> master_mbox;
+struct out_relay {
+	sg4::MutexPtr				 mtx;
+	sg4::ConditionVariablePtr		 cv;
+	std::vector<std::pair<msg *, uint64_t>>	 q;
+};
+static std::vector<out_relay>	 out_relays;
+static std::vector<msg *>	 master_inbox;
+static size_t			 master_inbox_head;
+static sg4::MutexPtr		 master_mtx;
+static sg4::ConditionVariablePtr master_cv;
+#define master_box(h)	master_mbox[(h) % master_mbox.size()]
 static std::vector<host_info>	 workers;
 
 /* Table 1 of the paper: speed ratios for 100, 500, 1000 ms tasks. */
@@ -589,6 +648,7 @@ struct master {
 	uint64_t		 start = 0, end = 0;
 	bool			 started = false, finished = false;
 	uint32_t		 joined = 0;
+	uint64_t		 submitted = 0;
 	uint64_t		 tasks_done = 0, dropped = 0, executions = 0;
 	/* the core's work */
 	uint64_t		 calls = 0, actions = 0, core_ns = 0;
@@ -597,16 +657,78 @@ struct master {
 };
 
 static master M;
-static bool sim_over;		/* the job ended: workers leave */
+
+/* A frame of masterd's to host h, through its out-relay. */
+static void
+master_send(uint32_t h, msg *m, uint64_t size)
+{
+	out_relay	&r = out_relays[h % out_relays.size()];
+
+	m->seq = M.out[h].next_out++;
+	m->host = h;
+	r.q.emplace_back(m, size);
+	if (r.q.size() == 1)
+		r.cv->notify_one();
+}
+
+static void
+out_relay_actor(size_t i)
+{
+	out_relay				&r = out_relays[i];
+	std::vector<std::pair<msg *, uint64_t>>	 q;
+	outbox					 sent;
+
+	for (;;) {
+		{
+			std::unique_lock<sg4::Mutex> lk(*r.mtx);
+
+			while (r.q.empty() && !sim_over)
+				r.cv->wait(lk);
+			if (sim_over) {
+				sent.drop();
+				return;
+			}
+			q.swap(r.q);
+		}
+		for (auto &x : q)
+			sent.put(workers[x.first->host].mbox, x.first,
+			    x.second);
+		q.clear();
+	}
+}
+
+static void
+in_relay_actor(size_t i)
+{
+	sg4::Mailbox	*mb = master_mbox[i];
+	msg		*m = nullptr;
+	sg4::CommPtr	 c;
+
+	mb->set_receiver(sg4::Actor::self());
+	c = mb->get_async<msg>(&m);
+	for (;;) {
+		if (comm_wait(c, 1.0)) {
+			master_inbox.push_back(m);
+			if (master_inbox.size() - master_inbox_head == 1)
+				master_cv->notify_one();
+			c = mb->get_async<msg>(&m);
+		}
+		if (sim_over) {
+			c->cancel();
+			return;
+		}
+	}
+}
 static uint64_t sim_executions;	/* every execution, for the speed */
 
-/* CPU time spent in the core, for its work per task. */
+/* Time spent in the core (the vDSO clock: a CPU-time clock is a system
+ * call, which would cost more than the calls it measures). */
 static uint64_t
 cpu_ns()
 {
 	struct timespec	 ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
 }
 
@@ -666,7 +788,7 @@ master_flush(void)
 			m->host = w.host;
 			m->inc = w.inc;
 			m->ids.swap(w.cancel);
-			send_msg(workers[w.host].mbox, M.out[w.host], m,
+			master_send(w.host, m,
 			    size_cancel(m->ids));
 		}
 		if (!w.out.empty()) {
@@ -676,7 +798,7 @@ master_flush(void)
 			m->host = w.host;
 			m->inc = w.inc;
 			m->tasks.swap(w.out);
-			send_msg(workers[w.host].mbox, M.out[w.host], m,
+			master_send(w.host, m,
 			    size_assign(m->tasks));
 		}
 	}
@@ -856,6 +978,7 @@ gen_start(void)
 	M.first = M.next_task;
 	M.next_task += n;
 	M.nbatch = n;
+	M.submitted += n;
 	t.resize(n);
 	for (size_t i = 0; i < n; i++) {
 		memset(&t[i], 0, sizeof(t[i]));
@@ -982,7 +1105,7 @@ master_msg(msg *m)
 		r->type = M_WELCOME;
 		r->host = m->host;
 		r->inc = m->inc;
-		send_msg(workers[m->host].mbox, M.out[m->host], r,
+		master_send(m->host, r,
 		    size_welcome(nw));
 		{
 			core_timer ct;
@@ -1038,11 +1161,8 @@ static void
 master_actor(void)
 {
 	struct sched_fault_config	 f;
-	msg				*m = nullptr;
-	sg4::CommPtr			 pending;
 	double				 live_every, next_live;
 
-	master_mbox->set_receiver(sg4::Actor::self());
 	M.s = sched_new();
 	memset(&f, 0, sizeof(f));
 	f.grace_ns = (uint64_t)(O.grace * 1e9);
@@ -1058,7 +1178,6 @@ master_actor(void)
 	M.in.resize(workers.size());
 	live_every = std::min(O.hb_timeout / 4, 1.0);
 	next_live = live_every;
-	pending = master_mbox->get_async<msg>(&m);
 	while (!M.finished) {
 		double	 now = sg4::Engine::get_clock(), until;
 		uint64_t dl;
@@ -1066,12 +1185,19 @@ master_actor(void)
 		dl = sched_deadline(M.s);
 		until = dl == UINT64_MAX ? next_live :
 		    std::min(next_live, (double)dl / 1e9);
-		if (comm_wait(pending, until - now)) {
-			msg *got = m;
+		if (master_inbox_head == master_inbox.size() && until > now) {
+			std::unique_lock<sg4::Mutex> lk(*master_mtx);
+
+			/* checked again: taking the lock let the relays run */
+			if (master_inbox_head == master_inbox.size())
+				master_cv->wait_until(lk, until);
+		}
+		while (master_inbox_head < master_inbox.size() &&
+		    !M.finished) {
+			msg *got = master_inbox[master_inbox_head++];
 			uint32_t got_host = got->host;
 			int64_t wid = M.wid_of[got->host];
 
-			pending = master_mbox->get_async<msg>(&m);
 			if (got->type == M_HELLO) {
 				/* a new connection starts its own order */
 				master_msg(got);
@@ -1087,6 +1213,10 @@ master_actor(void)
 				});
 			}
 			master_drain();
+		}
+		if (master_inbox_head == master_inbox.size()) {
+			master_inbox.clear();
+			master_inbox_head = 0;
 		}
 		now = sg4::Engine::get_clock();
 		if (dl != UINT64_MAX && now_ns() >= dl) {
@@ -1109,8 +1239,9 @@ master_actor(void)
 			master_drain();
 		}
 	}
-	pending->cancel();
 	sim_over = true;
+	for (auto &r : out_relays)
+		r.cv->notify_all();
 }
 
 /* ------------------------------------------------------------------ */
@@ -1177,6 +1308,7 @@ worker_actor(uint32_t h)
 {
 	host_info		&hi = workers[h];
 	channel			 in, out;
+	outbox			 sent;
 	std::vector<wslot>	 slots(hi.cpus);
 	std::vector<wtask>	 q;		/* the local queue, FIFO */
 	size_t			 qhead = 0;
@@ -1196,7 +1328,7 @@ worker_actor(uint32_t h)
 		x->type = M_HELLO;
 		x->host = h;
 		x->inc = inc;
-		send_msg(master_mbox, out, x, size_hello(hi.cpus, hi.speed));
+		send_msg(master_box(h), out, sent, x, size_hello(hi.cpus, hi.speed));
 	};
 	auto report = [&]() -> msg * {
 		if (rep == nullptr) {
@@ -1274,6 +1406,7 @@ worker_actor(uint32_t h)
 		now = sg4::Engine::get_clock();
 		if (sim_over) {
 			pending->cancel();
+			sent.drop();
 			delete rep;
 			return;
 		}
@@ -1340,7 +1473,7 @@ worker_actor(uint32_t h)
 			qhead = 0;
 		}
 		if (rep != nullptr) {
-			send_msg(master_mbox, out, rep, size_report(rep));
+			send_msg(master_box(h), out, sent, rep, size_report(rep));
 			rep = nullptr;
 		}
 		if (now >= next_hb) {
@@ -1352,7 +1485,7 @@ worker_actor(uint32_t h)
 			x->type = M_HEARTBEAT;
 			x->host = h;
 			x->inc = inc;
-			send_msg(master_mbox, out, x, size_heartbeat(
+			send_msg(master_box(h), out, sent, x, size_heartbeat(
 			    (uint32_t)(q.size() - qhead), running, done));
 			while (next_hb <= now)
 				next_hb += 1.0;
@@ -1374,7 +1507,7 @@ worker_actor(uint32_t h)
 				x->type = M_CLOSED;
 				x->host = h;
 				x->inc = inc;
-				send_msg(master_mbox, out, x, 40);
+				send_msg(master_box(h), out, sent, x, 40);
 				st = W_DOWN;
 				n_crashes++;
 			}
@@ -1693,11 +1826,22 @@ main(int argc, char *argv[])
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	sg4::Engine e(&sargc, sargv);
 	sg4::Engine::set_config("contexts/stack-size:128");
+	if (getenv("R3Q_SIM_CFG") != NULL)
+		sg4::Engine::set_config(getenv("R3Q_SIM_CFG"));
 	if (O.platform.empty() || O.platform == "lan" || O.platform == "wan")
 		platform_build();
 	else
 		platform_file(e, O.platform);
-	master_mbox = sg4::Mailbox::by_name("masterd");
+	for (size_t i = 0; i < std::min<size_t>(64, 1 + workers.size() / 32);
+	    i++) {
+		master_mbox.push_back(sg4::Mailbox::by_name("masterd-" +
+		    std::to_string(i)));
+		out_relays.emplace_back();
+		out_relays.back().mtx = sg4::Mutex::create();
+		out_relays.back().cv = sg4::ConditionVariable::create();
+	}
+	master_mtx = sg4::Mutex::create();
+	master_cv = sg4::ConditionVariable::create();
 	for (uint32_t i = 0; i < workers.size(); i++) {
 		workers[i].mbox = sg4::Mailbox::by_name("w" +
 		    std::to_string(i));
@@ -1712,6 +1856,11 @@ main(int argc, char *argv[])
 		    O.ep.generations, O.ep.seed, O.ep.reevaluate_parents ?
 		    ", parents re-evaluated" : "");
 	sg4::Actor::create("masterd", master_host, master_actor);
+	for (size_t i = 0; i < master_mbox.size(); i++) {
+		sg4::Actor::create("relay-in", master_host, in_relay_actor, i);
+		sg4::Actor::create("relay-out", master_host, out_relay_actor,
+		    i);
+	}
 	for (uint32_t i = 0; i < workers.size(); i++)
 		sg4::Actor::create("workerd", workers[i].host, worker_actor,
 		    i);
@@ -1765,8 +1914,9 @@ main(int argc, char *argv[])
 	if (O.mtbf > 0 || M.lost > 0)
 		printf("churn: %" PRIu64 " crashes, %" PRIu64 " hangs, %" PRIu64
 		    " workers lost (%" PRIu64 " by heartbeat_timeout), %" PRIu64
-		    " suspicions, 0 tasks lost\n", n_crashes, n_hangs, M.lost,
-		    M.hung_lost, M.suspects);
+		    " suspicions, %" PRIu64 " tasks lost\n", n_crashes, n_hangs,
+		    M.lost, M.hung_lost, M.suspects, M.submitted -
+		    M.tasks_done);
 	if (O.stats) {
 		uint64_t n = M.tasks_done ? M.tasks_done : 1;
 

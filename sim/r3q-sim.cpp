@@ -1551,8 +1551,8 @@ parse_num(const char *opt, const char *s, double lo, double hi)
 	v = strtod(s, &end);
 	if (*s == '\0' || *end != '\0' || errno != 0 || !(v >= lo) ||
 	    !(v <= hi))
-		die(EX_USAGE, "--%s: '%s' is not a number from %g to %g", opt,
-		    s, lo, hi);
+		die(EX_USAGE, "--%s: '%s' is not a number from %.15g to %.15g",
+		    opt, s, lo, hi);
 	return (v);
 }
 
@@ -1661,8 +1661,8 @@ parse_opts(int argc, char *argv[])
 	O.ep.dim = 30;
 	O.ep.seed = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
-		const char *name = ch == '?' || ch == 'h' ? "" :
+	while ((ch = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
+		const char *name = ch == '?' || ch == ':' || ch == 'h' ? "" :
 		    longopts[li].name;
 
 		switch (ch) {
@@ -1763,12 +1763,12 @@ parse_opts(int argc, char *argv[])
 		case 'S':
 			O.stats = true;
 			break;
+		case ':':
+			die(EX_USAGE, "option '%s' needs a value",
+			    argv[optind - 1]);
 		default:
-			if (optopt != 0 || optind < 1)
-				die(EX_USAGE, "unknown option '%s' (r3q-sim "
-				    "--help lists them)", argv[optind - 1]);
-			die(EX_USAGE, "unknown option or missing value: '%s' "
-			    "(r3q-sim --help lists them)", argv[optind - 1]);
+			die(EX_USAGE, "unknown option '%s' (r3q-sim --help "
+			    "lists them)", argv[optind - 1]);
 		}
 	}
 	if (optind != argc)

@@ -137,3 +137,14 @@ rc=0
 "$SIM" --platform lan --workers 10 > /dev/null 2> "$T/mix.err" || rc=$?
 [ "$rc" -eq 64 ] || fail "--platform lan with --workers: exit $rc"
 ok "bad platform files and options get a clear error"
+
+# r3q-sim(1) documents every option --help lists, and no other.
+PAGE=$top_builddir/man/r3q-sim.1
+[ -f "$PAGE" ] || fail "$PAGE is not built"
+"$SIM" --help | grep -oE -- '--[a-z-]+' | sort -u > "$T/help.opts"
+grep -oE 'Fl \\-[a-z\\-]+' "$PAGE" | sed 's/Fl \\-/--/; s/\\-/-/g' |
+    grep -vx -- '--help' | sort -u > "$T/page.opts"
+[ "$(wc -l < "$T/help.opts")" -gt 20 ] || fail "--help lists too few options"
+diff "$T/help.opts" "$T/page.opts" > "$T/opts.diff" ||
+    fail "--help and r3q-sim(1) differ: $(cat "$T/opts.diff")"
+ok "r3q-sim(1) documents every option"

@@ -20,8 +20,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -1319,7 +1317,6 @@ worker_actor(uint32_t h)
 	uint64_t		 done = 0, nfail = 0;
 	double			 inf = INFINITY, next_hb, next_fail, repair_at;
 
-	sg4::this_actor::get_host();	/* on hi.host */
 	hi.mbox->set_receiver(sg4::Actor::self());
 	pending = hi.mbox->get_async<msg>(&m);
 	auto hello = [&]() {

@@ -1764,8 +1764,9 @@ parse_opts(int argc, char *argv[])
 			die(EX_USAGE, "option '%s' needs a value",
 			    argv[optind - 1]);
 		default:
-			die(EX_USAGE, "unknown option '%s' (r3q-sim --help "
-			    "lists them)", argv[optind - 1]);
+			fprintf(stderr, "r3q-sim: unknown option '%s'\n",
+			    argv[optind - 1]);
+			usage(EX_USAGE);
 		}
 	}
 	if (optind != argc)

@@ -651,6 +651,7 @@ struct master {
 	/* the core's work */
 	uint64_t		 calls = 0, actions = 0, core_ns = 0;
 	uint64_t		 lost = 0, hung_lost = 0, suspects = 0;
+	uint64_t		 cooldowns = 0;
 	std::string		 error;
 };
 
@@ -942,6 +943,7 @@ master_drain(void)
 			    a.task);
 			break;
 		case SCHED_COOLDOWN:
+			M.cooldowns++;
 			XBT_INFO("worker %u cools down", a.wid);
 			break;
 		case SCHED_BATCH_DONE:
@@ -1926,6 +1928,10 @@ main(int argc, char *argv[])
 		    " suspicions, %" PRIu64 " tasks lost\n", n_crashes, n_hangs,
 		    M.lost, M.hung_lost, M.suspects, M.submitted -
 		    M.tasks_done);
+	if (M.suspects > 0 && O.mtbf == 0 && M.lost == 0)
+		printf("suspect detection: %" PRIu64 " suspicions, %" PRIu64
+		    " cool-downs (--suspect-grace %g s)\n", M.suspects,
+		    M.cooldowns, O.grace);
 	if (O.stats) {
 		uint64_t n = M.tasks_done ? M.tasks_done : 1;
 

@@ -4,7 +4,7 @@
 
 R3Q_PKGS="build-essential autoconf automake libtool pkg-config
 	libevent-dev libssl-dev openssl libprotobuf-c-dev protobuf-c-compiler
-	liblapacke-dev libopenblas-dev libsystemd-dev libsqlite3-dev
+	liblapacke-dev libopenblas-dev libsystemd-dev libsqlite3-dev libsimgrid-dev
 	libcmocka-dev mandoc procps systemd sqlite3 libxml2-utils
 	python3 python3-deap clang libfuzzer-14-dev"
 

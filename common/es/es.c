@@ -428,3 +428,21 @@ es_best_x(const struct es *es)
 		return (NULL);
 	return (es->es_px);
 }
+
+/*
+ * Ridge (Schwefel 1.2): the sum over i of (x_1 + ... + x_i)^2, summed in
+ * index order with a running partial sum so every host gets the same bits.
+ * The ridge-lu and synth kinds (common/task) and r3q-sim share it.
+ */
+double
+es_ridge(const double *x, size_t n)
+{
+	double	 partial = 0.0, f = 0.0;
+	size_t	 i;
+
+	for (i = 0; i < n; i++) {
+		partial += x[i];
+		f += partial * partial;
+	}
+	return (f);
+}

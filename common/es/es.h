@@ -41,4 +41,6 @@ double		 es_gen_best(const struct es *, uint32_t);
 double		 es_best_f(const struct es *);
 const double	*es_best_x(const struct es *);
 
+double		 es_ridge(const double *, size_t);
+
 #endif /* R3Q_ES_H */

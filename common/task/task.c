@@ -210,19 +210,9 @@ task_es_decode(const struct task_params *p, size_t min_dim,
 	return (TASK_OK);
 }
 
-/*
- * Ridge (Schwefel 1.2): the sum over i of (x_1 + ... + x_i)^2, summed in
- * index order with a running partial sum so every host gets the same bits.
- */
+/* Ridge, the ES's fitness: es_ridge() of the pure library. */
 double
 task_ridge(const double *x, size_t n)
 {
-	double	 partial = 0.0, f = 0.0;
-	size_t	 i;
-
-	for (i = 0; i < n; i++) {
-		partial += x[i];
-		f += partial * partial;
-	}
-	return (f);
+	return (es_ridge(x, n));
 }

@@ -1,0 +1,150 @@
+# r3q-sim (issue 23) runs the unchanged core and ES driver on SimGrid: on
+# the paper's 7 LAN hosts, 5 generations, its answer -- best fitness, best
+# individual and every generation's best -- equals `r3qctl es --local` bit
+# for bit under WQ, RR, RWQ, R3Q and R3Q with queue_factor auto; with
+# workers crashing, and with workers hanging (silent, connection open,
+# caught by suspect detection and heartbeat_timeout), no task is lost and
+# the answer is the same; the same seed gives the same CSVs byte for byte;
+# a platform file runs; a malformed one, or an unknown option, gets a clear
+# error.  Without SimGrid r3q-sim is not built and the test is skipped.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+SIM=$top_builddir/sim/r3q-sim
+if [ ! -x "$SIM" ]; then
+	echo "SKIP: sim/r3q-sim is not built (configure did not find SimGrid, libsimgrid-dev >= 3.32)"
+	exit 77
+fi
+
+ES="--mu 30 --lambda 70 --dim 30 --generations 5 --seed 3 --reevaluate-parents"
+# The generations' bests, without their (simulated or real) times.
+bests() {
+	awk '/^gen / { print $2, $4 }' "$1"
+}
+
+# The reference: Ridge's values do not depend on the synthetic load.
+"$R3QCTL" es --local $ES > "$T/local.out" || fail "es --local failed"
+answer "$T/local.out" > "$T/local.ans"
+bests "$T/local.out" > "$T/local.gens"
+[ -s "$T/local.ans" ] && [ "$(wc -l < "$T/local.gens")" -eq 6 ] ||
+    fail "es --local printed no answer"
+
+# same NAME: the answer of the run in $T/NAME.out equals --local's.
+same() {
+	answer "$T/$1.out" | cmp -s - "$T/local.ans" ||
+	    fail "$1: answer differs from es --local"
+	bests "$T/$1.out" | cmp -s - "$T/local.gens" ||
+	    fail "$1: generations' bests differ from es --local"
+}
+
+for p in wq rr rwq r3q r3q-auto; do
+	qf=""; pol=$p
+	[ "$p" = r3q-auto ] && { pol=r3q; qf="--queue-factor auto"; }
+	# shellcheck disable=SC2086
+	"$SIM" --platform lan --work-ms 100 --policy $pol $qf $ES \
+	    > "$T/$p.out" 2> "$T/$p.err" || fail "r3q-sim --policy $p failed"
+	same "$p"
+	grep -q "^summary: job 1 done, policy $pol, 5 generations, 530 evaluations" \
+	    "$T/$p.out" || fail "$p: no summary"
+	grep -q '^efficiency: ' "$T/$p.out" || fail "$p: no efficiency"
+done
+grep -q '^replicas 0,' "$T/wq.out" || fail "wq sent replicas"
+grep -q '^replicas 0,' "$T/r3q.out" && fail "r3q sent no replicas"
+ok "7 LAN hosts: the answer of es --local under wq, rr, rwq, r3q, r3q-auto"
+
+# Crashes: a worker dies every 5 s on average, back after 3 s.
+"$SIM" --platform lan --work-ms 100 --mtbf 5s --repair 3s $ES \
+    > "$T/crash.out" 2> "$T/crash.err" || fail "crash run failed"
+same crash
+grep -Eq '^churn: [1-9][0-9]* crashes, 0 hangs, [1-9][0-9]* workers lost .* 0 tasks lost$' \
+    "$T/crash.out" || fail "crash run: $(grep churn "$T/crash.out")"
+ok "crashing workers: no task lost, same answer"
+
+# Hangs: a worker stops without closing; suspect detection replicates its
+# tasks, heartbeat_timeout (2 s here) drops it.
+"$SIM" --platform lan --work-ms 100 --mtbf 8s --repair 20s --hang-rate 1 \
+    --heartbeat-timeout 2s $ES > "$T/hang.out" 2> "$T/hang.err" ||
+    fail "hang run failed"
+same hang
+grep -Eq '^churn: 0 crashes, [1-9][0-9]* hangs, [1-9][0-9]* workers lost \([1-9][0-9]* by heartbeat_timeout\), [1-9][0-9]* suspicions, 0 tasks lost$' \
+    "$T/hang.out" || fail "hang run: $(grep churn "$T/hang.out")"
+ok "hanging workers: caught, no task lost, same answer"
+
+# Determinism: a generated platform with churn and noise, twice.
+GEN="--workers 40 --speeds lognormal:1:0.5 --latency uniform:1:20 --noise 0.2 --mtbf 20s --repair 5s --hang-rate 0.3 --work-ms 50 $ES"
+for i in 1 2; do
+	# shellcheck disable=SC2086
+	"$SIM" $GEN --csv "$T/det$i.csv" --gen-csv "$T/detg$i.csv" \
+	    > "$T/det$i.out" 2>&1 || fail "determinism run $i failed"
+done
+cmp -s "$T/det1.csv" "$T/det2.csv" || fail "same seed, different CSV"
+cmp -s "$T/detg1.csv" "$T/detg2.csv" || fail "same seed, different generation CSV"
+cmp -s "$T/det1.out" "$T/det2.out" || fail "same seed, different output"
+same det1
+head -n 1 "$T/det1.csv" | grep -qx 'granularity_ms,delay_ms,policy,generations,total_s,sync_s,comm_s,compute_s,efficiency,lower_bound_s,replicas,killed_held,killed_running' ||
+    fail "CSV columns are not bench/policies'"
+[ "$(wc -l < "$T/detg1.csv")" -eq 7 ] || fail "generation CSV has wrong length"
+# shellcheck disable=SC2086
+"$SIM" $GEN --seed 4 --csv "$T/det3.csv" > /dev/null 2>&1 ||
+    fail "seed 4 run failed"
+cmp -s "$T/det1.csv" "$T/det3.csv" && fail "seeds 3 and 4 gave the same CSV"
+ok "the same seed gives the same CSV byte for byte"
+
+# A platform file: the host named master and two workers (one with two
+# cores).
+cat > "$T/good.xml" <<'XML'
+<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="master" speed="1Gf"/>
+    <host id="a" speed="2Gf" core="2"/>
+    <host id="b" speed="0.5Gf"/>
+    <link id="la" bandwidth="125MBps" latency="1ms"/>
+    <link id="lb" bandwidth="125MBps" latency="5ms"/>
+    <route src="master" dst="a"><link_ctn id="la"/></route>
+    <route src="master" dst="b"><link_ctn id="lb"/></route>
+  </zone>
+</platform>
+XML
+"$SIM" --platform "$T/good.xml" $ES > "$T/file.out" 2>&1 ||
+    fail "platform file run failed: $(tail -n 3 "$T/file.out")"
+same file
+grep -q 'speed 4.50)$' "$T/file.out" || fail "platform file: speeds not read"
+ok "a platform file runs"
+
+# Bad input: a clear error naming the culprit, and no run.
+printf '<?xml version="1.0"?>\n<platform version="4.1">\n <zone id="z" routing="Full">\n  <host id="master" speed="1Gf">\n </zone>\n' > "$T/bad.xml"
+rc=0
+"$SIM" --platform "$T/bad.xml" $ES > "$T/bad.out" 2> "$T/bad.err" || rc=$?
+[ "$rc" -eq 65 ] || fail "malformed platform: exit $rc, want 65"
+grep -q "bad.xml: not a SimGrid platform: .*bad.xml:[0-9]" "$T/bad.err" ||
+    fail "malformed platform: $(cat "$T/bad.err")"
+[ -s "$T/bad.out" ] && fail "malformed platform: it ran"
+sed 's/"master"/"boss"/' "$T/good.xml" > "$T/nomaster.xml"
+rc=0
+"$SIM" --platform "$T/nomaster.xml" $ES > /dev/null 2> "$T/nomaster.err" || rc=$?
+[ "$rc" -eq 65 ] && grep -q "no host named 'master'" "$T/nomaster.err" ||
+    fail "platform without master: exit $rc, $(cat "$T/nomaster.err")"
+rc=0
+"$SIM" --bogus > /dev/null 2> "$T/opt.err" || rc=$?
+[ "$rc" -eq 64 ] && grep -q "unknown option '--bogus'" "$T/opt.err" ||
+    fail "unknown option: exit $rc, $(cat "$T/opt.err")"
+rc=0
+"$SIM" --speeds gauss:1 > /dev/null 2> "$T/dist.err" || rc=$?
+[ "$rc" -eq 64 ] && grep -q "'gauss:1' is not a distribution" "$T/dist.err" ||
+    fail "bad distribution: exit $rc, $(cat "$T/dist.err")"
+rc=0
+"$SIM" --platform lan --workers 10 > /dev/null 2> "$T/mix.err" || rc=$?
+[ "$rc" -eq 64 ] || fail "--platform lan with --workers: exit $rc"
+ok "bad platform files and options get a clear error"
+
+# r3q-sim(1) documents every option --help lists, and no other.
+PAGE=$top_builddir/man/r3q-sim.1
+[ -f "$PAGE" ] || fail "$PAGE is not built"
+"$SIM" --help | grep -oE -- '--[a-z-]+' | sort -u > "$T/help.opts"
+grep -oE 'Fl \\-[a-z\\-]+' "$PAGE" | sed 's/Fl \\-/--/; s/\\-/-/g' |
+    grep -vx -- '--help' | sort -u > "$T/page.opts"
+[ "$(wc -l < "$T/help.opts")" -gt 20 ] || fail "--help lists too few options"
+diff "$T/help.opts" "$T/page.opts" > "$T/opts.diff" ||
+    fail "--help and r3q-sim(1) differ: $(cat "$T/opts.diff")"
+ok "r3q-sim(1) documents every option"

@@ -26,7 +26,7 @@ struct masterd_config {
 	char		 key[CONF_STRMAX];
 	char		 journal[CONF_STRMAX];
 	char		 policy[CONF_STRMAX];
-	char		 queue_factor[CONF_STRMAX];	/* 1..64 or auto */
+	char		 queue_factor[CONF_STRMAX];	/* 1..SCHED_QF_MAX or auto */
 	uint64_t	 max_frame;
 	unsigned	 max_attempts;
 	uint64_t	 handshake_timeout;	/* ms */
@@ -43,12 +43,16 @@ struct masterd_config {
 	uint64_t	 client_timeout;	/* ms a batch job waits for its
 						   client */
 	uint64_t	 client_buffer;		/* bytes queued to a client */
+	char		 balance[CONF_STRMAX];	/* a job's default */
+	uint64_t	 power_interval;	/* ms */
+	char		 balance_topology[CONF_STRMAX];
 };
 
 extern const struct conf_key masterd_keys[];
 int	masterd_parse_qf(const char *, unsigned *);
 void	masterd_config_defaults(struct masterd_config *);
 void	masterd_apply_fault(void);
+void	masterd_apply_balance(void);
 void	masterd_mkparent(const char *, unsigned, const char *);
 
 enum role {
@@ -99,6 +103,8 @@ struct worker {
 	uint64_t		 w_since;	/* wall clock, seconds */
 	uint64_t		 w_last_seen;	/* mono ns, any message */
 	uint64_t		 w_last_hb;	/* mono ns, 0: none yet */
+	uint32_t		 w_hb_finished;	/* its last heartbeat's count */
+	uint32_t		 w_hb_interval;	/* ms, of that heartbeat */
 	/* frames being built while the core's actions are drained */
 	R3q__Task		*w_outv;	/* the Assign's tasks, */
 	R3q__Task		**w_out;	/* and pointers to them */
@@ -107,6 +113,10 @@ struct worker {
 	size_t			 w_ncancel, w_cancelcap;
 	uint64_t		*w_repl;	/* of w_out, the replicas */
 	size_t			 w_nrepl, w_replcap;
+	uint64_t		*w_active;	/* of w_out, moved here */
+	size_t			 w_nactive, w_activecap;
+	uint64_t		*w_withdraw;	/* held tasks asked back */
+	size_t			 w_nwithdraw, w_withdrawcap;
 	int			 w_dirty;	/* on md->dirty */
 	TAILQ_ENTRY(worker)	 w_dirty_entry;
 	uint64_t		 w_roster_job;	/* job whose roster ... */
@@ -152,6 +162,13 @@ enum span_outcome {
 	SPAN_FAILED,		/* the task failed on the worker */
 	SPAN_WITHDRAWN		/* cancelled while held: never ran */
 };
+
+/*
+ * A span's flags, kept in the journal's replica column: an extra copy,
+ * and (issue 19) a copy that came by a move, or was released for one.
+ */
+#define SPAN_F_REPLICA	1
+#define SPAN_F_MOVED	2
 
 /* One task execution on a worker, in masterd's monotonic clock. */
 struct exec_span {
@@ -260,6 +277,8 @@ struct job {
 	enum sched_policy	 j_policy;
 	unsigned		 j_qf;
 	unsigned		 j_verify;
+	enum sched_balance	 j_balance;
+	uint64_t		 j_moved;	/* tasks moved by balancing */
 	char			 j_name[64];
 	char			 j_owner[64];	/* CN, or uid:NAME */
 	struct batchlist	 j_batches;	/* live ones, then past */
@@ -294,6 +313,7 @@ struct masterd {
 	struct sched		*sched;
 	enum sched_policy	 policy;
 	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
+	enum sched_balance	 balance;	/* a job's default */
 	uint64_t		 epoch;		/* task id space */
 	struct siphash_key	 mac;		/* tags the copies we send */
 	uint64_t		 refused;	/* results refused: no such copy */

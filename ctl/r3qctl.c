@@ -456,6 +456,9 @@ print_json(const R3q__JobInfo *ji)
 			putchar(ji->error[i]);
 	}
 	printf("\",\"work_ms\":%.17g,", ji->work_ms);
+	if (ji->balance != NULL && ji->balance[0] != '\0')
+		printf("\"balance\":\"%s\",\"moved\":%" PRIu64 ",",
+		    ji->balance, ji->moved);
 	/*
 	 * Known after a generation (not for --local); the lower bound and
 	 * the efficiency only with a synthetic load as well.

@@ -1674,8 +1674,9 @@ trace_render(struct out *o, const struct report_job *j)
 		out_printf(o, ",\"dur\":");
 		out_us(o, end - s->start_ns);
 		out_printf(o, ",\"args\":{\"gen\":%" PRIu32 ",\"task\":%" PRIu64
-		    ",\"replica\":%d,\"outcome\":\"%s\"}}", s->gen, s->task,
-		    s->replica ? 1 : 0, outcome_key(s->outcome));
+		    ",\"replica\":%d,\"outcome\":\"%s\"%s}}", s->gen, s->task,
+		    s->replica ? 1 : 0, outcome_key(s->outcome),
+		    s->moved ? ",\"moved\":1" : "");
 		sep = ",\n";
 	}
 	for (i = 0; i < j->nmarks; i++) {

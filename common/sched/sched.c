@@ -291,8 +291,9 @@ struct worker {
 	uint64_t	 w_joined;		/* now of its join */
 	int		 w_pvalid;		/* w_power covers a whole
 						   interval it was here for */
-	int		 w_starved;		/* had a CPU without a copy
-						   this interval */
+	int		 w_starved;		/* ran dry this interval: a CPU
+						   without a copy, the queue
+						   empty */
 	uint32_t	 w_nincoming;		/* room reserved for moves */
 	uint32_t	 w_noutgoing;		/* copies being withdrawn */
 	int		 w_balskip;		/* global: no move from it */
@@ -1111,7 +1112,8 @@ sched_copy_drop(struct sched *s, struct copy *c)
 		w->w_nheld--;
 		s->s_stats.held--;
 	}
-	if (w->w_ncopies < w->w_ncpu)
+	/* Ran dry: a CPU without a copy and no queued work to fill it. */
+	if (w->w_ncopies < w->w_ncpu && s->s_stats.queued == 0)
 		w->w_starved = 1;
 	sched_wake(s, w);
 	c->c_tnext = s->s_cfree;
@@ -2417,7 +2419,8 @@ sched_power_roll(struct sched *s)
 		if (!w->w_starved || w->w_power > w->w_rate || !w->w_pvalid)
 			w->w_rate = w->w_power;
 		w->w_pcount = 0;
-		w->w_starved = w->w_ncopies < w->w_ncpu;
+		w->w_starved = w->w_ncopies < w->w_ncpu &&
+		    s->s_stats.queued == 0;
 		/* Here for the whole interval that ended at s_power_at? */
 		if (w->w_joined + s->s_pinterval <= s->s_power_at)
 			w->w_pvalid = 1;

@@ -34,6 +34,7 @@ struct map_opts {
 	int		 nul;
 	int		 json;
 	const char	*policy;
+	const char	*balance;
 	unsigned	 queue_factor;
 	uint64_t	 timeout_ms;	/* 0: none */
 	const char	*kind;
@@ -57,7 +58,7 @@ map_usage(int code)
 	fprintf(code == EX_OK ? stdout : stderr,
 	    "usage: r3qctl map [-0] [--json] [--policy P] "
 	    "[--queue-factor N|auto]\n"
-	    "                  [--timeout S] KIND [FILE]\n"
+	    "                  [--balance B] [--timeout S] KIND [FILE]\n"
 	    "  -0                  records end with NUL, not newline "
 	    "(input and output)\n"
 	    "  --json              one JSON object per task: index, status, "
@@ -65,7 +66,10 @@ map_usage(int code)
 	    "                      (output_base64 if not UTF-8), error\n"
 	    "  --policy P          wq, rr, rwq or r3q (the master's default "
 	    "otherwise)\n"
-	    "  --queue-factor N    1 to 64, or auto\n"
+	    "  --queue-factor N    1 to 128, or auto\n"
+	    "  --balance B         none, one, power or global: move held "
+	    "tasks between\n"
+	    "                      workers (the master's default otherwise)\n"
 	    "  --timeout S         give up on tasks unfinished after S "
 	    "seconds\n"
 	    "one task of KIND per line of FILE (or standard input, or -); "
@@ -172,6 +176,7 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 		{ "json",		no_argument,	   NULL, 'j' },
 		{ "policy",		required_argument, NULL, 'p' },
 		{ "queue-factor",	required_argument, NULL, 'Q' },
+		{ "balance",		required_argument, NULL, 'B' },
 		{ "timeout",		required_argument, NULL, 't' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -198,15 +203,21 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 				    "of wq, rr, rwq, r3q", optarg);
 			o->policy = optarg;
 			break;
+		case 'B':
+			if (sched_balance_parse(optarg, NULL) == -1)
+				die(EX_USAGE, "--balance: '%s' is not one of "
+				    "none, one, power, global", optarg);
+			o->balance = optarg;
+			break;
 		case 'Q':
 			if (strcmp(optarg, "auto") == 0)
 				o->queue_factor = R3Q_QF_AUTO;
-			else if (parse_u64(optarg, 1, 64, &v) == 0)
+			else if (parse_u64(optarg, 1, SCHED_QF_MAX, &v) == 0)
 				o->queue_factor = (unsigned)v;
 			else
 				die(EX_USAGE, "--queue-factor: '%s' is "
-				    "not a number from 1 to 64 or auto",
-				    optarg);
+				    "not a number from 1 to %d or auto",
+				    optarg, SCHED_QF_MAX);
 			break;
 		case 't':
 			d = strtod(optarg, &end);
@@ -503,6 +514,7 @@ cmd_map(int argc, char *argv[], const char *socket)
 	jo.name = name;
 	jo.policy = o.policy;
 	jo.queue_factor = o.queue_factor;
+	jo.balance = o.balance;
 	if ((job = r3q_job_open(map_r, &jo)) == NULL)
 		die(EX_FAIL, "cannot open a job: %s", r3q_error(map_r));
 	map_catch_signals();

@@ -103,8 +103,10 @@ usage(int code)
 	    "--reevaluate-parents\n"
 	    "  --work-ms MS  --spin  --verify N  --local  --csv FILE  --json  "
 	    "--quiet  --detach\n"
+	    "  --balance none|one|power|global\n"
 	    "map options:\n"
-	    "  -0  --json  --policy P  --queue-factor N|auto  --timeout S\n"
+	    "  -0  --json  --policy P  --queue-factor N|auto  --balance B  "
+	    "--timeout S\n"
 	    "exchange plan options:\n"
 	    "  --algo A  --matrix FILE  --random P  --fatal P  --seed N  "
 	    "--json\n"
@@ -454,6 +456,9 @@ print_json(const R3q__JobInfo *ji)
 			putchar(ji->error[i]);
 	}
 	printf("\",\"work_ms\":%.17g,", ji->work_ms);
+	if (ji->balance != NULL && ji->balance[0] != '\0')
+		printf("\"balance\":\"%s\",\"moved\":%" PRIu64 ",",
+		    ji->balance, ji->moved);
 	/*
 	 * Known after a generation (not for --local); the lower bound and
 	 * the efficiency only with a synthetic load as well.
@@ -543,6 +548,10 @@ print_result(const R3q__JobInfo *ji)
 	    S(ji->sync_ns));
 	printf("replicas %u, losing copies terminated: %u held, %u running\n",
 	    ji->replicas, ji->killed_held, ji->killed_running);
+	if (ji->balance != NULL && ji->balance[0] != '\0' &&
+	    strcmp(ji->balance, "none") != 0)
+		printf("balance %s: %" PRIu64 " held tasks moved\n",
+		    ji->balance, ji->moved);
 	if (ji->efficiency > 0)
 		printf("efficiency: %.1f %% (lower bound %.3f s = %.1f s of "
 		    "work / speed %.2f)\n", ji->efficiency * 100,
@@ -603,6 +612,7 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 		{ "work-ms",		required_argument, NULL, 'w' },
 		{ "spin",		no_argument,	   NULL, 'S' },
 		{ "verify",		required_argument, NULL, 'V' },
+		{ "balance",		required_argument, NULL, 'B' },
 		{ "detach",		no_argument,	   NULL, 'D' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -621,6 +631,7 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 	o->p.lu = 0;
 	o->p.seed = 1;
 	o->p.policy = (char *)(uintptr_t)"";
+	o->p.balance = (char *)(uintptr_t)"";
 	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -673,11 +684,12 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 		case 'Q':
 			if (strcmp(optarg, "auto") == 0)
 				o->p.queue_factor = SCHED_QF_AUTO;
-			else if (parse_u64(optarg, 1, 64, &v) == 0)
+			else if (parse_u64(optarg, 1, SCHED_QF_MAX, &v) == 0)
 				o->p.queue_factor = (uint32_t)v;
 			else
 				die(EX_USAGE, "--queue-factor: '%s' is not a "
-				    "number from 1 to 64 or auto", optarg);
+				    "number from 1 to %d or auto", optarg,
+				    SCHED_QF_MAX);
 			break;
 		case 'w':
 			o->p.work_ms = strtod(optarg, &end);
@@ -694,6 +706,12 @@ parse_es(int argc, char *argv[], struct es_opts *o)
 				die(EX_USAGE, "--verify: '%s' is not a number "
 				    "from 1 to %d", optarg, SCHED_VERIFY_MAX);
 			o->p.verify = (uint32_t)v;
+			break;
+		case 'B':
+			if (sched_balance_parse(optarg, NULL) == -1)
+				die(EX_USAGE, "--balance: '%s' is not one of "
+				    "none, one, power, global", optarg);
+			o->p.balance = optarg;
 			break;
 		case 'D':
 			o->detach = 1;
@@ -1141,7 +1159,7 @@ cmd_workers(void)
 	R3q__ListWorkers l = R3Q__LIST_WORKERS__INIT;
 	R3q__WorkerInfo	*w;
 	char		 kinds[2048], since[32], hb[32], rtt[32], task[32];
-	char		 cert[32];
+	char		 cert[32], power[32];
 	size_t		 i, k, off;
 	struct tm	 tm;
 	time_t		 t, now = time(NULL);
@@ -1155,9 +1173,9 @@ cmd_workers(void)
 	if (ans->body_case != R3Q__ENVELOPE__BODY_WORKER_LIST)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
 	printf("%-12s %-22s %4s %6s %-15s %4s %4s %7s %8s %8s %8s %7s %4s "
-	    "%-8s %6s %s\n", "NAME", "ADDRESS", "CPUS", "SPEED", "KINDS", "CAP",
-	    "HELD", "RUNNING", "DONE", "RTT", "TASK", "LASTHB", "SUSP",
-	    "STATE", "CERT", "SINCE");
+	    "%9s %-8s %6s %s\n", "NAME", "ADDRESS", "CPUS", "SPEED", "KINDS",
+	    "CAP", "HELD", "RUNNING", "DONE", "RTT", "TASK", "LASTHB", "SUSP",
+	    "POWER", "STATE", "CERT", "SINCE");
 	for (i = 0; i < ans->worker_list->n_workers; i++) {
 		w = ans->worker_list->workers[i];
 		kinds[0] = '\0';
@@ -1192,11 +1210,14 @@ cmd_workers(void)
 			snprintf(cert, sizeof(cert), "%dd%s", days,
 			    (time_t)w->cert_not_after - now < CERT_WARN ? "!" :
 			    "");
+		/* Power: the master's count / the heartbeat's (issue 19). */
+		snprintf(power, sizeof(power), "%u/%u", w->power,
+		    w->power_reported);
 		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
-		    " %8s %8s %7s %4" PRIu64 " %-8s %6s %s\n", w->name,
+		    " %8s %8s %7s %4" PRIu64 " %9s %-8s %6s %s\n", w->name,
 		    w->address, w->cpus, w->speed, kinds, w->capacity, w->held,
-		    w->running, w->done, rtt, task, hb, w->suspects, w->state,
-		    cert, since);
+		    w->running, w->done, rtt, task, hb, w->suspects, power,
+		    w->state, cert, since);
 	}
 	/* A certificate that runs out soon: say when. */
 	for (i = 0; i < ans->worker_list->n_workers; i++) {
@@ -1346,6 +1367,7 @@ report_build(const R3q__JobTrace *t, struct report_job *rj,
 			m[nm].gen = x->gen;
 			m[nm].task = x->task;
 			m[nm].replica = x->replica;
+			m[nm].moved = x->moved;
 			m[nm++].t_ns = x->start_ns > t->start_ns ?
 			    x->start_ns - t->start_ns : 0;
 			continue;
@@ -1362,6 +1384,7 @@ report_build(const R3q__JobTrace *t, struct report_job *rj,
 		    x->end_ns - t->start_ns : 0;
 		s[ns].outcome = x->outcome <= REPORT_FAILED ?
 		    (enum report_outcome)x->outcome : REPORT_FAILED;
+		s[ns].moved = x->moved;
 		s[ns++].replica = x->replica;
 	}
 	g = xcalloc(ji->n_gens + 1, sizeof(*g));

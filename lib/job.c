@@ -28,6 +28,8 @@ job_open_msg(R3q__OpenJob *oj, const struct r3q_job_options *o)
 	oj->max_kills = o->max_kills;
 	oj->verify = o->verify;
 	oj->client_timeout_ms = o->client_timeout_ms;
+	oj->balance = (char *)(uintptr_t)(o->balance != NULL ? o->balance :
+	    "");
 }
 
 static int

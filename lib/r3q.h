@@ -110,6 +110,8 @@ struct r3q_job_options {
 	unsigned	 max_kills;
 	unsigned	 verify;
 	unsigned	 client_timeout_ms;
+	const char	*balance;	/* none, one, power, global: move
+					   held tasks between workers */
 };
 #define R3Q_QF_AUTO	0xffffffffu
 

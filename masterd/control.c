@@ -214,7 +214,13 @@ control_list_workers(struct session *s, uint64_t reqid)
 			infos[n].rtt_ns = est.rtt_ns;
 			infos[n].task_ns = est.task_ns;
 			infos[n].capacity = est.cap;
+			infos[n].power = est.power;
 		}
+		/* The heartbeat's own count, per power_interval: shown only. */
+		if (w->w_hb_interval > 0)
+			infos[n].power_reported = (uint32_t)((uint64_t)
+			    w->w_hb_finished * md->conf.power_interval /
+			    w->w_hb_interval);
 		infos[n].speed = w->w_speed;
 		infos[n].last_heartbeat_ms = w->w_last_hb ? (mono_ns() -
 		    w->w_last_hb) / NS_PER_MS : UINT64_MAX;

@@ -269,6 +269,7 @@ job_new(const struct job_driver *drv, enum sched_policy pol, unsigned qf,
 	j->j_policy = pol;
 	j->j_qf = qf;
 	j->j_verify = verify;
+	j->j_balance = md->balance;	/* a driver may set its own */
 	TAILQ_INIT(&j->j_batches);
 	j->j_start = mono_ns();
 	j->j_start_wall = j->j_start + md->wall_off;
@@ -410,6 +411,7 @@ job_batch_open(struct job *j, uint32_t kind, uint64_t client)
 	cfg.max_attempts = md->conf.max_attempts;
 	cfg.max_kills = md->conf.max_kills;
 	cfg.verify = j->j_verify;
+	cfg.balance = j->j_balance;
 	if (sched_batch_open(md->sched, b->b_id, &cfg, mono_ns()) == -1)
 		fatal("%s: core refused batch %llu", __func__,
 		    (unsigned long long)b->b_id);
@@ -661,7 +663,8 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 		sp->start_ns = start;
 		sp->end_ns = end;
 		sp->outcome = (uint32_t)o;
-		sp->replica = replica != 0;
+		sp->replica = (replica & SPAN_F_REPLICA) != 0;
+		sp->moved = (replica & SPAN_F_MOVED) != 0;
 		return;
 	}
 	memset(&js, 0, sizeof(js));
@@ -675,7 +678,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	js.start_ns = start;
 	js.end_ns = end;
 	js.outcome = (uint32_t)o;
-	js.replica = replica != 0;
+	js.replica = (uint32_t)replica & (SPAN_F_REPLICA | SPAN_F_MOVED);
 	if (journal_span_add(md->journal, &js) == -1)
 		job_journal_error();
 }
@@ -710,7 +713,8 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	if (r->start_ns == 0 || r->end_ns < r->start_ns)
 		return;
 	job_journal_span(j, w, gen, idx, r->id, r->slot, r->start_ns,
-	    r->end_ns, o, r->replica);
+	    r->end_ns, o, (r->replica ? SPAN_F_REPLICA : 0) |
+	    (r->active ? SPAN_F_MOVED : 0));
 	if (j->j_state != JOB_RUNNING || (b = job_batch_by_gen(j, gen)) ==
 	    NULL || !b->b_live)
 		return;		/* its batch is measured already */
@@ -1053,6 +1057,8 @@ job_info(const struct job *j, R3q__JobInfo *info, int full)
 	info->id = j->j_id;
 	info->state = (char *)(uintptr_t)job_state_name(j->j_state);
 	info->policy = (char *)(uintptr_t)sched_policy_name(j->j_policy);
+	info->balance = (char *)(uintptr_t)sched_balance_name(j->j_balance);
+	info->moved = j->j_moved;
 	info->driver = (char *)(uintptr_t)j->j_drv->d_name;
 	info->name = (char *)(uintptr_t)j->j_name;
 	info->owner = (char *)(uintptr_t)j->j_owner;
@@ -1703,7 +1709,8 @@ job_trace_span(void *arg, const struct journal_span *js)
 	sp->start_ns = js->start_ns;
 	sp->end_ns = js->end_ns;
 	sp->outcome = js->outcome;
-	sp->replica = js->replica != 0;
+	sp->replica = (js->replica & SPAN_F_REPLICA) != 0;
+	sp->moved = (js->replica & SPAN_F_MOVED) != 0;
 	t->spans[t->n_spans++] = sp;
 	return (0);
 }

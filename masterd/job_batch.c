@@ -415,6 +415,8 @@ static int
 bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, enum sched_policy *pol,
     char *err, size_t errlen)
 {
+	enum sched_balance	 bal;
+
 	*pol = md->policy;
 	if (o->policy != NULL && o->policy[0] != '\0' &&
 	    sched_policy_parse(o->policy, pol) == -1) {
@@ -422,8 +424,15 @@ bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, enum sched_policy *pol,
 		    o->policy);
 		return (-1);
 	}
-	if (o->queue_factor > 64 && o->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most 64");
+	if (o->queue_factor > SCHED_QF_MAX && o->queue_factor != SCHED_QF_AUTO) {
+		snprintf(err, errlen, "queue factor must be at most %d",
+		    SCHED_QF_MAX);
+		return (-1);
+	}
+	if (o->balance != NULL && o->balance[0] != '\0' &&
+	    sched_balance_parse(o->balance, NULL) == -1) {
+		snprintf(err, errlen, "unknown balance '%s' (none, one, power, "
+		    "global)", o->balance);
 		return (-1);
 	}
 	if (o->verify > SCHED_VERIFY_MAX) {
@@ -441,6 +450,10 @@ bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, enum sched_policy *pol,
 	if (strlen(set->name) >= 64)
 		set->name[63] = '\0';
 	set->policy = xstrdup(sched_policy_name(*pol));
+	bal = md->balance;
+	if (o->balance != NULL && o->balance[0] != '\0')
+		(void)sched_balance_parse(o->balance, &bal);
+	set->balance = xstrdup(sched_balance_name(bal));
 	set->queue_factor = o->queue_factor ? o->queue_factor :
 	    md->queue_factor;
 	set->max_attempts = o->max_attempts ? o->max_attempts :
@@ -475,6 +488,7 @@ bj_open(struct session *s, uint64_t reqid, const R3q__OpenJob *o)
 	j = job_new(&job_batch_driver, pol, bj->bj_open.queue_factor,
 	    bj->bj_open.verify);
 	j->j_ds = bj;
+	(void)sched_balance_parse(bj->bj_open.balance, &j->j_balance);
 	str_vis(j->j_name, sizeof(j->j_name), bj->bj_open.name);
 	snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
 	job_journal_put(j);
@@ -1067,6 +1081,8 @@ bj_free(struct job *j)
 		free(bj->bj_open.name);
 	if (bj->bj_open.policy != protobuf_c_empty_string)
 		free(bj->bj_open.policy);
+	if (bj->bj_open.balance != protobuf_c_empty_string)
+		free(bj->bj_open.balance);
 	free(bj);
 	j->j_ds = NULL;
 }
@@ -1239,6 +1255,7 @@ bj_load(struct job *j, const struct journal_job *row,
 	j->j_policy = pol;
 	j->j_qf = bj->bj_open.queue_factor;
 	j->j_verify = bj->bj_open.verify;
+	(void)sched_balance_parse(bj->bj_open.balance, &j->j_balance);
 	bj->bj_acked = st != NULL ? st->acked : 0;
 	bj->bj_sent = bj->bj_acked;
 	if (j->j_state != JOB_RUNNING)

@@ -322,8 +322,9 @@ job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
 		    p->policy);
 		return (NULL);
 	}
-	if (p->queue_factor > 64 && p->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most 64");
+	if (p->queue_factor > SCHED_QF_MAX && p->queue_factor != SCHED_QF_AUTO) {
+		snprintf(err, errlen, "queue factor must be at most %d",
+		    SCHED_QF_MAX);
 		return (NULL);
 	}
 	if ((len = bnb_payload_len(p->jobs, p->machines, p->jobs)) >

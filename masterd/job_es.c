@@ -66,6 +66,7 @@ job_es_set_params(struct job *j, const R3q__EsParams *p)
 	q->spin = p->spin;
 	q->verify = j->j_verify;
 	q->policy = xstrdup(sched_policy_name(j->j_policy));
+	q->balance = xstrdup(sched_balance_name(j->j_balance));
 	j->j_work_ms = p->work_ms;
 }
 
@@ -114,6 +115,7 @@ job_es_submit(const R3q__EsParams *p, char *err, size_t errlen)
 {
 	struct es_params	 ep;
 	enum sched_policy	 pol = md->policy;
+	enum sched_balance	 bal = md->balance;
 	struct job		*j;
 	struct es		*es;
 
@@ -129,8 +131,15 @@ job_es_submit(const R3q__EsParams *p, char *err, size_t errlen)
 		    p->policy);
 		return (NULL);
 	}
-	if (p->queue_factor > 64 && p->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most 64");
+	if (p->balance != NULL && p->balance[0] != '\0' &&
+	    sched_balance_parse(p->balance, &bal) == -1) {
+		snprintf(err, errlen, "unknown balance '%s' (none, one, power, "
+		    "global)", p->balance);
+		return (NULL);
+	}
+	if (p->queue_factor > SCHED_QF_MAX && p->queue_factor != SCHED_QF_AUTO) {
+		snprintf(err, errlen, "queue factor must be at most %d",
+		    SCHED_QF_MAX);
 		return (NULL);
 	}
 	if (!(p->work_ms >= 0) || p->work_ms > 3600000) {
@@ -156,6 +165,7 @@ job_es_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	j = job_new(&job_es_driver, pol,
 	    p->queue_factor ? p->queue_factor : md->queue_factor,
 	    p->verify ? p->verify : md->conf.verify);
+	j->j_balance = bal;
 	j->j_ds = xcalloc(1, sizeof(struct es_job));
 	EJ(j)->ej_es = es;
 	job_es_set_params(j, p);
@@ -321,6 +331,7 @@ job_es_free(struct job *j)
 		return;
 	es_free(ej->ej_es);
 	free(ej->ej_params.policy);
+	free(ej->ej_params.balance);
 	free(ej->ej_best_x);
 	free(ej);
 	j->j_ds = NULL;
@@ -440,6 +451,7 @@ job_es_load(struct job *j, const struct journal_job *row,
 	j->j_policy = pol;
 	j->j_qf = p->queue_factor;
 	j->j_verify = p->verify;
+	(void)sched_balance_parse(p->balance, &j->j_balance);
 	job_es_set_params(j, p);
 	r3q__es_params__free_unpacked(p, NULL);
 	if (j->j_state != JOB_RUNNING) {

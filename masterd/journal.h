@@ -107,7 +107,8 @@ struct journal_span {
 	uint64_t	 start_ns;	/* wall clock ns */
 	uint64_t	 end_ns;
 	uint32_t	 outcome;	/* opaque small integer */
-	uint32_t	 replica;	/* 0/1 */
+	uint32_t	 replica;	/* bit 0: an extra copy; bit 1:
+					   moved by balancing (SPAN_F_*) */
 };
 
 struct journal	*journal_open(const char *, char *, size_t);

@@ -50,7 +50,7 @@ check_policy(const char *v, char *err, size_t errlen)
 	return (0);
 }
 
-/* queue_factor: a whole number from 1 to 64, or auto. */
+/* queue_factor: a whole number from 1 to SCHED_QF_MAX, or auto. */
 int
 masterd_parse_qf(const char *v, unsigned *qf)
 {
@@ -60,7 +60,7 @@ masterd_parse_qf(const char *v, unsigned *qf)
 		*qf = SCHED_QF_AUTO;
 		return (0);
 	}
-	if (parse_u64(v, 1, 64, &n) == -1)
+	if (parse_u64(v, 1, SCHED_QF_MAX, &n) == -1)
 		return (-1);
 	*qf = (unsigned)n;
 	return (0);
@@ -73,7 +73,31 @@ check_qf(const char *v, char *err, size_t errlen)
 
 	if (masterd_parse_qf(v, &qf) == -1) {
 		snprintf(err, errlen, "queue_factor: '%s' is not a whole "
-		    "number from 1 to 64 or auto", v);
+		    "number from 1 to %d or auto", v, SCHED_QF_MAX);
+		return (-1);
+	}
+	return (0);
+}
+
+/* balance: a balancing mode the core knows (issue 19). */
+static int
+check_balance(const char *v, char *err, size_t errlen)
+{
+	if (sched_balance_parse(v, NULL) == -1) {
+		snprintf(err, errlen, "balance: '%s' is not one of none, one, "
+		    "power, global", v);
+		return (-1);
+	}
+	return (0);
+}
+
+/* balance_topology: ring, all or tree. */
+static int
+check_topology(const char *v, char *err, size_t errlen)
+{
+	if (sched_topology_parse(v, NULL) == -1) {
+		snprintf(err, errlen, "balance_topology: '%s' is not one of "
+		    "ring, all, tree", v);
 		return (-1);
 	}
 	return (0);
@@ -160,6 +184,13 @@ const struct conf_key masterd_keys[] = {
 	    NULL },
 	{ "connect_burst",	CONF_UINT,	OFF(connect_burst), 1, 1000000,
 	    NULL },
+	{ "balance",		CONF_STRING,	OFF(balance),	0, 0,
+	    check_balance },
+	{ "power_interval",	CONF_DURATION,	OFF(power_interval),
+	    SCHED_POWER_INTERVAL_MIN / 1000000,
+	    SCHED_POWER_INTERVAL_MAX / 1000000, NULL },
+	{ "balance_topology",	CONF_STRING,	OFF(balance_topology), 0, 0,
+	    check_topology },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -207,6 +238,9 @@ masterd_config_defaults(struct masterd_config *c)
 	c->max_job_tasks = 5000000;
 	c->connect_rate = 100;
 	c->connect_burst = 1000;
+	strcpy(c->balance, "none");
+	c->power_interval = SCHED_POWER_INTERVAL_DEFAULT / 1000000;
+	strcpy(c->balance_topology, "ring");
 }
 
 /*
@@ -233,6 +267,26 @@ masterd_config_check(const struct masterd_config *c, char *err, size_t len)
 		return (-1);
 	}
 	return (0);
+}
+
+/*
+ * The balancing defaults (issue 19): the mode a job gets unless it names
+ * one, Power's interval and the topology of the paper's pairs.  The names
+ * were checked when the file was read; they are printed as the core
+ * spells them.
+ */
+void
+masterd_apply_balance(void)
+{
+	enum sched_topology	 t = SCHED_TOPO_RING;
+
+	sched_balance_parse(md->conf.balance, &md->balance);
+	strcpy(md->conf.balance, sched_balance_name(md->balance));
+	sched_topology_parse(md->conf.balance_topology, &t);
+	strcpy(md->conf.balance_topology, sched_topology_name(t));
+	if (md->sched != NULL)
+		sched_set_balance(md->sched, md->conf.power_interval * 1000000,
+		    t, mono_ns());
 }
 
 /*
@@ -421,6 +475,7 @@ masterd_reload(void)
 	md->conf = nc;
 	server_liveness_arm();
 	masterd_apply_fault();
+	masterd_apply_balance();
 	sched_policy_parse(md->conf.policy, &md->policy);
 	strcpy(md->conf.policy, sched_policy_name(md->policy));
 	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
@@ -524,6 +579,7 @@ main(int argc, char *argv[])
 	sched_policy_parse(md->conf.policy, &md->policy);
 	strcpy(md->conf.policy, sched_policy_name(md->policy));
 	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+	masterd_apply_balance();
 	if (noaction) {
 		if (verbose) {
 			conf_print(stdout, masterd_keys, &md->conf);
@@ -558,6 +614,7 @@ main(int argc, char *argv[])
 	if ((md->sched = sched_new()) == NULL)
 		fatal("sched_new");
 	masterd_apply_fault();
+	masterd_apply_balance();
 	TAILQ_INIT(&md->sessions);
 	TAILQ_INIT(&md->jobs);
 	TAILQ_INIT(&md->dirty);

@@ -30,7 +30,7 @@ struct masterd_config {
 	char		 crl[CONF_STRMAX];	/* none, or a PEM file */
 	char		 journal[CONF_STRMAX];
 	char		 policy[CONF_STRMAX];
-	char		 queue_factor[CONF_STRMAX];	/* 1..64 or auto */
+	char		 queue_factor[CONF_STRMAX];	/* 1..SCHED_QF_MAX or auto */
 	uint64_t	 max_frame;
 	unsigned	 max_attempts;
 	uint64_t	 handshake_timeout;	/* ms */
@@ -63,6 +63,9 @@ struct masterd_config {
 	unsigned	 connect_burst;
 	uint64_t	 journal_retry;		/* ms between tries of a
 						   stalled journal */
+	char		 balance[CONF_STRMAX];	/* a job's default */
+	uint64_t	 power_interval;	/* ms */
+	char		 balance_topology[CONF_STRMAX];
 };
 
 extern const struct conf_key masterd_keys[];
@@ -70,6 +73,7 @@ int	masterd_parse_qf(const char *, unsigned *);
 void	masterd_config_defaults(struct masterd_config *);
 int	masterd_config_check(const struct masterd_config *, char *, size_t);
 void	masterd_apply_fault(void);
+void	masterd_apply_balance(void);
 void	masterd_mkparent(const char *, unsigned, const char *);
 
 enum role {
@@ -142,6 +146,8 @@ struct worker {
 	uint64_t		 w_since;	/* wall clock, seconds */
 	uint64_t		 w_last_seen;	/* mono ns, any message */
 	uint64_t		 w_last_hb;	/* mono ns, 0: none yet */
+	uint32_t		 w_hb_finished;	/* its last heartbeat's count */
+	uint32_t		 w_hb_interval;	/* ms, of that heartbeat */
 	/* frames being built while the core's actions are drained */
 	R3q__Task		*w_outv;	/* the Assign's tasks, */
 	R3q__Task		**w_out;	/* and pointers to them */
@@ -150,6 +156,10 @@ struct worker {
 	size_t			 w_ncancel, w_cancelcap;
 	uint64_t		*w_repl;	/* of w_out, the replicas */
 	size_t			 w_nrepl, w_replcap;
+	uint64_t		*w_active;	/* of w_out, moved here */
+	size_t			 w_nactive, w_activecap;
+	uint64_t		*w_withdraw;	/* held tasks asked back */
+	size_t			 w_nwithdraw, w_withdrawcap;
 	int			 w_dirty;	/* on md->dirty */
 	TAILQ_ENTRY(worker)	 w_dirty_entry;
 	uint64_t		 w_roster_job;	/* job whose roster ... */
@@ -195,6 +205,13 @@ enum span_outcome {
 	SPAN_FAILED,		/* the task failed on the worker */
 	SPAN_WITHDRAWN		/* cancelled while held: never ran */
 };
+
+/*
+ * A span's flags, kept in the journal's replica column: an extra copy,
+ * and (issue 19) a copy that came by a move, or was released for one.
+ */
+#define SPAN_F_REPLICA	1
+#define SPAN_F_MOVED	2
 
 /* One task execution on a worker, in masterd's monotonic clock. */
 struct exec_span {
@@ -303,6 +320,8 @@ struct job {
 	enum sched_policy	 j_policy;
 	unsigned		 j_qf;
 	unsigned		 j_verify;
+	enum sched_balance	 j_balance;
+	uint64_t		 j_moved;	/* tasks moved by balancing */
 	char			 j_name[64];
 	char			 j_owner[64];	/* CN, or uid:NAME */
 	struct batchlist	 j_batches;	/* live ones, then past */
@@ -357,6 +376,7 @@ struct masterd {
 	struct sched		*sched;
 	enum sched_policy	 policy;
 	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
+	enum sched_balance	 balance;	/* a job's default */
 	uint64_t		 epoch;		/* task id space */
 	struct siphash_key	 mac;		/* tags the copies we send */
 	uint64_t		 refused;	/* results refused: no such copy */

@@ -180,6 +180,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 {
 	struct sched_stats	 st;
 	struct sched_fault_info	 fi;
+	struct sched_estimate	 est;
 	struct evbuffer		*b;
 	struct worker		*w;
 	struct job		*j;
@@ -289,6 +290,37 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	for (i = 0; i < CAP_N; i++)
 		evbuffer_add_printf(b, "r3q_refused_total{cap=\"%s\"} %" PRIu64
 		    "\n", cap_names[i], md->capped[i]);
+	/* Balancing of held tasks (issue 19). */
+	evbuffer_add_printf(b,
+	    "# HELP r3q_withdrawals_total Held tasks asked back from a worker "
+	    "to move them (balancing).\n"
+	    "# TYPE r3q_withdrawals_total counter\n"
+	    "r3q_withdrawals_total %" PRIu64 "\n"
+	    "# HELP r3q_tasks_moved_total Tasks moved to another worker's "
+	    "local queue by balancing.\n"
+	    "# TYPE r3q_tasks_moved_total counter\n"
+	    "r3q_tasks_moved_total %" PRIu64 "\n"
+	    "# HELP r3q_tasks_moved_back_total Tasks released for a move "
+	    "whose target had no room left: back to the master queue.\n"
+	    "# TYPE r3q_tasks_moved_back_total counter\n"
+	    "r3q_tasks_moved_back_total %" PRIu64 "\n"
+	    "# HELP r3q_withdrawals_void_total Withdrawals that found the "
+	    "task started (it stayed).\n"
+	    "# TYPE r3q_withdrawals_void_total counter\n"
+	    "r3q_withdrawals_void_total %" PRIu64 "\n",
+	    st.withdrawals, st.moved, st.moved_back, st.withdraw_void);
+	evbuffer_add_printf(b,
+	    "# HELP r3q_worker_power Results a worker returned in the last "
+	    "power_interval, counted by the master.\n"
+	    "# TYPE r3q_worker_power gauge\n");
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL ||
+		    sched_worker_estimate(md->sched, w->w_id, &est) == -1)
+			continue;
+		evbuffer_add_printf(b, "r3q_worker_power{worker=\"");
+		metrics_label(b, w->w_name);
+		evbuffer_add_printf(b, "\"} %u\n", est.power);
+	}
 
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_tasks Tasks on a worker now.\n"

@@ -239,6 +239,8 @@ worker_free(struct worker *w)
 	free(w->w_out);
 	free(w->w_cancel);
 	free(w->w_repl);
+	free(w->w_active);
+	free(w->w_withdraw);
 	free(w->w_killed);
 	free(w->w_kinds);
 	free(w);
@@ -1444,6 +1446,32 @@ worker_results(struct session *s, R3q__Results *rs)
 	server_drain();
 }
 
+/*
+ * A worker's answer to Withdraw (balancing, issue 19): for each task,
+ * whether it dropped its held copy.  The core moves it on or leaves it;
+ * an answer it did not ask for (the task finished meanwhile, or a forged
+ * one) changes nothing.  A released copy is recorded as withdrawn.
+ */
+static void
+worker_released(struct session *s, const R3q__Released *r)
+{
+	struct worker		*w = s->s_worker;
+	struct job_batch	*b;
+	size_t			 i, idx;
+	uint64_t		 now = mono_ns();
+
+	for (i = 0; i < r->n_released; i++) {
+		b = job_task_find(r->released[i], &idx);
+		if (sched_released(md->sched, w->w_id, r->released[i], 1,
+		    now) == 1 && b != NULL)
+			job_withdrawn(b->b_job, w, b->b_gen, idx,
+			    r->released[i], SPAN_F_MOVED);
+	}
+	for (i = 0; i < r->n_kept; i++)
+		(void)sched_released(md->sched, w->w_id, r->kept[i], 0, now);
+	server_drain();
+}
+
 /* Messages from a joined worker. */
 static void
 worker_dispatch(struct session *s, Envelope *env)
@@ -1470,6 +1498,11 @@ worker_dispatch(struct session *s, Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_HEARTBEAT:
 		s->s_worker->w_last_hb = s->s_worker->w_last_seen;
+		s->s_worker->w_hb_finished = env->heartbeat->finished;
+		s->s_worker->w_hb_interval = env->heartbeat->interval_ms;
+		break;
+	case R3Q__ENVELOPE__BODY_RELEASED:
+		worker_released(s, env->released);
 		break;
 	case R3Q__ENVELOPE__BODY_KINDS:
 		worker_kinds(s, env);
@@ -1505,6 +1538,10 @@ worker_unsend(struct worker *w, uint64_t task)
 		;
 	if (k < w->w_nrepl)
 		w->w_repl[k] = w->w_repl[--w->w_nrepl];
+	for (k = 0; k < w->w_nactive && w->w_active[k] != task; k++)
+		;
+	if (k < w->w_nactive)
+		w->w_active[k] = w->w_active[--w->w_nactive];
 	return (1);
 }
 
@@ -1581,6 +1618,7 @@ server_flush(void)
 	Envelope	 env;
 	R3q__Assign	 a;
 	R3q__Cancel	 c;
+	R3q__Withdraw	 wd;
 	struct worker	*w;
 	size_t		 i;
 
@@ -1609,11 +1647,25 @@ server_flush(void)
 			a.tasks = w->w_out;
 			a.n_replicas = w->w_nrepl;
 			a.replicas = w->w_repl;
+			a.n_active = w->w_nactive;
+			a.active = w->w_active;
 			env.body_case = R3Q__ENVELOPE__BODY_ASSIGN;
 			env.assign = &a;
 			session_send(w->w_session, &env);
 			w->w_nout = 0;
 			w->w_nrepl = 0;
+			w->w_nactive = 0;
+		}
+		/* After the Assign, so the worker has what it is asked for. */
+		if (w->w_nwithdraw > 0) {
+			r3q__envelope__init(&env);
+			r3q__withdraw__init(&wd);
+			wd.n_ids = w->w_nwithdraw;
+			wd.ids = w->w_withdraw;
+			env.body_case = R3Q__ENVELOPE__BODY_WITHDRAW;
+			env.withdraw = &wd;
+			session_send(w->w_session, &env);
+			w->w_nwithdraw = 0;
 		}
 	}
 	scratch_reset(0);
@@ -1689,6 +1741,19 @@ server_drain(void)
 			if (a.replica)
 				APPEND(w->w_repl, w->w_nrepl, w->w_replcap,
 				    a.task);
+			if (a.active) {
+				/* Balancing moved it here (issue 19). */
+				APPEND(w->w_active, w->w_nactive,
+				    w->w_activecap, a.task);
+				b->b_job->j_moved++;
+			}
+			worker_dirty(w);
+			break;
+		case SCHED_WITHDRAW:
+			if ((w = worker_get(a.wid)) == NULL)
+				break;
+			APPEND(w->w_withdraw, w->w_nwithdraw,
+			    w->w_withdrawcap, a.task);
 			worker_dirty(w);
 			break;
 		case SCHED_CANCEL:

@@ -210,17 +210,39 @@ exec_stop(void)
 
 /*
  * RWQ step 5, worker side: the tasks of one Assign join the tail of the
- * local queue together, and only idle threads are woken.
+ * local queue together, and only idle threads are woken.  A task moved
+ * here by balancing goes before every task held that was not (seed 003's
+ * Active Queue, served before the Schedule Queue), after those moved
+ * before it.
  */
 void
 exec_assign(struct wtasklist *tl, unsigned n)
 {
+	struct wtask	*t, *after;
 	unsigned	 wake;
 
 	if (n == 0)
 		return;
 	pthread_mutex_lock(&ex.ex_mtx);
-	TAILQ_CONCAT(&ex.ex_held, tl, wt_entry);
+	after = NULL;
+	TAILQ_FOREACH(t, &ex.ex_held, wt_entry) {
+		if (!t->wt_active)
+			break;
+		after = t;
+	}
+	while ((t = TAILQ_FIRST(tl)) != NULL) {
+		TAILQ_REMOVE(tl, t, wt_entry);
+		if (!t->wt_active)
+			TAILQ_INSERT_TAIL(&ex.ex_held, t, wt_entry);
+		else {
+			if (after == NULL)
+				TAILQ_INSERT_HEAD(&ex.ex_held, t, wt_entry);
+			else
+				TAILQ_INSERT_AFTER(&ex.ex_held, after, t,
+				    wt_entry);
+			after = t;
+		}
+	}
 	ex.ex_nheld += n;
 	wake = n < ex.ex_nidle ? n : ex.ex_nidle;
 	if (wake == ex.ex_nidle)
@@ -260,6 +282,31 @@ exec_cancel(uint64_t id)
 		}
 	}
 out:
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (rc);
+}
+
+/*
+ * Balancing: give a held task back (1), unless a thread has taken it
+ * already or it is not here (0).  The lock makes the answer exact: a
+ * thread takes a task from the queue under it.
+ */
+int
+exec_withdraw(uint64_t id)
+{
+	struct wtask	*t;
+	int		 rc = 0;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	TAILQ_FOREACH(t, &ex.ex_held, wt_entry) {
+		if (t->wt_id == id) {
+			TAILQ_REMOVE(&ex.ex_held, t, wt_entry);
+			ex.ex_nheld--;
+			wtask_free(t);
+			rc = 1;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&ex.ex_mtx);
 	return (rc);
 }

@@ -371,6 +371,7 @@ link_result(R3q__Result *r, struct wtask *t)
 	r->error = t->wt_res.error;
 	r->slot = t->wt_slot;
 	r->replica = t->wt_replica;
+	r->active = t->wt_active;
 	if (t->wt_res.status == TASK_OK) {
 		r->output.data = (uint8_t *)(uintptr_t)task_output(&t->wt_res,
 		    &len);
@@ -559,6 +560,9 @@ link_assign(R3q__Assign *a)
 		for (k = 0; k < a->n_replicas; k++)
 			if (a->replicas[k] == m->id)
 				t->wt_replica = 1;
+		for (k = 0; k < a->n_active; k++)
+			if (a->active[k] == m->id)
+				t->wt_active = 1;
 		t->wt_epoch = a->epoch;
 		t->wt_received = now;
 		if ((kind = task_kind_lookup(m->kind)) != NULL)
@@ -578,6 +582,39 @@ link_assign(R3q__Assign *a)
 		TAILQ_INSERT_TAIL(&tl, t, wt_entry);
 	}
 	exec_assign(&tl, (unsigned)a->n_tasks);
+}
+
+/*
+ * Balancing (issue 19): the master wants these held tasks back for another
+ * worker.  A task not started yet leaves the local queue; one that started
+ * (or is not here) stays, and the master hears which in one Released.
+ */
+static void
+link_withdraw(const R3q__Withdraw *wd)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Released	 rel = R3Q__RELEASED__INIT;
+	uint64_t	*v;
+	size_t		 i;
+
+	if (wd->n_ids == 0)
+		return;
+	v = xcalloc(wd->n_ids, sizeof(*v));
+	rel.released = v;
+	rel.kept = v + wd->n_ids;
+	for (i = 0; i < wd->n_ids; i++) {
+		if (exec_withdraw(wd->ids[i]))
+			rel.released[rel.n_released++] = wd->ids[i];
+		else
+			*--rel.kept = wd->ids[i];
+	}
+	rel.n_kept = wd->n_ids - rel.n_released;
+	log_debug("withdraw: %zu released, %zu kept (started)",
+	    rel.n_released, rel.n_kept);
+	env.body_case = R3Q__ENVELOPE__BODY_RELEASED;
+	env.released = &rel;
+	link_send(&env);
+	free(v);
 }
 
 /*
@@ -633,6 +670,9 @@ link_dispatch(Envelope *env)
 			    (const char *[]){ "not here", "held, removed",
 			    "running, interrupted" }[exec_cancel(
 			    env->cancel->ids[i])]);
+		break;
+	case R3Q__ENVELOPE__BODY_WITHDRAW:
+		link_withdraw(env->withdraw);
 		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("the master says: %s", env->error->message);

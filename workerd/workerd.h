@@ -81,6 +81,8 @@ struct wtask {
 	uint64_t		 wt_received;	/* wall ns */
 	unsigned		 wt_slot;	/* execution thread */
 	int			 wt_replica;	/* sent as an extra copy */
+	int			 wt_active;	/* moved here by balancing: the
+						   Active Queue (ex_mtx) */
 	uint64_t		 wt_start;
 	uint64_t		 wt_end;
 	struct task_result	 wt_res;	/* its output may borrow
@@ -95,6 +97,7 @@ void	 exec_set_max_output(uint64_t);
 void	 exec_stop(void);
 void	 exec_assign(struct wtasklist *, unsigned);
 int	 exec_cancel(uint64_t);
+int	 exec_withdraw(uint64_t);
 size_t	 exec_drop_held(void);
 void	 exec_collect(struct wtasklist *, uint64_t *, size_t *,
 	    uint64_t *, size_t *);

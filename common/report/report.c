@@ -28,6 +28,7 @@
 #define NPALETTE	10
 #define COL_FAILED	"#222222"
 #define COL_INTR	"#d62728"
+#define COL_MOVED	"#1f4e9c"	/* a task moved by balancing */
 #define COL_SYNC	"#7f7f7f"
 #define COL_AXIS	"#333333"
 #define COL_GRID	"#dddddd"
@@ -863,13 +864,21 @@ gantt_bar(struct out *o, const struct gantt *g, const struct report_span *s,
 	default:
 		break;
 	}
-	out_printf(o, "><title>task %" PRIu64 "%s, generation %" PRIu32 ", ",
-	    s->task, s->replica ? " (replica)" : "", s->gen);
+	if (s->moved)
+		out_printf(o, " data-moved=\"1\"");
+	out_printf(o, "><title>task %" PRIu64 "%s%s, generation %" PRIu32
+	    ", ", s->task, s->replica ? " (replica)" : "",
+	    s->moved ? " (moved here by balancing)" : "", s->gen);
 	out_worker(o, g->g_job, s->worker);
 	out_printf(o, "/%" PRIu32 ", %.3f s to %.3f s (%.3f s), %s</title>"
 	    "</rect>\n", s->slot, (double)s->start_ns / 1e9,
 	    (double)end / 1e9, (double)(end - s->start_ns) / 1e9,
 	    outcome_text(s->outcome));
+	/* Moved by balancing (issue 19): a blue wedge at its start. */
+	if (s->moved)
+		out_printf(o, "<polygon class=\"moved\" points=\"%.2f,%.2f "
+		    "%.2f,%.2f %.2f,%.2f\" fill=\"%s\"/>\n", x, y, x + 6,
+		    y + 6, x, y + 12, COL_MOVED);
 	if (s->outcome == REPORT_INTERRUPTED)
 		out_printf(o, "<path class=\"xcap\" d=\"M%.2f %.2fL%.2f %.2f"
 		    "M%.2f %.2fL%.2f %.2f\" stroke=\"%s\" "
@@ -1043,6 +1052,14 @@ gantt_legend(struct out *o, const struct gantt *g)
 		    x + 14, y + 9, what[i]);
 		x += 28 + CHAR_W * (double)strlen(what[i]);
 	}
+	/* Only a job that balanced shows the mark's key. */
+	for (i = 0; i < g->g_job->nspans && !g->g_job->spans[i].moved; i++)
+		;
+	if (i < g->g_job->nspans)
+		out_printf(o, "<polygon points=\"%.2f,%.2f %.2f,%.2f %.2f,%.2f\""
+		    " fill=\"%s\"/>\n<text x=\"%.2f\" y=\"%.2f\">moved by "
+		    "balancing</text>\n", x, y, x + 6, y + 6, x, y + 12,
+		    COL_MOVED, x + 14, y + 9);
 	out_printf(o, "</g>\n");
 }
 
@@ -1657,8 +1674,9 @@ trace_render(struct out *o, const struct report_job *j)
 		out_printf(o, ",\"dur\":");
 		out_us(o, end - s->start_ns);
 		out_printf(o, ",\"args\":{\"gen\":%" PRIu32 ",\"task\":%" PRIu64
-		    ",\"replica\":%d,\"outcome\":\"%s\"}}", s->gen, s->task,
-		    s->replica ? 1 : 0, outcome_key(s->outcome));
+		    ",\"replica\":%d,\"outcome\":\"%s\"%s}}", s->gen, s->task,
+		    s->replica ? 1 : 0, outcome_key(s->outcome),
+		    s->moved ? ",\"moved\":1" : "");
 		sep = ",\n";
 	}
 	for (i = 0; i < j->nmarks; i++) {

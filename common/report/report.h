@@ -33,6 +33,7 @@ struct report_span {		/* one task execution on one CPU slot */
 	uint64_t	 end_ns;
 	enum report_outcome outcome;
 	int		 replica;	/* an extra copy (replication) */
+	int		 moved;		/* came by a move (balancing) */
 };
 
 struct report_mark {		/* a copy withdrawn while still queued (never ran) */
@@ -41,6 +42,7 @@ struct report_mark {		/* a copy withdrawn while still queued (never ran) */
 	uint64_t	 task;
 	uint64_t	 t_ns;		/* relative to the job's start */
 	int		 replica;	/* it was an extra copy */
+	int		 moved;		/* released for a move (balancing) */
 };
 
 struct report_worker {

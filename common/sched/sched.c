@@ -151,6 +151,14 @@ struct copy {
 	int		 c_inorder;		/* on the c_changed list */
 	int		 c_suspect;
 	int		 c_replica;		/* sent as an extra copy */
+	int		 c_withdraw;		/* SCHED_WITHDRAW sent, its
+						   answer (sched_released())
+						   still due */
+	int		 c_moved;		/* came by a move: never moved
+						   again (no back and forth) */
+	int		 c_hasto;		/* room reserved on the target */
+	uint32_t	 c_to;			/* that target's id, */
+	uint64_t	 c_toseq;		/* and join number */
 };
 
 /* One output of a task under verify: which machine said what. */
@@ -272,6 +280,24 @@ struct worker {
 	struct worker	*w_aprev, *w_anext;	/* by w_alive */
 	uint64_t	 w_seq;			/* join order */
 	int		 w_cand;		/* on s_cand */
+	/*
+	 * Balancing (section 4): Power is the results this worker returned
+	 * (sched_vote(), sched_failed(), copies it held) in the last whole
+	 * power_interval, counted here, never taken from the worker's word.
+	 */
+	uint32_t	 w_pcount;		/* this interval so far */
+	uint32_t	 w_power;		/* the last whole interval */
+	uint32_t	 w_rate;		/* the last one it was never
+						   short of work in (global) */
+	uint64_t	 w_joined;		/* now of its join */
+	int		 w_pvalid;		/* w_power covers a whole
+						   interval it was here for */
+	int		 w_starved;		/* ran dry this interval: a CPU
+						   without a copy, the queue
+						   empty */
+	uint32_t	 w_nincoming;		/* room reserved for moves */
+	uint32_t	 w_noutgoing;		/* copies being withdrawn */
+	int		 w_balskip;		/* global: no move from it */
 };
 
 /* How many connected workers run one kind (sched_kind_workers()). */
@@ -333,6 +359,10 @@ struct sched {
 	uint32_t		 s_ref_wid;
 	int			 s_has_ref;
 	uint64_t		 s_scan_at;
+	/* Balancing (section 4): Power's interval, its next boundary. */
+	uint64_t		 s_pinterval;
+	uint64_t		 s_power_at;	/* 0: not started */
+	enum sched_topology	 s_topo;
 };
 
 static int	sched_batch_check(struct sched *, struct batch *);
@@ -340,6 +370,12 @@ static void	sched_strand_check(struct sched *);
 
 static const char *const sched_policy_names[SCHED_POLICY_COUNT] = {
 	"wq", "rr", "rwq", "r3q"
+};
+static const char *const sched_balance_names[SCHED_BALANCE_COUNT] = {
+	"none", "one", "power", "global"
+};
+static const char *const sched_topo_names[SCHED_TOPO_COUNT] = {
+	"ring", "all", "tree"
 };
 
 /*
@@ -794,7 +830,8 @@ sched_cap(const struct worker *w, const struct batch *b)
 static int
 sched_has_room(const struct worker *w, const struct batch *b)
 {
-	return (sched_can_run(w, b) && w->w_ncopies < sched_cap(w, b));
+	return (sched_can_run(w, b) &&
+	    (uint64_t)w->w_ncopies + w->w_nincoming < sched_cap(w, b));
 }
 
 /* Find the copy of t on w, walking whichever list is shorter. */
@@ -1006,6 +1043,38 @@ sched_wake(struct sched *s, struct worker *w)
 	s->s_cand[s->s_ncand++] = w;	/* s_maxworkers entries */
 }
 
+/*
+ * The room a move reserved on its target is free again: the move happened,
+ * or became void (the copy started, went away, or the target is gone; a
+ * target that left and a new worker with its id are told apart by their
+ * join numbers).
+ */
+static void
+sched_unreserve(struct sched *s, struct copy *c)
+{
+	struct worker	*to;
+
+	if (!c->c_hasto)
+		return;
+	c->c_hasto = 0;
+	if ((to = sched_worker_find(s, c->c_to, NULL)) != NULL &&
+	    to->w_seq == c->c_toseq && to->w_nincoming > 0) {
+		to->w_nincoming--;
+		sched_wake(s, to);
+	}
+}
+
+/* A withdrawal of c is over: answered, or c is going away. */
+static void
+sched_withdraw_end(struct sched *s, struct copy *c)
+{
+	if (!c->c_withdraw)
+		return;
+	c->c_withdraw = 0;
+	c->c_worker->w_noutgoing--;
+	sched_unreserve(s, c);
+}
+
 /* Forget a copy: unlink it from its task and its worker, keep it for reuse. */
 static void
 sched_copy_drop(struct sched *s, struct copy *c)
@@ -1015,6 +1084,7 @@ sched_copy_drop(struct sched *s, struct copy *c)
 
 	sched_order_remove(s, c);
 	sched_unsuspect(s, c);
+	sched_withdraw_end(s, c);
 
 	if (c->c_tprev != NULL)
 		c->c_tprev->c_tnext = c->c_tnext;
@@ -1043,6 +1113,9 @@ sched_copy_drop(struct sched *s, struct copy *c)
 		w->w_nheld--;
 		s->s_stats.held--;
 	}
+	/* Ran dry: a CPU without a copy and no queued work to fill it. */
+	if (w->w_ncopies < w->w_ncpu && s->s_stats.queued == 0)
+		w->w_starved = 1;
 	sched_wake(s, w);
 	c->c_tnext = s->s_cfree;
 	s->s_cfree = c;
@@ -1327,6 +1400,7 @@ sched_copy_start(struct sched *s, struct copy *c)
 
 	c->c_running = 1;
 	c->c_start = s->s_now;
+	sched_unreserve(s, c);	/* a withdrawal under way is void */
 	w->w_nheld--;
 	w->w_nrunning++;
 	s->s_stats.held--;
@@ -1450,7 +1524,8 @@ enum send_kind {
 	SEND_FIRST = 0,		/* taken from the queue */
 	SEND_REPLICA,		/* RR/R3Q's tail, a suspect's task */
 	SEND_COPY,		/* one of its copies beyond the first */
-	SEND_VERIFY		/* another machine's output to compare */
+	SEND_VERIFY,		/* another machine's output to compare */
+	SEND_MOVE		/* balancing: its released copy's successor */
 };
 
 /*
@@ -1464,6 +1539,7 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 {
 	struct batch	*b = t->t_batch;
 	struct copy	*c;
+	struct sched_action *a;
 	int		 replica = kind == SEND_REPLICA || kind == SEND_COPY;
 
 	if ((c = s->s_cfree) != NULL) {
@@ -1499,11 +1575,15 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 		sched_count(&b->b_report.replicas);
 	} else if (kind == SEND_VERIFY)
 		s->s_stats.verify_copies++;
+	else if (kind == SEND_MOVE)
+		c->c_moved = 1;		/* it stays in R where it was */
 	else {
 		t->t_state = TASK_SENT;
 		tlist_link(&b->b_rfirst, &b->b_rlast, b->b_rlast, t);
 	}
-	sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id, replica, 0);
+	a = sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id, replica,
+	    0);
+	a->active = kind == SEND_MOVE;
 }
 
 /* Has some copy of t gone to the machine node? */
@@ -1638,7 +1718,8 @@ sched_fill(struct sched *s)
 			if (!w->w_cand)
 				continue;
 			if ((b = sched_batch_for(s, w, &t)) == NULL ||
-			    w->w_ncopies >= sched_cap(w, b)) {
+			    (uint64_t)w->w_ncopies + w->w_nincoming >=
+			    sched_cap(w, b)) {
 				w->w_cand = 0;	/* full: off the list */
 				continue;
 			}
@@ -2077,6 +2158,286 @@ sched_refill(struct sched *s)
 		s->s_scan_at = s->s_now + sched_scan_period(s);
 }
 
+/*
+ * Balancing of held tasks (doc/algorithms.md section 4, issue 19).
+ *
+ * Seed 003 has each processor send its Power (tasks processed in a fixed
+ * interval) to its neighbours; P_i, on receiving Power_j with Power_i >
+ * Power_j >= 0, asks P_j for Power_i - Power_j tasks, which go to P_i's
+ * Active Queue, served before its own Schedule Queue.  Here the master
+ * plays every processor's part, since it holds the books of every local
+ * queue:
+ *  - Power is measured by the core, not reported: the results a worker
+ *    returned for copies it held (sched_vote(), sched_failed()) between two
+ *    boundaries of power_interval, the boundaries at exact multiples of the
+ *    interval from its start (sched_power_roll(), due at sched_deadline()).
+ *    A worker that lies about its speed (the heartbeat's count) cannot
+ *    attract tasks; one that returns results fast really is fast.
+ *  - Moving a task from j to i is two-phase, so that it is never held twice
+ *    nor lost.  The core asks j for its HELD copy (SCHED_WITHDRAW) and
+ *    reserves room for it on i; j drops it only if it has not started it
+ *    and says which (sched_released()).  Released: the copy is forgotten
+ *    and the task is sent to i marked active (SCHED_ASSIGN, active: the
+ *    front of i's local queue, the Active Queue); if i is gone or has no
+ *    room any more, the task goes to the front of the master queue.
+ *    Started (the withdrawal crossed the start): the task stays on j.
+ *  - Only a task with one copy, held, of a batch that balances, may move;
+ *    the newest held copy moves first (it would run last), and a copy that
+ *    came by a move never moves again.  A move never exceeds the target's
+ *    room: its cap under queue_factor less what it holds and what is on
+ *    its way to it.
+ */
+
+/* May copy c, on its worker, move under balancing mode m? */
+static int
+sched_movable(const struct copy *c, enum sched_balance m)
+{
+	const struct task	*t = c->c_task;
+
+	return (!c->c_running && !c->c_withdraw && !c->c_moved &&
+	    t->t_state == TASK_SENT && t->t_ncopies == 1 &&
+	    t->t_batch->b_cfg.balance == m);
+}
+
+/* Room left on w for a copy of a task of b, moves under way counted. */
+static uint64_t
+sched_room(const struct worker *w, const struct batch *b)
+{
+	uint64_t	 cap = sched_cap(w, b), n;
+
+	n = (uint64_t)w->w_ncopies + w->w_nincoming;
+	return (sched_can_run(w, b) && n < cap ? cap - n : 0);
+}
+
+/* Ask c's worker for it back, for worker to; room is reserved there. */
+static void
+sched_withdraw(struct sched *s, struct copy *c, struct worker *to)
+{
+	c->c_withdraw = 1;
+	c->c_hasto = 1;
+	c->c_to = to->w_id;
+	c->c_toseq = to->w_seq;
+	c->c_worker->w_noutgoing++;
+	to->w_nincoming++;
+	s->s_stats.withdrawals++;
+	sched_emit(s, SCHED_WITHDRAW, c->c_worker->w_id, c->c_task->t_id,
+	    c->c_task->t_batch->b_id, 0, 0);
+}
+
+/*
+ * Seed 003 section 2.2: P_i asks P_j for k tasks.  The newest movable held
+ * copies of j that i may take, as many as i has room for.  Returns the
+ * number asked for.
+ */
+static uint32_t
+sched_move(struct sched *s, struct worker *j, struct worker *i, uint32_t k,
+    enum sched_balance m)
+{
+	struct copy	*c, *prev;
+	uint32_t	 n = 0;
+
+	for (c = j->w_lastcopy; c != NULL && n < k; c = prev) {
+		prev = c->c_wprev;
+		if (!sched_movable(c, m) ||
+		    sched_room(i, c->c_task->t_batch) == 0 ||
+		    !sched_may_copy(c->c_task, i))
+			continue;
+		sched_withdraw(s, c, i);
+		n++;
+	}
+	return (n);
+}
+
+/* Are workers a and b (places in join order, of n) neighbours? */
+static int
+sched_neighbours(enum sched_topology topo, size_t a, size_t b, size_t n)
+{
+	if (a == b)
+		return (0);
+	switch (topo) {
+	case SCHED_TOPO_ALL:
+		return (1);
+	case SCHED_TOPO_TREE:
+		/* Fig. 2 (seed 003): k's children are 2k+1 and 2k+2. */
+		return ((a > 0 && (a - 1) / 2 == b) ||
+		    (b > 0 && (b - 1) / 2 == a));
+	default:
+		return ((a + 1) % n == b || (b + 1) % n == a);
+	}
+}
+
+/*
+ * The paper's rule at an interval's end, for the batches of mode m
+ * (SCHED_BALANCE_POWER, or SCHED_BALANCE_ONE: its static baseline, one
+ * task per exchange): for each worker i, in join order, and each
+ * neighbour j with Power_i > Power_j >= 0, i asks j for Power_i - Power_j
+ * tasks (seed 003 section 2.2), bounded by j's movable held copies and
+ * i's room.  Powers are those of the interval that just ended; a worker
+ * measured over no whole interval yet takes no part.
+ */
+static void
+sched_balance_pairs(struct sched *s, enum sched_balance m)
+{
+	struct worker	*wi, *wj;
+	size_t		 i, j, n = s->s_nworkers;
+	uint32_t	 k;
+
+	for (i = 0; i < n; i++) {
+		wi = s->s_workers[i];
+		if (!wi->w_pvalid)
+			continue;
+		for (j = 0; j < n; j++) {
+			wj = s->s_workers[j];
+			if (!sched_neighbours(s->s_topo, i, j, n) ||
+			    !wj->w_pvalid || wi->w_power <= wj->w_power)
+				continue;
+			k = m == SCHED_BALANCE_ONE ? 1 :
+			    wi->w_power - wj->w_power;
+			(void)sched_move(s, wj, wi, k, m);
+		}
+	}
+}
+
+/* A worker's load for global balancing: copies it will have. */
+static uint64_t
+sched_gload(const struct worker *w)
+{
+	return ((uint64_t)w->w_ncopies + w->w_nincoming - w->w_noutgoing);
+}
+
+/*
+ * Global balancing (beyond the paper: its section 4 leaves the whole
+ * system open), for the batches of mode m.  Each worker's expected
+ * finishing time is F = load / rate, load its copies (moves under way
+ * counted) and rate its Power in the last interval it was never short of
+ * work (a worker that ran dry says little of its speed; its latest Power
+ * otherwise).  Repeatedly take the worker with the latest F that has a
+ * movable copy and give its newest one to the worker that would then
+ * finish first, if that one still finishes no later than the source
+ * would without it: (load_i + 1) / r_i <= (load_j - 1) / r_j.  That
+ * condition keeps the pair's order, so moving the task back would need
+ * load_j / r_j <= load_i / r_i, which it has just made false: with steady
+ * rates nothing goes back and forth.  Rates do change, so a copy that
+ * came by a move never moves again, and a withdrawal under way is not
+ * counted twice.  A worker that has measured 0 (stalled) with copies is
+ * the latest of all.
+ */
+static void
+sched_balance_global(struct sched *s, enum sched_balance m)
+{
+	struct worker	*w, *src, *dst;
+	struct copy	*c;
+	uint64_t	 lj, li, bl, budget;
+	size_t		 i;
+
+	budget = s->s_stats.held + s->s_nworkers;
+	for (i = 0; i < s->s_nworkers; i++)
+		s->s_workers[i]->w_balskip = 0;
+	while (budget-- > 0) {
+		/* The source: latest finish, lj / rj, with a movable copy. */
+		src = NULL;
+		for (i = 0; i < s->s_nworkers; i++) {
+			w = s->s_workers[i];
+			if (w->w_balskip || !w->w_pvalid ||
+			    (lj = sched_gload(w)) < 1)
+				continue;
+			if (src == NULL || lj * src->w_rate >
+			    sched_gload(src) * w->w_rate)
+				src = w;
+		}
+		if (src == NULL)
+			return;
+		for (c = src->w_lastcopy; c != NULL && !sched_movable(c, m);
+		    c = c->c_wprev)
+			;
+		if (c == NULL) {
+			src->w_balskip = 1;
+			continue;
+		}
+		/* The target: earliest finish with one more, (li + 1) / ri. */
+		dst = NULL;
+		bl = 0;
+		for (i = 0; i < s->s_nworkers; i++) {
+			w = s->s_workers[i];
+			if (w == src || !w->w_pvalid || w->w_rate == 0 ||
+			    sched_room(w, c->c_task->t_batch) == 0 ||
+			    !sched_may_copy(c->c_task, w))
+				continue;
+			li = sched_gload(w) + 1;
+			if (dst == NULL || li * dst->w_rate < bl * w->w_rate) {
+				dst = w;
+				bl = li;
+			}
+		}
+		lj = sched_gload(src);
+		if (dst == NULL ||
+		    bl * src->w_rate > (lj - 1) * dst->w_rate) {
+			src->w_balskip = 1;	/* no gain from it */
+			continue;
+		}
+		sched_withdraw(s, c, dst);
+	}
+}
+
+/* The modes the live batches balance under, as a mask of 1 << mode. */
+static unsigned
+sched_balance_modes(const struct sched *s)
+{
+	const struct batch	*b;
+	unsigned		 m = 0;
+
+	for (b = s->s_bfirst; b != NULL; b = b->b_next)
+		m |= 1u << b->b_cfg.balance;
+	return (m & ~(1u << SCHED_BALANCE_NONE));
+}
+
+/*
+ * Power's interval boundaries that `now` has passed.  Counts go to the
+ * interval they fell in: what was counted since the last boundary is the
+ * Power of the interval that ended at it, and any whole interval after it
+ * had none (no result came, or this would have run).  Then the balancing
+ * modes of the live batches run once.  Returns whether a boundary passed.
+ */
+static int
+sched_power_roll(struct sched *s)
+{
+	struct worker	*w;
+	uint64_t	 n;
+	size_t		 i;
+	unsigned	 modes;
+
+	if (s->s_power_at == 0) {
+		s->s_power_at = s->s_now + s->s_pinterval;
+		return (0);
+	}
+	if (s->s_now < s->s_power_at)
+		return (0);
+	n = (s->s_now - s->s_power_at) / s->s_pinterval + 1;
+	for (i = 0; i < s->s_nworkers; i++) {
+		w = s->s_workers[i];
+		w->w_power = n == 1 ? w->w_pcount : 0;
+		/* Short of work: its Power says less than its speed. */
+		if (!w->w_starved || w->w_power > w->w_rate || !w->w_pvalid)
+			w->w_rate = w->w_power;
+		w->w_pcount = 0;
+		w->w_starved = w->w_ncopies < w->w_ncpu &&
+		    s->s_stats.queued == 0;
+		/* Here for the whole interval that ended at s_power_at? */
+		if (w->w_joined + s->s_pinterval <= s->s_power_at)
+			w->w_pvalid = 1;
+	}
+	s->s_power_at += n * s->s_pinterval;
+	if ((modes = sched_balance_modes(s)) == 0 || s->s_stats.held == 0)
+		return (1);
+	if (modes & (1u << SCHED_BALANCE_ONE))
+		sched_balance_pairs(s, SCHED_BALANCE_ONE);
+	if (modes & (1u << SCHED_BALANCE_POWER))
+		sched_balance_pairs(s, SCHED_BALANCE_POWER);
+	if (modes & (1u << SCHED_BALANCE_GLOBAL))
+		sched_balance_global(s, SCHED_BALANCE_GLOBAL);
+	return (1);
+}
+
 /* Free the tasks of a batch, and their side structs. */
 static void
 sched_chunks_free(struct batch *b)
@@ -2168,6 +2529,56 @@ sched_policy_parse(const char *str, enum sched_policy *p)
 	return (-1);
 }
 
+const char *
+sched_balance_name(enum sched_balance m)
+{
+	if ((unsigned)m >= SCHED_BALANCE_COUNT)
+		return ("?");
+	return (sched_balance_names[m]);
+}
+
+/* Parse a balancing mode's name, case-insensitively. */
+int
+sched_balance_parse(const char *str, enum sched_balance *m)
+{
+	unsigned	 i;
+
+	if (str == NULL)
+		return (-1);
+	for (i = 0; i < SCHED_BALANCE_COUNT; i++)
+		if (strcasecmp(str, sched_balance_names[i]) == 0) {
+			if (m != NULL)
+				*m = (enum sched_balance)i;
+			return (0);
+		}
+	return (-1);
+}
+
+const char *
+sched_topology_name(enum sched_topology t)
+{
+	if ((unsigned)t >= SCHED_TOPO_COUNT)
+		return ("?");
+	return (sched_topo_names[t]);
+}
+
+/* Parse a topology's name, case-insensitively. */
+int
+sched_topology_parse(const char *str, enum sched_topology *t)
+{
+	unsigned	 i;
+
+	if (str == NULL)
+		return (-1);
+	for (i = 0; i < SCHED_TOPO_COUNT; i++)
+		if (strcasecmp(str, sched_topo_names[i]) == 0) {
+			if (t != NULL)
+				*t = (enum sched_topology)i;
+			return (0);
+		}
+	return (-1);
+}
+
 struct sched *
 sched_new(void)
 {
@@ -2179,7 +2590,31 @@ sched_new(void)
 	s->s_fault.suspect_limit = SCHED_SUSPECT_LIMIT_DEFAULT;
 	s->s_fault.suspect_window_ns = SCHED_WINDOW_DEFAULT;
 	s->s_fault.cooldown_ns = SCHED_COOLDOWN_DEFAULT;
+	s->s_pinterval = SCHED_POWER_INTERVAL_DEFAULT;
 	return (s);
+}
+
+/*
+ * Change Power's interval (clamped to SCHED_POWER_INTERVAL_MIN..MAX) and
+ * the topology of the paper's pairs.  A new interval starts now: counts
+ * so far are dropped, the Powers measured stay until its end.
+ */
+void
+sched_set_balance(struct sched *s, uint64_t interval, enum sched_topology t,
+    uint64_t now)
+{
+	size_t	 i;
+
+	s->s_now = now;
+	if (interval < SCHED_POWER_INTERVAL_MIN)
+		interval = SCHED_POWER_INTERVAL_MIN;
+	if (interval > SCHED_POWER_INTERVAL_MAX)
+		interval = SCHED_POWER_INTERVAL_MAX;
+	s->s_pinterval = interval;
+	s->s_topo = (unsigned)t < SCHED_TOPO_COUNT ? t : SCHED_TOPO_RING;
+	s->s_power_at = now + interval;
+	for (i = 0; i < s->s_nworkers; i++)
+		s->s_workers[i]->w_pcount = 0;
 }
 
 /*
@@ -2365,6 +2800,9 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
 	sched_wake(s, w);
 	sched_alive_touch(s, w);
 	s->s_stats.workers++;
+	w->w_joined = now;
+	w->w_starved = 1;
+	(void)sched_power_roll(s);
 	sched_refill(s);
 	return (0);
  nomem:
@@ -2584,7 +3022,8 @@ static int
 sched_cfg_valid(const struct sched_batch_config *cfg)
 {
 	return (cfg != NULL && (unsigned)cfg->policy < SCHED_POLICY_COUNT &&
-	    cfg->verify <= SCHED_VERIFY_MAX);
+	    cfg->verify <= SCHED_VERIFY_MAX &&
+	    (unsigned)cfg->balance < SCHED_BALANCE_COUNT);
 }
 
 /*
@@ -3057,10 +3496,13 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 	uint64_t	 begin;
 
 	s->s_now = now;
+	(void)sched_power_roll(s);
 	if ((t = tab_find(s, id)) == NULL)
 		return (SCHED_UNKNOWN);
 	if ((w = sched_worker_find(s, wid, NULL)) != NULL)
 		c = sched_copy_find(t, w);
+	if (c != NULL)
+		w->w_pcount++;		/* Power: a result for a copy it held */
 	if (c != NULL && timing != NULL)
 		sched_estimate_update(w, c, timing, now);
 	if (c != NULL) {
@@ -3149,10 +3591,12 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 	int		 nfailed;
 
 	s->s_now = now;
+	(void)sched_power_roll(s);
 	if ((t = tab_find(s, id)) == NULL || t->t_state != TASK_SENT ||
 	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
 	    (c = sched_copy_find(t, w)) == NULL)
 		return (-1);
+	w->w_pcount++;
 	b = t->t_batch;
 	max = b->b_cfg.max_attempts;
 	sched_copy_drop(s, c);
@@ -3178,6 +3622,62 @@ sched_failed(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
 }
 
 /*
+ * Worker wid answers SCHED_WITHDRAW for task id (section 4's move, second
+ * phase): released, it dropped its held copy, which is forgotten, and the
+ * task goes to the worker the move was for, marked active (the front of
+ * its local queue), or to the front of the master queue if that worker is
+ * gone, has no room any more or may not take it.  Not released, it had
+ * started the copy (the withdrawal crossed the start): the copy stays.
+ * If a replica of the task went out meanwhile, the released copy is just
+ * forgotten.  Returns 1 moved or put back, 0 void, -1 for a withdrawal
+ * the core did not ask for or that is over (the task finished, the copy
+ * was cancelled): nothing changes.
+ */
+int
+sched_released(struct sched *s, uint32_t wid, uint64_t id, int released,
+    uint64_t now)
+{
+	struct worker	*w, *to = NULL;
+	struct batch	*b;
+	struct task	*t;
+	struct copy	*c;
+
+	s->s_now = now;
+	if ((t = tab_find(s, id)) == NULL ||
+	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
+	    (c = sched_copy_find(t, w)) == NULL || !c->c_withdraw)
+		return (-1);
+	if (c->c_hasto && (to = sched_worker_find(s, c->c_to, NULL)) != NULL &&
+	    to->w_seq != c->c_toseq)
+		to = NULL;
+	if (!c->c_hasto)
+		to = NULL;	/* void already: the copy started */
+	sched_withdraw_end(s, c);
+	if (!released) {
+		s->s_stats.withdraw_void++;
+		sched_refill(s);
+		return (0);
+	}
+	b = t->t_batch;
+	sched_copy_drop(s, c);
+	if (t->t_ncopies > 0) {
+		sched_refill(s);
+		return (1);
+	}
+	if (to != NULL && sched_room(to, b) > 0 && sched_may_copy(t, to)) {
+		s->s_stats.moved++;
+		sched_send(s, to, t, SEND_MOVE);
+	} else {
+		s->s_stats.moved_back++;
+		sched_r_remove(b, t);
+		sched_suspect_unlist(s, t);
+		sched_queue_push_front(s, b, t);
+	}
+	sched_refill(s);
+	return (1);
+}
+
+/*
  * The time has come: cool-downs that are over end, and the periodic look
  * for copies that stand still runs if it is due.
  */
@@ -3188,6 +3688,8 @@ sched_tick(struct sched *s, uint64_t now)
 
 	s->s_now = now;
 	changed = sched_cool_end(s, now) > 0;
+	if (sched_power_roll(s))
+		changed = 1;
 	if (s->s_scan_at != 0 && now >= s->s_scan_at) {
 		if (s->s_has_ref)
 			sched_scan(s);
@@ -3213,6 +3715,10 @@ sched_deadline(const struct sched *s)
 	if (s->s_scan_at != 0 && s->s_has_ref &&
 	    s->s_stats.held + s->s_stats.running > 0)
 		when = s->s_scan_at;
+	/* Power's next boundary, while held tasks of a batch may move. */
+	if (s->s_power_at != 0 && s->s_power_at < when &&
+	    s->s_stats.held > 0 && sched_balance_modes(s) != 0)
+		when = s->s_power_at;
 	if (s->s_stats.cooling_workers == 0)
 		return (when);
 	for (i = 0; i < s->s_nworkers; i++) {
@@ -3280,6 +3786,7 @@ sched_worker_estimate(const struct sched *s, uint32_t wid,
 		b = s->s_blast;
 	cap = b != NULL ? sched_cap(w, b) : w->w_ncpu;
 	est->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+	est->power = w->w_power;
 	return (0);
 }
 

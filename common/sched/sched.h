@@ -29,8 +29,39 @@ enum sched_action_type {
 	SCHED_SUSPECT,		/* worker wid became suspect (task: its
 				   copy that gave it away, by: the worker
 				   whose result did, why: how) */
-	SCHED_COOLDOWN		/* worker wid gets no new tasks until until */
+	SCHED_COOLDOWN,		/* worker wid gets no new tasks until until */
+	SCHED_WITHDRAW		/* balancing: ask worker wid to give back
+				   its HELD copy of task (answer:
+				   sched_released()); the copy stays its
+				   own until then */
 };
+
+/*
+ * Balancing of held tasks between workers (doc/algorithms.md section 4,
+ * issue 19), per batch.
+ */
+enum sched_balance {
+	SCHED_BALANCE_NONE = 0,
+	SCHED_BALANCE_ONE,		/* the paper's static baseline: one
+					   task per exchange */
+	SCHED_BALANCE_POWER,		/* seed 003: Power_i - Power_j tasks */
+	SCHED_BALANCE_GLOBAL,		/* equal expected finishing times */
+	SCHED_BALANCE_COUNT
+};
+
+/* Which pairs of workers exchange Power (seed 003, section 3.2). */
+enum sched_topology {
+	SCHED_TOPO_RING = 0,		/* each worker and the next, in join
+					   order, wrapping around */
+	SCHED_TOPO_ALL,			/* every pair */
+	SCHED_TOPO_TREE,		/* the paper's Fig. 2: a binary tree in
+					   join order, k's children 2k+1, 2k+2 */
+	SCHED_TOPO_COUNT
+};
+
+#define SCHED_POWER_INTERVAL_DEFAULT	1000000000ULL	/* 1 s */
+#define SCHED_POWER_INTERVAL_MIN	10000000ULL	/* 10 ms */
+#define SCHED_POWER_INTERVAL_MAX	3600000000000ULL	/* 1 h */
 
 /* Why a task gave up (SCHED_TASK_FAILED). */
 enum sched_fail_reason {
@@ -74,6 +105,9 @@ struct sched_action {
 	uint64_t		 batch;
 	int			 replica;	/* ASSIGN, CANCEL: an extra copy */
 	int			 running;	/* CANCEL: copy was running */
+	int			 active;	/* ASSIGN: a task moved here by
+						   balancing: run it before
+						   the tasks held already */
 	struct sched_batch_report report;	/* BATCH_DONE */
 	enum sched_fail_reason	 reason;	/* TASK_FAILED */
 	uint32_t		 by;		/* SUSPECT: finishing worker */
@@ -97,10 +131,16 @@ struct sched_estimate {
 	uint64_t	 rtt_ns;	/* round trip, EWMA; 0: none yet */
 	uint64_t	 task_ns;	/* execution time, EWMA; 0: none yet */
 	uint32_t	 cap;		/* copies it may hold now */
+	uint32_t	 power;		/* results in the last whole
+					   power_interval (the master's
+					   count, section 4) */
 };
 
 #define SCHED_QF_AUTO	0xffffffffu	/* queue_factor: size from rtt/task */
 #define SCHED_QF_AUTO_MAX 16		/* held per CPU at most under auto */
+#define SCHED_QF_MAX	128		/* a queue_factor's largest number:
+					   room for seed 003's 100 tasks per
+					   single-CPU worker up front */
 
 /* What the caller says of a batch when it submits it. */
 struct sched_batch_config {
@@ -113,6 +153,8 @@ struct sched_batch_config {
 	unsigned		 verify;	/* 0, 1: the first result wins;
 						   n: n bit-identical outputs
 						   from n machines */
+	enum sched_balance	 balance;	/* held tasks move between
+						   workers (RWQ, R3Q) */
 };
 
 #define SCHED_VERIFY_MAX	5
@@ -190,12 +232,21 @@ struct sched_stats {
 	uint64_t	 verify_copies;	/* copies sent to verify an output */
 	uint64_t	 disagreed;	/* votes that lost to the verified one */
 	uint64_t	 cancelled;	/* tasks withdrawn by sched_task_cancel() */
+	uint64_t	 withdrawals;	/* SCHED_WITHDRAW sent (balancing) */
+	uint64_t	 moved;		/* of them, released and sent on */
+	uint64_t	 moved_back;	/* released, but the target had no room
+				   or was gone: back to the master queue */
+	uint64_t	 withdraw_void;	/* the worker had started it */
 };
 
 struct sched;
 
 const char	*sched_policy_name(enum sched_policy);
 int		 sched_policy_parse(const char *, enum sched_policy *);
+const char	*sched_balance_name(enum sched_balance);
+int		 sched_balance_parse(const char *, enum sched_balance *);
+const char	*sched_topology_name(enum sched_topology);
+int		 sched_topology_parse(const char *, enum sched_topology *);
 
 struct sched	*sched_new(void);
 void		 sched_free(struct sched *);
@@ -223,6 +274,10 @@ int		 sched_task_cancel(struct sched *, uint64_t, uint64_t);
 void		 sched_batch_abort(struct sched *, uint64_t, uint64_t);
 void		 sched_set_fault(struct sched *,
 		    const struct sched_fault_config *);
+void		 sched_set_balance(struct sched *, uint64_t,
+		    enum sched_topology, uint64_t);
+int		 sched_released(struct sched *, uint32_t, uint64_t, int,
+		    uint64_t);
 void		 sched_started(struct sched *, uint32_t, uint64_t, uint64_t);
 void		 sched_progress(struct sched *, uint32_t, uint64_t, uint64_t);
 enum sched_verdict sched_done(struct sched *, uint32_t, uint64_t, uint64_t);

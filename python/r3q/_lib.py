@@ -48,6 +48,7 @@ class JobOptions(ctypes.Structure):
         ("max_kills", ctypes.c_uint),
         ("verify", ctypes.c_uint),
         ("client_timeout_ms", ctypes.c_uint),
+        ("balance", ctypes.c_char_p),
     ]
 
 

@@ -335,7 +335,8 @@ class Client:
     before its tasks fail with r3q.ConnectionLost (default 60, None: for
     ever).  The job's settings (masterd.conf(5)): name, policy ("wq",
     "rr", "rwq", "r3q"), queue_factor (an int or "auto"), max_attempts,
-    max_kills, verify, client_timeout (seconds).
+    max_kills, verify, client_timeout (seconds), balance ("none", "one",
+    "power", "global": held tasks move between workers).
 
     A client is used from any thread, and as a context manager; close()
     (or the end of the with block) cancels what is still running."""
@@ -343,7 +344,8 @@ class Client:
     def __init__(self, master=None, ca=None, cert=None, key=None, *,
                  control=None, config=None, reconnect=60.0, name="python",
                  policy=None, queue_factor=None, max_attempts=None,
-                 max_kills=None, verify=None, client_timeout=None):
+                 max_kills=None, verify=None, client_timeout=None,
+                 balance=None):
         if reconnect is None:
             rms = -1
         else:
@@ -355,7 +357,7 @@ class Client:
         self._jopts = _lib.JobOptions(
             _b(name), _b(policy), queue_factor or 0, max_attempts or 0,
             max_kills or 0, verify or 0,
-            int((client_timeout or 0) * 1000))
+            int((client_timeout or 0) * 1000), _b(balance))
         self._state = _State()
         self._state.mconn = _Conn(self._opts, self._jopts)
         self._finalizer = weakref.finalize(self, self._state.close)

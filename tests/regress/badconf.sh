@@ -23,7 +23,7 @@ expect_conf "$MASTERD" 'listen = 127.0.0.1:7411\nbogus = 1\n' \
 expect_conf "$MASTERD" '# c\npolicy = fifo\n' \
     "2: policy: 'fifo' is not one of wq, rr, rwq, r3q"
 expect_conf "$MASTERD" 'queue_factor = 0\n' \
-    "1: queue_factor: '0' is not a whole number from 1 to 64"
+    "1: queue_factor: '0' is not a whole number from 1 to 128"
 expect_conf "$MASTERD" 'max_frame = lots\n' "1: max_frame: 'lots' is not a size"
 expect_conf "$MASTERD" 'listen = 127.0.0.1:99999\n' \
     "1: listen: '127.0.0.1:99999' is not host:port"

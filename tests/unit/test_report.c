@@ -51,22 +51,22 @@ static const struct report_gen gens[] = {
 };
 
 static const struct report_span spans[] = {
-	{ 0, 0, 0, 1, 0, 500 * MS, REPORT_DONE, 0 },
-	{ 0, 1, 0, 2, 0, 600 * MS, REPORT_DONE, 0 },
-	{ 1, 0, 0, 3, 0, 800 * MS, REPORT_DONE, 0 },
-	{ 0, 0, 0, 3, 500 * MS, 700 * MS, REPORT_LOST_RACE, 1 },
-	{ 0, 0, 1, 4, 1000 * MS, 1400 * MS, REPORT_DONE, 0 },
-	{ 0, 1, 1, 5, 1000 * MS, 1300 * MS, REPORT_FAILED, 0 },
-	{ 1, 0, 1, 6, 1000 * MS, 1900 * MS, REPORT_INTERRUPTED, 0 },
-	{ 0, 1, 1, 6, 1300 * MS, 1700 * MS, REPORT_DONE, 1 },
-	{ 0, 0, 2, 7, 2000 * MS, 2500 * MS, REPORT_DONE, 0 },
-	{ 0, 1, 2, 8, 2000 * MS, 2600 * MS, REPORT_DONE, 0 },
-	{ 1, 0, 2, 9, 2000 * MS, 2900 * MS, REPORT_DONE, 0 },
+	{ 0, 0, 0, 1, 0, 500 * MS, REPORT_DONE, 0, 0 },
+	{ 0, 1, 0, 2, 0, 600 * MS, REPORT_DONE, 0, 0 },
+	{ 1, 0, 0, 3, 0, 800 * MS, REPORT_DONE, 0, 0 },
+	{ 0, 0, 0, 3, 500 * MS, 700 * MS, REPORT_LOST_RACE, 1, 0 },
+	{ 0, 0, 1, 4, 1000 * MS, 1400 * MS, REPORT_DONE, 0, 0 },
+	{ 0, 1, 1, 5, 1000 * MS, 1300 * MS, REPORT_FAILED, 0, 0 },
+	{ 1, 0, 1, 6, 1000 * MS, 1900 * MS, REPORT_INTERRUPTED, 0, 0 },
+	{ 0, 1, 1, 6, 1300 * MS, 1700 * MS, REPORT_DONE, 1, 0 },
+	{ 0, 0, 2, 7, 2000 * MS, 2500 * MS, REPORT_DONE, 0, 0 },
+	{ 0, 1, 2, 8, 2000 * MS, 2600 * MS, REPORT_DONE, 0, 0 },
+	{ 1, 0, 2, 9, 2000 * MS, 2900 * MS, REPORT_DONE, 0, 1 },
 };
 
 static const struct report_mark marks[] = {
-	{ 1, 1, 5, 1350 * MS, 1 },
-	{ 0, 2, 9, 2600 * MS, 0 },
+	{ 1, 1, 5, 1350 * MS, 1, 0 },
+	{ 0, 2, 9, 2600 * MS, 0, 1 },
 };
 
 #define NSPANS	(sizeof(spans) / sizeof(spans[0]))
@@ -254,6 +254,10 @@ test_gantt_lanes_bars(void **state)
 	assert_int_equal(count(s, "data-outcome=\"interrupted\""), 1);
 	assert_int_equal(count(s, "data-outcome=\"failed\""), 1);
 	assert_int_equal(count(s, "data-replica=\"1\""), 2);
+	/* The task balancing moved is marked, and the mark has a key. */
+	assert_int_equal(count(s, "data-moved=\"1\""), 1);
+	assert_int_equal(count(s, "class=\"moved\""), 1);
+	assert_non_null(strstr(s, "moved by balancing"));
 	assert_int_equal(count(s, "class=\"xcap\""), 1);
 	assert_int_equal(count(s, "class=\"sync\""), 2);
 	assert_int_equal(count(s, "<title>task "), NSPANS + NMARKS);

@@ -951,6 +951,14 @@ master_drain(void)
 			if (a.batch == M.batch && !M.finished)
 				gen_done(&a.report);
 			break;
+		case SCHED_WITHDRAW:
+			/*
+			 * The simulated jobs never balance (issue 19's
+			 * balance = none): should one ask, the worker keeps
+			 * the task, as a real one that had started it.
+			 */
+			sched_released(M.s, a.wid, a.task, 0, now_ns());
+			break;
 		}
 		if (M.finished)
 			break;

@@ -50,7 +50,8 @@ siphash24(const struct siphash_key *k, const void *in, size_t len)
 		v0 ^= m;
 	}
 	memset(tail, 0, sizeof(tail));
-	memcpy(tail, p + i, len - i);
+	if (len > i)		/* an empty output's data may be NULL */
+		memcpy(tail, p + i, len - i);
 	b |= le64(tail);
 	v3 ^= b;
 	SIPROUND;

@@ -60,7 +60,7 @@ wait_workers 1
 # Two slow tasks run while the kinds change: a goes, b comes.
 printf '1\n2\n' | "$R3QCTL" map slow > "$T/slow1.out" 2>&1 &
 mpid=$!
-waitfor "'$R3QCTL' workers | awk '\$1 == \"w1\" && \$8 == 2 { f = 1 } END { exit !f }'" 10 ||
+waitfor "'$R3QCTL' workers | awk '\$1 == \"w1\" && \$8 == 2 { f = 1 } END { exit !f }'" $((10 * SAN_SLOW)) ||
     fail "the slow tasks did not start: $("$R3QCTL" workers)"
 sed -i "s|^exec a = .*|exec b = $K/b.sh|" "$T/w1.conf"
 kill -HUP "$WPID_w1"

@@ -328,11 +328,16 @@ ctl_recv_any(void)
 static Envelope *
 ctl_recv(void)
 {
+	static char	*msg;	/* the refusal, kept (reachable) until exit */
 	Envelope	*env;
 
 	env = ctl_recv_any();
-	if (env->body_case == R3Q__ENVELOPE__BODY_ERROR)
-		die(EX_FAIL, "%s", env->error->message);
+	if (env->body_case == R3Q__ENVELOPE__BODY_ERROR) {
+		/* The reply is freed before exiting (LeakSanitizer). */
+		msg = strdup(env->error->message);
+		frame_free(env);
+		die(EX_FAIL, "%s", msg != NULL ? msg : "refused");
+	}
 	return (env);
 }
 

@@ -62,7 +62,8 @@ send(char type, const void *body, uint32_t n)
 	buf[2] = (uint8_t)(n >> 16);
 	buf[3] = (uint8_t)(n >> 8);
 	buf[4] = (uint8_t)n;
-	memcpy(buf + 5, body, n);
+	if (n > 0)		/* an 'H' has no body (and body is NULL) */
+		memcpy(buf + 5, body, n);
 	while (off < len) {
 		if ((w = write(STDOUT_FILENO, buf + off, len - off)) == -1) {
 			if (errno == EINTR)

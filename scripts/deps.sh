@@ -28,18 +28,22 @@ r3q_install_deps() {
 }
 
 # Configure (once) and build in $top/build; CI builds with -Werror.
+# r3q_build TOP [DIR [CONFIGURE-ARGS...]] builds in TOP/DIR instead, with
+# those arguments to configure (scripts/check --sanitize, --tsan).
 r3q_build() {
 	top=$1
-	mkdir -p "$top/build"
+	dir=${2:-build}
+	[ $# -ge 2 ] && shift 2 || shift $#
+	mkdir -p "$top/$dir"
 	if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ] ||
 	    [ "$top/Makefile.am" -nt "$top/configure" ]; then
 		(cd "$top" && autoreconf -fi) >&2
 	fi
-	if [ ! -f "$top/build/Makefile" ] || [ "$top/configure" -nt "$top/build/Makefile" ]; then
-		flags=""
-		[ "${CI:-}" = true ] && flags="--enable-werror"
-		# shellcheck disable=SC2086
-		(cd "$top/build" && ../configure $flags) >&2
+	if [ ! -f "$top/$dir/Makefile" ] || [ "$top/configure" -nt "$top/$dir/Makefile" ]; then
+		if [ $# -eq 0 ] && [ "${CI:-}" = true ]; then
+			set -- --enable-werror
+		fi
+		(cd "$top/$dir" && ../configure "$@") >&2
 	fi
-	make -C "$top/build" -j"$(nproc)" >&2
+	make -C "$top/$dir" -j"$(nproc)" >&2
 }

@@ -8,6 +8,7 @@ import concurrent.futures as cf
 import faulthandler
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -18,6 +19,10 @@ import time
 import unittest
 
 import r3q
+
+# Time bounds are multiplied by this: python.sh sets it under scripts/check
+# --sanitize, where this interpreter runs with ASan preloaded.
+SLOW = float(os.environ.get("R3Q_TIME_FACTOR", "1"))
 
 
 class ClientTest(unittest.TestCase):
@@ -71,14 +76,14 @@ class ClientTest(unittest.TestCase):
             f.result()
         with self.assertRaises(cf.CancelledError):
             f.result()
-        self.assertLess(time.monotonic() - t0, 1)
+        self.assertLess(time.monotonic() - t0, 1 * SLOW)
         g = self.c.submit("py-echo", b"x")
         self.assertEqual(g.result(30), b"x")
         self.assertFalse(g.cancel())            # done already
         # The cancelled task left its worker: three short tasks run now.
         t0 = time.monotonic()
         self.assertEqual(self.c.map_pickled("py-slow", [0.1] * 3), [0.1] * 3)
-        self.assertLess(time.monotonic() - t0, 5)
+        self.assertLess(time.monotonic() - t0, 5 * SLOW)
 
     def test_wait_as_completed_callback(self):
         fs = [self.c.submit_pickled("py-slow", s) for s in
@@ -228,7 +233,7 @@ class ClientTest(unittest.TestCase):
         t0 = time.monotonic()
         with self.assertRaises(r3q.Timeout):
             self.c.map_pickled("py-slow", [10] * 3, timeout=0.5)
-        self.assertLess(time.monotonic() - t0, 3)
+        self.assertLess(time.monotonic() - t0, 3 * SLOW)
         self.assertEqual(self.c.map("py-echo", [b"after"]), [b"after"])
 
     def test_keyboard_interrupt(self):
@@ -262,9 +267,11 @@ class ClientTest(unittest.TestCase):
         took = time.monotonic() - t0
         rest, err = p.communicate(timeout=30)
         self.assertTrue(line.startswith("interrupted after"), line + err)
-        self.assertLess(took, 1.0, line)
+        self.assertLess(took, 1.0 * SLOW, line)
         # The cancelled tasks freed the workers: 0.1 s tasks run at once.
-        self.assertRegex(rest, r"then \[0\.1, 0\.1, 0\.1\] in [0-2]\.")
+        m = re.search(r"then \[0\.1, 0\.1, 0\.1\] in ([0-9.]+) s", rest)
+        self.assertIsNotNone(m, rest)
+        self.assertLess(float(m.group(1)), 3 * SLOW, rest)
         self.assertEqual(p.returncode, 0, err)
 
 

@@ -221,6 +221,7 @@ do_hostile(SSL_CTX *ctx, const char *host, const char *port,
 		return (1);
 	}
 	epoch = ans->welcome->epoch;
+	frame_free(ans);
 	printf("joined\n");
 
 	if (strcmp(mode, "errorlog") == 0) {

@@ -131,8 +131,8 @@ rc=0
 ok "es --detach returns at once, the job running, and says how to follow it"
 
 # wait, SIGINT: it stops following; the job goes on and finishes.
-job=$("$R3QCTL" es --mu 1 --lambda 1 --dim 2 --generations 4 --work-ms 1000 \
-    --detach --quiet)
+job=$("$R3QCTL" es --mu 1 --lambda 1 --dim 2 \
+    --generations $((4 * SAN_SLOW)) --work-ms 1000 --detach --quiet)
 env --default-signal=INT "$R3QCTL" wait "$job" > "$T/wait.out" 2> "$T/wait.err" &
 pid=$!
 PIDS="$PIDS $pid"

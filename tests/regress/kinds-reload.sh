@@ -60,7 +60,7 @@ wait_workers 1
 # Two slow tasks run while the kinds change: a goes, b comes.
 printf '1\n2\n' | "$R3QCTL" map slow > "$T/slow1.out" 2>&1 &
 mpid=$!
-waitfor "'$R3QCTL' workers | awk '\$1 == \"w1\" && \$8 == 2 { f = 1 } END { exit !f }'" 10 ||
+waitfor "'$R3QCTL' workers | awk '\$1 == \"w1\" && \$8 == 2 { f = 1 } END { exit !f }'" $((10 * SAN_SLOW)) ||
     fail "the slow tasks did not start: $("$R3QCTL" workers)"
 sed -i "s|^exec a = .*|exec b = $K/b.sh|" "$T/w1.conf"
 kill -HUP "$WPID_w1"
@@ -80,7 +80,7 @@ ok "r3qctl workers lists the new set, and the new kind runs"
 # A kind changed while its task runs: that task finishes as it began.
 echo 1 | "$R3QCTL" map slow > "$T/slow2.out" 2>&1 &
 mpid=$!
-waitfor "'$R3QCTL' workers | awk '\$1 == \"w1\" && \$8 == 1 { f = 1 } END { exit !f }'" 10 ||
+waitfor "'$R3QCTL' workers | awk '\$1 == \"w1\" && \$8 == 1 { f = 1 } END { exit !f }'" $((10 * SAN_SLOW)) ||
     fail "the slow task did not start"
 sed -i "s|^exec slow = .*|exec slow = $K/slow2.sh|" "$T/w1.conf"
 kill -HUP "$WPID_w1"

@@ -17,9 +17,25 @@ T=$(mktemp -d /tmp/r3q-regress.XXXXXX)
 PIDS=""
 MASTER_PID=""
 
+# Under scripts/check --sanitize or --tsan (R3Q_SANITIZE is set) every
+# process runs several times slower: a test whose events must happen while
+# a job still runs makes the job SAN_SLOW times longer, never its
+# assertions weaker.
+SAN_SLOW=1
+[ -z "${R3Q_SANITIZE:-}" ] || SAN_SLOW=3
+
 cleanup() {
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	# A UBSan report goes to the process's stderr, not to the log_path
+	# of scripts/check (ASan's runtime ignores it for UBSan): keep the
+	# daemons' logs that have one where scripts/check looks.
+	if [ -n "${R3Q_SANITIZER_DIR:-}" ]; then
+		grep -rlsI -e 'runtime error:' -e 'Sanitizer' "$T" |
+		while read -r _f; do
+			cp "$_f" "$R3Q_SANITIZER_DIR/$(basename "$0" .sh).$(basename "$_f").$$"
+		done || true
+	fi
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT

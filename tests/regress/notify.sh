@@ -5,9 +5,10 @@
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1
-"$TESTPEER" notify "$T/m.notify" 12 > "$T/m.msgs" 2>&1 &
+# The listeners stop after 12 s (SAN_SLOW times that under a sanitizer).
+"$TESTPEER" notify "$T/m.notify" $((12 * SAN_SLOW)) > "$T/m.msgs" 2>&1 &
 PIDS="$PIDS $!"
-"$TESTPEER" notify "$T/w.notify" 12 > "$T/w.msgs" 2>&1 &
+"$TESTPEER" notify "$T/w.notify" $((12 * SAN_SLOW)) > "$T/w.msgs" 2>&1 &
 PIDS="$PIDS $!"
 waitfor "grep -q listening '$T/m.msgs' && grep -q listening '$T/w.msgs'" 5 ||
     fail "notify listeners did not start"

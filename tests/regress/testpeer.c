@@ -270,7 +270,7 @@ do_connect(SSL_CTX *ctx, const char *host, const char *port,
 	uint8_t		 junk[4096], hdr[FRAME_HDRLEN];
 	static const uint8_t unknown[] = { 0x08, 0x05, 0xf2, 0x06, 0x00 };
 	size_t		 i;
-	int		 fd;
+	int		 fd, rc;
 
 	if ((fd = tls_dial(ctx, host, port)) == -1)
 		return (1);
@@ -305,11 +305,14 @@ do_connect(SSL_CTX *ctx, const char *host, const char *port,
 	}
 	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR) {
 		printf("error: %s\n", ans->error->message);
+		frame_free(ans);
 		return (strcmp(mode, "hello") == 0 ? 1 : 0);
 	}
 	printf("%s\n", frame_body_name(ans));
-	return (strcmp(mode, "hello") == 0 &&
-	    ans->body_case == R3Q__ENVELOPE__BODY_WELCOME ? 0 : 1);
+	rc = strcmp(mode, "hello") == 0 &&
+	    ans->body_case == R3Q__ENVELOPE__BODY_WELCOME ? 0 : 1;
+	frame_free(ans);
+	return (rc);
 }
 
 /*
@@ -373,6 +376,7 @@ do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 		printf("no hello\n");
 		return (1);
 	}
+	frame_free(ans);
 	w.protocol = R3Q_PROTOCOL;
 	w.epoch = 77;
 	w.queue_len = 2;
@@ -392,12 +396,15 @@ do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 	send_env(&env);
 	while ((ans = recv_env()) != NULL) {
 		if (ans->body_case != R3Q__ENVELOPE__BODY_RESULTS ||
-		    ans->results->n_results == 0)
+		    ans->results->n_results == 0) {
+			frame_free(ans);
 			continue;
+		}
 		printf("task %llu: %s: %s\n",
 		    (unsigned long long)ans->results->results[0]->id,
 		    task_status_name((int)ans->results->results[0]->status),
 		    ans->results->results[0]->error);
+		frame_free(ans);
 		return (0);
 	}
 	printf("no result\n");
@@ -1260,6 +1267,10 @@ do_issue(const char *capath, const char *cakeypath, const char *ou,
 		perror(path);
 		return (1);
 	}
+	X509_free(x);
+	EVP_PKEY_free(key);
+	X509_free(ca);
+	EVP_PKEY_free(cakey);
 	return (0);
 }
 

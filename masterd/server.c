@@ -366,10 +366,13 @@ session_deadline(evutil_socket_t fd, short ev, void *arg)
  */
 static size_t		 trim_pending;
 static struct event	*trim_ev;
+static int		 trim_again;	/* the second trim is armed */
 
 static void
 server_trim_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	struct timeval	 tv = { 0, 500000 };
+
 	(void)fd;
 	(void)ev;
 	(void)arg;
@@ -377,6 +380,16 @@ server_trim_cb(evutil_socket_t fd, short ev, void *arg)
 	malloc_trim(0);
 #endif
 	trim_pending = 0;
+	/*
+	 * libevent finalizes a freed bufferevent (and frees its buffers) in
+	 * a later pass of the loop, which on a busy machine may come after
+	 * this timer: trim once more a moment later.
+	 */
+	if (!trim_again) {
+		trim_again = 1;
+		evtimer_add(trim_ev, &tv);
+	} else
+		trim_again = 0;
 }
 
 void
@@ -389,8 +402,10 @@ server_trim(size_t freed)
 	if (trim_ev == NULL && (trim_ev = evtimer_new(md->base,
 	    server_trim_cb, NULL)) == NULL)
 		fatal("evtimer_new");
-	if (!evtimer_pending(trim_ev, NULL))
+	if (!evtimer_pending(trim_ev, NULL) || trim_again) {
+		trim_again = 0;
 		evtimer_add(trim_ev, &tv);
+	}
 }
 
 /* The session's worker is gone: its tasks go back to the queue. */

@@ -211,10 +211,13 @@ lines() {
 	seq "$1"
 }
 # tlsmap ARGS: r3qctl map over TLS, as the client certificate's owner.
+# Only ever the last stage of a pipeline (a subshell of its own), which it
+# replaces with timeout: so $! of "... | tlsmap &" is timeout's, and kill
+# reaches r3qctl (timeout passes the signal on).
 tlsmap() {
 	R3Q_MASTER=127.0.0.1:$PORT R3Q_CA=$T/certs/ca.pem \
 	    R3Q_CERT=$T/certs/client.pem R3Q_KEY=$T/certs/client.key \
-	    R3Q_CONTROL=$T/none.sock timeout 30 "$R3QCTL" map "$@"
+	    R3Q_CONTROL=$T/none.sock exec timeout 30 "$R3QCTL" map "$@"
 }
 # running N: wait until N jobs run.
 running() {

@@ -133,6 +133,7 @@ ctx_may(enum ctx c, uint32_t id)
 		    id == R3Q__ENVELOPE__BODY_PROGRESS ||
 		    id == R3Q__ENVELOPE__BODY_HEARTBEAT ||
 		    id == R3Q__ENVELOPE__BODY_KINDS ||
+		    id == R3Q__ENVELOPE__BODY_RELEASED ||
 		    id == R3Q__ENVELOPE__BODY_ERROR);
 	case CTX_CLIENT:
 	case CTX_CONTROL:

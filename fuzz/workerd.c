@@ -17,19 +17,7 @@ static struct workerd_config	 fz_conf;
 static struct wtasklist		 fz_done = TAILQ_HEAD_INITIALIZER(fz_done);
 static unsigned			 fz_held;
 
-/* The stand-in for workerd/exec.c. */
-void
-wtask_free(struct wtask *t)
-{
-	if (t == NULL)
-		return;
-	task_result_free(&t->wt_res);
-	kinds_unref(t->wt_ext);
-	if (t->wt_kind_owned)
-		free(t->wt_kind);
-	free(t);
-}
-
+/* The stand-in for workerd/exec.c (wtask_free() is kinds.c's). */
 void
 exec_assign(struct wtasklist *tl, unsigned n)
 {

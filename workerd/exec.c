@@ -38,19 +38,6 @@ static struct {
 /* max_output: set by the loop thread (start, SIGHUP), read by threads. */
 static _Atomic uint64_t	 ex_max_output = MAX_OUTPUT_DEFAULT;
 
-/* Free a task and the output its result owns. */
-void
-wtask_free(struct wtask *t)
-{
-	if (t == NULL)
-		return;
-	task_result_free(&t->wt_res);
-	kinds_unref(t->wt_ext);
-	if (t->wt_kind_owned)
-		free(t->wt_kind);
-	free(t);
-}
-
 /* The largest output a task may give; a longer one fails the task. */
 void
 exec_set_max_output(uint64_t max)

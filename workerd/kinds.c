@@ -612,6 +612,23 @@ kinds_unref(struct ext_kind *k)
 		ext_close(k);
 }
 
+/*
+ * Free a task and the output its result owns, and let go of its kind.
+ * Here, beside kinds_unref(), rather than in exec.c, so that what links
+ * the kinds without the execution threads (fuzz/workerd.c) has it too.
+ */
+void
+wtask_free(struct wtask *t)
+{
+	if (t == NULL)
+		return;
+	task_result_free(&t->wt_res);
+	kinds_unref(t->wt_ext);
+	if (t->wt_kind_owned)
+		free(t->wt_kind);
+	free(t);
+}
+
 /* Does the kind k run exactly what n would? */
 static int
 kinds_same(const struct ext_kind *k, const struct ext_kind *n)

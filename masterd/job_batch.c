@@ -1319,6 +1319,8 @@ bj_load(struct job *j, const struct journal_job *row,
 	bj_detach(j);
 	rc = 0;
  out:
+	while (l.l_n > 0)	/* gathered before the journal failed */
+		free(l.l_pay[--l.l_n]);
 	for (i = 0; i < l.l_nres; i++) {
 		free(l.l_res[i].r_out);
 		free(l.l_res[i].r_error);

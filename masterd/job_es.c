@@ -442,8 +442,10 @@ job_es_load(struct job *j, const struct journal_job *row,
 	j->j_ds = ej = xcalloc(1, sizeof(*ej));
 	if ((p = r3q__es_params__unpack(NULL, row->paramslen,
 	    row->params)) == NULL) {
+		/* job_es_free() frees both strings: neither may be init's. */
 		r3q__es_params__init(&ej->ej_params);
 		ej->ej_params.policy = xstrdup("?");
+		ej->ej_params.balance = xstrdup("?");
 		snprintf(err, errlen, "unreadable parameters");
 		return (-1);
 	}

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <syslog.h>
 #include <time.h>
 
@@ -14,6 +15,17 @@ static int	 log_debug_mode;	/* 1: stderr with time stamps */
 static int	 log_journal;		/* 1: stderr with <N> prefixes */
 static int	 log_verbose;
 static const char *log_procname = "r3q";
+int		 log_tracing;		/* TRACE_* bits */
+
+static const struct {
+	const char	*name;
+	int		 bit;
+} log_trace_subsys[] = {
+	{ "sched",	TRACE_SCHED },
+	{ "journal",	TRACE_JOURNAL },
+	{ "net",	TRACE_NET },
+};
+#define NSUBSYS	(sizeof(log_trace_subsys) / sizeof(log_trace_subsys[0]))
 
 /* Choose where log lines go; called once at start-up. */
 void
@@ -130,6 +142,96 @@ log_debug(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog(LOG_DEBUG, fmt, ap);
 	va_end(ap);
+}
+
+/* One trace line of subsystem m (a single TRACE_* bit). */
+void
+log_trace0(int m, const char *fmt, ...)
+{
+	char		 buf[1536];
+	const char	*name = "?";
+	struct timespec	 ts;
+	size_t		 i;
+	va_list		 ap;
+
+	for (i = 0; i < NSUBSYS; i++)
+		if (log_trace_subsys[i].bit & m)
+			name = log_trace_subsys[i].name;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	logit(LOG_INFO, "trace %s %lld.%06ld %s", name, (long long)ts.tv_sec,
+	    ts.tv_nsec / 1000, buf);
+}
+
+/*
+ * "sched,journal,net", "all" or "none" into TRACE_* bits; -1 and a
+ * message naming the word that is none of them.
+ */
+int
+log_trace_parse(const char *list, int *bits, char *err, size_t errlen)
+{
+	char		 w[32];
+	const char	*p = list, *e;
+	size_t		 i, n;
+	int		 b = 0;
+
+	while (*p != '\0') {
+		e = p + strcspn(p, ", ");
+		n = (size_t)(e - p);
+		if (n == 0) {
+			p++;
+			continue;
+		}
+		if (n >= sizeof(w))
+			n = sizeof(w) - 1;
+		memcpy(w, p, n);
+		w[n] = '\0';
+		if (strcasecmp(w, "all") == 0)
+			b |= TRACE_ALL;
+		else if (strcasecmp(w, "none") != 0) {
+			for (i = 0; i < NSUBSYS; i++)
+				if (strcasecmp(w, log_trace_subsys[i].name) == 0)
+					break;
+			if (i == NSUBSYS) {
+				snprintf(err, errlen, "trace: unknown subsystem "
+				    "'%s' (sched, journal, net, all or none)",
+				    w);
+				return (-1);
+			}
+			b |= log_trace_subsys[i].bit;
+		}
+		p = e;
+	}
+	*bits = b;
+	return (0);
+}
+
+/* The bits as a list that log_trace_parse() reads back: "none" if 0. */
+const char *
+log_trace_names(int bits, char *buf, size_t len)
+{
+	size_t	 i, n = 0;
+	int	 r;
+
+	if (len == 0)
+		return (buf);
+	buf[0] = '\0';
+	for (i = 0; i < NSUBSYS; i++) {
+		if (!(bits & log_trace_subsys[i].bit))
+			continue;
+		r = snprintf(buf + n, len - n, "%s%s", n > 0 ? "," : "",
+		    log_trace_subsys[i].name);
+		if (r < 0 || (size_t)r >= len - n) {
+			buf[n] = '\0';	/* whole names only */
+			break;
+		}
+		n += (size_t)r;
+	}
+	if (n == 0)
+		snprintf(buf, len, "none");
+	return (buf);
 }
 
 void

@@ -28,12 +28,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "es/payload.h"
 #include "journal.h"
+#include "log.h"
 #include "le.h"
 
 /* Bump this, and teach journal_schema() to upgrade, if any table changes. */
@@ -248,6 +250,8 @@ struct journal {
 	sqlite3		*j_db;
 	char		*j_path;
 	int		 j_pending;	/* our transaction is open */
+	int		 j_changes;	/* rows written at the last traced
+					   commit (sqlite3_total_changes) */
 	int		 j_failed;	/* SQLite's code of a failed write:
 					   writes refused until
 					   journal_rollback() */
@@ -1325,6 +1329,26 @@ journal_span_add(struct journal *j, const struct journal_span *sp)
 	return (journal_run(j, JS_SPAN_ADD, rc, "writing span"));
 }
 
+/* journal_commit() under masterd -T journal: its rows and its time. */
+static int
+journal_commit_traced(struct journal *j)
+{
+	struct timespec	 t0, t1;
+	int		 changes = sqlite3_total_changes(j->j_db) - j->j_changes;
+	int		 rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = journal_run(j, JS_COMMIT, SQLITE_OK, "commit");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	j->j_changes = sqlite3_total_changes(j->j_db);
+	log_trace(TRACE_JOURNAL, "commit of %d rows in %lld us%s", changes,
+	    (long long)((t1.tv_sec - t0.tv_sec) * 1000000 +
+	    (t1.tv_nsec - t0.tv_nsec) / 1000), rc == -1 ? ", failed" : "");
+	if (rc == 0)
+		j->j_pending = 0;
+	return (rc);
+}
+
 /*
  * End the pending transaction, if any.  After a failed write it is
  * refused: only journal_rollback() ends that transaction.
@@ -1338,6 +1362,8 @@ journal_commit(struct journal *j)
 		j->j_pending = 0;
 		return (0);
 	}
+	if (log_tracing & TRACE_JOURNAL)
+		return (journal_commit_traced(j));
 	if (journal_run(j, JS_COMMIT, SQLITE_OK, "commit") == -1)
 		return (-1);
 	j->j_pending = 0;

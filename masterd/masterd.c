@@ -35,6 +35,7 @@
 struct masterd	*md;
 static const char *conffile = MASTERD_CONF;
 static int	 conffile_given;
+static const char *trace_flag;		/* -T, over the trace key */
 
 /* Reject a policy name the core does not know. */
 static int
@@ -101,6 +102,15 @@ check_topology(const char *v, char *err, size_t errlen)
 		return (-1);
 	}
 	return (0);
+}
+
+/* trace: a list of subsystems (log_trace_parse). */
+static int
+check_trace(const char *v, char *err, size_t errlen)
+{
+	int	 bits;
+
+	return (log_trace_parse(v, &bits, err, errlen));
 }
 
 /* http: none, a port (on 127.0.0.1) or host:port. */
@@ -191,6 +201,7 @@ const struct conf_key masterd_keys[] = {
 	    SCHED_POWER_INTERVAL_MAX / 1000000, NULL },
 	{ "balance_topology",	CONF_STRING,	OFF(balance_topology), 0, 0,
 	    check_topology },
+	{ "trace",		CONF_STRING,	OFF(trace),	0, 0, check_trace },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -238,6 +249,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->max_job_tasks = 5000000;
 	c->connect_rate = 100;
 	c->connect_burst = 1000;
+	strcpy(c->trace, "none");
 	strcpy(c->balance, "none");
 	c->power_interval = SCHED_POWER_INTERVAL_DEFAULT / 1000000;
 	strcpy(c->balance_topology, "ring");
@@ -354,12 +366,14 @@ static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
-	    "usage: masterd [-dhnv] [-f file] [-u user]\n"
+	    "usage: masterd [-dhnv] [-f file] [-T list] [-u user]\n"
 	    "  -d          stay in the foreground and log to stderr\n"
 	    "  -f file     configuration file (default " MASTERD_CONF ")\n"
 	    "  -h, --help  print this help and exit\n"
 	    "  -n          check the configuration and the TLS files and exit "
 	    "(-nv prints it)\n"
+	    "  -T list     trace these subsystems (sched, journal, net, all),\n"
+	    "              overriding the trace key\n"
 	    "  -u user     with -n, check that user can read the TLS files\n"
 	    "  -v          more verbose logging (repeatable)\n");
 	if (code == 0 && fflush(stdout) == EOF)
@@ -431,6 +445,22 @@ masterd_expiry_daily(evutil_socket_t fd, short ev, void *arg)
  * without dropping a worker or a job.  A broken file changes nothing.
  * The control socket's path and the journal's take a restart.
  */
+/* The trace key, unless -T said otherwise (checked by check_trace). */
+static void
+masterd_apply_trace(void)
+{
+	char	 err[256];
+	int	 bits;
+
+	if (trace_flag != NULL)
+		snprintf(md->conf.trace, sizeof(md->conf.trace), "%s",
+		    trace_flag);
+	if (log_trace_parse(md->conf.trace, &bits, err, sizeof(err)) == -1)
+		return;
+	log_tracing = bits;
+	log_trace_names(bits, md->conf.trace, sizeof(md->conf.trace));
+}
+
 static void
 masterd_reload(void)
 {
@@ -473,6 +503,7 @@ masterd_reload(void)
 		strcpy(nc.journal, md->conf.journal);
 	}
 	md->conf = nc;
+	masterd_apply_trace();
 	server_liveness_arm();
 	masterd_apply_fault();
 	masterd_apply_balance();
@@ -527,6 +558,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help",	no_argument,	NULL, 'h' },
+		{ "trace",	required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event	*ev_term, *ev_int, *ev_hup;
@@ -534,8 +566,9 @@ main(int argc, char *argv[])
 	const char	*user = NULL;
 	char		 err[1024];
 	int		 ch, debug = 0, noaction = 0, verbose = 0, given = 0;
+	int		 bits;
 
-	while ((ch = getopt_long(argc, argv, "df:hnu:v", longopts,
+	while ((ch = getopt_long(argc, argv, "df:hnT:u:v", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
@@ -547,6 +580,14 @@ main(int argc, char *argv[])
 			break;
 		case 'n':
 			noaction = 1;
+			break;
+		case 'T':
+			if (log_trace_parse(optarg, &bits, err,
+			    sizeof(err)) == -1) {
+				fprintf(stderr, "masterd: -T: %s\n", err);
+				exit(64);
+			}
+			trace_flag = optarg;
 			break;
 		case 'u':
 			user = optarg;
@@ -580,6 +621,7 @@ main(int argc, char *argv[])
 	strcpy(md->conf.policy, sched_policy_name(md->policy));
 	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
 	masterd_apply_balance();
+	masterd_apply_trace();
 	if (noaction) {
 		if (verbose) {
 			conf_print(stdout, masterd_keys, &md->conf);

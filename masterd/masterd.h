@@ -66,6 +66,7 @@ struct masterd_config {
 	char		 balance[CONF_STRMAX];	/* a job's default */
 	uint64_t	 power_interval;	/* ms */
 	char		 balance_topology[CONF_STRMAX];
+	char		 trace[CONF_STRMAX];	/* TRACE_* subsystems */
 };
 
 extern const struct conf_key masterd_keys[];

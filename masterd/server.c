@@ -43,6 +43,7 @@ static void	session_output(struct session *);
 static void	session_drop(struct session *, enum drop);
 static void	worker_hello(struct session *, Envelope *);
 static void	worker_dispatch(struct session *, Envelope *);
+static const char *server_action_name(enum sched_action_type);
 static int	worker_unsend(struct worker *, uint64_t);
 
 /* Append to a growable array of T; the caller owns it. */
@@ -514,6 +515,11 @@ session_send(struct session *s, Envelope *env)
 	if (frame_write(bufferevent_get_output(s->s_bev), env) == -1)
 		log_warnx("%s: cannot queue a %s message", s->s_addr,
 		    frame_body_name(env));
+	else
+		log_trace(TRACE_NET, "%s (%s) > %s id %llu, %zu bytes",
+		    s->s_addr, s->s_name, frame_body_name(env),
+		    (unsigned long long)env->id,
+		    r3q__envelope__get_packed_size(env));
 	session_output(s);
 }
 
@@ -1061,6 +1067,9 @@ session_read(struct bufferevent *bev, void *arg)
 			server_trim(freed + len);
 			return;
 		}
+		log_trace(TRACE_NET, "%s (%s) < %s id %llu, %u bytes",
+		    s->s_addr, s->s_name, frame_body_name(env),
+		    (unsigned long long)env->id, len);
 		switch (s->s_role) {
 		case ROLE_NONE:
 			worker_hello(s, env);
@@ -1361,6 +1370,7 @@ worker_results(struct session *s, R3q__Results *rs)
 	struct job_batch	*b;
 	struct job		*j;
 	R3q__Result		*r;
+	enum sched_verdict	 v;
 	size_t			 i, idx;
 	uint64_t		 now = mono_ns(), digest;
 	char			 err[256], why[512];
@@ -1407,8 +1417,14 @@ worker_results(struct session *s, R3q__Results *rs)
 			/* Its output, for verify: a digest of its bytes. */
 			digest = siphash24(&md->mac, r->output.data,
 			    r->output.len);
-			switch (sched_vote(md->sched, w->w_id, r->id, digest,
-			    result_timing(r, &tm), now)) {
+			v = sched_vote(md->sched, w->w_id, r->id, digest,
+			    result_timing(r, &tm), now);
+			log_trace(TRACE_SCHED, "result task %llu worker %s: %s",
+			    (unsigned long long)r->id, w->w_name,
+			    v == SCHED_ACCEPT ? "accepted" : v ==
+			    SCHED_PENDING ? "pending (verify)" : v ==
+			    SCHED_DUPLICATE ? "duplicate" : "not held");
+			switch (v) {
 			case SCHED_ACCEPT:
 				w->w_done++;
 				job_span(j, w, b->b_gen, idx, r, SPAN_DONE);
@@ -1730,6 +1746,11 @@ server_drain(void)
 		return;
 	md->draining = 1;
 	while (sched_next_action(md->sched, &a)) {
+		log_trace(TRACE_SCHED, "%s task %llu worker %s%s%s%s",
+		    server_action_name(a.type), (unsigned long long)a.task,
+		    (w = worker_get(a.wid)) != NULL ? w->w_name : "-",
+		    a.replica ? " replica" : "", a.running ? " running" : "",
+		    a.active ? " active" : "");
 		switch (a.type) {
 		case SCHED_ASSIGN:
 			if ((w = worker_get(a.wid)) == NULL) {
@@ -1833,6 +1854,29 @@ server_drain(void)
 	server_flush_later();
 	server_tick_arm();
 	md->draining = 0;
+}
+
+/* An action's name, for the sched trace. */
+static const char *
+server_action_name(enum sched_action_type t)
+{
+	switch (t) {
+	case SCHED_ASSIGN:
+		return ("assign");
+	case SCHED_WITHDRAW:
+		return ("withdraw");
+	case SCHED_CANCEL:
+		return ("cancel");
+	case SCHED_TASK_FAILED:
+		return ("failed");
+	case SCHED_SUSPECT:
+		return ("suspect");
+	case SCHED_COOLDOWN:
+		return ("cooldown");
+	case SCHED_BATCH_DONE:
+		return ("batch-done");
+	}
+	return ("?");
 }
 
 /*

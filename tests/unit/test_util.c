@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "log.h"
 #include "siphash.h"
 #include "util.h"
 
@@ -67,12 +68,46 @@ test_str_vis(void **state)
 	assert_string_equal(str_vis(small, sizeof(small), ""), "");
 }
 
+/* masterd -T and the trace key: lists in, bits out, and back. */
+static void
+test_trace_parse(void **state)
+{
+	char	 err[128], buf[64];
+	int	 bits = -1;
+
+	(void)state;
+	assert_int_equal(log_trace_parse("sched,net", &bits, err,
+	    sizeof(err)), 0);
+	assert_int_equal(bits, TRACE_SCHED | TRACE_NET);
+	assert_string_equal(log_trace_names(bits, buf, sizeof(buf)),
+	    "sched,net");
+	assert_int_equal(log_trace_parse(" Journal , sched ", &bits, err,
+	    sizeof(err)), 0);
+	assert_int_equal(bits, TRACE_SCHED | TRACE_JOURNAL);
+	assert_int_equal(log_trace_parse("ALL", &bits, err, sizeof(err)), 0);
+	assert_int_equal(bits, TRACE_ALL);
+	assert_string_equal(log_trace_names(bits, buf, sizeof(buf)),
+	    "sched,journal,net");
+	assert_int_equal(log_trace_parse("none", &bits, err, sizeof(err)), 0);
+	assert_int_equal(bits, 0);
+	assert_string_equal(log_trace_names(0, buf, sizeof(buf)), "none");
+	bits = 5;
+	assert_int_equal(log_trace_parse("sched,frames", &bits, err,
+	    sizeof(err)), -1);
+	assert_int_equal(bits, 5);	/* untouched on error */
+	assert_non_null(strstr(err, "'frames'"));
+	/* A short buffer holds whole names only. */
+	assert_string_equal(log_trace_names(TRACE_ALL, buf, 15),
+	    "sched,journal");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_siphash_vectors),
 		cmocka_unit_test(test_str_vis),
+		cmocka_unit_test(test_trace_parse),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -6,7 +6,8 @@ R3Q_PKGS="build-essential autoconf automake libtool pkg-config
 	libevent-dev libssl-dev openssl libprotobuf-c-dev protobuf-c-compiler
 	liblapacke-dev libopenblas-dev libsystemd-dev libsqlite3-dev libsimgrid-dev
 	libcmocka-dev mandoc procps systemd sqlite3 libxml2-utils
-	python3 python3-deap clang libfuzzer-14-dev"
+	python3 python3-deap clang libfuzzer-14-dev
+	debhelper lintian"
 
 # Install the packages of R3Q_PKGS that dpkg does not list as installed.
 r3q_install_deps() {

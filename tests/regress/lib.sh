@@ -23,6 +23,13 @@ MASTER_PID=""
 # assertions weaker.
 SAN_SLOW=1
 [ -z "${R3Q_SANITIZE:-}" ] || SAN_SLOW=3
+# r3q-testpeer badclient takes this long a silence as "no answer": 1 s,
+# 5 under a sanitizer (ASan on a loaded machine took 2 s to refuse a
+# 2 MB payload, which batch.sh then read as accepted).
+if [ -n "${R3Q_SANITIZE:-}" ]; then
+	R3Q_PEER_WAIT=5
+	export R3Q_PEER_WAIT
+fi
 
 cleanup() {
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done

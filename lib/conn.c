@@ -183,6 +183,7 @@ struct lr_settings {
 	char	 cert[CONF_STRMAX];
 	char	 key[CONF_STRMAX];
 	char	 control[CONF_STRMAX];
+	char	 crl[CONF_STRMAX];
 };
 
 /* Take a value if the field is still empty. */
@@ -247,6 +248,8 @@ lr_read_config(const char *path, struct lr_settings *s, char *err,
 			lr_take(s->key, v);
 		else if (strcmp(k, "control") == 0)
 			lr_take(s->control, v);
+		else if (strcmp(k, "crl") == 0)
+			lr_take(s->crl, v);
 	}
 	fclose(f);
 	return (0);
@@ -261,9 +264,10 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	struct addrinfo		 hints, *res, *ai;
 	struct sockaddr_un	*sun;
 	char			 host[CONF_STRMAX], port[16];
+	struct tls_crl		*crl;
 	const char		*config;
 	size_t			 n;
-	int			 e;
+	int			 e, rc;
 
 	memset(&s, 0, sizeof(s));
 	if (o != NULL) {
@@ -272,12 +276,14 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 		lr_take(s.cert, o->cert);
 		lr_take(s.key, o->key);
 		lr_take(s.control, o->control);
+		lr_take(s.crl, o->crl);
 	}
 	lr_take(s.master, getenv("R3Q_MASTER"));
 	lr_take(s.ca, getenv("R3Q_CA"));
 	lr_take(s.cert, getenv("R3Q_CERT"));
 	lr_take(s.key, getenv("R3Q_KEY"));
 	lr_take(s.control, getenv("R3Q_CONTROL"));
+	lr_take(s.crl, getenv("R3Q_CRL"));
 	config = o != NULL && o->config != NULL ? o->config :
 	    getenv("R3Q_CONFIG");
 	if (config != NULL && *config != '\0' &&
@@ -331,6 +337,23 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	if ((r->r_ctx = tls_ctx_new(0, s.ca, s.cert, s.key, err,
 	    errlen)) == NULL)
 		return (-1);
+	/*
+	 * With a crl, as the daemons' (issue 24, "Identity"): the master's
+	 * certificate is refused once the CA revokes it.  The CRL must parse
+	 * and be the CA's, or nothing connects.
+	 */
+	if (tls_crl_configured(s.crl)) {
+		if ((crl = tls_crl_load(s.crl, s.ca, err, errlen)) == NULL)
+			return (-1);
+		rc = tls_crl_apply(r->r_ctx, crl, err, errlen);
+		tls_crl_free(crl);
+		if (rc == -1)
+			return (-1);
+		if ((r->r_crl = strdup(s.crl)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return (-1);
+		}
+	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -404,6 +427,7 @@ static void
 conn_handshake(struct r3q *r)
 {
 	char	 role[32], name[64], why[LR_ERRLEN];
+	long	 vr;
 	int	 rc;
 
 	ERR_clear_error();
@@ -433,10 +457,13 @@ conn_handshake(struct r3q *r)
 		r->r_want = POLLOUT;
 		return;
 	default:
-		if (SSL_get_verify_result(r->r_ssl) != X509_V_OK) {
+		if ((vr = SSL_get_verify_result(r->r_ssl)) != X509_V_OK) {
 			snprintf(why, sizeof(why), "TLS handshake with %s: "
-			    "%s", r->r_host, X509_verify_cert_error_string(
-			    SSL_get_verify_result(r->r_ssl)));
+			    "%s%s%s%s", r->r_host,
+			    X509_verify_cert_error_string(vr),
+			    vr == X509_V_ERR_CERT_REVOKED ? " (crl " : "",
+			    vr == X509_V_ERR_CERT_REVOKED ? r->r_crl : "",
+			    vr == X509_V_ERR_CERT_REVOKED ? ")" : "");
 			ERR_clear_error();
 		} else
 			lr_ssl_error(why, sizeof(why), "TLS handshake");
@@ -1367,6 +1394,7 @@ r3q_close(struct r3q *r)
 
 	if (r->r_ctx != NULL)
 		SSL_CTX_free(r->r_ctx);
+	free(r->r_crl);
 	if (r->r_in != NULL)
 		evbuffer_free(r->r_in);
 	frame_arena_free(r->r_arena);

@@ -197,6 +197,7 @@ struct r3q {
 	size_t			 r_naddrs;
 	size_t			 r_addri;
 	SSL_CTX			*r_ctx;
+	char			*r_crl;		/* its crl's path, NULL: none */
 	int			 r_reconnect_ms;
 
 	/* The connection now. */

@@ -76,7 +76,8 @@ struct r3q_future;
 
 /*
  * Where and how to connect.  NULL fields come from the environment
- * (R3Q_MASTER, R3Q_CA, R3Q_CERT, R3Q_KEY, R3Q_CONTROL, R3Q_CONFIG), then
+ * (R3Q_MASTER, R3Q_CA, R3Q_CERT, R3Q_KEY, R3Q_CONTROL, R3Q_CONFIG,
+ * R3Q_CRL), then
  * from config (a file of "key = value" lines with the same keys, as in
  * masterd.conf), then: with master set, TLS; else the control socket
  * R3Q_CONTROL names, else the default one (r3qctl's).
@@ -90,6 +91,8 @@ struct r3q_options {
 	const char	*config;
 	int		 reconnect_ms;	/* give up reconnecting after; 0: 60 s,
 					   < 0: never */
+	const char	*crl;		/* revocation list (PEM) the master's
+					   certificate is checked against */
 };
 
 /* Connect (blocking, up to 10 s); NULL with a message in err. */

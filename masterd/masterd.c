@@ -194,6 +194,7 @@ const struct conf_key masterd_keys[] = {
 	    NULL },
 	{ "connect_burst",	CONF_UINT,	OFF(connect_burst), 1, 1000000,
 	    NULL },
+	{ "max_http",		CONF_UINT,	OFF(max_http),	1, 100000, NULL },
 	{ "balance",		CONF_STRING,	OFF(balance),	0, 0,
 	    check_balance },
 	{ "power_interval",	CONF_DURATION,	OFF(power_interval),
@@ -250,6 +251,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->connect_rate = 100;
 	c->connect_burst = 1000;
 	strcpy(c->trace, "none");
+	c->max_http = 64;
 	strcpy(c->balance, "none");
 	c->power_interval = SCHED_POWER_INTERVAL_DEFAULT / 1000000;
 	strcpy(c->balance_topology, "ring");

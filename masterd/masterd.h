@@ -18,6 +18,7 @@ struct bufferevent;
 struct evbuffer_cb_entry;
 struct tls_crl;
 struct evconnlistener;
+struct sockaddr;
 struct es;
 
 /* What masterd.conf says (plus command-line overrides). */
@@ -61,6 +62,7 @@ struct masterd_config {
 	unsigned	 max_job_tasks;		/* ... in one job */
 	unsigned	 connect_rate;		/* per second per address */
 	unsigned	 connect_burst;
+	unsigned	 max_http;		/* HTTP connections at once */
 	uint64_t	 journal_retry;		/* ms between tries of a
 						   stalled journal */
 	char		 balance[CONF_STRMAX];	/* a job's default */
@@ -359,6 +361,7 @@ enum cap {
 	CAP_QUEUED,		/* max_queued_tasks */
 	CAP_JOB_TASKS,		/* max_job_tasks */
 	CAP_CONNECT_RATE,	/* connect_rate */
+	CAP_HTTP,		/* max_http */
 	CAP_N
 };
 extern const char *const cap_names[CAP_N];
@@ -446,6 +449,7 @@ void	 server_close(void);
 void	 server_trim(size_t);
 void	 server_flush(void);
 void	 server_accept_error(struct evconnlistener *, void *);
+int	 server_connect_allowed(const struct sockaddr *, const char *);
 void	 server_drain(void);
 void	 session_send(struct session *, Envelope *);
 void	 session_send_error(struct session *, uint64_t, const char *);

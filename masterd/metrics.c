@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <inttypes.h>
@@ -17,6 +18,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 
 #include "journal.h"
 #include "log.h"
@@ -25,6 +27,33 @@
 #include "util.h"
 
 static struct evhttp	*http;
+static struct evconnlistener *http_listener;
+
+/*
+ * The HTTP connections, for max_http and connect_rate.  libevent 2.1's
+ * evhttp has no hook at accept: the bufferevent it asks metrics_bev for
+ * is the only handle on a new connection, and it gets its socket after.
+ * So each is kept here with a reference of ours: a zero-delay event
+ * (hc_check), which runs once evhttp has given it its socket and before
+ * the loop polls it, checks the peer against connect_rate and shuts a
+ * refused one down (evhttp sees it close and frees it, no request read);
+ * and metrics_sweep sees when evhttp has freed it (its callbacks are
+ * gone) and drops our reference, which closes the socket.  At max_http
+ * connections the listener stops accepting until one goes: the others
+ * wait in the kernel's backlog, costing masterd nothing.
+ */
+struct hconn {
+	struct bufferevent	*hc_bev;
+	struct event		*hc_check;
+	TAILQ_ENTRY(hconn)	 hc_entry;
+};
+static TAILQ_HEAD(, hconn) hconns = TAILQ_HEAD_INITIALIZER(hconns);
+static unsigned		 nhconns;
+static struct event	*hc_sweeper;	/* while there are any */
+static int		 hc_full;	/* at max_http: not accepting */
+static uint64_t		 hc_full_said;	/* mono ns of the last line */
+#define HC_SWEEP_MS	200
+#define HC_LOG_NS	(10 * NS_PER_SEC)
 
 /*
  * An HTTP client is read into at most HTTP_INPUT_MAX bytes at a time: while
@@ -83,17 +112,121 @@ status_number(struct evbuffer *b, const char *name, int known, double v)
 		evbuffer_add_printf(b, ",\"%s\":null", name);
 }
 
-/* A new HTTP connection: its input is bounded (HTTP_INPUT_MAX). */
+static void	metrics_sweep_cb(evutil_socket_t, short, void *);
+
+/* Forget a connection evhttp has freed: our reference closes its socket. */
+static void
+hconn_free(struct hconn *hc)
+{
+	TAILQ_REMOVE(&hconns, hc, hc_entry);
+	nhconns--;
+	event_free(hc->hc_check);
+	bufferevent_decref(hc->hc_bev);
+	free(hc);
+}
+
+/*
+ * The connections evhttp has freed since the last sweep go; below
+ * max_http again, the listener takes connections again.
+ */
+static void
+metrics_sweep(void)
+{
+	struct hconn		*hc, *next;
+	bufferevent_data_cb	 readcb;
+
+	for (hc = TAILQ_FIRST(&hconns); hc != NULL; hc = next) {
+		next = TAILQ_NEXT(hc, hc_entry);
+		bufferevent_getcb(hc->hc_bev, &readcb, NULL, NULL, NULL);
+		if (readcb == NULL)
+			hconn_free(hc);
+	}
+	if (hc_full && nhconns < md->conf.max_http && http_listener != NULL) {
+		hc_full = 0;
+		evconnlistener_enable(http_listener);
+	}
+	if (nhconns == 0 && hc_sweeper != NULL)
+		event_del(hc_sweeper);
+}
+
+static void
+metrics_sweep_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	metrics_sweep();
+}
+
+/*
+ * A new HTTP connection, its socket now set by evhttp: from an address
+ * over connect_rate, it is shut down before anything is read from it.
+ */
+static void
+hconn_check(evutil_socket_t unused, short ev, void *arg)
+{
+	struct hconn		*hc = arg;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen = sizeof(ss);
+	bufferevent_data_cb	 readcb;
+	evutil_socket_t		 fd;
+	char			 addr[64];
+
+	(void)unused;
+	(void)ev;
+	bufferevent_getcb(hc->hc_bev, &readcb, NULL, NULL, NULL);
+	if (readcb == NULL ||		/* evhttp has let it go already */
+	    (fd = bufferevent_getfd(hc->hc_bev)) == -1 ||
+	    getpeername(fd, (struct sockaddr *)&ss, &sslen) == -1)
+		return;
+	sockaddr_str((struct sockaddr *)&ss, addr, sizeof(addr));
+	if (!server_connect_allowed((struct sockaddr *)&ss, addr))
+		shutdown(fd, SHUT_RDWR);
+}
+
+/*
+ * A new HTTP connection: its input is bounded (HTTP_INPUT_MAX), it is
+ * checked against connect_rate, and counted for max_http.
+ */
 static struct bufferevent *
 metrics_bev(struct event_base *base, void *arg)
 {
 	struct bufferevent	*bev;
+	struct hconn		*hc;
+	struct timeval		 tv = { 0, HC_SWEEP_MS * 1000 };
+	uint64_t		 now;
 
 	(void)arg;
+	metrics_sweep();
 	if ((bev = bufferevent_socket_new(base, -1,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
 		return (NULL);
 	bufferevent_setwatermark(bev, EV_READ, 0, HTTP_INPUT_MAX);
+	if ((hc = calloc(1, sizeof(*hc))) == NULL ||
+	    (hc->hc_check = event_new(base, -1, 0, hconn_check, hc)) == NULL)
+		fatal("metrics_bev");
+	hc->hc_bev = bev;
+	bufferevent_incref(bev);
+	TAILQ_INSERT_TAIL(&hconns, hc, hc_entry);
+	nhconns++;
+	event_active(hc->hc_check, 0, 0);
+	if (hc_sweeper == NULL && (hc_sweeper = event_new(base, -1,
+	    EV_PERSIST, metrics_sweep_cb, NULL)) == NULL)
+		fatal("event_new");
+	if (!event_pending(hc_sweeper, EV_TIMEOUT, NULL))
+		event_add(hc_sweeper, &tv);
+	if (nhconns >= md->conf.max_http && !hc_full &&
+	    http_listener != NULL) {
+		hc_full = 1;
+		evconnlistener_disable(http_listener);
+		md->capped[CAP_HTTP]++;
+		now = mono_ns();
+		if (hc_full_said == 0 || now - hc_full_said >= HC_LOG_NS) {
+			log_warnx("http: %u connections open (max_http); not "
+			    "accepting more until one closes", nhconns);
+			hc_full_said = now;
+		}
+	}
 	return (bev);
 }
 
@@ -546,6 +679,7 @@ metrics_listen(void)
 		log_warn("http: cannot listen on %s", spec);
 		return (-1);
 	}
+	http_listener = evhttp_bound_socket_get_listener(bs);
 	if (getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss,
 	    &sslen) == 0)
 		log_info("http: /metrics and /status on %s",
@@ -556,7 +690,15 @@ metrics_listen(void)
 void
 metrics_close(void)
 {
+	struct hconn	*hc;
+
 	if (http != NULL)
 		evhttp_free(http);
 	http = NULL;
+	http_listener = NULL;
+	while ((hc = TAILQ_FIRST(&hconns)) != NULL)
+		hconn_free(hc);
+	if (hc_sweeper != NULL)
+		event_free(hc_sweeper);
+	hc_sweeper = NULL;
 }

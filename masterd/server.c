@@ -67,7 +67,7 @@ static char	last_lost[64];		/* the last worker lost */
 
 const char *const cap_names[CAP_N] = {
 	"max_workers", "max_clients", "max_jobs", "max_jobs_per_client",
-	"max_queued_tasks", "max_job_tasks", "connect_rate"
+	"max_queued_tasks", "max_job_tasks", "connect_rate", "max_http"
 };
 
 /* Refusals by a cap: a log line per cap at most every CAP_LOG_NS. */
@@ -76,7 +76,8 @@ static uint64_t	cap_said[CAP_N];	/* mono ns of the last line */
 static uint64_t	cap_unsaid[CAP_N];	/* refusals since */
 
 /*
- * connect_rate: a token bucket per source address, in a table of fixed
+ * connect_rate: a token bucket per source address (the TLS port and the
+ * HTTP listener take from the same one), in a table of fixed
  * size indexed by a keyed hash of the address, so that no number of
  * addresses can grow it.  Two addresses in one slot take turns (the newer
  * one starts with a full bucket): a miss, never a wrong refusal of an
@@ -1885,7 +1886,7 @@ server_action_name(enum sched_action_type t)
  * connection takes one.  A refusal is counted, and said in one log line
  * every CAP_LOG_NS at most.
  */
-static int
+int
 server_connect_allowed(const struct sockaddr *sa, const char *addr)
 {
 	struct rl_slot	*r;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,6 +63,13 @@ const struct conf_key workerd_keys[] = {
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
+/*
+ * The speed: written by the loop thread (start, SIGHUP), read by the
+ * execution threads as each task starts (workerd_speed), so under
+ * speed_mtx: a reload copies a whole profile, which a thread must not see
+ * half-way (ThreadSanitizer saw the race in kinds-reload.sh).
+ */
+static pthread_mutex_t		 speed_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct load_profile	 profile;
 static double			 base_speed = 1.0;
 static uint64_t			 start_ms;
@@ -138,12 +146,25 @@ double
 workerd_speed(void)
 {
 	uint64_t	 t = mono_ns() / NS_PER_MS - start_ms;
-	double		 f = 1.0;
+	double		 f = 1.0, speed;
 	size_t		 i;
 
+	pthread_mutex_lock(&speed_mtx);
 	for (i = 0; i < profile.lp_n && profile.lp_t[i] <= t; i++)
 		f = profile.lp_factor[i];
-	return (base_speed * f);
+	speed = base_speed * f;
+	pthread_mutex_unlock(&speed_mtx);
+	return (speed);
+}
+
+/* Set the speed and load profile (loop thread). */
+static void
+workerd_set_speed(const struct load_profile *lp, double speed)
+{
+	pthread_mutex_lock(&speed_mtx);
+	profile = *lp;
+	base_speed = speed;
+	pthread_mutex_unlock(&speed_mtx);
 }
 
 /* The built-in defaults, the same as the man page's. */
@@ -404,8 +425,7 @@ workerd_reload(void)
 	kinds_conf_free(conf.kinds);
 	conf = nc;
 	nc.kinds = NULL;
-	profile = lp;
-	base_speed = conf.speed;
+	workerd_set_speed(&lp, conf.speed);
 	exec_set_max_output(conf.max_output);
 	log_info("reloaded %s: master %s, speed %g", conffile, conf.master,
 	    conf.speed);
@@ -453,6 +473,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event		*ev_term, *ev_int, *ev_hup, *ev_day;
+	struct load_profile	 lp;
 	struct timeval		 day = { 86400, 0 };
 	const char		*user = NULL;
 	char			 err[1024];
@@ -549,8 +570,8 @@ main(int argc, char *argv[])
 		log_warnx("%s", err);
 		exit(CONF_EX_CONFIG);
 	}
-	load_profile_parse(conf.load_profile, &profile, err, sizeof(err));
-	base_speed = conf.speed;
+	load_profile_parse(conf.load_profile, &lp, err, sizeof(err));
+	workerd_set_speed(&lp, conf.speed);
 	start_ms = mono_ns() / NS_PER_MS;
 	exec_set_max_output(conf.max_output);
 
@@ -578,7 +599,7 @@ main(int argc, char *argv[])
 	log_info("worker %s: %u execution threads, master %s, speed %g%s%s",
 	    conf.name, conf.cpus, conf.master, conf.speed,
 	    conf.delay ? ", emulated delay" : "",
-	    profile.lp_n ? ", load profile" : "");
+	    lp.lp_n ? ", load profile" : "");
 	/* Ready once the first connection is up or being retried. */
 	notify_watchdog_start(base);
 	notify_ready();

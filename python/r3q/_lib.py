@@ -35,6 +35,7 @@ class Options(ctypes.Structure):
         ("control", ctypes.c_char_p),
         ("config", ctypes.c_char_p),
         ("reconnect_ms", ctypes.c_int),
+        ("crl", ctypes.c_char_p),
     ]
 
 

@@ -330,7 +330,8 @@ class Client:
     environment variables, else masterd's local control socket.
     Client(master="head:7411", ca=..., cert=..., key=...) connects over
     mutual TLS with a client certificate (scripts/mkcerts makes one).
-    control= names a control socket, config= a "key = value" file;
+    control= names a control socket, config= a "key = value" file, crl=
+    a revocation list (PEM) the master's certificate is checked against;
     reconnect= is how many seconds a broken connection is tried again
     before its tasks fail with r3q.ConnectionLost (default 60, None: for
     ever).  The job's settings (masterd.conf(5)): name, policy ("wq",
@@ -342,7 +343,8 @@ class Client:
     (or the end of the with block) cancels what is still running."""
 
     def __init__(self, master=None, ca=None, cert=None, key=None, *,
-                 control=None, config=None, reconnect=60.0, name="python",
+                 control=None, config=None, crl=None, reconnect=60.0,
+                 name="python",
                  policy=None, queue_factor=None, max_attempts=None,
                  max_kills=None, verify=None, client_timeout=None,
                  balance=None):
@@ -351,7 +353,7 @@ class Client:
         else:
             rms = max(1, int(reconnect * 1000))
         self._opts = _lib.Options(_b(master), _b(ca), _b(cert), _b(key),
-                                  _b(control), _b(config), rms)
+                                  _b(control), _b(config), rms, _b(crl))
         if queue_factor == "auto":
             queue_factor = _lib.QF_AUTO
         self._jopts = _lib.JobOptions(

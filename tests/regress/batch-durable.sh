@@ -7,7 +7,10 @@
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1 w2
-MASTER_EXTRA="client_timeout = 2s"
+# client_timeout: long enough for libr3q to reconnect through a new
+# relay and reattach (under a sanitizer on a loaded machine that took
+# over 2 s: SAN_SLOW times longer there), short enough to wait out below.
+MASTER_EXTRA="client_timeout = $((2 * SAN_SLOW))s"
 # Every message 10 ms late: a batch of a few hundred echo tasks lasts a
 # few seconds, long enough to break things under it.
 WORKER_EXTRA="delay = 10ms"
@@ -75,7 +78,7 @@ waitfor "'$R3QCTL' jobs | grep -q 'waiting: no worker offers kind no-such-kind'"
 job=$("$R3QCTL" jobs | awk '$2 == "running" { print $1 }' | tail -n 1)
 kill -9 "$MAP"
 wait "$MAP" 2>/dev/null || true
-waitfor "'$R3QCTL' jobs | grep -qE '^$job +cancelled'" 10 ||
+waitfor "'$R3QCTL' jobs | grep -qE '^$job +cancelled'" $((10 * SAN_SLOW)) ||
     fail "the job outlived client_timeout: $("$R3QCTL" jobs)"
 grep -q "job $job cancelled: its client stayed away longer than client_timeout" \
     "$T/masterd.log" || fail "no log line says why"

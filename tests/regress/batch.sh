@@ -167,7 +167,8 @@ MASTER_EXTRA="max_attempts = 1"
 start_master
 "$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/bad.pem" -k "$T/certs/bad.key" \
     hostile 127.0.0.1 "$PORT" failframe ridge-lu > "$T/hostile.out" 2>&1 &
-PIDS="$PIDS $!"
+FAILPEER=$!
+PIDS="$PIDS $FAILPEER"
 wait_workers 1
 job=$("$R3QCTL" submit es --mu 2 --lambda 4 --dim 2 --generations 2 --policy rwq)
 timeout 30 "$R3QCTL" wait "$job" > /dev/null 2>&1 || true
@@ -178,7 +179,12 @@ grep -q "tasks 2" "$T/hostile.out" || fail "the worker never had two tasks at on
 ok "two failures in one frame: the job's error names its own task's reason"
 
 # Outputs over the limits: masterd's max_payload, a worker's max_output.
-kill %1 2>/dev/null || true
+# The failframe peer goes first, by its pid: a job spec (%1) names
+# whichever job bash numbered first, which once was masterd.
+kill "$FAILPEER" 2>/dev/null || true
+wait "$FAILPEER" 2>/dev/null || true
+waitfor "! '$R3QCTL' workers | grep -q '^bad '" $((10 * SAN_SLOW)) ||
+    fail "the failframe peer did not leave"
 "$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/bad.pem" -k "$T/certs/bad.key" \
     hostile 127.0.0.1 "$PORT" bigout echo > "$T/bigout.out" 2>&1 &
 BIG=$!

@@ -16,7 +16,7 @@ ES="--mu 10 --lambda 20 --dim 10 --generations 6 --lu 150 --seed 7"
 TLSC="-a $T/certs/ca.pem -c $T/certs/client.pem -k $T/certs/client.key"
 # Without the bounds each misbehaviour below takes masterd past a
 # gigabyte within seconds; with them it stays in tens of megabytes.
-LIMIT_KB=$((200 * 1024))
+LIMIT_KB=$(san_rss $((200 * 1024)))
 
 mkcerts w1 w2 bad
 "$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > /dev/null ||

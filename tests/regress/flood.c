@@ -310,7 +310,7 @@ fl_slowhs(SSL_CTX *ctx, const char *host, const char *port, int n, int ms,
 	size_t		 hlen, *sent;
 	double		 t0, next, *opened, life, maxlife = 0;
 	unsigned long	 closed = 0;
-	int		 i, timeout;
+	int		 i, timeout, rc = 1;
 
 	if ((hlen = fl_client_hello(ctx, hello, sizeof(hello))) == 0) {
 		printf("cannot build a ClientHello\n");
@@ -322,7 +322,7 @@ fl_slowhs(SSL_CTX *ctx, const char *host, const char *port, int n, int ms,
 	opened = xcalloc((size_t)n, sizeof(*opened));
 	for (i = 0; i < n; i++)
 		if (fl_slow_open(pfd, opened, sent, i, host, port) == -1)
-			return (1);
+			goto done;
 	printf("slowhs: %d connections open\n", n);
 	t0 = fl_now();
 	next = t0 + ms / 1000.0;
@@ -342,7 +342,7 @@ fl_slowhs(SSL_CTX *ctx, const char *host, const char *port, int n, int ms,
 				closed++;
 				if (fl_slow_open(pfd, opened, sent, i, host,
 				    port) == -1)
-					return (1);
+					goto done;
 			}
 		}
 		if (ms > 0 && fl_now() >= next) {
@@ -358,7 +358,12 @@ fl_slowhs(SSL_CTX *ctx, const char *host, const char *port, int n, int ms,
 			maxlife = life;
 	printf("slowhs: %lu closed by the master in %.1fs; the longest held "
 	    "%d ms\n", closed, fl_now() - t0, (int)(maxlife * 1000));
-	return (0);
+	rc = 0;
+done:
+	free(pfd);
+	free(sent);
+	free(opened);
+	return (rc);
 }
 
 int

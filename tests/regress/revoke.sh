@@ -8,8 +8,9 @@
 # it refuses to start (78), and -n says why.  A new certificate for the
 # same name joins.  workerd checks the master's certificate against its
 # crl too: a revoked master is refused by a new worker, and dropped by a
-# running one at its reload.  A CRL past its next update is taken, with a
-# warning, and still revokes.
+# running one at its reload, and so does libr3q (r3qctl map) with
+# R3Q_CRL.  A CRL past its next update is taken, with a warning, and
+# still revokes.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1 w2 w3
@@ -157,6 +158,38 @@ waitfor "grep -q \"the master's certificate is now revoked by $C/crl.pem\" '$T/w
     fail "w2 kept its revoked master at its reload: $(tail -n 5 "$T/w2.log")"
 ok "a running worker drops its revoked master at its reload"
 master_alive
+
+# libr3q checks the master's certificate against its crl too (R3Q_CRL,
+# or crl in R3Q_CONFIG's file): the same master is refused with it and
+# taken without it.
+tlsmap() {
+	R3Q_MASTER=127.0.0.1:$PORT R3Q_CA=$C/ca.pem R3Q_CERT=$C/client.pem \
+	    R3Q_KEY=$C/client.key R3Q_CONTROL=$T/none.sock \
+	    timeout 60 "$R3QCTL" map echo "$@"
+}
+rc=0
+echo hi | R3Q_CRL=$C/crl.pem tlsmap > "$T/lc.out" 2> "$T/lc.err" || rc=$?
+[ "$rc" -ne 0 ] || fail "libr3q took a revoked master with R3Q_CRL"
+grep -q "TLS handshake with 127.0.0.1: certificate revoked (crl $C/crl.pem)" "$T/lc.err" ||
+    fail "libr3q with R3Q_CRL: $(cat "$T/lc.err")"
+printf 'crl = %s\n' "$C/crl.pem" > "$T/client.conf"
+rc=0
+echo hi | R3Q_CONFIG=$T/client.conf tlsmap > "$T/lc.out" 2> "$T/lc.err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q "certificate revoked (crl $C/crl.pem)" "$T/lc.err" ||
+    fail "libr3q with crl in R3Q_CONFIG: status $rc: $(cat "$T/lc.err")"
+echo hi | tlsmap > "$T/lc.out" 2> "$T/lc.err" ||
+    fail "without a crl libr3q refused the master: $(cat "$T/lc.err")"
+[ "$(cat "$T/lc.out")" = hi ] || fail "without a crl: $(cat "$T/lc.out")"
+rc=0
+echo hi | R3Q_CRL=$T/none.pem tlsmap > "$T/lc.out" 2> "$T/lc.err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q "$T/none.pem: No such file or directory" "$T/lc.err" ||
+    fail "libr3q with a missing crl: status $rc: $(cat "$T/lc.err")"
+echo "not a crl" > "$T/bad.pem"
+rc=0
+echo hi | R3Q_CRL=$T/bad.pem tlsmap > "$T/lc.out" 2> "$T/lc.err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q "$T/bad.pem: " "$T/lc.err" ||
+    fail "libr3q with a bad crl: status $rc: $(cat "$T/lc.err")"
+ok "libr3q refuses a revoked master with R3Q_CRL or crl in its config file; a crl that cannot be read is an error naming it"
 
 # A CRL past its next update still revokes what it lists (refusing every
 # peer would stop the cluster); masterd says it is out of date.

@@ -7,6 +7,7 @@
 #include "frame.h"
 
 extern SSL	*ssl;		/* the one TLS connection of the mode */
+extern SSL_CTX	*tp_ctx;	/* the process's TLS context */
 
 int		 send_env(Envelope *);
 Envelope	*recv_env(void);

@@ -75,11 +75,15 @@ struct opts {
 	struct es_params ep;
 	double		 work_ms = 100;
 	double		 noise = 0;
+	uint32_t	 batch = 0;	/* a batch job of this many tasks */
+	std::string	 trace;		/* task times replayed from it */
 	std::string	 csv, gen_csv;
 	bool		 quiet = false, stats = false;
 };
 
 static opts		 O;
+static std::vector<double> trace_ms;	/* --trace: reference ms a task */
+static double	 task_work_ms(uint64_t);
 
 [[noreturn]] static void
 die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -383,9 +387,15 @@ struct outbox {
 	}
 };
 
+/* Frames sent, for the simulator's own costs (--stats). */
+static uint64_t n_frames_out, n_frames_in, n_heartbeats;
+
 static void
 send_msg(sg4::Mailbox *mb, channel &c, outbox &ob, msg *m, uint64_t size)
 {
+	n_frames_in++;
+	if (m->type == M_HEARTBEAT)
+		n_heartbeats++;
 	m->seq = c.next_out++;
 	ob.put(mb, m, size);
 }
@@ -628,6 +638,7 @@ struct gen_rep {
 	double		 best;
 	uint64_t	 elapsed, total, sync, comm, compute;
 	uint32_t	 tasks, replicas, killed_held, killed_running;
+	double		 work_ms;	/* its tasks' work, reference ms */
 };
 
 struct master {
@@ -640,6 +651,7 @@ struct master {
 	std::vector<uint32_t>	 dirty;
 	uint64_t		 batch = 0, first = 0, next_task = 1;
 	size_t			 nbatch = 0;
+	double			 batch_work_ms = 0;
 	std::vector<span>	 spans;
 	std::vector<gen_rep>	 gens;
 	double			 speed_time = 0;
@@ -663,6 +675,7 @@ master_send(uint32_t h, msg *m, uint64_t size)
 {
 	out_relay	&r = out_relays[h % out_relays.size()];
 
+	n_frames_out++;
 	m->seq = M.out[h].next_out++;
 	m->host = h;
 	r.q.emplace_back(m, size);
@@ -856,9 +869,21 @@ gen_done(const struct sched_batch_report *r)
 	g.gen = gen;
 	g.elapsed = now_ns() - M.start;
 	g.tasks = (uint32_t)M.nbatch;
+	g.work_ms = M.batch_work_ms;
 	gen_measure(r, &g);
 	M.spans.clear();
 	M.batch = 0;
+	if (O.batch > 0) {
+		/* a batch job: one batch, done */
+		g.gen = 1;
+		M.gens.push_back(g);
+		if (!O.quiet)
+			printf("batch: %u tasks done, elapsed %.3fs\n", g.tasks,
+			    (double)g.elapsed / 1e9);
+		M.finished = true;
+		M.end = now_ns();
+		return;
+	}
 	if (es_advance(M.es) == -1)
 		die(EX_FAIL, "internal error: generation %u done with results "
 		    "missing", gen);
@@ -898,9 +923,17 @@ master_drain(void)
 			task_msg t;
 			t.id = a.task;
 			t.replica = a.replica != 0;
-			t.payload.resize(es_payload_len(O.ep.dim));
-			es_payload_encode(t.payload.data(), 0, 0, O.work_ms,
-			    es_batch_x(M.es, idx), O.ep.dim);
+			if (O.batch > 0) {
+				/* a batch job's synth task: no individual */
+				t.payload.resize(es_payload_len(0));
+				es_payload_encode(t.payload.data(), 0, 0,
+				    task_work_ms(a.task), NULL, 0);
+			} else {
+				t.payload.resize(es_payload_len(O.ep.dim));
+				es_payload_encode(t.payload.data(), 0, 0,
+				    task_work_ms(a.task), es_batch_x(M.es, idx),
+				    O.ep.dim);
+			}
 			M.w[a.wid].out.push_back(std::move(t));
 			mark_dirty(a.wid);
 			break;
@@ -972,7 +1005,8 @@ gen_start(void)
 {
 	struct sched_batch_config	 cfg;
 	std::vector<struct sched_task>	 t;
-	size_t				 n = es_batch_size(M.es);
+	size_t				 n = O.batch > 0 ? O.batch :
+					    es_batch_size(M.es);
 	uint64_t			 now = now_ns();
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -988,9 +1022,11 @@ gen_start(void)
 	M.nbatch = n;
 	M.submitted += n;
 	t.resize(n);
+	M.batch_work_ms = 0;
 	for (size_t i = 0; i < n; i++) {
 		memset(&t[i], 0, sizeof(t[i]));
 		t[i].id = M.first + i;
+		M.batch_work_ms += task_work_ms(t[i].id);
 	}
 	core_timer ct;
 	if (sched_batch_open(M.s, M.batch, &cfg, now) == -1 ||
@@ -1063,8 +1099,8 @@ master_results(uint32_t wid, msg *m)
 			}
 			switch (v) {
 			case SCHED_ACCEPT:
-				if (es_output_decode(r.output, ES_OUTPUT_LEN,
-				    &f) == 0)
+				if (O.batch == 0 && es_output_decode(r.output,
+				    ES_OUTPUT_LEN, &f) == 0)
 					es_set_fitness(M.es, idx, f);
 				M.tasks_done++;
 				M.spans.push_back(x);
@@ -1274,11 +1310,23 @@ enum wstate { W_UP, W_DOWN, W_HUNG };
 /* Counters of the churn, for the summary. */
 static uint64_t n_crashes, n_hangs;
 
+/*
+ * A task's work in reference milliseconds: --work-ms, or with --trace the
+ * trace's executions in turn (task ids count from 1 in submit order).
+ */
+static double
+task_work_ms(uint64_t id)
+{
+	if (trace_ms.empty())
+		return (O.work_ms);
+	return (trace_ms[(id - 1) % trace_ms.size()]);
+}
+
 /* A task's run time on host h: its work over the host's speed (synth). */
 static double
 task_time(uint32_t h, uint64_t id)
 {
-	double	 t = O.work_ms / 1000 / workers[h].speed;
+	double	 t = task_work_ms(id) / 1000 / workers[h].speed;
 
 	if (O.noise > 0)
 		t *= exp(O.noise * rng_gauss(O.ep.seed, RS_NOISE, id, h));
@@ -1541,6 +1589,7 @@ usage(int code)
 	    "[--seed N]\n"
 	    "               [--work-ms MS] [--noise SIGMA] "
 	    "[--reevaluate-parents]\n"
+	    "               [--batch N] [--trace FILE]\n"
 	    "               [--csv FILE] [--gen-csv FILE] [--quiet] "
 	    "[--stats]\n"
 	    "DIST: V, uniform:A:B, lognormal:MEDIAN:SIGMA, table1 (speeds)\n"
@@ -1624,6 +1673,81 @@ parse_dist(const char *opt, const char *s, bool speeds)
 	    "lognormal:MEDIAN:SIGMA%s)", opt, s, speeds ? ", table1" : "");
 }
 
+/*
+ * --trace FILE: the task times of a real job, replayed.  Either the Chrome
+ * trace-event JSON that `r3qctl report --trace` writes (one event a line:
+ * the executions whose outcome is "done", their "dur" in microseconds), or
+ * text with one time in milliseconds a line, the first comma-separated
+ * field (a header line that is no number is skipped, blank lines and '#'
+ * comments too).  Each time is taken as reference milliseconds of work.
+ */
+static void
+trace_load(const std::string &path)
+{
+	FILE		*f;
+	char		*line = NULL, *end;
+	size_t		 cap = 0, lineno = 0;
+	ssize_t		 len;
+	double		 v;
+	bool		 json = false, first = true;
+
+	if ((f = fopen(path.c_str(), "r")) == NULL)
+		die(EX_USAGE, "--trace: %s: %s", path.c_str(), strerror(errno));
+	while ((len = getline(&line, &cap, f)) != -1) {
+		const char	*p = line, *d;
+
+		lineno++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (first && *p == '{')
+			json = true;
+		if (json) {
+			first = false;
+			if (strstr(p, "\"ph\":\"X\"") == NULL ||
+			    strstr(p, "\"outcome\":\"done\"") == NULL)
+				continue;
+			if ((d = strstr(p, "\"dur\":")) == NULL)
+				die(EX_DATAERR, "%s:%zu: an execution without "
+				    "\"dur\"", path.c_str(), lineno);
+			errno = 0;
+			v = strtod(d + 6, &end) / 1000;
+			if (end == d + 6 || errno != 0 || !(v > 0) ||
+			    !std::isfinite(v))
+				die(EX_DATAERR, "%s:%zu: \"dur\" is not a "
+				    "positive number", path.c_str(), lineno);
+			trace_ms.push_back(v);
+			continue;
+		}
+		if (*p == '\n' || *p == '\r' || *p == '#' || *p == '\0')
+			continue;
+		errno = 0;
+		v = strtod(p, &end);
+		while (*end == ' ' || *end == '\t')
+			end++;
+		if (end == p || errno != 0 || (*end != ',' && *end != '\n' &&
+		    *end != '\r' && *end != '\0')) {
+			if (first) {
+				first = false;
+				continue;	/* a header */
+			}
+			die(EX_DATAERR, "%s:%zu: not a time in milliseconds",
+			    path.c_str(), lineno);
+		}
+		first = false;
+		if (!(v > 0) || !std::isfinite(v) || v > 3600000)
+			die(EX_DATAERR, "%s:%zu: a time must be above 0 and at "
+			    "most 3600000 ms", path.c_str(), lineno);
+		trace_ms.push_back(v);
+	}
+	free(line);
+	if (ferror(f))
+		die(EX_FAIL, "--trace: %s: %s", path.c_str(), strerror(errno));
+	fclose(f);
+	if (trace_ms.empty())
+		die(EX_DATAERR, "%s: no task times (no executions done in a "
+		    "trace, no times in a CSV)", path.c_str());
+}
+
 static void
 parse_opts(int argc, char *argv[])
 {
@@ -1650,6 +1774,8 @@ parse_opts(int argc, char *argv[])
 		{ "work-ms",		required_argument, NULL, 'w' },
 		{ "noise",		required_argument, NULL, 'N' },
 		{ "reevaluate-parents",	no_argument,	   NULL, 'r' },
+		{ "batch",		required_argument, NULL, 'B' },
+		{ "trace",		required_argument, NULL, 'X' },
 		{ "csv",		required_argument, NULL, 'C' },
 		{ "gen-csv",		required_argument, NULL, 'E' },
 		{ "quiet",		no_argument,	   NULL, 'q' },
@@ -1758,6 +1884,13 @@ parse_opts(int argc, char *argv[])
 		case 'r':
 			O.ep.reevaluate_parents = 1;
 			break;
+		case 'B':
+			O.batch = (uint32_t)parse_num(name, optarg, 1,
+			    100000000);
+			break;
+		case 'X':
+			O.trace = optarg;
+			break;
 		case 'C':
 			O.csv = optarg;
 			break;
@@ -1792,6 +1925,8 @@ parse_opts(int argc, char *argv[])
 		    O.platform.c_str());
 	if (O.platform.empty() && O.workers == 0)
 		die(EX_USAGE, "a generated platform needs --workers N");
+	if (!O.trace.empty())
+		trace_load(O.trace);
 }
 
 /* The policy's name in the benches' CSV (bench/policies). */
@@ -1869,7 +2004,11 @@ main(int argc, char *argv[])
 			    O.platform.c_str(),
 			    workers[i].host->get_cname());
 	}
-	if (!O.quiet)
+	if (!O.quiet && O.batch > 0)
+		printf("job 1: batch of %u synth tasks, %s, seed %" PRIu64 "\n",
+		    O.batch, trace_ms.empty() ? "--work-ms each" :
+		    "times from --trace", O.ep.seed);
+	else if (!O.quiet)
 		printf("job 1: (%u+%u)-ES, %u dimensions, %u generations, lu 0, "
 		    "seed %" PRIu64 "%s\n", O.ep.mu, O.ep.lambda, O.ep.dim,
 		    O.ep.generations, O.ep.seed, O.ep.reevaluate_parents ?
@@ -1897,7 +2036,7 @@ main(int argc, char *argv[])
 		repl += g.replicas;
 		kh += g.killed_held;
 		kr += g.killed_running;
-		work_ms += g.tasks * O.work_ms;
+		work_ms += g.work_ms;
 		t += g.total;
 	}
 	if (t > 0)
@@ -1910,15 +2049,21 @@ main(int argc, char *argv[])
 		printf("job 1 failed: %s\n", M.error.c_str());
 	if (!M.error.empty() || M.gens.empty())
 		return (EX_FAIL);
-	printf("best fitness: %.17g\n", es_best_f(M.es));
-	printf("best individual:");
-	bx = es_best_x(M.es);
-	for (uint32_t i = 0; i < O.ep.dim; i++)
-		printf(" %.17g", bx[i]);
-	printf("\n");
-	printf("summary: job 1 done, policy %s, %u generations, %" PRIu64
-	    " evaluations, %.3f s", sched_policy_name(O.policy),
-	    M.gens.back().gen, M.tasks_done, S(M.end - M.start));
+	if (O.batch > 0)
+		printf("summary: job 1 done, policy %s, batch of %u tasks, %"
+		    PRIu64 " done, %.3f s", sched_policy_name(O.policy),
+		    O.batch, M.tasks_done, S(M.end - M.start));
+	else {
+		printf("best fitness: %.17g\n", es_best_f(M.es));
+		printf("best individual:");
+		bx = es_best_x(M.es);
+		for (uint32_t i = 0; i < O.ep.dim; i++)
+			printf(" %.17g", bx[i]);
+		printf("\n");
+		printf("summary: job 1 done, policy %s, %u generations, %"
+		    PRIu64 " evaluations, %.3f s", sched_policy_name(O.policy),
+		    M.gens.back().gen, M.tasks_done, S(M.end - M.start));
+	}
 	if (M.dropped > 0)
 		printf(", %" PRIu64 " duplicate results dropped", M.dropped);
 	printf("\n");
@@ -1960,6 +2105,17 @@ main(int argc, char *argv[])
 		    (double)M.calls / n, (double)M.actions / n,
 		    (double)M.core_ns / 1e3 / n,
 		    (double)M.core_ns / 1e3 / n * cpu / wall);
+		/*
+		 * The rest is SimGrid's: every frame is a comm (put, get,
+		 * the network model's flow, the actors' switches).
+		 */
+		uint64_t nf = n_frames_out + n_frames_in;
+		double rest = cpu - S(M.core_ns) * cpu / wall;
+		printf("frames: %" PRIu64 " master->workers, %" PRIu64
+		    " workers->master (%" PRIu64 " heartbeats): %.2f a task; "
+		    "the rest, ~%.2f us CPU a frame\n", n_frames_out,
+		    n_frames_in, n_heartbeats, (double)nf / n,
+		    nf ? rest * 1e6 / (double)nf : 0);
 	}
 	if (!O.csv.empty()) {
 		FILE *f = fopen(O.csv.c_str(), "w");
@@ -1973,8 +2129,8 @@ main(int argc, char *argv[])
 		    "replicas,killed_held,killed_running\n");
 		fprintf(f, "%g,%g,%s,%u,%.6f,%.6f,%.6f,%.6f,%.17g,%.17g,%u,%u,"
 		    "%u\n", O.work_ms, delay, policy_name().c_str(),
-		    O.ep.generations, S(M.end - M.start), S(sync), S(comm),
-		    S(compute), eff, lb, repl, kh, kr);
+		    O.batch > 0 ? 1 : O.ep.generations, S(M.end - M.start),
+		    S(sync), S(comm), S(compute), eff, lb, repl, kh, kr);
 		if (fclose(f) == EOF)
 			die(EX_FAIL, "%s: %s", O.csv.c_str(), strerror(errno));
 	}

@@ -27,7 +27,18 @@
  *    lists) in a side struct allocated on first use, so that a plain
  *    queued task stays small;
  *  - per worker, the kinds it runs (a bit mask below 64, a sorted array
- *    above), and per kind the number of workers that run it.
+ *    above), and per kind the number of workers that run it;
+ *  - two sets of places in join order, kept as 64-ary bit trees so that
+ *    the next member after a place is found in O(log N): the workers that
+ *    may have room under some live batch (s_room, a superset of those
+ *    with room under any one batch), and those with fewer copies than
+ *    CPUs (s_free).  Every walk that hands out copies (fill aside, which
+ *    has its own candidates), replicates or looks for an idle CPU walks
+ *    these instead of every worker, in the same join order, and tests
+ *    each member as the walk over every worker did; so an event costs
+ *    what it decides, not the number of workers, with the same decisions
+ *    (issue 23: 10,000 workers).  The cooling workers are kept in the
+ *    order their cool-downs end.
  *
  * Semantics chosen where the contract leaves room:
  *  - Fresh work comes first: every event first fills free capacity from
@@ -115,6 +126,8 @@
 #define TAB_MINSLOTS		64
 #define SCHED_SCAN_MIN		10000000ULL	/* 10 ms */
 #define SCHED_KLOW		64	/* kinds below this: a bit mask */
+#define IDX_NONE		SIZE_MAX	/* idx_next(): no member */
+#define IDX_LEVELS		6	/* 64^6 places at most */
 
 enum task_state {
 	TASK_QUEUED,		/* in its batch's queue */
@@ -279,7 +292,9 @@ struct worker {
 	uint64_t	 w_alive;		/* its last sign of life */
 	struct worker	*w_aprev, *w_anext;	/* by w_alive */
 	uint64_t	 w_seq;			/* join order */
+	size_t		 w_idx;			/* its place in s_workers */
 	int		 w_cand;		/* on s_cand */
+	struct worker	*w_cprev, *w_cnext;	/* cooling, by w_cool_until */
 	/*
 	 * Balancing (section 4): Power is the results this worker returned
 	 * (sched_vote(), sched_failed(), copies it held) in the last whole
@@ -298,6 +313,19 @@ struct worker {
 	uint32_t	 w_nincoming;		/* room reserved for moves */
 	uint32_t	 w_noutgoing;		/* copies being withdrawn */
 	int		 w_balskip;		/* global: no move from it */
+};
+
+/*
+ * A set of places (0 .. n-1) as a tree of 64-bit words: bit i of level
+ * 0 is place i, bit j of level l + 1 says word j of level l is not 0.
+ * The top level is one word.  Membership, insertion, removal and the
+ * next member from a place cost O(log64 n).
+ */
+struct idxset {
+	uint64_t	*ix_w[IDX_LEVELS];
+	size_t		 ix_nw[IDX_LEVELS];	/* words per level */
+	int		 ix_nlev;
+	size_t		 ix_cap;		/* places */
 };
 
 /* How many connected workers run one kind (sched_kind_workers()). */
@@ -327,6 +355,20 @@ struct sched {
 	size_t			 s_ncand;
 	int			 s_fill_all;
 	struct copy		*s_cfree;	/* freed copies, for reuse */
+	/*
+	 * The places (in s_workers) of the workers that may have room, a
+	 * superset of those with room under any live batch: copies and
+	 * moves coming fewer than sched_maxcap(), which the live batches'
+	 * caps bound (s_maxqf: the largest fixed queue factor of a live
+	 * RWQ/R3Q batch; s_nauto: live batches under queue_factor auto);
+	 * and those with fewer copies than CPUs.
+	 */
+	struct idxset		 s_room;
+	struct idxset		 s_free;
+	uint64_t		 s_maxqf;
+	size_t			 s_nauto;
+	struct worker		*s_coolfirst, *s_coollast;	/* cooling, by
+							   w_cool_until */
 	struct batch		*s_bfirst, *s_blast;	/* in submit order */
 	struct sched_action	*s_act;		/* ring of pending actions */
 	size_t			 s_actsize;	/* 0 or a power of two */
@@ -377,6 +419,115 @@ static const char *const sched_balance_names[SCHED_BALANCE_COUNT] = {
 static const char *const sched_topo_names[SCHED_TOPO_COUNT] = {
 	"ring", "all", "tree"
 };
+
+/*
+ * Make x hold places 0 .. cap - 1 (members kept); -1 (nothing changed)
+ * if memory is short.
+ */
+static int
+idx_grow(struct idxset *x, size_t cap)
+{
+	uint64_t	*w[IDX_LEVELS];
+	size_t		 nw[IDX_LEVELS], j, n = cap;
+	int		 l, nlev = 0;
+
+	if (cap <= x->ix_cap)
+		return (0);
+	do {
+		if (nlev == IDX_LEVELS)
+			return (-1);
+		n = (n + 63) / 64;
+		nw[nlev++] = n;
+	} while (n > 1);
+	for (l = 0; l < nlev; l++)
+		if ((w[l] = calloc(nw[l], sizeof(uint64_t))) == NULL) {
+			while (l-- > 0)
+				free(w[l]);
+			return (-1);
+		}
+	if (x->ix_nlev > 0)
+		memcpy(w[0], x->ix_w[0], x->ix_nw[0] * sizeof(uint64_t));
+	for (l = 1; l < nlev; l++)
+		for (j = 0; j < nw[l - 1]; j++)
+			if (w[l - 1][j] != 0)
+				w[l][j / 64] |= 1ULL << (j % 64);
+	for (l = 0; l < x->ix_nlev; l++)
+		free(x->ix_w[l]);
+	for (l = 0; l < nlev; l++) {
+		x->ix_w[l] = w[l];
+		x->ix_nw[l] = nw[l];
+	}
+	x->ix_nlev = nlev;
+	x->ix_cap = cap;
+	return (0);
+}
+
+static void
+idx_free(struct idxset *x)
+{
+	int	 l;
+
+	for (l = 0; l < x->ix_nlev; l++)
+		free(x->ix_w[l]);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Place i (below ix_cap) in or out of x. */
+static void
+idx_put(struct idxset *x, size_t i, int in)
+{
+	uint64_t	 bit, was;
+	int		 l;
+
+	for (l = 0; l < x->ix_nlev; l++) {
+		bit = 1ULL << (i % 64);
+		i /= 64;
+		was = x->ix_w[l][i];
+		if (in) {
+			x->ix_w[l][i] |= bit;
+			if (was != 0)
+				return;		/* the levels above know */
+		} else {
+			x->ix_w[l][i] &= ~bit;
+			if (x->ix_w[l][i] != 0 || was == 0)
+				return;
+		}
+	}
+}
+
+/* Empty x. */
+static void
+idx_clear(struct idxset *x)
+{
+	int	 l;
+
+	for (l = 0; l < x->ix_nlev; l++)
+		memset(x->ix_w[l], 0, x->ix_nw[l] * sizeof(uint64_t));
+}
+
+/* The least member of level l at or after i, or IDX_NONE. */
+static size_t
+idx_next_level(const struct idxset *x, int l, size_t i)
+{
+	uint64_t	 bits;
+	size_t		 j;
+
+	if (l >= x->ix_nlev || i / 64 >= x->ix_nw[l])
+		return (IDX_NONE);
+	bits = x->ix_w[l][i / 64] & (~0ULL << (i % 64));
+	if (bits != 0)
+		return (i / 64 * 64 + (size_t)__builtin_ctzll(bits));
+	if ((j = idx_next_level(x, l + 1, i / 64 + 1)) == IDX_NONE)
+		return (IDX_NONE);
+	return (j * 64 + (size_t)__builtin_ctzll(x->ix_w[l][j]));
+}
+
+/* The least member of x at or after place i, or IDX_NONE. */
+static size_t
+idx_next(const struct idxset *x, size_t i)
+{
+	return (idx_next_level(x, 0, i));
+}
 
 /*
  * Allocate or die: an event cannot be left half applied, so running out of
@@ -587,12 +738,8 @@ sched_worker_find(const struct sched *s, uint32_t wid, size_t *idx)
 	    i = (i + 1) & mask) {
 		if (w->w_id != wid)
 			continue;
-		if (idx != NULL) {
-			/* only on join and loss: the list is in join order */
-			for (i = 0; s->s_workers[i] != w; i++)
-				;
-			*idx = i;
-		}
+		if (idx != NULL)
+			*idx = w->w_idx;
 		return (w);
 	}
 	return (NULL);
@@ -834,6 +981,145 @@ sched_has_room(const struct worker *w, const struct batch *b)
 	    (uint64_t)w->w_ncopies + w->w_nincoming < sched_cap(w, b));
 }
 
+/*
+ * The most copies w may hold under any live batch: one per CPU (WQ, RR),
+ * the largest fixed queue factor of a live RWQ or R3Q batch per CPU, or
+ * auto's cap if a live batch sizes its queue so; 0 while it cools down or
+ * is paused.  Every sched_cap(w, b) of a live b is at most this.
+ */
+static uint64_t
+sched_maxcap(const struct sched *s, const struct worker *w)
+{
+	uint64_t	 cap = w->w_ncpu, c;
+
+	if (w->w_cooling || w->w_paused)
+		return (0);
+	if ((c = s->s_maxqf * w->w_ncpu) > cap)
+		cap = c;
+	if (s->s_nauto > 0 && (c = (1 + sched_auto_held(w)) * w->w_ncpu) >
+	    cap)
+		cap = c;
+	return (cap);
+}
+
+/*
+ * Put w in or out of s_room and s_free after its copies, the moves coming
+ * to it, its cool-down, pause or estimates changed.
+ */
+static void
+sched_room_update(struct sched *s, const struct worker *w)
+{
+	if (w->w_idx == IDX_NONE)
+		return;		/* leaving: sched_worker_lost() rebuilds */
+	idx_put(&s->s_room, w->w_idx, (uint64_t)w->w_ncopies +
+	    w->w_nincoming < sched_maxcap(s, w));
+	idx_put(&s->s_free, w->w_idx, w->w_ncopies < w->w_ncpu);
+}
+
+/* Both sets anew, for every worker (a worker left: places moved). */
+static void
+sched_room_rebuild(struct sched *s)
+{
+	size_t	 i;
+
+	idx_clear(&s->s_room);
+	idx_clear(&s->s_free);
+	for (i = 0; i < s->s_nworkers; i++)
+		sched_room_update(s, s->s_workers[i]);
+}
+
+/*
+ * A batch came or went: the bound of the caps (s_maxqf, s_nauto) anew,
+ * from the live batches, which are few; s_room anew if it changed.
+ */
+static void
+sched_caps_changed(struct sched *s)
+{
+	const struct batch	*b;
+	uint64_t		 maxqf = 0;
+	size_t			 nauto = 0;
+
+	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
+		if (b->b_cfg.policy != SCHED_POLICY_RWQ &&
+		    b->b_cfg.policy != SCHED_POLICY_R3Q)
+			continue;
+		if (b->b_cfg.queue_factor == SCHED_QF_AUTO)
+			nauto++;
+		else if (b->b_cfg.queue_factor > maxqf)
+			maxqf = b->b_cfg.queue_factor;
+	}
+	if (maxqf == s->s_maxqf && (nauto > 0) == (s->s_nauto > 0)) {
+		s->s_nauto = nauto;
+		return;
+	}
+	s->s_maxqf = maxqf;
+	s->s_nauto = nauto;
+	sched_room_rebuild(s);
+}
+
+/* w starts cooling down: into the list by the end of its cool-down. */
+static void
+sched_cool_link(struct sched *s, struct worker *w)
+{
+	struct worker	*p;
+
+	for (p = s->s_coollast; p != NULL && p->w_cool_until > w->w_cool_until;
+	    p = p->w_cprev)
+		;
+	w->w_cprev = p;
+	w->w_cnext = p != NULL ? p->w_cnext : s->s_coolfirst;
+	if (w->w_cnext != NULL)
+		w->w_cnext->w_cprev = w;
+	else
+		s->s_coollast = w;
+	if (p != NULL)
+		p->w_cnext = w;
+	else
+		s->s_coolfirst = w;
+}
+
+/* w no longer cools down (or left): out of the list. */
+static void
+sched_cool_unlink(struct sched *s, struct worker *w)
+{
+	if (w->w_cprev != NULL)
+		w->w_cprev->w_cnext = w->w_cnext;
+	else
+		s->s_coolfirst = w->w_cnext;
+	if (w->w_cnext != NULL)
+		w->w_cnext->w_cprev = w->w_cprev;
+	else
+		s->s_coollast = w->w_cprev;
+	w->w_cprev = w->w_cnext = NULL;
+}
+
+/*
+ * The next member of x at or after place i.  Built with SCHED_REFERENCE
+ * (tests/unit/test_sched_ref), every worker is a member: the walk over
+ * every worker that the sets replace, whose decisions the test compares.
+ */
+static size_t
+sched_set_next(const struct sched *s, const struct idxset *x, size_t i)
+{
+#ifdef SCHED_REFERENCE
+	(void)x;
+	(void)idx_next;
+	return (i < s->s_nworkers ? i : IDX_NONE);
+#else
+	(void)s;
+	return (idx_next(x, i));
+#endif
+}
+
+/*
+ * Walk the members of set (s_room, s_free) in join order, as w.  The
+ * body tests each as it would test any worker: the sets are supersets.
+ */
+#define SCHED_FOREACH(s, set, i, w)					\
+	for ((i) = sched_set_next((s), &(s)->set, 0);			\
+	    (i) != IDX_NONE && ((w) = (s)->s_workers[(i)], 1);		\
+	    (i) = sched_set_next((s), &(s)->set, (i) + 1))
+
 /* Find the copy of t on w, walking whichever list is shorter. */
 static struct copy *
 sched_copy_find(const struct task *t, const struct worker *w)
@@ -1060,6 +1346,7 @@ sched_unreserve(struct sched *s, struct copy *c)
 	if ((to = sched_worker_find(s, c->c_to, NULL)) != NULL &&
 	    to->w_seq == c->c_toseq && to->w_nincoming > 0) {
 		to->w_nincoming--;
+		sched_room_update(s, to);
 		sched_wake(s, to);
 	}
 }
@@ -1105,6 +1392,7 @@ sched_copy_drop(struct sched *s, struct copy *c)
 	else
 		w->w_lastcopy = c->c_wprev;
 	w->w_ncopies--;
+	sched_room_update(s, w);
 
 	if (c->c_running) {
 		w->w_nrunning--;
@@ -1565,6 +1853,7 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 	w->w_ncopies++;
 	w->w_nheld++;
 	s->s_stats.held++;
+	sched_room_update(s, w);
 
 	if (replica) {
 		s->s_stats.replicas++;
@@ -1614,8 +1903,7 @@ sched_give_copies(struct sched *s, struct task *t)
 
 	while (sched_want(t) > 0) {
 		best = NULL;
-		for (i = 0; i < s->s_nworkers; i++) {
-			w = s->s_workers[i];
+		SCHED_FOREACH(s, s_room, i, w) {
 			if (!sched_has_room(w, t->t_batch) ||
 			    !sched_may_copy(t, w))
 				continue;
@@ -1749,8 +2037,7 @@ sched_replicate_everywhere(struct sched *s, struct batch *b, struct task *t)
 	size_t		 i;
 	int		 n = 0;
 
-	for (i = 0; i < s->s_nworkers; i++) {
-		w = s->s_workers[i];
+	SCHED_FOREACH(s, s_room, i, w) {
 		if (sched_has_room(w, b) && sched_may_copy(t, w)) {
 			sched_send(s, w, t, SEND_REPLICA);
 			n++;
@@ -1770,13 +2057,14 @@ sched_replicate_everywhere(struct sched *s, struct batch *b, struct task *t)
 static void
 sched_replicate_rr(struct sched *s, struct batch *b)
 {
+	struct worker	*w;
 	struct task	*start, *t;
 	size_t		 i;
 
-	for (i = 0; i < s->s_nworkers; i++)
-		if (sched_has_room(s->s_workers[i], b))
+	SCHED_FOREACH(s, s_room, i, w)
+		if (sched_has_room(w, b))
 			break;
-	if (i == s->s_nworkers)
+	if (i == IDX_NONE)
 		return;
 
 	start = t = b->b_rnext != NULL ? b->b_rnext : b->b_rfirst;
@@ -1808,8 +2096,7 @@ sched_replicate_r3q(struct sched *s, struct batch *b)
 
 	do {
 		progress = 0;
-		for (i = 0; i < s->s_nworkers; i++) {
-			w = s->s_workers[i];
+		SCHED_FOREACH(s, s_room, i, w) {
 			if (!sched_has_room(w, b))
 				continue;
 			start = t = b->b_rnext != NULL ? b->b_rnext :
@@ -1843,8 +2130,8 @@ sched_note_idle(struct sched *s)
 	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
 		if (b->b_nqueued > 0 || b->b_idle || !b->b_closed)
 			continue;
-		for (i = 0; i < s->s_nworkers; i++) {
-			w = s->s_workers[i];
+		/* Which worker it is does not matter: the first will do. */
+		SCHED_FOREACH(s, s_free, i, w) {
 			if (w->w_ncopies < w->w_ncpu && sched_can_run(w, b)) {
 				b->b_idle = 1;
 				b->b_tidle = s->s_now;
@@ -1940,6 +2227,8 @@ sched_worker_suspected(struct sched *s, struct worker *w,
 		return;
 	w->w_cooling = 1;
 	w->w_cool_until = s->s_now + f->cooldown_ns;
+	sched_cool_link(s, w);
+	sched_room_update(s, w);
 	s->s_stats.cooling_workers++;
 	a = sched_emit(s, SCHED_COOLDOWN, w->w_id, 0, 0, 0, 0);
 	a->until = w->w_cool_until;
@@ -2105,8 +2394,7 @@ sched_replicate_suspects(struct sched *s)
 	for (t = s->s_sfirst; t != NULL; t = next) {
 		next = t->t_aux->x_snext;
 		best = NULL;
-		for (i = 0; i < s->s_nworkers; i++) {
-			w = s->s_workers[i];
+		SCHED_FOREACH(s, s_room, i, w) {
 			if (w->w_nsuspect > 0 ||
 			    !sched_has_room(w, t->t_batch) ||
 			    !sched_may_copy(t, w))
@@ -2219,6 +2507,7 @@ sched_withdraw(struct sched *s, struct copy *c, struct worker *to)
 	c->c_toseq = to->w_seq;
 	c->c_worker->w_noutgoing++;
 	to->w_nincoming++;
+	sched_room_update(s, to);
 	s->s_stats.withdrawals++;
 	sched_emit(s, SCHED_WITHDRAW, c->c_worker->w_id, c->c_task->t_id,
 	    c->c_task->t_batch->b_id, 0, 0);
@@ -2480,6 +2769,7 @@ sched_batch_free(struct sched *s, struct batch *b)
 	sched_chunks_free(b);
 	free(b);
 	tab_shrink(s);
+	sched_caps_changed(s);
 }
 
 /*
@@ -2666,6 +2956,8 @@ sched_free(struct sched *s)
 	free(s->s_workers);
 	free(s->s_wslots);
 	free(s->s_cand);
+	idx_free(&s->s_room);
+	idx_free(&s->s_free);
 	free(s->s_slots);
 	free(s->s_act);
 	free(s->s_kc);
@@ -2774,6 +3066,9 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
 		if ((v = realloc(s->s_cand, max * sizeof(*v))) == NULL)
 			goto nomem;
 		s->s_cand = v;
+		if (idx_grow(&s->s_room, max) == -1 ||
+		    idx_grow(&s->s_free, max) == -1)
+			goto nomem;
 		s->s_maxworkers = max;
 	}
 	if (kc_reserve(s, nkinds) == -1)
@@ -2789,6 +3084,7 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
 	w->w_node = node;
 	w->w_ncpu = ncpu;
 	w->w_seq = s->s_wseq++;
+	w->w_idx = s->s_nworkers;
 	s->s_workers[s->s_nworkers++] = w;
 	if (sched_wtab_build(s, s->s_nworkers) == -1) {
 		s->s_nworkers--;
@@ -2797,6 +3093,7 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
 		goto nomem;
 	}
 	kc_count(s, w, 1);
+	sched_room_update(s, w);
 	sched_wake(s, w);
 	sched_alive_touch(s, w);
 	s->s_stats.workers++;
@@ -2874,6 +3171,7 @@ sched_worker_pause(struct sched *s, uint32_t wid, int on, uint64_t now)
 	if (w->w_paused == (on != 0))
 		return (0);
 	w->w_paused = on != 0;
+	sched_room_update(s, w);
 	if (!w->w_paused) {
 		sched_wake(s, w);
 		sched_refill(s);
@@ -2937,19 +3235,26 @@ static int
 sched_cool_end(struct sched *s, uint64_t when)
 {
 	struct worker	*w;
-	size_t		 i;
 	int		 n = 0;
+#ifdef SCHED_REFERENCE
+	size_t		 i;
 
+	/* the walk over every worker the list replaces */
 	for (i = 0; i < s->s_nworkers; i++) {
 		w = s->s_workers[i];
-		if (w->w_cooling && w->w_cool_until <= when) {
-			w->w_cooling = 0;
-			w->w_cool_until = 0;
-			w->w_ringlen = w->w_ringhead = 0;
-			s->s_stats.cooling_workers--;
-			sched_wake(s, w);
-			n++;
-		}
+		if (!w->w_cooling || w->w_cool_until > when)
+			continue;
+#else
+	while ((w = s->s_coolfirst) != NULL && w->w_cool_until <= when) {
+#endif
+		sched_cool_unlink(s, w);
+		w->w_cooling = 0;
+		w->w_cool_until = 0;
+		w->w_ringlen = w->w_ringhead = 0;
+		s->s_stats.cooling_workers--;
+		sched_room_update(s, w);
+		sched_wake(s, w);
+		n++;
 	}
 	return (n);
 }
@@ -2976,10 +3281,15 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 	    (s->s_nworkers - idx - 1) * sizeof(s->s_workers[0]));
 	s->s_nworkers--;
 	s->s_stats.workers--;
+	for (; idx < s->s_nworkers; idx++)
+		s->s_workers[idx]->w_idx = idx;
+	w->w_idx = IDX_NONE;
 	sched_wtab_refill(s);
 
-	if (w->w_cooling)
+	if (w->w_cooling) {
 		s->s_stats.cooling_workers--;
+		sched_cool_unlink(s, w);
+	}
 	sched_alive_remove(s, w);
 	kc_count(s, w, -1);
 	while ((c = w->w_lastcopy) != NULL) {
@@ -3006,6 +3316,7 @@ sched_worker_lost(struct sched *s, uint32_t wid, uint64_t now)
 			;
 		s->s_cand[idx] = s->s_cand[--s->s_ncand];
 	}
+	sched_room_rebuild(s);	/* the places after it moved */
 	free(w->w_ring);
 	free(w->w_khigh);
 	free(w);
@@ -3053,6 +3364,7 @@ sched_open(struct sched *s, uint64_t id, const struct sched_batch_config *cfg)
 	else
 		s->s_bfirst = b;
 	s->s_blast = b;
+	sched_caps_changed(s);
 	return (b);
 }
 
@@ -3503,8 +3815,10 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 		c = sched_copy_find(t, w);
 	if (c != NULL)
 		w->w_pcount++;		/* Power: a result for a copy it held */
-	if (c != NULL && timing != NULL)
+	if (c != NULL && timing != NULL) {
 		sched_estimate_update(w, c, timing, now);
+		sched_room_update(s, w);	/* auto's cap may move */
+	}
 	if (c != NULL) {
 		/* A whole task done here: who stood still meanwhile? */
 		if (c->c_running)
@@ -3708,9 +4022,10 @@ sched_tick(struct sched *s, uint64_t now)
 uint64_t
 sched_deadline(const struct sched *s)
 {
-	const struct worker	*w;
 	uint64_t		 when = UINT64_MAX;
+#ifdef SCHED_REFERENCE
 	size_t			 i;
+#endif
 
 	if (s->s_scan_at != 0 && s->s_has_ref &&
 	    s->s_stats.held + s->s_stats.running > 0)
@@ -3719,13 +4034,16 @@ sched_deadline(const struct sched *s)
 	if (s->s_power_at != 0 && s->s_power_at < when &&
 	    s->s_stats.held > 0 && sched_balance_modes(s) != 0)
 		when = s->s_power_at;
-	if (s->s_stats.cooling_workers == 0)
-		return (when);
-	for (i = 0; i < s->s_nworkers; i++) {
-		w = s->s_workers[i];
-		if (w->w_cooling && w->w_cool_until < when)
-			when = w->w_cool_until;
-	}
+#ifdef SCHED_REFERENCE
+	for (i = 0; i < s->s_nworkers; i++)
+		if (s->s_workers[i]->w_cooling &&
+		    s->s_workers[i]->w_cool_until < when)
+			when = s->s_workers[i]->w_cool_until;
+#else
+	/* The first cool-down to end. */
+	if (s->s_coolfirst != NULL && s->s_coolfirst->w_cool_until < when)
+		when = s->s_coolfirst->w_cool_until;
+#endif
 	return (when);
 }
 

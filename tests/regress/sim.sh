@@ -6,7 +6,9 @@
 # caught by suspect detection and heartbeat_timeout), no task is lost and
 # the answer is the same; the same seed gives the same CSVs byte for byte;
 # a platform file runs; a malformed one, or an unknown option, gets a clear
-# error.  Without SimGrid r3q-sim is not built and the test is skipped.
+# error; a batch job of N tasks runs, and task times replay from a CSV or
+# a `r3qctl report --trace` file.  Without SimGrid r3q-sim is not built
+# and the test is skipped.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 SIM=$top_builddir/sim/r3q-sim
@@ -137,6 +139,47 @@ rc=0
 "$SIM" --platform lan --workers 10 > /dev/null 2> "$T/mix.err" || rc=$?
 [ "$rc" -eq 64 ] || fail "--platform lan with --workers: exit $rc"
 ok "bad platform files and options get a clear error"
+
+# Workloads: a batch job of N synth tasks; task times replayed from a CSV
+# trace and from the Chrome trace JSON of `r3qctl report --trace`.
+"$SIM" --platform lan --batch 300 --work-ms 100 --policy r3q \
+    --csv "$T/batch.csv" > "$T/batch.out" 2>&1 || fail "batch run failed"
+grep -q '^summary: job 1 done, policy r3q, batch of 300 tasks, 300 done, ' \
+    "$T/batch.out" || fail "batch: $(grep summary "$T/batch.out")"
+grep -q '^efficiency: .* = 30.0 s of work' "$T/batch.out" ||
+    fail "batch: $(grep efficiency "$T/batch.out")"
+grep -q '^100,0,r3q,1,' "$T/batch.csv" || fail "batch: CSV $(tail -n 1 "$T/batch.csv")"
+printf 'duration_ms\n50\n# a comment\n\n150,x\n' > "$T/times.csv"
+"$SIM" --platform lan --batch 40 --trace "$T/times.csv" --policy wq \
+    > "$T/tcsv.out" 2>&1 || fail "CSV trace run failed: $(tail -n 2 "$T/tcsv.out")"
+# 40 tasks of 50, 150, 50, ...: 4000 ms of work
+grep -q '^efficiency: .* = 4.0 s of work' "$T/tcsv.out" ||
+    fail "CSV trace: $(grep efficiency "$T/tcsv.out")"
+cat > "$T/trace.json" <<'JSON'
+{"displayTimeUnit":"ms","otherData":{"job":"3","policy":"r3q","state":"done"},"traceEvents":[
+{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"a"}},
+{"name":"task 1","cat":"done","ph":"X","pid":1,"tid":1,"ts":0.000,"dur":200000.000,"args":{"gen":0,"task":1,"replica":0,"outcome":"done"}},
+{"name":"task 2","cat":"lost","ph":"X","pid":1,"tid":1,"ts":0.000,"dur":90000.000,"args":{"gen":0,"task":2,"replica":1,"outcome":"lost"}},
+{"name":"task 2","cat":"done","ph":"X","pid":1,"tid":1,"ts":200000.000,"dur":100000.000,"args":{"gen":0,"task":2,"replica":0,"outcome":"done"}}
+]}
+JSON
+"$SIM" --platform lan --trace "$T/trace.json" $ES > "$T/tjson.out" 2>&1 ||
+    fail "JSON trace run failed: $(tail -n 2 "$T/tjson.out")"
+same tjson
+# 530 tasks of 200, 100, 200, ... ms: 265 x 300 ms of work
+grep -q '^efficiency: .* = 79.5 s of work' "$T/tjson.out" ||
+    fail "JSON trace: $(grep efficiency "$T/tjson.out")"
+printf '10\n-5\n' > "$T/neg.csv"
+rc=0
+"$SIM" --batch 5 --trace "$T/neg.csv" > /dev/null 2> "$T/neg.err" || rc=$?
+[ "$rc" -eq 65 ] && grep -q 'neg.csv:2: a time must be above 0' "$T/neg.err" ||
+    fail "bad trace: exit $rc, $(cat "$T/neg.err")"
+printf '{"traceEvents":[\n]}\n' > "$T/empty.json"
+rc=0
+"$SIM" --batch 5 --trace "$T/empty.json" > /dev/null 2> "$T/empty.err" || rc=$?
+[ "$rc" -eq 65 ] && grep -q 'empty.json: no task times' "$T/empty.err" ||
+    fail "empty trace: exit $rc, $(cat "$T/empty.err")"
+ok "batch jobs and trace replay (CSV, r3qctl report --trace JSON)"
 
 # r3q-sim(1) documents every option --help lists, and no other.
 PAGE=$top_builddir/man/r3q-sim.1

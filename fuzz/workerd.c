@@ -112,6 +112,27 @@ exec_halves(uint64_t **first, size_t *nfirst, uint64_t **second,
 	*nfirst = *nsecond = 0;
 }
 
+/* Drain: nothing is held here (every task has run already). */
+size_t
+exec_take_held(uint64_t **ids)
+{
+	*ids = xcalloc(1, sizeof(**ids));
+	return (0);
+}
+
+unsigned
+exec_interrupt_all(void)
+{
+	return (0);
+}
+
+/* A DrainRequest drains the link as workerd's would. */
+void
+workerd_drain(const char *why)
+{
+	link_drain(why);
+}
+
 /* A permanent failure would make workerd exit: here, it cannot. */
 void
 workerd_exit(int status)

@@ -206,7 +206,7 @@ usage(int code)
 	    "  --speed S     speed ratio vs the reference machine "
 	    "(emulation)\n"
 	    "  --KEY VALUE   any workerd.conf key, '_' written '-' "
-	    "(--ca, --cert, --key, ...)\n"
+	    "(KEY: ca, cert, ...)\n"
 	    "Every key may come from the environment too: R3Q_ and the key "
 	    "upper-cased\n"
 	    "(R3Q_MASTER, R3Q_CERT, R3Q_CPUS, ...).  Flags win over the "

@@ -196,6 +196,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lk.l_wake = event_new(base, -1, 0, link_collect, NULL);
 	delay_ev = evtimer_new(base, link_delay_fire, NULL);
 	lk.l_frame = evtimer_new(base, link_frame_late, NULL);
+	lk.l_leave = evtimer_new(base, link_drain_late, NULL);
 	lk.l_heartbeat = event_new(base, -1, EV_PERSIST, link_heartbeat, NULL);
 	link_heartbeat_arm(fz_conf.heartbeat);
 	/* ... and the TLS handshake */

@@ -117,6 +117,7 @@ static struct event	*delay_ev;
 static int	link_dispatch(Envelope *);
 static void	link_down(const char *, const char *);
 static void	link_drain_check(void);
+static void	link_drain_send(int);
 static void	link_event(struct bufferevent *, short, void *);
 static void	link_read(struct bufferevent *, void *);
 
@@ -601,7 +602,8 @@ link_assign(R3q__Assign *a)
 		lk.l_back_why = "assigned as the drain began";
 		for (i = 0; i < a->n_tasks; i++)
 			link_back_add(a->tasks[i]->id);
-		link_drain_check();
+		/* Even after our done: it may have crossed that too. */
+		link_drain_send(0);
 		return;
 	}
 	TAILQ_INIT(&tl);

@@ -120,6 +120,12 @@ exec_take_held(uint64_t **ids)
 	return (0);
 }
 
+int
+exec_busy(void)
+{
+	return (fz_held > 0 || !TAILQ_EMPTY(&fz_done));
+}
+
 unsigned
 exec_interrupt_all(void)
 {

@@ -428,6 +428,22 @@ exec_halves(uint64_t **first, size_t *nfirst, uint64_t **second,
 	pthread_mutex_unlock(&ex.ex_mtx);
 }
 
+/*
+ * Is anything left here: held, running, or finished and not collected yet
+ * (the loop thread is woken for those)?  A drain ends only when not.
+ */
+int
+exec_busy(void)
+{
+	int	 busy;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	busy = ex.ex_nheld > 0 || ex.ex_nrunning > 0 ||
+	    !TAILQ_EMPTY(&ex.ex_done);
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (busy);
+}
+
 /* How many tasks are held and running now. */
 void
 exec_counts(unsigned *held, unsigned *running)

@@ -901,13 +901,11 @@ static void
 link_drain_check(void)
 {
 	struct timeval	 tv = { 10, 0 };
-	unsigned	 held, running;
 
 	if (!lk.l_draining || lk.l_drain_done)
 		return;
 	link_drain_send(0);
-	exec_counts(&held, &running);
-	if (held > 0 || running > 0)
+	if (exec_busy())
 		return;
 	if (lk.l_state != LINK_UP) {
 		lk.l_drain_done = 1;

@@ -112,6 +112,7 @@ void	 exec_collect(struct wtasklist *, uint64_t *, size_t *,
 	    uint64_t *, size_t *);
 unsigned exec_threads(void);
 void	 exec_counts(unsigned *, unsigned *);
+int	 exec_busy(void);
 void	 exec_halves(uint64_t **, size_t *, uint64_t **, size_t *);
 void	 wtask_free(struct wtask *);
 

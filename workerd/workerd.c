@@ -187,8 +187,7 @@ usage(int code)
 	    "else the\n"
 	    "                cgroup's CPU quota and the affinity mask)\n"
 	    "  -d            stay in the foreground and log to stderr\n"
-	    "  -f file       configuration file (default " WORKERD_CONF
-	    "; none needed)\n"
+	    "  -f file       configuration file (default " WORKERD_CONF ")\n"
 	    "  -h, --help    print this help and exit\n"
 	    "  -m host:port  the master (overrides 'master')\n"
 	    "  -N name       this worker's name (overrides 'name')\n"
@@ -211,8 +210,9 @@ usage(int code)
 	    "upper-cased\n"
 	    "(R3Q_MASTER, R3Q_CERT, R3Q_CPUS, ...).  Flags win over the "
 	    "environment,\n"
-	    "which wins over the file.  SIGTERM drains: no new tasks, held "
-	    "ones handed back.\n");
+	    "which wins over the file; no file is needed.  SIGTERM drains: no "
+	    "new tasks,\n"
+	    "the held ones handed back.\n");
 	if (code == 0 && fflush(stdout) == EOF)
 		code = 1;
 	exit(code);

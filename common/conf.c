@@ -241,6 +241,47 @@ conf_set(const struct conf_key *keys, void *conf, const char *name,
 	return (-1);
 }
 
+/*
+ * The name of key's environment variable: prefix and the key upper-cased
+ * ("R3Q_" and drain_timeout: R3Q_DRAIN_TIMEOUT).
+ */
+void
+conf_env_name(const char *prefix, const char *key, char *buf, size_t len)
+{
+	size_t	 i, n;
+
+	n = (size_t)snprintf(buf, len, "%s%s", prefix, key);
+	for (i = strlen(prefix); i < n && i < len; i++)
+		buf[i] = (char)toupper((unsigned char)buf[i]);
+}
+
+/*
+ * Set every key its environment variable gives (issue 25: a worker that
+ * a batch system starts, with no file): prefix and the key upper-cased,
+ * its value read as the file's would be.  An unset or empty variable says
+ * nothing.  get is getenv, or a test's stand-in.  -1 with "R3Q_CPUS: ..."
+ * in err.
+ */
+int
+conf_env(const struct conf_key *keys, void *conf, const char *prefix,
+    char *(*get)(const char *), char *err, size_t errlen)
+{
+	char		 name[128], msg[512];
+	const char	*v;
+
+	for (; keys->name != NULL; keys++) {
+		conf_env_name(prefix, keys->name, name, sizeof(name));
+		if ((v = get(name)) == NULL || *v == '\0')
+			continue;
+		if (conf_set(keys, conf, keys->name, v, msg,
+		    sizeof(msg)) == -1) {
+			snprintf(err, errlen, "%s: %s", name, msg);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
 /* Strip leading and trailing blanks in place. */
 static char *
 conf_trim(char *s)

@@ -43,6 +43,9 @@ int	conf_load_ext(const char *, const struct conf_key *, void *, int,
 int	conf_set(const struct conf_key *, void *, const char *, const char *,
 	    char *, size_t);
 void	conf_print(FILE *, const struct conf_key *, const void *);
+void	conf_env_name(const char *, const char *, char *, size_t);
+int	conf_env(const struct conf_key *, void *, const char *,
+	    char *(*)(const char *), char *, size_t);
 int	conf_parse_duration(const char *, uint64_t *);
 void	conf_format_duration(char *, size_t, uint64_t);
 int	conf_parse_size(const char *, uint64_t *);

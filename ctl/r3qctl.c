@@ -73,6 +73,7 @@ usage(int code)
 	fprintf(code == EX_OK ? stdout : stderr,
 	    "usage: r3qctl [-h] [-s socket] command [arguments]\n"
 	    "  -h, --help  print this help and exit (also after a command)\n"
+	    "  --version   print the version and the protocol version\n"
 	    "  -s socket   masterd's control socket\n"
 	    "commands:\n"
 	    "  es [options]           submit an ES job, follow it, print the "
@@ -84,6 +85,11 @@ usage(int code)
 	    "  jobs                   list jobs\n"
 	    "  workers                list connected workers\n"
 	    "  cancel JOB             stop a running job\n"
+	    "  drain [--wait] WORKER  the worker takes no new task, hands "
+	    "back those it\n"
+	    "                         holds, finishes those it runs, leaves "
+	    "(--wait: until\n"
+	    "                         it has left)\n"
 	    "  report JOB [-o DIR] [--generations A-B] [--trace FILE]\n"
 	    "                         draw a job: Gantt chart, convergence, "
 	    "time\n"
@@ -1271,6 +1277,78 @@ cmd_cancel(int argc, char *argv[])
 	return (EX_OK);
 }
 
+/*
+ * r3qctl drain [--wait] WORKER (issue 25): masterd gives the worker no
+ * new task and tells it to drain; it hands back what it holds, finishes
+ * what runs within its drain_timeout and leaves.  --wait follows it
+ * until it has left.
+ */
+static int
+cmd_drain(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ "wait",	no_argument,	   NULL, 'w' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct timespec		 ts = { 0, 200000000 };
+	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__DrainWorker	 d = R3Q__DRAIN_WORKER__INIT;
+	R3q__ListWorkers	 l = R3Q__LIST_WORKERS__INIT;
+	R3q__WorkerInfo		*w;
+	size_t			 i;
+	int			 ch, wait = 0, here;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "hw", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			usage(EX_OK);
+		case 'w':
+			wait = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	if (optind != argc - 1)
+		usage(EX_USAGE);
+	d.name = argv[optind];
+	ctl_connect();
+	env.body_case = R3Q__ENVELOPE__BODY_DRAIN_WORKER;
+	env.drain_worker = &d;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_WORKER_DRAINING ||
+	    (w = ans->worker_draining->worker) == NULL)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	printf("%s: draining: no new tasks; it hands back the %u it holds "
+	    "and leaves once its %u running finish\n", w->name, w->held,
+	    w->running);
+	fflush(stdout);
+	frame_free(ans);
+	while (wait) {
+		env.body_case = R3Q__ENVELOPE__BODY_LIST_WORKERS;
+		env.list_workers = &l;
+		ctl_send(&env);
+		ans = ctl_recv();
+		if (ans->body_case != R3Q__ENVELOPE__BODY_WORKER_LIST)
+			die(EX_FAIL, "unexpected %s answer",
+			    frame_body_name(ans));
+		for (i = 0, here = 0; i < ans->worker_list->n_workers; i++)
+			if (strcmp(ans->worker_list->workers[i]->name,
+			    d.name) == 0)
+				here = 1;
+		frame_free(ans);
+		if (!here) {
+			printf("%s: drained and left\n", d.name);
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return (EX_OK);
+}
+
 /* Parse --generations A-B (or A, or A-); -1 on junk. */
 static int
 parse_gens(const char *s, uint32_t *from, uint32_t *to)
@@ -1534,6 +1612,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "help",	no_argument,	   NULL, 'h' },
+		{ "version",	no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int	 ch;
@@ -1545,6 +1624,10 @@ main(int argc, char *argv[])
 		switch (ch) {
 		case 'h':
 			usage(EX_OK);
+		case 'V':
+			printf("r3qctl %s (R3Q protocol %d)\n", PACKAGE_VERSION,
+			    R3Q_PROTOCOL);
+			return (fflush(stdout) == EOF ? EX_FAIL : EX_OK);
 		case 's':
 			ctl_socket = ctl_sflag = optarg;
 			break;
@@ -1584,6 +1667,8 @@ main(int argc, char *argv[])
 	}
 	if (strcmp(argv[0], "cancel") == 0)
 		return (cmd_cancel(argc, argv));
+	if (strcmp(argv[0], "drain") == 0)
+		return (cmd_drain(argc, argv));
 	if (strcmp(argv[0], "report") == 0)
 		return (cmd_report(argc, argv));
 	if (strcmp(argv[0], "map") == 0)

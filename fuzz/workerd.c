@@ -112,6 +112,33 @@ exec_halves(uint64_t **first, size_t *nfirst, uint64_t **second,
 	*nfirst = *nsecond = 0;
 }
 
+/* Drain: nothing is held here (every task has run already). */
+size_t
+exec_take_held(uint64_t **ids)
+{
+	*ids = xcalloc(1, sizeof(**ids));
+	return (0);
+}
+
+int
+exec_busy(void)
+{
+	return (fz_held > 0 || !TAILQ_EMPTY(&fz_done));
+}
+
+unsigned
+exec_interrupt_all(void)
+{
+	return (0);
+}
+
+/* A DrainRequest drains the link as workerd's would. */
+void
+workerd_drain(const char *why)
+{
+	link_drain(why);
+}
+
 /* A permanent failure would make workerd exit: here, it cannot. */
 void
 workerd_exit(int status)
@@ -175,6 +202,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lk.l_wake = event_new(base, -1, 0, link_collect, NULL);
 	delay_ev = evtimer_new(base, link_delay_fire, NULL);
 	lk.l_frame = evtimer_new(base, link_frame_late, NULL);
+	lk.l_leave = evtimer_new(base, link_drain_late, NULL);
 	lk.l_heartbeat = event_new(base, -1, EV_PERSIST, link_heartbeat, NULL);
 	link_heartbeat_arm(fz_conf.heartbeat);
 	/* ... and the TLS handshake */

@@ -157,6 +157,11 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 	wi->why = why;
 	if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
 		return;
+	if (w->w_draining) {
+		wi->draining = 1;
+		wi->state = (char *)(uintptr_t)"draining";
+		snprintf(why, len, "%s", w->w_drain_why);
+	}
 	wi->suspects = fi.suspects;
 	wi->suspects_recent = fi.recent;
 	if (fi.cooldown_until != 0) {
@@ -169,7 +174,7 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 		    (md->conf.suspect_window / 1000), md->conf.suspect_limit,
 		    (unsigned long long)(wi->cooldown_ms + 999) / 1000,
 		    w->w_why);
-	} else if (fi.suspect_copies > 0) {
+	} else if (fi.suspect_copies > 0 && !w->w_draining) {
 		wi->state = (char *)(uintptr_t)"suspect";
 		snprintf(why, len, "%u of its tasks run elsewhere too: %s",
 		    fi.suspect_copies, w->w_why);
@@ -241,6 +246,56 @@ control_list_workers(struct session *s, uint64_t reqid)
 	free(infos);
 	free(whys);
 	free(ptrs);
+}
+
+/*
+ * r3qctl drain NAME (issue 25): an operator's request, so only on the
+ * control socket.  The answer is the worker as it is now, draining.
+ */
+static void
+control_drain_worker(struct session *s, uint64_t reqid, const char *name)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__WorkerDraining	 wd = R3Q__WORKER_DRAINING__INIT;
+	R3q__WorkerInfo		 wi = R3Q__WORKER_INFO__INIT;
+	struct worker		*w = NULL;
+	char			 by[160], vis[128], why[384];
+	uint32_t		 i;
+
+	str_vis(vis, sizeof(vis), name);
+	if (!s->s_admin) {
+		session_error_soft(s, reqid, "cannot drain worker %s: only an "
+		    "operator on the control socket may", vis);
+		return;
+	}
+	for (i = 0; i < md->maxworkers; i++)
+		if (md->workers[i] != NULL &&
+		    strcmp(md->workers[i]->w_name, name) == 0) {
+			w = md->workers[i];
+			break;
+		}
+	if (w == NULL) {
+		session_error_soft(s, reqid, "no worker named '%s' is "
+		    "connected", vis);
+		return;
+	}
+	snprintf(by, sizeof(by), "%s (%s)", s->s_owner, s->s_addr);
+	if (server_drain_worker(w, by) == -1)
+		log_debug("worker %s: drain asked again by %s", w->w_name, by);
+	wi.id = w->w_id;
+	wi.name = w->w_name;
+	wi.address = w->w_session->s_addr;
+	wi.cpus = w->w_cpus;
+	wi.done = w->w_done;
+	wi.since_unix = w->w_since;
+	wi.speed = w->w_speed;
+	sched_worker_load(md->sched, w->w_id, &wi.held, &wi.running);
+	control_worker_health(w, &wi, why, sizeof(why));
+	wd.worker = &wi;
+	env.id = reqid;
+	env.body_case = R3Q__ENVELOPE__BODY_WORKER_DRAINING;
+	env.worker_draining = &wd;
+	session_send(s, &env);
 }
 
 /* Answer r3qctl report: a job and every execution of its tasks. */
@@ -392,6 +447,9 @@ control_dispatch(struct session *s, Envelope *env)
 		    (unsigned long long)j->j_id, s->s_name, s->s_addr);
 		control_send_info(s, env->id, j);
 		server_drain();
+		break;
+	case R3Q__ENVELOPE__BODY_DRAIN_WORKER:
+		control_drain_worker(s, env->id, env->drain_worker->name);
 		break;
 	case R3Q__ENVELOPE__BODY_JOB_TRACE_REQUEST:
 		if ((j = control_job(s, env->id,

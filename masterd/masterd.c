@@ -372,6 +372,7 @@ usage(int code)
 	    "  -d          stay in the foreground and log to stderr\n"
 	    "  -f file     configuration file (default " MASTERD_CONF ")\n"
 	    "  -h, --help  print this help and exit\n"
+	    "  --version   print the version and the protocol version\n"
 	    "  -n          check the configuration and the TLS files and exit "
 	    "(-nv prints it)\n"
 	    "  -T list     trace these subsystems (sched, journal, net, all),\n"
@@ -561,6 +562,7 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "help",	no_argument,	NULL, 'h' },
 		{ "trace",	required_argument, NULL, 'T' },
+		{ "version",	no_argument,	NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event	*ev_term, *ev_int, *ev_hup;
@@ -597,6 +599,10 @@ main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
+		case 'V':
+			printf("masterd %s (R3Q protocol %d)\n", PACKAGE_VERSION,
+			    R3Q_PROTOCOL);
+			exit(fflush(stdout) == EOF ? 1 : 0);
 		case 'h':
 			usage(0);
 		default:

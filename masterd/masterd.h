@@ -175,6 +175,12 @@ struct worker {
 	uint64_t		 w_refused_unsaid;	/* since the last log line */
 	uint64_t		 w_refused_said;	/* mono ns of that line */
 	char			 w_why[160];	/* its last suspicion */
+	/* draining (issue 25): no new tasks, then it leaves */
+	int			 w_draining;
+	int			 w_drain_said;	/* its first Drain came */
+	int			 w_drained;	/* it said done: leaving */
+	uint64_t		 w_handed_back;	/* copies it gave back */
+	char			 w_drain_why[128];
 };
 TAILQ_HEAD(workerlist, worker);
 
@@ -451,6 +457,7 @@ void	 server_flush(void);
 void	 server_accept_error(struct evconnlistener *, void *);
 int	 server_connect_allowed(const struct sockaddr *, const char *);
 void	 server_drain(void);
+int	 server_drain_worker(struct worker *, const char *);
 void	 session_send(struct session *, Envelope *);
 void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)

@@ -375,9 +375,14 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_workers_refused_total Workers disconnected for "
 	    "sending such results.\n"
 	    "# TYPE r3q_workers_refused_total counter\n"
-	    "r3q_workers_refused_total %" PRIu64 "\n",
+	    "r3q_workers_refused_total %" PRIu64 "\n"
+	    "# HELP r3q_tasks_handed_back_total Copies draining workers "
+	    "gave back (requeued, no failure counted).\n"
+	    "# TYPE r3q_tasks_handed_back_total counter\n"
+	    "r3q_tasks_handed_back_total %" PRIu64 "\n",
 	    st.suspect_workers, st.cooling_workers, st.suspects,
-	    st.suspect_replicas, st.killed, md->refused, md->refused_closed);
+	    st.suspect_replicas, st.killed, md->refused, md->refused_closed,
+	    st.handed_back);
 	/* A journal that cannot write (issue 24): job_journal_stall(). */
 	evbuffer_add_printf(b,
 	    "# HELP r3q_journal_stalled 1 while the journal cannot be written "

@@ -416,7 +416,13 @@ session_lose_worker(struct session *s)
 {
 	if (s->s_worker == NULL)
 		return;
-	log_info("worker %s (%s) lost", s->s_worker->w_name, s->s_addr);
+	if (s->s_worker->w_drained)
+		log_debug("worker %s (%s) closed its connection after its "
+		    "drain", s->s_worker->w_name, s->s_addr);
+	else
+		log_info("worker %s (%s) lost%s", s->s_worker->w_name,
+		    s->s_addr, s->s_worker->w_draining ? " while draining" :
+		    "");
 	worker_free(s->s_worker);
 	server_drain();
 }
@@ -1504,6 +1510,91 @@ worker_released(struct session *s, const R3q__Released *r)
 	server_drain();
 }
 
+/*
+ * A draining worker (issue 25) gives copies back: held ones it dropped,
+ * running ones it interrupted when its drain_timeout ran out, and tasks
+ * assigned to it as the drain began.  They go back to the queue with no
+ * failure or lost worker counted (sched_handback()).  Its first Drain
+ * says why; done says it has nothing left and leaves.
+ */
+static void
+worker_drain(struct session *s, const R3q__Drain *d)
+{
+	struct worker		*w = s->s_worker;
+	struct job_batch	*b;
+	size_t			 i, idx, n = 0;
+	uint64_t		 now = mono_ns();
+	uint32_t		 held = 0, running = 0;
+	char			 why[sizeof(w->w_drain_why)];
+
+	if (!w->w_draining) {
+		w->w_draining = 1;
+		(void)sched_worker_drain(md->sched, w->w_id, now);
+	}
+	for (i = 0; i < d->n_released; i++) {
+		b = job_task_find(d->released[i], &idx);
+		if (sched_handback(md->sched, w->w_id, d->released[i],
+		    now) == 1) {
+			n++;
+			if (b != NULL)
+				job_withdrawn(b->b_job, w, b->b_gen, idx,
+				    d->released[i], 0);
+		} else	/* cancelled meanwhile: no report is due */
+			(void)worker_killed_take(w, d->released[i]);
+	}
+	w->w_handed_back += n;
+	sched_worker_load(md->sched, w->w_id, &held, &running);
+	str_vis(why, sizeof(why), d->reason);
+	if (!w->w_drain_said && why[0] != '\0')
+		snprintf(w->w_drain_why, sizeof(w->w_drain_why), "%s", why);
+	if (!w->w_drain_said) {
+		w->w_drain_said = 1;
+		log_info("worker %s draining (%s): %zu held task%s handed back, "
+		    "%u running", w->w_name, w->w_drain_why[0] ?
+		    w->w_drain_why : "no reason given", n, n == 1 ? "" : "s",
+		    running);
+	} else if (n > 0)
+		log_info("worker %s handed back %zu more task%s (%s)",
+		    w->w_name, n, n == 1 ? "" : "s", why[0] != '\0' ? why :
+		    "no reason given");
+	if (d->done && !w->w_drained) {
+		w->w_drained = 1;
+		log_info("worker %s drained and left: %llu task%s handed back "
+		    "in all, %llu done", w->w_name, (unsigned long long)
+		    w->w_handed_back, w->w_handed_back == 1 ? "" : "s",
+		    (unsigned long long)w->w_done);
+	}
+	masterd_status();
+	server_drain();
+}
+
+/*
+ * r3qctl drain: ask worker w to drain.  The core gives it nothing new
+ * from now on; the worker answers with Drain (worker_drain()).  0, or -1
+ * if it drains already.
+ */
+int
+server_drain_worker(struct worker *w, const char *by)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__DrainRequest	 dr = R3Q__DRAIN_REQUEST__INIT;
+	char			 reason[128];
+
+	if (w->w_draining)
+		return (-1);
+	w->w_draining = 1;
+	(void)sched_worker_drain(md->sched, w->w_id, mono_ns());
+	snprintf(reason, sizeof(reason), "asked by %s", by);
+	snprintf(w->w_drain_why, sizeof(w->w_drain_why), "%s", reason);
+	dr.reason = reason;
+	env.body_case = R3Q__ENVELOPE__BODY_DRAIN_REQUEST;
+	env.drain_request = &dr;
+	session_send(w->w_session, &env);
+	log_info("worker %s asked to drain by %s", w->w_name, by);
+	server_drain();
+	return (0);
+}
+
 /* Messages from a joined worker. */
 static void
 worker_dispatch(struct session *s, Envelope *env)
@@ -1535,6 +1626,9 @@ worker_dispatch(struct session *s, Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_RELEASED:
 		worker_released(s, env->released);
+		break;
+	case R3Q__ENVELOPE__BODY_DRAIN:
+		worker_drain(s, env->drain);
 		break;
 	case R3Q__ENVELOPE__BODY_KINDS:
 		worker_kinds(s, env);

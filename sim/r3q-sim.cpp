@@ -10,6 +10,8 @@
  * header; what is left out (masterd's CPU, TLS, the kernel) is in
  * r3q-sim(1).
  */
+#include "config.h"
+
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -34,6 +36,10 @@ extern "C" {
 #include "sched/sched.h"
 }
 #include "r3q.pb-c.h"
+
+extern "C" {
+#include "frame.h"		/* R3Q_PROTOCOL, for --version */
+}
 
 typedef R3q__Envelope Envelope;
 
@@ -1592,6 +1598,7 @@ usage(int code)
 	    "               [--batch N] [--trace FILE]\n"
 	    "               [--csv FILE] [--gen-csv FILE] [--quiet] "
 	    "[--stats]\n"
+	    "       r3q-sim -h | --help | --version\n"
 	    "DIST: V, uniform:A:B, lognormal:MEDIAN:SIGMA, table1 (speeds)\n"
 	    "D: a duration such as 500ms, 30s, 10m, 1h\n");
 	exit(code);
@@ -1781,6 +1788,7 @@ parse_opts(int argc, char *argv[])
 		{ "quiet",		no_argument,	   NULL, 'q' },
 		{ "stats",		no_argument,	   NULL, 'S' },
 		{ "help",		no_argument,	   NULL, 'h' },
+		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	 err[256];
@@ -1801,6 +1809,11 @@ parse_opts(int argc, char *argv[])
 		switch (ch) {
 		case 'h':
 			usage(EX_OK);
+		case 'V':
+			/* The core and the wire sizes of this protocol. */
+			printf("r3q-sim %s (R3Q protocol %d)\n",
+			    PACKAGE_VERSION, R3Q_PROTOCOL);
+			exit(fflush(stdout) == EOF ? 1 : EX_OK);
 		case 'P':
 			O.platform = optarg;
 			break;

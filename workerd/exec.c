@@ -298,6 +298,52 @@ exec_withdraw(uint64_t id)
 	return (rc);
 }
 
+/*
+ * Drain (issue 25): drop every held task, for the master to requeue; the
+ * ids go into *ids (the caller frees it).  Returns how many.
+ */
+size_t
+exec_take_held(uint64_t **ids)
+{
+	struct wtask	*t;
+	size_t		 n = 0;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	*ids = xcalloc(ex.ex_nheld + 1, sizeof(**ids));
+	while ((t = TAILQ_FIRST(&ex.ex_held)) != NULL) {
+		TAILQ_REMOVE(&ex.ex_held, t, wt_entry);
+		(*ids)[n++] = t->wt_id;
+		wtask_free(t);
+	}
+	ex.ex_nheld = 0;
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (n);
+}
+
+/*
+ * drain_timeout ran out: interrupt every running task to hand it back.
+ * Each comes back through the done list marked wt_handback; one the
+ * master cancelled already is left as it was.  Returns how many.
+ */
+unsigned
+exec_interrupt_all(void)
+{
+	struct wtask	*t;
+	unsigned	 i, n = 0;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	for (i = 0; i < ex.ex_nthreads; i++) {
+		if ((t = ex.ex_running[i]) == NULL ||
+		    atomic_load(&t->wt_cancel))
+			continue;
+		t->wt_handback = 1;
+		atomic_store(&t->wt_cancel, 1);
+		n++;
+	}
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (n);
+}
+
 /* The master went away and re-queued our held tasks: drop them. */
 size_t
 exec_drop_held(void)
@@ -380,6 +426,22 @@ exec_halves(uint64_t **first, size_t *nfirst, uint64_t **second,
 			(*first)[(*nfirst)++] = t->wt_id;
 	}
 	pthread_mutex_unlock(&ex.ex_mtx);
+}
+
+/*
+ * Is anything left here: held, running, or finished and not collected yet
+ * (the loop thread is woken for those)?  A drain ends only when not.
+ */
+int
+exec_busy(void)
+{
+	int	 busy;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	busy = ex.ex_nheld > 0 || ex.ex_nrunning > 0 ||
+	    !TAILQ_EMPTY(&ex.ex_done);
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (busy);
 }
 
 /* How many tasks are held and running now. */

@@ -75,6 +75,15 @@ static struct {
 	uint64_t			 l_done_hb;	/* l_done at last beat */
 	struct event			*l_heartbeat;
 	struct event			*l_frame;	/* a frame's deadline */
+	/* Draining (issue 25): no new tasks, hand back, leave. */
+	int				 l_draining;
+	char				 l_drain_why[128];
+	uint64_t			*l_back;	/* to hand back */
+	size_t				 l_nback, l_backcap;
+	const char			*l_back_why;	/* why l_back comes */
+	int				 l_drain_said;	/* on this connection */
+	int				 l_drain_done;	/* done sent: leaving */
+	struct event			*l_leave;	/* done not written */
 } lk;
 
 /*
@@ -107,6 +116,22 @@ static struct event	*delay_ev;
 
 static int	link_dispatch(Envelope *);
 static void	link_down(const char *, const char *);
+static void	link_drain_check(void);
+static void	link_drain_send(int);
+static void	link_event(struct bufferevent *, short, void *);
+static void	link_read(struct bufferevent *, void *);
+
+/* A copy to hand back with the next Drain. */
+static void
+link_back_add(uint64_t id)
+{
+	if (lk.l_nback == lk.l_backcap) {
+		lk.l_backcap = lk.l_backcap ? lk.l_backcap * 2 : 64;
+		lk.l_back = xreallocarray(lk.l_back, lk.l_backcap,
+		    sizeof(*lk.l_back));
+	}
+	lk.l_back[lk.l_nback++] = id;
+}
 
 /* Arm the timer for the earliest frame still waiting. */
 static void
@@ -322,6 +347,19 @@ link_down(const char *why, const char *fix)
 	if ((n = exec_drop_held()) > 0)
 		log_debug("dropped %zu held tasks", n);
 	lk.l_state = LINK_IDLE;
+	/* The master requeued what we held, and needs telling again. */
+	lk.l_nback = 0;
+	lk.l_drain_said = 0;
+	if (lk.l_drain_done) {
+		log_info("drained; leaving");
+		workerd_exit(0);
+		return;
+	}
+	if (lk.l_draining) {
+		link_drain_check();
+		if (lk.l_drain_done)
+			return;
+	}
 	if (fix != NULL) {
 		log_warnx("permanent: retrying cannot cure this; %s", fix);
 		if (!lk.l_conf->retry_permanent) {
@@ -467,6 +505,13 @@ link_collect(evutil_socket_t fd, short ev, void *arg)
 	exec_collect(&done, started, &nstarted, half, &nhalf);
 	while ((t = TAILQ_FIRST(&done)) != NULL) {
 		TAILQ_REMOVE(&done, t, wt_entry);
+		/* Interrupted by the drain: given back, not reported. */
+		if (t->wt_handback && t->wt_res.status == TASK_CANCELLED) {
+			lk.l_back_why = "interrupted: the drain ran out of time";
+			link_back_add(t->wt_id);
+			wtask_free(t);
+			continue;
+		}
 		/*
 		 * An interrupted copy is reported too: the master does not
 		 * count it, but its execution time is part of the measurements.
@@ -485,6 +530,8 @@ link_collect(evutil_socket_t fd, short ev, void *arg)
 		lk.l_noutbox++;
 	}
 	link_flush(started, nstarted, half, nhalf);
+	if (lk.l_draining)
+		link_drain_check();
 }
 
 /* Called from execution threads: wake the loop thread. */
@@ -550,6 +597,15 @@ link_assign(R3q__Assign *a)
 	size_t			 i, k, len;
 	uint64_t		 now = wall_ns();
 
+	if (lk.l_draining) {
+		/* It crossed our Drain: straight back. */
+		lk.l_back_why = "assigned as the drain began";
+		for (i = 0; i < a->n_tasks; i++)
+			link_back_add(a->tasks[i]->id);
+		/* Even after our done: it may have crossed that too. */
+		link_drain_send(0);
+		return;
+	}
 	TAILQ_INIT(&tl);
 	for (i = 0; i < a->n_tasks; i++) {
 		m = a->tasks[i];
@@ -657,6 +713,8 @@ link_dispatch(Envelope *env)
 		notify_status("joined master %s as %s, %u CPUs", lk.l_peer,
 		    lk.l_name, lk.l_conf->cpus);
 		link_flush(NULL, 0, NULL, 0);
+		if (lk.l_draining)
+			link_drain_check();
 		return (0);
 	}
 	switch (env->body_case) {
@@ -673,6 +731,10 @@ link_dispatch(Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_WITHDRAW:
 		link_withdraw(env->withdraw);
+		break;
+	case R3Q__ENVELOPE__BODY_DRAIN_REQUEST:
+		str_vis(why, sizeof(why) / 2, env->drain_request->reason);
+		workerd_drain(why[0] != '\0' ? why : "asked by the master");
 		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("the master says: %s", env->error->message);
@@ -767,6 +829,144 @@ link_hello(void)
 	lk.l_state = LINK_HELLO;
 	link_send(&env);
 	free(names);
+}
+
+/*
+ * Tell the master what the drain has to say: the copies to hand back and,
+ * the first time on this connection, why (it stops assigning to us), or
+ * with done that we leave.  With the link down there is no one to tell:
+ * the master requeued what we held when it lost us.
+ */
+static void
+link_drain_send(int done)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Drain	 d = R3Q__DRAIN__INIT;
+
+	if (lk.l_state != LINK_UP) {
+		lk.l_nback = 0;
+		return;
+	}
+	if (lk.l_drain_said && lk.l_nback == 0 && !done)
+		return;
+	d.released = lk.l_back;
+	d.n_released = lk.l_nback;
+	if (!lk.l_drain_said)
+		d.reason = lk.l_drain_why;
+	else if (lk.l_nback > 0 && lk.l_back_why != NULL)
+		d.reason = (char *)(uintptr_t)lk.l_back_why;
+	d.done = done;
+	d.timeout_ms = lk.l_conf->drain_timeout;
+	env.body_case = R3Q__ENVELOPE__BODY_DRAIN;
+	env.drain = &d;
+	link_send(&env);
+	lk.l_drain_said = 1;
+	lk.l_nback = 0;
+}
+
+/* The last frames, Drain done among them, are written: leave. */
+static void
+link_drain_written(struct bufferevent *bev, void *arg)
+{
+	(void)arg;
+	SSL	*ssl;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
+	    !TAILQ_EMPTY(&delay_out))
+		return;
+	/* A clean close (close_notify), not a connection that broke. */
+	if ((ssl = bufferevent_openssl_get_ssl(bev)) != NULL)
+		(void)SSL_shutdown(ssl);
+	workerd_exit(0);
+}
+
+/* They were not written within a while: leave all the same. */
+static void
+link_drain_late(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	log_warnx("drained, but the master did not take our last frames "
+	    "within 10s; leaving");
+	workerd_exit(0);
+}
+
+/*
+ * While draining: hand back what is due, and once nothing is held or
+ * running and every result is sent, say done and leave.  With the master
+ * unreachable and nothing running there is nothing left to wait for.
+ */
+static void
+link_drain_check(void)
+{
+	struct timeval	 tv = { 10, 0 };
+
+	if (!lk.l_draining || lk.l_drain_done)
+		return;
+	link_drain_send(0);
+	if (exec_busy())
+		return;
+	if (lk.l_state != LINK_UP) {
+		lk.l_drain_done = 1;
+		if (lk.l_noutbox > 0)
+			log_warnx("drained with the master unreachable: leaving "
+			    "%zu results unsent (the master requeued their "
+			    "tasks when it lost us)", lk.l_noutbox);
+		else
+			log_info("drained with the master unreachable; leaving");
+		notify_status("drained; leaving");
+		workerd_exit(0);
+		return;
+	}
+	if (lk.l_noutbox > 0)
+		return;		/* link_flush sends them first */
+	link_drain_send(1);
+	lk.l_drain_done = 1;
+	log_info("drained: nothing held or running, every result sent; "
+	    "leaving");
+	notify_status("drained; leaving");
+	bufferevent_setcb(lk.l_bev, link_read, link_drain_written,
+	    link_event, NULL);
+	evtimer_add(lk.l_leave, &tv);
+	link_drain_written(lk.l_bev, NULL);
+}
+
+/*
+ * Drain (issue 25): no new tasks from now on; the held ones go back to
+ * the master at once; the running ones finish (workerd.c interrupts them
+ * when drain_timeout runs out, and they come back too); then we leave.
+ */
+void
+link_drain(const char *why)
+{
+	uint64_t	*ids;
+	unsigned	 held, running;
+	size_t		 i, n;
+	char		 d[32];
+
+	if (lk.l_draining)
+		return;
+	lk.l_draining = 1;
+	snprintf(lk.l_drain_why, sizeof(lk.l_drain_why), "%s", why);
+	n = exec_take_held(&ids);
+	for (i = 0; i < n; i++)
+		link_back_add(ids[i]);
+	free(ids);
+	exec_counts(&held, &running);
+	conf_format_duration(d, sizeof(d), lk.l_conf->drain_timeout);
+	log_info("draining (%s): no new tasks; %zu held task%s %s; %u "
+	    "running, given %s (drain_timeout)", why, n, n == 1 ? "" : "s",
+	    lk.l_state == LINK_UP ? "handed back" : "dropped (no master)",
+	    running, d);
+	notify_status("draining (%s): %u running", why, running);
+	link_drain_check();
+}
+
+int
+link_draining(void)
+{
+	return (lk.l_draining);
 }
 
 /*
@@ -1068,6 +1268,7 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	lk.l_wake = event_new(base, -1, 0, link_collect, NULL);
 	delay_ev = evtimer_new(base, link_delay_fire, NULL);
 	lk.l_frame = evtimer_new(base, link_frame_late, NULL);
+	lk.l_leave = evtimer_new(base, link_drain_late, NULL);
 	lk.l_heartbeat = event_new(base, -1, EV_PERSIST, link_heartbeat, NULL);
 	link_heartbeat_arm(conf->heartbeat);
 	link_connect(-1, 0, NULL);
@@ -1144,6 +1345,8 @@ link_stop(void)
 	event_free(lk.l_retry);
 	event_free(lk.l_wake);
 	event_free(lk.l_frame);
+	event_free(lk.l_leave);
+	free(lk.l_back);
 	SSL_CTX_free(lk.l_ctx);
 	tls_crl_free(lk.l_crl);
 }

@@ -22,6 +22,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "cpus.h"
 #include "log.h"
 #include "notify.h"
 #include "tls.h"
@@ -60,6 +61,10 @@ const struct conf_key workerd_keys[] = {
 	    NULL },
 	{ "workdir",		CONF_STRING,	OFF(workdir),	0, 0,
 	    check_workdir },
+	{ "lifetime",		CONF_DURATION,	OFF(lifetime),	0,
+	    366ULL * 86400000, NULL },
+	{ "drain_timeout",	CONF_DURATION,	OFF(drain_timeout), 0,
+	    86400000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -184,6 +189,7 @@ workerd_config_defaults(struct workerd_config *c)
 	c->heartbeat = 1000;
 	c->kill_grace = EXT_GRACE_DEFAULT;
 	strcpy(c->workdir, "/var/tmp");
+	c->drain_timeout = DRAIN_TIMEOUT_DEFAULT;
 }
 
 /*
@@ -196,9 +202,11 @@ usage(int code)
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: workerd [-dhnv] [-c cpus] [-f file] [-m host:port] "
 	    "[-N name] [-u user]\n"
-	    "               [--delay ms] [--load-profile T:F,...] "
-	    "[--speed S]\n"
-	    "  -c cpus       execution threads (default: online CPUs)\n"
+	    "               [--drain-timeout D] [--lifetime D] "
+	    "[--KEY VALUE ...]\n"
+	    "  -c cpus       execution threads (default: SLURM_CPUS_ON_NODE, "
+	    "else the\n"
+	    "                cgroup's CPU quota and the affinity mask)\n"
 	    "  -d            stay in the foreground and log to stderr\n"
 	    "  -f file       configuration file (default " WORKERD_CONF ")\n"
 	    "  -h, --help    print this help and exit\n"
@@ -209,13 +217,35 @@ usage(int code)
 	    "  -u user       with -n, check that user can read the TLS "
 	    "files\n"
 	    "  -v            more verbose logging (repeatable)\n"
+	    "  --version     print the version and the protocol version\n"
+	    "  --drain-timeout D  on a drain, give running tasks D, then "
+	    "hand them back\n"
+	    "  --lifetime D  drain after D (a batch allocation's end)\n"
 	    "  --delay ms    delay every message by 2 x ms (WAN emulation)\n"
 	    "  --load-profile T:F,...  from T seconds on, run at F x speed\n"
 	    "  --speed S     speed ratio vs the reference machine "
-	    "(emulation)\n");
+	    "(emulation)\n"
+	    "  --KEY VALUE   any workerd.conf key, '_' written '-' "
+	    "(KEY: ca, cert, ...)\n"
+	    "Every key may come from the environment too: R3Q_ and the key "
+	    "upper-cased\n"
+	    "(R3Q_MASTER, R3Q_CERT, R3Q_CPUS, ...).  Flags win over the "
+	    "environment,\n"
+	    "which wins over the file; no file is needed.  SIGTERM drains: no "
+	    "new tasks,\n"
+	    "the held ones handed back.\n");
 	if (code == 0 && fflush(stdout) == EOF)
 		code = 1;
 	exit(code);
+}
+
+/* --version: ours and the protocol's. */
+static void __attribute__((noreturn))
+version(void)
+{
+	printf("workerd %s (R3Q protocol %d)\n", PACKAGE_VERSION,
+	    R3Q_PROTOCOL);
+	exit(fflush(stdout) == EOF ? 1 : 0);
 }
 
 static struct event_base	*base;
@@ -223,17 +253,35 @@ static struct workerd_config	 conf;
 static const char		*conffile = WORKERD_CONF;
 static int			 conffile_given;
 static int			 exit_status;
+static const char		*cpus_why = "cpus";	/* what set them */
 
-/* Command-line flags override these keys, at start and at every reload. */
-static struct {
-	const char	*key;
-	const char	*value;
-} overrides[] = {
-	{ "master", NULL }, { "name", NULL }, { "cpus", NULL },
-	{ "delay", NULL }, { "load_profile", NULL }, { "speed", NULL },
-};
+/*
+ * Command-line flags override keys, at start and at every reload: the
+ * value of workerd_keys[i] given as a flag (-c, -m, -N, --KEY) is
+ * flag_value[i].  Keys with a flag of their own (--join HOST:PORT TOKEN)
+ * set it alike.
+ */
+#define KEYS_MAX	64
+static const char	*flag_value[KEYS_MAX];
 
-/* Defaults, then the file, then the flags; -1 with a message. */
+/* Note a flag's value for key; 0, or -1 for no such key. */
+static int
+flag_set(const char *key, const char *value)
+{
+	size_t	 i;
+
+	for (i = 0; workerd_keys[i].name != NULL; i++)
+		if (strcmp(workerd_keys[i].name, key) == 0) {
+			flag_value[i] = value;
+			return (0);
+		}
+	return (-1);
+}
+
+/*
+ * Defaults, then the file, then the environment (R3Q_KEY), then the
+ * flags (issue 25); -1 with a message.
+ */
 static int
 workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 {
@@ -247,11 +295,16 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 	    kinds_conf_line, c->kinds, err, errlen) == -1 ||
 	    kinds_conf_check(c->kinds, conffile, err, errlen) == -1)
 		goto fail;
-	for (i = 0; i < sizeof(overrides) / sizeof(overrides[0]); i++) {
-		if (overrides[i].value == NULL)
+	if (conf_env(workerd_keys, c, "R3Q_", getenv, msg,
+	    sizeof(msg)) == -1) {
+		snprintf(err, errlen, "workerd: environment: %s", msg);
+		goto fail;
+	}
+	for (i = 0; workerd_keys[i].name != NULL; i++) {
+		if (flag_value[i] == NULL)
 			continue;
-		if (conf_set(workerd_keys, c, overrides[i].key,
-		    overrides[i].value, msg, sizeof(msg)) == -1) {
+		if (conf_set(workerd_keys, c, workerd_keys[i].name,
+		    flag_value[i], msg, sizeof(msg)) == -1) {
 			snprintf(err, errlen, "workerd: %s", msg);
 			*usage = 1;
 			goto fail;
@@ -357,12 +410,9 @@ static int
 workerd_finish(struct workerd_config *c, char *err, size_t errlen)
 {
 	char	 role[32], cn[64];
-	long	 online;
 
-	if (c->cpus == 0) {
-		online = sysconf(_SC_NPROCESSORS_ONLN);
-		c->cpus = online > 0 ? (unsigned)online : 1;
-	}
+	if (c->cpus == 0)
+		c->cpus = cpus_detect(&cpus_why);
 	if (c->name[0] == '\0') {
 		if (tls_cert_cn(c->cert, role, sizeof(role), cn,
 		    sizeof(cn)) == -1) {
@@ -449,56 +499,178 @@ workerd_expiry_daily(evutil_socket_t fd, short ev, void *arg)
 	workerd_expiry(&conf);
 }
 
+/*
+ * Draining (issue 25): no new tasks, the held ones back to the master at
+ * once, the running ones given drain_timeout, then leave with status 0.
+ */
+static struct event	*ev_drain, *ev_stuck, *ev_life;
+static int		 draining, interrupted;
+
+/* Interrupt the running tasks to hand them back (drain_timeout, signal). */
+static void
+workerd_interrupt(const char *why)
+{
+	struct timeval	 tv;
+	uint64_t	 ms = conf.kill_grace + 10000;
+	unsigned	 n;
+
+	if (interrupted)
+		return;
+	interrupted = 1;
+	evtimer_del(ev_drain);
+	if ((n = exec_interrupt_all()) > 0)
+		log_warnx("%s: interrupting %u running task%s to hand %s back",
+		    why, n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
+	/* A task that ignores its interruption is not waited for forever. */
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(ev_stuck, &tv);
+}
+
+static void
+workerd_drain_expired(evutil_socket_t fd, short ev, void *arg)
+{
+	char	 d[32], why[64];
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	conf_format_duration(d, sizeof(d), conf.drain_timeout);
+	snprintf(why, sizeof(why), "drain_timeout (%s) ran out", d);
+	workerd_interrupt(why);
+}
+
+static void
+workerd_stuck(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	log_warnx("interrupted tasks did not stop within kill_grace + 10s; "
+	    "leaving without them (the master counts them lost)");
+	_exit(1);
+}
+
+/* Begin to drain, once; why is said to the master and logged. */
+void
+workerd_drain(const char *why)
+{
+	struct timeval	 tv;
+
+	if (draining)
+		return;
+	draining = 1;
+	evtimer_del(ev_life);
+	tv.tv_sec = (time_t)(conf.drain_timeout / 1000);
+	tv.tv_usec = (suseconds_t)(conf.drain_timeout % 1000) * 1000;
+	evtimer_add(ev_drain, &tv);
+	notify_stopping();
+	link_drain(why);
+}
+
+static void
+workerd_lifetime(evutil_socket_t fd, short ev, void *arg)
+{
+	char	 d[32], why[64];
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	conf_format_duration(d, sizeof(d), conf.lifetime);
+	snprintf(why, sizeof(why), "lifetime %s reached", d);
+	workerd_drain(why);
+}
+
+/*
+ * SIGTERM and SIGINT drain; one during a drain interrupts the running
+ * tasks and hands them back at once; one more leaves at once, the master
+ * requeueing what is left as for a lost worker.
+ */
 static void
 workerd_sig(evutil_socket_t sig, short ev, void *arg)
 {
+	const char	*name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+	char		 why[64];
+
 	(void)ev;
 	(void)arg;
 	if (sig == SIGHUP) {
 		workerd_reload();
 		return;
 	}
-	log_info("exiting on signal %d", (int)sig);
-	event_base_loopexit(base, NULL);
+	if (!draining) {
+		log_info("%s: draining (another one interrupts the running "
+		    "tasks)", name);
+		workerd_drain(name);
+	} else if (!interrupted) {
+		snprintf(why, sizeof(why), "%s during the drain", name);
+		workerd_interrupt(why);
+	} else {
+		log_info("%s again: leaving at once", name);
+		event_base_loopexit(base, NULL);
+	}
 }
 
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "delay",		required_argument, NULL, 'D' },
-		{ "load-profile",	required_argument, NULL, 'P' },
-		{ "speed",		required_argument, NULL, 'S' },
+	/*
+	 * The flags of their own; then every key as --KEY VALUE ('_'
+	 * written '-'), unless one of these has its name.
+	 */
+	static const struct option fixed[] = {
 		{ "help",		no_argument,	   NULL, 'h' },
+		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct option		 longopts[KEYS_MAX + 8];
+	static char		 optnames[KEYS_MAX][64];
 	struct event		*ev_term, *ev_int, *ev_hup, *ev_day;
 	struct load_profile	 lp;
 	struct timeval		 day = { 86400, 0 };
 	const char		*user = NULL;
-	char			 err[1024];
+	char			 err[1024], *p;
 	int			 ch, debug = 0, noaction = 0, verbose = 0, u;
+	size_t			 i, k, n = 0;
+
+	for (i = 0; fixed[i].name != NULL; i++)
+		longopts[n++] = fixed[i];
+	for (k = 0; workerd_keys[k].name != NULL; k++) {
+		if (k == KEYS_MAX)
+			fatalx("more than %d keys", KEYS_MAX);
+		snprintf(optnames[k], sizeof(optnames[k]), "%s",
+		    workerd_keys[k].name);
+		for (p = optnames[k]; *p != '\0'; p++)
+			if (*p == '_')
+				*p = '-';
+		for (i = 0; fixed[i].name != NULL &&
+		    strcmp(fixed[i].name, optnames[k]) != 0; i++)
+			;
+		if (fixed[i].name != NULL)
+			continue;
+		longopts[n].name = optnames[k];
+		longopts[n].has_arg = required_argument;
+		longopts[n].flag = NULL;
+		longopts[n].val = 1000 + (int)k;
+		n++;
+	}
+	memset(&longopts[n], 0, sizeof(longopts[n]));
 
 	while ((ch = getopt_long(argc, argv, "c:df:hm:N:nu:v", longopts,
 	    NULL)) != -1) {
+		if (ch >= 1000 && ch < 1000 + KEYS_MAX) {
+			flag_value[ch - 1000] = optarg;
+			continue;
+		}
 		switch (ch) {
 		case 'm':
-			overrides[0].value = optarg;
+			(void)flag_set("master", optarg);
 			break;
 		case 'N':
-			overrides[1].value = optarg;
+			(void)flag_set("name", optarg);
 			break;
 		case 'c':
-			overrides[2].value = optarg;
-			break;
-		case 'D':
-			overrides[3].value = optarg;
-			break;
-		case 'P':
-			overrides[4].value = optarg;
-			break;
-		case 'S':
-			overrides[5].value = optarg;
+			(void)flag_set("cpus", optarg);
 			break;
 		case 'd':
 			debug = 1;
@@ -516,6 +688,8 @@ main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
+		case 'V':
+			version();
 		case 'h':
 			usage(0);
 		default:
@@ -593,11 +767,23 @@ main(int argc, char *argv[])
 	    NULL)) == NULL)
 		fatalx("event_new");
 	event_add(ev_day, &day);
+	if ((ev_drain = evtimer_new(base, workerd_drain_expired,
+	    NULL)) == NULL || (ev_stuck = evtimer_new(base, workerd_stuck,
+	    NULL)) == NULL || (ev_life = evtimer_new(base, workerd_lifetime,
+	    NULL)) == NULL)
+		fatalx("evtimer_new");
+	if (conf.lifetime > 0) {
+		struct timeval	 tv;
+
+		tv.tv_sec = (time_t)(conf.lifetime / 1000);
+		tv.tv_usec = (suseconds_t)(conf.lifetime % 1000) * 1000;
+		evtimer_add(ev_life, &tv);
+	}
 
 	link_start(base, &conf, conf.name);
 	exec_start(base, conf.cpus, link_wake);
-	log_info("worker %s: %u execution threads, master %s, speed %g%s%s",
-	    conf.name, conf.cpus, conf.master, conf.speed,
+	log_info("worker %s: %u execution threads (%s), master %s, speed "
+	    "%g%s%s", conf.name, conf.cpus, cpus_why, conf.master, conf.speed,
 	    conf.delay ? ", emulated delay" : "",
 	    lp.lp_n ? ", load profile" : "");
 	/* Ready once the first connection is up or being retried. */
@@ -615,6 +801,9 @@ main(int argc, char *argv[])
 	event_free(ev_int);
 	event_free(ev_hup);
 	event_free(ev_day);
+	event_free(ev_drain);
+	event_free(ev_stuck);
+	event_free(ev_life);
 	event_base_free(base);
 	return (exit_status);
 }

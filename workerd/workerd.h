@@ -35,6 +35,8 @@ struct workerd_config {
 	int		 retry_permanent;	/* retry what retrying cannot cure */
 	uint64_t	 kill_grace;		/* ms, SIGTERM to SIGKILL */
 	char		 workdir[CONF_STRMAX];	/* children's directories */
+	uint64_t	 lifetime;		/* ms, then drain; 0: none */
+	uint64_t	 drain_timeout;		/* ms for running tasks */
 	struct kinds_conf *kinds;		/* the kind lines (kinds.c) */
 };
 
@@ -43,6 +45,8 @@ struct workerd_config {
 /* Bytes of a Result frame besides the output: max_output leaves them. */
 #define RESULT_ROOM	512
 #define MAX_OUTPUT_DEFAULT	(1u << 20)
+
+#define DRAIN_TIMEOUT_DEFAULT	60000	/* ms */
 
 /* A load profile: from t_ms on, run at factor x the configured speed. */
 struct load_profile {
@@ -58,6 +62,7 @@ double	workerd_speed(void);
 extern const struct conf_key workerd_keys[];
 void	workerd_config_defaults(struct workerd_config *);
 void	workerd_exit(int);
+void	workerd_drain(const char *);
 
 /*
  * One task on this worker.  Created by an Assign, owned by the local queue
@@ -83,6 +88,8 @@ struct wtask {
 	int			 wt_replica;	/* sent as an extra copy */
 	int			 wt_active;	/* moved here by balancing: the
 						   Active Queue (ex_mtx) */
+	int			 wt_handback;	/* interrupted by a drain: give
+						   it back, no result (ex_mtx) */
 	uint64_t		 wt_start;
 	uint64_t		 wt_end;
 	struct task_result	 wt_res;	/* its output may borrow
@@ -99,10 +106,13 @@ void	 exec_assign(struct wtasklist *, unsigned);
 int	 exec_cancel(uint64_t);
 int	 exec_withdraw(uint64_t);
 size_t	 exec_drop_held(void);
+size_t	 exec_take_held(uint64_t **);
+unsigned exec_interrupt_all(void);
 void	 exec_collect(struct wtasklist *, uint64_t *, size_t *,
 	    uint64_t *, size_t *);
 unsigned exec_threads(void);
 void	 exec_counts(unsigned *, unsigned *);
+int	 exec_busy(void);
 void	 exec_halves(uint64_t **, size_t *, uint64_t **, size_t *);
 void	 wtask_free(struct wtask *);
 
@@ -135,5 +145,7 @@ void	 link_stop(void);
 int	 link_reload(const struct workerd_config *);
 void	 link_wake(void);
 void	 link_kinds_changed(void);
+void	 link_drain(const char *);
+int	 link_draining(void);
 
 #endif /* R3Q_WORKERD_H */

@@ -289,6 +289,7 @@ struct worker {
 	int		 w_cooling;
 	uint64_t	 w_cool_until;
 	int		 w_paused;		/* sched_worker_pause() */
+	int		 w_draining;		/* sched_worker_drain(): for good */
 	uint64_t	 w_alive;		/* its last sign of life */
 	struct worker	*w_aprev, *w_anext;	/* by w_alive */
 	uint64_t	 w_seq;			/* join order */
@@ -960,7 +961,7 @@ sched_auto_held(const struct worker *w)
 static uint64_t
 sched_cap(const struct worker *w, const struct batch *b)
 {
-	if (w->w_cooling || w->w_paused)
+	if (w->w_cooling || w->w_paused || w->w_draining)
 		return (0);
 	switch (b->b_cfg.policy) {
 	case SCHED_POLICY_RWQ:
@@ -3177,6 +3178,61 @@ sched_worker_pause(struct sched *s, uint32_t wid, int on, uint64_t now)
 		sched_refill(s);
 	}
 	return (0);
+}
+
+/*
+ * Worker wid drains (issue 25): it gets no new copy from now on, for good
+ * (a pause that nothing lifts); what it holds it either finishes or gives
+ * back with sched_handback(), and then it leaves (sched_worker_lost()).
+ */
+int
+sched_worker_drain(struct sched *s, uint32_t wid, uint64_t now)
+{
+	struct worker	*w;
+
+	s->s_now = now;
+	if ((w = sched_worker_find(s, wid, NULL)) == NULL) {
+		errno = ENOENT;
+		return (-1);
+	}
+	w->w_draining = 1;
+	return (0);
+}
+
+/*
+ * Worker wid gave its copy of task id back unasked (it drains): a held
+ * copy it dropped, or a running one it interrupted.  The copy goes; the
+ * task goes back to the front of its queue, as after a lost worker, but
+ * no failure and no kill is counted: the worker did nothing wrong.  A
+ * pending withdrawal of the copy is void.  1, or -1 if wid holds no copy
+ * of id (the task finished, or was withdrawn, meanwhile).
+ */
+int
+sched_handback(struct sched *s, uint32_t wid, uint64_t id, uint64_t now)
+{
+	struct worker	*w;
+	struct batch	*b;
+	struct task	*t;
+	struct copy	*c;
+
+	s->s_now = now;
+	if ((t = tab_find(s, id)) == NULL ||
+	    (w = sched_worker_find(s, wid, NULL)) == NULL ||
+	    (c = sched_copy_find(t, w)) == NULL)
+		return (-1);
+	b = t->t_batch;
+	sched_copy_drop(s, c);
+	s->s_stats.handed_back++;
+	if (t->t_ncopies > 0) {
+		sched_need(s, t);	/* copies: one more elsewhere */
+		sched_refill(s);
+		return (1);
+	}
+	sched_r_remove(b, t);
+	sched_suspect_unlist(s, t);
+	sched_queue_push_front(s, b, t);
+	sched_refill(s);
+	return (1);
 }
 
 /* How many connected workers run kind; O(1). */

@@ -237,6 +237,8 @@ struct sched_stats {
 	uint64_t	 moved_back;	/* released, but the target had no room
 				   or was gone: back to the master queue */
 	uint64_t	 withdraw_void;	/* the worker had started it */
+	uint64_t	 handed_back;	/* copies a draining worker gave back
+					   (sched_handback()) */
 };
 
 struct sched;
@@ -261,6 +263,8 @@ int		 sched_worker_join_kinds(struct sched *, uint32_t, uint64_t,
 int		 sched_worker_kinds(struct sched *, uint32_t,
 		    const uint32_t *, size_t, uint64_t);
 int		 sched_worker_pause(struct sched *, uint32_t, int, uint64_t);
+int		 sched_worker_drain(struct sched *, uint32_t, uint64_t);
+int		 sched_handback(struct sched *, uint32_t, uint64_t, uint64_t);
 size_t		 sched_kind_workers(const struct sched *, uint32_t);
 int		 sched_submit(struct sched *, uint64_t,
 		    const struct sched_batch_config *, const uint64_t *, size_t,

@@ -2,7 +2,10 @@
 # masterd, workerd and r3qctl, and of every r3qctl command, print the
 # usage summary on standard output, nothing on standard error, and exit 0.
 # A usage error still prints the summary on standard error, nothing on
-# standard output, and exits 64.  No daemon needs to run.
+# standard output, and exits 64.  --version of every installed program
+# (and r3q-sim where it is built) prints one line naming the program, its
+# version and the protocol's on standard output, and exits 0.  No daemon
+# needs to run.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 # asked NAME ARGS...: help asked for.
@@ -41,11 +44,31 @@ refused "workerd extra" "$WORKERD" extra
 refused "r3qctl" "$R3QCTL"
 ok "masterd, workerd and r3qctl: -h and --help on stdout with 0, errors on stderr with 64"
 
+# --version: "NAME VERSION (R3Q protocol N)", N the one of common/frame.h.
+proto=$(sed -n 's/^#define R3Q_PROTOCOL[[:space:]]*\([0-9]*\).*/\1/p' \
+    "$top_srcdir/common/frame.h")
+[ -n "$proto" ] || fail "no R3Q_PROTOCOL in common/frame.h"
+ver=$(sed -n "s/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p" "$top_srcdir/configure.ac")
+progs="$MASTERD $WORKERD $R3QCTL"
+[ -x "$top_builddir/sim/r3q-sim" ] && progs="$progs $top_builddir/sim/r3q-sim"
+for d in $progs; do
+	n=$(basename "$d")
+	rc=0
+	"$d" --version > "$T/out" 2> "$T/err" || rc=$?
+	[ "$rc" -eq 0 ] || fail "$n --version: exit $rc"
+	[ -s "$T/err" ] && fail "$n --version wrote to stderr: $(cat "$T/err")"
+	[ "$(cat "$T/out")" = "$n ${ver:-?} (R3Q protocol $proto)" ] ||
+	    fail "$n --version: '$(cat "$T/out")', want '$n $ver (R3Q protocol $proto)'"
+	"$d" -h | grep -q -- '--version' || fail "$n -h does not list --version"
+done
+ok "--version of $(echo "$progs" | wc -w) programs: name, version $ver, protocol $proto, on stdout with 0"
+
 # Help after a command needs no master; the socket must not be touched.
 export R3Q_CONTROL="$T/no.sock"
 asked "r3qctl help" "$R3QCTL" help
 for c in es "submit es" submit wait "wait 3" result "result 3" jobs workers \
-    cancel "cancel 3" "report 3" map "map echo" bnb "bnb pfsp" \
+    cancel "cancel 3" drain "drain w1" "drain --wait w1" "report 3" map \
+    "map echo" bnb "bnb pfsp" \
     "bnb pfsp f --local"; do
 	# shellcheck disable=SC2086
 	asked "r3qctl $c -h" "$R3QCTL" $c -h
@@ -54,7 +77,8 @@ for c in es "submit es" submit wait "wait 3" result "result 3" jobs workers \
 done
 asked "r3qctl es --mu 3 --help" "$R3QCTL" es --mu 3 --help
 for c in "es --bogus" "es -Z" "jobs extra" "workers extra" wait "wait 1 2" \
-    "result --bogus 1" "report -Z 1" "help me" bnb "bnb --bogus" \
+    "result --bogus 1" "report -Z 1" "help me" bnb "bnb --bogus" drain \
+    "drain a b" "drain --bogus w1" \
     "bnb pfsp" "bnb pfsp f g"; do
 	# shellcheck disable=SC2086
 	refused "r3qctl $c" "$R3QCTL" $c

@@ -13,6 +13,17 @@ R3QCTL=$top_builddir/ctl/r3qctl
 TESTPEER=$top_builddir/tests/regress/r3q-testpeer
 MKCERTS=$top_srcdir/scripts/mkcerts
 
+# workerd reads every key from R3Q_KEY too (issue 25), and clients read
+# R3Q_MASTER, R3Q_CERT...: what the caller's shell exports must not reach
+# the daemons and clients a test starts.  The harness's own stay.
+for _v in $(env | sed -n 's/^\(R3Q_[A-Z0-9_]*\)=.*/\1/p'); do
+	case $_v in
+	R3Q_SANITIZE|R3Q_SANITIZER_DIR|R3Q_LIBASAN) ;;
+	*) unset "$_v" ;;
+	esac
+done
+unset SLURM_CPUS_ON_NODE
+
 T=$(mktemp -d /tmp/r3q-regress.XXXXXX)
 PIDS=""
 MASTER_PID=""

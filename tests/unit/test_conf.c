@@ -206,6 +206,54 @@ test_print_roundtrip(void **state)
 	assert_memory_equal(&a, &b, sizeof(a));
 }
 
+/* A stand-in environment for conf_env. */
+static char *
+fake_env(const char *name)
+{
+	static char	 n[] = "5", dur[] = "2m", empty[] = "", bad[] = "x";
+
+	if (strcmp(name, "T_N") == 0)
+		return (n);
+	if (strcmp(name, "T_DUR") == 0)
+		return (dur);
+	if (strcmp(name, "T_PATH") == 0)
+		return (empty);		/* empty: says nothing */
+	if (strcmp(name, "B_SIZE") == 0)
+		return (bad);
+	return (NULL);
+}
+
+/*
+ * The precedence workerd applies (issue 25): defaults, then the file,
+ * then the environment (prefix + KEY), then the flags (conf_set).
+ */
+static void
+test_env(void **state)
+{
+	struct tconf	 c;
+	char		 err[512], name[64];
+
+	(void)state;
+	conf_env_name("R3Q_", "drain_timeout", name, sizeof(name));
+	assert_string_equal(name, "R3Q_DRAIN_TIMEOUT");
+	memset(&c, 0, sizeof(c));
+	c.n = 1;
+	strcpy(c.path, "default");
+	assert_int_equal(conf_load(tmpconf("n = 3\npath = /file\nsize = 2K\n"),
+	    tkeys, &c, 1, err, sizeof(err)), 0);
+	assert_int_equal(conf_env(tkeys, &c, "T_", fake_env, err,
+	    sizeof(err)), 0);
+	assert_int_equal(c.n, 5);		/* env over file */
+	assert_int_equal(c.dur, 120000);	/* env over default */
+	assert_string_equal(c.path, "/file");	/* empty env: file */
+	assert_int_equal(c.size, 2048);		/* file over default */
+	assert_int_equal(conf_set(tkeys, &c, "n", "7", err, sizeof(err)), 0);
+	assert_int_equal(c.n, 7);		/* flag over env */
+	assert_int_equal(conf_env(tkeys, &c, "B_", fake_env, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "B_SIZE: size: 'x' is not a size"));
+}
+
 int
 main(void)
 {
@@ -216,6 +264,7 @@ main(void)
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_print_roundtrip),
+		cmocka_unit_test(test_env),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -3165,6 +3165,65 @@ test_worker_pause(void **state)
 	sched_free(s);
 }
 
+/*
+ * A draining worker (issue 25) gets no new copy, for good; what it gives
+ * back, held or running, goes to the front of the queue with no failure
+ * and no kill counted, and a copy it no longer holds is refused.
+ */
+static void
+test_worker_drain(void **state)
+{
+	struct sched_batch_config	 c = config(SCHED_POLICY_RWQ, 2, 100, 1);
+	static const uint32_t		 k[] = { 100 };
+	struct sched_stats		 st;
+	struct sched			*s;
+
+	(void)state;
+	c.max_kills = 1;
+	assert_non_null(s = sched_new());
+	assert_int_equal(sched_worker_drain(s, 1, 0), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(sched_worker_join_kinds(s, 1, 1, 1, k, 1, 0), 0);
+	assert_int_equal(submit_range(s, 1, &c, 1, 4), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 1, 2, 0);
+	expect_none(s);
+	sched_started(s, 1, 1, 1);
+	assert_int_equal(sched_worker_drain(s, 1, 2), 0);
+	/* A pause lifted does not lift a drain. */
+	assert_int_equal(sched_worker_pause(s, 1, 1, 2), 0);
+	assert_int_equal(sched_worker_pause(s, 1, 0, 2), 0);
+	expect_none(s);
+	assert_int_equal(sched_handback(s, 1, 2, 3), 1);
+	expect_none(s);
+	assert_int_equal(sched_handback(s, 1, 2, 3), -1);
+	assert_int_equal(sched_handback(s, 1, 99, 3), -1);
+	assert_int_equal(sched_worker_join_kinds(s, 2, 2, 1, k, 1, 4), 0);
+	expect_assign(s, 2, 2, 0);
+	expect_assign(s, 2, 3, 0);
+	expect_none(s);
+	/* The running copy, interrupted: back first in the queue. */
+	assert_int_equal(sched_handback(s, 1, 1, 5), 1);
+	expect_none(s);
+	sched_get_stats(s, &st);
+	assert_int_equal(st.handed_back, 2);
+	assert_int_equal(st.killed, 0);
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(st.queued, 2);
+	sched_worker_lost(s, 1, 6);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 2, 2, 7), SCHED_ACCEPT);
+	expect_assign(s, 2, 1, 0);
+	expect_none(s);
+	assert_int_equal(sched_done(s, 2, 1, 8), SCHED_ACCEPT);
+	expect_assign(s, 2, 4, 0);
+	assert_int_equal(sched_done(s, 2, 3, 9), SCHED_ACCEPT);
+	assert_int_equal(sched_done(s, 2, 4, 9), SCHED_ACCEPT);
+	expect_batch_done(s, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
 int
 main(void)
 {
@@ -3228,6 +3287,7 @@ main(void)
 		cmocka_unit_test(test_task_cancel),
 		cmocka_unit_test(test_kinds_large),
 		cmocka_unit_test(test_kinds_change),
+		cmocka_unit_test(test_worker_drain),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

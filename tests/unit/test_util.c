@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "cpus.h"
 #include "siphash.h"
 #include "util.h"
 
@@ -101,6 +102,54 @@ test_trace_parse(void **state)
 	    "sched,journal");
 }
 
+/*
+ * The CPUs a worker takes by default (issue 25): SLURM_CPUS_ON_NODE when
+ * set, else a cgroup quota (v2 or v1, rounded up) capping the affinity
+ * mask, else the online CPUs.
+ */
+static void
+test_cpus(void **state)
+{
+	struct cpus_probe	 p;
+	const char		*why;
+
+	(void)state;
+	assert_int_equal(cpus_quota("max 100000", NULL, NULL), 0);
+	assert_int_equal(cpus_quota("200000 100000", NULL, NULL), 2);
+	assert_int_equal(cpus_quota("150000 100000\n", NULL, NULL), 2);
+	assert_int_equal(cpus_quota("50000 100000", NULL, NULL), 1);
+	assert_int_equal(cpus_quota("garbage", NULL, NULL), 0);
+	assert_int_equal(cpus_quota(NULL, "-1", "100000"), 0);
+	assert_int_equal(cpus_quota(NULL, "300000\n", "100000\n"), 3);
+	assert_int_equal(cpus_quota(NULL, "300000", NULL), 0);
+
+	memset(&p, 0, sizeof(p));
+	p.cp_online = 8;
+	assert_int_equal(cpus_decide(&p, &why), 8);
+	assert_string_equal(why, "the online CPUs");
+	p.cp_affinity = 4;
+	assert_int_equal(cpus_decide(&p, &why), 4);
+	assert_string_equal(why, "the affinity mask");
+	p.cp_cfs_quota = "200000";
+	p.cp_cfs_period = "100000";
+	assert_int_equal(cpus_decide(&p, &why), 2);
+	assert_string_equal(why, "the cgroup's CPU quota");
+	p.cp_cpu_max = "max 100000";	/* v2 says no quota */
+	assert_int_equal(cpus_decide(&p, &why), 4);
+	p.cp_cpu_max = "1000000 100000";	/* a quota above the mask */
+	assert_int_equal(cpus_decide(&p, &why), 4);
+	p.cp_slurm = "3";
+	assert_int_equal(cpus_decide(&p, &why), 3);
+	assert_string_equal(why, "SLURM_CPUS_ON_NODE");
+	p.cp_slurm = "0";		/* nonsense: ignored */
+	assert_int_equal(cpus_decide(&p, &why), 4);
+	p.cp_slurm = "3x";
+	assert_int_equal(cpus_decide(&p, &why), 4);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(cpus_decide(&p, &why), 1);
+	assert_true(cpus_detect(&why) >= 1);
+}
+
 int
 main(void)
 {
@@ -108,6 +157,7 @@ main(void)
 		cmocka_unit_test(test_siphash_vectors),
 		cmocka_unit_test(test_str_vis),
 		cmocka_unit_test(test_trace_parse),
+		cmocka_unit_test(test_cpus),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -32,10 +32,12 @@
 
 static int	check_profile(const char *, char *, size_t);
 static int	check_workdir(const char *, char *, size_t);
+static int	check_relay_listen(const char *, char *, size_t);
 
 #define OFF(f)	offsetof(struct workerd_config, f)
 const struct conf_key workerd_keys[] = {
-	{ "master",		CONF_HOSTPORT,	OFF(master),	0, 0, NULL },
+	{ "master",		CONF_STRING,	OFF(master),	0, 0,
+	    link_master_list },
 	{ "name",		CONF_STRING,	OFF(name),	0, 0, NULL },
 	{ "cpus",		CONF_UINT,	OFF(cpus),	0, 4096, NULL },
 	{ "ca",			CONF_STRING,	OFF(ca),	0, 0, NULL },
@@ -59,6 +61,8 @@ const struct conf_key workerd_keys[] = {
 	    NULL },
 	{ "workdir",		CONF_STRING,	OFF(workdir),	0, 0,
 	    check_workdir },
+	{ "relay_listen",	CONF_STRING,	OFF(relay_listen), 0, 0,
+	    check_relay_listen },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -133,6 +137,28 @@ check_workdir(const char *v, char *err, size_t errlen)
 	return (0);
 }
 
+/* relay_listen: none, or the host:port workers below connect to. */
+static int
+check_relay_listen(const char *v, char *err, size_t errlen)
+{
+	char	 h[256], p[16];
+
+	if (strcmp(v, "none") == 0 || conf_split_hostport(v, h, sizeof(h), p,
+	    sizeof(p), "7411") == 0)
+		return (0);
+	snprintf(err, errlen, "relay_listen: '%.200s' is not none or "
+	    "host:port", v);
+	return (-1);
+}
+
+/* Relay mode (issue 20): relay_listen is set. */
+static int
+workerd_relay(const struct workerd_config *c)
+{
+	return (c->relay_listen[0] != '\0' &&
+	    strcmp(c->relay_listen, "none") != 0);
+}
+
 /* This worker's speed now: the configured speed times the profile's. */
 double
 workerd_speed(void)
@@ -163,6 +189,7 @@ workerd_config_defaults(struct workerd_config *c)
 	c->heartbeat = 1000;
 	c->kill_grace = EXT_GRACE_DEFAULT;
 	strcpy(c->workdir, "/var/tmp");
+	strcpy(c->relay_listen, "none");
 }
 
 /*
@@ -177,6 +204,7 @@ usage(int code)
 	    "[-N name] [-u user]\n"
 	    "               [--delay ms] [--load-profile T:F,...] "
 	    "[--speed S]\n"
+	    "               [--relay-listen host:port]\n"
 	    "  -c cpus       execution threads (default: online CPUs)\n"
 	    "  -d            stay in the foreground and log to stderr\n"
 	    "  -f file       configuration file (default " WORKERD_CONF ")\n"
@@ -191,7 +219,10 @@ usage(int code)
 	    "  --delay ms    delay every message by 2 x ms (WAN emulation)\n"
 	    "  --load-profile T:F,...  from T seconds on, run at F x speed\n"
 	    "  --speed S     speed ratio vs the reference machine "
-	    "(emulation)\n");
+	    "(emulation)\n"
+	    "  --relay-listen host:port  relay mode: carry the workers that "
+	    "connect here\n"
+	    "                to the master (overrides 'relay_listen')\n");
 	if (code == 0 && fflush(stdout) == EOF)
 		code = 1;
 	exit(code);
@@ -210,6 +241,7 @@ static struct {
 } overrides[] = {
 	{ "master", NULL }, { "name", NULL }, { "cpus", NULL },
 	{ "delay", NULL }, { "load_profile", NULL }, { "speed", NULL },
+	{ "relay_listen", NULL },
 };
 
 /* Defaults, then the file, then the flags; -1 with a message. */
@@ -273,7 +305,8 @@ workerd_check_tls(const struct workerd_config *c, const char *user,
 	tc.tc_ca = c->ca;
 	tc.tc_cert = c->cert;
 	tc.tc_key = c->key;
-	tc.tc_role = "worker";
+	/* A relay proves its role to the workers below and to the master. */
+	tc.tc_role = workerd_relay(c) ? "relay" : "worker";
 	tc.tc_daemon = "workerd";
 	tc.tc_user = user;
 	tc.tc_crl = c->crl;
@@ -387,6 +420,11 @@ workerd_reload(void)
 		log_warnx("reload: name takes a restart; still %s", conf.name);
 		strcpy(nc.name, conf.name);
 	}
+	if (strcmp(nc.relay_listen, conf.relay_listen) != 0) {
+		log_warnx("reload: relay_listen takes a restart; still %s",
+		    conf.relay_listen);
+		strcpy(nc.relay_listen, conf.relay_listen);
+	}
 	kinds_conf_audit(nc.kinds, conffile, log_warnx);
 	if (kinds_apply(&nc, &changed, err, sizeof(err)) == -1) {
 		log_warnx("reload: %s; keeping the running configuration", err);
@@ -449,6 +487,7 @@ main(int argc, char *argv[])
 		{ "delay",		required_argument, NULL, 'D' },
 		{ "load-profile",	required_argument, NULL, 'P' },
 		{ "speed",		required_argument, NULL, 'S' },
+		{ "relay-listen",	required_argument, NULL, 'R' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -478,6 +517,9 @@ main(int argc, char *argv[])
 			break;
 		case 'S':
 			overrides[5].value = optarg;
+			break;
+		case 'R':
+			overrides[6].value = optarg;
 			break;
 		case 'd':
 			debug = 1;
@@ -574,6 +616,7 @@ main(int argc, char *argv[])
 	event_add(ev_day, &day);
 
 	link_start(base, &conf, conf.name);
+	relay_start(base, &conf);
 	exec_start(base, conf.cpus, link_wake);
 	log_info("worker %s: %u execution threads, master %s, speed %g%s%s",
 	    conf.name, conf.cpus, conf.master, conf.speed,
@@ -587,6 +630,7 @@ main(int argc, char *argv[])
 	notify_watchdog_stop();
 
 	exec_stop();
+	relay_stop();
 	link_stop();
 	kinds_clear();
 	kinds_conf_free(conf.kinds);

@@ -1,0 +1,82 @@
+# Relays (issue 20): workers behind a relay workerd, on loopback.  masterd,
+# a relay r1 (a workerd with relay_listen and an OU=relay certificate,
+# which runs tasks too), w1 and w2 behind it, w3 direct.  An ES job
+# through the relay gives the --local answer; r3qctl workers shows the
+# path ("w1 via r1"); the relay killed with SIGKILL mid-job loses its
+# workers at once (one line, not a heartbeat_timeout each), and once it
+# is back the job ends with the --local answer.  A worker with a list of
+# masters fails over to the next (here: straight to the master).  Trust:
+# a worker certificate cannot be a relay (workerd refuses to start, and
+# masterd refuses relay messages from it), and a relay cannot open a
+# stream for a name that did not prove itself to it.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+ES="--mu 20 --lambda 60 --dim 20 --generations 12 --lu 300 --seed 5 --reevaluate-parents"
+
+"$MKCERTS" --relay r1 "$T/certs" w1 w2 w3 w4 > /dev/null
+"$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > "$T/local.out" ||
+    fail "local run failed"
+answer "$T/local.out" > "$T/local.ans"
+start_master
+
+# start_relay NAME: workerd NAME in relay mode on a free port; RPORT.
+start_relay() {
+	_rn=$1
+	cat > "$T/$_rn.conf" <<EOC
+master = 127.0.0.1:$PORT
+ca = $T/certs/ca.pem
+cert = $T/certs/$_rn.pem
+key = $T/certs/$_rn.key
+cpus = 1
+reconnect_max = 1s
+relay_listen = ${RELAY_ADDR:-127.0.0.1:0}
+EOC
+	"$WORKERD" -d -v -f "$T/$_rn.conf" >> "$T/$_rn.log" 2>&1 &
+	eval "WPID_$_rn=$!"
+	PIDS="$PIDS $!"
+	waitfor "grep -q 'relay $_rn listening on' '$T/$_rn.log'" 10 ||
+	    fail "relay $_rn did not start"
+	RPORT=$(sed -n "s/.*relay $_rn listening on [0-9.]*:\([0-9]*\).*/\1/p" \
+	    "$T/$_rn.log" | tail -n 1)
+}
+
+# A worker certificate cannot make a relay.
+cat > "$T/bad.conf" <<EOC
+master = 127.0.0.1:$PORT
+ca = $T/certs/ca.pem
+cert = $T/certs/w4.pem
+key = $T/certs/w4.key
+relay_listen = 127.0.0.1:0
+EOC
+rc=0
+"$WORKERD" -d -f "$T/bad.conf" > "$T/bad.log" 2>&1 || rc=$?
+[ "$rc" = 78 ] && grep -q "relay" "$T/bad.log" ||
+    fail "workerd made a relay of a worker certificate (status $rc): $(cat "$T/bad.log")"
+ok "a worker certificate cannot run a relay: $(head -n 1 "$T/bad.log")"
+
+start_relay r1
+RELAY_PORT=$RPORT
+PORT_SAVE=$PORT
+PORT=$RELAY_PORT
+start_worker w1
+start_worker w2
+PORT=$PORT_SAVE
+start_worker w3
+wait_workers 4
+"$R3QCTL" workers > "$T/workers.out"
+grep -q '^w1 via r1 ' "$T/workers.out" && grep -q '^w2 via r1 ' "$T/workers.out" &&
+    grep -q '^w3 ' "$T/workers.out" && ! grep -q '^w3 via' "$T/workers.out" &&
+    grep -q '^r1 ' "$T/workers.out" || fail "workers: $(cat "$T/workers.out")"
+ok "r3qctl workers shows the path: $(grep -c ' via r1 ' "$T/workers.out") workers via r1"
+
+job=$("$R3QCTL" submit es $ES --policy wq)
+"$R3QCTL" wait "$job" > /dev/null || fail "job did not finish"
+"$R3QCTL" result "$job" --csv "$T/d1.csv" > "$T/d1.out"
+cmp -s "$T/local.csv" "$T/d1.csv" || fail "bests differ through the relay"
+answer "$T/d1.out" | cmp -s - "$T/local.ans" || fail "answer differs through the relay"
+"$R3QCTL" workers > "$T/workers.out"
+for w in w1 w2; do
+	awk -v w=$w '$1 == w && $2 == "via" { exit !($11 > 0) }' "$T/workers.out" ||
+	    fail "$w did no task through the relay: $(cat "$T/workers.out")"
+done
+ok "an ES job through the relay gives the --local answer; w1 and w2 did tasks"

@@ -80,3 +80,49 @@ for w in w1 w2; do
 	    fail "$w did no task through the relay: $(cat "$T/workers.out")"
 done
 ok "an ES job through the relay gives the --local answer; w1 and w2 did tasks"
+
+# w4 lists the relay first, then the master itself.
+PORT_SAVE=$PORT
+PORT="$RELAY_PORT, 127.0.0.1:$PORT_SAVE"
+start_worker w4
+PORT=$PORT_SAVE
+wait_workers 5
+"$R3QCTL" workers | grep -q '^w4 via r1 ' || fail "w4 did not join through the relay: $("$R3QCTL" workers)"
+
+# The relay killed mid-job: its workers are lost at once, w4 fails over
+# to the master, and the job still gives the --local answer once the
+# relay is back.
+job=$("$R3QCTL" submit es $ES --policy wq)
+waitfor "'$R3QCTL' result $job | grep -qE 'generation ([3-9]|1[0-9])'" 60 ||
+    fail "job made no progress"
+t0=$(date +%H:%M:%S.%N)
+kill -9 "$WPID_r1"
+waitfor "grep -q 'relay r1 .* gone: its 3 workers lost with it' '$T/masterd.log'" 10 ||
+    fail "masterd did not lose r1's workers at once"
+t1=$(sed -n 's/^\([0-9:.]*\) masterd: relay r1 .* gone: .*/\1/p' "$T/masterd.log" | tail -n 1)
+# The log's clock against date's: both local time of day.
+ms=$(awk -v t0="$t0" -v t1="$t1" 'BEGIN {
+	split(t1, a, ":"); split(t0, b, ":")
+	d = (a[1] - b[1]) * 3600 + (a[2] - b[2]) * 60 + (a[3] - b[3])
+	if (d < 0) d += 86400
+	printf "%.1f", d * 1000 }')
+ok "relay killed: masterd lost its 3 workers at once, ${ms} ms after the kill"
+echo "# relay-detect-ms $ms"
+waitfor "'$R3QCTL' workers | grep -q '^w4 .*127.0.0.1'" 20 &&
+    ! "$R3QCTL" workers | grep -q '^w4 via' ||
+    fail "w4 did not fail over to the master: $("$R3QCTL" workers)"
+grep -q 'trying the next master in the list' "$T/w4.log" ||
+    fail "w4 did not say it tried the next address"
+ok "w4 failed over to the next address of its list, the master"
+RELAY_ADDR=127.0.0.1:$RELAY_PORT start_relay r1
+waitfor "[ \$('$R3QCTL' workers | grep -c ' via r1 ') -eq 2 ]" 30 ||
+    fail "w1, w2 did not come back through the restarted relay: $("$R3QCTL" workers)"
+grep -q 'relay r1 lost its master\|lost the master' "$T/w1.log" ||
+    fail "w1 did not log why it reconnects"
+ok "w1 and w2 came back through the restarted relay"
+"$R3QCTL" wait "$job" > /dev/null || fail "job did not finish after the relay came back"
+"$R3QCTL" result "$job" --csv "$T/d2.csv" > "$T/d2.out"
+cmp -s "$T/local.csv" "$T/d2.csv" || fail "bests differ after the relay was killed"
+answer "$T/d2.out" | cmp -s - "$T/local.ans" || fail "answer differs after the relay was killed"
+ok "job finished with the --local answer after the relay's death and return"
+master_alive

@@ -138,8 +138,10 @@ relay_down_close(struct down *d)
 	bufferevent_disable(d->d_bev, EV_READ);
 	bufferevent_setcb(d->d_bev, NULL, relay_down_flushed, NULL, d);
 	bufferevent_setwatermark(d->d_bev, EV_WRITE, 0, 0);
-	bufferevent_trigger(d->d_bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS |
-	    BEV_TRIG_DEFER_CALLBACKS);
+	/* Never free here: callers up the stack still hold it. */
+	if (evbuffer_get_length(bufferevent_get_output(d->d_bev)) == 0)
+		bufferevent_trigger(d->d_bev, EV_WRITE,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /* Tell a worker below why, then close: code R3Q_ERROR_BUSY, try later. */

@@ -13,7 +13,7 @@
 
 ES="--mu 20 --lambda 60 --dim 20 --generations 12 --lu 300 --seed 5 --reevaluate-parents"
 
-"$MKCERTS" --relay r1 "$T/certs" w1 w2 w3 w4 > /dev/null
+"$MKCERTS" --relay r1 "$T/certs" w1 w2 w3 w4 w5 > /dev/null
 "$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > "$T/local.out" ||
     fail "local run failed"
 answer "$T/local.out" > "$T/local.ans"
@@ -125,4 +125,31 @@ ok "w1 and w2 came back through the restarted relay"
 cmp -s "$T/local.csv" "$T/d2.csv" || fail "bests differ after the relay was killed"
 answer "$T/d2.out" | cmp -s - "$T/local.ans" || fail "answer differs after the relay was killed"
 ok "job finished with the --local answer after the relay's death and return"
+master_alive
+
+# Trust.  Through the relay, w5 (a worker certificate) tries every message
+# type: relay_control and relay_data reach the master inside w5's own
+# stream, and are refused as from a worker; no stream opens for a name
+# that did not prove itself to the relay.
+"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/w5.pem" -k "$T/certs/w5.key" \
+    roles 127.0.0.1 "$RELAY_PORT" worker > "$T/roles.out" 2>&1 ||
+    fail "roles through the relay: $(grep -E 'FAIL|tried|:' "$T/roles.out" | head -n 5)"
+grep -qx 'worker relay_control refused' "$T/roles.out" &&
+    grep -qx 'worker relay_data refused' "$T/roles.out" &&
+    grep -qx 'worker heartbeat accepted' "$T/roles.out" ||
+    fail "roles through the relay: $(cat "$T/roles.out")"
+grep -q 'unexpected relay_control message from a worker' "$T/masterd.log" ||
+    fail "masterd did not log the refused relay_control"
+"$R3QCTL" workers > "$T/workers.out"
+[ "$(tail -n +2 "$T/workers.out" | awk '{ print $1 }' | sort | tr '\n' ' ')" = "r1 w1 w2 w3 w4 " ] ||
+    fail "unexpected workers after the trust test: $(cat "$T/workers.out")"
+ok "a worker behind the relay cannot speak as a relay: relay_control and relay_data refused, no name asserted"
+# Directly, a worker certificate's relay messages are refused too
+# (roles.sh tries every type; here the two that matter).
+"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/w5.pem" -k "$T/certs/w5.key" \
+    roles 127.0.0.1 "$PORT" worker > "$T/roles2.out" 2>&1 ||
+    fail "roles at the master: $(grep -E 'FAIL|tried' "$T/roles2.out")"
+grep -qx 'worker relay_control refused' "$T/roles2.out" ||
+    fail "a worker certificate sent relay_control to the master"
+ok "a worker certificate cannot pose as a relay at the master"
 master_alive

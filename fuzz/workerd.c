@@ -80,6 +80,11 @@ relay_up_writable(void)
 {
 }
 
+void
+relay_up_ready(void)
+{
+}
+
 /* Balancing: every task here has run already, so none is given back. */
 int
 exec_withdraw(uint64_t id)

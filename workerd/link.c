@@ -799,6 +799,7 @@ link_hello(void)
 	lk.l_state = LINK_HELLO;
 	link_send(&env);
 	free(names);
+	relay_up_ready();
 }
 
 /*
@@ -952,7 +953,7 @@ link_tls_start(evutil_socket_t fd)
 	bufferevent_setcb(lk.l_bev, link_read, link_written, link_event,
 	    NULL);
 	if (relay_enabled())
-		bufferevent_setwatermark(lk.l_bev, EV_WRITE, 256u << 10, 0);
+		bufferevent_setwatermark(lk.l_bev, EV_WRITE, 64u << 10, 0);
 	bufferevent_set_timeouts(lk.l_bev, &tv, &tv);
 	bufferevent_enable(lk.l_bev, EV_READ | EV_WRITE);
 }
@@ -1005,6 +1006,14 @@ link_tcp_next(void)
 			lk.l_tcperr = errno;
 			continue;
 		}
+		/*
+		 * A relay's link carries many workers: a small send buffer,
+		 * so that one worker's flood queues in the relay, where the
+		 * others' frames pass it by, not in the kernel (issue 20).
+		 */
+		if (relay_enabled())
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF,
+			    &(int){ 64 << 10 }, sizeof(int));
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
 		    errno == EINPROGRESS) {
 			lk.l_tcp = event_new(lk.l_base, fd, EV_WRITE,

@@ -54,11 +54,15 @@
 
 #define RELAY_QUANTUM	(16u << 10)	/* bytes from one worker a turn */
 #define RELAY_DOWN_BUF	(256u << 10)	/* a worker's input, bounded */
-#define RELAY_UP_MARK	(1u << 20)	/* the link's output, then wait */
+#define RELAY_UP_MARK	(128u << 10)	/* the link's output, then wait:
+					   what a worker's frame may queue
+					   behind (link.c bounds the
+					   socket's buffer too) */
 #define RELAY_CTL_MAX	(64u << 10)	/* a relay frame from below */
 #define RELAY_VIA_MAX	8
 #define RELAY_HANDSHAKE	10		/* s */
 #define RELAY_LOG_NS	(10 * NS_PER_SEC)
+#define RELAY_HOLD	10		/* s a relay below waits for ours */
 
 /* A connection from below: a worker, or a relay. */
 struct down {
@@ -75,6 +79,8 @@ struct down {
 						   ours */
 	size_t			 d_pass;	/* a relay's frame passing
 						   through: bytes left */
+	struct event		*d_hold;	/* a relay waiting for our
+						   link up (RELAY_HOLD) */
 };
 TAILQ_HEAD(downlist, down);
 
@@ -275,6 +281,8 @@ relay_down_free(struct down *d)
 		ry.r_rr = TAILQ_NEXT(d, d_entry);
 	TAILQ_REMOVE(&ry.r_downs, d, d_entry);
 	u64map_free(&d->d_sub);
+	if (d->d_hold != NULL)
+		event_free(d->d_hold);
 	bufferevent_free(d->d_bev);
 	free(d);
 }
@@ -511,6 +519,39 @@ relay_down_read(struct bufferevent *bev, void *arg)
 	relay_pump_later();
 }
 
+static void	relay_down_open(struct down *);
+
+/* A relay below waited RELAY_HOLD for our link up in vain. */
+static void
+relay_hold_over(evutil_socket_t fd, short ev, void *arg)
+{
+	struct down	*d = arg;
+
+	(void)fd;
+	(void)ev;
+	event_free(d->d_hold);
+	d->d_hold = NULL;
+	log_info("relay: relay %s (%s) refused for now: no master (%s)",
+	    d->d_name, d->d_addr, ry.r_why);
+	relay_down_refuse(d, R3Q_ERROR_BUSY, "relay %s cannot reach its "
+	    "master: %s; try again later", ry.r_conf->name, ry.r_why);
+}
+
+/* Our link up is up (hello sent): the relays waiting below go on. */
+void
+relay_up_ready(void)
+{
+	struct down	*d, *n;
+
+	if (!ry.r_on)
+		return;
+	for (d = TAILQ_FIRST(&ry.r_downs); d != NULL; d = n) {
+		n = TAILQ_NEXT(d, d_entry);
+		if (d->d_hold != NULL && !d->d_closing)
+			relay_down_open(d);
+	}
+}
+
 /* A worker below proved who it is: open its stream, if we can. */
 static void
 relay_down_verified(struct down *d)
@@ -518,7 +559,6 @@ relay_down_verified(struct down *d)
 	SSL	*ssl = bufferevent_openssl_get_ssl(d->d_bev);
 	X509	*peer;
 	char	 why[768];
-	char	*via[1];
 
 	if (tls_peer_check(ssl, d->d_role, sizeof(d->d_role), d->d_name,
 	    sizeof(d->d_name), why, sizeof(why)) == -1) {
@@ -553,12 +593,40 @@ relay_down_verified(struct down *d)
 	d->d_not_after = tls_cert_not_after(peer);
 	bufferevent_set_timeouts(d->d_bev, NULL, NULL);
 	if (!link_relay_ready()) {
+		/*
+		 * A relay below waits a while: ours may be on its way up
+		 * through it (a loop, found once both are up).
+		 */
+		if (d->d_relay) {
+			struct timeval	 tv = { RELAY_HOLD, 0 };
+
+			if ((d->d_hold = evtimer_new(ry.r_base,
+			    relay_hold_over, d)) == NULL)
+				fatalx("evtimer_new");
+			evtimer_add(d->d_hold, &tv);
+			log_info("relay: relay %s (%s) waits for our link to "
+			    "the master (%s)", d->d_name, d->d_addr, ry.r_why);
+			return;
+		}
 		log_info("relay: %s %s (%s) refused for now: no master (%s)",
 		    d->d_role, d->d_name, d->d_addr, ry.r_why);
 		relay_down_refuse(d, R3Q_ERROR_BUSY, "relay %s cannot reach "
 		    "its master: %s; try again later", ry.r_conf->name,
 		    ry.r_why);
 		return;
+	}
+	relay_down_open(d);
+}
+
+/* Open d's own stream up. */
+static void
+relay_down_open(struct down *d)
+{
+	char	*via[1];
+
+	if (d->d_hold != NULL) {
+		event_free(d->d_hold);
+		d->d_hold = NULL;
 	}
 	d->d_stream = relay_stream_new(d, 0);
 	via[0] = NULL;
@@ -734,7 +802,7 @@ relay_up_lost(const char *why)
 	snprintf(ry.r_why, sizeof(ry.r_why), "%s", why);
 	for (d = TAILQ_FIRST(&ry.r_downs); d != NULL; d = n) {
 		n = TAILQ_NEXT(d, d_entry);
-		if (d->d_closing)
+		if (d->d_closing || d->d_hold != NULL)
 			continue;
 		if (d->d_stream != 0)
 			k++;
@@ -834,6 +902,8 @@ relay_stop(void)
 	while ((d = TAILQ_FIRST(&ry.r_downs)) != NULL) {
 		TAILQ_REMOVE(&ry.r_downs, d, d_entry);
 		u64map_free(&d->d_sub);
+		if (d->d_hold != NULL)
+			event_free(d->d_hold);
 		bufferevent_free(d->d_bev);
 		free(d);
 	}

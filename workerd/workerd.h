@@ -149,5 +149,6 @@ int	 relay_enabled(void);
 void	 relay_from_up(const Envelope *);
 void	 relay_up_lost(const char *);
 void	 relay_up_writable(void);
+void	 relay_up_ready(void);
 
 #endif /* R3Q_WORKERD_H */

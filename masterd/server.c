@@ -897,15 +897,8 @@ session_verified(struct session *s)
 		log_debug("%s: TLS up, worker %s, waiting for hello",
 		    s->s_addr, name);
 	} else if (strcmp(role, "relay") == 0) {
-		/*
-		 * A worker that may carry others (issue 20, relay.c).  Its
-		 * link is read through a small receive buffer: one worker's
-		 * flood then queues at the relay, which takes its workers in
-		 * turn, and not here in front of all of them.
-		 */
+		/* A worker that may carry others (issue 20, relay.c). */
 		s->s_relay = 1;
-		(void)setsockopt(bufferevent_getfd(s->s_bev), SOL_SOCKET,
-		    SO_RCVBUF, &(int){ 128 << 10 }, sizeof(int));
 		log_debug("%s: TLS up, relay %s, waiting for hello",
 		    s->s_addr, name);
 	} else if (strcmp(role, "client") == 0) {

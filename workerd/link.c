@@ -1006,14 +1006,6 @@ link_tcp_next(void)
 			lk.l_tcperr = errno;
 			continue;
 		}
-		/*
-		 * A relay's link carries many workers: a small send buffer,
-		 * so that one worker's flood queues in the relay, where the
-		 * others' frames pass it by, not in the kernel (issue 20).
-		 */
-		if (relay_enabled())
-			(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF,
-			    &(int){ 64 << 10 }, sizeof(int));
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
 		    errno == EINPROGRESS) {
 			lk.l_tcp = event_new(lk.l_base, fd, EV_WRITE,

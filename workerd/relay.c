@@ -56,8 +56,7 @@
 #define RELAY_DOWN_BUF	(256u << 10)	/* a worker's input, bounded */
 #define RELAY_UP_MARK	(128u << 10)	/* the link's output, then wait:
 					   what a worker's frame may queue
-					   behind (link.c bounds the
-					   socket's buffer too) */
+					   behind here */
 #define RELAY_CTL_MAX	(64u << 10)	/* a relay frame from below */
 #define RELAY_VIA_MAX	8
 #define RELAY_HANDSHAKE	10		/* s */

@@ -28,9 +28,9 @@
  *	a worker that joins and never reads again (sluggish.c)
  *   r3q-testpeer -a ca -c cert -k key roles HOST PORT MODE
  *	every message type on a session of one role (roles.c)
- *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY
+ *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY [PREFIX]
  *	emulate N idle workers for a memory benchmark: issue N certificates
- *	(OU=worker, CN=swarm-1..swarm-N) signed by the CA (ca and its key
+ *	(OU=worker, CN=PREFIX-1..PREFIX-N, PREFIX swarm by default) signed by the CA (ca and its key
  *	CAKEY), join the master with each (a hello offering no task kind, so
  *	no task is ever assigned), print "swarm: N workers joined in S s",
  *	then send every connection a heartbeat each second and discard what
@@ -92,7 +92,7 @@ usage(void)
 	    "       r3q-testpeer notify path seconds\n"
 	    "       r3q-testpeer relay port host target-port\n"
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
-	    "ca-key\n"
+	    "ca-key [prefix]\n"
 	    "       r3q-testpeer -a ca -c cert -k key hostile host port "
 	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n"
 	    "       r3q-testpeer -a ca -c cert -k key badclient host port "
@@ -1117,7 +1117,8 @@ out:
  */
 static int
 do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
-    const char *port, const char *count, const char *cakeypath)
+    const char *port, const char *count, const char *cakeypath,
+    const char *prefix)
 {
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__Heartbeat		 hb = R3Q__HEARTBEAT__INIT;
@@ -1177,7 +1178,7 @@ do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
 			next += NS_PER_SEC;
 		}
 		snprintf(sc[joined].sc_name, sizeof(sc[joined].sc_name),
-		    "swarm-%zu", joined + 1);
+		    "%s-%zu", prefix, joined + 1);
 		if ((cert = swarm_cert(ca, cakey, key, "worker",
 		    sc[joined].sc_name, -3600, 7 * 86400L)) == NULL) {
 			printf("swarm: %s: cannot issue its certificate: %s\n",
@@ -1374,13 +1375,14 @@ main(int argc, char *argv[])
 		}
 		return (do_roles(ctx, argv[1], argv[2], argv[3]));
 	}
-	if (strcmp(argv[0], "swarm") == 0 && argc == 5) {
+	if (strcmp(argv[0], "swarm") == 0 && (argc == 5 || argc == 6)) {
 		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
 		    sizeof(err))) == NULL) {
 			printf("%s\n", err);
 			return (1);
 		}
-		return (do_swarm(ctx, ca, argv[1], argv[2], argv[3], argv[4]));
+		return (do_swarm(ctx, ca, argv[1], argv[2], argv[3], argv[4],
+		    argc == 6 ? argv[5] : "swarm"));
 	}
 	usage();
 }

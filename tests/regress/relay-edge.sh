@@ -4,12 +4,14 @@
 # does not starve the others (their heartbeats keep arriving, the relay's
 # memory stays bounded); a relay whose master is
 # unreachable tells a worker so, and the worker retries, saying why; a
-# loop of relays (r3 -> r4 -> r3) is found and refused.
+# loop of relays (r3 -> r4 -> r3) is found and refused; the master checks
+# what a relay asserts (r3q-testpeer relayopen).
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 ES="--mu 20 --lambda 60 --dim 20 --generations 10 --lu 300 --seed 9 --reevaluate-parents"
 
-"$MKCERTS" --relay r1 --relay r2 --relay r3 --relay r4 "$T/certs" w1 w2 w5 w6 > /dev/null
+"$MKCERTS" --relay r1 --relay r2 --relay r3 --relay r4 --relay r5 "$T/certs" \
+    w1 w2 w5 w6 > /dev/null
 "$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > "$T/local.out" ||
     fail "local run failed"
 answer "$T/local.out" > "$T/local.ans"
@@ -128,4 +130,17 @@ waitfor "! kill -0 $WPID_r3 2>/dev/null || ! kill -0 $WPID_r4 2>/dev/null" 15 ||
     fail "both relays of the loop still run"
 ok "a relay loop is found and refused: $(grep -h -m 1 'relay loop' "$T/r3.log" "$T/r4.log" | head -n 1 | sed 's/^[0-9:.]* workerd: //')"
 "$R3QCTL" workers | grep -q '^r[34]' && fail "a relay of the loop joined"
+
+# The master's own checks of what a relay asserts: a stream whose path
+# does not end at the relay, or that names the worker on its own path, is
+# refused; a good one is a worker (its hello welcomed); data for a stream
+# never opened is dropped with a line.
+"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/r5.pem" -k "$T/certs/r5.key" \
+    relayopen 127.0.0.1 "$PORT" r5 w7 > "$T/relayopen.out" 2>&1 ||
+    fail "relayopen: $(cat "$T/relayopen.out")"
+grep -q "stream 1 for 'w7' refused: its path does not end at the relay" "$T/masterd.log" &&
+    grep -q "stream 2 for 'w7' refused: a relay loop" "$T/masterd.log" &&
+    grep -q "relay r5: 1 relay_data frame(s) for a stream not open (99" "$T/masterd.log" ||
+    fail "the refusals are not logged: $(grep 'relay r5' "$T/masterd.log")"
+ok "the master refuses a path not ending at the relay and a loop, drops data for a stream not open, and takes a good stream as worker w7"
 master_alive

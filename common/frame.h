@@ -21,7 +21,9 @@
 #define R3Q_PROTOCOL		6	/* 2: tasks carry a tag; 3: opaque payloads;
 					   4: Kinds after a reload; 5: Withdraw,
 					   Released (balancing) */
-/* 6: Drain, DrainRequest, DrainWorker, WorkerDraining (issue 25) */
+					/* 6: Drain, DrainRequest, DrainWorker,
+					   WorkerDraining (issue 25); RelayData,
+					   RelayControl (relays, issue 20) */
 
 /* Error.code: why a request was refused, when the peer may act on it. */
 #define R3Q_ERROR_BUSY		1	/* a cap of the master: try later */

@@ -1175,6 +1175,7 @@ cmd_workers(void)
 	struct tm	 tm;
 	time_t		 t, now = time(NULL);
 	int		 days;
+	char		 name[256];
 
 	ctl_connect();
 	env.body_case = R3Q__ENVELOPE__BODY_LIST_WORKERS;
@@ -1224,8 +1225,14 @@ cmd_workers(void)
 		/* Power: the master's count / the heartbeat's (issue 19). */
 		snprintf(power, sizeof(power), "%u/%u", w->power,
 		    w->power_reported);
+		/* A relayed worker: its path (issue 20). */
+		if (w->via != NULL && w->via[0] != '\0')
+			snprintf(name, sizeof(name), "%s via %s", w->name,
+			    w->via);
+		else
+			snprintf(name, sizeof(name), "%s", w->name);
 		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
-		    " %8s %8s %7s %4" PRIu64 " %9s %-8s %6s %s\n", w->name,
+		    " %8s %8s %7s %4" PRIu64 " %9s %-8s %6s %s\n", name,
 		    w->address, w->cpus, w->speed, kinds, w->capacity, w->held,
 		    w->running, w->done, rtt, task, hb, w->suspects, power,
 		    w->state, cert, since);

@@ -56,6 +56,35 @@ exec_cancel(uint64_t id)
 	return (0);
 }
 
+/* Relays (issue 20): the fuzzed workerd is none; relay frames are refused. */
+int
+relay_enabled(void)
+{
+	return (0);
+}
+
+void
+relay_from_up(const Envelope *env)
+{
+	(void)env;
+}
+
+void
+relay_up_lost(const char *why)
+{
+	(void)why;
+}
+
+void
+relay_up_writable(void)
+{
+}
+
+void
+relay_up_ready(void)
+{
+}
+
 /* Balancing: every task here has run already, so none is given back. */
 int
 exec_withdraw(uint64_t id)

@@ -207,6 +207,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 		infos[n].id = w->w_id;
 		infos[n].name = w->w_name;
 		infos[n].address = w->w_session->s_addr;
+		infos[n].via = w->w_session->s_via;
 		infos[n].cpus = w->w_cpus;
 		infos[n].kinds = names + off;
 		for (k = 0; k < w->w_nkinds; k++)

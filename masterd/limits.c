@@ -19,6 +19,8 @@
 #define R_NONE		(1u << ROLE_NONE)
 #define R_WORKER	(1u << ROLE_WORKER)
 #define R_CLIENT	(1u << ROLE_CLIENT)
+#define R_RELAY		(1u << ROLE_RELAY)
+#define R_WR		(R_WORKER | R_RELAY)	/* a relay is a worker too */
 
 #define SMALL		LIMIT_SMALL	/* bytes: a request of a few fields */
 #define ANY		0		/* bytes: up to max_frame */
@@ -34,13 +36,16 @@ struct limit {
 static const struct limit limits[] = {
 	/* A worker, before its hello and after. */
 	{ R3Q__ENVELOPE__BODY_HELLO,	R_NONE,	  SMALL, KINDS_PER_WORKER },
-	{ R3Q__ENVELOPE__BODY_RESULTS,	R_WORKER, ANY,	 FRAME_RESULTS_MAX },
-	{ R3Q__ENVELOPE__BODY_PROGRESS,	R_WORKER, ANY,	 LIMIT_IDS },
-	{ R3Q__ENVELOPE__BODY_HEARTBEAT, R_WORKER, 1u << 20, LIMIT_IDS },
-	{ R3Q__ENVELOPE__BODY_KINDS,	R_WORKER, SMALL, KINDS_PER_WORKER },
-	{ R3Q__ENVELOPE__BODY_ERROR,	R_WORKER, SMALL, 0 },
-	{ R3Q__ENVELOPE__BODY_RELEASED,	R_WORKER, 1u << 20, LIMIT_IDS },
-	{ R3Q__ENVELOPE__BODY_DRAIN,	R_WORKER, 1u << 20, LIMIT_IDS },
+	{ R3Q__ENVELOPE__BODY_RESULTS,	R_WR, ANY,	 FRAME_RESULTS_MAX },
+	{ R3Q__ENVELOPE__BODY_PROGRESS,	R_WR, ANY,	 LIMIT_IDS },
+	{ R3Q__ENVELOPE__BODY_HEARTBEAT, R_WR, 1u << 20, LIMIT_IDS },
+	{ R3Q__ENVELOPE__BODY_KINDS,	R_WR, SMALL, KINDS_PER_WORKER },
+	{ R3Q__ENVELOPE__BODY_ERROR,	R_WR, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_RELEASED,	R_WR, 1u << 20, LIMIT_IDS },
+	{ R3Q__ENVELOPE__BODY_DRAIN,	R_WR, 1u << 20, LIMIT_IDS },
+	/* A relay (issue 20): its workers' bytes, in chunks, and streams. */
+	{ R3Q__ENVELOPE__BODY_RELAY_DATA, R_RELAY, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_RELAY_CONTROL, R_RELAY, SMALL, RELAY_VIA_MAX },
 	/* A client, TLS or the control socket. */
 	{ R3Q__ENVELOPE__BODY_SUBMIT_ES, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_SUBMIT_BNB, R_CLIENT, 1u << 20,
@@ -68,6 +73,8 @@ limits_role(enum role r)
 		return ("a peer before its hello");
 	case ROLE_WORKER:
 		return ("a worker");
+	case ROLE_RELAY:
+		return ("a relay");
 	default:
 		return ("a client");
 	}

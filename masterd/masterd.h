@@ -82,8 +82,13 @@ void	masterd_mkparent(const char *, unsigned, const char *);
 enum role {
 	ROLE_NONE = 0,		/* handshake or hello not done yet */
 	ROLE_WORKER,
-	ROLE_CLIENT
+	ROLE_CLIENT,
+	ROLE_RELAY		/* limits only: a worker whose certificate
+				   says relay (s_relay) */
 };
+
+struct rlink;
+struct rstream;
 
 /*
  * One connection: a worker or a client over TLS, or a client on the control
@@ -127,6 +132,11 @@ struct session {
 	int			 s_jheld;	/* reading stopped: the journal
 						   cannot be written */
 	time_t			 s_not_after;	/* its certificate's, Unix s */
+	/* Relays (issue 20, masterd/relay.c). */
+	int			 s_relay;	/* its certificate says relay */
+	struct rlink		*s_rlink;	/* a relay's link: its streams */
+	struct rstream		*s_rstream;	/* a relayed worker: its stream */
+	char			 s_via[128];	/* relays it came through */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -468,6 +478,8 @@ void	 session_refuse(struct session *, uint64_t, const char *, ...)
 void	 session_error_soft(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_pause(struct session *);
+void	 session_output(struct session *);
+void	 session_close(struct session *);
 void	*server_scratch(size_t);
 size_t	 server_clients(void);
 uint64_t server_output_bytes(void);
@@ -538,6 +550,15 @@ int	 kind_check(const char *);
 uint32_t kind_intern(const char *);
 int	 kind_find(const char *, uint32_t *);
 const char *kind_name(uint32_t);
+
+/* relay.c: workers behind relays */
+#define RELAY_VIA_MAX	8	/* relays in a chain */
+void	 relay_control(struct session *, Envelope *);
+void	 relay_data(struct session *, Envelope *);
+void	 relay_link_gone(struct session *);
+void	 relay_stream_gone(struct session *);
+void	 relay_forget(struct session *);
+enum role session_limit_role(const struct session *);
 
 /* limits.c: what each role may send */
 #define LIMIT_SMALL	(64u << 10)	/* a hello, a small request */

@@ -35,11 +35,9 @@
 
 static void	session_read(struct bufferevent *, void *);
 static void	session_event(struct bufferevent *, short, void *);
-static void	session_close(struct session *);
 static void	session_deadline(evutil_socket_t, short, void *);
 static void	session_deadline_set(struct session *, uint64_t);
 static void	session_deadline_clear(struct session *);
-static void	session_output(struct session *);
 static void	session_drop(struct session *, enum drop);
 static void	worker_hello(struct session *, Envelope *);
 static void	worker_dispatch(struct session *, Envelope *);
@@ -433,7 +431,12 @@ session_free(struct session *s)
 {
 	struct evbuffer	*out = bufferevent_get_output(s->s_bev);
 
+	/* A relay's workers go with it, at once (issue 20). */
+	if (s->s_rlink != NULL)
+		relay_link_gone(s);
 	session_lose_worker(s);
+	if (s->s_rstream != NULL)
+		relay_stream_gone(s);
 	job_batch_detach(s);
 	if (s->s_paused)
 		md->npaused--;
@@ -460,7 +463,7 @@ session_flushed(struct bufferevent *bev, void *arg)
 }
 
 /* Close after what is queued for the peer has been written. */
-static void
+void
 session_close(struct session *s)
 {
 	session_lose_worker(s);
@@ -781,7 +784,7 @@ session_drop(struct session *s, enum drop why)
  * is dropped: a burst to a peer that reads (a worker's first Assign, a
  * long answer) only pauses it.
  */
-static void
+void
 session_output(struct session *s)
 {
 	struct evbuffer	*out = bufferevent_get_output(s->s_bev);
@@ -888,8 +891,8 @@ session_verified(struct session *s)
 
 	if (tls_peer_check(ssl, role, sizeof(role), name, sizeof(name), why,
 	    sizeof(why)) == -1) {
-		log_warnx("%s: refused: %s; a peer needs OU=worker or "
-		    "OU=client, and a CN", s->s_addr, why);
+		log_warnx("%s: refused: %s; a peer needs OU=worker, "
+		    "OU=relay or OU=client, and a CN", s->s_addr, why);
 		session_close(s);
 		return;
 	}
@@ -905,6 +908,11 @@ session_verified(struct session *s)
 	s->s_verified = 1;
 	if (strcmp(role, "worker") == 0) {
 		log_debug("%s: TLS up, worker %s, waiting for hello",
+		    s->s_addr, name);
+	} else if (strcmp(role, "relay") == 0) {
+		/* A worker that may carry others (issue 20, relay.c). */
+		s->s_relay = 1;
+		log_debug("%s: TLS up, relay %s, waiting for hello",
 		    s->s_addr, name);
 	} else if (strcmp(role, "client") == 0) {
 		if (server_clients() >= md->conf.max_clients) {
@@ -922,7 +930,7 @@ session_verified(struct session *s)
 	} else {
 		tls_cert_describe(peer, why, sizeof(why));
 		log_warnx("%s: refused: certificate %s has role '%s', not "
-		    "worker or client", s->s_addr, why, role);
+		    "worker, relay or client", s->s_addr, why, role);
 		session_close(s);
 	}
 }
@@ -991,7 +999,8 @@ session_frame_begin(struct session *s, uint32_t *lenp)
 	if (evbuffer_copyout(in, head, n) != (ev_ssize_t)n)
 		goto partial;
 	if (s->s_flen == 0 && s->s_fbody == 0) {
-		if (frame_header_decode(head, limits_frame_max(s->s_role),
+		if (frame_header_decode(head, limits_frame_max(
+		    session_limit_role(s)),
 		    &s->s_flen, err, sizeof(err)) == -1) {
 			log_warnx("%s (%s): %s%s; closing", s->s_addr,
 			    s->s_name, err, s->s_role == ROLE_NONE &&
@@ -1006,7 +1015,7 @@ session_frame_begin(struct session *s, uint32_t *lenp)
 	if (s->s_fbody == 0) {
 		rc = frame_peek(head + FRAME_HDRLEN, n - FRAME_HDRLEN,
 		    s->s_flen, &fs, err, sizeof(err));
-		if (rc == 1 && limits_check(s->s_role, &fs, 0, err,
+		if (rc == 1 && limits_check(session_limit_role(s), &fs, 0, err,
 		    sizeof(err)) == -1)
 			rc = -1;
 		if (rc == -1) {
@@ -1058,7 +1067,8 @@ session_read(struct bufferevent *bev, void *arg)
 		}
 		buf += FRAME_HDRLEN;
 		if (frame_peek(buf, len, len, &fs, err, sizeof(err)) != 1 ||
-		    limits_check(s->s_role, &fs, 1, err, sizeof(err)) == -1) {
+		    limits_check(session_limit_role(s), &fs, 1, err,
+		    sizeof(err)) == -1) {
 			session_refuse_frame(s, fs.fs_id, err);
 			return;
 		}
@@ -1086,6 +1096,8 @@ session_read(struct bufferevent *bev, void *arg)
 			break;
 		case ROLE_CLIENT:
 			control_dispatch(s, env);
+			break;
+		case ROLE_RELAY:
 			break;
 		}
 		freed = frame_arena_reset(md->arena);
@@ -1282,8 +1294,9 @@ worker_hello(struct session *s, Envelope *env)
 	out.body_case = R3Q__ENVELOPE__BODY_WELCOME;
 	out.welcome = &wel;
 	session_send(s, &out);
-	log_info("worker %s joined from %s with %u CPUs (id %u)", w->w_name,
-	    s->s_addr, w->w_cpus, w->w_id);
+	log_info("worker %s joined from %s%s%s with %u CPUs (id %u)",
+	    w->w_name, s->s_addr, s->s_via[0] ? " via " : "", s->s_via,
+	    w->w_cpus, w->w_id);
 	masterd_status();
 	if (sched_worker_join_kinds(md->sched, w->w_id, w->w_node, w->w_cpus,
 	    w->w_kinds, w->w_nkinds, mono_ns()) == -1)
@@ -1633,15 +1646,34 @@ worker_dispatch(struct session *s, Envelope *env)
 	case R3Q__ENVELOPE__BODY_KINDS:
 		worker_kinds(s, env);
 		break;
+	case R3Q__ENVELOPE__BODY_RELAY_DATA:
+		if (!s->s_relay)
+			goto unexpected;
+		relay_data(s, env);
+		break;
+	case R3Q__ENVELOPE__BODY_RELAY_CONTROL:
+		if (!s->s_relay)
+			goto unexpected;
+		relay_control(s, env);
+		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("worker %s (%s) reports: %s", s->s_name, s->s_addr,
 		    env->error->message);
 		break;
 	default:
+	unexpected:
 		session_error(s, env->id, "unexpected %s message from a "
 		    "worker", frame_body_name(env));
 		break;
 	}
+}
+
+/* The role whose limits a session's frames are judged by. */
+enum role
+session_limit_role(const struct session *s)
+{
+	return (s->s_relay && s->s_role == ROLE_WORKER ? ROLE_RELAY :
+	    s->s_role);
 }
 
 /*
@@ -2325,6 +2357,7 @@ server_close(void)
 			s->s_worker = NULL;
 		}
 		TAILQ_REMOVE(&md->sessions, s, s_entry);
+		relay_forget(s);
 		bufferevent_free(s->s_bev);
 		event_free(s->s_deadline);
 		free(s);

@@ -39,6 +39,7 @@
 #include "workerd.h"
 
 #define BACKOFF_MIN_MS	100
+#define MASTERS_MAX	8	/* addresses in 'master', tried in order */
 #define CONNECT_TIMEOUT	10	/* s, for TCP and for the TLS handshake */
 
 enum link_state {
@@ -60,6 +61,11 @@ static struct {
 	enum link_state			 l_state;
 	char				 l_host[256];
 	char				 l_port[16];
+	char				 l_hosts[MASTERS_MAX][256];
+	char				 l_ports[MASTERS_MAX][16];
+	size_t				 l_naddrs;	/* in 'master' */
+	size_t				 l_idx;		/* the one used */
+	char				 l_master[CONF_STRMAX];	/* as set */
 	char				 l_peer[280];	/* host:port */
 	char				 l_name[64];
 	struct addrinfo			*l_res;		/* the master's */
@@ -132,6 +138,7 @@ link_back_add(uint64_t id)
 	}
 	lk.l_back[lk.l_nback++] = id;
 }
+static void	link_use_addr(size_t);
 
 /* Arm the timer for the earliest frame still waiting. */
 static void
@@ -335,7 +342,8 @@ link_close(void)
 static void
 link_down(const char *why, const char *fix)
 {
-	size_t	 n;
+	struct timeval	 now = { 0, 0 };
+	size_t		 n;
 
 	if (fix != NULL)
 		log_warnx("cannot use the master: %s", why);
@@ -344,6 +352,7 @@ link_down(const char *why, const char *fix)
 	else
 		log_warnx("cannot reach the master: %s", why);
 	link_close();
+	relay_up_lost(why);
 	if ((n = exec_drop_held()) > 0)
 		log_debug("dropped %zu held tasks", n);
 	lk.l_state = LINK_IDLE;
@@ -372,6 +381,20 @@ link_down(const char *why, const char *fix)
 		log_warnx("retrying anyway: retry_permanent = yes");
 	}
 	notify_status("no master: %s; retrying", why);
+	/*
+	 * A list of masters and relays (issue 20): the next one at once;
+	 * after the last, the first again after the backoff.
+	 */
+	if (lk.l_naddrs > 1) {
+		if (lk.l_idx + 1 < lk.l_naddrs) {
+			link_use_addr(lk.l_idx + 1);
+			log_info("trying the next master in the list: %s",
+			    lk.l_peer);
+			evtimer_add(lk.l_retry, &now);
+			return;
+		}
+		link_use_addr(0);
+	}
 	link_retry_later();
 }
 
@@ -736,6 +759,15 @@ link_dispatch(Envelope *env)
 		str_vis(why, sizeof(why) / 2, env->drain_request->reason);
 		workerd_drain(why[0] != '\0' ? why : "asked by the master");
 		break;
+	case R3Q__ENVELOPE__BODY_RELAY_DATA:
+	case R3Q__ENVELOPE__BODY_RELAY_CONTROL:
+		if (!relay_enabled()) {
+			log_warnx("unexpected %s message from the master: "
+			    "this worker is no relay", frame_body_name(env));
+			return (-1);
+		}
+		relay_from_up(env);
+		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("the master says: %s", env->error->message);
 		break;
@@ -829,6 +861,7 @@ link_hello(void)
 	lk.l_state = LINK_HELLO;
 	link_send(&env);
 	free(names);
+	relay_up_ready();
 }
 
 /*
@@ -1009,9 +1042,10 @@ link_check_master(struct bufferevent *bev)
 		link_down(why, "give the master a certificate with OU=master");
 		return (-1);
 	}
-	if (strcmp(role, "master") != 0) {
-		snprintf(why, sizeof(why), "peer at %s is not a master (role "
-		    "'%s', name '%s')", lk.l_peer, role, name);
+	/* A relay (issue 20) stands for the master. */
+	if (strcmp(role, "master") != 0 && strcmp(role, "relay") != 0) {
+		snprintf(why, sizeof(why), "peer at %s is not a master or a "
+		    "relay (role '%s', name '%s')", lk.l_peer, role, name);
 		link_down(why, "point 'master' at masterd, and give masterd "
 		    "its own certificate (OU=master)");
 		return (-1);
@@ -1084,6 +1118,15 @@ link_event(struct bufferevent *bev, short what, void *arg)
 	link_down(why, fix);
 }
 
+/* The link's output went down to its low-water mark: a relay goes on. */
+static void
+link_written(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	(void)arg;
+	relay_up_writable();
+}
+
 /* TCP is up: start TLS over it. */
 static void
 link_tls_start(evutil_socket_t fd)
@@ -1107,7 +1150,10 @@ link_tls_start(evutil_socket_t fd)
 		link_down("cannot create a TLS bufferevent", NULL);
 		return;
 	}
-	bufferevent_setcb(lk.l_bev, link_read, NULL, link_event, NULL);
+	bufferevent_setcb(lk.l_bev, link_read, link_written, link_event,
+	    NULL);
+	if (relay_enabled())
+		bufferevent_setwatermark(lk.l_bev, EV_WRITE, 64u << 10, 0);
 	bufferevent_set_timeouts(lk.l_bev, &tv, &tv);
 	bufferevent_enable(lk.l_bev, EV_READ | EV_WRITE);
 }
@@ -1221,6 +1267,74 @@ link_set_peer(void)
 	    "[%s]:%s" : "%s:%s", lk.l_host, lk.l_port);
 }
 
+/* Dial the i-th address of 'master' from now on. */
+static void
+link_use_addr(size_t i)
+{
+	lk.l_idx = i;
+	snprintf(lk.l_host, sizeof(lk.l_host), "%s", lk.l_hosts[i]);
+	snprintf(lk.l_port, sizeof(lk.l_port), "%s", lk.l_ports[i]);
+	link_set_peer();
+}
+
+/*
+ * 'master': one host:port, or several separated by commas (or blanks),
+ * masters and relays to try in order (issue 20).  Fills hosts and ports
+ * if given; -1 with a message naming the bad one.
+ */
+static int
+link_parse_masters(const char *v, char (*hosts)[256], char (*ports)[16],
+    size_t *np, char *err, size_t errlen)
+{
+	char		 one[CONF_STRMAX], h[256], p[16];
+	const char	*q = v;
+	size_t		 n = 0, len;
+
+	for (;;) {
+		q += strspn(q, ", \t");
+		if (*q == '\0')
+			break;
+		len = strcspn(q, ", \t");
+		if (len >= sizeof(one)) {
+			snprintf(err, errlen, "master: address too long");
+			return (-1);
+		}
+		memcpy(one, q, len);
+		one[len] = '\0';
+		q += len;
+		if (conf_split_hostport(one, h, sizeof(h), p, sizeof(p),
+		    "7411") == -1 || h[0] == '\0') {
+			snprintf(err, errlen, "master: '%.200s' is not "
+			    "host:port", one);
+			return (-1);
+		}
+		if (n == MASTERS_MAX) {
+			snprintf(err, errlen, "master: more than %d addresses",
+			    MASTERS_MAX);
+			return (-1);
+		}
+		if (hosts != NULL) {
+			snprintf(hosts[n], sizeof(hosts[n]), "%s", h);
+			snprintf(ports[n], sizeof(ports[n]), "%s", p);
+		}
+		n++;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "master: no address");
+		return (-1);
+	}
+	if (np != NULL)
+		*np = n;
+	return (0);
+}
+
+/* The check of the 'master' key (workerd.c). */
+int
+link_master_list(const char *v, char *err, size_t errlen)
+{
+	return (link_parse_masters(v, NULL, NULL, NULL, err, errlen));
+}
+
 /*
  * The TLS context for conf, with its CRL (crl = none: NULL) checked in
  * the verification of the master's certificate; NULL with a message.
@@ -1257,10 +1371,11 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	lk.l_conf = conf;
 	snprintf(lk.l_name, sizeof(lk.l_name), "%s", name);
 	TAILQ_INIT(&lk.l_outbox);
-	if (conf_split_hostport(conf->master, lk.l_host, sizeof(lk.l_host),
-	    lk.l_port, sizeof(lk.l_port), "7411") == -1)
-		fatalx("master: bad address %s", conf->master);
-	link_set_peer();
+	if (link_parse_masters(conf->master, lk.l_hosts, lk.l_ports,
+	    &lk.l_naddrs, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	snprintf(lk.l_master, sizeof(lk.l_master), "%s", conf->master);
+	link_use_addr(0);
 	if ((lk.l_ctx = link_ctx(conf, &lk.l_crl, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	lk.l_backoff = BACKOFF_MIN_MS;
@@ -1285,11 +1400,13 @@ link_reload(const struct workerd_config *nc)
 	struct tls_crl	*crl = NULL;
 	X509		*peer;
 	SSL		*ssl;
-	char		 err[1024], host[256], port[16], why[2200];
+	char		 err[1024], why[2200];
+	char		 hosts[MASTERS_MAX][256], ports[MASTERS_MAX][16];
+	size_t		 n, i;
 
-	if (conf_split_hostport(nc->master, host, sizeof(host), port,
-	    sizeof(port), "7411") == -1) {
-		log_warnx("reload: master: bad address %s", nc->master);
+	if (link_parse_masters(nc->master, hosts, ports, &n, err,
+	    sizeof(err)) == -1) {
+		log_warnx("reload: %s", err);
 		return (-1);
 	}
 	if ((ctx = link_ctx(nc, &crl, err, sizeof(err))) == NULL) {
@@ -1313,19 +1430,46 @@ link_reload(const struct workerd_config *nc)
 		link_down(why, "give the master a new certificate");
 		return (0);
 	}
-	if (strcmp(host, lk.l_host) == 0 && strcmp(port, lk.l_port) == 0)
+	if (strcmp(nc->master, lk.l_master) == 0)
 		return (0);
-	log_info("the master is now %s:%s", host, port);
-	strcpy(lk.l_host, host);
-	strcpy(lk.l_port, port);
-	link_set_peer();
+	for (i = 0; i < n; i++) {
+		memcpy(lk.l_hosts[i], hosts[i], sizeof(hosts[i]));
+		memcpy(lk.l_ports[i], ports[i], sizeof(ports[i]));
+	}
+	lk.l_naddrs = n;
+	snprintf(lk.l_master, sizeof(lk.l_master), "%s", nc->master);
+	link_use_addr(0);
+	log_info("the master is now %s", nc->master);
 	link_close();
+	relay_up_lost("the master's address changed");
 	exec_drop_held();
 	lk.l_state = LINK_IDLE;
 	lk.l_backoff = BACKOFF_MIN_MS;
 	evtimer_del(lk.l_retry);
 	link_connect(-1, 0, NULL);
 	return (0);
+}
+
+/* Relays (relay.c): may streams go up now (TLS up, hello sent)? */
+int
+link_relay_ready(void)
+{
+	return (lk.l_bev != NULL && lk.l_state >= LINK_HELLO);
+}
+
+/* Bytes waiting in the link's output. */
+size_t
+link_relay_outlen(void)
+{
+	if (lk.l_bev == NULL)
+		return (0);
+	return (evbuffer_get_length(bufferevent_get_output(lk.l_bev)));
+}
+
+void
+link_relay_send(Envelope *env)
+{
+	link_send(env);
 }
 
 void

@@ -34,10 +34,12 @@
 
 static int	check_profile(const char *, char *, size_t);
 static int	check_workdir(const char *, char *, size_t);
+static int	check_relay_listen(const char *, char *, size_t);
 
 #define OFF(f)	offsetof(struct workerd_config, f)
 const struct conf_key workerd_keys[] = {
-	{ "master",		CONF_HOSTPORT,	OFF(master),	0, 0, NULL },
+	{ "master",		CONF_STRING,	OFF(master),	0, 0,
+	    link_master_list },
 	{ "name",		CONF_STRING,	OFF(name),	0, 0, NULL },
 	{ "cpus",		CONF_UINT,	OFF(cpus),	0, 4096, NULL },
 	{ "ca",			CONF_STRING,	OFF(ca),	0, 0, NULL },
@@ -65,6 +67,8 @@ const struct conf_key workerd_keys[] = {
 	    366ULL * 86400000, NULL },
 	{ "drain_timeout",	CONF_DURATION,	OFF(drain_timeout), 0,
 	    86400000, NULL },
+	{ "relay_listen",	CONF_STRING,	OFF(relay_listen), 0, 0,
+	    check_relay_listen },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -146,6 +150,28 @@ check_workdir(const char *v, char *err, size_t errlen)
 	return (0);
 }
 
+/* relay_listen: none, or the host:port workers below connect to. */
+static int
+check_relay_listen(const char *v, char *err, size_t errlen)
+{
+	char	 h[256], p[16];
+
+	if (strcmp(v, "none") == 0 || conf_split_hostport(v, h, sizeof(h), p,
+	    sizeof(p), "7411") == 0)
+		return (0);
+	snprintf(err, errlen, "relay_listen: '%.200s' is not none or "
+	    "host:port", v);
+	return (-1);
+}
+
+/* Relay mode (issue 20): relay_listen is set. */
+static int
+workerd_relay(const struct workerd_config *c)
+{
+	return (c->relay_listen[0] != '\0' &&
+	    strcmp(c->relay_listen, "none") != 0);
+}
+
 /* This worker's speed now: the configured speed times the profile's. */
 double
 workerd_speed(void)
@@ -190,6 +216,7 @@ workerd_config_defaults(struct workerd_config *c)
 	c->kill_grace = EXT_GRACE_DEFAULT;
 	strcpy(c->workdir, "/var/tmp");
 	c->drain_timeout = DRAIN_TIMEOUT_DEFAULT;
+	strcpy(c->relay_listen, "none");
 }
 
 /*
@@ -233,7 +260,10 @@ usage(int code)
 	    "environment,\n"
 	    "which wins over the file; no file is needed.  SIGTERM drains: no "
 	    "new tasks,\n"
-	    "the held ones handed back.\n");
+	    "the held ones handed back.  --relay-listen host:port: relay mode, "
+	    "carry\n"
+	    "the workers that connect there to the master (workerd.conf(5), "
+	    "RELAYS).\n");
 	if (code == 0 && fflush(stdout) == EOF)
 		code = 1;
 	exit(code);
@@ -347,7 +377,8 @@ workerd_check_tls(const struct workerd_config *c, const char *user,
 	tc.tc_ca = c->ca;
 	tc.tc_cert = c->cert;
 	tc.tc_key = c->key;
-	tc.tc_role = "worker";
+	/* A relay proves its role to the workers below and to the master. */
+	tc.tc_role = workerd_relay(c) ? "relay" : "worker";
 	tc.tc_daemon = "workerd";
 	tc.tc_user = user;
 	tc.tc_crl = c->crl;
@@ -457,6 +488,11 @@ workerd_reload(void)
 	if (strcmp(nc.name, conf.name) != 0) {
 		log_warnx("reload: name takes a restart; still %s", conf.name);
 		strcpy(nc.name, conf.name);
+	}
+	if (strcmp(nc.relay_listen, conf.relay_listen) != 0) {
+		log_warnx("reload: relay_listen takes a restart; still %s",
+		    conf.relay_listen);
+		strcpy(nc.relay_listen, conf.relay_listen);
 	}
 	kinds_conf_audit(nc.kinds, conffile, log_warnx);
 	if (kinds_apply(&nc, &changed, err, sizeof(err)) == -1) {
@@ -781,6 +817,7 @@ main(int argc, char *argv[])
 	}
 
 	link_start(base, &conf, conf.name);
+	relay_start(base, &conf);
 	exec_start(base, conf.cpus, link_wake);
 	log_info("worker %s: %u execution threads (%s), master %s, speed "
 	    "%g%s%s", conf.name, conf.cpus, cpus_why, conf.master, conf.speed,
@@ -794,6 +831,7 @@ main(int argc, char *argv[])
 	notify_watchdog_stop();
 
 	exec_stop();
+	relay_stop();
 	link_stop();
 	kinds_clear();
 	kinds_conf_free(conf.kinds);

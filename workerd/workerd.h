@@ -18,7 +18,9 @@ struct event_base;
 
 /* What workerd.conf says (plus command-line overrides). */
 struct workerd_config {
-	char		 master[CONF_STRMAX];
+	char		 master[CONF_STRMAX];	/* host:port[,host:port...] */
+	char		 relay_listen[CONF_STRMAX];	/* relay mode: none, or
+						   host:port (relay.c) */
 	char		 name[CONF_STRMAX];
 	unsigned	 cpus;
 	char		 ca[CONF_STRMAX];
@@ -147,5 +149,18 @@ void	 link_wake(void);
 void	 link_kinds_changed(void);
 void	 link_drain(const char *);
 int	 link_draining(void);
+int	 link_relay_ready(void);
+size_t	 link_relay_outlen(void);
+void	 link_relay_send(Envelope *);
+int	 link_master_list(const char *, char *, size_t);
+
+/* relay.c: workers behind this one (relay_listen). */
+void	 relay_start(struct event_base *, const struct workerd_config *);
+void	 relay_stop(void);
+int	 relay_enabled(void);
+void	 relay_from_up(const Envelope *);
+void	 relay_up_lost(const char *);
+void	 relay_up_writable(void);
+void	 relay_up_ready(void);
 
 #endif /* R3Q_WORKERD_H */

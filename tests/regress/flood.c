@@ -17,6 +17,10 @@
  *   partial N [SECS]	announce a 16 MiB SubmitTasks frame, send all of it
  *			but its last KiB, and wait up to SECS (60) for the
  *			master to close
+ *   heartbeats N SECS	say Hello, then send valid heartbeats of 900 KB
+ *			(150000 ids) as fast as the peer takes them, for
+ *			SECS; print how many bytes went (a worker flooding
+ *			a relay, tests/regress/relay-edge.sh)
  *   slowhs N MS [SECS]	TCP only: keep N connections open for SECS (60) or
  *			until SIGTERM, each sending a real ClientHello one
  *			byte every MS ms (0: nothing at all), a new one
@@ -208,6 +212,42 @@ fl_hello(void)
 	return (0);
 }
 
+/* heartbeats: a worker that floods with valid frames for secs. */
+static int
+fl_heartbeats(int i, double secs)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Heartbeat	 hb = R3Q__HEARTBEAT__INIT;
+	uint64_t	*ids;
+	double		 t0 = fl_now();
+	size_t		 k, n = 150000, frames = 0;
+
+	if (fl_hello() == -1)
+		return (1);
+	ids = xcalloc(n, sizeof(*ids));
+	for (k = 0; k < n; k++)
+		ids[k] = (1ULL << 40) + k;
+	hb.first_half = ids;
+	hb.n_first_half = n;
+	hb.interval_ms = 1000;
+	env.body_case = R3Q__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	while (fl_now() - t0 < secs) {
+		if (send_env(&env) == -1) {
+			printf("conn %d: closed after %zu frames, %.1fs\n", i,
+			    frames, fl_now() - t0);
+			free(ids);
+			return (1);
+		}
+		frames++;
+	}
+	printf("conn %d: %zu heartbeat frames (%.0f MB) in %.1fs\n", i, frames,
+	    (double)frames * (double)protobuf_c_message_get_packed_size(
+	    &env.base) / 1e6, fl_now() - t0);
+	free(ids);
+	return (0);
+}
+
 /* One connection of a frame mode; its exit status. */
 static int
 fl_one(SSL_CTX *ctx, const char *host, const char *port, const char *mode,
@@ -219,6 +259,8 @@ fl_one(SSL_CTX *ctx, const char *host, const char *port, const char *mode,
 	if (fl_connect(ctx, host, port) == -1)
 		return (1);
 	t0 = fl_now();
+	if (strcmp(mode, "heartbeats") == 0)
+		return (fl_heartbeats(i, secs));
 	if (strcmp(mode, "prehello") == 0)
 		sent = fl_send_empties(R3Q__ENVELOPE__BODY_RESULTS, 1, 0);
 	else if (strcmp(mode, "joined") == 0) {
@@ -383,11 +425,13 @@ do_flood(SSL_CTX *ctx, const char *host, const char *port, const char *mode,
 		return (fl_slowhs(ctx, host, port, n, arg != NULL ? atoi(arg) :
 		    0, secs_arg != NULL ? atof(secs_arg) : 60));
 	if (strcmp(mode, "prehello") != 0 && strcmp(mode, "joined") != 0 &&
-	    strcmp(mode, "joblist") != 0 && strcmp(mode, "partial") != 0) {
+	    strcmp(mode, "joblist") != 0 && strcmp(mode, "partial") != 0 &&
+	    strcmp(mode, "heartbeats") != 0) {
 		printf("unknown flood mode %s\n", mode);
 		return (2);
 	}
-	secs = strcmp(mode, "partial") == 0 && arg != NULL ? atof(arg) :
+	secs = (strcmp(mode, "partial") == 0 || strcmp(mode,
+	    "heartbeats") == 0) && arg != NULL ? atof(arg) :
 	    strcmp(mode, "partial") == 0 ? 60 : 10;
 	pids = xcalloc((size_t)n, sizeof(*pids));
 	for (i = 0; i < n; i++) {

@@ -21,7 +21,7 @@ rc=0
 timeout 10 "$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 || rc=$?
 grep -q "joined master" "$T/wf.log" &&
     fail "workerd joined a worker posing as its master: $(cat "$T/wf.log")"
-grep -qF "peer at localhost:$FAKE_PORT is not a master (role 'worker', name 'localhost')" \
+grep -qF "peer at localhost:$FAKE_PORT is not a master or a relay (role 'worker', name 'localhost')" \
     "$T/wf.log" || fail "no word of the peer's role: $(cat "$T/wf.log")"
 grep -q "permanent" "$T/wf.log" || fail "not said to be permanent: $(cat "$T/wf.log")"
 [ "$rc" -eq 78 ] || fail "workerd exited $rc, not 78, after a non-master peer"

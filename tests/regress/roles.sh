@@ -106,7 +106,7 @@ waitfor "grep -q 'refused: certificate /O=R3Q/CN=noou (serial 1001) has no role 
 ok "a certificate from the right CA with no role (OU) is refused, named in the log"
 
 hold master
-waitfor "grep -q \"refused: certificate /O=R3Q/OU=master/CN=master (serial [0-9A-F]*) has role 'master', not worker or client\" '$T/masterd.log'" 10 ||
+waitfor "grep -q \"refused: certificate /O=R3Q/OU=master/CN=master (serial [0-9A-F]*) has role 'master', not worker, relay or client\" '$T/masterd.log'" 10 ||
     fail "no log line naming the master certificate used by a peer"
 ok "a peer with the master's certificate is refused, named in the log"
 

@@ -28,9 +28,16 @@
  *	a worker that joins and never reads again (sluggish.c)
  *   r3q-testpeer -a ca -c cert -k key roles HOST PORT MODE
  *	every message type on a session of one role (roles.c)
- *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY
+ *   r3q-testpeer -a ca -c cert -k key relayopen HOST PORT SELF NAME
+ *	as relay SELF (cert: a relay's), join, then ask the master for
+ *	streams: one whose path does not end at SELF, one for NAME with a
+ *	bad name on its path, then a good one for NAME, over which it says
+ *	NAME's hello; and send data for a stream never opened.  Prints
+ *	"stream N refused: why", "stream N welcomed"; exit 0 if the master
+ *	refused the first two and welcomed the third (relay-edge.sh)
+ *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY [PREFIX]
  *	emulate N idle workers for a memory benchmark: issue N certificates
- *	(OU=worker, CN=swarm-1..swarm-N) signed by the CA (ca and its key
+ *	(OU=worker, CN=PREFIX-1..PREFIX-N, PREFIX swarm by default) signed by the CA (ca and its key
  *	CAKEY), join the master with each (a hello offering no task kind, so
  *	no task is ever assigned), print "swarm: N workers joined in S s",
  *	then send every connection a heartbeat each second and discard what
@@ -99,14 +106,17 @@ usage(void)
 	    "       r3q-testpeer -a ca -c cert -k key serve port kind\n"
 	    "       r3q-testpeer notify path seconds\n"
 	    "       r3q-testpeer relay port host target-port\n"
+	    "       r3q-testpeer -a ca -c cert -k key relayopen host port "
+	    "self name\n"
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
-	    "ca-key\n"
+	    "ca-key [prefix]\n"
 	    "       r3q-testpeer -a ca -c cert -k key hostile host port "
 	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n"
 	    "       r3q-testpeer -a ca -c cert -k key badclient host port "
 	    "refusals|noread n secs|attach job\n"
 	    "       r3q-testpeer -a ca -c cert -k key flood host|unix "
-	    "port|path prehello|joined|joblist|partial|slowhs [n [arg [secs]]]\n"
+	    "port|path prehello|joined|joblist|partial|heartbeats|slowhs\n"
+	    "               [n [arg [secs]]]\n"
 	    "       r3q-testpeer -a ca -c cert -k key sluggish host port "
 	    "worker kinds cpus\n"
 	    "       r3q-testpeer -a ca -c cert -k key roles host port "
@@ -1124,7 +1134,8 @@ out:
  */
 static int
 do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
-    const char *port, const char *count, const char *cakeypath)
+    const char *port, const char *count, const char *cakeypath,
+    const char *prefix)
 {
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__Heartbeat		 hb = R3Q__HEARTBEAT__INIT;
@@ -1184,7 +1195,7 @@ do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
 			next += NS_PER_SEC;
 		}
 		snprintf(sc[joined].sc_name, sizeof(sc[joined].sc_name),
-		    "swarm-%zu", joined + 1);
+		    "%s-%zu", prefix, joined + 1);
 		if ((cert = swarm_cert(ca, cakey, key, "worker",
 		    sc[joined].sc_name, -3600, 7 * 86400L)) == NULL) {
 			printf("swarm: %s: cannot issue its certificate: %s\n",
@@ -1282,6 +1293,106 @@ do_issue(const char *capath, const char *cakeypath, const char *ou,
 	return (0);
 }
 
+/* relayopen: a relay asks for streams the master must refuse, then one. */
+static void
+ro_open(uint32_t stream, const char *name, char **via, size_t nvia)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__RelayControl	 rc = R3Q__RELAY_CONTROL__INIT;
+
+	rc.stream = stream;
+	rc.op = 1;
+	rc.name = (char *)(uintptr_t)name;
+	rc.role = (char *)(uintptr_t)"worker";
+	rc.via = via;
+	rc.n_via = nvia;
+	rc.address = (char *)(uintptr_t)"192.0.2.1:1";
+	env.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
+	env.relay_control = &rc;
+	(void)send_env(&env);
+}
+
+static void
+ro_data(uint32_t stream, const Envelope *inner)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__RelayData	 rd = R3Q__RELAY_DATA__INIT;
+	uint8_t		*buf;
+	size_t		 len;
+
+	if ((buf = frame_pack(inner, &len)) == NULL)
+		return;
+	rd.stream = stream;
+	rd.data.data = buf;
+	rd.data.len = len;
+	env.body_case = R3Q__ENVELOPE__BODY_RELAY_DATA;
+	env.relay_data = &rd;
+	(void)send_env(&env);
+	free(buf);
+}
+
+static int
+do_relayopen(SSL_CTX *ctx, const char *host, const char *port,
+    const char *self, const char *name)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans, *in;
+	R3q__Hello	 h = R3Q__HELLO__INIT;
+	char		*bad[1] = { (char *)(uintptr_t)"elsewhere" };
+	char		*loop[2] = { (char *)(uintptr_t)name, NULL };
+	char		*good[1];
+	char		 err[256];
+	int		 refused = 0, welcomed = 0;
+	struct timeval	 tv = { 30, 0 };
+	int		 fd;
+
+	good[0] = (char *)(uintptr_t)self;
+	loop[1] = (char *)(uintptr_t)self;
+	if ((fd = tls_dial(ctx, host, port)) == -1)
+		return (1);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	h.protocol = R3Q_PROTOCOL;
+	h.name = (char *)(uintptr_t)self;
+	h.cpus = 1;
+	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	if (send_env(&env) == -1 || (ans = recv_env()) == NULL ||
+	    ans->body_case != R3Q__ENVELOPE__BODY_WELCOME) {
+		printf("relay %s not welcomed\n", self);
+		return (1);
+	}
+	frame_free(ans);
+	ro_open(1, name, bad, 1);		/* path does not end at us */
+	ro_open(2, name, loop, 2);		/* the worker on its own path */
+	ro_open(3, name, good, 1);
+	h.name = (char *)(uintptr_t)name;
+	ro_data(3, &env);
+	ro_data(99, &env);			/* never opened */
+	while (welcomed == 0 && (ans = recv_env()) != NULL) {
+		if (ans->body_case == R3Q__ENVELOPE__BODY_RELAY_CONTROL &&
+		    ans->relay_control->op == 2) {
+			printf("stream %u refused: %s\n",
+			    ans->relay_control->stream,
+			    ans->relay_control->reason);
+			if (ans->relay_control->stream != 3)
+				refused++;
+		} else if (ans->body_case == R3Q__ENVELOPE__BODY_RELAY_DATA &&
+		    ans->relay_data->stream == 3 &&
+		    ans->relay_data->data.len > FRAME_HDRLEN &&
+		    frame_unpack(ans->relay_data->data.data + FRAME_HDRLEN,
+		    ans->relay_data->data.len - FRAME_HDRLEN, 1 << 20, &in,
+		    err, sizeof(err)) == 0) {
+			if (in->body_case == R3Q__ENVELOPE__BODY_WELCOME) {
+				printf("stream 3 welcomed as %s\n", name);
+				welcomed = 1;
+			}
+			frame_free(in);
+		}
+		frame_free(ans);
+	}
+	printf("relayopen: %d refused, %d welcomed\n", refused, welcomed);
+	return (refused == 2 && welcomed ? 0 : 1);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -1373,6 +1484,15 @@ main(int argc, char *argv[])
 		return (do_sluggish(ctx, argv[1], argv[2], argv[3], argv[4],
 		    argv[5]));
 	}
+	if (strcmp(argv[0], "relayopen") == 0 && argc == 5) {
+		if ((ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_relayopen(ctx, argv[1], argv[2], argv[3],
+		    argv[4]));
+	}
 	if (strcmp(argv[0], "roles") == 0 && argc == 4) {
 		if ((ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,
 		    sizeof(err))) == NULL) {
@@ -1381,13 +1501,14 @@ main(int argc, char *argv[])
 		}
 		return (do_roles(ctx, argv[1], argv[2], argv[3]));
 	}
-	if (strcmp(argv[0], "swarm") == 0 && argc == 5) {
+	if (strcmp(argv[0], "swarm") == 0 && (argc == 5 || argc == 6)) {
 		if ((ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,
 		    sizeof(err))) == NULL) {
 			printf("%s\n", err);
 			return (1);
 		}
-		return (do_swarm(ctx, ca, argv[1], argv[2], argv[3], argv[4]));
+		return (do_swarm(ctx, ca, argv[1], argv[2], argv[3], argv[4],
+		    argc == 6 ? argv[5] : "swarm"));
 	}
 	usage();
 }

@@ -1,0 +1,423 @@
+/*
+ * Workers behind relays (issue 20; seed 000's R1, seed 004's overlay).  A
+ * relay is a workerd whose certificate says OU=relay: on its one link it
+ * is a worker like any other, and it carries besides the traffic of the
+ * workers that connected to it, each a stream (proto/r3q.proto,
+ * RelayControl and RelayData).
+ *
+ * Each stream becomes a session of its own, on one end of a bufferevent
+ * pair: the worker's bytes, unwrapped, go in at the other end ("far"),
+ * and what masterd writes to it comes out there and leaves wrapped in
+ * RelayData on the relay's link.  So a relayed worker is judged, limited,
+ * timed, scheduled and lost by the same code as a direct one; only its
+ * name comes from the relay's word rather than from its own certificate.
+ *
+ * Trust: only a relay's certificate lets a peer send RelayControl
+ * (limits.c), and a relay names only workers that proved their names to
+ * it with certificates from the same CA (workerd/relay.c); masterd checks
+ * that the names are well formed, that the relay names itself as the last
+ * hop, and that no name comes twice on the path (a loop).  When the link
+ * goes, every stream on it goes at once.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "masterd.h"
+#include "util.h"
+
+#define RELAY_CHUNK	(32u << 10)	/* bytes of a RelayData we send */
+#define RELAY_UNKNOWN_LOG_NS (10 * NS_PER_SEC)
+
+/* One relayed worker's stream. */
+struct rstream {
+	uint32_t		 rs_id;
+	struct session		*rs_link;	/* NULL once the link is gone */
+	struct session		*rs_sess;	/* the worker's session */
+	struct bufferevent	*rs_far;	/* the pair's other end */
+};
+
+/* A relay's link: its streams, by id. */
+struct rlink {
+	struct u64map		 rl_streams;	/* id -> struct rstream * */
+	uint64_t		 rl_unknown;	/* frames for unknown streams */
+	uint64_t		 rl_unknown_unsaid;
+	uint64_t		 rl_unknown_said;	/* mono ns of that line */
+};
+
+/* A certificate name as the relay asserts it: what mkcerts issues. */
+static int
+relay_name_ok(const char *n)
+{
+	size_t	 i, len = strlen(n);
+
+	if (len == 0 || len > 63)
+		return (0);
+	for (i = 0; i < len; i++) {
+		if ((n[i] >= 'A' && n[i] <= 'Z') || (n[i] >= 'a' &&
+		    n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9'))
+			continue;
+		if (i > 0 && (n[i] == '.' || n[i] == '_' || n[i] == '-'))
+			continue;
+		return (0);
+	}
+	return (1);
+}
+
+static struct rstream *
+relay_find(struct session *link, uint32_t id)
+{
+	uint64_t	 v;
+
+	if (link->s_rlink == NULL || u64map_get(&link->s_rlink->rl_streams,
+	    id, &v) == 0)
+		return (NULL);
+	return ((struct rstream *)(uintptr_t)v);
+}
+
+/* Tell the relay a stream is over (it closes the worker's connection). */
+static void
+relay_send_close(struct session *link, uint32_t id, const char *reason)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__RelayControl	 rc = R3Q__RELAY_CONTROL__INIT;
+
+	if (link->s_closing)
+		return;
+	rc.stream = id;
+	rc.op = 2;
+	rc.reason = (char *)(uintptr_t)reason;
+	env.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
+	env.relay_control = &rc;
+	if (frame_write(bufferevent_get_output(link->s_bev), &env) == -1)
+		log_warnx("relay %s: cannot queue a relay_control message",
+		    link->s_name);
+	session_output(link);
+}
+
+/*
+ * What masterd wrote to a relayed worker: wrapped in RelayData on the
+ * link, in chunks.  The journal was committed when it was written to the
+ * worker's session (session_send).
+ */
+static void
+relay_forward(struct rstream *rs)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__RelayData		 rd = R3Q__RELAY_DATA__INIT;
+	struct evbuffer		*in = bufferevent_get_input(rs->rs_far);
+	struct session		*link = rs->rs_link;
+	size_t			 len, n, sent = 0;
+
+	while ((len = evbuffer_get_length(in)) > 0) {
+		if (link == NULL || link->s_closing) {
+			evbuffer_drain(in, len);
+			return;
+		}
+		n = len < RELAY_CHUNK ? len : RELAY_CHUNK;
+		rd.stream = rs->rs_id;
+		rd.data.len = n;
+		if ((rd.data.data = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL)
+			fatal("evbuffer_pullup");
+		env.body_case = R3Q__ENVELOPE__BODY_RELAY_DATA;
+		env.relay_data = &rd;
+		if (frame_write(bufferevent_get_output(link->s_bev), &env) ==
+		    -1)
+			log_warnx("relay %s: cannot queue a relay_data message",
+			    link->s_name);
+		evbuffer_drain(in, n);
+		sent += n;
+	}
+	if (sent > 0)
+		session_output(link);
+}
+
+static void
+relay_far_read(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	relay_forward(arg);
+}
+
+static void
+relay_far_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;
+	(void)arg;
+}
+
+/*
+ * Refuse a stream the relay asked for: a line naming the relay and the
+ * name, and a close for the relay; its link stays.
+ */
+static void
+relay_refuse(struct session *link, uint32_t id, const char *name,
+    const char *why)
+{
+	char	 msg[256];
+
+	log_warnx("relay %s (%s): stream %u for '%.64s' refused: %s",
+	    link->s_name, link->s_addr, id, name, why);
+	snprintf(msg, sizeof(msg), "refused by the master: %s", why);
+	relay_send_close(link, id, msg);
+}
+
+/* RelayControl open: a worker authenticated to the relay; it gets a session. */
+static void
+relay_open(struct session *link, const R3q__RelayControl *rc)
+{
+	struct bufferevent	*pair[2];
+	struct rstream		*rs;
+	struct session		*s;
+	char			 via[sizeof(((struct session *)0)->s_via)];
+	char			 addr[64];
+	size_t			 i, k, off = 0;
+
+	if (rc->stream == 0) {
+		relay_refuse(link, rc->stream, rc->name, "stream 0");
+		return;
+	}
+	if (relay_find(link, rc->stream) != NULL) {
+		relay_refuse(link, rc->stream, rc->name, "stream already open");
+		return;
+	}
+	if (!relay_name_ok(rc->name)) {
+		relay_refuse(link, rc->stream, "", "not a worker name");
+		return;
+	}
+	if (strcmp(rc->role, "worker") != 0 && strcmp(rc->role, "relay") != 0) {
+		relay_refuse(link, rc->stream, rc->name, "its role is not "
+		    "worker or relay");
+		return;
+	}
+	/* The path: relays, nearest first, this link's relay last. */
+	if (rc->n_via == 0 || rc->n_via > RELAY_VIA_MAX ||
+	    strcmp(rc->via[rc->n_via - 1], link->s_name) != 0) {
+		relay_refuse(link, rc->stream, rc->name, "its path does not "
+		    "end at the relay that asserts it");
+		return;
+	}
+	for (i = 0; i < rc->n_via; i++) {
+		if (!relay_name_ok(rc->via[i]) ||
+		    strcmp(rc->via[i], rc->name) == 0) {
+			relay_refuse(link, rc->stream, rc->name, "a relay "
+			    "loop or a bad name on its path");
+			return;
+		}
+		for (k = 0; k < i; k++)
+			if (strcmp(rc->via[k], rc->via[i]) == 0) {
+				relay_refuse(link, rc->stream, rc->name,
+				    "a relay loop on its path");
+				return;
+			}
+		off += (size_t)snprintf(via + off, off < sizeof(via) ?
+		    sizeof(via) - off : 0, "%s%s", i ? "," : "", rc->via[i]);
+		if (off >= sizeof(via)) {
+			relay_refuse(link, rc->stream, rc->name, "path too "
+			    "long");
+			return;
+		}
+	}
+	if (link->s_rlink != NULL && u64map_count(&link->s_rlink->rl_streams) >=
+	    md->conf.max_workers) {
+		relay_refuse(link, rc->stream, rc->name, "more streams than "
+		    "max_workers");
+		return;
+	}
+	if (link->s_rlink == NULL) {
+		link->s_rlink = xcalloc(1, sizeof(*link->s_rlink));
+		u64map_init(&link->s_rlink->rl_streams);
+	}
+	if (bufferevent_pair_new(md->base, BEV_OPT_DEFER_CALLBACKS,
+	    pair) == -1)
+		fatal("bufferevent_pair_new");
+	snprintf(addr, sizeof(addr), "%s", rc->address[0] != '\0' ?
+	    rc->address : "?");
+	s = session_new(pair[0], addr, 1);
+	snprintf(s->s_name, sizeof(s->s_name), "%s", rc->name);
+	snprintf(s->s_via, sizeof(s->s_via), "%s", via);
+	s->s_verified = 1;
+	s->s_not_after = (time_t)rc->not_after;
+	rs = xcalloc(1, sizeof(*rs));
+	rs->rs_id = rc->stream;
+	rs->rs_link = link;
+	rs->rs_sess = s;
+	rs->rs_far = pair[1];
+	s->s_rstream = rs;
+	if (u64map_put(&link->s_rlink->rl_streams, rs->rs_id,
+	    (uint64_t)(uintptr_t)rs) == -1)
+		fatal("u64map_put");
+	bufferevent_setcb(rs->rs_far, relay_far_read, NULL, relay_far_event,
+	    rs);
+	bufferevent_enable(rs->rs_far, EV_READ | EV_WRITE);
+	log_debug("relay %s: stream %u: %s %s from %s via %s", link->s_name,
+	    rs->rs_id, rc->role, rc->name, addr, via);
+}
+
+/* RelayControl from a relay: open or close a stream. */
+void
+relay_control(struct session *link, Envelope *env)
+{
+	const R3q__RelayControl	*rc = env->relay_control;
+	struct rstream		*rs;
+
+	switch (rc->op) {
+	case 1:
+		relay_open(link, rc);
+		break;
+	case 2:
+		/* The worker left the relay: lost as a direct one would be. */
+		if ((rs = relay_find(link, rc->stream)) == NULL)
+			break;
+		log_debug("relay %s: stream %u (%s) closed: %s", link->s_name,
+		    rc->stream, rs->rs_sess->s_name, rc->reason[0] != '\0' ?
+		    rc->reason : "the worker left");
+		session_free(rs->rs_sess);
+		break;
+	default:
+		session_error(link, env->id, "relay_control: unknown op %u",
+		    rc->op);
+		break;
+	}
+}
+
+/*
+ * RelayData from a relay: the worker's bytes, into its session.  For a
+ * stream not (or no longer) open, dropped with a line at most every 10 s
+ * per relay (a worker that masterd closed may have sent more already).
+ */
+void
+relay_data(struct session *link, Envelope *env)
+{
+	const R3q__RelayData	*rd = env->relay_data;
+	struct rstream		*rs;
+	struct rlink		*rl;
+	uint64_t		 now;
+	size_t			 have;
+
+	if ((rs = relay_find(link, rd->stream)) == NULL) {
+		if (link->s_rlink == NULL) {
+			link->s_rlink = xcalloc(1, sizeof(*link->s_rlink));
+			u64map_init(&link->s_rlink->rl_streams);
+		}
+		rl = link->s_rlink;
+		rl->rl_unknown++;
+		rl->rl_unknown_unsaid++;
+		now = mono_ns();
+		if (rl->rl_unknown_said == 0 ||
+		    now - rl->rl_unknown_said >= RELAY_UNKNOWN_LOG_NS) {
+			log_info("relay %s: %llu relay_data frame(s) for a "
+			    "stream not open (%u, %zu bytes) dropped",
+			    link->s_name, (unsigned long long)
+			    rl->rl_unknown_unsaid, rd->stream, rd->data.len);
+			rl->rl_unknown_said = now;
+			rl->rl_unknown_unsaid = 0;
+		}
+		return;
+	}
+	if (rs->rs_sess->s_closing)
+		return;
+	/*
+	 * What its session has not read yet: a hello may not be followed
+	 * by much before its welcome, nor may any frame be longer than a
+	 * worker's limit.  Past that, the relay does not bound its worker.
+	 */
+	have = evbuffer_get_length(bufferevent_get_output(rs->rs_far));
+	if (have + rd->data.len > 2 * (md->conf.max_frame + FRAME_HDRLEN) +
+	    LIMIT_SMALL) {
+		log_warnx("relay %s: worker %s: more bytes queued for it than "
+		    "its frames may hold; closing its stream", link->s_name,
+		    rs->rs_sess->s_name);
+		session_free(rs->rs_sess);
+		return;
+	}
+	if (bufferevent_write(rs->rs_far, rd->data.data, rd->data.len) == -1)
+		fatal("bufferevent_write");
+}
+
+/* Unlink a stream from its link and free it (the session stays). */
+static void
+relay_stream_free(struct rstream *rs)
+{
+	if (rs->rs_link != NULL && rs->rs_link->s_rlink != NULL)
+		(void)u64map_del(&rs->rs_link->s_rlink->rl_streams, rs->rs_id,
+		    NULL);
+	rs->rs_sess->s_rstream = NULL;
+	bufferevent_free(rs->rs_far);
+	free(rs);
+}
+
+/*
+ * A relayed worker's session ends (masterd closed it, or the worker or
+ * its relay went): what it was sent goes on, then a close, so that the
+ * relay closes the worker's connection.
+ */
+void
+relay_stream_gone(struct session *s)
+{
+	struct rstream	*rs = s->s_rstream;
+
+	relay_forward(rs);
+	if (rs->rs_link != NULL)
+		relay_send_close(rs->rs_link, rs->rs_id, "");
+	relay_stream_free(rs);
+}
+
+/*
+ * A relay's link is gone (the relay died, or its link broke): every
+ * worker behind it is lost now, in this pass, rather than one
+ * heartbeat_timeout each (seed 004: a broken hop fails what used it).
+ */
+void
+relay_link_gone(struct session *link)
+{
+	struct rlink		*rl = link->s_rlink;
+	struct rstream		**v;
+	size_t			 i, n = 0;
+
+	link->s_rlink = NULL;
+	v = xcalloc(rl->rl_streams.m_nslots + 1, sizeof(*v));
+	for (i = 0; i < rl->rl_streams.m_nslots; i++)
+		if (rl->rl_streams.m_slots[i].used)
+			v[n++] = (struct rstream *)(uintptr_t)
+			    rl->rl_streams.m_slots[i].v;
+	u64map_free(&rl->rl_streams);
+	free(rl);
+	if (n > 0)
+		log_warnx("relay %s (%s) gone: its %zu worker%s lost with it",
+		    link->s_name, link->s_addr, n, n == 1 ? "" : "s");
+	for (i = 0; i < n; i++) {
+		v[i]->rs_link = NULL;
+		session_free(v[i]->rs_sess);
+	}
+	free(v);
+}
+
+/* masterd exits (server_close): let go of a session's relay state. */
+void
+relay_forget(struct session *s)
+{
+	struct rlink	*rl;
+	size_t		 i;
+
+	if ((rl = s->s_rlink) != NULL) {
+		for (i = 0; i < rl->rl_streams.m_nslots; i++)
+			if (rl->rl_streams.m_slots[i].used)
+				((struct rstream *)(uintptr_t)
+				    rl->rl_streams.m_slots[i].v)->rs_link =
+				    NULL;
+		u64map_free(&rl->rl_streams);
+		free(rl);
+		s->s_rlink = NULL;
+	}
+	if (s->s_rstream != NULL)
+		relay_stream_free(s->s_rstream);
+}

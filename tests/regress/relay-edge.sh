@@ -1,0 +1,146 @@
+# Relays (issue 20), the edges: a chain (w1 -> r2 -> r1 -> masterd) shows
+# its path and gives the --local answer; one worker behind a relay killed
+# loses only that worker; a worker flooding the relay with valid frames
+# does not starve the others (their heartbeats keep arriving, the relay's
+# memory stays bounded); a relay whose master is
+# unreachable tells a worker so, and the worker retries, saying why; a
+# loop of relays (r3 -> r4 -> r3) is found and refused; the master checks
+# what a relay asserts (r3q-testpeer relayopen).
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+ES="--mu 20 --lambda 60 --dim 20 --generations 10 --lu 300 --seed 9 --reevaluate-parents"
+
+"$MKCERTS" --relay r1 --relay r2 --relay r3 --relay r4 --relay r5 "$T/certs" \
+    w1 w2 w5 w6 > /dev/null
+"$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > "$T/local.out" ||
+    fail "local run failed"
+answer "$T/local.out" > "$T/local.ans"
+start_master
+
+# start_relay NAME UPSTREAM-PORT: workerd NAME in relay mode; RPORT.
+start_relay() {
+	_rn=$1
+	cat > "$T/$_rn.conf" <<EOC
+master = 127.0.0.1:$2
+ca = $T/certs/ca.pem
+cert = $T/certs/$_rn.pem
+key = $T/certs/$_rn.key
+cpus = 1
+reconnect_max = 1s
+heartbeat = 200ms
+relay_listen = 127.0.0.1:0
+EOC
+	"$WORKERD" -d -v -f "$T/$_rn.conf" >> "$T/$_rn.log" 2>&1 &
+	eval "WPID_$_rn=$!"
+	PIDS="$PIDS $!"
+	waitfor "grep -q 'relay $_rn listening on' '$T/$_rn.log'" 10 ||
+	    fail "relay $_rn did not start"
+	RPORT=$(sed -n "s/.*relay $_rn listening on [0-9.]*:\([0-9]*\).*/\1/p" \
+	    "$T/$_rn.log" | tail -n 1)
+}
+
+# worker_at NAME PORT: start_worker with master = PORT.
+worker_at() {
+	_save=$PORT
+	PORT=$2
+	WORKER_EXTRA="heartbeat = 200ms" start_worker "$1"
+	PORT=$_save
+}
+
+start_relay r1 "$PORT"
+R1=$RPORT
+start_relay r2 "$R1"
+R2=$RPORT
+worker_at w1 "$R2"
+worker_at w2 "$R1"
+wait_workers 4
+"$R3QCTL" workers > "$T/workers.out"
+grep -q '^w1 via r2,r1 ' "$T/workers.out" && grep -q '^r2 via r1 ' "$T/workers.out" &&
+    grep -q '^w2 via r1 ' "$T/workers.out" || fail "workers: $(cat "$T/workers.out")"
+ok "a chain of relays: r3qctl workers shows w1 via r2,r1"
+job=$("$R3QCTL" submit es $ES --policy wq)
+"$R3QCTL" wait "$job" > /dev/null || fail "job did not finish"
+"$R3QCTL" result "$job" > "$T/d1.out"
+answer "$T/d1.out" | cmp -s - "$T/local.ans" || fail "answer differs through the chain"
+"$R3QCTL" workers | awk '$1 == "w1" { exit !($11 > 0) }' ||
+    fail "w1 did no task through the chain: $("$R3QCTL" workers)"
+ok "an ES job through the chain gives the --local answer; w1 did tasks"
+
+# One worker behind a relay dies: only it is lost.
+kill -9 "$WPID_w2"
+waitfor "grep -q 'worker w2 .* lost' '$T/masterd.log'" 15 ||
+    fail "masterd did not notice w2 die"
+sleep 1
+"$R3QCTL" workers > "$T/workers.out"
+[ "$(tail -n +2 "$T/workers.out" | awk '{ print $1 }' | sort | tr '\n' ' ')" = "r1 r2 w1 " ] ||
+    fail "more than w2 lost: $(cat "$T/workers.out")"
+! grep -q 'relay r1 .* gone' "$T/masterd.log" || fail "r1 was declared gone"
+ok "one worker behind a relay killed: only it is lost"
+worker_at w2 "$R1"
+wait_workers 4
+
+# A worker flooding r1 with valid 900 KB heartbeats, as fast as r1 takes
+# them: the other workers behind r1 are not starved (their heartbeats, every
+# 200 ms, keep reaching the master), and r1's memory stays bounded.
+"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/w5.pem" -k "$T/certs/w5.key" \
+    flood 127.0.0.1 "$R1" heartbeats 1 $((20 * SAN_SLOW)) > "$T/flood.out" 2>&1 &
+FLOOD=$!
+PIDS="$PIDS $FLOOD"
+waitfor "'$R3QCTL' workers | grep -q '^w5 via r1'" 15 || fail "the flooder did not join"
+sleep 2
+worst=0
+n=0
+while kill -0 "$FLOOD" 2>/dev/null; do
+	# LASTHB of w1 (behind r2 and r1) and w2 (behind r1), in ms.
+	ms=$("$R3QCTL" workers | awk '$1 == "w1" || $1 == "w2" {
+		v = $(NF - 6); sub(/s$/, "", v); if (v * 1000 > m) m = v * 1000 }
+		END { printf "%d", m }')
+	kill -0 "$FLOOD" 2>/dev/null || break
+	[ "$ms" -gt "$worst" ] && worst=$ms
+	n=$((n + 1))
+	hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$WPID_r1/status")
+	sleep 0.3
+done
+[ "$n" -ge 3 ] || fail "only $n looks at the workers during the flood"
+wait "$FLOOD" || fail "the flooder was cut off: $(cat "$T/flood.out")"
+[ "$worst" -lt $((2000 * SAN_SLOW)) ] ||
+    fail "beside the flood, a heartbeat of w1 or w2 was ${worst} ms late"
+[ "$hwm" -lt 100000 ] || fail "the relay grew to ${hwm} kB"
+ok "beside a worker flooding the relay ($(sed -n 's/.*(\([0-9]* MB\)).*/\1/p' "$T/flood.out")), the others' heartbeats (200 ms) were at most ${worst} ms old in $n looks; relay peak RSS ${hwm} kB"
+echo "# relay-flood-lasthb-ms $worst relay-rss-kb $hwm"
+
+# A relay whose master is unreachable: a worker is told, and retries.
+start_relay r3 1
+R3=$RPORT
+worker_at w6 "$R3"
+waitfor "grep -q 'relay r3 cannot reach its master' '$T/w6.log'" 15 ||
+    fail "w6 was not told that r3 has no master: $(tail -n 5 "$T/w6.log")"
+waitfor "[ \$(grep -c 'reconnecting in' '$T/w6.log') -ge 2 ]" 15 ||
+    fail "w6 does not retry"
+ok "a relay without a master tells its worker, which retries: $(grep -m 1 'cannot reach its master' "$T/w6.log" | sed 's/^[0-9:.]* workerd: //')"
+kill "$WPID_w6"
+
+# A loop: r4 up to r3, then r3 (SIGHUP) up to r4.
+start_relay r4 "$R3"
+sed -i "s/^master = .*/master = 127.0.0.1:$RPORT/" "$T/r3.conf"
+kill -HUP "$WPID_r3"
+waitfor "grep -q 'relay loop' '$T/r3.log' '$T/r4.log'" 30 ||
+    fail "no relay found the loop: $(tail -n 5 "$T/r3.log" "$T/r4.log")"
+waitfor "! kill -0 $WPID_r3 2>/dev/null || ! kill -0 $WPID_r4 2>/dev/null" 15 ||
+    fail "both relays of the loop still run"
+ok "a relay loop is found and refused: $(grep -h -m 1 'relay loop' "$T/r3.log" "$T/r4.log" | head -n 1 | sed 's/^[0-9:.]* workerd: //')"
+"$R3QCTL" workers | grep -q '^r[34]' && fail "a relay of the loop joined"
+
+# The master's own checks of what a relay asserts: a stream whose path
+# does not end at the relay, or that names the worker on its own path, is
+# refused; a good one is a worker (its hello welcomed); data for a stream
+# never opened is dropped with a line.
+"$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/r5.pem" -k "$T/certs/r5.key" \
+    relayopen 127.0.0.1 "$PORT" r5 w7 > "$T/relayopen.out" 2>&1 ||
+    fail "relayopen: $(cat "$T/relayopen.out")"
+grep -q "stream 1 for 'w7' refused: its path does not end at the relay" "$T/masterd.log" &&
+    grep -q "stream 2 for 'w7' refused: a relay loop" "$T/masterd.log" &&
+    grep -q "relay r5: 1 relay_data frame(s) for a stream not open (99" "$T/masterd.log" ||
+    fail "the refusals are not logged: $(grep 'relay r5' "$T/masterd.log")"
+ok "the master refuses a path not ending at the relay and a loop, drops data for a stream not open, and takes a good stream as worker w7"
+master_alive

@@ -985,15 +985,15 @@ sched_has_room(const struct worker *w, const struct batch *b)
 /*
  * The most copies w may hold under any live batch: one per CPU (WQ, RR),
  * the largest fixed queue factor of a live RWQ or R3Q batch per CPU, or
- * auto's cap if a live batch sizes its queue so; 0 while it cools down or
- * is paused.  Every sched_cap(w, b) of a live b is at most this.
+ * auto's cap if a live batch sizes its queue so; 0 while it cools down,
+ * is paused or drains.  Every sched_cap(w, b) of a live b is at most this.
  */
 static uint64_t
 sched_maxcap(const struct sched *s, const struct worker *w)
 {
 	uint64_t	 cap = w->w_ncpu, c;
 
-	if (w->w_cooling || w->w_paused)
+	if (w->w_cooling || w->w_paused || w->w_draining)
 		return (0);
 	if ((c = s->s_maxqf * w->w_ncpu) > cap)
 		cap = c;
@@ -3196,6 +3196,7 @@ sched_worker_drain(struct sched *s, uint32_t wid, uint64_t now)
 		return (-1);
 	}
 	w->w_draining = 1;
+	sched_room_update(s, w);	/* out of s_room: no new copy */
 	return (0);
 }
 

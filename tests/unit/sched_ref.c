@@ -43,6 +43,8 @@
 #define sched_worker_load	ref_sched_worker_load
 #define sched_worker_lost	ref_sched_worker_lost
 #define sched_worker_pause	ref_sched_worker_pause
+#define sched_worker_drain	ref_sched_worker_drain
+#define sched_handback	ref_sched_handback
 
 #include "sched/sched.c"
 #include "sched_api.h"

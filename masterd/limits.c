@@ -19,6 +19,7 @@
 #define R_NONE		(1u << ROLE_NONE)
 #define R_WORKER	(1u << ROLE_WORKER)
 #define R_CLIENT	(1u << ROLE_CLIENT)
+#define R_JOINER	(1u << ROLE_JOINER)
 
 #define SMALL		LIMIT_SMALL	/* bytes: a request of a few fields */
 #define ANY		0		/* bytes: up to max_frame */
@@ -40,6 +41,8 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_KINDS,	R_WORKER, SMALL, KINDS_PER_WORKER },
 	{ R3Q__ENVELOPE__BODY_ERROR,	R_WORKER, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_RELEASED,	R_WORKER, 1u << 20, LIMIT_IDS },
+	/* A joiner (no certificate), or a worker renewing its own. */
+	{ R3Q__ENVELOPE__BODY_JOIN_REQUEST, R_JOINER | R_WORKER, SMALL, 0 },
 	/* A client, TLS or the control socket. */
 	{ R3Q__ENVELOPE__BODY_SUBMIT_ES, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_SUBMIT_BNB, R_CLIENT, 1u << 20,
@@ -56,6 +59,9 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_ACK_RESULTS, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_ATTACH_JOB, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_CLOSE_JOB, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_TOKEN_CREATE, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_TOKEN_LIST, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_TOKEN_REVOKE, R_CLIENT, SMALL, 0 },
 };
 
 static const char *
@@ -66,6 +72,9 @@ limits_role(enum role r)
 		return ("a peer before its hello");
 	case ROLE_WORKER:
 		return ("a worker");
+	case ROLE_JOINER:
+		return ("a peer without a certificate (it may only send "
+		    "join_request)");
 	default:
 		return ("a client");
 	}
@@ -75,7 +84,8 @@ limits_role(enum role r)
 uint64_t
 limits_frame_max(enum role r)
 {
-	return (r == ROLE_NONE ? SMALL : md->conf.max_frame);
+	return (r == ROLE_NONE || r == ROLE_JOINER ? SMALL :
+	    md->conf.max_frame);
 }
 
 /*

@@ -191,6 +191,9 @@ const struct conf_key masterd_keys[] = {
 	    SCHED_POWER_INTERVAL_MAX / 1000000, NULL },
 	{ "balance_topology",	CONF_STRING,	OFF(balance_topology), 0, 0,
 	    check_topology },
+	{ "ca_key",		CONF_STRING,	OFF(ca_key),	0, 0, NULL },
+	{ "cert_lifetime",	CONF_DURATION,	OFF(cert_lifetime), 60000,
+	    100ULL * 365 * 86400000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -241,6 +244,8 @@ masterd_config_defaults(struct masterd_config *c)
 	strcpy(c->balance, "none");
 	c->power_interval = SCHED_POWER_INTERVAL_DEFAULT / 1000000;
 	strcpy(c->balance_topology, "ring");
+	strcpy(c->ca_key, "none");
+	c->cert_lifetime = 365ULL * 86400000;
 }
 
 /*
@@ -653,6 +658,7 @@ main(int argc, char *argv[])
 	metrics_close();
 	control_close();
 	server_close();
+	tokens_free();
 	job_journal_close();
 	job_free_all();
 	sched_free(md->sched);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <openssl/ssl.h>
+
 #include "conf.h"
 #include "frame.h"
 #include "sched/sched.h"
@@ -66,6 +68,8 @@ struct masterd_config {
 	char		 balance[CONF_STRMAX];	/* a job's default */
 	uint64_t	 power_interval;	/* ms */
 	char		 balance_topology[CONF_STRMAX];
+	char		 ca_key[CONF_STRMAX];	/* none: no join tokens */
+	uint64_t	 cert_lifetime;		/* ms, of a certificate issued */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -79,7 +83,8 @@ void	masterd_mkparent(const char *, unsigned, const char *);
 enum role {
 	ROLE_NONE = 0,		/* handshake or hello not done yet */
 	ROLE_WORKER,
-	ROLE_CLIENT
+	ROLE_CLIENT,
+	ROLE_JOINER		/* TLS without a certificate: may only join */
 };
 
 /*
@@ -124,6 +129,7 @@ struct session {
 	int			 s_jheld;	/* reading stopped: the journal
 						   cannot be written */
 	time_t			 s_not_after;	/* its certificate's, Unix s */
+	uint64_t		 s_renewed;	/* mono ns of its last renewal */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -451,6 +457,7 @@ void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_free(struct session *);
+void	 session_close(struct session *);
 void	 session_refuse(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_error_soft(struct session *, uint64_t, const char *, ...)
@@ -526,6 +533,15 @@ int	 kind_check(const char *);
 uint32_t kind_intern(const char *);
 int	 kind_find(const char *, uint32_t *);
 const char *kind_name(uint32_t);
+
+/* tokens.c: join tokens, the certificates masterd's CA issues */
+int	 tokens_load(const struct masterd_config *);
+int	 tokens_enabled(void);
+int	 tokens_ctx(SSL_CTX *, const struct masterd_config *);
+void	 tokens_join(struct session *, Envelope *);
+void	 tokens_renew(struct session *, Envelope *);
+void	 tokens_control(struct session *, Envelope *);
+void	 tokens_free(void);
 
 /* limits.c: what each role may send */
 #define LIMIT_SMALL	(64u << 10)	/* a hello, a small request */

@@ -21,6 +21,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "join.h"
 #include "log.h"
 #include "notify.h"
 #include "tls.h"
@@ -32,6 +33,8 @@
 
 static int	check_profile(const char *, char *, size_t);
 static int	check_workdir(const char *, char *, size_t);
+static int	check_join(const char *, char *, size_t);
+static int	check_state_dir(const char *, char *, size_t);
 
 #define OFF(f)	offsetof(struct workerd_config, f)
 const struct conf_key workerd_keys[] = {
@@ -59,6 +62,11 @@ const struct conf_key workerd_keys[] = {
 	    NULL },
 	{ "workdir",		CONF_STRING,	OFF(workdir),	0, 0,
 	    check_workdir },
+	{ "join",		CONF_STRING,	OFF(join),	0, 0, check_join },
+	{ "state_dir",		CONF_STRING,	OFF(state_dir),	0, 0,
+	    check_state_dir },
+	{ "renew_before",	CONF_DURATION,	OFF(renew_before), 0,
+	    3650ULL * 86400000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -133,6 +141,44 @@ check_workdir(const char *v, char *err, size_t errlen)
 	return (0);
 }
 
+/* join: "HOST:PORT TOKEN" (join.h has the token's format), or empty. */
+static int
+check_join(const char *v, char *err, size_t errlen)
+{
+	struct join_token	 t;
+	const char		*sp;
+	char			 why[256];
+
+	if (v[0] == '\0')
+		return (0);
+	if ((sp = strchr(v, ' ')) == NULL || sp == v) {
+		snprintf(err, errlen, "join: HOST:PORT TOKEN expected");
+		return (-1);
+	}
+	while (*sp == ' ')
+		sp++;
+	if (join_token_parse(sp, &t, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "join: %s", why);
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+check_state_dir(const char *v, char *err, size_t errlen)
+{
+	if (v[0] != '/') {
+		snprintf(err, errlen, "state_dir: '%.200s' is not an absolute "
+		    "path", v);
+		return (-1);
+	}
+	if (strlen(v) > 960) {
+		snprintf(err, errlen, "state_dir: longer than 960 bytes");
+		return (-1);
+	}
+	return (0);
+}
+
 /* This worker's speed now: the configured speed times the profile's. */
 double
 workerd_speed(void)
@@ -151,7 +197,7 @@ void
 workerd_config_defaults(struct workerd_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	strcpy(c->master, "localhost:7411");
+	c->master[0] = '\0';	/* join's HOST:PORT, or localhost:7411 */
 	snprintf(c->ca, sizeof(c->ca), "%s", R3Q_CONFDIR "/ca.pem");
 	snprintf(c->cert, sizeof(c->cert), "%s", R3Q_CONFDIR "/worker.pem");
 	snprintf(c->key, sizeof(c->key), "%s", R3Q_CONFDIR "/worker.key");
@@ -163,6 +209,8 @@ workerd_config_defaults(struct workerd_config *c)
 	c->heartbeat = 1000;
 	c->kill_grace = EXT_GRACE_DEFAULT;
 	strcpy(c->workdir, "/var/tmp");
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", R3Q_STATEDIR);
+	c->renew_before = 30ULL * 86400000;
 }
 
 /*
@@ -177,6 +225,7 @@ usage(int code)
 	    "[-N name] [-u user]\n"
 	    "               [--delay ms] [--load-profile T:F,...] "
 	    "[--speed S]\n"
+	    "               [--join host:port token] [--state-dir dir]\n"
 	    "  -c cpus       execution threads (default: online CPUs)\n"
 	    "  -d            stay in the foreground and log to stderr\n"
 	    "  -f file       configuration file (default " WORKERD_CONF ")\n"
@@ -189,6 +238,13 @@ usage(int code)
 	    "files\n"
 	    "  -v            more verbose logging (repeatable)\n"
 	    "  --delay ms    delay every message by 2 x ms (WAN emulation)\n"
+	    "  --join host:port token  join that master's cluster with a "
+	    "token\n"
+	    "                (r3qctl token create) unless state_dir has a "
+	    "certificate\n"
+	    "  --state-dir dir  where a joined worker keeps its key and "
+	    "certificates\n"
+	    "                (overrides 'state_dir')\n"
 	    "  --load-profile T:F,...  from T seconds on, run at F x speed\n"
 	    "  --speed S     speed ratio vs the reference machine "
 	    "(emulation)\n");
@@ -210,7 +266,9 @@ static struct {
 } overrides[] = {
 	{ "master", NULL }, { "name", NULL }, { "cpus", NULL },
 	{ "delay", NULL }, { "load_profile", NULL }, { "speed", NULL },
+	{ "join", NULL }, { "state_dir", NULL },
 };
+static char	join_arg[CONF_STRMAX];	/* --join's HOST:PORT TOKEN */
 
 /* Defaults, then the file, then the flags; -1 with a message. */
 static int
@@ -235,6 +293,12 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 			*usage = 1;
 			goto fail;
 		}
+	}
+	/* No master named: join's, else the default. */
+	if (c->master[0] == '\0') {
+		snprintf(c->master, sizeof(c->master), "%s", c->join[0] ?
+		    c->join : "localhost:7411");
+		c->master[strcspn(c->master, " ")] = '\0';
 	}
 	/*
 	 * Any one result must fit in a frame, output and all.  Not set, it
@@ -373,6 +437,7 @@ workerd_reload(void)
 	notify_reloading();
 	nc.kinds = NULL;
 	if (workerd_load(&nc, err, sizeof(err), &u) == -1 ||
+	    (join_reload(&nc), 0) ||
 	    workerd_check_tls(&nc, NULL, err, sizeof(err)) == -1 ||
 	    workerd_finish(&nc, err, sizeof(err)) == -1 ||
 	    load_profile_parse(nc.load_profile, &lp, err, sizeof(err)) == -1) {
@@ -449,6 +514,8 @@ main(int argc, char *argv[])
 		{ "delay",		required_argument, NULL, 'D' },
 		{ "load-profile",	required_argument, NULL, 'P' },
 		{ "speed",		required_argument, NULL, 'S' },
+		{ "join",		required_argument, NULL, 'J' },
+		{ "state-dir",		required_argument, NULL, 'T' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -479,6 +546,12 @@ main(int argc, char *argv[])
 		case 'S':
 			overrides[5].value = optarg;
 			break;
+		case 'J':
+			overrides[6].value = optarg;
+			break;
+		case 'T':
+			overrides[7].value = optarg;
+			break;
 		case 'd':
 			debug = 1;
 			break;
@@ -500,6 +573,14 @@ main(int argc, char *argv[])
 		default:
 			usage(64);
 		}
+	}
+	/* --join HOST:PORT TOKEN: the token is the one operand. */
+	if (overrides[6].value != NULL) {
+		if (optind != argc - 1)
+			usage(64);
+		snprintf(join_arg, sizeof(join_arg), "%s %s",
+		    overrides[6].value, argv[optind++]);
+		overrides[6].value = join_arg;
 	}
 	if (optind != argc || (user != NULL && !noaction))
 		usage(64);
@@ -535,6 +616,10 @@ main(int argc, char *argv[])
 		exit(0);
 	}
 	log_init("workerd", debug, LOG_DAEMON);
+	if (join_setup(&conf, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		exit(CONF_EX_CONFIG);
+	}
 	if (workerd_check_tls(&conf, NULL, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		exit(CONF_EX_CONFIG);

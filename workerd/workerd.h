@@ -35,6 +35,10 @@ struct workerd_config {
 	int		 retry_permanent;	/* retry what retrying cannot cure */
 	uint64_t	 kill_grace;		/* ms, SIGTERM to SIGKILL */
 	char		 workdir[CONF_STRMAX];	/* children's directories */
+	char		 join[CONF_STRMAX];	/* "HOST:PORT TOKEN", or "" */
+	char		 state_dir[CONF_STRMAX];	/* a joined worker's
+						   key and certificates */
+	uint64_t	 renew_before;		/* ms */
 	struct kinds_conf *kinds;		/* the kind lines (kinds.c) */
 };
 
@@ -133,6 +137,16 @@ void	 link_start(struct event_base *, const struct workerd_config *,
 void	 link_note_received(struct wtask *);
 void	 link_stop(void);
 int	 link_reload(const struct workerd_config *);
+void	 link_send(Envelope *);
+void	 link_ctx_renewed(void);
+
+/* join.c: join tokens, state_dir, renewal */
+int	 join_setup(struct workerd_config *, char *, size_t);
+void	 join_reload(struct workerd_config *);
+void	 join_link_up(struct event_base *);
+void	 join_renew_arm(uint64_t);
+void	 join_renewed(const R3q__JoinAnswer *);
+void	 join_stop(void);
 void	 link_wake(void);
 void	 link_kinds_changed(void);
 

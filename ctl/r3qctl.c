@@ -1330,8 +1330,8 @@ cmd_token(int argc, char *argv[])
 			if (strcmp(sub, "create") != 0)
 				die(EX_USAGE, "token %s: no --ttl", sub);
 			if (conf_parse_duration(optarg, &ms) == -1 ||
-			    ms < 60000 || ms > 366ULL * 86400000)
-				die(EX_USAGE, "--ttl %s: a duration from 1m to "
+			    ms < 1000 || ms > 366ULL * 86400000)
+				die(EX_USAGE, "--ttl %s: a duration from 1s to "
 				    "366d, such as 30m, 24h or 7d", optarg);
 			tc.ttl_s = ms / 1000;
 			break;

@@ -90,6 +90,18 @@ join_ssl_error(char *buf, size_t len)
 	return (buf);
 }
 
+/* A certificate's end for a log line (a static buffer). */
+static const char *
+join_when(time_t t)
+{
+	static char	 buf[40];
+	struct tm	 tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	return (buf);
+}
+
 /* Set state_dir's three paths. */
 static void
 join_paths(const char *dir)
@@ -344,11 +356,12 @@ join_check_master(SSL *ssl, const char *host, const char *hash, X509 **cap,
 		    strcmp(h, hash) == 0)
 			ca = sk_X509_value(chain, i);
 	if (ca == NULL) {
-		snprintf(err, errlen, "the master at %s is not of this token's "
-		    "cluster: no certificate of its chain has the token's CA "
-		    "hash %.16s...; the token is for another cluster (or "
-		    "someone is in between): refusing this master", host,
-		    hash);
+		snprintf(err, errlen, "the master at %.300s does not prove to "
+		    "be of this token's cluster: no certificate of its chain "
+		    "has the token's CA hash %.16s...; the token is for "
+		    "another cluster, someone is in between, or the master "
+		    "takes no join tokens (no ca_key in its masterd.conf): "
+		    "refusing this master", host, hash);
 		return (JOIN_FATAL);
 	}
 	if ((st = X509_STORE_new()) == NULL || X509_STORE_add_cert(st,
@@ -508,7 +521,7 @@ join_once(const char *hostport, const struct join_token *t,
 	    errlen) == -1)
 		goto done;
 	log_info("joined the cluster of %.300s as %s: certificate in %s, until "
-	    "%lld", hostport, name, js.cert, (long long)end);
+	    "%s", hostport, name, js.cert, join_when(end));
 	rc = JOIN_OK;
 done:
 	if (ans != NULL)
@@ -756,8 +769,8 @@ join_renewed(const R3q__JoinAnswer *ja)
 		log_warnx("renewal: %s", err);
 		goto done;
 	}
-	log_info("renewed our certificate: %s, until %lld", js.cert,
-	    (long long)end);
+	log_info("renewed our certificate: %s, until %s", js.cert,
+	    join_when(end));
 	link_ctx_renewed();
 	join_renew_arm(UINT64_MAX);
 done:

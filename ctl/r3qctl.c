@@ -85,8 +85,8 @@ usage(int code)
 	    "  jobs                   list jobs\n"
 	    "  workers                list connected workers\n"
 	    "  cancel JOB             stop a running job\n"
-	    "  token create [--ttl D] [--uses N]  a join token for workerd "
-	    "--join\n"
+	    "  token create [--ttl D] [--uses N]  a join token for a "
+	    "workerd\n"
 	    "                         (default 24h, 1 use)\n"
 	    "  token list             the join tokens (never their secrets)\n"
 	    "  token revoke ID        a token joins no more\n"
@@ -1379,7 +1379,7 @@ cmd_token(int argc, char *argv[])
 		t = ans->token_answer->tokens[0];
 		printf("%s\n", ans->token_answer->token);
 		fprintf(stderr, "token %s: %u join%s until %s; give it to "
-		    "workerd --join HOST:PORT TOKEN\n", t->id, t->uses,
+		    "workerd: --join HOST:PORT TOKEN\n", t->id, t->uses,
 		    t->uses == 1 ? "" : "s", utc_str(t->expires, e,
 		    sizeof(e)));
 	} else if (strcmp(sub, "revoke") == 0) {

@@ -392,7 +392,9 @@ masterd_check_tls(const struct masterd_config *c, const char *user,
 	tc.tc_server = 1;
 	tc.tc_user = user;
 	tc.tc_crl = c->crl;
-	return (tls_check_files(&tc, err, errlen));
+	if (tls_check_files(&tc, err, errlen) == -1)
+		return (-1);
+	return (tokens_check(c, err, errlen));
 }
 
 /*

@@ -538,6 +538,7 @@ const char *kind_name(uint32_t);
 int	 tokens_load(const struct masterd_config *);
 int	 tokens_enabled(void);
 int	 tokens_ctx(SSL_CTX *, const struct masterd_config *);
+int	 tokens_check(const struct masterd_config *, char *, size_t);
 void	 tokens_join(struct session *, Envelope *);
 void	 tokens_renew(struct session *, Envelope *);
 void	 tokens_control(struct session *, Envelope *);

@@ -23,6 +23,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,50 +115,62 @@ tokens_ssl_error(char *buf, size_t len)
 	return (buf);
 }
 
+/* The CA of a configuration: its key, certificate, hash and PEM. */
+struct tokens_ca {
+	EVP_PKEY	*key;
+	X509		*ca;
+	char		 hash[JOIN_HASH_HEX + 1];
+	char		*pem;
+	size_t		 pemlen;
+};
+
+static void
+tokens_ca_free(struct tokens_ca *tc)
+{
+	EVP_PKEY_free(tc->key);
+	X509_free(tc->ca);
+	free(tc->pem);
+	memset(tc, 0, sizeof(*tc));
+}
+
 /*
- * Load c's ca_key and the certificate of c's ca it belongs to, for the
- * context ctx of a server: it then lets a peer without a certificate
- * finish the handshake (a joiner), and sends the CA in its chain.  With
- * ca_key none, join tokens are off and ctx is left as it is.  -1 after a
- * log line.
+ * Load c's ca_key (mode 0600 or 0400, no passphrase) and the CA
+ * certificate of c's ca it belongs to.  -1 with a message.
  */
-int
-tokens_ctx(SSL_CTX *ctx, const struct masterd_config *c)
+static int
+tokens_ca_load(const struct masterd_config *c, struct tokens_ca *tc,
+    char *err, size_t errlen)
 {
 	STACK_OF(X509_INFO)	*infos = NULL;
-	STACK_OF(X509)		*chain = NULL;
 	X509_INFO		*xi;
-	X509			*ca = NULL;
-	EVP_PKEY		*key = NULL;
 	BIO			*b = NULL;
 	BUF_MEM			*bm;
 	FILE			*f;
-	char			 err[1024], hash[JOIN_HASH_HEX + 1];
-	char			 h2[JOIN_HASH_HEX + 1], e[256], *pem = NULL;
-	int			 i, have = 0;
+	char			 e[256];
+	int			 i;
 
-	if (strcmp(c->ca_key, "none") == 0 || c->ca_key[0] == '\0') {
-		tokens_free();
-		return (0);
-	}
-	if (tls_key_mode_ok(c->ca_key, err, sizeof(err)) == -1) {
-		log_warnx("ca_key: %s", err);
+	memset(tc, 0, sizeof(*tc));
+	if (tls_key_mode_ok(c->ca_key, e, sizeof(e)) == -1) {
+		snprintf(err, errlen, "ca_key: %s", e);
 		return (-1);
 	}
 	if ((f = fopen(c->ca_key, "r")) == NULL) {
-		log_warn("ca_key %s", c->ca_key);
+		snprintf(err, errlen, "ca_key %s: %s", c->ca_key,
+		    strerror(errno));
 		return (-1);
 	}
-	key = PEM_read_PrivateKey(f, NULL, tokens_no_passphrase, NULL);
+	tc->key = PEM_read_PrivateKey(f, NULL, tokens_no_passphrase, NULL);
 	fclose(f);
-	if (key == NULL) {
-		log_warnx("ca_key %s: not a private key without a passphrase "
-		    "(%s)", c->ca_key, tokens_ssl_error(e, sizeof(e)));
+	if (tc->key == NULL) {
+		snprintf(err, errlen, "ca_key %s: not a private key without a "
+		    "passphrase (%s)", c->ca_key, tokens_ssl_error(e,
+		    sizeof(e)));
 		return (-1);
 	}
 	if ((b = BIO_new_file(c->ca, "r")) == NULL ||
 	    (infos = PEM_X509_INFO_read_bio(b, NULL, NULL, NULL)) == NULL) {
-		log_warnx("ca %s: %s", c->ca, tokens_ssl_error(e, sizeof(e)));
+		snprintf(err, errlen, "ca %s: %s", c->ca, tokens_ssl_error(e,
+		    sizeof(e)));
 		goto fail;
 	}
 	BIO_free(b);
@@ -165,35 +178,81 @@ tokens_ctx(SSL_CTX *ctx, const struct masterd_config *c)
 	for (i = 0; i < sk_X509_INFO_num(infos); i++) {
 		xi = sk_X509_INFO_value(infos, i);
 		if (xi->x509 != NULL && X509_check_private_key(xi->x509,
-		    key) == 1) {
-			ca = xi->x509;
-			X509_up_ref(ca);
+		    tc->key) == 1) {
+			tc->ca = xi->x509;
+			X509_up_ref(tc->ca);
 			break;
 		}
 	}
 	ERR_clear_error();
-	if (ca == NULL) {
-		log_warnx("ca_key %s belongs to no certificate of ca %s: give "
-		    "the private key of the CA that signs the cluster's "
-		    "certificates", c->ca_key, c->ca);
+	if (tc->ca == NULL) {
+		snprintf(err, errlen, "ca_key %s belongs to no certificate of "
+		    "ca %s: give the private key of the CA that signs the "
+		    "cluster's certificates", c->ca_key, c->ca);
 		goto fail;
 	}
-	if (X509_check_ca(ca) == 0) {
-		log_warnx("ca_key %s: its certificate in %s is not a CA",
-		    c->ca_key, c->ca);
+	if (X509_check_ca(tc->ca) == 0) {
+		snprintf(err, errlen, "ca_key %s: its certificate in %s is not "
+		    "a CA", c->ca_key, c->ca);
 		goto fail;
 	}
-	if (join_cert_hash(ca, hash) == -1 ||
+	if (join_cert_hash(tc->ca, tc->hash) == -1 ||
 	    (b = BIO_new(BIO_s_mem())) == NULL ||
-	    PEM_write_bio_X509(b, ca) != 1) {
-		log_warnx("ca %s: cannot encode the CA certificate", c->ca);
+	    PEM_write_bio_X509(b, tc->ca) != 1) {
+		snprintf(err, errlen, "ca %s: cannot encode the CA certificate",
+		    c->ca);
 		goto fail;
 	}
 	BIO_get_mem_ptr(b, &bm);
-	pem = xcalloc(1, bm->length + 1);
-	memcpy(pem, bm->data, bm->length);
-	pem[bm->length] = '\0';
+	tc->pem = xcalloc(1, bm->length + 1);
+	memcpy(tc->pem, bm->data, bm->length);
+	tc->pemlen = bm->length;
+	BIO_free(b);
+	sk_X509_INFO_pop_free(infos, X509_INFO_free);
+	return (0);
+fail:
+	BIO_free(b);
+	sk_X509_INFO_pop_free(infos, X509_INFO_free);
+	tokens_ca_free(tc);
+	return (-1);
+}
 
+/* Are c's ca_key and ca good (masterd -n, start, reload)?  -1 with why. */
+int
+tokens_check(const struct masterd_config *c, char *err, size_t errlen)
+{
+	struct tokens_ca	 tc;
+
+	if (strcmp(c->ca_key, "none") == 0 || c->ca_key[0] == '\0')
+		return (0);
+	if (tokens_ca_load(c, &tc, err, errlen) == -1)
+		return (-1);
+	tokens_ca_free(&tc);
+	return (0);
+}
+
+/*
+ * Load c's CA (tokens_ca_load) for the context ctx of a server: it then
+ * lets a peer without a certificate finish the handshake (a joiner), and
+ * sends the CA in its chain.  With ca_key none, join tokens are off and
+ * ctx is left as it is.  -1 after a log line.
+ */
+int
+tokens_ctx(SSL_CTX *ctx, const struct masterd_config *c)
+{
+	STACK_OF(X509)		*chain = NULL;
+	struct tokens_ca	 tc;
+	char			 err[1024], h2[JOIN_HASH_HEX + 1], e[256];
+	int			 i, have = 0;
+
+	if (strcmp(c->ca_key, "none") == 0 || c->ca_key[0] == '\0') {
+		tokens_free();
+		return (0);
+	}
+	if (tokens_ca_load(c, &tc, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return (-1);
+	}
 	/* A joiner has no certificate; everyone else still needs one. */
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER,
 	    SSL_CTX_get_verify_callback(ctx));
@@ -201,31 +260,24 @@ tokens_ctx(SSL_CTX *ctx, const struct masterd_config *c)
 	if (SSL_CTX_get0_chain_certs(ctx, &chain) == 1 && chain != NULL)
 		for (i = 0; i < sk_X509_num(chain); i++)
 			if (join_cert_hash(sk_X509_value(chain, i), h2) == 0 &&
-			    strcmp(h2, hash) == 0)
+			    strcmp(h2, tc.hash) == 0)
 				have = 1;
-	if (!have && SSL_CTX_add1_chain_cert(ctx, ca) != 1) {
+	if (!have && SSL_CTX_add1_chain_cert(ctx, tc.ca) != 1) {
 		log_warnx("cannot add the CA to the TLS chain: %s",
 		    tokens_ssl_error(e, sizeof(e)));
-		goto fail;
+		tokens_ca_free(&tc);
+		return (-1);
 	}
 	tokens_free();
-	tk.key = key;
-	tk.ca = ca;
-	tk.pem = pem;
-	tk.pemlen = bm->length;
-	snprintf(tk.hash, sizeof(tk.hash), "%s", hash);
+	tk.key = tc.key;
+	tk.ca = tc.ca;
+	tk.pem = tc.pem;
+	tk.pemlen = tc.pemlen;
+	snprintf(tk.hash, sizeof(tk.hash), "%s", tc.hash);
 	snprintf(tk.path, sizeof(tk.path), "%s", c->ca_key);
-	BIO_free(b);
-	sk_X509_INFO_pop_free(infos, X509_INFO_free);
-	log_info("join tokens on: ca_key %s, CA sha256 %s", c->ca_key, hash);
+	log_info("join tokens on: ca_key %s, CA sha256 %s", c->ca_key,
+	    tc.hash);
 	return (0);
-fail:
-	free(pem);
-	BIO_free(b);
-	sk_X509_INFO_pop_free(infos, X509_INFO_free);
-	X509_free(ca);
-	EVP_PKEY_free(key);
-	return (-1);
 }
 
 /* "host" of "host:port" or "[v6]:port". */

@@ -12,7 +12,9 @@
 # cluster: the worker refuses the master and says why.  Without ca_key,
 # tokens are disabled and say so.  A certificate is renewed over the
 # worker's link before it ends (cert_lifetime 1m, renew_before 50s).
-# Last, failed guesses from one address are rate-limited.
+# Then failed guesses from one address are rate-limited.  Last (as root,
+# on a small tmpfs), a join while the journal cannot be written is
+# refused, to be tried again, and goes through once it can.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 ES="--mu 10 --lambda 30 --dim 10 --generations 8 --lu 50 --seed 5 --reevaluate-parents"
@@ -230,3 +232,54 @@ grep -q "127.0.0.1:[0-9]*: join refused: too many failed join attempts" "$T/mast
     fail "no log line for the rate limit"
 ok "rate limit: refused after $i failed guesses, the right token too, until the bucket refills"
 master_alive
+
+# 8. A join while the journal cannot be written (a full disk).
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: a join on a full journal: mounting a tmpfs needs root"
+	exit 0
+fi
+JFS=$T/jfs
+mkdir "$JFS"
+if ! mount -t tmpfs -o size=2m,mode=0700 tmpfs "$JFS" 2> "$T/mount.err"; then
+	echo "SKIP: a join on a full journal: cannot mount a tmpfs: $(cat "$T/mount.err")"
+	exit 0
+fi
+jfs_cleanup() {
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	umount "$JFS" 2>/dev/null || umount -l "$JFS" 2>/dev/null || true
+	cleanup
+}
+trap jfs_cleanup EXIT
+cat > "$T/m2.conf" <<EOC
+listen = 127.0.0.1:0
+control = $T/ctl2.sock
+ca = $C/ca.pem
+cert = $C/master.pem
+key = $C/master.key
+journal = $JFS/journal.db
+journal_retry = 200ms
+ca_key = $C/ca.key
+EOC
+"$MASTERD" -d -v -f "$T/m2.conf" > "$T/m2.log" 2>&1 &
+PIDS="$PIDS $!"
+waitfor "grep -q 'listening on' '$T/m2.log'" 10 || fail "the second masterd did not start"
+P2=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\),.*/\1/p' "$T/m2.log")
+R3Q_CONTROL=$T/ctl2.sock
+tok7=$("$R3QCTL" token create --uses 2 2> /dev/null | cut -d. -f2,3)
+dd if=/dev/zero of="$JFS/fill" bs=64k > /dev/null 2>&1 || true
+"$R3QCTL" token create > "$T/out" 2>&1 && fail "token create on a full disk worked"
+waitfor "grep -q 'the journal is stalled:' '$T/m2.log'" 20 ||
+    fail "masterd did not stall on a full disk: $(cat "$T/out")"
+"$TESTPEER" join 127.0.0.1 "$P2" "$tok7" jj ec > "$T/join.out" 2>&1
+grep -q "^error: masterd cannot write its journal (.*): no join until it can" "$T/join.out" ||
+    fail "a join on a stalled journal: $(cat "$T/join.out")"
+grep -q "127\.0\.0\.1:[0-9]*: join refused: masterd cannot write its journal" "$T/m2.log" ||
+    fail "no log line for the join on a stalled journal"
+rm -f "$JFS/fill"
+waitfor "grep -q 'can be written again' '$T/m2.log'" 20 ||
+    fail "the journal did not resume"
+"$TESTPEER" join 127.0.0.1 "$P2" "$tok7" jj ec > "$T/join.out" 2>&1
+grep -q "^cert: /O=R3Q/OU=worker/CN=jj" "$T/join.out" ||
+    fail "a join once the journal resumed: $(cat "$T/join.out")"
+ok "a join while the journal cannot be written is refused (try again), then goes through"

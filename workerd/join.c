@@ -586,7 +586,9 @@ join_setup(struct workerd_config *c, char *err, size_t errlen)
 		return (-1);
 	}
 	name[sizeof(name) - 1] = '\0';
-	if (join_state_ok(name, why, sizeof(why)) == 0)
+	/* Without a name given, the certificate's is the worker's. */
+	if (join_state_ok(c->name[0] != '\0' ? name : NULL, why,
+	    sizeof(why)) == 0)
 		goto use;
 	if (c->join[0] == '\0') {
 		snprintf(err, errlen, "state_dir %s: %s; give a join token "

@@ -113,14 +113,15 @@ ok "token list: 0/2 used-up; certs lists name, serial, dates, token and address"
 kill "$WPID_j1"
 wait "$WPID_j1" 2>/dev/null || true
 wait_workers 1
-"$WORKERD" -d -v $conf -N j1 -c 2 --state-dir "$T/sj1" -m "127.0.0.1:$PORT" \
+"$WORKERD" -d -v $conf -c 2 --state-dir "$T/sj1" -m "127.0.0.1:$PORT" \
     > "$T/j1b.log" 2>&1 &
 WPID_j1=$!
 PIDS="$PIDS $!"
 wait_workers 2
 ! grep -q "joined the cluster" "$T/j1b.log" || fail "j1 joined again"
 [ "$("$R3QCTL" certs | grep -c '^j1 ')" = 1 ] || fail "a new certificate for j1"
-ok "restarted without a token, j1 connects with its certificate"
+grep -q "worker j1: 2 execution threads" "$T/j1b.log" || fail "j1 did not take its certificate's name"
+ok "restarted without a token or a name, j1 connects with its certificate (and its name)"
 
 # 4. Refusals, each said to the joiner and logged with its address.
 tok3=$("$R3QCTL" token create 2> /dev/null)

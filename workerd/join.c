@@ -644,6 +644,25 @@ use:
 	return (0);
 }
 
+/*
+ * workerd -n: with a join token or a state_dir certificate, check
+ * state_dir's files instead of ca, cert and key.  1 if the worker has not
+ * joined yet (it will at start: nothing to check), else 0.
+ */
+int
+join_noaction(struct workerd_config *c)
+{
+	struct stat	 st;
+
+	join_paths(c->state_dir);
+	if (stat(js.cert, &st) == -1)
+		return (c->join[0] != '\0');
+	snprintf(c->ca, sizeof(c->ca), "%.1000s", js.ca);
+	snprintf(c->cert, sizeof(c->cert), "%.1000s", js.cert);
+	snprintf(c->key, sizeof(c->key), "%.1000s", js.key);
+	return (0);
+}
+
 /* At a reload: the TLS files stay state_dir's. */
 void
 join_reload(struct workerd_config *c)

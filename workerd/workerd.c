@@ -604,6 +604,13 @@ main(int argc, char *argv[])
 			fprintf(stderr, "%s\n", err);
 			exit(CONF_EX_CONFIG);
 		}
+		if (join_noaction(&conf)) {
+			if (!verbose)
+				fprintf(stderr, "configuration OK (not joined "
+				    "yet: workerd joins at start with its "
+				    "token)\n");
+			exit(0);
+		}
 		if (workerd_check_tls(&conf, user, err, sizeof(err)) == -1) {
 			fprintf(stderr, "%s\n", err);
 			exit(CONF_EX_CONFIG);

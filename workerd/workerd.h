@@ -143,6 +143,7 @@ void	 link_ctx_renewed(void);
 /* join.c: join tokens, state_dir, renewal */
 int	 join_setup(struct workerd_config *, char *, size_t);
 void	 join_reload(struct workerd_config *);
+int	 join_noaction(struct workerd_config *);
 void	 join_link_up(struct event_base *);
 void	 join_renew_arm(uint64_t);
 void	 join_renewed(const R3q__JoinAnswer *);

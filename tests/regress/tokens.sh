@@ -25,6 +25,20 @@ C=$T/certs
 "$R3QCTL" es --local $ES --csv "$T/local.csv" > "$T/local.out" ||
     fail "local run failed"
 
+# 0. A token that is not one is refused at once; -n before a join.
+hash=$(openssl x509 -in "$C/ca.pem" -outform DER | sha256sum | cut -d' ' -f1)
+rc=0
+"$WORKERD" -n -f /dev/null --state-dir "$T/s0" --join 127.0.0.1:1 \
+    "r3q1.0123456789ab.0123456789ABCDEF0123456789abcdef.$hash" > "$T/out" 2>&1 || rc=$?
+[ "$rc" = 64 ] && grep -q "join: not a join token: its secret is 32 lowercase hex digits" "$T/out" ||
+    fail "a malformed token: $rc: $(cat "$T/out")"
+! grep -q 0123456789ABCDEF "$T/out" || fail "the error repeats the secret"
+"$WORKERD" -n -f /dev/null --state-dir "$T/s0" --join 127.0.0.1:1 \
+    "r3q1.0123456789ab.0123456789abcdef0123456789abcdef.$hash" > "$T/out" 2>&1 ||
+    fail "workerd -n before a join: $(cat "$T/out")"
+grep -q "configuration OK (not joined yet" "$T/out" || fail "workerd -n before a join: $(cat "$T/out")"
+ok "a malformed token is refused at once, without repeating it; -n before a join checks the configuration"
+
 # 1. Without ca_key: disabled, and said so to r3qctl and to a joiner.
 start_master
 "$R3QCTL" token create > "$T/out" 2>&1 && fail "token create without ca_key worked"

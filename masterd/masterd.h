@@ -540,6 +540,7 @@ int	 tokens_enabled(void);
 int	 tokens_ctx(SSL_CTX *, const struct masterd_config *);
 int	 tokens_check(const struct masterd_config *, char *, size_t);
 void	 tokens_join(struct session *, Envelope *);
+void	 tokens_greet(struct session *);
 void	 tokens_renew(struct session *, Envelope *);
 void	 tokens_control(struct session *, Envelope *);
 void	 tokens_free(void);

@@ -889,6 +889,7 @@ session_verified(struct session *s)
 		snprintf(s->s_name, sizeof(s->s_name), "joiner");
 		log_debug("%s: TLS up without a certificate: a joiner",
 		    s->s_addr);
+		tokens_greet(s);
 		return;
 	}
 	if (tls_peer_check(ssl, role, sizeof(role), name, sizeof(name), why,

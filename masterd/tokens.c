@@ -340,6 +340,23 @@ tokens_refuse(struct session *s, uint64_t reqid, uint32_t code,
 	session_close(s);
 }
 
+/*
+ * A joiner's TLS handshake is done: say so with an empty JoinAnswer, which
+ * it reads before it sends its token.  (Had the handshake failed for want
+ * of a certificate, the TLS alert would come instead; reading first, the
+ * joiner gets that alert rather than a reset of the connection.)
+ */
+void
+tokens_greet(struct session *s)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__JoinAnswer	 ja = R3Q__JOIN_ANSWER__INIT;
+
+	env.body_case = R3Q__ENVELOPE__BODY_JOIN_ANSWER;
+	env.join_answer = &ja;
+	(void)frame_write(bufferevent_get_output(s->s_bev), &env);
+}
+
 /* A Unix time as "2026-11-24 01:00:00 UTC". */
 static const char *
 tokens_time(uint64_t t, char *buf, size_t len)

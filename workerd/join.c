@@ -409,6 +409,54 @@ join_read(SSL *ssl, void *buf, size_t n)
 	return (0);
 }
 
+/*
+ * One frame from the master, or why not: a TLS alert that it wants a
+ * certificate means it takes no joiners (permanent); anything else may
+ * pass.
+ */
+static enum join_fail
+join_recv(SSL *ssl, const char *hostport, Envelope **envp, char *err,
+    size_t errlen)
+{
+	uint8_t		 hdr[FRAME_HDRLEN], *body;
+	uint32_t	 blen;
+	char		 e[256];
+
+	*envp = NULL;
+	errno = 0;
+	if (join_read(ssl, hdr, sizeof(hdr)) == -1) {
+		if (ERR_GET_REASON(ERR_peek_last_error()) ==
+		    SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
+			ERR_clear_error();
+			snprintf(err, errlen, "the master at %.300s wants a "
+			    "certificate from every peer: it takes no join "
+			    "tokens (its masterd.conf has no ca_key)",
+			    hostport);
+			return (JOIN_FATAL);
+		}
+		snprintf(err, errlen, "no answer from %.300s: %s", hostport,
+		    join_ssl_error(e, sizeof(e)));
+		return (JOIN_RETRY);
+	}
+	if (frame_header_decode(hdr, JOIN_ANSWER_MAX, &blen, e,
+	    sizeof(e)) == -1) {
+		snprintf(err, errlen, "bad answer from %.300s: %s", hostport, e);
+		return (JOIN_FATAL);
+	}
+	body = xcalloc(1, blen + 1);
+	e[0] = '\0';
+	if (join_read(ssl, body, blen) == -1 || frame_unpack(body, blen,
+	    JOIN_ANSWER_MAX, envp, e, sizeof(e)) == -1) {
+		snprintf(err, errlen, "bad answer from %.300s: %s", hostport,
+		    e[0] != '\0' ? e : "cut short");
+		free(body);
+		*envp = NULL;
+		return (JOIN_RETRY);
+	}
+	free(body);
+	return (JOIN_OK);
+}
+
 /* One try at joining: see the top of the file. */
 static enum join_fail
 join_once(const char *hostport, const struct join_token *t,
@@ -421,12 +469,11 @@ join_once(const char *hostport, const struct join_token *t,
 	EVP_PKEY		*key = NULL;
 	X509			*ca = NULL;
 	unsigned char		*der = NULL;
-	uint8_t			 hdr[FRAME_HDRLEN], *buf = NULL, *body = NULL;
+	uint8_t			*buf = NULL;
 	unsigned char		 ip[16];
 	char			 host[256], port[16], e[256];
 	char			 idsec[JOIN_ID_HEX + JOIN_SECRET_HEX + 2];
 	size_t			 derlen, len;
-	uint32_t		 blen;
 	time_t			 end;
 	enum join_fail		 rc = JOIN_RETRY;
 	int			 fd = -1;
@@ -458,6 +505,19 @@ join_once(const char *hostport, const struct join_token *t,
 	if ((rc = join_check_master(ssl, host, t->jt_hash, &ca, err,
 	    errlen)) != JOIN_OK)
 		goto done;
+	/* The master's greeting, or the alert of one without joiners. */
+	rc = join_recv(ssl, hostport, &ans, err, errlen);
+	if (rc != JOIN_OK)
+		goto done;
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOIN_ANSWER ||
+	    ans->join_answer->cert.len != 0) {
+		snprintf(err, errlen, "unexpected %s greeting from %.300s",
+		    frame_body_name(ans), hostport);
+		rc = JOIN_FATAL;
+		goto done;
+	}
+	frame_free(ans);
+	ans = NULL;
 	rc = JOIN_FATAL;
 	if ((key = join_csr(name, &der, &derlen, err, errlen)) == NULL)
 		goto done;
@@ -473,36 +533,14 @@ join_once(const char *hostport, const struct join_token *t,
 	OPENSSL_cleanse(idsec, sizeof(idsec));
 	rc = JOIN_RETRY;
 	errno = 0;
-	if (buf == NULL || SSL_write(ssl, buf, (int)len) != (int)len ||
-	    join_read(ssl, hdr, sizeof(hdr)) == -1) {
-		unsigned long	 le = ERR_peek_last_error();
-
-		if (ERR_GET_REASON(le) ==
-		    SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
-			ERR_clear_error();
-			snprintf(err, errlen, "the master at %.300s wants a "
-			    "certificate from every peer: it takes no join "
-			    "tokens (its masterd.conf has no ca_key)",
-			    hostport);
-			rc = JOIN_FATAL;
-		} else
-			snprintf(err, errlen, "no answer from %.300s: %s",
-			    hostport, join_ssl_error(e, sizeof(e)));
+	if (buf == NULL || SSL_write(ssl, buf, (int)len) != (int)len) {
+		snprintf(err, errlen, "cannot send to %.300s: %s", hostport,
+		    join_ssl_error(e, sizeof(e)));
 		goto done;
 	}
-	if (frame_header_decode(hdr, JOIN_ANSWER_MAX, &blen, e,
-	    sizeof(e)) == -1) {
-		snprintf(err, errlen, "bad answer from %.300s: %s", hostport, e);
+	if ((rc = join_recv(ssl, hostport, &ans, err, errlen)) != JOIN_OK)
 		goto done;
-	}
-	body = xcalloc(1, blen + 1);
-	e[0] = '\0';
-	if (join_read(ssl, body, blen) == -1 || frame_unpack(body, blen,
-	    JOIN_ANSWER_MAX, &ans, e, sizeof(e)) == -1) {
-		snprintf(err, errlen, "bad answer from %.300s: %s", hostport,
-		    e[0] != '\0' ? e : "cut short");
-		goto done;
-	}
+	rc = JOIN_RETRY;
 	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR) {
 		snprintf(err, errlen, "the master %.300s refused to join us: %s",
 		    hostport, ans->error->message);
@@ -526,7 +564,6 @@ join_once(const char *hostport, const struct join_token *t,
 done:
 	if (ans != NULL)
 		frame_free(ans);
-	free(body);
 	free(buf);
 	OPENSSL_free(der);
 	EVP_PKEY_free(key);

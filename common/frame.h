@@ -23,7 +23,9 @@
 					   Released (balancing) */
 					/* 6: Drain, DrainRequest, DrainWorker,
 					   WorkerDraining (issue 25); RelayData,
-					   RelayControl (relays, issue 20) */
+					   RelayControl (relays, issue 20);
+					   JoinRequest, JoinAnswer, Token*,
+					   CertList (join tokens, issue 25) */
 
 /* Error.code: why a request was refused, when the peer may act on it. */
 #define R3Q_ERROR_BUSY		1	/* a cap of the master: try later */

@@ -26,6 +26,7 @@
 #include <cblas.h>
 
 #include "bnb.h"
+#include "conf.h"
 #include "es/es.h"
 #include "es/payload.h"
 #include "exchange.h"
@@ -90,6 +91,12 @@ usage(int code)
 	    "                         holds, finishes those it runs, leaves "
 	    "(--wait: until\n"
 	    "                         it has left)\n"
+	    "  token create [--ttl D] [--uses N]  a join token for a "
+	    "workerd\n"
+	    "                         (default 24h, 1 use)\n"
+	    "  token list             the join tokens (never their secrets)\n"
+	    "  token revoke ID        a token joins no more\n"
+	    "  certs                  the certificates masterd's CA issued\n"
 	    "  report JOB [-o DIR] [--generations A-B] [--trace FILE]\n"
 	    "                         draw a job: Gantt chart, convergence, "
 	    "time\n"
@@ -1264,6 +1271,177 @@ cmd_workers(void)
 	return (EX_OK);
 }
 
+/* A Unix time as the lists print it, UTC. */
+static const char *
+utc_str(uint64_t t, char *buf, size_t len)
+{
+	struct tm	 tm;
+	time_t		 tt = (time_t)t;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return (buf);
+}
+
+/* One token's line of r3qctl token list. */
+static void
+token_line(const R3q__TokenInfo *t, time_t now)
+{
+	char		 c[32], e[32], left[32];
+	const char	*state;
+
+	if (t->revoked)
+		state = "revoked";
+	else if ((time_t)t->expires <= now)
+		state = "expired";
+	else if (t->used >= t->uses)
+		state = "used-up";
+	else
+		state = "valid";
+	snprintf(left, sizeof(left), "%u/%u",
+	    t->used < t->uses ? t->uses - t->used : 0, t->uses);
+	printf("%-12s %-20s %-20s %9s %s\n", t->id, utc_str(t->created, c,
+	    sizeof(c)), utc_str(t->expires, e, sizeof(e)), left, state);
+}
+
+/*
+ * r3qctl token create | list | revoke (issue 25): on the control socket,
+ * root or the r3q group.  create prints the token alone on standard
+ * output, the only time its secret is shown.
+ */
+static int
+cmd_token(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "ttl",	required_argument, NULL, 't' },
+		{ "uses",	required_argument, NULL, 'u' },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__TokenCreate tc = R3Q__TOKEN_CREATE__INIT;
+	R3q__TokenList	 tl = R3Q__TOKEN_LIST__INIT;
+	R3q__TokenRevoke tr = R3Q__TOKEN_REVOKE__INIT;
+	R3q__TokenInfo	*t;
+	const char	*sub;
+	uint64_t	 ms, v;
+	char		 e[32];
+	size_t		 i;
+	int		 ch;
+
+	if (argc < 2)
+		die(EX_USAGE, "token: create, list or revoke ID");
+	sub = argv[1];
+	if (strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0)
+		usage(EX_OK);
+	argc--;
+	argv++;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 't':
+			if (strcmp(sub, "create") != 0)
+				die(EX_USAGE, "token %s: no --ttl", sub);
+			if (conf_parse_duration(optarg, &ms) == -1 ||
+			    ms < 1000 || ms > 366ULL * 86400000)
+				die(EX_USAGE, "--ttl %s: a duration from 1s to "
+				    "366d, such as 30m, 24h or 7d", optarg);
+			tc.ttl_s = ms / 1000;
+			break;
+		case 'u':
+			if (strcmp(sub, "create") != 0)
+				die(EX_USAGE, "token %s: no --uses", sub);
+			if (parse_u64(optarg, 1, 1000000, &v) == -1)
+				die(EX_USAGE, "--uses %s: a number of joins "
+				    "from 1 to 1000000", optarg);
+			tc.uses = (uint32_t)v;
+			break;
+		case 'h':
+			usage(EX_OK);
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	if (strcmp(sub, "create") == 0) {
+		if (optind != argc)
+			usage(EX_USAGE);
+		env.body_case = R3Q__ENVELOPE__BODY_TOKEN_CREATE;
+		env.token_create = &tc;
+	} else if (strcmp(sub, "list") == 0) {
+		if (optind != argc)
+			usage(EX_USAGE);
+		env.body_case = R3Q__ENVELOPE__BODY_TOKEN_LIST;
+		env.token_list = &tl;
+	} else if (strcmp(sub, "revoke") == 0) {
+		if (optind != argc - 1)
+			die(EX_USAGE, "token revoke: one token ID");
+		tr.id = argv[optind];
+		env.body_case = R3Q__ENVELOPE__BODY_TOKEN_REVOKE;
+		env.token_revoke = &tr;
+	} else
+		die(EX_USAGE, "token: unknown command '%s' (create, list or "
+		    "revoke)", sub);
+	ctl_connect();
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_TOKEN_ANSWER)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	if (strcmp(sub, "create") == 0) {
+		if (ans->token_answer->n_tokens != 1)
+			die(EX_FAIL, "no token in the answer");
+		t = ans->token_answer->tokens[0];
+		printf("%s\n", ans->token_answer->token);
+		fprintf(stderr, "token %s: %u join%s until %s; give it to "
+		    "workerd: --join HOST:PORT TOKEN\n", t->id, t->uses,
+		    t->uses == 1 ? "" : "s", utc_str(t->expires, e,
+		    sizeof(e)));
+	} else if (strcmp(sub, "revoke") == 0) {
+		if (ans->token_answer->n_tokens == 1)
+			printf("token %s revoked\n",
+			    ans->token_answer->tokens[0]->id);
+	} else {
+		printf("%-12s %-20s %-20s %9s %s\n", "ID", "CREATED",
+		    "EXPIRES", "USES-LEFT", "STATE");
+		for (i = 0; i < ans->token_answer->n_tokens; i++)
+			token_line(ans->token_answer->tokens[i], time(NULL));
+	}
+	frame_free(ans);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		return (EX_FAIL);
+	return (EX_OK);
+}
+
+/* r3qctl certs: what masterd's CA issued, by joins and renewals. */
+static int
+cmd_certs(void)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__TokenList	 tl = R3Q__TOKEN_LIST__INIT;
+	R3q__CertInfo	*c;
+	char		 a[32], b[32];
+	size_t		 i;
+
+	tl.certs = 1;
+	ctl_connect();
+	env.body_case = R3Q__ENVELOPE__BODY_TOKEN_LIST;
+	env.token_list = &tl;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_CERT_LIST)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	printf("%-16s %-32s %-20s %-20s %-12s %s\n", "NAME", "SERIAL",
+	    "ISSUED", "NOT-AFTER", "TOKEN", "ADDRESS");
+	for (i = 0; i < ans->cert_list->n_certs; i++) {
+		c = ans->cert_list->certs[i];
+		printf("%-16s %-32s %-20s %-20s %-12s %s\n", c->name,
+		    c->serial, utc_str(c->issued, a, sizeof(a)),
+		    utc_str(c->not_after, b, sizeof(b)),
+		    c->token[0] ? c->token : "renewal", c->address);
+	}
+	frame_free(ans);
+	return (EX_OK);
+}
+
 /* r3qctl cancel JOB. */
 static int
 cmd_cancel(int argc, char *argv[])
@@ -1676,6 +1854,13 @@ main(int argc, char *argv[])
 		return (cmd_cancel(argc, argv));
 	if (strcmp(argv[0], "drain") == 0)
 		return (cmd_drain(argc, argv));
+	if (strcmp(argv[0], "token") == 0)
+		return (cmd_token(argc, argv));
+	if (strcmp(argv[0], "certs") == 0) {
+		if (parse_none(argc, argv) != argc)
+			usage(EX_USAGE);
+		return (cmd_certs());
+	}
 	if (strcmp(argv[0], "report") == 0)
 		return (cmd_report(argc, argv));
 	if (strcmp(argv[0], "map") == 0)

@@ -341,6 +341,8 @@ control_writes(const Envelope *env)
 	case R3Q__ENVELOPE__BODY_CLOSE_BATCH:
 	case R3Q__ENVELOPE__BODY_CANCEL_TASKS:
 	case R3Q__ENVELOPE__BODY_CLOSE_JOB:
+	case R3Q__ENVELOPE__BODY_TOKEN_CREATE:
+	case R3Q__ENVELOPE__BODY_TOKEN_REVOKE:
 		return (1);
 	default:
 		return (0);
@@ -466,6 +468,11 @@ control_dispatch(struct session *s, Envelope *env)
 	case R3Q__ENVELOPE__BODY_ATTACH_JOB:
 	case R3Q__ENVELOPE__BODY_CLOSE_JOB:
 		job_batch_dispatch(s, env);
+		break;
+	case R3Q__ENVELOPE__BODY_TOKEN_CREATE:
+	case R3Q__ENVELOPE__BODY_TOKEN_LIST:
+	case R3Q__ENVELOPE__BODY_TOKEN_REVOKE:
+		tokens_control(s, env);
 		break;
 	default:
 		session_error(s, env->id, "unexpected %s message from a "

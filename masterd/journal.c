@@ -222,6 +222,21 @@ static const char journal_schema_sql[] =
 	JOURNAL_TABLE_BATCHES;
 
 /*
+ * Join tokens and the certificates issued (issue 25): tables of their own,
+ * made if missing at every open, so that a version 2 file of an older
+ * masterd takes them without a schema change.  A token's secret is kept
+ * only as its SHA-256.  Both are small and rarely written: their
+ * statements are prepared when used.
+ */
+static const char journal_tokens_sql[] =
+	"CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, hash TEXT, "
+	"    created INTEGER, expires INTEGER, uses INTEGER, used INTEGER, "
+	"    revoked INTEGER);"
+	"CREATE TABLE IF NOT EXISTS certs (serial TEXT PRIMARY KEY, "
+	"    name TEXT, issued INTEGER, not_after INTEGER, token TEXT, "
+	"    address TEXT);";
+
+/*
  * Version 1 to 2, in the transaction that checked the version: every job
  * so far was an es job; each fitness (the bits of a double in an INTEGER)
  * becomes the es driver's 8-byte output, through journal_v1_output(); the
@@ -997,6 +1012,7 @@ journal_open(const char *path, char *err, size_t errlen)
 	    journal_connect(j) == -1 ||
 	    journal_check(j) == -1 ||
 	    journal_schema(j) == -1 ||
+	    journal_exec(j, journal_tokens_sql) == -1 ||
 	    journal_prepare(j) == -1) {
 		busy = j->j_db != NULL &&
 		    (sqlite3_errcode(j->j_db) & 0xff) == SQLITE_BUSY;
@@ -1686,4 +1702,176 @@ journal_stats(struct journal *j, uint64_t *njobs, uint64_t *nresults,
 	    journal_count(j, JS_COUNT_SPANS, nspans) == -1)
 		return (-1);
 	return (0);
+}
+
+/* Prepare one of the rarely used statements; NULL with a message. */
+static sqlite3_stmt *
+journal_adhoc(struct journal *j, const char *sql)
+{
+	sqlite3_stmt	*st;
+
+	if (sqlite3_prepare_v2(j->j_db, sql, -1, &st, NULL) != SQLITE_OK) {
+		journal_set(j, "%s", sqlite3_errmsg(j->j_db));
+		return (NULL);
+	}
+	return (st);
+}
+
+/* Step a write prepared by journal_adhoc() and finalize it. */
+static int
+journal_adhoc_run(struct journal *j, sqlite3_stmt *st, int rc,
+    const char *what)
+{
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE) {
+		journal_wfail(j, what);
+		sqlite3_finalize(st);
+		return (-1);
+	}
+	sqlite3_finalize(st);
+	return (0);
+}
+
+/* Insert or replace a token's row. */
+int
+journal_token_put(struct journal *j, const struct journal_token *t)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	if ((st = journal_adhoc(j, "INSERT OR REPLACE INTO tokens (id, hash, "
+	    "created, expires, uses, used, revoked) VALUES (?1, ?2, ?3, ?4, "
+	    "?5, ?6, ?7)")) == NULL)
+		return (-1);
+	rc = sqlite3_bind_text(st, 1, t->id, -1, SQLITE_STATIC);
+	journal_bind_str(st, 2, t->hash, &rc);
+	journal_bind_u64(st, 3, t->created, &rc);
+	journal_bind_u64(st, 4, t->expires, &rc);
+	journal_bind_u64(st, 5, t->uses, &rc);
+	journal_bind_u64(st, 6, t->used, &rc);
+	journal_bind_u64(st, 7, (uint64_t)t->revoked, &rc);
+	return (journal_adhoc_run(j, st, rc, "writing a token"));
+}
+
+static void
+journal_token_row(sqlite3_stmt *st, struct journal_token *t)
+{
+	memset(t, 0, sizeof(*t));
+	journal_column_text(st, 0, t->id, sizeof(t->id));
+	journal_column_text(st, 1, t->hash, sizeof(t->hash));
+	t->created = journal_u64(sqlite3_column_int64(st, 2));
+	t->expires = journal_u64(sqlite3_column_int64(st, 3));
+	t->uses = (uint32_t)sqlite3_column_int64(st, 4);
+	t->used = (uint32_t)sqlite3_column_int64(st, 5);
+	t->revoked = sqlite3_column_int64(st, 6) != 0;
+}
+
+#define JOURNAL_TOKEN_COLS "id, hash, created, expires, uses, used, revoked"
+
+/* Read the token id: 0 found, 1 missing, -1 error. */
+int
+journal_token_get(struct journal *j, const char *id, struct journal_token *t)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = journal_adhoc(j, "SELECT " JOURNAL_TOKEN_COLS " FROM "
+	    "tokens WHERE id = ?1")) == NULL)
+		return (-1);
+	if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
+		journal_fail(j, "reading a token");
+		sqlite3_finalize(st);
+		return (-1);
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		journal_token_row(st, t);
+	else if (rc != SQLITE_DONE)
+		journal_fail(j, "reading a token");
+	sqlite3_finalize(st);
+	return (rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1);
+}
+
+/* Every token, oldest first. */
+int
+journal_load_tokens(struct journal *j,
+    int (*cb)(void *, const struct journal_token *), void *arg)
+{
+	struct journal_token	 t;
+	sqlite3_stmt		*st;
+	int			 rc;
+
+	if ((st = journal_adhoc(j, "SELECT " JOURNAL_TOKEN_COLS " FROM "
+	    "tokens ORDER BY created, id")) == NULL)
+		return (-1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		journal_token_row(st, &t);
+		if (cb(arg, &t) == -1) {
+			sqlite3_finalize(st);
+			journal_set(j, "loading tokens: stopped by caller");
+			return (-1);
+		}
+	}
+	if (rc != SQLITE_DONE)
+		journal_fail(j, "loading tokens");
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
+/* Note a certificate issued. */
+int
+journal_cert_add(struct journal *j, const struct journal_cert *c)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	if ((st = journal_adhoc(j, "INSERT OR REPLACE INTO certs (serial, "
+	    "name, issued, not_after, token, address) VALUES (?1, ?2, ?3, ?4, "
+	    "?5, ?6)")) == NULL)
+		return (-1);
+	rc = sqlite3_bind_text(st, 1, c->serial, -1, SQLITE_STATIC);
+	journal_bind_str(st, 2, c->name, &rc);
+	journal_bind_u64(st, 3, c->issued, &rc);
+	journal_bind_u64(st, 4, c->not_after, &rc);
+	journal_bind_str(st, 5, c->token, &rc);
+	journal_bind_str(st, 6, c->addr, &rc);
+	return (journal_adhoc_run(j, st, rc, "writing a certificate"));
+}
+
+/* Every certificate issued, oldest first. */
+int
+journal_load_certs(struct journal *j,
+    int (*cb)(void *, const struct journal_cert *), void *arg)
+{
+	struct journal_cert	 c;
+	sqlite3_stmt		*st;
+	int			 rc;
+
+	if ((st = journal_adhoc(j, "SELECT serial, name, issued, not_after, "
+	    "token, address FROM certs ORDER BY issued, rowid")) == NULL)
+		return (-1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&c, 0, sizeof(c));
+		journal_column_text(st, 0, c.serial, sizeof(c.serial));
+		journal_column_text(st, 1, c.name, sizeof(c.name));
+		c.issued = journal_u64(sqlite3_column_int64(st, 2));
+		c.not_after = journal_u64(sqlite3_column_int64(st, 3));
+		journal_column_text(st, 4, c.token, sizeof(c.token));
+		journal_column_text(st, 5, c.addr, sizeof(c.addr));
+		if (cb(arg, &c) == -1) {
+			sqlite3_finalize(st);
+			journal_set(j, "loading certificates: stopped by "
+			    "caller");
+			return (-1);
+		}
+	}
+	if (rc != SQLITE_DONE)
+		journal_fail(j, "loading certificates");
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : -1);
 }

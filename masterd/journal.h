@@ -111,6 +111,29 @@ struct journal_span {
 					   moved by balancing (SPAN_F_*) */
 };
 
+/*
+ * A join token (masterd/tokens.c): its secret only as a SHA-256.  And a
+ * certificate the CA issued, by a join or a renewal.
+ */
+struct journal_token {
+	char		 id[16];
+	char		 hash[65];	/* SHA-256 of the secret, hex */
+	uint64_t	 created;	/* Unix s */
+	uint64_t	 expires;	/* Unix s */
+	uint32_t	 uses;		/* joins it allows */
+	uint32_t	 used;
+	int		 revoked;
+};
+
+struct journal_cert {
+	char		 serial[48];	/* hex */
+	char		 name[64];
+	uint64_t	 issued;	/* Unix s */
+	uint64_t	 not_after;	/* Unix s */
+	char		 token[16];	/* "": a renewal */
+	char		 addr[64];	/* the peer's */
+};
+
 struct journal	*journal_open(const char *, char *, size_t);
 void		 journal_close(struct journal *);
 const char	*journal_error(const struct journal *);
@@ -136,6 +159,17 @@ int		 journal_gen_put(struct journal *, uint64_t, uint32_t,
 		    const void *, size_t);
 int		 journal_span_add(struct journal *,
 		    const struct journal_span *);
+
+int		 journal_token_put(struct journal *,
+		    const struct journal_token *);
+int		 journal_token_get(struct journal *, const char *,
+		    struct journal_token *);
+int		 journal_load_tokens(struct journal *,
+		    int (*)(void *, const struct journal_token *), void *);
+int		 journal_cert_add(struct journal *,
+		    const struct journal_cert *);
+int		 journal_load_certs(struct journal *,
+		    int (*)(void *, const struct journal_cert *), void *);
 
 int		 journal_commit(struct journal *);
 int		 journal_rollback(struct journal *);

@@ -21,6 +21,7 @@
 #define R_CLIENT	(1u << ROLE_CLIENT)
 #define R_RELAY		(1u << ROLE_RELAY)
 #define R_WR		(R_WORKER | R_RELAY)	/* a relay is a worker too */
+#define R_JOINER	(1u << ROLE_JOINER)
 
 #define SMALL		LIMIT_SMALL	/* bytes: a request of a few fields */
 #define ANY		0		/* bytes: up to max_frame */
@@ -46,6 +47,8 @@ static const struct limit limits[] = {
 	/* A relay (issue 20): its workers' bytes, in chunks, and streams. */
 	{ R3Q__ENVELOPE__BODY_RELAY_DATA, R_RELAY, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_RELAY_CONTROL, R_RELAY, SMALL, RELAY_VIA_MAX },
+	/* A joiner (no certificate), or a worker renewing its own. */
+	{ R3Q__ENVELOPE__BODY_JOIN_REQUEST, R_JOINER | R_WR, SMALL, 0 },
 	/* A client, TLS or the control socket. */
 	{ R3Q__ENVELOPE__BODY_SUBMIT_ES, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_SUBMIT_BNB, R_CLIENT, 1u << 20,
@@ -63,6 +66,9 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_ATTACH_JOB, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_CLOSE_JOB, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_DRAIN_WORKER, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_TOKEN_CREATE, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_TOKEN_LIST, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_TOKEN_REVOKE, R_CLIENT, SMALL, 0 },
 };
 
 static const char *
@@ -75,6 +81,9 @@ limits_role(enum role r)
 		return ("a worker");
 	case ROLE_RELAY:
 		return ("a relay");
+	case ROLE_JOINER:
+		return ("a peer without a certificate (it may only send "
+		    "join_request)");
 	default:
 		return ("a client");
 	}
@@ -84,7 +93,8 @@ limits_role(enum role r)
 uint64_t
 limits_frame_max(enum role r)
 {
-	return (r == ROLE_NONE ? SMALL : md->conf.max_frame);
+	return (r == ROLE_NONE || r == ROLE_JOINER ? SMALL :
+	    md->conf.max_frame);
 }
 
 /*

@@ -203,6 +203,9 @@ const struct conf_key masterd_keys[] = {
 	{ "balance_topology",	CONF_STRING,	OFF(balance_topology), 0, 0,
 	    check_topology },
 	{ "trace",		CONF_STRING,	OFF(trace),	0, 0, check_trace },
+	{ "ca_key",		CONF_STRING,	OFF(ca_key),	0, 0, NULL },
+	{ "cert_lifetime",	CONF_DURATION,	OFF(cert_lifetime), 60000,
+	    100ULL * 365 * 86400000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -255,6 +258,8 @@ masterd_config_defaults(struct masterd_config *c)
 	strcpy(c->balance, "none");
 	c->power_interval = SCHED_POWER_INTERVAL_DEFAULT / 1000000;
 	strcpy(c->balance_topology, "ring");
+	strcpy(c->ca_key, "none");
+	c->cert_lifetime = 365ULL * 86400000;
 }
 
 /*
@@ -404,7 +409,9 @@ masterd_check_tls(const struct masterd_config *c, const char *user,
 	tc.tc_server = 1;
 	tc.tc_user = user;
 	tc.tc_crl = c->crl;
-	return (tls_check_files(&tc, err, errlen));
+	if (tls_check_files(&tc, err, errlen) == -1)
+		return (-1);
+	return (tokens_check(c, err, errlen));
 }
 
 /*
@@ -703,6 +710,7 @@ main(int argc, char *argv[])
 	metrics_close();
 	control_close();
 	server_close();
+	tokens_free();
 	job_journal_close();
 	job_free_all();
 	sched_free(md->sched);

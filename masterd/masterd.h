@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <openssl/ssl.h>
+
 #include "conf.h"
 #include "frame.h"
 #include "sched/sched.h"
@@ -69,6 +71,8 @@ struct masterd_config {
 	uint64_t	 power_interval;	/* ms */
 	char		 balance_topology[CONF_STRMAX];
 	char		 trace[CONF_STRMAX];	/* TRACE_* subsystems */
+	char		 ca_key[CONF_STRMAX];	/* none: no join tokens */
+	uint64_t	 cert_lifetime;		/* ms, of a certificate issued */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -83,8 +87,9 @@ enum role {
 	ROLE_NONE = 0,		/* handshake or hello not done yet */
 	ROLE_WORKER,
 	ROLE_CLIENT,
-	ROLE_RELAY		/* limits only: a worker whose certificate
+	ROLE_RELAY,		/* limits only: a worker whose certificate
 				   says relay (s_relay) */
+	ROLE_JOINER		/* TLS without a certificate: may only join */
 };
 
 struct rlink;
@@ -137,6 +142,7 @@ struct session {
 	struct rlink		*s_rlink;	/* a relay's link: its streams */
 	struct rstream		*s_rstream;	/* a relayed worker: its stream */
 	char			 s_via[128];	/* relays it came through */
+	uint64_t		 s_renewed;	/* mono ns of its last renewal */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -473,6 +479,7 @@ void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_free(struct session *);
+void	 session_close(struct session *);
 void	 session_refuse(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_error_soft(struct session *, uint64_t, const char *, ...)
@@ -559,6 +566,16 @@ void	 relay_link_gone(struct session *);
 void	 relay_stream_gone(struct session *);
 void	 relay_forget(struct session *);
 enum role session_limit_role(const struct session *);
+/* tokens.c: join tokens, the certificates masterd's CA issues */
+int	 tokens_load(const struct masterd_config *);
+int	 tokens_enabled(void);
+int	 tokens_ctx(SSL_CTX *, const struct masterd_config *);
+int	 tokens_check(const struct masterd_config *, char *, size_t);
+void	 tokens_join(struct session *, Envelope *);
+void	 tokens_greet(struct session *);
+void	 tokens_renew(struct session *, Envelope *);
+void	 tokens_control(struct session *, Envelope *);
+void	 tokens_free(void);
 
 /* limits.c: what each role may send */
 #define LIMIT_SMALL	(64u << 10)	/* a hello, a small request */

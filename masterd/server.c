@@ -330,9 +330,10 @@ session_deadline(evutil_socket_t fd, short ev, void *arg)
 	if (s->s_closing) {
 		log_debug("%s (%s): closing, its output not taken in time",
 		    s->s_addr, s->s_name);
-	} else if (s->s_role == ROLE_NONE) {
+	} else if (s->s_role == ROLE_NONE || s->s_role == ROLE_JOINER) {
 		log_warnx("%s (%s): no %s within handshake_timeout (%s) of "
 		    "connecting; closing", s->s_addr, s->s_name,
+		    s->s_role == ROLE_JOINER ? "join request" :
 		    s->s_verified ? "hello" : "TLS handshake",
 		    fmt_ms(md->conf.handshake_timeout, d, sizeof(d)));
 	} else if (s->s_paused) {
@@ -889,6 +890,25 @@ session_verified(struct session *s)
 	X509	*peer;
 	char	 role[32], name[64], why[768];
 
+	/*
+	 * No certificate at all: only while join tokens are on (ca_key)
+	 * does the handshake let such a peer in, and then it may only ask
+	 * to join (tokens.c).
+	 */
+	if (SSL_get0_peer_certificate(ssl) == NULL) {
+		if (!tokens_enabled()) {
+			log_warnx("%s: refused: no certificate", s->s_addr);
+			session_close(s);
+			return;
+		}
+		s->s_role = ROLE_JOINER;
+		s->s_verified = 1;
+		snprintf(s->s_name, sizeof(s->s_name), "joiner");
+		log_debug("%s: TLS up without a certificate: a joiner",
+		    s->s_addr);
+		tokens_greet(s);
+		return;
+	}
 	if (tls_peer_check(ssl, role, sizeof(role), name, sizeof(name), why,
 	    sizeof(why)) == -1) {
 		log_warnx("%s: refused: %s; a peer needs OU=worker, "
@@ -1031,7 +1051,8 @@ session_frame_begin(struct session *s, uint32_t *lenp)
 	}
 partial:
 	/* A deadline for the rest, from its first byte. */
-	if (s->s_role != ROLE_NONE && !s->s_deadline_on)
+	if (s->s_role != ROLE_NONE && s->s_role != ROLE_JOINER &&
+	    !s->s_deadline_on)
 		session_deadline_set(s, md->conf.frame_timeout);
 	return (0);
 }
@@ -1055,7 +1076,7 @@ session_read(struct bufferevent *bev, void *arg)
 			return;
 		if (session_frame_begin(s, &len) != 1)
 			return;
-		if (s->s_role != ROLE_NONE)
+		if (s->s_role != ROLE_NONE && s->s_role != ROLE_JOINER)
 			session_deadline_clear(s);
 		s->s_flen = s->s_fbody = 0;
 		if ((buf = evbuffer_pullup(in, FRAME_HDRLEN +
@@ -1098,6 +1119,9 @@ session_read(struct bufferevent *bev, void *arg)
 			control_dispatch(s, env);
 			break;
 		case ROLE_RELAY:
+			break;
+		case ROLE_JOINER:
+			tokens_join(s, env);
 			break;
 		}
 		freed = frame_arena_reset(md->arena);
@@ -1656,6 +1680,9 @@ worker_dispatch(struct session *s, Envelope *env)
 			goto unexpected;
 		relay_control(s, env);
 		break;
+	case R3Q__ENVELOPE__BODY_JOIN_REQUEST:
+		tokens_renew(s, env);
+		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("worker %s (%s) reports: %s", s->s_name, s->s_addr,
 		    env->error->message);
@@ -2205,6 +2232,11 @@ server_ctx(const struct masterd_config *c, struct tls_crl **crlp)
 	    err, sizeof(err))) == NULL || tls_crl_apply(ctx, crl, err,
 	    sizeof(err)) == -1)) {
 		log_warnx("%s", err);
+		tls_crl_free(crl);
+		SSL_CTX_free(ctx);
+		return (NULL);
+	}
+	if (tokens_ctx(ctx, c) == -1) {
 		tls_crl_free(crl);
 		SSL_CTX_free(ctx);
 		return (NULL);

@@ -235,7 +235,7 @@ link_delay_fire(evutil_socket_t fd, short ev, void *arg)
 static struct evbuffer	*batch;
 static int		 batching;
 
-static void
+void
 link_send(Envelope *env)
 {
 	struct evbuffer	*buf;
@@ -738,6 +738,7 @@ link_dispatch(Envelope *env)
 		link_flush(NULL, 0, NULL, 0);
 		if (lk.l_draining)
 			link_drain_check();
+		join_link_up(lk.l_base);
 		return (0);
 	}
 	switch (env->body_case) {
@@ -767,6 +768,9 @@ link_dispatch(Envelope *env)
 			return (-1);
 		}
 		relay_from_up(env);
+		break;
+	case R3Q__ENVELOPE__BODY_JOIN_ANSWER:
+		join_renewed(env->join_answer);
 		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("the master says: %s", env->error->message);
@@ -1360,6 +1364,24 @@ link_ctx(const struct workerd_config *conf, struct tls_crl **crlp,
 	return (ctx);
 }
 
+/* A renewed certificate (join.c): the next connection presents it. */
+void
+link_ctx_renewed(void)
+{
+	SSL_CTX		*ctx;
+	struct tls_crl	*crl = NULL;
+	char		 err[1024];
+
+	if ((ctx = link_ctx(lk.l_conf, &crl, err, sizeof(err))) == NULL) {
+		log_warnx("renewal: %s", err);
+		return;
+	}
+	SSL_CTX_free(lk.l_ctx);
+	lk.l_ctx = ctx;
+	tls_crl_free(lk.l_crl);
+	lk.l_crl = crl;
+}
+
 /* Set up the link and make the first attempt at once. */
 void
 link_start(struct event_base *base, const struct workerd_config *conf,
@@ -1478,6 +1500,7 @@ link_stop(void)
 	struct wtask	*t;
 
 	link_close();
+	join_stop();
 	while ((t = TAILQ_FIRST(&lk.l_outbox)) != NULL) {
 		TAILQ_REMOVE(&lk.l_outbox, t, wt_entry);
 		wtask_free(t);

@@ -23,6 +23,7 @@
 #include <event2/thread.h>
 
 #include "cpus.h"
+#include "join.h"
 #include "log.h"
 #include "notify.h"
 #include "tls.h"
@@ -35,6 +36,8 @@
 static int	check_profile(const char *, char *, size_t);
 static int	check_workdir(const char *, char *, size_t);
 static int	check_relay_listen(const char *, char *, size_t);
+static int	check_join(const char *, char *, size_t);
+static int	check_state_dir(const char *, char *, size_t);
 
 #define OFF(f)	offsetof(struct workerd_config, f)
 const struct conf_key workerd_keys[] = {
@@ -69,6 +72,11 @@ const struct conf_key workerd_keys[] = {
 	    86400000, NULL },
 	{ "relay_listen",	CONF_STRING,	OFF(relay_listen), 0, 0,
 	    check_relay_listen },
+	{ "join",		CONF_STRING,	OFF(join),	0, 0, check_join },
+	{ "state_dir",		CONF_STRING,	OFF(state_dir),	0, 0,
+	    check_state_dir },
+	{ "renew_before",	CONF_DURATION,	OFF(renew_before), 0,
+	    3650ULL * 86400000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -172,6 +180,44 @@ workerd_relay(const struct workerd_config *c)
 	    strcmp(c->relay_listen, "none") != 0);
 }
 
+/* join: "HOST:PORT TOKEN" (join.h has the token's format), or empty. */
+static int
+check_join(const char *v, char *err, size_t errlen)
+{
+	struct join_token	 t;
+	const char		*sp;
+	char			 why[256];
+
+	if (v[0] == '\0')
+		return (0);
+	if ((sp = strchr(v, ' ')) == NULL || sp == v) {
+		snprintf(err, errlen, "join: HOST:PORT TOKEN expected");
+		return (-1);
+	}
+	while (*sp == ' ')
+		sp++;
+	if (join_token_parse(sp, &t, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "join: %s", why);
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+check_state_dir(const char *v, char *err, size_t errlen)
+{
+	if (v[0] != '/') {
+		snprintf(err, errlen, "state_dir: '%.200s' is not an absolute "
+		    "path", v);
+		return (-1);
+	}
+	if (strlen(v) > 960) {
+		snprintf(err, errlen, "state_dir: longer than 960 bytes");
+		return (-1);
+	}
+	return (0);
+}
+
 /* This worker's speed now: the configured speed times the profile's. */
 double
 workerd_speed(void)
@@ -203,7 +249,7 @@ void
 workerd_config_defaults(struct workerd_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	strcpy(c->master, "localhost:7411");
+	c->master[0] = '\0';	/* join's HOST:PORT, or localhost:7411 */
 	snprintf(c->ca, sizeof(c->ca), "%s", R3Q_CONFDIR "/ca.pem");
 	snprintf(c->cert, sizeof(c->cert), "%s", R3Q_CONFDIR "/worker.pem");
 	snprintf(c->key, sizeof(c->key), "%s", R3Q_CONFDIR "/worker.key");
@@ -217,6 +263,8 @@ workerd_config_defaults(struct workerd_config *c)
 	strcpy(c->workdir, "/var/tmp");
 	c->drain_timeout = DRAIN_TIMEOUT_DEFAULT;
 	strcpy(c->relay_listen, "none");
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", R3Q_STATEDIR);
+	c->renew_before = 30ULL * 86400000;
 }
 
 /*
@@ -231,6 +279,7 @@ usage(int code)
 	    "[-N name] [-u user]\n"
 	    "               [--drain-timeout D] [--lifetime D] "
 	    "[--KEY VALUE ...]\n"
+	    "               [--join host:port token] [--state-dir dir]\n"
 	    "  -c cpus       execution threads (default: SLURM_CPUS_ON_NODE, "
 	    "else the\n"
 	    "                cgroup's CPU quota and the affinity mask)\n"
@@ -249,6 +298,13 @@ usage(int code)
 	    "hand them back\n"
 	    "  --lifetime D  drain after D (a batch allocation's end)\n"
 	    "  --delay ms    delay every message by 2 x ms (WAN emulation)\n"
+	    "  --join host:port token  join that master's cluster with a "
+	    "token\n"
+	    "                (r3qctl token create) unless state_dir has a "
+	    "certificate\n"
+	    "  --state-dir dir  where a joined worker keeps its key and "
+	    "certificates\n"
+	    "                (overrides 'state_dir')\n"
 	    "  --load-profile T:F,...  from T seconds on, run at F x speed\n"
 	    "  --speed S     speed ratio vs the reference machine "
 	    "(emulation)\n"
@@ -293,6 +349,8 @@ static const char		*cpus_why = "cpus";	/* what set them */
  */
 #define KEYS_MAX	64
 static const char	*flag_value[KEYS_MAX];
+static char		 join_arg[CONF_STRMAX];	/* --join's HOST:PORT TOKEN */
+static const char	*join_flag;		/* --join's HOST:PORT */
 
 /* Note a flag's value for key; 0, or -1 for no such key. */
 static int
@@ -339,6 +397,12 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 			*usage = 1;
 			goto fail;
 		}
+	}
+	/* No master named: join's, else the default. */
+	if (c->master[0] == '\0') {
+		snprintf(c->master, sizeof(c->master), "%s", c->join[0] ?
+		    c->join : "localhost:7411");
+		c->master[strcspn(c->master, " ")] = '\0';
 	}
 	/*
 	 * Any one result must fit in a frame, output and all.  Not set, it
@@ -475,6 +539,7 @@ workerd_reload(void)
 	notify_reloading();
 	nc.kinds = NULL;
 	if (workerd_load(&nc, err, sizeof(err), &u) == -1 ||
+	    (join_reload(&nc), 0) ||
 	    workerd_check_tls(&nc, NULL, err, sizeof(err)) == -1 ||
 	    workerd_finish(&nc, err, sizeof(err)) == -1 ||
 	    load_profile_parse(nc.load_profile, &lp, err, sizeof(err)) == -1) {
@@ -655,6 +720,7 @@ main(int argc, char *argv[])
 	 * written '-'), unless one of these has its name.
 	 */
 	static const struct option fixed[] = {
+		{ "join",		required_argument, NULL, 'J' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -708,6 +774,9 @@ main(int argc, char *argv[])
 		case 'c':
 			(void)flag_set("cpus", optarg);
 			break;
+		case 'J':
+			join_flag = optarg;
+			break;
 		case 'd':
 			debug = 1;
 			break;
@@ -732,6 +801,14 @@ main(int argc, char *argv[])
 			usage(64);
 		}
 	}
+	/* --join HOST:PORT TOKEN: the token is the one operand. */
+	if (join_flag != NULL) {
+		if (optind != argc - 1)
+			usage(64);
+		snprintf(join_arg, sizeof(join_arg), "%s %s", join_flag,
+		    argv[optind++]);
+		(void)flag_set("join", join_arg);
+	}
 	if (optind != argc || (user != NULL && !noaction))
 		usage(64);
 
@@ -754,6 +831,13 @@ main(int argc, char *argv[])
 			fprintf(stderr, "%s\n", err);
 			exit(CONF_EX_CONFIG);
 		}
+		if (join_noaction(&conf)) {
+			if (!verbose)
+				fprintf(stderr, "configuration OK (not joined "
+				    "yet: workerd joins at start with its "
+				    "token)\n");
+			exit(0);
+		}
 		if (workerd_check_tls(&conf, user, err, sizeof(err)) == -1) {
 			fprintf(stderr, "%s\n", err);
 			exit(CONF_EX_CONFIG);
@@ -766,6 +850,10 @@ main(int argc, char *argv[])
 		exit(0);
 	}
 	log_init("workerd", debug, LOG_DAEMON);
+	if (join_setup(&conf, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		exit(CONF_EX_CONFIG);
+	}
 	if (workerd_check_tls(&conf, NULL, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		exit(CONF_EX_CONFIG);

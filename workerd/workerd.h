@@ -39,6 +39,10 @@ struct workerd_config {
 	char		 workdir[CONF_STRMAX];	/* children's directories */
 	uint64_t	 lifetime;		/* ms, then drain; 0: none */
 	uint64_t	 drain_timeout;		/* ms for running tasks */
+	char		 join[CONF_STRMAX];	/* "HOST:PORT TOKEN", or "" */
+	char		 state_dir[CONF_STRMAX];	/* a joined worker's
+						   key and certificates */
+	uint64_t	 renew_before;		/* ms */
 	struct kinds_conf *kinds;		/* the kind lines (kinds.c) */
 };
 
@@ -145,6 +149,17 @@ void	 link_start(struct event_base *, const struct workerd_config *,
 void	 link_note_received(struct wtask *);
 void	 link_stop(void);
 int	 link_reload(const struct workerd_config *);
+void	 link_send(Envelope *);
+void	 link_ctx_renewed(void);
+
+/* join.c: join tokens, state_dir, renewal */
+int	 join_setup(struct workerd_config *, char *, size_t);
+void	 join_reload(struct workerd_config *);
+int	 join_noaction(struct workerd_config *);
+void	 join_link_up(struct event_base *);
+void	 join_renew_arm(uint64_t);
+void	 join_renewed(const R3q__JoinAnswer *);
+void	 join_stop(void);
 void	 link_wake(void);
 void	 link_kinds_changed(void);
 void	 link_drain(const char *);

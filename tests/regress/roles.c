@@ -48,14 +48,15 @@
 /* What each role may send, as masterd's dispatch has it. */
 static const char *const worker_may[] = {
 	"results", "progress", "heartbeat", "kinds", "error", "released",
-	"drain", NULL
+	"drain", "join_request", NULL
 };
 static const char *const prehello_may[] = { "hello", NULL };
 static const char *const client_may[] = {
 	"submit_es", "job_query", "list_jobs", "list_workers", "cancel_job",
 	"job_trace_request", "open_job", "submit_tasks", "close_batch",
 	"cancel_tasks", "ack_results", "attach_job", "close_job",
-	"submit_bnb", "drain_worker", NULL
+	"submit_bnb", "drain_worker", "token_create", "token_list",
+	"token_revoke", NULL
 };
 
 static int

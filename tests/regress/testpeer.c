@@ -45,6 +45,13 @@
  *	only build the TLS context.  SIGTERM or SIGINT: close all, exit 0;
  *	a refused or closed connection: say which worker, exit 1
  *
+ *   r3q-testpeer join HOST PORT ID.SECRET NAME KEY
+ *	a joiner (no certificate) sending a JoinRequest for NAME (the two
+ *	characters \0 in it stand for a NUL byte) with a key of type KEY:
+ *	ec (P-256), p521, rsa1024, rsa2048, badsig (P-256, its signature
+ *	spoilt) or hello (no request: a hello instead); prints "error: MSG"
+ *	or "cert: SUBJECT", or "closed" if the master closed at once
+ *
  *   r3q-testpeer issue CA CAKEY OU CN FROM TO OUT
  *	issue OUT.pem and OUT.key: a certificate with OU and CN signed by
  *	the CA, valid from FROM to TO seconds from now (negative: in the
@@ -121,6 +128,8 @@ usage(void)
 	    "worker kinds cpus\n"
 	    "       r3q-testpeer -a ca -c cert -k key roles host port "
 	    "worker|prehello|client|hold\n"
+	    "       r3q-testpeer join host port id.secret name "
+	    "ec|p521|rsa1024|rsa2048|badsig|hello\n"
 	    "       r3q-testpeer issue ca ca-key ou cn from to out\n");
 	exit(2);
 }
@@ -1391,6 +1400,132 @@ do_relayopen(SSL_CTX *ctx, const char *host, const char *port,
 	}
 	printf("relayopen: %d refused, %d welcomed\n", refused, welcomed);
 	return (refused == 2 && welcomed ? 0 : 1);
+/* What do_join made (LeakSanitizer reads the test tools too). */
+static void
+join_free(EVP_PKEY *key, unsigned char *der, SSL_CTX *ctx)
+{
+	EVP_PKEY_free(key);
+	OPENSSL_free(der);
+	if (ssl != NULL)
+		SSL_free(ssl);
+	ssl = NULL;
+	SSL_CTX_free(ctx);
+}
+
+/* A joiner's JoinRequest, well or badly made: see the top. */
+static int
+do_join(const char *host, const char *port, const char *tok,
+    const char *rawname, const char *kt)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__JoinRequest	 jr = R3Q__JOIN_REQUEST__INIT;
+	R3q__Hello		 h = R3Q__HELLO__INIT;
+	SSL_CTX			*ctx;
+	EVP_PKEY		*key = NULL;
+	X509_REQ		*req;
+	X509			*x;
+	BIO			*b;
+	unsigned char		*der = NULL;
+	char			 name[256], subj[256];
+	size_t			 n = 0, i;
+	int			 fd, len;
+
+	for (i = 0; rawname[i] != '\0' && n < sizeof(name); i++) {
+		if (rawname[i] == '\\' && rawname[i + 1] == '0') {
+			name[n++] = '\0';
+			i++;
+		} else
+			name[n++] = rawname[i];
+	}
+	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+		return (1);
+	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+	if ((fd = tcp_connect(host, port)) == -1) {
+		printf("cannot connect\n");
+		return (1);
+	}
+	ssl = SSL_new(ctx);
+	SSL_set_fd(ssl, fd);
+	if (SSL_connect(ssl) != 1) {
+		printf("handshake failed\n");
+		return (1);
+	}
+	/* The master's greeting: an empty JoinAnswer. */
+	if ((ans = recv_env()) == NULL) {
+		printf("closed\n");
+		join_free(key, der, ctx);
+		return (0);
+	}
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOIN_ANSWER) {
+		printf("greeting: %s\n", frame_body_name(ans));
+		frame_free(ans);
+		join_free(key, der, ctx);
+		return (0);
+	}
+	frame_free(ans);
+	if (strcmp(kt, "hello") == 0) {
+		h.protocol = R3Q_PROTOCOL;
+		h.name = (char *)(uintptr_t)"sneaky";
+		h.cpus = 1;
+		env.body_case = R3Q__ENVELOPE__BODY_HELLO;
+		env.hello = &h;
+		goto send;
+	}
+	if (strcmp(kt, "ec") == 0 || strcmp(kt, "badsig") == 0)
+		key = EVP_EC_gen("P-256");
+	else if (strcmp(kt, "p521") == 0)
+		key = EVP_EC_gen("P-521");
+	else if (strcmp(kt, "rsa1024") == 0)
+		key = EVP_RSA_gen(1024);
+	else if (strcmp(kt, "rsa2048") == 0)
+		key = EVP_RSA_gen(2048);
+	if (key == NULL)
+		usage();
+	req = X509_REQ_new();
+	X509_NAME_add_entry_by_NID(X509_REQ_get_subject_name(req),
+	    NID_commonName, V_ASN1_UTF8STRING, (unsigned char *)name, (int)n,
+	    -1, 0);
+	X509_REQ_set_pubkey(req, key);
+	X509_REQ_sign(req, key, EVP_sha256());
+	len = i2d_X509_REQ(req, &der);
+	X509_REQ_free(req);
+	if (len <= 0)
+		return (1);
+	if (strcmp(kt, "badsig") == 0)
+		der[len - 1] ^= 0x5a;
+	jr.protocol = R3Q_PROTOCOL;
+	jr.token = (char *)(uintptr_t)tok;
+	jr.csr.data = der;
+	jr.csr.len = (size_t)len;
+	env.body_case = R3Q__ENVELOPE__BODY_JOIN_REQUEST;
+	env.join_request = &jr;
+send:
+	env.id = 1;
+	if (send_env(&env) == -1 || (ans = recv_env()) == NULL) {
+		printf("closed\n");
+		join_free(key, der, ctx);
+		return (0);
+	}
+	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+		printf("error: %s\n", ans->error->message);
+	else if (ans->body_case == R3Q__ENVELOPE__BODY_JOIN_ANSWER) {
+		b = BIO_new_mem_buf(ans->join_answer->cert.data,
+		    (int)ans->join_answer->cert.len);
+		if ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)) == NULL)
+			printf("cert: unreadable\n");
+		else {
+			X509_NAME_oneline(X509_get_subject_name(x), subj,
+			    sizeof(subj));
+			printf("cert: %s\n", subj);
+			X509_free(x);
+		}
+		BIO_free(b);
+	} else
+		printf("answer: %s\n", frame_body_name(ans));
+	frame_free(ans);
+	join_free(key, der, ctx);
+	return (0);
 }
 
 int
@@ -1421,13 +1556,15 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc < 1 || ((ca == NULL || cert == NULL || key == NULL) &&
 	    strcmp(argv[0], "notify") != 0 && strcmp(argv[0], "relay") != 0 &&
-	    strcmp(argv[0], "issue") != 0))
+	    strcmp(argv[0], "issue") != 0 && strcmp(argv[0], "join") != 0))
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(argv[0], "notify") == 0 && argc == 3)
 		return (do_notify(argv[1], atoi(argv[2])));
 	if (strcmp(argv[0], "relay") == 0 && argc == 4)
 		return (do_relay(argv[1], argv[2], argv[3]));
+	if (strcmp(argv[0], "join") == 0 && argc == 6)
+		return (do_join(argv[1], argv[2], argv[3], argv[4], argv[5]));
 	if (strcmp(argv[0], "issue") == 0 && argc == 8)
 		return (do_issue(argv[1], argv[2], argv[3], argv[4], argv[5],
 		    argv[6], argv[7]));

@@ -686,6 +686,105 @@ test_close_commits(void **state)
 	journal_close(j);
 }
 
+/* Collect tokens and certificates of a load. */
+struct tk_seen {
+	struct journal_token	 t[4];
+	struct journal_cert	 c[4];
+	size_t			 nt, nc;
+};
+
+static int
+tk_token(void *arg, const struct journal_token *t)
+{
+	struct tk_seen	*ts = arg;
+
+	if (ts->nt == 4)
+		return (-1);
+	ts->t[ts->nt++] = *t;
+	return (0);
+}
+
+static int
+tk_cert(void *arg, const struct journal_cert *c)
+{
+	struct tk_seen	*ts = arg;
+
+	if (ts->nc == 4)
+		return (-1);
+	ts->c[ts->nc++] = *c;
+	return (0);
+}
+
+/*
+ * Join tokens and the certificates issued (issue 25): their tables are
+ * made at open, rows are replaced whole, read back in order, and kept
+ * across a close; the job tables are untouched.
+ */
+static void
+test_tokens(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct journal_token	 a, b, got;
+	struct journal_cert	 c;
+	struct tk_seen		 ts;
+
+	memset(&a, 0, sizeof a);
+	snprintf(a.id, sizeof a.id, "0123456789ab");
+	snprintf(a.hash, sizeof a.hash, "%064d", 7);
+	a.created = 100;
+	a.expires = UINT64_MAX - 1;	/* above INT64_MAX: its bits kept */
+	a.uses = 2;
+	b = a;
+	snprintf(b.id, sizeof b.id, "ba9876543210");
+	b.created = 200;
+	b.revoked = 1;
+	memset(&c, 0, sizeof c);
+	snprintf(c.serial, sizeof c.serial, "7F00AA");
+	snprintf(c.name, sizeof c.name, "node1");
+	c.issued = 150;
+	c.not_after = 1000;
+	snprintf(c.token, sizeof c.token, "%s", a.id);
+	snprintf(c.addr, sizeof c.addr, "192.0.2.1:4000");
+
+	j = topen(t);
+	assert_int_equal(journal_token_get(j, a.id, &got), 1);
+	assert_int_equal(journal_token_put(j, &b), 0);
+	assert_int_equal(journal_token_put(j, &a), 0);
+	a.used = 1;
+	assert_int_equal(journal_token_put(j, &a), 0);
+	assert_int_equal(journal_cert_add(j, &c), 0);
+	snprintf(c.serial, sizeof c.serial, "7F00AB");
+	c.token[0] = '\0';
+	c.issued = 160;
+	assert_int_equal(journal_cert_add(j, &c), 0);
+	assert_int_equal(journal_commit(j), 0);
+	journal_close(j);
+
+	j = topen(t);
+	assert_int_equal(journal_token_get(j, a.id, &got), 0);
+	assert_string_equal(got.hash, a.hash);
+	assert_int_equal(got.used, 1);
+	assert_int_equal(got.uses, 2);
+	assert_true(got.expires == UINT64_MAX - 1);
+	assert_int_equal(got.revoked, 0);
+	memset(&ts, 0, sizeof ts);
+	assert_int_equal(journal_load_tokens(j, tk_token, &ts), 0);
+	assert_int_equal(ts.nt, 2);
+	assert_string_equal(ts.t[0].id, a.id);	/* oldest first */
+	assert_string_equal(ts.t[1].id, b.id);
+	assert_int_equal(ts.t[1].revoked, 1);
+	assert_int_equal(journal_load_certs(j, tk_cert, &ts), 0);
+	assert_int_equal(ts.nc, 2);
+	assert_string_equal(ts.c[0].serial, "7F00AA");
+	assert_string_equal(ts.c[0].token, a.id);
+	assert_string_equal(ts.c[0].addr, "192.0.2.1:4000");
+	assert_string_equal(ts.c[1].token, "");
+	assert_int_equal(ts.c[1].not_after, 1000);
+	assert_stats(j, 0, 0, 0);
+	journal_close(j);
+}
+
 /*
  * While one journal is open, a second open of the file fails with a
  * message naming it, from this process and from another, and the first
@@ -2209,6 +2308,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_commits, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_locked, setup, teardown),

@@ -1400,6 +1400,8 @@ do_relayopen(SSL_CTX *ctx, const char *host, const char *port,
 	}
 	printf("relayopen: %d refused, %d welcomed\n", refused, welcomed);
 	return (refused == 2 && welcomed ? 0 : 1);
+}
+
 /* What do_join made (LeakSanitizer reads the test tools too). */
 static void
 join_free(EVP_PKEY *key, unsigned char *der, SSL_CTX *ctx)

@@ -9,10 +9,13 @@
 
 K=$T/k
 mkdir -p "$K"
-cat > "$K/slow.sh" <<'EOF'
+# The slow tasks must outlast a poll of r3qctl workers: 2 s, SAN_SLOW
+# times that under a sanitizer (where one poll took 2.5 s on a loaded
+# machine and the tasks were done before it saw them run).
+cat > "$K/slow.sh" <<EOF
 #!/bin/sh
 cat > /dev/null
-sleep 2
+sleep $((2 * SAN_SLOW))
 echo old
 EOF
 cat > "$K/slow2.sh" <<'EOF'

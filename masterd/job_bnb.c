@@ -606,9 +606,19 @@ bnb_job_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 	size_t			 len;
 
 	(void)b;
-	if (idx >= bj->bj_outcap || (s = bj->bj_out[idx]) == NULL)
-		fatalx("%s: job %llu task %zu has no subproblem", __func__,
+	if (idx >= bj->bj_outcap || (s = bj->bj_out[idx]) == NULL) {
+		/*
+		 * A copy assigned earlier in this drain of a task whose
+		 * result came since (multiplicity): the core's cancel of it
+		 * follows and unsends it.  Were it sent, the worker would
+		 * refuse the empty payload and its result be stale.
+		 */
+		log_debug("job %llu: task %zu is over: an empty payload",
 		    (unsigned long long)j->j_id, idx);
+		t->payload.len = 0;
+		t->payload.data = NULL;
+		return;
+	}
 	len = bnb_payload_len(bj->bj_inst.n, bj->bj_inst.m,
 	    s->depth + s->back);
 	t->payload.len = len;

@@ -6,9 +6,11 @@
 # and three of tai20_10.txt are proved optimal with the defaults
 # (bidirectional branching, LB2), their permutations recomputing to the
 # optima; the times are printed, not asserted.  Malformed files are refused with file:line: and status 65, a
-# missing one with 66; a distributed run without a master with 69, and
-# one with a flag only --local has yet with 64.  No daemon
-# runs.
+# missing one with 66; a distributed run without a master with 69, one
+# with --max-nodes (only --local has it) with 64, --local with a flag
+# only the cluster has (--policy, --multiplicity, --interrupt,
+# --split-depth, --exchange, --resplit) with 64, and out-of-range values
+# of those with 64.  No daemon runs.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 F=$top_srcdir/tests/data/taillard/tai20_5.txt

@@ -25,7 +25,8 @@
 					   WorkerDraining (issue 25); RelayData,
 					   RelayControl (relays, issue 20);
 					   JoinRequest, JoinAnswer, Token*,
-					   CertList (join tokens, issue 25) */
+					   CertList (join tokens, issue 25);
+					   TaskNews, TaskPush (bnb, issue 18) */
 
 /* Error.code: why a request was refused, when the peer may act on it. */
 #define R3Q_ERROR_BUSY		1	/* a cap of the master: try later */

@@ -33,7 +33,8 @@
 
 #define BNB_FILE_MAX	(64u << 20)	/* a Taillard file, at most */
 #define BNB_MULT_MAX	64		/* entries of --multiplicity */
-#define BNB_COPIES_MAX	64		/* copies of one task */
+#define BNB_COPIES_MAX	16		/* copies of one task (the core's) */
+#define BNB_SPLIT_MAX	8		/* --split-depth, at most */
 
 struct bnb_opts {
 	const char	*file;
@@ -45,6 +46,7 @@ struct bnb_opts {
 	uint32_t	 split_depth;
 	uint64_t	 node_budget;
 	uint64_t	 exchange_ms;	/* 0: push */
+	int		 resplit;
 	int		 json;
 	int		 local;
 	int		 lb;
@@ -53,6 +55,8 @@ struct bnb_opts {
 	uint32_t	 ig;
 	const char	*given[8];	/* flags only --local has, as given */
 	size_t		 ngiven;
+	const char	*cluster[8];	/* flags only the cluster has */
+	size_t		 ncluster;
 };
 
 static atomic_int	 bnb_cancel;
@@ -67,6 +71,7 @@ static void	 bnb_catch(int);
 static int	 bnb_local(const struct bnb_opts *);
 static int	 bnb_remote(const struct bnb_opts *);
 static void	 bnb_given(struct bnb_opts *, const char *);
+static void	 bnb_cluster(struct bnb_opts *, const char *);
 
 /* The usage summary of r3qctl bnb: stdout and 0 when asked for. */
 static void
@@ -80,7 +85,7 @@ bnb_usage(int code)
 	    "                  [--ig N] [--policy P]\n"
 	    "                  [--multiplicity LIST] [--interrupt on|off] "
 	    "[--split-depth N]\n"
-	    "                  [--exchange INTERVAL]\n"
+	    "                  [--exchange INTERVAL] [--resplit]\n"
 	    "  --instance N        the Nth instance of FILE (from 1; "
 	    "default 1)\n"
 	    "  --lb lb1|lb2        one-machine or two-machine (Johnson) "
@@ -99,18 +104,26 @@ bnb_usage(int code)
 	    "  --ig N              iterated greedy iterations for the first "
 	    "upper bound\n"
 	    "                      (1000; 0: NEH only)\n"
-	    "  --policy P          wq, rr, rwq or r3q (distributed runs)\n"
+	    "  --policy P          wq, rr, rwq or r3q (rwq)\n"
 	    "  --multiplicity LIST copies per task, N or N,N,... by bound "
 	    "rank (1)\n"
 	    "  --interrupt on|off  interrupt the other copies when one "
 	    "ends (on)\n"
 	    "  --split-depth N     split the tree to depth N before "
-	    "sending (0)\n"
-	    "  --exchange INTERVAL incumbent exchange: push, or every "
-	    "INTERVAL (60s, 500ms)\n"
-	    "FILE is in Taillard's format (r3qctl(1)); --max-nodes, "
-	    "--multiplicity other than 1,\n"
-	    "--interrupt, --split-depth and --exchange need --local for now\n");
+	    "sending (0, at most 8)\n"
+	    "  --exchange INTERVAL a worker sends a better makespan at once "
+	    "(push) or at\n"
+	    "                      most every INTERVAL (60s, 500ms; "
+	    "push)\n"
+	    "  --resplit           when the pool runs dry, re-split running "
+	    "tasks (seed\n"
+	    "                      004, for benchmarks) rather than ask for "
+	    "donations\n"
+	    "FILE is in Taillard's format (r3qctl(1)); --max-nodes needs "
+	    "--local;\n"
+	    "--policy, --multiplicity, --interrupt, --split-depth, "
+	    "--exchange and\n"
+	    "--resplit are for the cluster (without --local)\n");
 	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))
 		code = EX_FAIL;
 	exit(code);
@@ -127,6 +140,19 @@ bnb_given(struct bnb_opts *o, const char *flag)
 			return;
 	if (o->ngiven < sizeof(o->given) / sizeof(o->given[0]))
 		o->given[o->ngiven++] = flag;
+}
+
+/* A flag only the cluster has was given. */
+static void
+bnb_cluster(struct bnb_opts *o, const char *flag)
+{
+	size_t	 i;
+
+	for (i = 0; i < o->ncluster; i++)
+		if (strcmp(o->cluster[i], flag) == 0)
+			return;
+	if (o->ncluster < sizeof(o->cluster) / sizeof(o->cluster[0]))
+		o->cluster[o->ncluster++] = flag;
 }
 
 /* --multiplicity: N or N,N,... each from 1 to BNB_COPIES_MAX. */
@@ -194,6 +220,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 		{ "multiplicity",	required_argument, NULL, 'm' },
 		{ "node-budget",	required_argument, NULL, 'B' },
 		{ "policy",		required_argument, NULL, 'p' },
+		{ "resplit",		no_argument,	   NULL, 'R' },
 		{ "split-depth",	required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -218,7 +245,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 			bnb_usage(EX_OK);
 		case 'x':
 			o->exchange_ms = bnb_parse_interval(optarg);
-			bnb_given(o, "--exchange");
+			bnb_cluster(o, "--exchange");
 			break;
 		case 'g':
 			if (parse_u64(optarg, 0, 10000000, &v) == -1)
@@ -240,7 +267,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 			else
 				die(EX_USAGE, "--interrupt: '%s' is not on "
 				    "or off", optarg);
-			bnb_given(o, "--interrupt");
+			bnb_cluster(o, "--interrupt");
 			break;
 		case 'j':
 			o->json = 1;
@@ -276,8 +303,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 			break;
 		case 'm':
 			bnb_parse_mult(optarg, o);
-			if (o->nmult > 1 || o->mult[0] != 1)
-				bnb_given(o, "--multiplicity");
+			bnb_cluster(o, "--multiplicity");
 			break;
 		case 'B':
 			if (parse_u64(optarg, 1, UINT64_MAX, &v) == -1)
@@ -290,14 +316,19 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 				die(EX_USAGE, "--policy: '%s' is not one of "
 				    "wq, rr, rwq, r3q", optarg);
 			o->policy = optarg;
+			bnb_cluster(o, "--policy");
+			break;
+		case 'R':
+			o->resplit = 1;
+			bnb_cluster(o, "--resplit");
 			break;
 		case 's':
-			if (parse_u64(optarg, 0, BNB_MAX_JOBS, &v) == -1)
+			if (parse_u64(optarg, 0, BNB_SPLIT_MAX, &v) == -1)
 				die(EX_USAGE, "--split-depth: '%s' is not a "
 				    "number from 0 to %d", optarg,
-				    BNB_MAX_JOBS);
+				    BNB_SPLIT_MAX);
 			o->split_depth = (uint32_t)v;
-			bnb_given(o, "--split-depth");
+			bnb_cluster(o, "--split-depth");
 			break;
 		default:
 			bnb_usage(EX_USAGE);
@@ -313,6 +344,9 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 	if (argc != 2)
 		bnb_usage(EX_USAGE);
 	o->file = argv[1];
+	if (o->local && o->ncluster > 0)
+		die(EX_USAGE, "bnb: %s is for the cluster (without --local)",
+		    o->cluster[0]);
 }
 
 /* A whole file, NUL-terminated, its length in *len; dies if it cannot. */
@@ -477,6 +511,8 @@ bnb_remote(const struct bnb_opts *o)
 	struct bnb_instance	 inst;
 	R3q__BnbParams		 p = R3Q__BNB_PARAMS__INIT;
 	const R3q__JobInfo	*ji;
+	const R3q__BnbStats	*st;
+	R3q__BnbStats		 nost;
 	struct timespec		 t0, t1;
 	Envelope		*ans;
 	uint16_t		*perm;
@@ -526,11 +562,19 @@ bnb_remote(const struct bnb_opts *o)
 	p.upper_perm = uperm;
 	p.policy = (char *)(uintptr_t)(o->policy != NULL ? o->policy : "");
 	p.instance = o->instance;
+	p.n_multiplicity = o->nmult;
+	p.multiplicity = (uint32_t *)(uintptr_t)o->mult;
+	p.no_interrupt = !o->interrupt;
+	p.split_depth = o->split_depth;
+	p.exchange_ms = (uint32_t)o->exchange_ms;
+	p.resplit = o->resplit;
 	ans = ctl_bnb_run(&p);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) +
 	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	ji = ans->job_info;
+	r3q__bnb_stats__init(&nost);
+	st = ji->bnb_stats != NULL ? ji->bnb_stats : &nost;
 	if (strcmp(ji->state, "done") != 0)
 		die(EX_FAIL, "bnb job %" PRIu64 " %s%s%s", ji->id, ji->state,
 		    ji->error[0] != '\0' ? ": " : "", ji->error);
@@ -552,10 +596,31 @@ bnb_remote(const struct bnb_opts *o)
 		printf("],\"nodes\":%" PRIu64 ",\"tasks\":%" PRIu64
 		    ",\"time_s\":%.6f,\"nodes_per_s\":%.0f,\"proved\":%s,"
 		    "\"lower_bound\":%u,\"file_upper_bound\":%" PRId32
-		    ",\"file_lower_bound\":%" PRId32 "}\n", ji->nodes,
+		    ",\"file_lower_bound\":%" PRId32, ji->nodes,
 		    ji->bnb_tasks, secs, secs > 0 ? (double)ji->nodes / secs :
 		    0.0, proved ? "true" : "false", proved ? ji->makespan : 0,
 		    inst.ub, inst.lb);
+		printf(",\"policy\":");
+		bnb_json_str(ji->policy);
+		printf(",\"multiplicity\":[");
+		for (i = 0; i < o->nmult; i++)
+			printf("%s%u", i > 0 ? "," : "", o->mult[i]);
+		printf("],\"interrupt\":%s,\"split_depth\":%u,"
+		    "\"exchange_ms\":%" PRIu64 ",\"resplit\":%s,"
+		    "\"node_budget\":%" PRIu64 ",\"duplicated\":%" PRIu64
+		    ",\"donations\":%" PRIu64 ",\"donated\":%" PRIu64
+		    ",\"news\":%" PRIu64 ",\"improved\":%" PRIu64
+		    ",\"pushes\":%" PRIu64 ",\"resplits\":%" PRIu64
+		    ",\"lost_copies\":%" PRIu64 ",\"pruned_pushed\":%"
+		    PRIu64 ",\"root_subproblems\":%u,\"copies\":%" PRIu64
+		    ",\"replicas\":%u,"
+		    "\"killed_held\":%u,\"killed_running\":%u}\n",
+		    o->interrupt ? "true" : "false", o->split_depth,
+		    o->exchange_ms, o->resplit ? "true" : "false",
+		    o->node_budget, st->duplicated, st->donations, st->donated,
+		    st->news, st->improved, st->pushes, st->resplits,
+		    st->lost_copies, st->pruned_pushed, st->root_subproblems,
+		    st->copies, ji->replicas, ji->killed_held, ji->killed_running);
 	} else {
 		printf("instance %u of %s: %u jobs, %u machines, %s, %s "
 		    "branching, job %" PRIu64 "\n", o->instance, o->file, n,
@@ -568,6 +633,15 @@ bnb_remote(const struct bnb_opts *o)
 		printf("\nnodes %" PRIu64 "\ntasks %" PRIu64 "\n"
 		    "time %.3f s\n", ji->nodes, ji->bnb_tasks, secs);
 		printf("proved %s\n", proved ? "yes" : "no");
+		printf("duplicated %" PRIu64 " nodes\n", st->duplicated);
+		printf("exchange: %" PRIu64 " news, %" PRIu64 " better, %"
+		    PRIu64 " pushes, %" PRIu64 " nodes pruned by them\n",
+		    st->news, st->improved, st->pushes, st->pruned_pushed);
+		printf("donations %" PRIu64 " (%" PRIu64 " nodes)",
+		    st->donations, st->donated);
+		if (st->resplits > 0)
+			printf(", re-splits %" PRIu64, st->resplits);
+		printf("\n");
 	}
 	if (fflush(stdout) == EOF || ferror(stdout))
 		die(EX_FAIL, "standard output: %s", strerror(errno));

@@ -93,6 +93,28 @@ exec_withdraw(uint64_t id)
 	return (0);
 }
 
+/* Incumbent exchange: nothing runs here, so no task takes it. */
+int
+exec_push(uint64_t id, int32_t v)
+{
+	(void)id;
+	(void)v;
+	return (0);
+}
+
+int
+exec_donate(uint64_t id)
+{
+	(void)id;
+	return (0);
+}
+
+void
+exec_news_take(struct wnewslist *nl)
+{
+	(void)nl;
+}
+
 size_t
 exec_drop_held(void)
 {

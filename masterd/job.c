@@ -412,6 +412,7 @@ job_batch_open(struct job *j, uint32_t kind, uint64_t client)
 	cfg.max_kills = md->conf.max_kills;
 	cfg.verify = j->j_verify;
 	cfg.balance = j->j_balance;
+	cfg.keep_copies = j->j_keep_copies;
 	if (sched_batch_open(md->sched, b->b_id, &cfg, mono_ns()) == -1)
 		fatal("%s: core refused batch %llu", __func__,
 		    (unsigned long long)b->b_id);

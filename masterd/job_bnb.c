@@ -12,6 +12,21 @@
  * The job is done, and the makespan proved optimal, when the pool is
  * empty and nothing is out.
  *
+ * Protocol 6 (issue 18): a worker's better makespan comes as news
+ * (TaskNews) before its task ends; checked, it prunes the pool and is
+ * pushed (TaskPush) at once to every worker for every task out, which
+ * prune with it at their next node (incumbent exchange, seed 004's
+ * exchange_bound, by push).  When the pool is empty and CPUs offering
+ * pfsp are idle, running tasks are asked to donate the open nodes
+ * nearest their root (they stop exploring them): no node is explored
+ * twice (BnbStats.duplicated stays 0 without copies).  --resplit keeps
+ * seed 004's behaviour instead for the comparison: a running task's
+ * subproblem is split at the master and its children sent while it runs
+ * on, its frontier thrown away when it ends, its nodes counted as
+ * duplicated.  Multiplicity (seed 002 section 3.1) is the core's copies
+ * of a task; no_interrupt leaves the losers running (keep_copies), and
+ * the nodes of the outputs of copies that lost count as duplicated.
+ *
  * The journal keeps the job's parameters and, every BJ_SAVE_NS at most,
  * a snapshot of the search (BnbState): the incumbent and every open
  * subproblem, in the pool or out.  A resumed job starts again from the
@@ -34,6 +49,20 @@
 #define BJ_CAP_MIN	2		/* subproblems out, at least */
 #define BJ_CAP_MAX	100000		/* max_out, at most */
 #define BJ_SAVE_NS	(200 * NS_PER_MS)	/* snapshots, at most one per */
+#define BJ_SPLIT_MAX	8		/* split_depth, at most */
+#define BJ_MULT_MAX	64		/* multiplicity's entries, at most */
+
+/* A task's flags (bj_flags, by task index). */
+#define BJF_ASKED	0x01		/* asked to donate, not answered */
+#define BJF_RESPLIT	0x02		/* re-split while it ran (resplit) */
+#define BJF_COPIES	0x04		/* sent with several copies */
+
+/* A task out, in send order but for removals. */
+struct bj_live {
+	size_t		 l_idx;
+	uint64_t	 l_id;
+	uint32_t	 l_copies;
+};
 
 /* The driver's state of a job; owned by the job, freed with it. */
 struct bnb_job {
@@ -43,8 +72,14 @@ struct bnb_job {
 	struct bnb_pool		*bj_pool;	/* NULL once ended */
 	struct job_batch	*bj_batch;	/* the open one, or NULL */
 	struct bnb_sub		**bj_out;	/* by task index; NULL: over */
+	uint8_t			*bj_flags;	/* by task index: BJF_* */
 	size_t			 bj_outcap;
 	size_t			 bj_nout;	/* of them, out */
+	struct bj_live		*bj_live;	/* the bj_nout out */
+	size_t			 bj_livecap;
+	size_t			 bj_nasked;	/* BJF_ASKED among them */
+	size_t			 bj_ncopies;	/* their copies */
+	R3q__BnbStats		 bj_stats;
 	int32_t			 bj_inc;	/* incumbent, BNB_NONE */
 	uint16_t		 bj_perm[BNB_MAX_JOBS];
 	uint32_t		 bj_perm32[BNB_MAX_JOBS];	/* for JobInfo */
@@ -87,6 +122,16 @@ bnb_job_copy(struct bnb_job *bj, const R3q__BnbParams *p)
 	q->queue_factor = p->queue_factor;
 	q->max_out = p->max_out;
 	q->instance = p->instance;
+	q->n_multiplicity = p->n_multiplicity;
+	q->multiplicity = xcalloc(p->n_multiplicity + 1,
+	    sizeof(*q->multiplicity));
+	if (p->n_multiplicity > 0)
+		memcpy(q->multiplicity, p->multiplicity, p->n_multiplicity *
+		    sizeof(*q->multiplicity));
+	q->no_interrupt = p->no_interrupt;
+	q->split_depth = p->split_depth;
+	q->exchange_ms = p->exchange_ms;
+	q->resplit = p->resplit;
 }
 
 /* The job's own settings into its parameters, as journaled. */
@@ -143,6 +188,24 @@ bnb_job_problem(struct bnb_job *bj, char *err, size_t errlen)
 		    BJ_CAP_MAX);
 		return (-1);
 	}
+	if (p->n_multiplicity > BJ_MULT_MAX) {
+		snprintf(err, errlen, "multiplicity has %zu entries, at most "
+		    "%d", p->n_multiplicity, BJ_MULT_MAX);
+		return (-1);
+	}
+	for (i = 0; i < p->n_multiplicity; i++)
+		if (p->multiplicity[i] < 1 ||
+		    p->multiplicity[i] > SCHED_COPIES_MAX) {
+			snprintf(err, errlen, "multiplicity %u: copies of a "
+			    "task go from 1 to %d", p->multiplicity[i],
+			    SCHED_COPIES_MAX);
+			return (-1);
+		}
+	if (p->split_depth > BJ_SPLIT_MAX) {
+		snprintf(err, errlen, "split_depth %u: at most %d",
+		    p->split_depth, BJ_SPLIT_MAX);
+		return (-1);
+	}
 	memset(&bj->bj_inst, 0, sizeof(bj->bj_inst));
 	bj->bj_inst.n = p->jobs;
 	bj->bj_inst.m = p->machines;
@@ -192,20 +255,14 @@ bnb_job_problem(struct bnb_job *bj, char *err, size_t errlen)
 	return (0);
 }
 
-/*
- * How many subproblems may be out at once: max_out, or twice the CPUs of
- * the workers that offer pfsp now (one running and one waiting on each),
- * at least BJ_CAP_MIN.
- */
+/* The CPUs of the workers that offer pfsp now. */
 static size_t
-bnb_job_cap(const struct job *j)
+bnb_job_cpus(void)
 {
 	const struct worker	*w;
 	size_t			 cpus = 0, k;
 	uint32_t		 i, kind;
 
-	if (BJ(j)->bj_params.max_out > 0)
-		return (BJ(j)->bj_params.max_out);
 	if (kind_find("pfsp", &kind) == 0)
 		for (i = 0; i < md->maxworkers; i++) {
 			if ((w = md->workers[i]) == NULL)
@@ -216,7 +273,146 @@ bnb_job_cap(const struct job *j)
 					break;
 				}
 		}
+	return (cpus);
+}
+
+/*
+ * How many subproblems may be out at once: max_out, or twice the CPUs of
+ * the workers that offer pfsp now (one running and one waiting on each),
+ * at least BJ_CAP_MIN.
+ */
+static size_t
+bnb_job_cap(const struct job *j)
+{
+	size_t	 cpus;
+
+	if (BJ(j)->bj_params.max_out > 0)
+		return (BJ(j)->bj_params.max_out);
+	cpus = bnb_job_cpus();
 	return (2 * cpus > BJ_CAP_MIN ? 2 * cpus : BJ_CAP_MIN);
+}
+
+/* Task idx (id) is out. */
+static void
+bnb_live_add(struct bnb_job *bj, size_t idx, uint64_t id, uint32_t copies)
+{
+	if (bj->bj_nout >= bj->bj_livecap) {
+		bj->bj_livecap = bj->bj_livecap ? 2 * bj->bj_livecap : 64;
+		if ((bj->bj_live = reallocarray(bj->bj_live, bj->bj_livecap,
+		    sizeof(*bj->bj_live))) == NULL)
+			fatal("%s", __func__);
+	}
+	bj->bj_live[bj->bj_nout].l_idx = idx;
+	bj->bj_live[bj->bj_nout].l_id = id;
+	bj->bj_live[bj->bj_nout].l_copies = copies;
+	bj->bj_ncopies += copies;
+	bj->bj_nout++;
+}
+
+/* Task idx is over: out of bj_out and bj_live. */
+static void
+bnb_live_del(struct bnb_job *bj, size_t idx)
+{
+	size_t	 i;
+
+	bj->bj_out[idx] = NULL;
+	if (bj->bj_flags[idx] & BJF_ASKED)
+		bj->bj_nasked--;
+	bj->bj_flags[idx] = 0;
+	for (i = 0; i < bj->bj_nout; i++)
+		if (bj->bj_live[i].l_idx == idx) {
+			bj->bj_ncopies -= bj->bj_live[i].l_copies;
+			memmove(bj->bj_live + i, bj->bj_live + i + 1,
+			    (bj->bj_nout - i - 1) * sizeof(*bj->bj_live));
+			bj->bj_nout--;
+			return;
+		}
+	fatalx("%s: task %zu is not out", __func__, idx);
+}
+
+/*
+ * Send a TaskPush to every worker that offers pfsp: the incumbent for
+ * every task out (a worker applies it to those it has), and the tasks in
+ * donate asked to donate.  Pushed to all rather than to the holders: the
+ * core keeps where copies are, and a push is a few bytes a task.
+ */
+static void
+bnb_job_push(struct job *j, const uint64_t *donate, size_t ndonate)
+{
+	struct bnb_job	*bj = BJ(j);
+	struct worker	*w;
+	uint64_t	*ids;
+	uint32_t	 i, kind;
+	size_t		 k, n = bj->bj_nout;
+
+	if (n == 0 || kind_find("pfsp", &kind) == -1)
+		return;
+	ids = xcalloc(n, sizeof(*ids));
+	for (k = 0; k < n; k++)
+		ids[k] = bj->bj_live[k].l_id;
+	for (i = 0; i < md->maxworkers; i++) {
+		if ((w = md->workers[i]) == NULL)
+			continue;
+		for (k = 0; k < w->w_nkinds; k++)
+			if (w->w_kinds[k] == kind)
+				break;
+		if (k == w->w_nkinds)
+			continue;
+		server_push(w, ids, n, bj->bj_inc != BNB_NONE ?
+		    (uint32_t)bj->bj_inc : 0, donate, ndonate);
+		bj->bj_stats.pushes++;
+	}
+	free(ids);
+}
+
+/*
+ * The pool ran dry and CPUs are idle: ask that many running tasks to
+ * donate (the oldest first, not asked yet, of one copy), or, under
+ * resplit, re-split them here as seed 004 did; returns how many were
+ * re-split.
+ */
+static size_t
+bnb_job_starve(struct job *j)
+{
+	struct bnb_job	*bj = BJ(j);
+	struct bnb_sub	*s;
+	uint64_t	*ask, nodes = 0;
+	size_t		 cpus, want, n = 0, i, k;
+	int32_t		 inc;
+	char		 err[128];
+
+	cpus = bnb_job_cpus();
+	if (bnb_pool_size(bj->bj_pool) > 0 || bj->bj_nout == 0 ||
+	    bj->bj_ncopies + bj->bj_nasked >= cpus)
+		return (0);
+	want = cpus - bj->bj_ncopies - bj->bj_nasked;
+	ask = xcalloc(bj->bj_nout, sizeof(*ask));
+	for (i = 0; i < bj->bj_nout && n < want; i++) {
+		k = bj->bj_live[i].l_idx;
+		if (bj->bj_flags[k] & (BJF_ASKED | BJF_RESPLIT | BJF_COPIES))
+			continue;
+		if (!bj->bj_params.resplit) {
+			bj->bj_flags[k] |= BJF_ASKED;
+			bj->bj_nasked++;
+			ask[n++] = bj->bj_live[i].l_id;
+			continue;
+		}
+		/* Seed 004: split it here while it runs on. */
+		s = bj->bj_out[k];
+		inc = bj->bj_inc;
+		if (bnb_split(bj->bj_pb, s, s->depth + s->back + 1, &inc,
+		    bj->bj_perm, bj->bj_pool, &nodes, err, sizeof(err)) == -1)
+			fatalx("%s: %s", __func__, err);
+		bj->bj_inc = inc;
+		bj->bj_flags[k] |= BJF_RESPLIT;
+		bj->bj_stats.resplits++;
+		n++;
+	}
+	bj->bj_nodes += nodes;
+	if (n > 0 && !bj->bj_params.resplit)
+		bnb_job_push(j, ask, n);
+	free(ask);
+	return (bj->bj_params.resplit ? n : 0);
 }
 
 /* Room in bj_out for task index idx. */
@@ -230,10 +426,12 @@ bnb_job_grow(struct bnb_job *bj, size_t idx)
 	for (cap = bj->bj_outcap ? bj->bj_outcap : 64; cap <= idx; cap *= 2)
 		;
 	if ((bj->bj_out = reallocarray(bj->bj_out, cap,
-	    sizeof(*bj->bj_out))) == NULL)
+	    sizeof(*bj->bj_out))) == NULL ||
+	    (bj->bj_flags = realloc(bj->bj_flags, cap)) == NULL)
 		fatal("%s", __func__);
 	memset(bj->bj_out + bj->bj_outcap, 0, (cap - bj->bj_outcap) *
 	    sizeof(*bj->bj_out));
+	memset(bj->bj_flags + bj->bj_outcap, 0, cap - bj->bj_outcap);
 	bj->bj_outcap = cap;
 }
 
@@ -254,30 +452,56 @@ static void
 bnb_job_pump(struct job *j)
 {
 	struct bnb_job		*bj = BJ(j);
+	const R3q__BnbParams	*p = &bj->bj_params;
 	struct job_batch	*b;
 	struct sched_task	 t;
 	struct bnb_sub		*s;
-	size_t			 cap, idx;
+	size_t			 cap, idx, i, rank;
+	uint32_t		 copies;
 
 	if (j->j_state != JOB_RUNNING || bj->bj_batch == NULL ||
 	    bj->bj_batch->b_closed)
 		return;
 	bnb_pool_prune(bj->bj_pool, bj->bj_inc);
 	cap = bnb_job_cap(j);
-	while (bj->bj_nout < cap && (s = bnb_pool_pop(bj->bj_pool)) != NULL) {
+	/* Copies count: a task's copies need room on the workers too. */
+	while (bj->bj_ncopies < cap && (s = bnb_pool_pop(bj->bj_pool)) !=
+	    NULL) {
 		if (s->lb >= bj->bj_inc) {
 			free(s);
 			continue;
 		}
+		/* Copies by the bound's rank among those open (seed 002). */
+		copies = 1;
+		if (p->n_multiplicity > 0) {
+			for (i = rank = 0; i < bj->bj_nout; i++)
+				if (bj->bj_out[bj->bj_live[i].l_idx]->lb <
+				    s->lb)
+					rank++;
+			copies = p->multiplicity[rank < p->n_multiplicity ?
+			    rank : p->n_multiplicity - 1];
+		}
+		if (bj->bj_nout > 0 && bj->bj_ncopies + copies > cap) {
+			if (bnb_pool_push(bj->bj_pool, s) == -1)
+				fatal("%s", __func__);
+			break;
+		}
 		idx = bj->bj_batch->b_n;
 		bnb_job_grow(bj, idx);
 		bj->bj_out[idx] = s;
-		bj->bj_nout++;
+		bj->bj_flags[idx] = copies > 1 ? BJF_COPIES : 0;
 		memset(&t, 0, sizeof(t));
 		t.id = job_batch_reserve(bj->bj_batch, 0, 1);
 		t.priority = s->lb;
-		t.copies = 1;
+		t.copies = copies;
+		bnb_live_add(bj, idx, t.id, copies);
+		bj->bj_stats.copies += copies - 1;
 		job_batch_submit(bj->bj_batch, &t, 1);
+	}
+	/* A re-split fills the pool: send its children. */
+	if (bnb_job_starve(j) > 0 && bnb_pool_size(bj->bj_pool) > 0) {
+		bnb_job_pump(j);
+		return;
 	}
 	if (bj->bj_nout > 0)
 		return;
@@ -310,10 +534,12 @@ bnb_job_start(struct job *j)
 struct job *
 job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
 {
-	enum sched_policy	 pol = md->policy;
+	enum sched_policy	 pol = SCHED_POLICY_RWQ;
 	struct job		*j;
 	struct bnb_job		*bj;
 	struct bnb_sub		*root;
+	uint64_t		 nodes = 0;
+	int32_t			 inc;
 	size_t			 len;
 
 	if (p->policy != NULL && p->policy[0] != '\0' &&
@@ -343,19 +569,30 @@ job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
 		return (NULL);
 	}
 	bj = xcalloc(1, sizeof(*bj));
+	r3q__bnb_stats__init(&bj->bj_stats);
 	bnb_job_copy(bj, p);
 	if (bnb_job_problem(bj, err, errlen) == -1) {
 		bnb_job_free_ds(bj);
 		return (NULL);
 	}
+	if ((bj->bj_pool = bnb_pool_new()) == NULL ||
+	    (root = bnb_sub_new(NULL, 0, bnb_bound(bj->bj_pb, NULL, 0))) ==
+	    NULL)
+		fatal("%s", __func__);
+	/* The root split to split_depth into the first pool. */
+	inc = bj->bj_inc;
+	if (bnb_split(bj->bj_pb, root, bj->bj_params.split_depth, &inc,
+	    bj->bj_perm, bj->bj_pool, &nodes, err, errlen) == -1)
+		fatalx("%s: %s", __func__, err);
+	free(root);
+	bj->bj_inc = inc;
+	bj->bj_nodes = nodes;
+	bj->bj_stats.root_subproblems = (uint32_t)bnb_pool_size(bj->bj_pool);
 	j = job_new(&job_bnb_driver, pol,
 	    p->queue_factor ? p->queue_factor : md->queue_factor, 1);
 	j->j_ds = bj;
+	j->j_keep_copies = bj->bj_params.no_interrupt;
 	bnb_job_settle(j);
-	if ((bj->bj_pool = bnb_pool_new()) == NULL ||
-	    (root = bnb_sub_new(NULL, 0, bnb_bound(bj->bj_pb, NULL, 0))) ==
-	    NULL || bnb_pool_push(bj->bj_pool, root) == -1)
-		fatal("%s", __func__);
 	bnb_job_start(j);
 	return (j);
 }
@@ -369,9 +606,19 @@ bnb_job_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 	size_t			 len;
 
 	(void)b;
-	if (idx >= bj->bj_outcap || (s = bj->bj_out[idx]) == NULL)
-		fatalx("%s: job %llu task %zu has no subproblem", __func__,
+	if (idx >= bj->bj_outcap || (s = bj->bj_out[idx]) == NULL) {
+		/*
+		 * A copy assigned earlier in this drain of a task whose
+		 * result came since (multiplicity): the core's cancel of it
+		 * follows and unsends it.  Were it sent, the worker would
+		 * refuse the empty payload and its result be stale.
+		 */
+		log_debug("job %llu: task %zu is over: an empty payload",
 		    (unsigned long long)j->j_id, idx);
+		t->payload.len = 0;
+		t->payload.data = NULL;
+		return;
+	}
 	len = bnb_payload_len(bj->bj_inst.n, bj->bj_inst.m,
 	    s->depth + s->back);
 	t->payload.len = len;
@@ -381,6 +628,52 @@ bnb_job_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 	    bj->bj_params.node_budget, s) == -1)
 		fatalx("%s: job %llu task %zu: payload", __func__,
 		    (unsigned long long)j->j_id, idx);
+	bnb_payload_set_exchange(t->payload.data, len,
+	    bj->bj_params.exchange_ms);
+}
+
+/*
+ * A permutation of makespan c (said by a worker) becomes the incumbent
+ * if it is one and better: recomputed here first.  Returns 1 if it did,
+ * 0 if not better, -1 with a message if it lies.
+ */
+static int
+bnb_job_better(struct job *j, int32_t c, const uint16_t *perm, char *err,
+    size_t errlen)
+{
+	struct bnb_job	*bj = BJ(j);
+	int32_t		 cmax;
+
+	if (c == BNB_NONE || c >= bj->bj_inc)
+		return (0);
+	cmax = bnb_makespan(&bj->bj_inst, perm, bj->bj_inst.n);
+	if (cmax != c) {
+		snprintf(err, errlen, "its permutation's makespan is %" PRId32
+		    ", not %" PRId32, cmax, c);
+		return (-1);
+	}
+	bj->bj_inc = c;
+	memcpy(bj->bj_perm, perm, bj->bj_inst.n * sizeof(*bj->bj_perm));
+	bnb_pool_prune(bj->bj_pool, bj->bj_inc);
+	return (1);
+}
+
+/* Open nodes of res under the incumbent into the pool; how many. */
+static size_t
+bnb_job_take_frontier(struct bnb_job *bj, const struct bnb_result *res)
+{
+	struct bnb_sub	*c;
+	size_t		 i, n = 0;
+
+	for (i = 0; i < res->frontier.n; i++) {
+		if (res->frontier.v[i].lb >= bj->bj_inc)
+			continue;
+		if ((c = bnb_frontier_sub(&res->frontier, i)) == NULL ||
+		    bnb_pool_push(bj->bj_pool, c) == -1)
+			fatal("%s", __func__);
+		n++;
+	}
+	return (n);
 }
 
 /* The job fails: a task's output cannot be trusted or the kind fails. */
@@ -407,17 +700,17 @@ bnb_job_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 {
 	struct bnb_job		*bj = BJ(j);
 	struct bnb_result	*res;
-	struct bnb_sub		*s, *c;
+	struct bnb_sub		*s;
 	char			 err[160];
-	size_t			 i;
-	int32_t			 cmax;
+	int			 better;
+	uint8_t			 flags;
 
 	(void)b;
 	(void)seq;
 	if (idx >= bj->bj_outcap || (s = bj->bj_out[idx]) == NULL)
 		return;
-	bj->bj_out[idx] = NULL;
-	bj->bj_nout--;
+	flags = bj->bj_flags[idx];
+	bnb_live_del(bj, idx);
 	if (j->j_state != JOB_RUNNING || bj->bj_pool == NULL) {
 		free(s);
 		return;
@@ -430,7 +723,9 @@ bnb_job_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 		log_info("job %llu: task %zu lost (%s); its subproblem goes "
 		    "back to the pool", (unsigned long long)j->j_id, idx,
 		    why != NULL ? why : "cancelled");
-		if (bnb_pool_push(bj->bj_pool, s) == -1)
+		if ((flags & BJF_RESPLIT) != 0)
+			free(s);	/* its children are out already */
+		else if (bnb_pool_push(bj->bj_pool, s) == -1)
 			fatal("%s", __func__);
 		bnb_job_pump(j);
 		return;
@@ -441,8 +736,11 @@ bnb_job_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 	}
 	res = xcalloc(1, sizeof(*res));
 	if (bnb_result_decode(out, len, bj->bj_inst.n, s, res, err,
-	    sizeof(err)) == -1) {
+	    sizeof(err)) == -1 || res->stop == BNB_SHARED) {
+		if (res->stop == BNB_SHARED)
+			snprintf(err, sizeof(err), "news, not an output");
 		free(s);
+		bnb_result_free(res);
 		free(res);
 		bnb_job_fail(j, "unreadable output: ", idx, err);
 		return;
@@ -450,36 +748,110 @@ bnb_job_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 	free(s);
 	bj->bj_nodes += res->nodes;
 	bj->bj_tasks++;
-	if (res->best != BNB_NONE && res->best < bj->bj_inc) {
-		cmax = bnb_makespan(&bj->bj_inst, res->perm, bj->bj_inst.n);
-		if (cmax != res->best) {
-			snprintf(err, sizeof(err), "its permutation's makespan "
-			    "is %" PRId32 ", not %" PRId32, cmax, res->best);
-			bnb_result_free(res);
-			free(res);
-			bnb_job_fail(j, "", idx, err);
-			return;
-		}
-		bj->bj_inc = res->best;
-		memcpy(bj->bj_perm, res->perm, bj->bj_inst.n *
-		    sizeof(*bj->bj_perm));
-		bnb_pool_prune(bj->bj_pool, bj->bj_inc);
+	bj->bj_stats.pruned_pushed += res->pruned;
+	if ((better = bnb_job_better(j, res->best, res->perm, err,
+	    sizeof(err))) == -1) {
+		bnb_result_free(res);
+		free(res);
+		bnb_job_fail(j, "", idx, err);
+		return;
+	}
+	if (better)
 		log_info("job %llu: makespan %" PRId32 " (task %zu)",
 		    (unsigned long long)j->j_id, bj->bj_inc, idx);
+	if (flags & BJF_RESPLIT) {
+		/*
+		 * Seed 004: its subtree went out again split, so what it
+		 * explored is explored twice (but its own root) and what
+		 * it left open is open there too.
+		 */
+		bj->bj_stats.duplicated += res->nodes > 0 ? res->nodes - 1 :
+		    0;
+	} else
+		(void)bnb_job_take_frontier(bj, res);
+	bnb_result_free(res);
+	free(res);
+	bnb_job_pump(j);
+	if (better)
+		bnb_job_push(j, NULL, 0);
+	if (j->j_state == JOB_RUNNING && mono_ns() - bj->bj_saved >=
+	    BJ_SAVE_NS)
+		bnb_job_save(j);
+}
+
+/*
+ * News of running task idx from worker w: a better makespan, checked,
+ * becomes the incumbent and goes to every worker at once; nodes it gave
+ * away on request go into the pool (decoded against its subproblem, so
+ * they are its own).  A worker whose news does not decode or lies is
+ * named and ignored: its task's output is checked again at its end.
+ */
+static void
+bnb_job_news(struct job *j, struct job_batch *b, size_t idx,
+    struct worker *w, const void *data, size_t len)
+{
+	struct bnb_job		*bj = BJ(j);
+	struct bnb_result	*res;
+	struct bnb_sub		*s;
+	char			 err[160];
+	size_t			 n;
+	int			 better;
+
+	(void)b;
+	if (j->j_state != JOB_RUNNING || bj->bj_pool == NULL ||
+	    idx >= bj->bj_outcap || (s = bj->bj_out[idx]) == NULL)
+		return;
+	res = xcalloc(1, sizeof(*res));
+	if (bnb_result_decode(data, len, bj->bj_inst.n, s, res, err,
+	    sizeof(err)) == -1 || res->stop != BNB_SHARED ||
+	    (better = bnb_job_better(j, res->best, res->perm, err,
+	    sizeof(err))) == -1) {
+		if (res->stop != BNB_SHARED)
+			snprintf(err, sizeof(err), "not news");
+		log_warnx("job %llu: worker %s: news of task %zu: %s",
+		    (unsigned long long)j->j_id, w->w_name, idx, err);
+		bnb_result_free(res);
+		free(res);
+		return;
 	}
-	for (i = 0; i < res->frontier.n; i++) {
-		if (res->frontier.v[i].lb >= bj->bj_inc)
-			continue;
-		if ((c = bnb_frontier_sub(&res->frontier, i)) == NULL ||
-		    bnb_pool_push(bj->bj_pool, c) == -1)
-			fatal("%s", __func__);
+	bj->bj_stats.news++;
+	if (better) {
+		bj->bj_stats.improved++;
+		log_info("job %llu: makespan %" PRId32 " (news of task %zu "
+		    "from %s)", (unsigned long long)j->j_id, bj->bj_inc, idx,
+		    w->w_name);
+	}
+	if (res->frontier.n > 0) {
+		n = bnb_job_take_frontier(bj, res);
+		bj->bj_stats.donations++;
+		bj->bj_stats.donated += n;
+		if (bj->bj_flags[idx] & BJF_ASKED) {
+			bj->bj_flags[idx] &= ~BJF_ASKED;
+			bj->bj_nasked--;
+		}
+		log_debug("job %llu: task %zu donated %zu nodes",
+		    (unsigned long long)j->j_id, idx, n);
 	}
 	bnb_result_free(res);
 	free(res);
 	bnb_job_pump(j);
-	if (j->j_state == JOB_RUNNING && mono_ns() - bj->bj_saved >=
-	    BJ_SAVE_NS)
-		bnb_job_save(j);
+	if (better)
+		bnb_job_push(j, NULL, 0);
+}
+
+/* A copy that lost the race gave its output: its nodes were twice. */
+static void
+bnb_job_lost(struct job *j, struct job_batch *b, size_t idx,
+    const void *out, size_t len)
+{
+	uint64_t	 nodes;
+
+	(void)b;
+	(void)idx;
+	if (bnb_result_nodes(out, len, &nodes) == -1)
+		return;
+	BJ(j)->bj_stats.lost_copies++;
+	BJ(j)->bj_stats.duplicated += nodes;
 }
 
 /* The search's batch is over. */
@@ -521,6 +893,7 @@ bnb_job_info(const struct job *j, R3q__JobInfo *info, int full)
 	info->bnb_tasks = bj->bj_tasks;
 	info->proved = bj->bj_proved;
 	info->pool = bnb_job_open(bj);
+	info->bnb_stats = &bj->bj_stats;
 	if (bj->bj_inc == BNB_NONE)
 		return;
 	info->makespan = (uint32_t)bj->bj_inc;
@@ -588,6 +961,7 @@ bnb_job_state(const struct job *j, R3q__JobState *st)
 	bs.nodes = bj->bj_nodes;
 	bs.tasks = bj->bj_tasks;
 	bs.proved = bj->bj_proved;
+	bs.stats = &bj->bj_stats;
 	if (bj->bj_inc != BNB_NONE) {
 		bs.incumbent = (uint32_t)bj->bj_inc;
 		perm = xcalloc(bj->bj_inst.n + 1, sizeof(*perm));
@@ -628,8 +1002,11 @@ bnb_job_end(struct job *j)
 	for (i = 0; i < bj->bj_outcap; i++) {
 		free(bj->bj_out[i]);
 		bj->bj_out[i] = NULL;
+		bj->bj_flags[i] = 0;
 	}
 	bj->bj_nout = 0;
+	bj->bj_nasked = 0;
+	bj->bj_ncopies = 0;
 	bnb_pool_free(bj->bj_pool);
 	bj->bj_pool = NULL;
 	bnb_problem_free(bj->bj_pb);
@@ -646,6 +1023,9 @@ bnb_job_free_ds(struct bnb_job *bj)
 	for (i = 0; i < bj->bj_outcap; i++)
 		free(bj->bj_out[i]);
 	free(bj->bj_out);
+	free(bj->bj_flags);
+	free(bj->bj_live);
+	free(bj->bj_params.multiplicity);
 	bnb_pool_free(bj->bj_pool);
 	bnb_problem_free(bj->bj_pb);
 	bnb_instance_free(&bj->bj_inst);
@@ -729,6 +1109,7 @@ job_bnb_load(struct job *j, const struct journal_job *row,
 	uint32_t		 i;
 
 	j->j_ds = bj = xcalloc(1, sizeof(*bj));
+	r3q__bnb_stats__init(&bj->bj_stats);
 	bj->bj_inc = BNB_NONE;
 	if ((p = r3q__bnb_params__unpack(NULL, row->paramslen,
 	    row->params)) == NULL) {
@@ -746,11 +1127,25 @@ job_bnb_load(struct job *j, const struct journal_job *row,
 	j->j_verify = 1;
 	bnb_job_copy(bj, p);
 	r3q__bnb_params__free_unpacked(p, NULL);
+	j->j_keep_copies = bj->bj_params.no_interrupt;
 	bnb_job_settle(j);
 	if (st != NULL && st->name != NULL && st->name[0] != '\0')
 		snprintf(j->j_name, sizeof(j->j_name), "%s", st->name);
 	if (bnb_job_problem(bj, err, errlen) == -1)
 		return (-1);
+	if (bs != NULL && bs->stats != NULL) {
+		bj->bj_stats.duplicated = bs->stats->duplicated;
+		bj->bj_stats.donations = bs->stats->donations;
+		bj->bj_stats.donated = bs->stats->donated;
+		bj->bj_stats.news = bs->stats->news;
+		bj->bj_stats.improved = bs->stats->improved;
+		bj->bj_stats.pushes = bs->stats->pushes;
+		bj->bj_stats.resplits = bs->stats->resplits;
+		bj->bj_stats.lost_copies = bs->stats->lost_copies;
+		bj->bj_stats.pruned_pushed = bs->stats->pruned_pushed;
+		bj->bj_stats.root_subproblems = bs->stats->root_subproblems;
+		bj->bj_stats.copies = bs->stats->copies;
+	}
 	if (bs != NULL) {
 		bj->bj_nodes = bs->nodes;
 		bj->bj_tasks = bs->tasks;
@@ -802,4 +1197,6 @@ const struct job_driver job_bnb_driver = {
 	.d_load = job_bnb_load,
 	.d_end = bnb_job_end,
 	.d_free = bnb_job_free,
+	.d_news = bnb_job_news,
+	.d_lost = bnb_job_lost,
 };

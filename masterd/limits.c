@@ -44,6 +44,7 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_ERROR,	R_WR, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_RELEASED,	R_WR, 1u << 20, LIMIT_IDS },
 	{ R3Q__ENVELOPE__BODY_DRAIN,	R_WR, 1u << 20, LIMIT_IDS },
+	{ R3Q__ENVELOPE__BODY_TASK_NEWS, R_WR, ANY,	 0 },
 	/* A relay (issue 20): its workers' bytes, in chunks, and streams. */
 	{ R3Q__ENVELOPE__BODY_RELAY_DATA, R_RELAY, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_RELAY_CONTROL, R_RELAY, SMALL, RELAY_VIA_MAX },

@@ -150,6 +150,15 @@ TAILQ_HEAD(sessionlist, session);
  * A worker known to the core.  Created by a valid hello, freed when its
  * session closes; its tasks then go back to the queue.
  */
+/* A TaskPush to send at the next flush (server_push). */
+struct push_pending {
+	uint64_t		*pp_ids;
+	size_t			 pp_n;
+	uint32_t		 pp_bound;
+	uint64_t		*pp_donate;
+	size_t			 pp_ndonate;
+};
+
 struct worker {
 	uint32_t		 w_id;
 	char			 w_name[64];
@@ -179,6 +188,8 @@ struct worker {
 	size_t			 w_nactive, w_activecap;
 	uint64_t		*w_withdraw;	/* held tasks asked back */
 	size_t			 w_nwithdraw, w_withdrawcap;
+	struct push_pending	*w_push;	/* TaskPush, after Assign */
+	size_t			 w_npush, w_pushcap;
 	int			 w_dirty;	/* on md->dirty */
 	TAILQ_ENTRY(worker)	 w_dirty_entry;
 	uint64_t		 w_roster_job;	/* job whose roster ... */
@@ -287,6 +298,15 @@ struct job_driver {
 	void		(*d_batch_free)(struct job *, struct job_batch *);
 	/* The job ended (done, failed or cancelled): free what it can. */
 	void		(*d_end)(struct job *);
+	/*
+	 * Optional (protocol 6): news of task idx of b, running on worker
+	 * w (TaskNews; its tag checked); an output of a copy of it that
+	 * lost the race, for the driver's counts only.
+	 */
+	void		(*d_news)(struct job *, struct job_batch *, size_t,
+			    struct worker *, const void *, size_t);
+	void		(*d_lost)(struct job *, struct job_batch *, size_t,
+			    const void *, size_t);
 	void		(*d_free)(struct job *);
 };
 
@@ -345,6 +365,7 @@ struct job {
 	enum sched_policy	 j_policy;
 	unsigned		 j_qf;
 	unsigned		 j_verify;
+	int			 j_keep_copies;	/* sched_batch_config's */
 	enum sched_balance	 j_balance;
 	uint64_t		 j_moved;	/* tasks moved by balancing */
 	char			 j_name[64];
@@ -474,6 +495,8 @@ void	 server_accept_error(struct evconnlistener *, void *);
 int	 server_connect_allowed(const struct sockaddr *, const char *);
 void	 server_drain(void);
 int	 server_drain_worker(struct worker *, const char *);
+void	 server_push(struct worker *, const uint64_t *, size_t, uint32_t,
+	    const uint64_t *, size_t);
 void	 session_send(struct session *, Envelope *);
 void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)

@@ -43,6 +43,8 @@ static void	worker_hello(struct session *, Envelope *);
 static void	worker_dispatch(struct session *, Envelope *);
 static const char *server_action_name(enum sched_action_type);
 static int	worker_unsend(struct worker *, uint64_t);
+static void	worker_dirty(struct worker *);
+static void	server_push_clear(struct worker *);
 
 /* Append to a growable array of T; the caller owns it. */
 #define APPEND(arr, n, cap, v) do {					\
@@ -241,6 +243,8 @@ worker_free(struct worker *w)
 	free(w->w_repl);
 	free(w->w_active);
 	free(w->w_withdraw);
+	server_push_clear(w);
+	free(w->w_push);
 	free(w->w_killed);
 	free(w->w_kinds);
 	free(w);
@@ -1483,8 +1487,16 @@ worker_results(struct session *s, R3q__Results *rs)
 				job_span(j, w, b->b_gen, idx, r,
 				    SPAN_LOST_RACE);
 				j->j_dropped++;
+				if (j->j_drv->d_lost != NULL)
+					j->j_drv->d_lost(j, b, idx,
+					    r->output.data, r->output.len);
 				break;
 			default:
+				/* A copy left to run (keep_copies) lost. */
+				if (j->j_keep_copies &&
+				    j->j_drv->d_lost != NULL)
+					j->j_drv->d_lost(j, b, idx,
+					    r->output.data, r->output.len);
 				/* finished before our cancel reached it */
 				if (worker_killed_take(w, r->id)) {
 					job_span(j, w, b->b_gen, idx, r,
@@ -1632,6 +1644,77 @@ server_drain_worker(struct worker *w, const char *by)
 	return (0);
 }
 
+/*
+ * News of a running task (protocol 6): for its job's driver, if the
+ * worker was given the task (its tag) in this epoch; else ignored.
+ */
+static void
+worker_news(struct session *s, const R3q__TaskNews *tn)
+{
+	struct worker		*w = s->s_worker;
+	struct job_batch	*b;
+	struct job		*j;
+	size_t			 idx;
+
+	if (tn->epoch != md->epoch || (b = job_task_find(tn->id, &idx)) ==
+	    NULL)
+		return;
+	if (tn->tag != server_tag(w, tn->id)) {
+		log_warnx("worker %s: news of task %llu it was not given",
+		    w->w_name, (unsigned long long)tn->id);
+		return;
+	}
+	j = b->b_job;
+	if (j->j_drv->d_news != NULL)
+		j->j_drv->d_news(j, b, idx, w, tn->data.data, tn->data.len);
+	server_drain();
+}
+
+/* Forget w's pending pushes. */
+static void
+server_push_clear(struct worker *w)
+{
+	size_t	 i;
+
+	for (i = 0; i < w->w_npush; i++) {
+		free(w->w_push[i].pp_ids);
+		free(w->w_push[i].pp_donate);
+	}
+	w->w_npush = 0;
+}
+
+/*
+ * Send worker w a TaskPush at the next flush, after the Assign being
+ * built (a push may name tasks it carries): bound (0: none) for tasks
+ * ids, and the tasks in donate asked to give part of their work back.
+ */
+void
+server_push(struct worker *w, const uint64_t *ids, size_t n, uint32_t bound,
+    const uint64_t *donate, size_t ndonate)
+{
+	struct push_pending	*pp;
+
+	if (w->w_session == NULL || (n == 0 && ndonate == 0))
+		return;
+	if (w->w_npush == w->w_pushcap) {
+		w->w_pushcap = w->w_pushcap ? 2 * w->w_pushcap : 4;
+		if ((w->w_push = reallocarray(w->w_push, w->w_pushcap,
+		    sizeof(*w->w_push))) == NULL)
+			fatal("%s", __func__);
+	}
+	pp = &w->w_push[w->w_npush++];
+	pp->pp_ids = xcalloc(n + 1, sizeof(*ids));
+	if (n > 0)
+		memcpy(pp->pp_ids, ids, n * sizeof(*ids));
+	pp->pp_n = n;
+	pp->pp_bound = bound;
+	pp->pp_donate = xcalloc(ndonate + 1, sizeof(*donate));
+	if (ndonate > 0)
+		memcpy(pp->pp_donate, donate, ndonate * sizeof(*donate));
+	pp->pp_ndonate = ndonate;
+	worker_dirty(w);
+}
+
 /* Messages from a joined worker. */
 static void
 worker_dispatch(struct session *s, Envelope *env)
@@ -1666,6 +1749,9 @@ worker_dispatch(struct session *s, Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_DRAIN:
 		worker_drain(s, env->drain);
+		break;
+	case R3Q__ENVELOPE__BODY_TASK_NEWS:
+		worker_news(s, env->task_news);
 		break;
 	case R3Q__ENVELOPE__BODY_KINDS:
 		worker_kinds(s, env);
@@ -1804,6 +1890,7 @@ server_flush(void)
 	R3q__Assign	 a;
 	R3q__Cancel	 c;
 	R3q__Withdraw	 wd;
+	R3q__TaskPush	 tp;
 	struct worker	*w;
 	size_t		 i;
 
@@ -1852,6 +1939,19 @@ server_flush(void)
 			session_send(w->w_session, &env);
 			w->w_nwithdraw = 0;
 		}
+		for (i = 0; i < w->w_npush; i++) {
+			r3q__envelope__init(&env);
+			r3q__task_push__init(&tp);
+			tp.n_ids = w->w_push[i].pp_n;
+			tp.ids = w->w_push[i].pp_ids;
+			tp.bound = w->w_push[i].pp_bound;
+			tp.n_donate = w->w_push[i].pp_ndonate;
+			tp.donate = w->w_push[i].pp_donate;
+			env.body_case = R3Q__ENVELOPE__BODY_TASK_PUSH;
+			env.task_push = &tp;
+			session_send(w->w_session, &env);
+		}
+		server_push_clear(w);
 	}
 	scratch_reset(0);
 }

@@ -24,6 +24,7 @@ static struct {
 	pthread_cond_t	 ex_cv;
 	struct wtasklist ex_held;	/* the local queue */
 	struct wtasklist ex_done;	/* finished, for the loop thread */
+	struct wnewslist ex_newsq;	/* running tasks' news, likewise */
 	struct wtask	**ex_running;	/* per thread */
 	unsigned	 ex_nheld;
 	unsigned	 ex_nrunning;
@@ -76,6 +77,35 @@ exec_progress(void *arg, int half)
 		ex.ex_wake();
 }
 
+/*
+ * News from a running task (ctx->share): copied into the news queue for
+ * the loop thread, which sends it before any result it collects after.
+ */
+static void
+exec_share(void *arg, const uint8_t *data, size_t len)
+{
+	struct wtask	*t = arg;
+	struct wnews	*n;
+	int		 wake;
+
+	if ((n = malloc(sizeof(*n) + len)) == NULL) {
+		log_warn("task %llu: news of %zu bytes",
+		    (unsigned long long)t->wt_id, len);
+		return;
+	}
+	n->wn_id = t->wt_id;
+	n->wn_epoch = t->wt_epoch;
+	n->wn_tag = t->wt_tag;
+	n->wn_len = len;
+	memcpy(n->wn_data, data, len);
+	pthread_mutex_lock(&ex.ex_mtx);
+	TAILQ_INSERT_TAIL(&ex.ex_newsq, n, wn_entry);
+	wake = exec_news();
+	pthread_mutex_unlock(&ex.ex_mtx);
+	if (wake)
+		ex.ex_wake();
+}
+
 /* One execution thread: take the head of the local queue, run it. */
 static void *
 exec_thread(void *arg)
@@ -118,6 +148,9 @@ exec_thread(void *arg)
 		ctx.speed = workerd_speed();
 		ctx.progress = exec_progress;
 		ctx.arg = t;
+		ctx.bound = &t->wt_bound;
+		ctx.donate = &t->wt_donate;
+		ctx.share = exec_share;
 		t->wt_start = wall_ns();
 		if (t->wt_ext != NULL)
 			ext_run(t->wt_ext, slot, &p, &ctx,
@@ -156,6 +189,7 @@ exec_start(struct event_base *base, unsigned n, void (*wake)(void))
 	pthread_cond_init(&ex.ex_cv, NULL);
 	TAILQ_INIT(&ex.ex_held);
 	TAILQ_INIT(&ex.ex_done);
+	TAILQ_INIT(&ex.ex_newsq);
 	ex.ex_wake = wake;
 	ex.ex_nthreads = n;
 	ex.ex_running = xcalloc(n, sizeof(*ex.ex_running));
@@ -191,6 +225,7 @@ exec_stop(void)
 		TAILQ_REMOVE(&ex.ex_done, t, wt_entry);
 		wtask_free(t);
 	}
+	exec_news_free(&ex.ex_newsq);
 	free(ex.ex_running);
 	free(ex.ex_threads);
 }
@@ -271,6 +306,82 @@ exec_cancel(uint64_t id)
 out:
 	pthread_mutex_unlock(&ex.ex_mtx);
 	return (rc);
+}
+
+/* Lower a bound to v: the master's incumbent only goes down. */
+static void
+exec_lower(_Atomic int32_t *b, int32_t v)
+{
+	int32_t	 cur = atomic_load(b);
+
+	while (v < cur && !atomic_compare_exchange_weak(b, &cur, v))
+		;
+}
+
+/*
+ * TaskPush: the bound of task id, held or running, drops to v; a running
+ * task reads it at its next step.  Returns 1 held, 2 running, 0 not here.
+ */
+int
+exec_push(uint64_t id, int32_t v)
+{
+	struct wtask	*t;
+	unsigned	 i;
+	int		 rc = 0;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	for (i = 0; i < ex.ex_nthreads; i++)
+		if ((t = ex.ex_running[i]) != NULL && t->wt_id == id) {
+			exec_lower(&t->wt_bound, v);
+			rc = 2;
+		}
+	TAILQ_FOREACH(t, &ex.ex_held, wt_entry)
+		if (t->wt_id == id) {
+			exec_lower(&t->wt_bound, v);
+			rc = rc ? rc : 1;
+		}
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (rc);
+}
+
+/*
+ * TaskPush: task id is asked to give part of its open work back (its
+ * kind answers through ctx->share, or not at all).  A held one is asked
+ * too, and answers once it runs.  Returns as exec_push().
+ */
+int
+exec_donate(uint64_t id)
+{
+	struct wtask	*t;
+	unsigned	 i;
+	int		 rc = 0;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	for (i = 0; i < ex.ex_nthreads; i++)
+		if ((t = ex.ex_running[i]) != NULL && t->wt_id == id) {
+			atomic_store(&t->wt_donate, 1);
+			rc = 2;
+		}
+	if (rc == 0)
+		TAILQ_FOREACH(t, &ex.ex_held, wt_entry)
+			if (t->wt_id == id) {
+				atomic_store(&t->wt_donate, 1);
+				rc = 1;
+			}
+	pthread_mutex_unlock(&ex.ex_mtx);
+	return (rc);
+}
+
+/*
+ * Take the running tasks' news for the loop thread.  Called after
+ * exec_collect(): a result collected then had its news queued before it.
+ */
+void
+exec_news_take(struct wnewslist *nl)
+{
+	pthread_mutex_lock(&ex.ex_mtx);
+	TAILQ_CONCAT(nl, &ex.ex_newsq, wn_entry);
+	pthread_mutex_unlock(&ex.ex_mtx);
 }
 
 /*

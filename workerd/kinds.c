@@ -629,6 +629,18 @@ wtask_free(struct wtask *t)
 	free(t);
 }
 
+/* Free a list of news (exec.c's, link.c's). */
+void
+exec_news_free(struct wnewslist *nl)
+{
+	struct wnews	*n;
+
+	while ((n = TAILQ_FIRST(nl)) != NULL) {
+		TAILQ_REMOVE(nl, n, wn_entry);
+		free(n);
+	}
+}
+
 /* Does the kind k run exactly what n would? */
 static int
 kinds_same(const struct ext_kind *k, const struct ext_kind *n)

@@ -77,6 +77,8 @@ static struct {
 	uint64_t			 l_boot;
 	struct wtasklist		 l_outbox;
 	size_t				 l_noutbox;
+	struct wnewslist		 l_news;	/* TaskNews to send,
+							   before results */
 	uint64_t			 l_done;
 	uint64_t			 l_done_hb;	/* l_done at last beat */
 	struct event			*l_heartbeat;
@@ -456,7 +458,9 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 	static size_t		  cap;
 	Envelope		  env;
 	R3q__Progress		  pr = R3Q__PROGRESS__INIT;
+	R3q__TaskNews		  tn;
 	struct wtask		 *t;
+	struct wnews		 *nw;
 	size_t			  n, first, sz, acc, budget;
 
 	if (lk.l_state != LINK_UP)
@@ -469,6 +473,21 @@ link_flush(uint64_t *started, size_t nstarted, uint64_t *half, size_t nhalf)
 		ptrs = xcalloc(cap, sizeof(*ptrs));
 	}
 	link_batch_begin();
+	/* News first: a task's news went out before its result. */
+	while ((nw = TAILQ_FIRST(&lk.l_news)) != NULL) {
+		TAILQ_REMOVE(&lk.l_news, nw, wn_entry);
+		r3q__envelope__init(&env);
+		r3q__task_news__init(&tn);
+		tn.id = nw->wn_id;
+		tn.epoch = nw->wn_epoch;
+		tn.tag = nw->wn_tag;
+		tn.data.data = nw->wn_data;
+		tn.data.len = nw->wn_len;
+		env.body_case = R3Q__ENVELOPE__BODY_TASK_NEWS;
+		env.task_news = &tn;
+		link_send(&env);
+		free(nw);
+	}
 	if (lk.l_noutbox > 0) {
 		budget = lk.l_conf->max_frame > RESULT_ROOM ?
 		    lk.l_conf->max_frame - RESULT_ROOM / 2 : 0;
@@ -526,6 +545,7 @@ link_collect(evutil_socket_t fd, short ev, void *arg)
 	}
 	TAILQ_INIT(&done);
 	exec_collect(&done, started, &nstarted, half, &nhalf);
+	exec_news_take(&lk.l_news);
 	while ((t = TAILQ_FIRST(&done)) != NULL) {
 		TAILQ_REMOVE(&done, t, wt_entry);
 		/* Interrupted by the drain: given back, not reported. */
@@ -658,6 +678,8 @@ link_assign(R3q__Assign *a)
 			memcpy(t->wt_payload, m->payload.data, len);
 		atomic_init(&t->wt_cancel, 0);
 		atomic_init(&t->wt_half, 0);
+		atomic_init(&t->wt_bound, INT32_MAX);
+		atomic_init(&t->wt_donate, 0);
 		TAILQ_INSERT_TAIL(&tl, t, wt_entry);
 	}
 	exec_assign(&tl, (unsigned)a->n_tasks);
@@ -694,6 +716,33 @@ link_withdraw(const R3q__Withdraw *wd)
 	env.released = &rel;
 	link_send(&env);
 	free(v);
+}
+
+/*
+ * TaskPush (protocol 6): a bound for tasks here, held or running (pfsp:
+ * the job's incumbent), and tasks asked to donate part of their work.
+ */
+static void
+link_push(const R3q__TaskPush *tp)
+{
+	size_t	 i;
+	int	 rc;
+
+	if (tp->bound > INT32_MAX) {
+		log_warnx("the master pushed bound %u: out of range",
+		    tp->bound);
+		return;
+	}
+	for (i = 0; tp->bound != 0 && i < tp->n_ids; i++)
+		if ((rc = exec_push(tp->ids[i], (int32_t)tp->bound)) != 0)
+			log_debug("task %llu (%s): bound %u pushed",
+			    (unsigned long long)tp->ids[i], rc == 2 ?
+			    "running" : "held", tp->bound);
+	for (i = 0; i < tp->n_donate; i++)
+		log_debug("task %llu: asked to donate (%s)",
+		    (unsigned long long)tp->donate[i],
+		    (const char *[]){ "not here", "held", "running" }[
+		    exec_donate(tp->donate[i])]);
 }
 
 /*
@@ -771,6 +820,9 @@ link_dispatch(Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_JOIN_ANSWER:
 		join_renewed(env->join_answer);
+		break;
+	case R3Q__ENVELOPE__BODY_TASK_PUSH:
+		link_push(env->task_push);
 		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("the master says: %s", env->error->message);
@@ -1393,6 +1445,7 @@ link_start(struct event_base *base, const struct workerd_config *conf,
 	lk.l_conf = conf;
 	snprintf(lk.l_name, sizeof(lk.l_name), "%s", name);
 	TAILQ_INIT(&lk.l_outbox);
+	TAILQ_INIT(&lk.l_news);
 	if (link_parse_masters(conf->master, lk.l_hosts, lk.l_ports,
 	    &lk.l_naddrs, err, sizeof(err)) == -1)
 		fatalx("%s", err);

@@ -87,6 +87,9 @@ struct wtask {
 	size_t			 wt_payload_len;	/* in wt_payload */
 	atomic_int		 wt_cancel;
 	atomic_int		 wt_half;	/* past its half-way point */
+	_Atomic int32_t		 wt_bound;	/* pushed by the master
+						   (TaskPush), INT32_MAX */
+	atomic_int		 wt_donate;	/* asked to donate */
 	int			 wt_said_start;	/* Progress sent: ex_mtx */
 	int			 wt_said_half;
 	uint64_t		 wt_received;	/* wall ns */
@@ -104,6 +107,17 @@ struct wtask {
 };
 TAILQ_HEAD(wtasklist, wtask);
 
+/* A running task's news for the master (TaskNews), in order. */
+struct wnews {
+	TAILQ_ENTRY(wnews)	 wn_entry;
+	uint64_t		 wn_id;
+	uint64_t		 wn_epoch;
+	uint64_t		 wn_tag;
+	size_t			 wn_len;
+	uint8_t			 wn_data[];
+};
+TAILQ_HEAD(wnewslist, wnews);
+
 /* exec.c: the local queue and the execution threads. */
 int	 exec_start(struct event_base *, unsigned, void (*)(void));
 void	 exec_set_max_output(uint64_t);
@@ -111,6 +125,10 @@ void	 exec_stop(void);
 void	 exec_assign(struct wtasklist *, unsigned);
 int	 exec_cancel(uint64_t);
 int	 exec_withdraw(uint64_t);
+int	 exec_push(uint64_t, int32_t);
+int	 exec_donate(uint64_t);
+void	 exec_news_take(struct wnewslist *);
+void	 exec_news_free(struct wnewslist *);
 size_t	 exec_drop_held(void);
 size_t	 exec_take_held(uint64_t **);
 unsigned exec_interrupt_all(void);

@@ -75,6 +75,7 @@ bnb_payload_encode(uint8_t *buf, size_t len, const struct bnb_instance *inst,
 	le32_put(buf + 36, (uint32_t)sub->lb);
 	le32_put(buf + 40, sub->back);
 	le32_put(buf + 44, (uint32_t)branch);
+	le32_put(buf + 48, 0);
 	p = buf + BNB_PAYLOAD_HEAD;
 	for (i = 0; i < (size_t)inst->n * inst->m; i++, p += 2)
 		le16_put(p, (uint16_t)inst->p[i]);
@@ -183,6 +184,38 @@ bnb_payload_decode(const uint8_t *buf, size_t len, struct bnb_payload *pl,
 	pl->depth = depth;
 	pl->back = back;
 	pl->sub_lb = (int32_t)le32_get(buf + 36);
+	pl->exchange_ms = le32_get(buf + 48);
+	return (0);
+}
+
+/* Set the exchange interval of an encoded payload (pfsp.h, 7.). */
+void
+bnb_payload_set_exchange(uint8_t *buf, size_t len, uint32_t ms)
+{
+	if (len >= BNB_PAYLOAD_HEAD)
+		le32_put(buf + 48, ms);
+}
+
+/* Set the pruned count of an encoded output (pfsp.h, 7.). */
+void
+bnb_result_set_pruned(uint8_t *buf, size_t len, uint64_t pruned)
+{
+	if (len >= BNB_RESULT_HEAD)
+		le64_put(buf + 36, pruned);
+}
+
+/*
+ * The nodes an encoded output says it explored, without decoding the
+ * rest (an output that lost the race, its subproblem gone); -1 if the
+ * buffer is not an output.
+ */
+int
+bnb_result_nodes(const uint8_t *buf, size_t len, uint64_t *nodes)
+{
+	if (len < BNB_RESULT_HEAD || le32_get(buf) != BNB_RESULT_MAGIC ||
+	    le32_get(buf + 4) != BNB_VERSION)
+		return (-1);
+	*nodes = le64_get(buf + 16);
 	return (0);
 }
 
@@ -224,6 +257,7 @@ bnb_result_encode(uint8_t *buf, size_t len, int stop, uint32_t n,
 	le32_put(buf + 24, (uint32_t)best);
 	le32_put(buf + 28, nfr > 0 ? fr->pathlen : 0);
 	le32_put(buf + 32, (uint32_t)nfr);
+	le64_put(buf + 36, 0);
 	p = buf + BNB_RESULT_HEAD;
 	if (best != BNB_NONE)
 		for (i = 0; i < n; i++, p += 2)
@@ -272,7 +306,7 @@ bnb_result_decode(const uint8_t *buf, size_t len, uint32_t n,
 	best = (int32_t)le32_get(buf + 24);
 	pathlen = le32_get(buf + 28);
 	nfr = le32_get(buf + 32);
-	if (stop > BNB_CANCELLED || rn != n || n > BNB_MAX_JOBS ||
+	if (stop > BNB_SHARED || rn != n || n > BNB_MAX_JOBS ||
 	    pathlen > n || (best < 0) || nfr > len / 8) {
 		snprintf(err, errlen, "pfsp output: stop %u, %u jobs (not "
 		    "%u), best %d, path %u or %u open nodes out of range",
@@ -302,6 +336,7 @@ bnb_result_decode(const uint8_t *buf, size_t len, uint32_t n,
 	res->stop = (int)stop;
 	res->n = n;
 	res->nodes = le64_get(buf + 16);
+	res->pruned = le64_get(buf + 36);
 	res->best = best;
 	p = buf + BNB_RESULT_HEAD;
 	if (best != BNB_NONE) {

@@ -97,7 +97,10 @@
  *      36  i32  the subproblem's bound (informational)
  *      40  u32  suffix length              44   u32  branching (1:
  *                                                   forward, 2: bidir)
- *      48  u16  p[m * n], machine-major
+ *      48  u32  exchange interval, ms: a better makespan found goes to
+ *               the master at most so often (0: at once); written by
+ *               bnb_payload_set_exchange(), 0 otherwise
+ *      52  u16  p[m * n], machine-major
  *      ..  u16  prefix[depth], then suffix[length], 0-based jobs, all
  *               distinct, < n
  *    Output, BNB_RESULT_HEAD bytes then data:
@@ -107,12 +110,19 @@
  *                                                   below the incumbent,
  *                                                   INT32_MAX: none
  *      28  u32  frontier path length       32   u32  frontier nodes
- *      36  u16  best permutation[n], only when a best was found
+ *      36  u64  nodes pruned only by the incumbent the host gave while
+ *               the search ran (ctl->incumbent; bnb_result_set_pruned)
+ *      44  u16  best permutation[n], only when a best was found
  *      ..  u16  path[path length], placements (BNB_BACK: backward)
  *      ..  per node: i32 bound, u16 depth, u16 job (0xffff: none; a
  *               placement, BNB_BACK set when backward)
+ *    The same output with stop BNB_SHARED is a running task's news
+ *    (TaskNews): its best so far, and the open nodes it gave away when
+ *    asked to donate (no longer its own); nodes is what it explored so
+ *    far, not to be added up (the final output says the whole count).
  *    Bump the version if any of these change.  Version 1 had no suffix
- *    (a 40-byte payload head) and no BNB_BACK.
+ *    (a 40-byte payload head) and no BNB_BACK; version 2 had no
+ *    exchange interval and no pruned count (48 and 36-byte heads).
  *
  * How the master's bnb driver is meant to use it: make the root
  * subproblem (bnb_sub_new(NULL, 0, bnb_bound(pb, NULL, 0))) and a pool;
@@ -149,9 +159,10 @@
 
 #define BNB_PAYLOAD_MAGIC	0x50534650u	/* "PFSP" */
 #define BNB_RESULT_MAGIC	0x52534650u	/* "PFSR" */
-#define BNB_VERSION		2u
-#define BNB_PAYLOAD_HEAD	48
-#define BNB_RESULT_HEAD		36
+#define BNB_VERSION		3u
+#define BNB_PAYLOAD_HEAD	52
+#define BNB_RESULT_HEAD		44
+#define BNB_TICK		1024	/* nodes between ctl->tick calls */
 
 enum bnb_lb {
 	BNB_LB1 = 1,		/* one machine */
@@ -169,7 +180,8 @@ enum bnb_stop {
 	BNB_EXHAUSTED = 0,	/* nothing open left: the subtree is done */
 	BNB_BUDGET,		/* the node budget is spent; nodes are open */
 	BNB_DONATED,		/* ctl->donated holds the nodes given away */
-	BNB_CANCELLED		/* *ctl->cancel was raised */
+	BNB_CANCELLED,		/* *ctl->cancel was raised */
+	BNB_SHARED		/* not a stop: a running task's news (7.) */
 };
 
 /* An instance; bnb_instance_free() frees p.  Owned by whoever parsed it. */
@@ -218,16 +230,22 @@ struct bnb_frontier {
  * when the nodes explored since bnb_search_start() reach budget / 2 (the
  * "state 2" of suspect detection); found is called with every complete
  * permutation better than both the incumbent and the search's own best,
- * as soon as it is found (for a host that pushes it to others).
+ * as soon as it is found (for a host that pushes it to others); tick,
+ * every BNB_TICK nodes (for a host that sends news on a timer).
  */
 struct bnb_ctl {
 	const _Atomic int32_t	*incumbent;	/* NULL: none */
 	atomic_int		*donate;	/* non-zero: give nodes away */
 	const atomic_int	*cancel;	/* non-zero: stop */
 	uint64_t		 budget;	/* nodes since start, 0: none */
+	int32_t			 base;		/* the incumbent given at the
+						   start, for
+						   bnb_search_pruned(); 0:
+						   count nothing */
 	struct bnb_frontier	*donated;	/* where a donation goes */
 	void			(*half)(void *);
 	void			(*found)(void *, int32_t, const uint16_t *);
+	void			(*tick)(void *);
 	void			*arg;
 };
 
@@ -241,6 +259,7 @@ struct bnb_payload {
 	int32_t			 sub_lb;
 	uint32_t		 depth;
 	uint32_t		 back;		/* the suffix's length */
+	uint32_t		 exchange_ms;
 	uint16_t		 prefix[BNB_MAX_JOBS];
 	uint16_t		 suffix[BNB_MAX_JOBS];
 };
@@ -251,6 +270,7 @@ struct bnb_result {
 	uint32_t		 n;
 	uint64_t		 nodes;
 	int32_t			 best;		/* BNB_NONE: none */
+	uint64_t		 pruned;	/* by the host's incumbent only */
 	uint16_t		 perm[BNB_MAX_JOBS];
 	struct bnb_frontier	 frontier;
 };
@@ -331,6 +351,7 @@ int		 bnb_search_load(struct bnb_search *, const struct bnb_sub *,
 		    char *, size_t);
 int		 bnb_explore(struct bnb_search *, const struct bnb_ctl *);
 uint64_t	 bnb_search_nodes(const struct bnb_search *);
+uint64_t	 bnb_search_pruned(const struct bnb_search *);
 size_t		 bnb_search_open(const struct bnb_search *);
 int32_t		 bnb_search_best(const struct bnb_search *,
 		    const uint16_t **);
@@ -346,6 +367,9 @@ size_t		 bnb_pool_size(const struct bnb_pool *);
 int32_t		 bnb_pool_bound(const struct bnb_pool *);
 const struct bnb_sub *bnb_pool_at(const struct bnb_pool *, size_t);
 size_t		 bnb_pool_prune(struct bnb_pool *, int32_t);
+int		 bnb_split(const struct bnb_problem *, const struct bnb_sub *,
+		    uint32_t, int32_t *, uint16_t *, struct bnb_pool *,
+		    uint64_t *, char *, size_t);
 int		 bnb_solve(const struct bnb_problem *,
 		    const struct bnb_solve_opts *, struct bnb_solution *,
 		    char *, size_t);
@@ -355,6 +379,7 @@ size_t		 bnb_payload_len(uint32_t, uint32_t, uint32_t);
 int		 bnb_payload_encode(uint8_t *, size_t,
 		    const struct bnb_instance *, int, int, int32_t, uint64_t,
 		    const struct bnb_sub *);
+void		 bnb_payload_set_exchange(uint8_t *, size_t, uint32_t);
 int		 bnb_payload_decode(const uint8_t *, size_t,
 		    struct bnb_payload *, char *, size_t);
 size_t		 bnb_result_len(uint32_t, int32_t, const struct bnb_frontier *);
@@ -363,6 +388,8 @@ int		 bnb_result_encode(uint8_t *, size_t, int, uint32_t, uint64_t,
 int		 bnb_result_decode(const uint8_t *, size_t, uint32_t,
 		    const struct bnb_sub *, struct bnb_result *, char *,
 		    size_t);
+void		 bnb_result_set_pruned(uint8_t *, size_t, uint64_t);
+int		 bnb_result_nodes(const uint8_t *, size_t, uint64_t *);
 void		 bnb_result_free(struct bnb_result *);
 
 #endif /* R3Q_BNB_PFSP_H */

@@ -203,6 +203,85 @@ bnb_push_frontier(struct bnb_pool *pl, const struct bnb_frontier *fr,
 }
 
 /*
+ * Split subproblem sub into the open subproblems of at least depth
+ * placements (prefix and suffix together) below it, into out: each node
+ * shallower than that is branched (explored, so counted in *nodes) and
+ * its children under *inc kept; a complete permutation better than *inc
+ * found on the way becomes *inc, its jobs in perm.  A node with fewer
+ * placements left than that is kept as it is.  The master splits the
+ * root so (--split-depth) into the first pool, and a running task's
+ * subproblem one level down to re-split it (seed 004's behaviour, kept
+ * for the comparison).  Returns how many went into out, -1 with err set.
+ */
+int
+bnb_split(const struct bnb_problem *pb, const struct bnb_sub *sub,
+    uint32_t depth, int32_t *inc, uint16_t *perm, struct bnb_pool *out,
+    uint64_t *nodes, char *err, size_t errlen)
+{
+	const struct bnb_instance	*inst = bnb_problem_instance(pb);
+	struct bnb_pool			*work = NULL;
+	struct bnb_search		*s = NULL;
+	struct bnb_frontier		 fr;
+	struct bnb_sub			*t;
+	struct bnb_ctl			 ctl;
+	_Atomic int32_t			 ai;
+	const uint16_t			*bp;
+	int32_t				 c;
+	int				 rc = -1, kept = 0;
+
+	bnb_frontier_init(&fr);
+	if ((work = bnb_pool_new()) == NULL || (s = bnb_search_new(pb)) ==
+	    NULL || (t = bnb_sub_make(sub->prefix, sub->depth, sub->prefix +
+	    sub->depth, sub->back, sub->lb)) == NULL ||
+	    bnb_pool_push(work, t) == -1)
+		goto nomem;
+	atomic_init(&ai, *inc);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.incumbent = &ai;
+	ctl.budget = 1;
+	while ((t = bnb_pool_pop(work)) != NULL) {
+		if (t->lb >= atomic_load(&ai)) {
+			free(t);
+			continue;
+		}
+		if (t->depth + t->back >= depth || t->depth + t->back + 1 >=
+		    inst->n) {
+			if (bnb_pool_push(out, t) == -1) {
+				free(t);
+				goto nomem;
+			}
+			kept++;
+			continue;
+		}
+		if (bnb_search_load(s, t, err, errlen) == -1) {
+			free(t);
+			goto out;
+		}
+		free(t);
+		if (bnb_explore(s, &ctl) == -1)
+			goto nomem;
+		*nodes += bnb_search_nodes(s);
+		if ((c = bnb_search_best(s, &bp)) < atomic_load(&ai)) {
+			atomic_store(&ai, c);
+			memcpy(perm, bp, inst->n * sizeof(*bp));
+		}
+		if (bnb_search_take(s, &fr, SIZE_MAX) == -1 ||
+		    bnb_push_frontier(work, &fr, atomic_load(&ai)) == -1)
+			goto nomem;
+	}
+	*inc = atomic_load(&ai);
+	rc = kept;
+	goto out;
+nomem:
+	snprintf(err, errlen, "out of memory");
+out:
+	bnb_frontier_free(&fr);
+	bnb_search_free(s);
+	bnb_pool_free(work);
+	return (rc);
+}
+
+/*
  * Solve a problem exactly, best bound first: pop the subproblem of the
  * smallest bound, explore it depth-first for at most opts->slice nodes,
  * push back what it left open, until the pool's best bound is not below

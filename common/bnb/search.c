@@ -40,6 +40,8 @@ struct bnb_search {
 	size_t				 s_sp;
 	size_t				 s_cap;
 	uint64_t			 s_nodes;
+	uint64_t			 s_pruned;	/* by ctl->incumbent
+							   below ctl->base */
 	int				 s_halfdone;
 	int32_t				 s_best;
 	uint16_t			 s_bestperm[BNB_MAX_JOBS];
@@ -284,6 +286,7 @@ bnb_search_load_ps(struct bnb_search *s, const uint16_t *prefix,
 	s->s_stack[0].job = BNB_NOJOB;
 	s->s_sp = 1;
 	s->s_nodes = 0;
+	s->s_pruned = 0;
 	s->s_halfdone = 0;
 	s->s_best = BNB_NONE;
 	return (0);
@@ -294,6 +297,18 @@ uint64_t
 bnb_search_nodes(const struct bnb_search *s)
 {
 	return (s->s_nodes);
+}
+
+/*
+ * Nodes popped since bnb_search_start() that only the host's incumbent
+ * pruned: under ctl->base (the incumbent the search was given) and under
+ * the search's own best, so a lower incumbent that came while it ran
+ * (incumbent exchange) saved them.
+ */
+uint64_t
+bnb_search_pruned(const struct bnb_search *s)
+{
+	return (s->s_pruned);
 }
 
 /* Open nodes left. */
@@ -492,10 +507,15 @@ bnb_explore(struct bnb_search *s, const struct bnb_ctl *ctl)
 		    ctl->incumbent, memory_order_relaxed)) < inc)
 			inc = lb;
 		o = s->s_stack[--s->s_sp];
-		if (o.lb >= inc)
+		if (o.lb >= inc) {
+			if (o.lb < s->s_best && o.lb < ctl->base)
+				s->s_pruned++;
 			continue;
+		}
 		bnb_search_goto(s, &o);
 		s->s_nodes++;
+		if (ctl->tick != NULL && s->s_nodes % BNB_TICK == 0)
+			ctl->tick(ctl->arg);
 		if (!s->s_halfdone && ctl->budget > 0 &&
 		    s->s_nodes * 2 >= ctl->budget) {
 			s->s_halfdone = 1;

@@ -3928,8 +3928,13 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 	s->s_stats.done++;
 	if (c != NULL)
 		sched_copy_drop(s, c);
-	while (t->t_copies != NULL)
-		sched_copy_cancel(s, t->t_copies);
+	while (t->t_copies != NULL) {
+		/* Seed 002 section 3.1 step (2), unless told not to. */
+		if (b->b_cfg.keep_copies)
+			sched_copy_drop(s, t->t_copies);
+		else
+			sched_copy_cancel(s, t->t_copies);
+	}
 	if (t->t_aux != NULL && t->t_aux->x_nfailed > 0)
 		sched_blame_failures(s, t, wid);
 	if (t->t_aux != NULL && t->t_aux->x_nvotes > 0)

@@ -155,6 +155,12 @@ struct sched_batch_config {
 						   from n machines */
 	enum sched_balance	 balance;	/* held tasks move between
 						   workers (RWQ, R3Q) */
+	int			 keep_copies;	/* the first result wins,
+						   the other copies run on
+						   (seed 002's "no
+						   interrupt"): the core
+						   forgets them, their
+						   results are stale */
 };
 
 #define SCHED_VERIFY_MAX	5

@@ -290,7 +290,8 @@ ext_plugin_run(struct ext_kind *k, unsigned slot,
     uint64_t max_output, struct task_result *res)
 {
 	static const uint8_t	 empty[1];
-	struct task_ctx		 dflt = { NULL, 1.0, NULL, NULL };
+	struct task_ctx		 dflt = { NULL, 1.0, NULL, NULL,
+	    NULL, NULL, NULL };
 	struct plugin		*pl = k->k_priv;
 	struct plugin_call	 pc;
 	struct r3q_plugin_task	 t;

@@ -55,7 +55,8 @@ task_run(const struct task_params *params, const struct task_ctx *ctx,
     struct task_result *res)
 {
 	const struct task_kind	*k;
-	struct task_ctx		 dflt = { NULL, 1.0, NULL, NULL };
+	struct task_ctx		 dflt = { NULL, 1.0, NULL, NULL, NULL, NULL,
+	    NULL };
 
 	memset(res, 0, sizeof(*res));
 	if (params == NULL) {

@@ -31,11 +31,24 @@ struct task_params {
 	size_t		 payload_len;
 };
 
+/*
+ * What a running task has of its host.  bound, donate and share are for
+ * the kinds that talk with their job while they run (pfsp, protocol 6),
+ * all optional (NULL): bound is the best value the master pushed for
+ * this task (TaskPush; pfsp: the incumbent), INT32_MAX until then, and
+ * may drop at any time (the host and the kind only ever lower it); donate is raised when the master asks the task
+ * to give part of its open work back, which it does through share (the
+ * kind clears it); share sends news to the master (TaskNews) before the
+ * task ends, in order, the bytes copied.
+ */
 struct task_ctx {
 	const atomic_int *cancel;	/* non-zero: stop as soon as possible */
 	double		 speed;		/* speed ratio vs reference, > 0 */
 	void		(*progress)(void *, int);	/* (arg, half = 2) */
 	void		*arg;
+	_Atomic int32_t	*bound;
+	atomic_int	*donate;
+	void		(*share)(void *, const uint8_t *, size_t);
 };
 
 #define TASK_OUT_INLINE	32		/* outputs this short need no malloc */

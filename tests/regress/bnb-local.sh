@@ -6,9 +6,11 @@
 # and three of tai20_10.txt are proved optimal with the defaults
 # (bidirectional branching, LB2), their permutations recomputing to the
 # optima; the times are printed, not asserted.  Malformed files are refused with file:line: and status 65, a
-# missing one with 66; a distributed run without a master with 69, and
-# one with a flag only --local has yet with 64.  No daemon
-# runs.
+# missing one with 66; a distributed run without a master with 69, one
+# with --max-nodes (only --local has it) with 64, --local with a flag
+# only the cluster has (--policy, --multiplicity, --interrupt,
+# --split-depth, --exchange, --resplit) with 64, and out-of-range values
+# of those with 64.  No daemon runs.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 F=$top_srcdir/tests/data/taillard/tai20_5.txt
@@ -128,13 +130,25 @@ R3Q_CONTROL=$T/none.sock "$R3QCTL" bnb pfsp "$F" --instance 1 --ig 0 \
 [ "$rc" -eq 69 ] || fail "distributed: exit $rc"
 grep -q "cannot reach masterd at $T/none.sock" "$T/e" ||
     fail "distributed: $(cat "$T/e")"
+rc=0
+R3Q_CONTROL=$T/none.sock "$R3QCTL" bnb pfsp "$F" --max-nodes 100 2> "$T/e" ||
+    rc=$?
+[ "$rc" -eq 64 ] || fail "distributed --max-nodes: exit $rc"
+grep -qx "r3qctl: bnb: --max-nodes is not implemented yet (without --local)" \
+    "$T/e" || fail "distributed --max-nodes: $(cat "$T/e")"
 for flag in "--multiplicity 2" "--interrupt off" "--split-depth 3" \
-    "--exchange 1s" "--max-nodes 100"; do
+    "--exchange 1s" "--resplit" "--policy wq"; do
+	rc=0
+	"$R3QCTL" bnb pfsp "$F" --local $flag > "$T/o" 2> "$T/e" || rc=$?
+	[ "$rc" -eq 64 ] || fail "--local $flag: exit $rc"
+	grep -qx "r3qctl: bnb: ${flag% *} is for the cluster (without --local)" \
+	    "$T/e" || fail "--local $flag: $(cat "$T/e")"
+done
+for flag in "--multiplicity 17" "--multiplicity 2,0" "--split-depth 9" \
+    "--interrupt maybe" "--exchange 0s"; do
 	rc=0
 	R3Q_CONTROL=$T/none.sock "$R3QCTL" bnb pfsp "$F" $flag 2> "$T/e" ||
 	    rc=$?
-	[ "$rc" -eq 64 ] || fail "distributed $flag: exit $rc"
-	grep -qx "r3qctl: bnb: ${flag% *} is not implemented yet (without --local)" \
-	    "$T/e" || fail "distributed $flag: $(cat "$T/e")"
+	[ "$rc" -eq 64 ] || fail "$flag: exit $rc: $(cat "$T/e")"
 done
-ok "instance 11 (65), a missing file (66), no master (69), flags only --local has (64)"
+ok "instance 11 (65), a missing file (66), no master (69), flags only --local or only the cluster has, and bad values (64)"

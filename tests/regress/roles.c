@@ -48,7 +48,7 @@
 /* What each role may send, as masterd's dispatch has it. */
 static const char *const worker_may[] = {
 	"results", "progress", "heartbeat", "kinds", "error", "released",
-	"drain", "join_request", NULL
+	"drain", "join_request", "task_news", NULL
 };
 static const char *const prehello_may[] = { "hello", NULL };
 static const char *const client_may[] = {

@@ -977,9 +977,9 @@ test_codec_garbage(void **state)
 		{ 40, 5, "suffix" },		/* 2 + 5 > n */
 		{ 40, 1, "need" },		/* a suffix: 2 bytes short */
 		{ 44, 3, "branching" },
-		{ 49, 0xff, "processing time" },
-		{ 48 + 2 * 18, 1, "prefix" },	/* prefix 1, 1 */
-		{ 48 + 2 * 18 + 2, 6, "prefix" },	/* job 6 of 6 */
+		{ BNB_PAYLOAD_HEAD + 1, 0xff, "processing time" },
+		{ BNB_PAYLOAD_HEAD + 2 * 18, 1, "prefix" },	/* 1, 1 */
+		{ BNB_PAYLOAD_HEAD + 2 * 18 + 2, 6, "prefix" },	/* 6 of 6 */
 	};
 	struct bnb_instance	 inst;
 	struct bnb_payload	 pl;
@@ -1035,7 +1035,8 @@ test_codec_garbage(void **state)
 		if (l >= 8 && i % 2 == 0) {
 			junk[0] = 'P'; junk[1] = 'F'; junk[2] = 'S';
 			junk[3] = (i % 4 == 0) ? 'P' : 'R';
-			junk[4] = 2; junk[5] = junk[6] = junk[7] = 0;
+			junk[4] = BNB_VERSION;
+			junk[5] = junk[6] = junk[7] = 0;
 		}
 		if (bnb_payload_decode(junk, l, &pl, err, sizeof(err)) == 0)
 			bnb_instance_free(&pl.inst);
@@ -1075,13 +1076,13 @@ test_codec_garbage(void **state)
 			{ 0, 0 },			/* magic */
 			{ 8, 9 },			/* stop */
 			{ 12, 7 },			/* n */
-			{ 36 + 2, 3 },			/* best: 3 twice */
-			{ 36, 1 },			/* best: not parent's */
-			{ 36 + 12 + 2, 3 },		/* path: 3 twice */
-			{ 36 + 12 + 6 + 6, 1 },		/* node job in path */
-			{ 36 + 12 + 6 + 6, 9 },		/* node job >= n */
-			{ 36 + 12 + 6 + 4, 4 },		/* node deeper */
-			{ 36 + 12 + 6 + 4, 0 },		/* node above parent */
+			{ BNB_RESULT_HEAD + 2, 3 },			/* best: 3 twice */
+			{ BNB_RESULT_HEAD, 1 },		/* best: not parent's */
+			{ BNB_RESULT_HEAD + 12 + 2, 3 },		/* path: 3 twice */
+			{ BNB_RESULT_HEAD + 12 + 6 + 6, 1 },		/* node job in path */
+			{ BNB_RESULT_HEAD + 12 + 6 + 6, 9 },		/* node job >= n */
+			{ BNB_RESULT_HEAD + 12 + 6 + 4, 4 },		/* node deeper */
+			{ BNB_RESULT_HEAD + 12 + 6 + 4, 0 },		/* node above parent */
 			{ 32, 3 },			/* node count */
 		};
 
@@ -1521,6 +1522,205 @@ test_taillard_bidir(void **state)
 	free(buf);
 }
 
+/* Count ticks. */
+static void
+count_tick(void *arg)
+{
+	(*(uint64_t *)arg)++;
+}
+
+/*
+ * bnb_split (--split-depth, --resplit): the subproblems it leaves, each
+ * explored whole, and the nodes it branched explore exactly the nodes
+ * of the whole tree under a fixed incumbent (none twice, none missed),
+ * every one at least depth deep unless near the leaves; with a looser
+ * incumbent the optimum is found in them or by the split itself.
+ */
+static void
+test_split(void **state)
+{
+	static const uint32_t	 nm[][2] = {
+		{ 6, 3 }, { 7, 4 }, { 8, 2 }, { 7, 1 }, { 3, 2 }, { 1, 1 }
+	};
+	struct bnb_instance	 inst;
+	struct bnb_problem	*pb;
+	struct bnb_pool		*pl;
+	struct bnb_sub		*root, *t;
+	uint16_t		 perm[8], sp[8];
+	uint8_t			 used[8];
+	char			 err[128];
+	uint64_t		 one, got, nodes;
+	int32_t			 opt, best, inc, b2;
+	size_t			 i;
+	uint32_t		 d;
+	int			 br, lb, k;
+
+	(void)state;
+	rnd_state = 11;
+	for (i = 0; i < sizeof(nm) / sizeof(nm[0]); i++) {
+		rnd_instance(&inst, nm[i][0], nm[i][1], 40);
+		memset(used, 0, sizeof(used));
+		opt = brute(&inst, perm, 0, used);
+		for (br = BNB_FORWARD; br <= BNB_BIDIR; br++)
+		for (lb = BNB_LB1; lb <= BNB_LB2; lb++) {
+			pb = bnb_problem_make(&inst, lb, br, err, sizeof(err));
+			assert_non_null(pb);
+			root = bnb_sub_new(NULL, 0, bnb_bound(pb, NULL, 0));
+			assert_non_null(root);
+			one = explore_all(pb, root, opt, 0, 0, &best);
+			for (d = 0; d <= 4; d++)
+			for (k = 0; k < 2; k++) {
+				pl = bnb_pool_new();
+				assert_non_null(pl);
+				inc = opt + k;
+				nodes = 0;
+				assert_true(bnb_split(pb, root, d, &inc, sp, pl,
+				    &nodes, err, sizeof(err)) >= 0);
+				got = nodes;
+				best = inc < opt + k ? inc : BNB_NONE;
+				if (best != BNB_NONE)
+					assert_int_equal(bnb_makespan(&inst,
+					    sp, inst.n), best);
+				while ((t = bnb_pool_pop(pl)) != NULL) {
+					assert_true(t->depth + t->back >= d ||
+					    t->depth + t->back + 1 >= inst.n);
+					assert_int_equal(t->lb,
+					    bnb_bound_sub(pb, t));
+					got += explore_all(pb, t, inc, 0, 0,
+					    &b2);
+					if (b2 < inc)
+						inc = b2;
+					if (b2 != BNB_NONE && (best ==
+					    BNB_NONE || b2 < best))
+						best = b2;
+					free(t);
+				}
+				bnb_pool_free(pl);
+				if (k == 0) {
+					assert_int_equal(got, one);
+					assert_int_equal(best, BNB_NONE);
+				} else
+					assert_int_equal(best, opt);
+			}
+			free(root);
+			bnb_problem_free(pb);
+		}
+		bnb_instance_free(&inst);
+	}
+}
+
+/*
+ * A running task's news (BNB_SHARED) round-trips with its best and the
+ * nodes it gave away; the pruned count, the exchange interval and
+ * bnb_result_nodes() read what was written; the search counts ticks and
+ * the nodes only the host's incumbent pruned.
+ */
+static void
+test_news(void **state)
+{
+	struct bnb_instance	 inst;
+	struct bnb_problem	*pb;
+	struct bnb_search	*s;
+	struct bnb_sub		*root;
+	struct bnb_frontier	 don;
+	struct bnb_result	 res;
+	struct bnb_payload	*pl;
+	struct bnb_ctl		 ctl;
+	_Atomic int32_t		 inc;
+	atomic_int		 dflag;
+	const uint16_t		*perm;
+	uint16_t		 best[12], used8[12];
+	uint8_t			 used[12], *buf;
+	uint64_t		 nodes, ticks;
+	size_t			 len;
+	char			 err[128];
+	int32_t			 opt;
+	int			 st;
+
+	(void)state;
+	(void)used8;
+	rnd_state = 5;
+	rnd_instance(&inst, 9, 4, 50);
+	memset(used, 0, sizeof(used));
+	opt = brute(&inst, best, 0, used);
+	pb = bnb_problem_make(&inst, BNB_LB1, BNB_FORWARD, err, sizeof(err));
+	assert_non_null(pb);
+	s = bnb_search_new(pb);
+	assert_non_null(s);
+	root = bnb_sub_new(NULL, 0, bnb_bound(pb, NULL, 0));
+	assert_non_null(root);
+
+	/* Ticks, and nodes pruned by an incumbent under base only. */
+	assert_int_equal(bnb_search_load(s, root, err, sizeof(err)), 0);
+	atomic_init(&inc, opt + 1);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.incumbent = &inc;
+	ctl.base = BNB_NONE;
+	ticks = 0;
+	ctl.tick = count_tick;
+	ctl.arg = &ticks;
+	assert_int_equal(bnb_explore(s, &ctl), BNB_EXHAUSTED);
+	assert_int_equal(ticks, bnb_search_nodes(s) / BNB_TICK);
+	assert_int_equal(bnb_search_best(s, NULL), opt);
+	assert_int_equal(bnb_search_load(s, root, err, sizeof(err)), 0);
+	ctl.base = 0;
+	assert_int_equal(bnb_explore(s, &ctl), BNB_EXHAUSTED);
+	assert_int_equal(bnb_search_pruned(s), 0);
+
+	/* Donate after a few nodes; the news carries the nodes given. */
+	assert_int_equal(bnb_search_load(s, root, err, sizeof(err)), 0);
+	atomic_init(&dflag, 0);
+	bnb_frontier_init(&don);
+	ctl.tick = NULL;
+	ctl.budget = 3;
+	assert_int_equal(bnb_explore(s, &ctl), BNB_BUDGET);
+	atomic_store(&dflag, 1);
+	ctl.donate = &dflag;
+	ctl.donated = &don;
+	ctl.budget = 0;
+	st = bnb_explore(s, &ctl);
+	assert_int_equal(st, BNB_DONATED);
+	assert_true(don.n > 0);
+	len = bnb_result_len(inst.n, bnb_search_best(s, &perm), &don);
+	buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(bnb_result_encode(buf, len, BNB_SHARED, inst.n,
+	    bnb_search_nodes(s), bnb_search_best(s, NULL), perm, &don), 0);
+	bnb_result_set_pruned(buf, len, 77);
+	assert_int_equal(bnb_result_nodes(buf, len, &nodes), 0);
+	assert_int_equal(nodes, bnb_search_nodes(s));
+	assert_int_equal(bnb_result_nodes(buf, 8, &nodes), -1);
+	assert_int_equal(bnb_result_decode(buf, len, inst.n, root, &res, err,
+	    sizeof(err)), 0);
+	assert_int_equal(res.stop, BNB_SHARED);
+	assert_int_equal(res.pruned, 77);
+	assert_int_equal(res.frontier.n, don.n);
+	bnb_result_free(&res);
+	free(buf);
+	bnb_frontier_free(&don);
+
+	/* The payload's exchange interval. */
+	len = bnb_payload_len(inst.n, inst.m, 0);
+	buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(bnb_payload_encode(buf, len, &inst, BNB_LB1,
+	    BNB_FORWARD, opt, 100, root), 0);
+	bnb_payload_set_exchange(buf, len, 250);
+	pl = calloc(1, sizeof(*pl));
+	assert_non_null(pl);
+	assert_int_equal(bnb_payload_decode(buf, len, pl, err, sizeof(err)),
+	    0);
+	assert_int_equal(pl->exchange_ms, 250);
+	assert_int_equal(pl->incumbent, opt);
+	bnb_instance_free(&pl->inst);
+	free(pl);
+	free(buf);
+	free(root);
+	bnb_search_free(s);
+	bnb_problem_free(pb);
+	bnb_instance_free(&inst);
+}
+
 int
 main(void)
 {
@@ -1540,6 +1740,8 @@ main(void)
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_taillard_optima),
 		cmocka_unit_test(test_taillard_bidir),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_news),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

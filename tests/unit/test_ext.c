@@ -231,7 +231,8 @@ run(struct ext_kind *k, const void *payload, size_t len, uint64_t max,
     struct task_result *res, struct progress_count *pc)
 {
 	struct task_params	 p;
-	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc };
+	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc,
+	    NULL, NULL, NULL };
 	struct progress_count	 dummy = { 0 };
 
 	if (pc == NULL)
@@ -268,7 +269,8 @@ run_cancel(struct ext_kind *k, const void *payload, size_t len,
 {
 	struct canceller	 c;
 	struct task_params	 p;
-	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL };
+	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
+	    NULL, NULL, NULL };
 	pthread_t		 t;
 	double			 t0;
 	int			 st;

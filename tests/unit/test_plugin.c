@@ -164,7 +164,8 @@ static void *
 job_main(void *arg)
 {
 	struct job	*j = arg;
-	struct task_ctx	 ctx = { NULL, 1.0, count_progress, NULL };
+	struct task_ctx	 ctx = { NULL, 1.0, count_progress, NULL,
+	    NULL, NULL, NULL };
 
 	ctx.cancel = &j->j_cancel;
 	ctx.arg = &j->j_pc;
@@ -288,7 +289,8 @@ test_ridge_identical(void **state)
 	static const size_t	 badlen[] = { 0, 13, 16, 17, 39 };
 	struct ext_kind		*k;
 	struct task_params	 p;
-	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL };
+	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL,
+	    NULL, NULL, NULL };
 	struct task_result	 r1, r2;
 	struct progress_count	 pc1, pc2;
 	const uint8_t		*o1, *o2;
@@ -433,7 +435,8 @@ test_echo(void **state)
 {
 	struct ext_kind		*k;
 	struct task_params	 p = { 0 };
-	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL };
+	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL,
+	    NULL, NULL, NULL };
 	struct task_result	 res;
 	struct progress_count	 pc;
 	const uint8_t		*out;
@@ -546,7 +549,8 @@ test_timeout(void **state)
 {
 	struct ext_kind		*k;
 	struct task_params	 p = { 0 };
-	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL };
+	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
+	    NULL, NULL, NULL };
 	struct task_result	 res;
 	atomic_int		 flag;
 	uint64_t		 t0;

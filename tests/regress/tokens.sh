@@ -292,7 +292,7 @@ grep -q "^error: masterd cannot write its journal (.*): no join until it can" "$
 grep -q "127\.0\.0\.1:[0-9]*: join refused: masterd cannot write its journal" "$T/m2.log" ||
     fail "no log line for the join on a stalled journal"
 rm -f "$JFS/fill"
-waitfor "grep -q 'can be written again' '$T/m2.log'" 20 ||
+waitfor "grep -q 'journal .* can be written again, after' '$T/m2.log'" 20 ||
     fail "the journal did not resume"
 "$TESTPEER" join 127.0.0.1 "$P2" "$tok7" jj ec > "$T/join.out" 2>&1
 grep -q "^cert: /O=R3Q/OU=worker/CN=jj" "$T/join.out" ||

@@ -134,12 +134,15 @@ ctx_may(enum ctx c, uint32_t id)
 		    id == R3Q__ENVELOPE__BODY_HEARTBEAT ||
 		    id == R3Q__ENVELOPE__BODY_KINDS ||
 		    id == R3Q__ENVELOPE__BODY_RELEASED ||
+		    id == R3Q__ENVELOPE__BODY_DRAIN ||
+		    id == R3Q__ENVELOPE__BODY_TASK_NEWS ||
 		    id == R3Q__ENVELOPE__BODY_JOIN_REQUEST ||
 		    id == R3Q__ENVELOPE__BODY_ERROR);
 	case CTX_CLIENT:
 	case CTX_CONTROL:
 		return ((id >= R3Q__ENVELOPE__BODY_SUBMIT_ES &&
 		    id <= R3Q__ENVELOPE__BODY_SUBMIT_BNB) ||
+		    id == R3Q__ENVELOPE__BODY_DRAIN_WORKER ||
 		    id == R3Q__ENVELOPE__BODY_TOKEN_CREATE ||
 		    id == R3Q__ENVELOPE__BODY_TOKEN_LIST ||
 		    id == R3Q__ENVELOPE__BODY_TOKEN_REVOKE);

@@ -293,6 +293,10 @@ check_one(enum ctx c, const ProtobufCFieldDescriptor *f, enum pbgen_mode m)
 		for (i = 0; i < (int)nas; i++)
 			frame_free(as[i]);
 		free(as);
+	}
+	/* A worker that drains (issue 25) gets nothing more: w2 does it. */
+	if (!joined || !fz_peer_alive(&w) ||
+	    (c == CTX_WORKER && f->id == R3Q__ENVELOPE__BODY_DRAIN)) {
 		fz_peer_new(&w2, 1, ROLE_NONE, "w2");
 		fz_hello(&w2, "w2", 4);
 		for (i = 0; i < 8 && fz_work(&w2) > 0; i++)

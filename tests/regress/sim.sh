@@ -184,7 +184,8 @@ ok "batch jobs and trace replay (CSV, r3qctl report --trace JSON)"
 # r3q-sim(1) documents every option --help lists, and no other.
 PAGE=$top_builddir/man/r3q-sim.1
 [ -f "$PAGE" ] || fail "$PAGE is not built"
-"$SIM" --help | grep -oE -- '--[a-z-]+' | sort -u > "$T/help.opts"
+"$SIM" --help | grep -oE -- '--[a-z-]+' | grep -vx -- '--help' |
+    sort -u > "$T/help.opts"
 grep -oE 'Fl \\-[a-z\\-]+' "$PAGE" | sed 's/Fl \\-/--/; s/\\-/-/g' |
     grep -vx -- '--help' | sort -u > "$T/page.opts"
 [ "$(wc -l < "$T/help.opts")" -gt 20 ] || fail "--help lists too few options"

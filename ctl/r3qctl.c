@@ -1262,11 +1262,14 @@ cmd_workers(void)
 			printf("%s: its certificate expires in %d day%s, on "
 			    "%s\n", w->name, days, days == 1 ? "" : "s", since);
 	}
-	/* Then why any of them is not ok. */
+	/* Then why any of them is not ok, and the kinds they withdrew. */
 	for (i = 0; i < ans->worker_list->n_workers; i++) {
 		w = ans->worker_list->workers[i];
 		if (w->why != NULL && w->why[0] != '\0')
 			printf("%s: %s\n", w->name, w->why);
+		for (k = 0; k < w->n_unavailable; k++)
+			printf("%s: withdrew kind %s\n", w->name,
+			    w->unavailable[k]);
 	}
 	frame_free(ans);
 	return (EX_OK);

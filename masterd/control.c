@@ -208,6 +208,8 @@ control_list_workers(struct session *s, uint64_t reqid)
 		infos[n].name = w->w_name;
 		infos[n].address = w->w_session->s_addr;
 		infos[n].via = w->w_session->s_via;
+		infos[n].unavailable = w->w_unavail;
+		infos[n].n_unavailable = w->w_nunavail;
 		infos[n].cpus = w->w_cpus;
 		infos[n].kinds = names + off;
 		for (k = 0; k < w->w_nkinds; k++)

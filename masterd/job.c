@@ -95,11 +95,81 @@ kind_intern(const char *name)
 	if (md->nkinds == md->kindcap) {
 		md->kindcap = md->kindcap ? md->kindcap * 2 : 16;
 		if ((md->kinds = reallocarray(md->kinds, md->kindcap,
-		    sizeof(*md->kinds))) == NULL)
+		    sizeof(*md->kinds))) == NULL ||
+		    (md->kind_why = reallocarray(md->kind_why, md->kindcap,
+		    sizeof(*md->kind_why))) == NULL)
 			fatal("%s", __func__);
 	}
+	md->kind_why[md->nkinds] = NULL;
 	md->kinds[md->nkinds] = xstrdup(name);
 	return (md->nkinds++);
+}
+
+/*
+ * Worker wname withdrew kind id: it cannot run there (why, from the
+ * kind's own process).  Remember why; should no connected worker offer
+ * the kind now, its waiting tasks fail with it (job_kind_unavailable()).
+ */
+void
+kind_withdrawn(uint32_t id, const char *wname, const char *why)
+{
+	char	 buf[768];
+
+	if (id >= md->nkinds)
+		return;
+	snprintf(buf, sizeof(buf), "kind %s is unavailable on every worker "
+	    "that offered it (%s: %s)", md->kinds[id], wname, why);
+	free(md->kind_why[id]);
+	md->kind_why[id] = xstrdup(buf);
+	job_kind_unavailable(id);
+}
+
+/* A worker offers kind id: its tasks wait for workers again. */
+void
+kind_offered(uint32_t id)
+{
+	if (id < md->nkinds && md->kind_why[id] != NULL) {
+		free(md->kind_why[id]);
+		md->kind_why[id] = NULL;
+	}
+}
+
+/*
+ * No connected worker offers kind id, and the last to withdraw it said
+ * why it cannot run: the tasks of that kind in live batches would wait
+ * for ever, so they fail now with that reason, each reported to its
+ * driver as a task that gave up.  (A kind no worker offers for want of
+ * workers is waited for: workers come and go.)
+ */
+void
+job_kind_unavailable(uint32_t id)
+{
+	struct job		*j;
+	struct job_batch	*b;
+	uint64_t		 now = mono_ns();
+	size_t			 i, n = 0;
+
+	if (id >= md->nkinds || md->kind_why[id] == NULL ||
+	    sched_kind_workers(md->sched, id) > 0)
+		return;
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		if (j->j_state != JOB_RUNNING)
+			continue;
+		TAILQ_FOREACH(b, &j->j_batches, b_entry) {
+			if (!b->b_live || b->b_kind != id)
+				continue;
+			for (i = 0; i < b->b_n; i++)
+				if (sched_task_cancel(md->sched,
+				    job_task_id(b, i), now) == 0) {
+					job_outcome(b, i, OUTCOME_FAILED,
+					    md->kind_why[id]);
+					n++;
+				}
+		}
+	}
+	if (n > 0)
+		log_warnx("%zu task%s failed: %s", n, n == 1 ? "" : "s",
+		    md->kind_why[id]);
 }
 
 const char *
@@ -1115,10 +1185,14 @@ job_free_all(void)
 	free(md->ranges);
 	md->ranges = NULL;
 	md->nranges = md->rangecap = 0;
-	for (i = 0; i < md->nkinds; i++)
+	for (i = 0; i < md->nkinds; i++) {
 		free(md->kinds[i]);
+		free(md->kind_why[i]);
+	}
 	free(md->kinds);
+	free(md->kind_why);
 	md->kinds = NULL;
+	md->kind_why = NULL;
 	md->nkinds = md->kindcap = 0;
 }
 

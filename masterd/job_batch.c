@@ -680,6 +680,8 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	free(lens);
 	free(copies);
 	free(prios);
+	/* A kind every worker withdrew: these fail at once, with why. */
+	job_kind_unavailable(kind);
 	server_drain();
  out:
 	free(isnew);

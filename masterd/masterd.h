@@ -165,6 +165,9 @@ struct worker {
 	uint32_t		 w_cpus;
 	uint32_t		*w_kinds;	/* interned kinds it offers */
 	size_t			 w_nkinds;
+	char			**w_unavail;	/* "kind: why" of each kind it
+						   withdrew (KindUnavailable) */
+	size_t			 w_nunavail;
 	double			 w_speed;	/* as the worker says */
 	uint32_t		 w_delay_ms;	/* emulated delay it adds */
 	uint64_t		 w_node;	/* MAC of its name: the machine,
@@ -446,6 +449,9 @@ struct masterd {
 	struct task_range	*ranges;	/* by r_first */
 	size_t			 nranges, rangecap;
 	char			**kinds;	/* interned kind names */
+	char			**kind_why;	/* by kind: why the last worker
+						   to withdraw it did, until
+						   one offers it again */
 	uint32_t		 nkinds, kindcap;
 	struct evconnlistener	*tls_listener;
 	struct evconnlistener	*ctl_listener;
@@ -578,6 +584,9 @@ void	 job_free_all(void);
 #define BJ_TASKS_MAX	100000	/* tasks in one SubmitTasks */
 int	 kind_check(const char *);
 uint32_t kind_intern(const char *);
+void	 kind_withdrawn(uint32_t, const char *, const char *);
+void	 kind_offered(uint32_t);
+void	 job_kind_unavailable(uint32_t);
 int	 kind_find(const char *, uint32_t *);
 const char *kind_name(uint32_t);
 

@@ -224,6 +224,61 @@ server_tick_arm(void)
 	evtimer_add(md->tick, &tv);
 }
 
+static void
+worker_unavail_clear(struct worker *w)
+{
+	size_t	 i;
+
+	for (i = 0; i < w->w_nunavail; i++)
+		free(w->w_unavail[i]);
+	free(w->w_unavail);
+	w->w_unavail = NULL;
+	w->w_nunavail = 0;
+}
+
+/*
+ * What w offers now (its interned kinds) and the kinds it withdrew, with
+ * why (Hello, Kinds): kept for r3qctl workers, logged when new, and a
+ * kind that no worker offers any more after a withdrawal fails its
+ * waiting tasks with the reason (job_kind_unavailable()).
+ */
+static void
+worker_unavail_set(struct worker *w, R3q__KindUnavailable **u, size_t n)
+{
+	char	 kind[KIND_NAME_MAX + 1], why[384], line[512];
+	char	**old = w->w_unavail;
+	size_t	 i, k, nold = w->w_nunavail;
+	int	 known;
+
+	for (i = 0; i < w->w_nkinds; i++)
+		kind_offered(w->w_kinds[i]);
+	w->w_unavail = NULL;
+	w->w_nunavail = 0;
+	if (n > KINDS_PER_WORKER)
+		n = KINDS_PER_WORKER;
+	if (n > 0)
+		w->w_unavail = xcalloc(n, sizeof(*w->w_unavail));
+	for (i = 0; i < n; i++) {
+		if (u[i]->kind == NULL || kind_check(u[i]->kind) == -1)
+			continue;
+		str_vis(kind, sizeof(kind), u[i]->kind);
+		str_vis(why, sizeof(why), u[i]->reason != NULL &&
+		    u[i]->reason[0] != '\0' ? u[i]->reason : "unavailable");
+		snprintf(line, sizeof(line), "%s: %s", kind, why);
+		w->w_unavail[w->w_nunavail++] = xstrdup(line);
+		for (k = 0, known = 0; k < nold && !known; k++)
+			known = strcmp(old[k], line) == 0;
+		if (known)
+			continue;
+		log_warnx("worker %s withdrew kind %s: %s", w->w_name, kind,
+		    why);
+		kind_withdrawn(kind_intern(kind), w->w_name, why);
+	}
+	for (k = 0; k < nold; k++)
+		free(old[k]);
+	free(old);
+}
+
 /* Forget a worker; the core puts its tasks back in the queue. */
 static void
 worker_free(struct worker *w)
@@ -247,6 +302,7 @@ worker_free(struct worker *w)
 	free(w->w_push);
 	free(w->w_killed);
 	free(w->w_kinds);
+	worker_unavail_clear(w);
 	free(w);
 }
 
@@ -1216,6 +1272,8 @@ worker_kinds(struct session *s, Envelope *env)
 	free(w->w_kinds);
 	w->w_kinds = kinds;
 	w->w_nkinds = nk;
+	worker_unavail_set(w, env->kinds->unavailable,
+	    env->kinds->n_unavailable);
 	list[0] = '\0';
 	for (i = 0; i < env->kinds->n_kinds && off < sizeof(list); i++)
 		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
@@ -1329,6 +1387,7 @@ worker_hello(struct session *s, Envelope *env)
 	if (sched_worker_join_kinds(md->sched, w->w_id, w->w_node, w->w_cpus,
 	    w->w_kinds, w->w_nkinds, mono_ns()) == -1)
 		fatalx("core refused worker id %u", w->w_id);
+	worker_unavail_set(w, h->unavailable, h->n_unavailable);
 	server_drain();
 }
 

@@ -692,8 +692,10 @@ kinds_apply(const struct workerd_config *c, int *changed, char *err,
 		k->k_grace = kc->kc_has_grace ? kc->kc_grace : c->kill_grace;
 		k->k_nslots = c->cpus;
 		atomic_init(&k->k_refs, 1);
+		/* A withdrawn kind is opened again: a reload retries it. */
 		for (j = 0; j < kt_n; j++)
-			if (kinds_same(kt_v[j], k))
+			if (kinds_same(kt_v[j], k) &&
+			    kt_v[j]->k_unavail[0] == '\0')
 				break;
 		if (j < kt_n) {
 			kinds_discard(k);
@@ -711,7 +713,8 @@ kinds_apply(const struct workerd_config *c, int *changed, char *err,
 	}
 	*changed = n != kt_n;
 	for (i = 0; i < n && !*changed; i++)
-		if (strcmp(v[i]->k_name, kt_v[i]->k_name) != 0)
+		if (strcmp(v[i]->k_name, kt_v[i]->k_name) != 0 ||
+		    kt_v[i]->k_unavail[0] != '\0')
 			*changed = 1;
 	for (j = 0; j < kt_n; j++)
 		kinds_unref(kt_v[j]);
@@ -752,8 +755,9 @@ kinds_get(const char *name)
 }
 
 /*
- * Every kind's name, built-in first, in a malloc'd array of *n the
- * caller frees (the names are borrowed: valid until the next reload).
+ * Every kind's name offered, built-in first, in a malloc'd array of *n
+ * the caller frees (the names are borrowed: valid until the next reload).
+ * A withdrawn kind is left out.
  */
 char **
 kinds_names(size_t *n)
@@ -766,8 +770,54 @@ kinds_names(size_t *n)
 	v = xcalloc(nb + kt_n + 1, sizeof(*v));
 	for (i = 0; i < nb; i++)
 		v[i] = (char *)(uintptr_t)bk[i].name;
+	*n = nb;
 	for (i = 0; i < kt_n; i++)
-		v[nb + i] = kt_v[i]->k_name;
-	*n = nb + kt_n;
+		if (kt_v[i]->k_unavail[0] == '\0')
+			v[(*n)++] = kt_v[i]->k_name;
+	return (v);
+}
+
+/*
+ * The persistent process of kind name said it cannot run here ('U', the
+ * task failed TASK_UNAVAILABLE with why): withdraw the kind from what is
+ * offered until a reload opens it again.  1 if it was offered until now
+ * (the caller tells the master), 0 if not (already withdrawn, or replaced
+ * by a reload since the task began).
+ */
+int
+kinds_withdraw(const char *name, const char *why)
+{
+	size_t	 i;
+
+	for (i = 0; i < kt_n; i++)
+		if (strcmp(kt_v[i]->k_name, name) == 0) {
+			if (kt_v[i]->k_unavail[0] != '\0')
+				return (0);
+			snprintf(kt_v[i]->k_unavail,
+			    sizeof(kt_v[i]->k_unavail), "%s",
+			    why[0] != '\0' ? why : "unavailable");
+			return (1);
+		}
+	return (0);
+}
+
+/*
+ * The withdrawn kinds, for Hello and Kinds: *n of them in a malloc'd array
+ * the caller frees; each is a kind's name, and why in (*whys)[i] (both
+ * borrowed, valid until the next reload).
+ */
+char **
+kinds_withdrawn(size_t *n, char ***whys)
+{
+	char	**v;
+	size_t	 i;
+
+	v = xcalloc(kt_n + 1, sizeof(*v));
+	*whys = xcalloc(kt_n + 1, sizeof(**whys));
+	for (i = *n = 0; i < kt_n; i++)
+		if (kt_v[i]->k_unavail[0] != '\0') {
+			v[*n] = kt_v[i]->k_name;
+			(*whys)[(*n)++] = kt_v[i]->k_unavail;
+		}
 	return (v);
 }

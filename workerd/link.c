@@ -559,6 +559,18 @@ link_collect(evutil_socket_t fd, short ev, void *arg)
 		 * An interrupted copy is reported too: the master does not
 		 * count it, but its execution time is part of the measurements.
 		 */
+		/*
+		 * Its kind's process says the kind cannot run here (a 'U'):
+		 * withdraw the kind, once, and tell the master; the task is
+		 * reported failed with why (the failure counts, and the
+		 * client sees the reason), not retried here.
+		 */
+		if (t->wt_res.status == TASK_UNAVAILABLE && t->wt_kind != NULL &&
+		    kinds_withdraw(t->wt_kind, t->wt_res.error)) {
+			log_warnx("kind %s withdrawn: %s (a reload offers it "
+			    "again)", t->wt_kind, t->wt_res.error);
+			link_kinds_changed();
+		}
 		if (t->wt_res.status == TASK_CANCELLED)
 			log_debug("task %llu interrupted",
 			    (unsigned long long)t->wt_id);
@@ -893,16 +905,57 @@ link_read(struct bufferevent *bev, void *arg)
 	}
 }
 
-/* TLS is up: say hello, naming every kind, built in and configured. */
+/*
+ * The kinds withdrawn (kinds_withdraw()) as KindUnavailable messages, *n
+ * of them; link_unavail_free() frees what this returns.
+ */
+static R3q__KindUnavailable **
+link_unavail(size_t *n)
+{
+	R3q__KindUnavailable	**v;
+	char			**names, **whys;
+	size_t			 i;
+
+	names = kinds_withdrawn(n, &whys);
+	v = xcalloc(*n + 1, sizeof(*v));
+	for (i = 0; i < *n; i++) {
+		v[i] = xcalloc(1, sizeof(**v));
+		r3q__kind_unavailable__init(v[i]);
+		v[i]->kind = names[i];
+		v[i]->reason = whys[i];
+	}
+	free(names);
+	free(whys);
+	return (v);
+}
+
+static void
+link_unavail_free(R3q__KindUnavailable **v, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/*
+ * TLS is up: say hello, naming every kind offered, built in and
+ * configured, and those withdrawn.
+ */
 static void
 link_hello(void)
 {
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__Hello		 h = R3Q__HELLO__INIT;
+	R3q__KindUnavailable	**un;
 	char			**names;
-	size_t			 n;
+	size_t			 n, nu;
 
 	names = kinds_names(&n);
+	un = link_unavail(&nu);
+	h.n_unavailable = nu;
+	h.unavailable = un;
 	h.protocol = R3Q_PROTOCOL;
 	h.name = lk.l_name;
 	h.cpus = lk.l_conf->cpus;
@@ -917,6 +970,7 @@ link_hello(void)
 	lk.l_state = LINK_HELLO;
 	link_send(&env);
 	free(names);
+	link_unavail_free(un, nu);
 	relay_up_ready();
 }
 
@@ -1059,26 +1113,32 @@ link_draining(void)
 }
 
 /*
- * A reload changed the kinds offered: tell the master, which sends tasks
- * of the new set from now on.  Not joined yet, the next Hello says it.
+ * A reload or a withdrawal changed the kinds offered: tell the master,
+ * which sends tasks of the new set from now on.  Not joined yet, the next
+ * Hello says it.
  */
 void
 link_kinds_changed(void)
 {
-	Envelope	 env = R3Q__ENVELOPE__INIT;
-	R3q__Kinds	 k = R3Q__KINDS__INIT;
-	char		**names;
-	size_t		 n;
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__Kinds		 k = R3Q__KINDS__INIT;
+	R3q__KindUnavailable	**un;
+	char			**names;
+	size_t			 n, nu;
 
 	if (lk.l_state != LINK_UP)
 		return;
 	names = kinds_names(&n);
+	un = link_unavail(&nu);
 	k.n_kinds = n;
 	k.kinds = names;
+	k.n_unavailable = nu;
+	k.unavailable = un;
 	env.body_case = R3Q__ENVELOPE__BODY_KINDS;
 	env.kinds = &k;
 	link_send(&env);
 	free(names);
+	link_unavail_free(un, nu);
 }
 
 /*

@@ -160,6 +160,8 @@ void	 kinds_clear(void);
 struct ext_kind *kinds_get(const char *);
 void	 kinds_unref(struct ext_kind *);
 char	**kinds_names(size_t *);
+int	 kinds_withdraw(const char *, const char *);
+char	**kinds_withdrawn(size_t *, char ***);
 
 /* link.c: the connection to the master. */
 void	 link_start(struct event_base *, const struct workerd_config *,

@@ -38,9 +38,14 @@
  *	process -> workerd	'R' the task succeeded: n bytes of output
  *				'F' the task failed: n bytes of message
  *				'H' half-way through the task (n = 0)
+ *				'U' the kind cannot run here: n bytes of
+ *				    why (a module that does not import)
  *
  * One task at a time: after 'T' the process sends any number of 'H' and
- * then one 'R' or 'F'.  After 'C' its next 'R' or 'F' ends the task, which
+ * then one 'R', 'F' or 'U'.  A 'U' fails the task as TASK_UNAVAILABLE:
+ * workerd withdraws the kind from what it offers the master until a
+ * reload, and the process is left running (no restart loop).  After 'C'
+ * its next 'R' or 'F' ends the task, which
  * is then reported cancelled; a process that sends neither within
  * k_grace is killed and started again for the next task.  Anything else
  * (an unknown type, n over max_output, end of file) fails the task and
@@ -77,6 +82,9 @@ struct ext_kind {
 					   frame) to SIGKILL */
 	unsigned	 k_nslots;	/* execution threads */
 	atomic_int	 k_refs;	/* workerd's, plus one per task */
+	char		 k_unavail[256];	/* workerd's loop thread only:
+					   why the kind was withdrawn (a
+					   'U' frame), "" while offered */
 	void		*k_priv;
 };
 

@@ -58,6 +58,7 @@ enum persist_end {
 	PERSIST_RUNNING,
 	PERSIST_OK,		/* an 'R' */
 	PERSIST_FAILED,		/* an 'F' */
+	PERSIST_UNAVAILABLE,	/* a 'U' */
 	PERSIST_BROKEN,		/* bad framing, r_error says how */
 	PERSIST_DEAD		/* EOF or exit before the answer */
 };
@@ -291,12 +292,14 @@ persist_head(struct persist_run *r)
 		}
 		return (0);
 	case 'F':
+	case 'U':
 		fmax = r->r_max > PERSIST_FAIL_MAX ? r->r_max :
 		    PERSIST_FAIL_MAX;
 		if (r->r_flen <= fmax)
 			return (0);
 		snprintf(r->r_error, sizeof(r->r_error), "persistent "
-		    "process sent an 'F' frame of %u bytes", r->r_flen);
+		    "process sent an '%c' frame of %u bytes", r->r_type,
+		    r->r_flen);
 		break;
 	default:
 		snprintf(r->r_error, sizeof(r->r_error), "persistent "
@@ -357,7 +360,8 @@ persist_frame(struct persist_run *r)
 			r->r_ctx->progress(r->r_ctx->arg, 2);
 		r->r_half = 1;
 	} else
-		r->r_end = r->r_type == 'R' ? PERSIST_OK : PERSIST_FAILED;
+		r->r_end = r->r_type == 'R' ? PERSIST_OK : r->r_type == 'U' ?
+		    PERSIST_UNAVAILABLE : PERSIST_FAILED;
 }
 
 /*
@@ -588,6 +592,7 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 			persist_stop(pp);	/* reaped now, not later */
 		return (res->status = TASK_OK);
 	case PERSIST_FAILED:
+	case PERSIST_UNAVAILABLE:
 		if (why == TIMEOUT)
 			ext_error_timeout(res->error, sizeof(res->error),
 			    k->k_timeout);
@@ -626,5 +631,7 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 		snprintf(res->error, sizeof(res->error), "cancelled");
 		return (res->status = TASK_CANCELLED);
 	}
+	if (r.r_end == PERSIST_UNAVAILABLE && why == RUN)
+		return (res->status = TASK_UNAVAILABLE);
 	return (res->status = TASK_FAILED);
 }

@@ -99,6 +99,8 @@ task_status_name(int status)
 		return ("unknown-kind");
 	case TASK_BAD_PARAMS:
 		return ("bad-params");
+	case TASK_UNAVAILABLE:
+		return ("unavailable");
 	}
 	return ("invalid");
 }

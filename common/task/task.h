@@ -20,8 +20,11 @@ enum task_status {
 	TASK_FAILED,		/* the kind ran and failed */
 	TASK_CANCELLED,		/* ctx->cancel was raised */
 	TASK_UNKNOWN_KIND,	/* no such kind in this build */
-	TASK_BAD_PARAMS		/* the payload does not decode or is out
+	TASK_BAD_PARAMS,	/* the payload does not decode or is out
 				   of range */
+	TASK_UNAVAILABLE	/* the kind cannot run on this worker (a
+				   persistent process said 'U'): workerd
+				   withdraws it until a reload */
 };
 
 /* One task's input: the caller owns the payload for the whole run. */

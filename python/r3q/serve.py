@@ -20,13 +20,15 @@ standard error.  The process serves on.
 
 A module that cannot be imported (or has no such function) is logged to
 standard error once, with its traceback, and the process then answers
-every task with a failure naming the import error, rather than exiting:
-workerd starts a persistent process again for the next task when one
-exits, so an exiting server would be started again, pay its start-up and
-fail again, for every task, while the master retried each task elsewhere.
-Answering at once keeps the failure cheap and its reason in every task's
-error; the master's retries on other machines and its suspect and
-cool-down rules then do what they do for any kind that fails.
+each task it is given with a 'U' frame naming the import error, rather
+than exiting (workerd would start an exiting server again for the next
+task: a restart loop).  'U' tells workerd the kind is unavailable here:
+the task fails with that reason, workerd withdraws the kind from what it
+offers the master and logs it, and `r3qctl workers` shows it withdrawn,
+with why.  The master sends tasks of the kind to the workers that still
+offer it; once none does, the tasks of that kind fail at once with the
+reason, so that a client is told rather than left waiting.  Reloading
+workerd (SIGHUP, once the module is fixed) offers the kind again.
 
 Cancellation ('C') is honoured between tasks: a task cancelled before it
 starts is not run, and a cancel that comes after the answer is ignored.
@@ -224,7 +226,8 @@ def serve(spec, use_pickle=False, infd=0, outfd=1):
         traceback.print_exc()
         broken = ("%s: cannot load %s: %s" % (prog, spec,
                                               _last_line(e))).encode()
-        print("%s: answering every task with this failure" % prog,
+        print("%s: the kind is unavailable on this worker: every task "
+              "is answered 'U' with this reason" % prog,
               file=sys.stderr, flush=True)
     frames = _frames = _Frames(inp)
     while True:
@@ -235,7 +238,7 @@ def serve(spec, use_pickle=False, infd=0, outfd=1):
         if kind != b"T":
             continue                    # a 'C' that crossed our answer
         if broken is not None:
-            _send(b"F", broken)
+            _send(b"U", broken)
             continue
         if frames.buf and frames.cancel_pending():
             _send(b"F", b"cancelled before it started")

@@ -5,6 +5,7 @@
 #   halfframe  start an 'R' frame of 100 bytes, send 3 and exit
 #   big N      answer N bytes
 #   fail MSG   answer F MSG
+#   unavail MSG  answer U MSG (the kind cannot run here)
 #   hbody      an 'H' frame with a body (bad framing)
 #   spam       200 KB on stderr, then answer "ok"
 #   echo:DATA  answer DATA, streaming it back while it is read
@@ -61,6 +62,8 @@ while True:
         send(b"R", b"x" * int(arg))
     elif word == b"fail":
         send(b"F", arg)
+    elif word == b"unavail":
+        send(b"U", arg)
     elif word == b"hbody":
         send(b"H", b"abc")
     elif word == b"spam":

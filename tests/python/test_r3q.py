@@ -191,10 +191,14 @@ class ClientTest(unittest.TestCase):
                 self.c.map(kind, [b"1"])
             self.assertIn("cannot load", cm.exception.text)
             self.assertIn(why, cm.exception.text)
+            # Each worker withdrew the kind ('U') as its task failed
+            # there, so these fail at once at the master, with why.
             out = self.c.map(kind, [b"%d" % i for i in range(30)],
                              return_exceptions=True)
             self.assertTrue(all(isinstance(o, r3q.TaskFailed) and
-                                why in o.text for o in out))
+                                why in o.text and
+                                "unavailable on every worker" in o.text
+                                for o in out), out[0])
         # One process per worker CPU, not one per task: no restart loop.
         with open(log) as f:
             pids = f.read().split()
@@ -267,11 +271,13 @@ class ClientTest(unittest.TestCase):
         took = time.monotonic() - t0
         rest, err = p.communicate(timeout=30)
         self.assertTrue(line.startswith("interrupted after"), line + err)
-        self.assertLess(took, 1.0 * SLOW, line)
-        # The cancelled tasks freed the workers: 0.1 s tasks run at once.
+        self.assertLess(took, 2.0 * SLOW, line)
+        # The cancelled tasks freed the workers: 0.1 s tasks run at once
+        # (the bound is far below the 20 s the cancelled tasks would take,
+        # and far above what a loaded 2-core machine needs).
         m = re.search(r"then \[0\.1, 0\.1, 0\.1\] in ([0-9.]+) s", rest)
         self.assertIsNotNone(m, rest)
-        self.assertLess(float(m.group(1)), 3 * SLOW, rest)
+        self.assertLess(float(m.group(1)), 10 * SLOW, rest)
         self.assertEqual(p.returncode, 0, err)
 
 

@@ -9,8 +9,11 @@
 # cancel, wait, as_completed, callbacks), the Executor, remote exceptions
 # with their text, a payload over max_payload, a closed client, Ctrl-C
 # during map, unpicklable objects, and a module that does not import
-# (every task fails naming the import error; no restart loop).  python3 -m
-# r3q map runs a kind from the shell.
+# (every task fails naming the import error; no restart loop).  That kind
+# is then withdrawn ('U'): each worker logs it, the master logs it and
+# r3qctl workers shows it with the reason, the other kinds serve on, and a
+# reload (SIGHUP) offers it again.  python3 -m r3q map runs a kind from
+# the shell.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 PY=${PYTHON:-/usr/bin/python3}
@@ -86,3 +89,26 @@ timeout 900 "${PYLIB[@]}" -m unittest -v test_r3q > "$T/unittest.log" 2>&1 ||
 grep -E ' \.\.\. ok$' "$T/unittest.log" | sed 's/^/ok - /'
 master_alive
 ok "the r3q API against the cluster (tests/python/test_r3q.py)"
+
+# The kinds whose module does not import were withdrawn, with why.
+"$R3QCTL" workers > "$T/workers" || fail "r3qctl workers failed"
+for w in w1 w2 w3; do
+	grep -q "^$w: withdrew kind py-broken: .*RuntimeError: broken on purpose" \
+	    "$T/workers" || fail "$w: py-broken not shown withdrawn: $(cat "$T/workers")"
+	grep -q "^$w: withdrew kind py-missing: .*No module named 'no_such_module'" \
+	    "$T/workers" || fail "$w: py-missing not shown withdrawn: $(cat "$T/workers")"
+	grep -q "kind py-broken withdrawn: .*cannot load broken:f" "$T/$w.log" ||
+	    fail "$w did not log the withdrawal: $(grep -i withdr "$T/$w.log")"
+	awk -v w="$w" '$1 == w { print $5 }' "$T/workers" | grep -q py-broken &&
+	    fail "$w still offers py-broken: $(cat "$T/workers")"
+done
+grep -q "worker w1 withdrew kind py-broken: .*broken on purpose" "$T/masterd.log" ||
+    fail "masterd did not log the withdrawal"
+ok "a kind that cannot load is withdrawn by each worker and shown with why"
+# A reload offers it again (and starts a new process for it).
+kill -HUP "$WPID_w1"
+waitfor "'$R3QCTL' workers | awk '\$1 == \"w1\" { print \$5 }' | grep -q py-broken" 30 ||
+    fail "w1 does not offer py-broken after a reload: $("$R3QCTL" workers)"
+"$R3QCTL" workers | grep -q "^w1: withdrew" &&
+    fail "w1 still shows a withdrawn kind after a reload: $("$R3QCTL" workers)"
+ok "a reload offers a withdrawn kind again"

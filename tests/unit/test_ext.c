@@ -922,6 +922,8 @@ test_persist_frames(void **state)
 		    "persistent process sent an 'H' frame of 3 bytes" },
 		{ "fail it\x01 went\nwrong\n", TASK_FAILED,
 		    "it? went\\nwrong" },
+		{ "unavail no module named x\n", TASK_UNAVAILABLE,
+		    "no module named x" },
 		{ "spam", TASK_OK, "" },
 	};
 	struct ext_kind		*k;

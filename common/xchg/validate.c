@@ -34,7 +34,24 @@ val_fail(char *err, size_t errlen, const char *fmt, ...)
 	return (-1);
 }
 
-/* Order event pointers by sender, then start. */
+/*
+ * Two events of one sender or one receiver by start, then end, then piece
+ * number: with costs many orders of magnitude apart, an event can be
+ * shorter than the rounding of the times around it and so end where it
+ * starts; placed first among those that start at the same time, it
+ * overlaps nothing.
+ */
+static int
+val_by_time(const struct xchg_event *x, const struct xchg_event *y)
+{
+	if (x->ev_start != y->ev_start)
+		return (x->ev_start < y->ev_start ? -1 : 1);
+	if (x->ev_end != y->ev_end)
+		return (x->ev_end < y->ev_end ? -1 : 1);
+	return (x->ev_piece < y->ev_piece ? -1 : x->ev_piece > y->ev_piece);
+}
+
+/* Order event pointers by sender, then time. */
 static int
 val_by_src(const void *a, const void *b)
 {
@@ -43,10 +60,10 @@ val_by_src(const void *a, const void *b)
 
 	if (x->ev_src != y->ev_src)
 		return (x->ev_src < y->ev_src ? -1 : 1);
-	return (x->ev_start < y->ev_start ? -1 : x->ev_start > y->ev_start);
+	return (val_by_time(x, y));
 }
 
-/* Order event pointers by receiver, then start. */
+/* Order event pointers by receiver, then time. */
 static int
 val_by_dst(const void *a, const void *b)
 {
@@ -55,7 +72,7 @@ val_by_dst(const void *a, const void *b)
 
 	if (x->ev_dst != y->ev_dst)
 		return (x->ev_dst < y->ev_dst ? -1 : 1);
-	return (x->ev_start < y->ev_start ? -1 : x->ev_start > y->ev_start);
+	return (val_by_time(x, y));
 }
 
 /*

@@ -100,7 +100,9 @@ n=$(grep -c '(client): .*the rest not within frame_timeout (8s); closing' \
 # handshake_timeout: those are dropped by that deadline instead.
 h=$(grep -c '(unauthenticated): no TLS handshake within handshake_timeout' \
     "$T/masterd.log" || true)
-[ "$n" -ge 1 ] && [ $((n + h)) -ge 20 ] ||
+# (Under a sanitizer on a loaded machine all 20 may be: frame_timeout is
+# then still proven by the control socket's line below.)
+[ $((n + h)) -ge 20 ] ||
     fail "$n frame_timeout and $h handshake_timeout lines for 20 TLS clients"
 grep -q '(control): .*the rest not within frame_timeout (8s); closing' \
     "$T/masterd.log" || fail "no frame_timeout line for the control socket"

@@ -116,10 +116,12 @@ ES2="--mu 3 --lambda 3 --dim 2 --generations 1 --seed 3"
 # shellcheck disable=SC2086
 "$R3QCTL" es --local $ES2 --csv "$T/local2.csv" --quiet > /dev/null ||
     fail "local run failed"
-start_env w1 --drain-timeout 2s
+# drain_timeout 5 s, so that r3qctl workers still sees w1 draining on a
+# machine made slow by load or a sanitizer; tasks of 12 s outlast it.
+start_env w1 --drain-timeout 5s
 wait_workers 1
 # shellcheck disable=SC2086
-job=$("$R3QCTL" submit es $ES2 --work-ms 7000 --policy wq)
+job=$("$R3QCTL" submit es $ES2 --work-ms 12000 --policy wq)
 waitfor "[ \$('$R3QCTL' workers | awk '\$1 == \"w1\" {print \$8}') -eq 3 ]" 30 ||
     fail "w1 does not run 3 tasks: $("$R3QCTL" workers)"
 "$R3QCTL" drain w1 > "$T/drain.out" 2>&1 || fail "r3qctl drain: $(cat "$T/drain.out")"
@@ -128,9 +130,9 @@ row w1 | grep -q ' draining ' || fail "r3qctl workers: $(row w1)"
 grep -q 'worker w1 asked to drain by' "$T/masterd.log" ||
     fail "the master did not log the request"
 gone "$WPID_w1" "r3qctl drain"
-# The 7 s tasks started at most a few seconds before the drain: they are
-# still running 2 s into it.
-k=$(sed -n 's/.*drain_timeout (2s) ran out: interrupting \([0-9]*\) running tasks\{0,1\} to hand.*/\1/p' \
+# The 12 s tasks started at most a few seconds before the drain: they are
+# still running 5 s into it.
+k=$(sed -n 's/.*drain_timeout (5s) ran out: interrupting \([0-9]*\) running tasks\{0,1\} to hand.*/\1/p' \
     "$T/w1.log")
 [ "${k:-0}" -ge 1 ] || fail "w1 did not interrupt its tasks: $(tail -n 5 "$T/w1.log")"
 n=$(sed -n 's/.*worker w1 handed back \([0-9]*\) more tasks\{0,1\} (interrupted: the drain ran out of time)$/\1/p' \
@@ -138,7 +140,7 @@ n=$(sed -n 's/.*worker w1 handed back \([0-9]*\) more tasks\{0,1\} (interrupted:
 [ "$n" -eq "$k" ] || fail "the master took $n running tasks back, not $k"
 [ "$(metric r3q_copies_killed_total)" = 0 ] ||
     fail "copies killed: $(metric r3q_copies_killed_total)"
-ok "r3qctl drain: state draining, drain_timeout 2s interrupts $k running tasks and hands them back, none killed"
+ok "r3qctl drain: state draining, drain_timeout 5s interrupts $k running tasks and hands them back, none killed"
 "$R3QCTL" drain w1 > "$T/drain.out" 2>&1 && fail "r3qctl drain of a worker not there succeeded"
 grep -q "no worker named 'w1' is connected" "$T/drain.out" ||
     fail "r3qctl drain of nobody: $(cat "$T/drain.out")"

@@ -2795,6 +2795,20 @@ sched_batch_check(struct sched *s, struct batch *b)
 	return (1);
 }
 
+/* A name of names[0..n), case-insensitively: its index, or -1. */
+static int
+sched_name_index(const char *const *names, unsigned n, const char *str)
+{
+	unsigned	 i;
+
+	if (str == NULL)
+		return (-1);
+	for (i = 0; i < n; i++)
+		if (strcasecmp(str, names[i]) == 0)
+			return ((int)i);
+	return (-1);
+}
+
 const char *
 sched_policy_name(enum sched_policy p)
 {
@@ -2807,17 +2821,14 @@ sched_policy_name(enum sched_policy p)
 int
 sched_policy_parse(const char *str, enum sched_policy *p)
 {
-	unsigned	 i;
+	int	 i;
 
-	if (str == NULL)
+	if ((i = sched_name_index(sched_policy_names, SCHED_POLICY_COUNT,
+	    str)) == -1)
 		return (-1);
-	for (i = 0; i < SCHED_POLICY_COUNT; i++)
-		if (strcasecmp(str, sched_policy_names[i]) == 0) {
-			if (p != NULL)
-				*p = (enum sched_policy)i;
-			return (0);
-		}
-	return (-1);
+	if (p != NULL)
+		*p = (enum sched_policy)i;
+	return (0);
 }
 
 const char *
@@ -2832,17 +2843,14 @@ sched_balance_name(enum sched_balance m)
 int
 sched_balance_parse(const char *str, enum sched_balance *m)
 {
-	unsigned	 i;
+	int	 i;
 
-	if (str == NULL)
+	if ((i = sched_name_index(sched_balance_names, SCHED_BALANCE_COUNT,
+	    str)) == -1)
 		return (-1);
-	for (i = 0; i < SCHED_BALANCE_COUNT; i++)
-		if (strcasecmp(str, sched_balance_names[i]) == 0) {
-			if (m != NULL)
-				*m = (enum sched_balance)i;
-			return (0);
-		}
-	return (-1);
+	if (m != NULL)
+		*m = (enum sched_balance)i;
+	return (0);
 }
 
 const char *
@@ -2857,17 +2865,14 @@ sched_topology_name(enum sched_topology t)
 int
 sched_topology_parse(const char *str, enum sched_topology *t)
 {
-	unsigned	 i;
+	int	 i;
 
-	if (str == NULL)
+	if ((i = sched_name_index(sched_topo_names, SCHED_TOPO_COUNT,
+	    str)) == -1)
 		return (-1);
-	for (i = 0; i < SCHED_TOPO_COUNT; i++)
-		if (strcasecmp(str, sched_topo_names[i]) == 0) {
-			if (t != NULL)
-				*t = (enum sched_topology)i;
-			return (0);
-		}
-	return (-1);
+	if (t != NULL)
+		*t = (enum sched_topology)i;
+	return (0);
 }
 
 struct sched *

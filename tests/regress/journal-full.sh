@@ -12,23 +12,7 @@
 
 ES="--mu 20 --lambda 60 --dim 20 --generations 80 --lu 20 --seed 11 --reevaluate-parents"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: mounting a tmpfs for the journal needs root"
-	exit 77
-fi
-JFS=$T/jfs
-mkdir "$JFS"
-if ! mount -t tmpfs -o size=24m,mode=0700 tmpfs "$JFS" 2> "$T/mount.err"; then
-	echo "SKIP: cannot mount a tmpfs here: $(cat "$T/mount.err")"
-	exit 77
-fi
-jfs_cleanup() {
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	umount "$JFS" 2>/dev/null || umount -l "$JFS" 2>/dev/null || true
-	cleanup
-}
-trap jfs_cleanup EXIT
+small_fs 24m "a journal on a full disk" || exit 77
 
 "$R3QCTL" es --local $ES --csv "$T/local.csv" > "$T/local.out" ||
     fail "local run failed"

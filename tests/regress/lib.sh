@@ -214,3 +214,27 @@ makespan() {
 		print c[m]
 	}' "$1"
 }
+
+# small_fs SIZE WHAT: a tmpfs of SIZE mounted at $T/jfs ($JFS) for a test
+# of a full disk, unmounted when the test ends.  When it cannot be made
+# (not root, no mount) it prints a SKIP line naming WHAT and returns 1.
+small_fs() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: $2: mounting a tmpfs needs root"
+		return 1
+	fi
+	JFS=$T/jfs
+	mkdir -p "$JFS"
+	if ! mount -t tmpfs -o "size=$1,mode=0700" tmpfs "$JFS" \
+	    2> "$T/mount.err"; then
+		echo "SKIP: $2: cannot mount a tmpfs: $(cat "$T/mount.err")"
+		return 1
+	fi
+	trap small_fs_cleanup EXIT
+}
+small_fs_cleanup() {
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	umount "$JFS" 2>/dev/null || umount -l "$JFS" 2>/dev/null || true
+	cleanup
+}

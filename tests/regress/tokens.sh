@@ -249,23 +249,7 @@ ok "rate limit: refused after $i failed guesses, the right token too, until the 
 master_alive
 
 # 8. A join while the journal cannot be written (a full disk).
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: a join on a full journal: mounting a tmpfs needs root"
-	exit 0
-fi
-JFS=$T/jfs
-mkdir "$JFS"
-if ! mount -t tmpfs -o size=2m,mode=0700 tmpfs "$JFS" 2> "$T/mount.err"; then
-	echo "SKIP: a join on a full journal: cannot mount a tmpfs: $(cat "$T/mount.err")"
-	exit 0
-fi
-jfs_cleanup() {
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	umount "$JFS" 2>/dev/null || umount -l "$JFS" 2>/dev/null || true
-	cleanup
-}
-trap jfs_cleanup EXIT
+small_fs 2m "a join on a full journal" || exit 0
 cat > "$T/m2.conf" <<EOC
 listen = 127.0.0.1:0
 control = $T/ctl2.sock

@@ -242,9 +242,9 @@ islands_parse(int argc, char *argv[], struct islands_opts *o)
 		    o->p.exchange_algo);
 }
 
-/* Print the answer of a job (or of --local) the way the options ask. */
-static int
-islands_print(const struct islands_opts *o, const R3q__JobInfo *ji)
+/* Print the answer of an islands job (or of --local), JSON or text. */
+int
+islands_print_info(const R3q__JobInfo *ji, int json)
 {
 	const R3q__IslandInfo	*in = ji->islands;
 	const R3q__IslandParams	*p;
@@ -253,7 +253,7 @@ islands_print(const struct islands_opts *o, const R3q__JobInfo *ji)
 	if (in == NULL || in->params == NULL)
 		die(EX_FAIL, "job %" PRIu64 " is not an islands job", ji->id);
 	p = in->params;
-	if (o->json) {
+	if (json) {
 		printf("{\"job\":%" PRIu64 ",\"state\":\"%s\",\"islands\":%u,"
 		    "\"mu\":%u,\"lambda\":%u,\"dim\":%u,\"generations\":%u,"
 		    "\"migrate_every\":%u,\"migrants\":%u,\"seed\":%" PRIu64
@@ -397,7 +397,7 @@ islands_local(struct islands_opts *o)
 	ji.state = (char *)(uintptr_t)"done";
 	ji.islands = &in;
 	ji.elapsed_ns = mono_ns() - start;
-	b = islands_print(o, &ji);
+	b = islands_print_info(&ji, o->json);
 	for (i = 0; i < ip.islands; i++) {
 		free(st[i]);
 		free(nst[i]);
@@ -432,7 +432,7 @@ cmd_islands(int argc, char *argv[])
 	ans = ctl_islands_run(&o.p);
 	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
 		die(EX_FAIL, "unexpected answer");
-	rc = islands_print(&o, ans->job_info);
+	rc = islands_print_info(ans->job_info, o.json);
 	frame_free(ans);
 	return (rc);
 }

@@ -5,6 +5,7 @@
 #include "frame.h"
 
 int	cmd_islands(int, char *[]);
+int	islands_print_info(const R3q__JobInfo *, int);
 
 /* r3qctl.c: submit an islands job and follow it; its final JobInfo. */
 Envelope *ctl_islands_run(R3q__IslandParams *);

@@ -1145,6 +1145,12 @@ cmd_result(int argc, char *argv[])
 	ans = ctl_recv();
 	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	if (ans->job_info->islands != NULL) {
+		/* An islands job: what r3qctl islands prints. */
+		rc = islands_print_info(ans->job_info, o.json);
+		frame_free(ans);
+		return (rc);
+	}
 	if (!o.json && ans->job_info->n_gens > 0)
 		print_table(ans->job_info);
 	if (strcmp(ans->job_info->state, "running") == 0 && !o.json) {

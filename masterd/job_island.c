@@ -337,9 +337,10 @@ island_job_answer(struct job *j)
 	ij->ij_info.best_island = b;
 	ij->ij_info.best = ij->ij_ibest[b];
 	free(ij->ij_best_x);
-	ij->ij_best_x = xcalloc(ij->ij_p.dim, sizeof(double));
+	/* The whole individual; its x comes first. */
+	ij->ij_best_x = xcalloc(island_ind_len(&ij->ij_p), sizeof(double));
 	(void)island_state_ind(&ij->ij_p, ij->ij_state[b], ij->ij_slen, 0,
-	    ij->ij_best_x);	/* x comes first in an individual */
+	    ij->ij_best_x);
 }
 
 /* The epoch's outputs are journaled and told: migrate, or end. */

@@ -248,6 +248,7 @@ islands_print_info(const R3q__JobInfo *ji, int json)
 {
 	const R3q__IslandInfo	*in = ji->islands;
 	const R3q__IslandParams	*p;
+	const char		*c;
 	size_t			 i;
 
 	if (in == NULL || in->params == NULL)
@@ -273,8 +274,17 @@ islands_print_info(const R3q__JobInfo *ji, int json)
 		for (i = 0; i < in->n_best_x; i++)
 			printf("%s%.17g", i ? "," : "", in->best_x[i]);
 		printf("]");
-		if (ji->error != NULL && ji->error[0] != '\0')
-			printf(",\"error\":\"%s\"", ji->error);
+		if (ji->error != NULL && ji->error[0] != '\0') {
+			printf(",\"error\":\"");
+			for (c = ji->error; *c != '\0'; c++)
+				if (*c == '"' || *c == '\\')
+					printf("\\%c", *c);
+				else if ((unsigned char)*c < 0x20)
+					printf("\\u%04x", (unsigned char)*c);
+				else
+					putchar(*c);
+			printf("\"");
+		}
 		printf("}\n");
 	} else {
 		printf("state %s, %u of %u epochs, %.3f s\n", ji->state,

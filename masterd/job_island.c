@@ -48,7 +48,9 @@ struct island_job {
 	uint8_t			**ij_state;	/* p: at the last migration */
 	uint8_t			**ij_next;	/* p: this epoch's outputs */
 	uint8_t			*ij_got;	/* p: of them, in */
-	uint32_t		*ij_wid;	/* p: who ran it (the hook) */
+	uint32_t		*ij_wid;	/* p: who ran its last epoch
+						   (the hook); UINT32_MAX:
+						   not known */
 	double			*ij_ibest;	/* p */
 	double			*ij_best_x;	/* dim, once finished */
 	uint64_t		 ij_xchg;	/* the hook's exchange, 0 */
@@ -136,8 +138,10 @@ island_job_setup(struct job *j, const R3q__IslandParams *q)
 	ij->ij_got = xcalloc(p, 1);
 	ij->ij_wid = xcalloc(p, sizeof(*ij->ij_wid));
 	ij->ij_ibest = xcalloc(p, sizeof(*ij->ij_ibest));
-	for (i = 0; i < p; i++)
+	for (i = 0; i < p; i++) {
 		ij->ij_ibest[i] = NAN;
+		ij->ij_wid[i] = UINT32_MAX;	/* not known (resumed) */
+	}
 	snprintf(j->j_name, sizeof(j->j_name), "%u islands", p);
 }
 

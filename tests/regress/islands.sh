@@ -93,6 +93,17 @@ ok "three workers (four CPUs) give the --local answer bit for bit"
     fail "rr answer differs"
 ok "under rr (replicas, outputs in any order) too"
 
+# What only masterd can check: a task over its max_payload (1 MiB).
+rc=0
+"$R3QCTL" islands --mu 1000 --dim 100 --lambda 10 --migrants 1 \
+    --generations 2 --migrate-every 1 > "$T/big.out" 2> "$T/big.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "a job over max_payload: exit $rc, not 1"
+grep -q "an island's task is [0-9]* bytes, over max_payload" "$T/big.err" ||
+    fail "a job over max_payload: $(cat "$T/big.err")"
+"$R3QCTL" jobs | awk '$7 == "islands"' | grep -q running &&
+    fail "the refused job runs"
+ok "masterd refuses an island task over max_payload, naming it"
+
 # A worker killed -9 mid-epoch: w2 alone runs every island one after the
 # other (each epoch task lasts 300 ms), so when it dies it is running
 # one; w1 and w3 then run that island's epoch again from its state at

@@ -26,6 +26,7 @@
 #include <cblas.h>
 
 #include "bnb.h"
+#include "island.h"
 #include "conf.h"
 #include "es/es.h"
 #include "es/payload.h"
@@ -110,6 +111,9 @@ usage(int code)
 	    "  bnb pfsp FILE [options]  solve a flow-shop instance by branch "
 	    "and bound\n"
 	    "                         (r3qctl bnb -h)\n"
+	    "  islands [options]      the island-model ES, one task an "
+	    "island's epoch\n"
+	    "                         (r3qctl islands -h)\n"
 	    "es options:\n"
 	    "  --mu N  --lambda N  --generations N  --dim N  --lu N  --seed N\n"
 	    "  --policy wq|rr|rwq|r3q  --queue-factor N|auto  "
@@ -130,6 +134,14 @@ usage(int code)
 	    "--multiplicity LIST\n"
 	    "  --interrupt on|off  --split-depth N  --exchange INTERVAL  "
 	    "--resplit\n"
+	    "islands options:\n"
+	    "  --islands P  --migrate-every G  --migrants K  --migrant-bytes B"
+	    "\n"
+	    "  --exchange-algo A  --generations N  --mu N  --lambda N  --dim N"
+	    "  --seed N\n"
+	    "  --work-ms MS  --spin  --policy P  --queue-factor N|auto  "
+	    "--local  --json\n"
+	    "  --quiet\n"
 	    "report options:\n"
 	    "  -o DIR  --output DIR  --generations A-B  --trace FILE\n"
 	    "the control socket is -s, else $R3Q_CONTROL, else "
@@ -971,6 +983,33 @@ ctl_bnb_run(R3q__BnbParams *p)
 	return (follow(ctl_job, 1));
 }
 
+/*
+ * Submit an islands job (ctl/island.c) and follow it to its end; a signal
+ * cancels it, as it does an es job.  Returns the final JobInfo's
+ * envelope, for frame_free().
+ */
+Envelope *
+ctl_islands_run(R3q__IslandParams *p)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__SubmitIslands	 sub = R3Q__SUBMIT_ISLANDS__INIT;
+
+	ctl_catch_signals(es_interrupted);
+	ctl_connect();
+	sub.params = p;
+	env.body_case = R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS;
+	env.submit_islands = &sub;
+	ctl_send(&env);
+	ans = ctl_recv();
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
+		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	ctl_job = ans->job_info->id;
+	frame_free(ans);
+	if (ctl_nsig > 0)
+		es_interrupted();
+	return (follow(ctl_job, 1));
+}
+
 /* A signal while wait follows a job: the job goes on without us. */
 static void
 wait_interrupted(void)
@@ -1106,6 +1145,12 @@ cmd_result(int argc, char *argv[])
 	ans = ctl_recv();
 	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_INFO)
 		die(EX_FAIL, "unexpected %s answer", frame_body_name(ans));
+	if (ans->job_info->islands != NULL) {
+		/* An islands job: what r3qctl islands prints. */
+		rc = islands_print_info(ans->job_info, o.json);
+		frame_free(ans);
+		return (rc);
+	}
 	if (!o.json && ans->job_info->n_gens > 0)
 		print_table(ans->job_info);
 	if (strcmp(ans->job_info->state, "running") == 0 && !o.json) {
@@ -1873,5 +1918,7 @@ main(int argc, char *argv[])
 		return (cmd_exchange(argc, argv));
 	if (strcmp(argv[0], "bnb") == 0)
 		return (cmd_bnb(argc, argv));
+	if (strcmp(argv[0], "islands") == 0)
+		return (cmd_islands(argc, argv));
 	die(EX_USAGE, "unknown command '%s' (see r3qctl -h)", argv[0]);
 }

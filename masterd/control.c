@@ -337,6 +337,7 @@ control_writes(const Envelope *env)
 	switch (env->body_case) {
 	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
 	case R3Q__ENVELOPE__BODY_SUBMIT_BNB:
+	case R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS:
 	case R3Q__ENVELOPE__BODY_CANCEL_JOB:
 	case R3Q__ENVELOPE__BODY_OPEN_JOB:
 	case R3Q__ENVELOPE__BODY_SUBMIT_TASKS:
@@ -413,6 +414,30 @@ control_dispatch(struct session *s, Envelope *env)
 		log_info("job %llu (bnb %s) submitted by %s (%s)",
 		    (unsigned long long)j->j_id, j->j_name, s->s_owner,
 		    s->s_addr);
+		control_send_info(s, env->id, j);
+		server_drain();
+		break;
+	case R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS:
+		if (env->submit_islands->params == NULL) {
+			session_error_soft(s, env->id, "submit without parameters");
+			break;
+		}
+		/* An epoch: one task per island. */
+		if (job_admit(s->s_owner, err, sizeof(err)) == -1 ||
+		    job_admit_tasks(NULL, env->submit_islands->params->islands,
+		    err, sizeof(err)) == -1) {
+			session_error_soft(s, env->id, "%s", err);
+			break;
+		}
+		if ((j = job_island_submit(env->submit_islands->params, err,
+		    sizeof(err))) == NULL) {
+			session_error_soft(s, env->id, "%s", err);
+			break;
+		}
+		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
+		job_journal_put(j);
+		log_info("job %llu (islands) submitted by %s (%s)",
+		    (unsigned long long)j->j_id, s->s_owner, s->s_addr);
 		control_send_info(s, env->id, j);
 		server_drain();
 		break;

@@ -781,6 +781,8 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	struct exec_span	*ns;
 	uint64_t		 start, end;
 
+	if (o == SPAN_DONE)
+		j->j_out_wid = w->w_id;
 	if (r->start_ns == 0 || r->end_ns < r->start_ns)
 		return;
 	job_journal_span(j, w, gen, idx, r->id, r->slot, r->start_ns,
@@ -924,7 +926,8 @@ job_end(struct job *j, enum job_state st)
 	job_journal_put(j);
 	/* A bnb job resumes from its snapshot, never from its results. */
 	if (md->journal != NULL && (strcmp(j->j_drv->d_name, "es") == 0 ||
-	    strcmp(j->j_drv->d_name, "bnb") == 0) &&
+	    strcmp(j->j_drv->d_name, "bnb") == 0 ||
+	    strcmp(j->j_drv->d_name, "islands") == 0) &&
 	    journal_results_drop(md->journal, j->j_id) == -1)
 		job_journal_error();
 	job_journal_commit();
@@ -1594,6 +1597,8 @@ job_driver_find(const char *name)
 		return (&job_batch_driver);
 	if (strcmp(name, job_bnb_driver.d_name) == 0)
 		return (&job_bnb_driver);
+	if (strcmp(name, job_island_driver.d_name) == 0)
+		return (&job_island_driver);
 	return (NULL);
 }
 

@@ -389,6 +389,8 @@ struct job {
 	size_t			 j_ngens;
 	double			 j_speed_time;	/* sum of speed_sum x dt */
 	char			 j_error[256];
+	uint32_t		 j_out_wid;	/* worker of the output being
+						   delivered (job_span) */
 	R3q__WorkerSeen		*j_roster;	/* workers that ran its tasks */
 	size_t			 j_nroster;
 	size_t			 j_roster_last;	/* set by job_roster_add */
@@ -622,6 +624,10 @@ struct job *job_es_submit(const R3q__EsParams *, char *, size_t);
 /* job_bnb.c: branch and bound, the permutation flow shop */
 extern const struct job_driver job_bnb_driver;
 struct job *job_bnb_submit(const R3q__BnbParams *, char *, size_t);
+
+/* job_island.c: the island-model ES (issue 22) */
+extern const struct job_driver job_island_driver;
+struct job *job_island_submit(const R3q__IslandParams *, char *, size_t);
 
 /* job_batch.c: a client's tasks */
 extern const struct job_driver job_batch_driver;

@@ -18,6 +18,7 @@ static const struct task_kind task_kinds[] = {
 	{ "synth",	task_synth_run },
 	{ "echo",	task_echo_run },
 	{ "pfsp",	task_pfsp_run },
+	{ "island",	task_island_run },
 };
 
 #define TASK_NKINDS	(sizeof(task_kinds) / sizeof(task_kinds[0]))

@@ -118,5 +118,7 @@ int			 task_echo_run(const struct task_params *,
 			    const struct task_ctx *, struct task_result *);
 int			 task_pfsp_run(const struct task_params *,
 			    const struct task_ctx *, struct task_result *);
+int			 task_island_run(const struct task_params *,
+			    const struct task_ctx *, struct task_result *);
 
 #endif /* R3Q_TASK_H */

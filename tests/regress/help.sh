@@ -69,7 +69,7 @@ asked "r3qctl help" "$R3QCTL" help
 for c in es "submit es" submit wait "wait 3" result "result 3" jobs workers \
     cancel "cancel 3" drain "drain w1" "drain --wait w1" "report 3" map \
     "map echo" bnb "bnb pfsp" \
-    "bnb pfsp f --local"; do
+    "bnb pfsp f --local" islands "islands --local"; do
 	# shellcheck disable=SC2086
 	asked "r3qctl $c -h" "$R3QCTL" $c -h
 	# shellcheck disable=SC2086
@@ -79,7 +79,7 @@ asked "r3qctl es --mu 3 --help" "$R3QCTL" es --mu 3 --help
 for c in "es --bogus" "es -Z" "jobs extra" "workers extra" wait "wait 1 2" \
     "result --bogus 1" "report -Z 1" "help me" bnb "bnb --bogus" drain \
     "drain a b" "drain --bogus w1" \
-    "bnb pfsp" "bnb pfsp f g"; do
+    "bnb pfsp" "bnb pfsp f g" "islands --bogus" "islands -Z"; do
 	# shellcheck disable=SC2086
 	refused "r3qctl $c" "$R3QCTL" $c
 done

@@ -56,7 +56,7 @@ static const char *const client_may[] = {
 	"job_trace_request", "open_job", "submit_tasks", "close_batch",
 	"cancel_tasks", "ack_results", "attach_job", "close_job",
 	"submit_bnb", "drain_worker", "token_create", "token_list",
-	"token_revoke", NULL
+	"token_revoke", "submit_islands", NULL
 };
 
 static int

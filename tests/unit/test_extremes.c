@@ -142,6 +142,7 @@ ctx_may(enum ctx c, uint32_t id)
 	case CTX_CONTROL:
 		return ((id >= R3Q__ENVELOPE__BODY_SUBMIT_ES &&
 		    id <= R3Q__ENVELOPE__BODY_SUBMIT_BNB) ||
+		    id == R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS ||
 		    id == R3Q__ENVELOPE__BODY_DRAIN_WORKER ||
 		    id == R3Q__ENVELOPE__BODY_TOKEN_CREATE ||
 		    id == R3Q__ENVELOPE__BODY_TOKEN_LIST ||

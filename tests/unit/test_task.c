@@ -21,6 +21,7 @@
 #include <lapacke.h>
 
 #include "es/es.h"
+#include "es/island.h"
 #include "es/payload.h"
 #include "task/task.h"
 
@@ -177,7 +178,8 @@ test_ridge_values(void **state)
 static void
 test_registry(void **state)
 {
-	static const char	*want[] = { "ridge-lu", "synth", "echo", "pfsp" };
+	static const char	*want[] = { "ridge-lu", "synth", "echo", "pfsp",
+	    "island" };
 	const struct task_kind	*list;
 	size_t			 n, i, j;
 
@@ -195,6 +197,63 @@ test_registry(void **state)
 	assert_null(task_kind_lookup("ridge"));
 	assert_null(task_kind_lookup(""));
 	assert_null(task_kind_lookup(NULL));
+}
+
+/*
+ * Kind "island" (issue 22): an epoch's output is the island's state at
+ * its end, as the pure module computes it; a payload that does not decode
+ * is refused; cancel stops its load.
+ */
+static void
+test_island_kind(void **state)
+{
+	struct island_params	 p;
+	struct task_params	 tp;
+	struct task_ctx		 ctx;
+	struct task_result	 tr;
+	struct island		*is;
+	atomic_int		 cancel = 0;
+	uint8_t			 pl[ISLAND_PAYLOAD_HEAD], *want;
+	const uint8_t		*out;
+	size_t			 len;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.islands = 3;
+	p.mu = 4;
+	p.lambda = 8;
+	p.dim = 3;
+	p.generations = 10;
+	p.migrate_every = 4;
+	p.migrants = 2;
+	p.seed = 5;
+	island_payload_build(pl, &p, 1, 0, 0.0, NULL);
+	memset(&tp, 0, sizeof(tp));
+	tp.kind = "island";
+	tp.payload = pl;
+	tp.payload_len = sizeof(pl);
+	assert_int_equal(task_run(&tp, NULL, &tr), TASK_OK);
+	out = task_output(&tr, &len);
+	assert_int_equal(len, island_state_len(&p));
+	is = island_new(&p, 1);
+	island_run(is, UINT32_MAX);
+	want = malloc(len);
+	island_state_encode(is, want);
+	assert_memory_equal(out, want, len);
+	task_result_free(&tr);
+	island_free(is);
+	free(want);
+	tp.payload_len = sizeof(pl) - 1;
+	assert_int_equal(task_run(&tp, NULL, &tr), TASK_BAD_PARAMS);
+	assert_non_null(strstr(tr.error, "island"));
+	/* A long load, cancelled at once. */
+	island_payload_build(pl, &p, 1, 0, 60000.0, NULL);
+	tp.payload_len = sizeof(pl);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.cancel = &cancel;
+	ctx.speed = 1.0;
+	atomic_store(&cancel, 1);
+	assert_int_equal(task_run(&tp, &ctx, &tr), TASK_CANCELLED);
 }
 
 /* Every status has its own name. */
@@ -769,6 +828,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ridge_values),
 		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_island_kind),
 		cmocka_unit_test(test_status_names),
 		cmocka_unit_test(test_ridge_lu_fitness),
 		cmocka_unit_test(test_ridge_lu_bits),

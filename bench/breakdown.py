@@ -37,7 +37,8 @@ Prints the table on stdout; with --csv, appends one CSV row per generation
 and one "all" row (means over the generations) to FILE, each starting with
 the --tag fields:
   TAGS...,gen,tasks,period_ms,step,lb,dispatch,overshoot,waste,gaps,tail,
-  return,other,replicas,efficiency,vs_limit,rtt_us,commits,commit_ms
+  return,other,replicas,efficiency,vs_limit,rtt_us,commits,commit_ms,
+  commit_max_ms, slow_commits (commits of 1 ms or more: WAL checkpoints or preemption)
 """
 import argparse
 import json
@@ -170,7 +171,7 @@ def main():
         out.append([str(gen), str(n), "%.4f" % period] +
                    ["%.4f" % per[c] for c in COLS + ("other",)] +
                    [str(repl), "%.4f" % eff, "%.4f" % (eff / lim),
-                    "%.1f" % a.rtt_us, "", ""])
+                    "%.1f" % a.rtt_us, "", "", "", ""])
     ng = len(rows)
     eff = tl / tp if tp > 0 else 0
     lim = tl / (tl + ng * rtt) if rtt > 0 else 1.0
@@ -193,12 +194,17 @@ def main():
               (len(commits), len(commits) / ng, statistics.median(commits),
                sorted(commits)[int(0.9 * (len(commits) - 1))],
                sum(commits) / 1000.0 / ng))
+        slow = [c for c in commits if c >= 1000]
+        print("journal: %d commits of 1 ms or more (a WAL checkpoint with its fsyncs, or masterd preempted: in the event loop), %.3f ms in all, the longest %.3f ms" %
+              (len(slow), sum(slow) / 1000.0, max(commits) / 1000.0))
     out.append(["all", str(sum(r[1] for r in rows)), "%.4f" % (tp / ng)] +
                ["%.4f" % (tot[c] / ng) for c in COLS + ("other",)] +
                [str(sum(r[4] for r in rows)), "%.4f" % eff,
                 "%.4f" % (eff / lim), "%.1f" % a.rtt_us,
                 "%.1f" % (len(commits) / ng) if commits else "",
-                "%.4f" % (sum(commits) / 1000.0 / ng) if commits else ""])
+                "%.4f" % (sum(commits) / 1000.0 / ng) if commits else "",
+                "%.4f" % (max(commits) / 1000.0) if commits else "",
+                str(sum(1 for c in commits if c >= 1000)) if commits else ""])
     if a.csv:
         tag = [a.tag] if a.tag else []
         with open(a.csv, "a") as f:

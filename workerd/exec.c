@@ -7,6 +7,9 @@
  */
 #include "config.h"
 
+#ifdef HAVE_SYS_PRCTL_H
+#include <sys/prctl.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -116,6 +119,13 @@ exec_thread(void *arg)
 	unsigned		 slot = (unsigned)(uintptr_t)arg;
 	int			 wake;
 
+#if defined(HAVE_SYS_PRCTL_H) && defined(PR_SET_TIMERSLACK)
+	/*
+	 * Timers of this thread fire when asked, not up to 50 us later (the
+	 * default slack): a task that sleeps (synth) lasts its time.
+	 */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#endif
 	pthread_mutex_lock(&ex.ex_mtx);
 	for (;;) {
 		while (!ex.ex_stop && TAILQ_EMPTY(&ex.ex_held)) {

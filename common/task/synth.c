@@ -19,9 +19,11 @@
 
 #define SYNTH_MAX_MS	3600000.0
 #define SYNTH_SLICE_NS	1000000L	/* longest single sleep */
+#define SYNTH_SPIN_NS	50000L		/* spun, not slept, before a deadline */
 #define SYNTH_XBUF	64		/* genes decoded without malloc */
 
 static double	 synth_now_ms(void);
+static void	 synth_sleep_until(double);
 
 /* The monotonic clock in milliseconds. */
 static double
@@ -34,18 +36,41 @@ synth_now_ms(void)
 }
 
 /*
- * Run one synth task: wait work_ms / speed milliseconds in slices of at
- * most 1 ms (or spin), checking ctx->cancel each slice and reporting once
- * at the half-way point.
+ * Sleep until the monotonic time ms (absolute, so that the overshoot of
+ * one slice is not added to the next: issue 26).
+ */
+static void
+synth_sleep_until(double ms)
+{
+	struct timespec	 ts;
+
+	ts.tv_sec = (time_t)(ms / 1e3);
+	ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1e3) * 1e6);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	} else if (ts.tv_nsec < 0)
+		ts.tv_nsec = 0;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+	    NULL) == EINTR)
+		;
+}
+
+/*
+ * Run one synth task: wait work_ms / speed milliseconds (or spin),
+ * checking ctx->cancel at least every millisecond and reporting once at
+ * the half-way point.  The sleeps are to absolute deadlines and the last
+ * SYNTH_SPIN_NS before the end are spun, so a task lasts its time to a
+ * few microseconds on a quiet host (the execution thread's timer slack is
+ * the worker's business: workerd sets it to 1 ns).
  */
 int
 task_synth_run(const struct task_params *p, const struct task_ctx *ctx,
     struct task_result *res)
 {
 	struct es_payload	 ep;
-	struct timespec		 ts;
 	double			 xbuf[SYNTH_XBUF], *x, fitness;
-	double			 speed, start, now, end, half, left;
+	double			 speed, start, now, end, half, next;
 	uint8_t			*out;
 	int			 halfdone = 0, spin, status;
 
@@ -83,13 +108,19 @@ task_synth_run(const struct task_params *p, const struct task_ctx *ctx,
 			break;
 		if (spin)
 			continue;
-		/* Wake at the half-way point too, not just every slice. */
-		left = (halfdone ? end : half) - now;
-		ts.tv_sec = 0;
-		ts.tv_nsec = left * 1e6 < SYNTH_SLICE_NS ?
-		    (long)(left * 1e6) + 1 : SYNTH_SLICE_NS;
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
+		/*
+		 * Wake at the half-way point too, not just every slice; spin
+		 * the last SYNTH_SPIN_NS before the end.
+		 */
+		if (halfdone) {
+			next = end - SYNTH_SPIN_NS / 1e6;
+			if (now >= next)
+				continue;
+		} else
+			next = half;
+		if (next > now + SYNTH_SLICE_NS / 1e6)
+			next = now + SYNTH_SLICE_NS / 1e6;
+		synth_sleep_until(next);
 	}
 	/* Carrying an individual, it is an ES evaluation with a fake load. */
 	fitness = ep.nx > 0 ? task_ridge(x, ep.nx) : ep.work_ms;

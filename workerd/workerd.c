@@ -524,16 +524,17 @@ workerd_finish(struct workerd_config *c, char *err, size_t errlen)
 	return (0);
 }
 
+static void	workerd_lifetime_arm(int);
+
 /*
  * SIGHUP: read the configuration again and apply it: the master's address,
  * the TLS files (for the next connection), max_frame, max_output (for
- * tasks that end from now on), the emulation knobs, and the kinds (new
+ * tasks that end from now on), the emulation knobs, lifetime (still
+ * counted from the start: workerd_lifetime_arm()), and the kinds (new
  * and changed ones for tasks received from now on; a task already here
  * finishes under the definition it came with).  cpus and name take a
  * restart.  A broken file, or a kind that does not open, changes nothing.
  */
-static void	workerd_lifetime_arm(int);
-
 static void
 workerd_reload(void)
 {

@@ -34,6 +34,19 @@ notify_stopping(void)
 	sd_notify(0, "STOPPING=1");
 }
 
+/*
+ * Ask systemd (236 and later) to wait ms more before it kills the daemon
+ * for a timeout of its current state (TimeoutStopSec= while it stops):
+ * a drain says how long it may still need.  Without systemd, or with an
+ * older one, nothing happens.
+ */
+void
+notify_extend_timeout(uint64_t ms)
+{
+	sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%llu",
+	    (unsigned long long)ms * 1000ULL);
+}
+
 /* Say what the daemon is doing; repeated identical lines are not sent. */
 void
 notify_status(const char *fmt, ...)

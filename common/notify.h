@@ -6,12 +6,15 @@
 #ifndef R3Q_NOTIFY_H
 #define R3Q_NOTIFY_H
 
+#include <stdint.h>
+
 struct event_base;
 
 void	notify_ready(void);
 void	notify_status(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	notify_reloading(void);
 void	notify_stopping(void);
+void	notify_extend_timeout(uint64_t);
 int	notify_watchdog_start(struct event_base *);
 void	notify_watchdog_stop(void);
 

@@ -61,6 +61,7 @@ static struct {
 	char			 ca[CONF_STRMAX + 16];
 	char			 cert[CONF_STRMAX + 16];
 	char			 key[CONF_STRMAX + 16];
+	char			 master[CONF_STRMAX + 16];
 	uint64_t		 renew_before;	/* ms */
 	struct event_base	*base;
 	struct event		*renew;		/* the renewal's timer */
@@ -102,6 +103,9 @@ join_when(time_t t)
 	return (buf);
 }
 
+static int	join_write(const char *, const void *, size_t, mode_t, char *,
+		    size_t);
+
 /* Set state_dir's three paths. */
 static void
 join_paths(const char *dir)
@@ -109,6 +113,53 @@ join_paths(const char *dir)
 	snprintf(js.ca, sizeof(js.ca), "%s/ca.pem", dir);
 	snprintf(js.cert, sizeof(js.cert), "%s/worker.pem", dir);
 	snprintf(js.key, sizeof(js.key), "%s/worker.key", dir);
+	snprintf(js.master, sizeof(js.master), "%s/master", dir);
+}
+
+/*
+ * A worker that joined keeps the master it joined in state_dir/master, so
+ * that a restart with only state_dir (no token, no master) reconnects.
+ */
+static void
+join_master_keep(const char *hostport)
+{
+	char	 line[CONF_STRMAX + 2], err[1024];
+	int	 n;
+
+	n = snprintf(line, sizeof(line), "%s\n", hostport);
+	if (n < 0 || (size_t)n >= sizeof(line) ||
+	    join_write(js.master, line, (size_t)n, 0600, err,
+	    sizeof(err)) == -1)
+		log_warnx("cannot keep the master's address: %s; a restart "
+		    "needs the master named (-m)", n < 0 ||
+		    (size_t)n >= sizeof(line) ? "too long" : err);
+}
+
+/*
+ * c names no master and no join: take state_dir/master's if there is one.
+ * quiet at a reload.
+ */
+static void
+join_master_use(struct workerd_config *c, int quiet)
+{
+	FILE	*f;
+	char	 line[CONF_STRMAX + 2], why[256];
+
+	if (!c->master_unnamed || (f = fopen(js.master, "re")) == NULL)
+		return;
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	if (line[0] == '\0' || link_master_list(line, why, sizeof(why)) == -1) {
+		log_warnx("%s: not a master's address (%s); using %s",
+		    js.master, line[0] == '\0' ? "empty" : why, c->master);
+		return;
+	}
+	snprintf(c->master, sizeof(c->master), "%s", line);
+	if (!quiet)
+		log_info("master %s, kept in %s at the join", c->master,
+		    js.master);
 }
 
 /*
@@ -560,6 +611,7 @@ join_once(const char *hostport, const struct join_token *t,
 		goto done;
 	log_info("joined the cluster of %.300s as %s: certificate in %s, until "
 	    "%s", hostport, name, js.cert, join_when(end));
+	join_master_keep(hostport);
 	rc = JOIN_OK;
 done:
 	if (ans != NULL)
@@ -675,6 +727,7 @@ join_setup(struct workerd_config *c, char *err, size_t errlen)
 	OPENSSL_cleanse(&t, sizeof(t));
 use:
 	js.managed = 1;
+	join_master_use(c, 0);
 	snprintf(c->ca, sizeof(c->ca), "%.1000s", js.ca);
 	snprintf(c->cert, sizeof(c->cert), "%.1000s", js.cert);
 	snprintf(c->key, sizeof(c->key), "%.1000s", js.key);
@@ -710,6 +763,7 @@ join_reload(struct workerd_config *c)
 	snprintf(c->cert, sizeof(c->cert), "%.1000s", js.cert);
 	snprintf(c->key, sizeof(c->key), "%.1000s", js.key);
 	js.renew_before = c->renew_before;
+	join_master_use(c, 1);
 }
 
 /* Ask the master for a new certificate, over the link. */

@@ -398,7 +398,11 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 			goto fail;
 		}
 	}
-	/* No master named: join's, else the default. */
+	/*
+	 * No master named: join's, else the one kept in state_dir at the
+	 * join (join_setup(), join_reload()), else the default.
+	 */
+	c->master_unnamed = c->master[0] == '\0' && c->join[0] == '\0';
 	if (c->master[0] == '\0') {
 		snprintf(c->master, sizeof(c->master), "%s", c->join[0] ?
 		    c->join : "localhost:7411");
@@ -520,10 +524,13 @@ workerd_finish(struct workerd_config *c, char *err, size_t errlen)
 	return (0);
 }
 
+static void	workerd_lifetime_arm(int);
+
 /*
  * SIGHUP: read the configuration again and apply it: the master's address,
  * the TLS files (for the next connection), max_frame, max_output (for
- * tasks that end from now on), the emulation knobs, and the kinds (new
+ * tasks that end from now on), the emulation knobs, lifetime (still
+ * counted from the start: workerd_lifetime_arm()), and the kinds (new
  * and changed ones for tasks received from now on; a task already here
  * finishes under the definition it came with).  cpus and name take a
  * restart.  A broken file, or a kind that does not open, changes nothing.
@@ -534,6 +541,7 @@ workerd_reload(void)
 	struct workerd_config	 nc;
 	struct load_profile	 lp;
 	char			 err[1024];
+	uint64_t		 life = conf.lifetime;
 	int			 u, changed;
 
 	notify_reloading();
@@ -580,6 +588,8 @@ workerd_reload(void)
 	exec_set_max_output(conf.max_output);
 	log_info("reloaded %s: master %s, speed %g", conffile, conf.master,
 	    conf.speed);
+	if (conf.lifetime != life)
+		workerd_lifetime_arm(1);
 	workerd_expiry(&conf);
 kinds:
 	if (changed) {
@@ -605,6 +615,8 @@ workerd_expiry_daily(evutil_socket_t fd, short ev, void *arg)
  * once, the running ones given drain_timeout, then leave with status 0.
  */
 static struct event	*ev_drain, *ev_stuck, *ev_life;
+/* ms beyond kill_grace: 10 s for interrupted tasks (ev_stuck), 5 to go. */
+#define DRAIN_STOP_MARGIN	15000
 static int		 draining, interrupted;
 
 /* Interrupt the running tasks to hand them back (drain_timeout, signal). */
@@ -619,6 +631,7 @@ workerd_interrupt(const char *why)
 		return;
 	interrupted = 1;
 	evtimer_del(ev_drain);
+	notify_extend_timeout(conf.kill_grace + DRAIN_STOP_MARGIN);
 	if ((n = exec_interrupt_all()) > 0)
 		log_warnx("%s: interrupting %u running task%s to hand %s back",
 		    why, n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
@@ -666,7 +679,49 @@ workerd_drain(const char *why)
 	tv.tv_usec = (suseconds_t)(conf.drain_timeout % 1000) * 1000;
 	evtimer_add(ev_drain, &tv);
 	notify_stopping();
+	/*
+	 * Under systemd, systemctl stop waits as long as the drain may take
+	 * (drain_timeout, then kill_grace + 10 s for interrupted tasks, then
+	 * a margin to leave), even past a shorter TimeoutStopSec=.
+	 */
+	notify_extend_timeout(conf.drain_timeout + conf.kill_grace +
+	    DRAIN_STOP_MARGIN);
 	link_drain(why);
+}
+
+static struct timespec	 life_start;	/* lifetime counts from here */
+
+/*
+ * Plan the drain at lifetime after the start (none for 0); at a reload
+ * (SIGHUP) a changed lifetime moves it, a past one drains at once.
+ */
+static void
+workerd_lifetime_arm(int reload)
+{
+	struct timespec	 now;
+	struct timeval	 tv;
+	uint64_t	 spent, left;
+	char		 d[32];
+
+	if (draining)
+		return;
+	evtimer_del(ev_life);
+	conf_format_duration(d, sizeof(d), conf.lifetime);
+	if (conf.lifetime == 0) {
+		if (reload)
+			log_info("reload: lifetime 0s: no drain planned");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	spent = (uint64_t)(now.tv_sec - life_start.tv_sec) * 1000 +
+	    (uint64_t)((now.tv_nsec - life_start.tv_nsec) / 1000000);
+	left = conf.lifetime > spent ? conf.lifetime - spent : 0;
+	if (reload)
+		log_info("reload: lifetime %s: draining in %llu ms", d,
+		    (unsigned long long)left);
+	tv.tv_sec = (time_t)(left / 1000);
+	tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
+	evtimer_add(ev_life, &tv);
 }
 
 static void
@@ -896,13 +951,8 @@ main(int argc, char *argv[])
 	    NULL)) == NULL || (ev_life = evtimer_new(base, workerd_lifetime,
 	    NULL)) == NULL)
 		fatalx("evtimer_new");
-	if (conf.lifetime > 0) {
-		struct timeval	 tv;
-
-		tv.tv_sec = (time_t)(conf.lifetime / 1000);
-		tv.tv_usec = (suseconds_t)(conf.lifetime % 1000) * 1000;
-		evtimer_add(ev_life, &tv);
-	}
+	clock_gettime(CLOCK_MONOTONIC, &life_start);
+	workerd_lifetime_arm(0);
 
 	link_start(base, &conf, conf.name);
 	relay_start(base, &conf);

@@ -43,6 +43,9 @@ struct workerd_config {
 	char		 state_dir[CONF_STRMAX];	/* a joined worker's
 						   key and certificates */
 	uint64_t	 renew_before;		/* ms */
+	int		 master_unnamed;	/* no master nor join given:
+						   state_dir's, else the
+						   default (join.c) */
 	struct kinds_conf *kinds;		/* the kind lines (kinds.c) */
 };
 

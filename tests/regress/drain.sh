@@ -7,6 +7,7 @@
 # one of --local.  --lifetime drains by itself; r3qctl drain from the
 # head node shows a draining state and the worker leaves; a task still
 # running when drain_timeout runs out is interrupted and handed back.
+# A reload (SIGHUP) applies a changed lifetime.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1 w2
@@ -149,4 +150,18 @@ timeout 120 "$R3QCTL" wait "$job" > /dev/null || fail "the job did not finish"
 "$R3QCTL" result "$job" --csv "$T/dist2.csv" > /dev/null
 cmp -s "$T/local2.csv" "$T/dist2.csv" || fail "the answer differs from --local"
 ok "the tasks handed back run on w2: the answer of --local"
+
+# lifetime on a reload (SIGHUP): started for an hour, told 1s, counted
+# from the start: it drains at once.
+printf 'lifetime = 1h\n' > "$T/life.conf"
+start_env w1 -f "$T/life.conf"
+wait_workers 2
+printf 'lifetime = 1s\n' > "$T/life.conf"
+kill -HUP "$WPID_w1"
+waitfor "grep -q 'reload: lifetime 1s: draining in [0-9]* ms' '$T/w1.log'" 20 ||
+    fail "the reload did not apply lifetime: $(tail -n 3 "$T/w1.log")"
+waitfor "grep -q 'worker w1 draining (lifetime 1s reached)' '$T/masterd.log'" 30 ||
+    fail "lifetime 1s by a reload: no drain logged"
+gone "$WPID_w1" "lifetime by a reload"
+ok "a reload (SIGHUP) applies a shorter lifetime: the worker drains and leaves"
 master_alive

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -107,11 +108,25 @@ die(int code, const char *fmt, ...)
 	exit(code);
 }
 
+/*
+ * --network analytic: frames are no SimGrid comms and one actor runs
+ * everything (fast_actor); its clock is exact, SimGrid's follows it.
+ */
+static bool	 fast_net;
+static double	 fast_clock;
+
+/* Simulated time in seconds. */
+static double
+sim_clock()
+{
+	return (fast_net ? fast_clock : sg4::Engine::get_clock());
+}
+
 /* Simulated time in the core's unit. */
 static uint64_t
 now_ns()
 {
-	return ((uint64_t)llround(sg4::Engine::get_clock() * 1e9));
+	return ((uint64_t)llround(sim_clock() * 1e9));
 }
 
 /* ------------------------------------------------------------------ */
@@ -395,6 +410,7 @@ struct outbox {
 
 /* Frames sent, for the simulator's own costs (--stats). */
 static uint64_t n_frames_out, n_frames_in, n_heartbeats;
+static uint64_t n_clock_moves;	/* analytic: SimGrid sleeps */
 
 static void
 send_msg(sg4::Mailbox *mb, channel &c, outbox &ob, msg *m, uint64_t size)
@@ -676,14 +692,19 @@ struct master {
 static master M;
 
 /* A frame of masterd's to host h, through its out-relay. */
+static void fast_to_worker(uint32_t, msg *, uint64_t);
+
 static void
 master_send(uint32_t h, msg *m, uint64_t size)
 {
-	out_relay	&r = out_relays[h % out_relays.size()];
-
 	n_frames_out++;
 	m->seq = M.out[h].next_out++;
 	m->host = h;
+	if (fast_net) {
+		fast_to_worker(h, m, size);
+		return;
+	}
+	out_relay	&r = out_relays[h % out_relays.size()];
 	r.q.emplace_back(m, size);
 	if (r.q.size() == 1)
 		r.cv->notify_one();
@@ -1149,7 +1170,7 @@ master_msg(msg *m)
 		w.live = true;
 		w.host = m->host;
 		w.inc = m->inc;
-		w.last_seen = sg4::Engine::get_clock();
+		w.last_seen = sim_clock();
 		M.wid_of[m->host] = nw;
 		msg *r = new msg();
 		r->type = M_WELCOME;
@@ -1171,7 +1192,7 @@ master_msg(msg *m)
 	}
 	if (wid < 0 || M.w[wid].inc != m->inc)
 		return;		/* a closed session's frames */
-	M.w[wid].last_seen = sg4::Engine::get_clock();
+	M.w[wid].last_seen = sim_clock();
 	switch (m->type) {
 	case M_REPORT:
 		master_results((uint32_t)wid, m);
@@ -1196,7 +1217,7 @@ master_msg(msg *m)
 static void
 master_liveness(void)
 {
-	double	 now = sg4::Engine::get_clock();
+	double	 now = sim_clock();
 
 	for (uint32_t i = 0; i < M.w.size(); i++)
 		if (M.w[i].live && now - M.w[i].last_seen > O.hb_timeout) {
@@ -1207,11 +1228,13 @@ master_liveness(void)
 		}
 }
 
+static double	 live_every, next_live;
+
+/* masterd starts: the core, the ES driver, the tables by host. */
 static void
-master_actor(void)
+master_init(void)
 {
 	struct sched_fault_config	 f;
-	double				 live_every, next_live;
 
 	M.s = sched_new();
 	memset(&f, 0, sizeof(f));
@@ -1228,13 +1251,83 @@ master_actor(void)
 	M.in.resize(workers.size());
 	live_every = std::min(O.hb_timeout / 4, 1.0);
 	next_live = live_every;
+}
+
+/* When masterd's loop wakes up next without a frame: its one timer. */
+static double
+master_until(uint64_t dl)
+{
+	return (dl == UINT64_MAX ? next_live :
+	    std::min(next_live, (double)dl / 1e9));
+}
+
+/*
+ * One turn of masterd's loop once awake: the frames in master_inbox, the
+ * core's timer (dl, the deadline it had before the wait), liveness, the
+ * job's start.
+ */
+static void
+master_turn(uint64_t dl)
+{
+	double	 now;
+
+	while (master_inbox_head < master_inbox.size() && !M.finished) {
+		msg *got = master_inbox[master_inbox_head++];
+		uint32_t got_host = got->host;
+		int64_t wid = M.wid_of[got->host];
+
+		if (got->type == M_HELLO) {
+			/* a new connection starts its own order */
+			master_msg(got);
+			delete got;
+			M.in[got_host].reset();
+			M.in[got_host].next_in = 1;
+		} else if (wid < 0 || M.w[wid].inc != got->inc) {
+			delete got;	/* a closed session's frames */
+		} else {
+			channel_take(M.in[got->host], got, [](msg *x) {
+				master_msg(x);
+				delete x;
+			});
+		}
+		master_drain();
+	}
+	if (master_inbox_head == master_inbox.size()) {
+		master_inbox.clear();
+		master_inbox_head = 0;
+	}
+	now = sim_clock();
+	if (dl != UINT64_MAX && now_ns() >= dl) {
+		{
+			core_timer ct;
+			sched_tick(M.s, now_ns());
+		}
+		master_drain();
+	}
+	if (now >= next_live) {
+		master_liveness();
+		master_drain();
+		next_live = now + live_every;
+	}
+	if (!M.started && M.joined >= workers.size()) {
+		/* every worker is in, as bench/policies waits */
+		M.started = true;
+		M.start = now_ns();
+		gen_start();
+		master_drain();
+	}
+}
+
+static void
+master_actor(void)
+{
+	master_init();
 	while (!M.finished) {
-		double	 now = sg4::Engine::get_clock(), until;
+		double	 now = sim_clock(), until;
 		uint64_t dl;
 
 		dl = sched_deadline(M.s);
-		until = dl == UINT64_MAX ? next_live :
-		    std::min(next_live, (double)dl / 1e9);
+		until = master_until(dl);
 		if (master_inbox_head == master_inbox.size() && until > now) {
 			std::unique_lock<sg4::Mutex> lk(*master_mtx);
 
@@ -1242,52 +1335,7 @@ master_actor(void)
 			if (master_inbox_head == master_inbox.size())
 				master_cv->wait_until(lk, until);
 		}
-		while (master_inbox_head < master_inbox.size() &&
-		    !M.finished) {
-			msg *got = master_inbox[master_inbox_head++];
-			uint32_t got_host = got->host;
-			int64_t wid = M.wid_of[got->host];
-
-			if (got->type == M_HELLO) {
-				/* a new connection starts its own order */
-				master_msg(got);
-				delete got;
-				M.in[got_host].reset();
-				M.in[got_host].next_in = 1;
-			} else if (wid < 0 || M.w[wid].inc != got->inc) {
-				delete got;	/* a closed session's frames */
-			} else {
-				channel_take(M.in[got->host], got, [](msg *x) {
-					master_msg(x);
-					delete x;
-				});
-			}
-			master_drain();
-		}
-		if (master_inbox_head == master_inbox.size()) {
-			master_inbox.clear();
-			master_inbox_head = 0;
-		}
-		now = sg4::Engine::get_clock();
-		if (dl != UINT64_MAX && now_ns() >= dl) {
-			{
-				core_timer ct;
-				sched_tick(M.s, now_ns());
-			}
-			master_drain();
-		}
-		if (now >= next_live) {
-			master_liveness();
-			master_drain();
-			next_live = now + live_every;
-		}
-		if (!M.started && M.joined >= workers.size()) {
-			/* every worker is in, as bench/policies waits */
-			M.started = true;
-			M.start = now_ns();
-			gen_start();
-			master_drain();
-		}
+		master_turn(dl);
 	}
 	sim_over = true;
 	for (auto &r : out_relays)
@@ -1365,33 +1413,44 @@ fail_after(uint32_t h, uint64_t k)
 	return (-O.mtbf * log(1 - u));
 }
 
-static void
-worker_actor(uint32_t h)
-{
-	host_info		&hi = workers[h];
+static void fast_to_master(uint32_t, channel &, msg *, uint64_t);
+
+/*
+ * workerd on host h as a state machine: take() a frame from masterd,
+ * step() at the current time (results, half-way notes, starts, the
+ * heartbeat, failures), next_time() for its next timed event.  The actor
+ * of --network simgrid waits for a frame or that time; fast_actor calls
+ * it from its event queue.
+ */
+struct wsim {
+	uint32_t		 h = 0;
 	channel			 in, out;
 	outbox			 sent;
-	std::vector<wslot>	 slots(hi.cpus);
+	std::vector<wslot>	 slots;
 	std::vector<wtask>	 q;		/* the local queue, FIFO */
 	size_t			 qhead = 0;
-	msg			*m = nullptr, *rep = nullptr;
-	sg4::CommPtr		 pending;
+	msg			*rep = nullptr;
 	wstate			 st = W_UP;
 	uint32_t		 inc = 0;
 	uint64_t		 done = 0, nfail = 0;
-	double			 inf = INFINITY, next_hb, next_fail, repair_at;
+	double			 next_hb = 0, next_fail = 0, repair_at = 0;
+	double			 wake = -1;	/* analytic: wake-up queued */
 
-	hi.mbox->set_receiver(sg4::Actor::self());
-	pending = hi.mbox->get_async<msg>(&m);
-	auto hello = [&]() {
+	void send(msg *x, uint64_t size) {
+		if (fast_net)
+			fast_to_master(h, out, x, size);
+		else
+			send_msg(master_box(h), out, sent, x, size);
+	}
+	void hello() {
 		msg *x = new msg();
 
 		x->type = M_HELLO;
 		x->host = h;
 		x->inc = inc;
-		send_msg(master_box(h), out, sent, x, size_hello(hi.cpus, hi.speed));
-	};
-	auto report = [&]() -> msg * {
+		send(x, size_hello(workers[h].cpus, workers[h].speed));
+	}
+	msg *report() {
 		if (rep == nullptr) {
 			rep = new msg();
 			rep->type = M_REPORT;
@@ -1399,9 +1458,9 @@ worker_actor(uint32_t h)
 			rep->inc = inc;
 		}
 		return (rep);
-	};
-	auto handle = [&](msg *x) {
-		double	 now = sg4::Engine::get_clock();
+	}
+	void handle(msg *x) {
+		double	 now = sim_clock();
 
 		if (x->type == M_ASSIGN) {
 			for (task_msg &t : x->tasks)
@@ -1440,14 +1499,25 @@ worker_actor(uint32_t h)
 			}
 		}
 		delete x;
-	};
-
-	next_hb = sg4::Engine::get_clock() + 1.0;
-	next_fail = O.mtbf > 0 ? fail_after(h, nfail) : inf;
-	repair_at = inf;
-	hello();
-	for (;;) {
-		double	 now = sg4::Engine::get_clock(), te;
+	}
+	void begin(uint32_t host) {
+		h = host;
+		slots.resize(workers[h].cpus);
+		next_hb = sim_clock() + 1.0;
+		next_fail = O.mtbf > 0 ? fail_after(h, nfail) : INFINITY;
+		repair_at = INFINITY;
+		hello();
+	}
+	/* A frame from masterd, in whatever order the network gave it. */
+	void take(msg *got) {
+		if (got->inc != inc || st != W_UP)
+			delete got;
+		else
+			channel_take(in, got, [this](msg *x) { handle(x); });
+	}
+	/* The next timed event: a half-way note, an end, a heartbeat... */
+	double next_time() const {
+		double	 te;
 
 		te = st == W_UP ? std::min(next_hb, next_fail) : repair_at;
 		if (st == W_UP)
@@ -1455,125 +1525,345 @@ worker_actor(uint32_t h)
 				if (s.busy)
 					te = std::min(te, s.half_sent ? s.end :
 					    s.half);
-		if (comm_wait(pending, te == inf ? 1 : te - now)) {
+		return (te);
+	}
+	void step();
+	void drop() {
+		sent.drop();
+		delete rep;
+		rep = nullptr;
+		in.reset();
+		out.reset();
+	}
+};
+
+void
+wsim::step()
+{
+	double	 now = sim_clock();
+
+	if (st != W_UP) {
+		if (now < repair_at)
+			return;
+		/* restarted: a new connection, an empty queue */
+		inc++;
+		in.reset();
+		out.reset();
+		q.clear();
+		qhead = 0;
+		for (wslot &s : slots)
+			s.busy = false;
+		st = W_UP;
+		next_hb = now + 1.0;
+		next_fail = now + fail_after(h, nfail);
+		repair_at = INFINITY;
+		hello();
+		return;
+	}
+	for (uint32_t k = 0; k < slots.size(); k++) {
+		wslot &s = slots[k];
+
+		if (!s.busy)
+			continue;
+		if (!s.half_sent && s.half <= now) {
+			s.half_sent = true;
+			report()->half.push_back(s.t.id);
+		}
+		if (s.end <= now) {
+			result_msg r;
+
+			memset(&r, 0, sizeof(r));
+			r.id = s.t.id;
+			r.status = 0;
+			r.start = s.start;
+			r.end = s.end;
+			r.received = s.t.received;
+			r.slot = k;
+			r.replica = s.t.replica;
+			task_output(s.t.payload, r.output);
+			report()->results.push_back(r);
+			s.busy = false;
+			done++;
+			sim_executions++;
+		}
+	}
+	for (uint32_t k = 0; k < slots.size() && qhead < q.size(); k++) {
+		wslot &s = slots[k];
+
+		if (s.busy)
+			continue;
+		s.busy = true;
+		s.half_sent = false;
+		s.t = std::move(q[qhead++]);
+		s.start = now;
+		s.end = now + task_time(h, s.t.id);
+		s.half = s.start + (s.end - s.start) / 2;
+		report()->ids.push_back(s.t.id);
+	}
+	if (qhead > 64 && qhead * 2 > q.size()) {
+		q.erase(q.begin(), q.begin() + (ssize_t)qhead);
+		qhead = 0;
+	}
+	if (rep != nullptr) {
+		msg *x = rep;
+
+		rep = nullptr;
+		send(x, size_report(x));
+	}
+	if (now >= next_hb) {
+		uint32_t running = 0;
+		msg *x = new msg();
+
+		for (const wslot &s : slots)
+			running += s.busy;
+		x->type = M_HEARTBEAT;
+		x->host = h;
+		x->inc = inc;
+		send(x, size_heartbeat((uint32_t)(q.size() - qhead), running,
+		    done));
+		while (next_hb <= now)
+			next_hb += 1.0;
+	}
+	if (now >= next_fail) {
+		bool hang = rng_uniform(O.ep.seed, RS_HANG, h, nfail) <
+		    O.hang_rate;
+
+		nfail++;
+		repair_at = now + O.repair;
+		if (hang) {
+			/* stops without closing: nothing more */
+			st = W_HUNG;
+			n_hangs++;
+		} else {
+			/* dies: the kernel closes the connection */
+			msg *x = new msg();
+
+			x->type = M_CLOSED;
+			x->host = h;
+			x->inc = inc;
+			send(x, 40);
+			st = W_DOWN;
+			n_crashes++;
+		}
+	}
+}
+
+static void
+worker_actor(uint32_t h)
+{
+	host_info	&hi = workers[h];
+	wsim		 w;
+	msg		*m = nullptr;
+	sg4::CommPtr	 pending;
+
+	hi.mbox->set_receiver(sg4::Actor::self());
+	pending = hi.mbox->get_async<msg>(&m);
+	w.begin(h);
+	for (;;) {
+		double	 now = sim_clock(), te = w.next_time();
+
+		if (comm_wait(pending, te == INFINITY ? 1 : te - now)) {
 			msg *got = m;
 
 			pending = hi.mbox->get_async<msg>(&m);
-			if (got->inc != inc || st != W_UP)
-				delete got;
-			else
-				channel_take(in, got, handle);
+			w.take(got);
 		}
-		now = sg4::Engine::get_clock();
 		if (sim_over) {
 			pending->cancel();
-			sent.drop();
-			delete rep;
+			w.drop();
 			return;
 		}
-		if (st != W_UP) {
-			if (now < repair_at)
-				continue;
-			/* restarted: a new connection, an empty queue */
-			inc++;
-			in.reset();
-			out.reset();
-			q.clear();
-			qhead = 0;
-			for (wslot &s : slots)
-				s.busy = false;
-			st = W_UP;
-			next_hb = now + 1.0;
-			next_fail = now + fail_after(h, nfail);
-			repair_at = inf;
-			hello();
-			continue;
-		}
-		for (uint32_t k = 0; k < slots.size(); k++) {
-			wslot &s = slots[k];
-
-			if (!s.busy)
-				continue;
-			if (!s.half_sent && s.half <= now) {
-				s.half_sent = true;
-				report()->half.push_back(s.t.id);
-			}
-			if (s.end <= now) {
-				result_msg r;
-
-				memset(&r, 0, sizeof(r));
-				r.id = s.t.id;
-				r.status = 0;
-				r.start = s.start;
-				r.end = s.end;
-				r.received = s.t.received;
-				r.slot = k;
-				r.replica = s.t.replica;
-				task_output(s.t.payload, r.output);
-				report()->results.push_back(r);
-				s.busy = false;
-				done++;
-				sim_executions++;
-			}
-		}
-		for (uint32_t k = 0; k < slots.size() && qhead < q.size(); k++) {
-			wslot &s = slots[k];
-
-			if (s.busy)
-				continue;
-			s.busy = true;
-			s.half_sent = false;
-			s.t = std::move(q[qhead++]);
-			s.start = now;
-			s.end = now + task_time(h, s.t.id);
-			s.half = s.start + (s.end - s.start) / 2;
-			report()->ids.push_back(s.t.id);
-		}
-		if (qhead > 64 && qhead * 2 > q.size()) {
-			q.erase(q.begin(), q.begin() + qhead);
-			qhead = 0;
-		}
-		if (rep != nullptr) {
-			send_msg(master_box(h), out, sent, rep, size_report(rep));
-			rep = nullptr;
-		}
-		if (now >= next_hb) {
-			uint32_t running = 0;
-			msg *x = new msg();
-
-			for (const wslot &s : slots)
-				running += s.busy;
-			x->type = M_HEARTBEAT;
-			x->host = h;
-			x->inc = inc;
-			send_msg(master_box(h), out, sent, x, size_heartbeat(
-			    (uint32_t)(q.size() - qhead), running, done));
-			while (next_hb <= now)
-				next_hb += 1.0;
-		}
-		if (now >= next_fail) {
-			bool hang = rng_uniform(O.ep.seed, RS_HANG, h, nfail) <
-			    O.hang_rate;
-
-			nfail++;
-			repair_at = now + O.repair;
-			if (hang) {
-				/* stops without closing: nothing more */
-				st = W_HUNG;
-				n_hangs++;
-			} else {
-				/* dies: the kernel closes the connection */
-				msg *x = new msg();
-
-				x->type = M_CLOSED;
-				x->host = h;
-				x->inc = inc;
-				send_msg(master_box(h), out, sent, x, 40);
-				st = W_DOWN;
-				n_crashes++;
-			}
-		}
+		w.step();
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/*
+ * --network analytic: one actor, no SimGrid comms.  A frame takes the
+ * route SimGrid's platform gives (its links, their latencies): it waits
+ * for every link of the route to be free (first come, first served: a
+ * link carries one frame at a time in each direction together, as
+ * SimGrid's shared links are one capacity for both), then arrives after
+ * size / rate + the route's latency, the rate being the narrowest link
+ * bounded by CM02's TCP window (gamma / 2 x latency).  Frames of one
+ * connection arrive in the order sent (TCP).  What changes against
+ * SimGrid's max-min sharing: frames that overlap on a link finish one
+ * after another instead of together (same total time); the network is
+ * the same for small frames on idle links, the simulator's usual case.
+ */
+struct froute {
+	std::vector<uint32_t>	 links;		/* indexes into link_* */
+	double			 lat = 0, rate = 0;
+};
+enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE };
+struct fevent {
+	double		 t;
+	uint64_t	 seq;		/* ties: in the order queued */
+	uint32_t	 kind, h;
+	msg		*m;
+	bool operator>(const fevent &o) const {
+		return (t > o.t || (t == o.t && seq > o.seq));
+	}
+};
+static std::vector<froute>	 f_route;	/* by host */
+static std::vector<double>	 f_link_bw, f_link_free;
+static std::vector<double>	 f_last_to_m, f_last_to_w;	/* by host */
+static std::vector<fevent>	 f_heap;
+static uint64_t			 f_seq;
+static std::vector<wsim>	 f_w;
+
+static void
+fast_push(double t, uint32_t kind, uint32_t h, msg *m)
+{
+	f_heap.push_back({ t, f_seq++, kind, h, m });
+	std::push_heap(f_heap.begin(), f_heap.end(), std::greater<fevent>());
+}
+
+/* The routes from the master to each worker, from SimGrid's platform. */
+static void
+fast_routes(void)
+{
+	std::map<sg4::Link *, uint32_t>	 idx;
+	double				 gamma;
+
+	gamma = simgrid::config::get_value<double>("network/TCP-gamma");
+	f_route.resize(workers.size());
+	for (size_t i = 0; i < workers.size(); i++) {
+		std::vector<sg4::Link *>	 links;
+		double				 lat = 0, bw = INFINITY;
+		froute				&r = f_route[i];
+
+		master_host->route_to(workers[i].host, links, &lat);
+		for (sg4::Link *l : links) {
+			auto it = idx.find(l);
+
+			if (it == idx.end()) {
+				it = idx.emplace(l, (uint32_t)f_link_bw.size()).
+				    first;
+				f_link_bw.push_back(l->get_bandwidth());
+				f_link_free.push_back(0);
+			}
+			r.links.push_back(it->second);
+			bw = std::min(bw, l->get_bandwidth());
+		}
+		if (gamma > 0 && lat > 0)
+			bw = std::min(bw, gamma / (2 * lat));
+		r.lat = lat;
+		r.rate = bw;
+	}
+	f_last_to_m.assign(workers.size(), 0);
+	f_last_to_w.assign(workers.size(), 0);
+}
+
+/* A frame on host h's route; when it arrives (FIFO links, TCP order). */
+static double
+fast_wire(uint32_t h, uint64_t size, double &last)
+{
+	const froute	&r = f_route[h];
+	double		 t0 = fast_clock, t;
+
+	for (uint32_t l : r.links)
+		t0 = std::max(t0, f_link_free[l]);
+	for (uint32_t l : r.links)
+		f_link_free[l] = t0 + (double)size / f_link_bw[l];
+	t = t0 + (r.rate < INFINITY ? (double)size / r.rate : 0) + r.lat;
+	t = std::max(t, last);
+	last = t;
+	return (t);
+}
+
+static void
+fast_to_master(uint32_t h, channel &c, msg *m, uint64_t size)
+{
+	n_frames_in++;
+	if (m->type == M_HEARTBEAT)
+		n_heartbeats++;
+	m->seq = c.next_out++;
+	fast_push(fast_wire(h, size, f_last_to_m[h]), FE_TO_MASTER, h, m);
+}
+
+static void
+fast_to_worker(uint32_t h, msg *m, uint64_t size)
+{
+	fast_push(fast_wire(h, size, f_last_to_w[h]), FE_TO_WORKER, h, m);
+}
+
+/* Queue worker h's next wake-up if it moved. */
+static void
+fast_resched(uint32_t h)
+{
+	wsim	&w = f_w[h];
+	double	 t = w.next_time();
+
+	if (t != INFINITY && t != w.wake) {
+		w.wake = t;
+		fast_push(t, FE_WAKE, h, nullptr);
+	}
+}
+
+/*
+ * Everything in one actor: the earliest of the event queue and masterd's
+ * timer; SimGrid's clock is moved there (sleep_until), the events at that
+ * time are handled (frames in, workers' timers), then masterd's turn.
+ */
+static void
+fast_actor(void)
+{
+	master_init();
+	fast_routes();
+	f_w.resize(workers.size());
+	for (uint32_t h = 0; h < workers.size(); h++) {
+		f_w[h].begin(h);
+		fast_resched(h);
+	}
+	while (!M.finished) {
+		uint64_t dl = sched_deadline(M.s);
+		double	 t = master_until(dl);
+
+		if (!f_heap.empty())
+			t = std::min(t, f_heap.front().t);
+		if (master_inbox_head < master_inbox.size())
+			t = fast_clock;
+		if (t > fast_clock) {
+			fast_clock = t;
+			sg4::this_actor::sleep_until(t);
+			n_clock_moves++;
+		}
+		while (!f_heap.empty() && f_heap.front().t <= fast_clock) {
+			fevent	 e = f_heap.front();
+
+			std::pop_heap(f_heap.begin(), f_heap.end(),
+			    std::greater<fevent>());
+			f_heap.pop_back();
+			switch (e.kind) {
+			case FE_TO_MASTER:
+				master_inbox.push_back(e.m);
+				break;
+			case FE_TO_WORKER:
+				f_w[e.h].take(e.m);
+				f_w[e.h].step();
+				fast_resched(e.h);
+				break;
+			case FE_WAKE:
+				if (e.t != f_w[e.h].wake)
+					break;	/* moved since */
+				f_w[e.h].wake = -1;
+				f_w[e.h].step();
+				fast_resched(e.h);
+				break;
+			}
+		}
+		master_turn(dl);
+	}
+	sim_over = true;
+	for (fevent &e : f_heap)
+		delete e.m;
+	f_heap.clear();
+	for (wsim &w : f_w)
+		w.drop();
+	for (size_t i = master_inbox_head; i < master_inbox.size(); i++)
+		delete master_inbox[i];
+	master_inbox.clear();
 }
 
 /* ------------------------------------------------------------------ */
@@ -1587,17 +1877,18 @@ usage(int code)
 	    "[--workers N]\n"
 	    "               [--cpus N] [--speeds DIST] [--latency DIST] "
 	    "[--bandwidth MBPS]\n"
-	    "               [--mtbf D] [--repair D] [--hang-rate R] "
-	    "[--heartbeat-timeout D]\n"
-	    "               [--suspect-grace D] [--policy P] "
-	    "[--queue-factor Q|auto]\n"
-	    "               [--mu N] [--lambda N] [--generations N] [--dim N] "
-	    "[--seed N]\n"
-	    "               [--work-ms MS] [--noise SIGMA] "
-	    "[--reevaluate-parents]\n"
-	    "               [--batch N] [--trace FILE]\n"
-	    "               [--csv FILE] [--gen-csv FILE] [--quiet] "
-	    "[--stats]\n"
+	    "               [--network simgrid|analytic] [--mtbf D] "
+	    "[--repair D]\n"
+	    "               [--hang-rate R] [--heartbeat-timeout D] "
+	    "[--suspect-grace D]\n"
+	    "               [--policy P] [--queue-factor Q|auto] [--mu N] "
+	    "[--lambda N]\n"
+	    "               [--generations N] [--dim N] [--seed N] "
+	    "[--work-ms MS]\n"
+	    "               [--noise SIGMA] [--reevaluate-parents] "
+	    "[--batch N]\n"
+	    "               [--trace FILE] [--csv FILE] [--gen-csv FILE] "
+	    "[--quiet] [--stats]\n"
 	    "       r3q-sim -h | --help | --version\n"
 	    "DIST: V, uniform:A:B, lognormal:MEDIAN:SIGMA, table1 (speeds)\n"
 	    "D: a duration such as 500ms, 30s, 10m, 1h\n");
@@ -1766,6 +2057,7 @@ parse_opts(int argc, char *argv[])
 		{ "speeds",		required_argument, NULL, 'v' },
 		{ "latency",		required_argument, NULL, 't' },
 		{ "bandwidth",		required_argument, NULL, 'b' },
+		{ "network",		required_argument, NULL, 'K' },
 		{ "mtbf",		required_argument, NULL, 'F' },
 		{ "repair",		required_argument, NULL, 'R' },
 		{ "hang-rate",		required_argument, NULL, 'H' },
@@ -1839,6 +2131,15 @@ parse_opts(int argc, char *argv[])
 		case 'b':
 			O.bandwidth = parse_num(name, optarg, 1e-3, 1e7) *
 			    1e6 / 8;
+			break;
+		case 'K':
+			if (strcmp(optarg, "analytic") == 0)
+				fast_net = true;
+			else if (strcmp(optarg, "simgrid") == 0)
+				fast_net = false;
+			else
+				die(EX_USAGE, "--network: '%s' is not simgrid "
+				    "or analytic", optarg);
 			break;
 		case 'F':
 			O.mtbf = parse_dur(name, optarg);
@@ -2026,6 +2327,10 @@ main(int argc, char *argv[])
 		    "seed %" PRIu64 "%s\n", O.ep.mu, O.ep.lambda, O.ep.dim,
 		    O.ep.generations, O.ep.seed, O.ep.reevaluate_parents ?
 		    ", parents re-evaluated" : "");
+	if (fast_net) {
+		sg4::Actor::create("masterd", master_host, fast_actor);
+		goto run;
+	}
 	sg4::Actor::create("masterd", master_host, master_actor);
 	for (size_t i = 0; i < master_mbox.size(); i++) {
 		sg4::Actor::create("relay-in", master_host, in_relay_actor, i);
@@ -2035,6 +2340,7 @@ main(int argc, char *argv[])
 	for (uint32_t i = 0; i < workers.size(); i++)
 		sg4::Actor::create("workerd", workers[i].host, worker_actor,
 		    i);
+ run:
 	e.run();
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	wall = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec -
@@ -2129,6 +2435,15 @@ main(int argc, char *argv[])
 		    "the rest, ~%.2f us CPU a frame\n", n_frames_out,
 		    n_frames_in, n_heartbeats, (double)nf / n,
 		    nf ? rest * 1e6 / (double)nf : 0);
+		if (fast_net)
+			printf("network: analytic, %" PRIu64 " frames timed, "
+			    "SimGrid's clock moved %" PRIu64 " times (%.2f a "
+			    "task); %.2f us CPU a task in all\n", nf,
+			    n_clock_moves, (double)n_clock_moves / n,
+			    cpu * 1e6 / n);
+		else
+			printf("network: simgrid, %" PRIu64 " frames as comms; "
+			    "%.2f us CPU a task in all\n", nf, cpu * 1e6 / n);
 	}
 	if (!O.csv.empty()) {
 		FILE *f = fopen(O.csv.c_str(), "w");

@@ -7,7 +7,8 @@
 # the answer is the same; the same seed gives the same CSVs byte for byte;
 # a platform file runs; a malformed one, or an unknown option, gets a clear
 # error; a batch job of N tasks runs, and task times replay from a CSV or
-# a `r3qctl report --trace` file.  Without SimGrid r3q-sim is not built
+# a `r3qctl report --trace` file; --network analytic (no SimGrid comms)
+# gives the same answers, with churn too, deterministically.  Without SimGrid r3q-sim is not built
 # and the test is skipped.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
@@ -180,6 +181,57 @@ rc=0
 [ "$rc" -eq 65 ] && grep -q 'empty.json: no task times' "$T/empty.err" ||
     fail "empty trace: exit $rc, $(cat "$T/empty.err")"
 ok "batch jobs and trace replay (CSV, r3qctl report --trace JSON)"
+
+# --network analytic: one actor, frames timed on SimGrid's routes instead
+# of SimGrid comms.  The same answers under every policy, with crashes and
+# hangs, on a platform file; deterministic; close to the simgrid model's
+# measurements on the LAN grid (small frames on idle links).
+for p in wq rr rwq r3q r3q-auto; do
+	qf=""; pol=$p
+	[ "$p" = r3q-auto ] && { pol=r3q; qf="--queue-factor auto"; }
+	# shellcheck disable=SC2086
+	"$SIM" --network analytic --platform lan --work-ms 100 --policy $pol \
+	    $qf $ES > "$T/a-$p.out" 2> "$T/a-$p.err" ||
+	    fail "r3q-sim --network analytic --policy $p failed"
+	same "a-$p"
+	grep -q "^summary: job 1 done, policy $pol, 5 generations, 530 evaluations" \
+	    "$T/a-$p.out" || fail "analytic $p: no summary"
+done
+grep -q '^replicas 0,' "$T/a-wq.out" || fail "analytic wq sent replicas"
+# The LAN grid's totals agree with the simgrid model's within 1 %.
+for p in wq r3q; do
+	a=$(sed -n 's/^summary: .* evaluations, \([0-9.]*\) s.*/\1/p' "$T/a-$p.out")
+	b=$(sed -n 's/^summary: .* evaluations, \([0-9.]*\) s.*/\1/p' "$T/$p.out")
+	awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > 0 && a / b > 0.99 && a / b < 1.01) }' ||
+	    fail "analytic $p: total $a s against simgrid's $b s"
+done
+"$SIM" --network analytic --platform lan --work-ms 100 --mtbf 5s --repair 3s \
+    $ES > "$T/a-crash.out" 2>&1 || fail "analytic crash run failed"
+same a-crash
+grep -Eq '^churn: [1-9][0-9]* crashes, 0 hangs, [1-9][0-9]* workers lost .* 0 tasks lost$' \
+    "$T/a-crash.out" || fail "analytic crash run: $(grep churn "$T/a-crash.out")"
+"$SIM" --network analytic --platform lan --work-ms 100 --mtbf 8s \
+    --repair 20s --hang-rate 1 --heartbeat-timeout 2s $ES \
+    > "$T/a-hang.out" 2>&1 || fail "analytic hang run failed"
+same a-hang
+grep -Eq '^churn: 0 crashes, [1-9][0-9]* hangs, [1-9][0-9]* workers lost \([1-9][0-9]* by heartbeat_timeout\), [1-9][0-9]* suspicions, 0 tasks lost$' \
+    "$T/a-hang.out" || fail "analytic hang run: $(grep churn "$T/a-hang.out")"
+for i in 1 2; do
+	# shellcheck disable=SC2086
+	"$SIM" --network analytic $GEN --csv "$T/adet$i.csv" \
+	    > "$T/adet$i.out" 2>&1 || fail "analytic determinism run $i failed"
+done
+cmp -s "$T/adet1.csv" "$T/adet2.csv" || fail "analytic: same seed, different CSV"
+cmp -s "$T/adet1.out" "$T/adet2.out" || fail "analytic: same seed, different output"
+same adet1
+"$SIM" --network analytic --platform "$T/good.xml" $ES > "$T/a-file.out" 2>&1 ||
+    fail "analytic platform file run failed: $(tail -n 3 "$T/a-file.out")"
+same a-file
+rc=0
+"$SIM" --network ns3 > /dev/null 2> "$T/net.err" || rc=$?
+[ "$rc" -eq 64 ] && grep -q "'ns3' is not simgrid or analytic" "$T/net.err" ||
+    fail "bad --network: exit $rc, $(cat "$T/net.err")"
+ok "--network analytic: same answers, churn, determinism, platform file"
 
 # r3q-sim(1) documents every option --help lists, and no other.
 PAGE=$top_builddir/man/r3q-sim.1

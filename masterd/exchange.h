@@ -45,7 +45,9 @@ struct exchange_result {
 	char		 er_error[256];	/* else why, naming the culprit */
 	uint32_t	 er_failed_wid;	/* the worker at fault, 0: none */
 	size_t		 er_p;
-	const uint32_t	*er_wids;	/* the workers, as given */
+	const uint32_t	*er_wids;	/* the workers, as given (a lost
+					   one: UINT32_MAX) */
+	const char	*const *er_names;	/* their names */
 	char		 er_algo[64];	/* algorithm (portfolio: its winner) */
 	double		 er_t_tb;	/* lower bound, seconds */
 	double		 er_predicted;	/* the schedule's completion, s */
@@ -88,6 +90,8 @@ void	 exchange_init(void);
 void	 exchange_worker_gone(struct worker *);
 void	 exchange_dispatch(struct worker *, void *);	/* Envelope * */
 void	 exchange_control(void *, void *);	/* session *, Envelope * */
+struct session;
+void	 exchange_session_gone(struct session *);
 void	 exchange_free_all(void);
 
 #endif /* R3Q_MASTERD_EXCHANGE_H */

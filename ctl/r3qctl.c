@@ -131,7 +131,7 @@ usage(int code)
 	    "  --algo A  --matrix FILE  --random P  --fatal P  --seed N  "
 	    "--json\n"
 	    "exchange run options:\n"
-	    "  --algo A  --bytes N  --timeout D  --json\n"
+	    "  --algo A  --bytes N  --timeout D  --fatal  --json\n"
 	    "bnb options:\n"
 	    "  --instance N  --lb lb1|lb2  --local  --json  --node-budget N  "
 	    "--max-nodes N\n"
@@ -1396,9 +1396,10 @@ cmd_links(int argc, char *argv[])
 static int
 cmd_exchange_run(int argc, char *argv[])
 {
-	enum { O_ALGO = 256, O_BYTES, O_TIMEOUT, O_JSON };
+	enum { O_ALGO = 256, O_BYTES, O_TIMEOUT, O_JSON, O_FATAL };
 	static const struct option longopts[] = {
 		{ "algo",	required_argument, NULL, O_ALGO },
+		{ "fatal",	no_argument,	   NULL, O_FATAL },
 		{ "bytes",	required_argument, NULL, O_BYTES },
 		{ "timeout",	required_argument, NULL, O_TIMEOUT },
 		{ "json",	no_argument,	   NULL, O_JSON },
@@ -1418,7 +1419,7 @@ cmd_exchange_run(int argc, char *argv[])
 		switch (ch) {
 		case 'h':
 			printf("usage: r3qctl exchange run [--algo A] "
-			    "[--bytes N] [--timeout D] [--json]\n"
+			    "[--bytes N] [--timeout D] [--fatal] [--json]\n"
 			    "  --algo A     the scheduler (r3qctl exchange -h; "
 			    "default portfolio)\n"
 			    "  --bytes N    each worker sends N bytes to each "
@@ -1426,6 +1427,8 @@ cmd_exchange_run(int argc, char *argv[])
 			    "  --timeout D  give up after D (default: from the "
 			    "prediction)\n"
 			    "  --json       as JSON, every event\n"
+			    "  --fatal      the fatal matrix's sizes, x = N "
+			    "bytes (3 workers or more)\n"
 			    "a total exchange among the workers with "
 			    "peer_listen, planned by the\nmaster from the "
 			    "measured links (measured first if need be); "
@@ -1449,6 +1452,9 @@ cmd_exchange_run(int argc, char *argv[])
 			break;
 		case O_JSON:
 			json = 1;
+			break;
+		case O_FATAL:
+			er.fatal = 1;
 			break;
 		default:
 			die(EX_USAGE, "exchange run: see r3qctl exchange run "

@@ -41,6 +41,7 @@
 					   worker's own timeout */
 #define X_LINK_MAX_AGE		(600 * NS_PER_SEC)
 #define X_CLIENT_BYTES		(UINT64_C(1) << 20)
+#define X_FATAL_DELTA		(UINT64_C(4) << 10)	/* delta << x */
 
 enum { ORDER_PROBE = 1, ORDER_EXCHANGE, ORDER_CANCEL };
 enum { X_MEASURE, X_EXCHANGE };
@@ -933,6 +934,33 @@ exchange_control(void *sarg, void *earg)
 	for (i = 0; i < p; i++)
 		for (j = 0; j < p; j++)
 			bytes[i * p + j] = i == j ? 0 : b;
+	if (env->exchange_request->fatal) {
+		/*
+		 * The sizes of the fatal matrix (seed 001 section 4, as
+		 * xchg_fatal() has them) on whatever links there are: row
+		 * i < p - 1 sends h = (p - 2) x to i + 1 and delta elsewhere;
+		 * the last row delta to 0 and x to 1 .. p - 2.
+		 */
+		if (p < 3) {
+			free(wids);
+			free(bytes);
+			free(c);
+			session_error_soft(s, env->id, "the fatal matrix needs "
+			    "3 workers or more, not %zu", p);
+			return;
+		}
+		for (i = 0; i < p; i++)
+			for (j = 0; j < p; j++) {
+				if (i == j)
+					continue;
+				if (i < p - 1)
+					bytes[i * p + j] = j == i + 1 ?
+					    (p - 2) * b : X_FATAL_DELTA;
+				else
+					bytes[i * p + j] = j == 0 ?
+					    X_FATAL_DELTA : b;
+			}
+	}
 	c->c_kind = X_EXCHANGE;
 	LIST_INSERT_HEAD(&xg.creqs, c, c_entry);
 	if (exchange_start(wids, p, bytes, env->exchange_request->algo[0] ?

@@ -247,7 +247,8 @@ x_end(struct xop *x, int ok, uint32_t culprit, const char *why)
 	r.er_t_tb = x->x_lb;
 	r.er_predicted = x->x_sched.xs_time;
 	r.er_measured = -1;
-	r.er_wall = x->x_running ? (double)(x->x_last - x->x_t0) / 1e9 : 0;
+	r.er_wall = x->x_running && x->x_last > x->x_t0 ?
+	    (double)(x->x_last - x->x_t0) / 1e9 : 0;
 	r.er_ev = x->x_ev;
 	r.er_nev = x->x_ev != NULL ? x->x_sched.xs_n : 0;
 	if (ok) {
@@ -715,6 +716,8 @@ exchange_start(const uint32_t *workers, size_t p, const uint64_t *bytes,
 	size_t		 i, j;
 	int		 a = XCHG_PORTFOLIO;
 
+	if (!xg.on)
+		exchange_init();
 	if (algo != NULL && (a = xchg_algo_lookup(algo)) < 0) {
 		snprintf(err, errlen, "unknown exchange algorithm '%.64s'",
 		    algo);
@@ -886,6 +889,8 @@ exchange_control(void *sarg, void *earg)
 	size_t		 p, i, j;
 	char		 err[256];
 
+	if (!xg.on)
+		exchange_init();
 	if (env->body_case == R3Q__ENVELOPE__BODY_LINKS_REQUEST &&
 	    !env->links_request->measure) {
 		x_links_answer(s, env->id, NULL);
@@ -992,6 +997,8 @@ exchange_session_gone(struct session *s)
 void
 exchange_init(void)
 {
+	if (xg.on)
+		return;
 	TAILQ_INIT(&xg.ops);
 	LIST_INIT(&xg.creqs);
 	if ((xg.timer = evtimer_new(md->base, x_timeout, NULL)) == NULL ||

@@ -64,10 +64,15 @@ typedef void (*exchange_done_fn)(void *, const struct exchange_result *);
  * peer-capable: exchange_capable()).  bytes is p x p row-major, row =
  * sender: bytes[i*p+j] is what workers[i] sends workers[j]; 0 (and the
  * diagonal) means nothing.  algo is an xchg_algo_lookup() name, NULL for
- * "portfolio".  Links not measured yet (or older than link_max_age) are
- * measured first, as part of the exchange.  timeout_ms bounds the whole
- * of it (0: a default from the sizes and the matrix); a worker lost,
- * refusing or silent past it fails the exchange, and done() says which.
+ * "portfolio".  Links with bytes to carry that were never measured, or
+ * more than 10 minutes ago, are measured first, as part of the exchange
+ * (one probe after the other, each bounded by 35 s).  timeout_ms bounds
+ * the exchange itself once planned (0: 10 s + 3 x the prediction; the
+ * master waits 5 s more for the reports); a worker lost fails it at once,
+ * one refusing or silent within that bound, and done() names it.
+ * Operations (exchanges, r3qctl links --measure) run one at a time, in
+ * the order they were asked for.  Pending ones are dropped without done()
+ * when masterd exits.
  * Returns the exchange's id (> 0), or 0 with err filled and done() never
  * called.  p = 1 is an empty exchange that completes at once (done()
  * still comes later, from the loop).

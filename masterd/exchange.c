@@ -310,7 +310,7 @@ x_step(struct xop *x)
 		}
 	if (x->x_pair == x->x_npairs) {
 		if (x->x_kind == X_MEASURE)
-			x_end(x, 1, 0, NULL);
+			x_end(x, 1, EXCHANGE_NOBODY, NULL);
 		else
 			x_exchange_begin(x);
 		return;
@@ -352,7 +352,7 @@ x_exchange_begin(struct xop *x)
 		x->x_ev = xcalloc(1, sizeof(*x->x_ev));
 		snprintf(x->x_sched.xs_name, sizeof(x->x_sched.xs_name), "%s",
 		    xchg_algo_name(x->x_algo));
-		x_end(x, 1, 0, NULL);
+		x_end(x, 1, EXCHANGE_NOBODY, NULL);
 		return;
 	}
 	if ((x->x_m = xchg_matrix_new((unsigned)p)) == NULL)
@@ -373,14 +373,14 @@ x_exchange_begin(struct xop *x)
 	memset(&x->x_sched, 0, sizeof(x->x_sched));
 	if (xchg_schedule(x->x_m, x->x_algo, &xp, &x->x_sched, err,
 	    sizeof(err)) == -1) {
-		x_fail(x, 0, "cannot schedule: %s", err);
+		x_fail(x, EXCHANGE_NOBODY, "cannot schedule: %s", err);
 		return;
 	}
 	if (xchg_validate(x->x_m, &x->x_sched, err, sizeof(err)) == -1) {
 		log_warnx("exchange %llu: %s made a schedule the validator "
 		    "refuses: %s", (unsigned long long)x->x_id,
 		    x->x_sched.xs_name, err);
-		x_fail(x, 0, "invalid schedule: %s", err);
+		x_fail(x, EXCHANGE_NOBODY, "invalid schedule: %s", err);
 		return;
 	}
 	x->x_lb = xchg_lower_bound(x->x_m);
@@ -491,7 +491,7 @@ x_timeout(evutil_socket_t fd, short ev, void *arg)
 	struct xop	*x;
 	char		 who[512];
 	size_t		 i, n = 0;
-	uint32_t	 culprit = 0;
+	uint32_t	 culprit = EXCHANGE_NOBODY;
 
 	(void)fd;
 	(void)ev;
@@ -615,7 +615,7 @@ exchange_dispatch(struct worker *w, void *arg)
 			    x->x_ev[k].ee_src], k);
 			return;
 		}
-	x_end(x, 1, 0, NULL);
+	x_end(x, 1, EXCHANGE_NOBODY, NULL);
 }
 
 /* A worker is gone: an operation that needs it fails (now or later). */
@@ -764,7 +764,7 @@ exchange_cancel(uint64_t id)
 		return;
 	x->x_cancelled = 1;
 	if (x == TAILQ_FIRST(&xg.ops) && x->x_order != 0) {
-		x_end(x, 0, 0, "cancelled");
+		x_end(x, 0, EXCHANGE_NOBODY, "cancelled");
 		return;
 	}
 	TAILQ_REMOVE(&xg.ops, x, x_entry);

@@ -43,7 +43,8 @@ struct exchange_result {
 	uint64_t	 er_id;		/* exchange_start()'s answer */
 	int		 er_ok;		/* 1: every event delivered */
 	char		 er_error[256];	/* else why, naming the culprit */
-	uint32_t	 er_failed_wid;	/* the worker at fault, 0: none */
+	uint32_t	 er_failed_wid;	/* the worker at fault, or
+					   EXCHANGE_NOBODY */
 	size_t		 er_p;
 	const uint32_t	*er_wids;	/* the workers, as given (a lost
 					   one: UINT32_MAX) */
@@ -56,6 +57,8 @@ struct exchange_result {
 	const struct exchange_event_result *er_ev;
 	size_t		 er_nev;
 };
+
+#define EXCHANGE_NOBODY	UINT32_MAX	/* no worker (ids start at 0) */
 
 typedef void (*exchange_done_fn)(void *, const struct exchange_result *);
 

@@ -10,6 +10,13 @@
  * measurement, never a test: it prints, and writes CSV with -o.
  *
  * usage: bench/exchange [--quick] [-o file.csv]
+ *        bench/exchange --real [-o file.csv]
+ *
+ * --real runs the exchanges for real instead, on the namespace testbed of
+ * tests/regress/peer-netns.sh (root): four workers behind per-link tc
+ * rates, caterpillar, open shop and the portfolio side by side on the
+ * built fatal matrix and on uneven links, measured completion over t_tb
+ * (table, and CSV in file.csv, default exchange-real.csv).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -20,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xchg/xchg.h"
 
@@ -77,6 +85,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "quick",	no_argument,	   NULL, 'q' },
+		{ "real",	no_argument,	   NULL, 'r' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -85,7 +94,7 @@ main(int argc, char *argv[])
 	const unsigned		*ps = ps_full;
 	size_t			 nps = 4, ip;
 	unsigned		 p, nrand = 20, s, ix, iy, nbad = 0, ninst = 0;
-	int			 ch, a, quick = 0;
+	int			 ch, a, quick = 0, real = 0;
 	double			 r[XCHG_NALGO], sum[XCHG_NALGO], mx_[XCHG_NALGO];
 	double			 fat[4][XCHG_NALGO], fath[4][XCHG_NALGO];
 	double			 sw[NSWEEP][NSWEEP], swf[NSWEEP][NSWEEP];
@@ -101,17 +110,32 @@ main(int argc, char *argv[])
 		case 'q':
 			quick = 1;
 			break;
+		case 'r':
+			real = 1;
+			break;
 		case 'o':
 			out = optarg;
 			break;
 		case 'h':
-			printf("usage: bench/exchange [--quick] [-o file.csv]\n");
+			printf("usage: bench/exchange [--quick] [-o file.csv]\n"
+			    "       bench/exchange --real [-o file.csv]\n");
 			return (0);
 		default:
 			fprintf(stderr, "usage: bench/exchange [--quick] "
-			    "[-o file.csv]\n");
+			    "[--real] [-o file.csv]\n");
 			return (64);
 		}
+	}
+	if (real) {
+		/* The testbed is the namespace test's, in bench mode. */
+		if (setenv("top_srcdir", R3Q_SRCDIR, 1) == -1 ||
+		    setenv("top_builddir", R3Q_BUILDDIR, 1) == -1 ||
+		    setenv("PEER_NETNS_BENCH", out != NULL ? out :
+		    "exchange-real.csv", 1) == -1)
+			die("setenv");
+		execl("/bin/sh", "sh", R3Q_SRCDIR "/tests/regress/peer-netns.sh",
+		    (char *)NULL);
+		die("cannot run " R3Q_SRCDIR "/tests/regress/peer-netns.sh");
 	}
 	if (quick) {
 		ps = ps_quick;

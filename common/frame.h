@@ -29,6 +29,9 @@
 					   TaskNews, TaskPush (bnb, issue 18) */
 					/* 7: SubmitIslands, JobInfo.islands
 					   (island ES, issue 22) */
+					/* 7: PeerOrder, PeerReport, PeerMsg,
+					   PeerData, Links*, Exchange*, Hello
+					   peer_addr (worker links, issue 22) */
 
 /* Error.code: why a request was refused, when the peer may act on it. */
 #define R3Q_ERROR_BUSY		1	/* a cap of the master: try later */

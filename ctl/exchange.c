@@ -186,8 +186,8 @@ cmd_exchange(int argc, char *argv[])
 	    strcmp(argv[1], "--help") == 0))
 		exchange_usage(EX_OK);
 	if (argc < 2 || strcmp(argv[1], "plan") != 0) {
-		fprintf(stderr, "r3qctl: exchange: the only command is "
-		    "'plan'\n");
+		fprintf(stderr, "r3qctl: exchange: the commands are "
+		    "'plan' and 'run'\n");
 		exchange_usage(EX_USAGE);
 	}
 	argc--;

@@ -85,6 +85,25 @@ relay_up_ready(void)
 {
 }
 
+/* Worker links (issue 22): the fuzzed workerd has no peer_listen. */
+const char *
+peer_address(void)
+{
+	return (NULL);
+}
+
+void
+peer_order(uint64_t id, const R3q__PeerOrder *po)
+{
+	(void)id;
+	(void)po;
+}
+
+void
+peer_link_down(void)
+{
+}
+
 /* Balancing: every task here has run already, so none is given back. */
 int
 exec_withdraw(uint64_t id)

@@ -22,6 +22,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "exchange.h"
 #include "log.h"
 #include "masterd.h"
 #include "task/task.h"
@@ -210,6 +211,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 		infos[n].via = w->w_session->s_via;
 		infos[n].unavailable = w->w_unavail;
 		infos[n].n_unavailable = w->w_nunavail;
+		infos[n].peer_addr = w->w_peer_addr;
 		infos[n].cpus = w->w_cpus;
 		infos[n].kinds = names + off;
 		for (k = 0; k < w->w_nkinds; k++)
@@ -462,6 +464,10 @@ control_dispatch(struct session *s, Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_LIST_WORKERS:
 		control_list_workers(s, env->id);
+		break;
+	case R3Q__ENVELOPE__BODY_LINKS_REQUEST:
+	case R3Q__ENVELOPE__BODY_EXCHANGE_REQUEST:
+		exchange_control(s, env);
 		break;
 	case R3Q__ENVELOPE__BODY_CANCEL_JOB:
 		if ((j = control_job(s, env->id, env->cancel_job->job)) == NULL)

@@ -45,6 +45,8 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_RELEASED,	R_WR, 1u << 20, LIMIT_IDS },
 	{ R3Q__ENVELOPE__BODY_DRAIN,	R_WR, 1u << 20, LIMIT_IDS },
 	{ R3Q__ENVELOPE__BODY_TASK_NEWS, R_WR, ANY,	 0 },
+	/* Exchanges (issue 22): a worker's report of its sends. */
+	{ R3Q__ENVELOPE__BODY_PEER_REPORT, R_WR, ANY,	 LIMIT_IDS },
 	/* A relay (issue 20): its workers' bytes, in chunks, and streams. */
 	{ R3Q__ENVELOPE__BODY_RELAY_DATA, R_RELAY, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_RELAY_CONTROL, R_RELAY, SMALL, RELAY_VIA_MAX },
@@ -71,6 +73,8 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_TOKEN_CREATE, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_TOKEN_LIST, R_CLIENT, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_TOKEN_REVOKE, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_LINKS_REQUEST, R_CLIENT, SMALL, 0 },
+	{ R3Q__ENVELOPE__BODY_EXCHANGE_REQUEST, R_CLIENT, SMALL, 0 },
 };
 
 static const char *

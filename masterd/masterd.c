@@ -24,6 +24,7 @@
 #include <openssl/rand.h>
 
 #include "log.h"
+#include "exchange.h"
 #include "masterd.h"
 #include "notify.h"
 #include "tls.h"
@@ -682,6 +683,7 @@ main(int argc, char *argv[])
 	md->next_job = 1;
 	md->next_task = 1;
 	md->next_batch = 1;
+	exchange_init();
 	if (server_listen() == -1 || control_listen() == -1 ||
 	    metrics_listen() == -1 || job_journal_open() == -1)
 		exit(1);
@@ -710,6 +712,7 @@ main(int argc, char *argv[])
 	metrics_close();
 	control_close();
 	server_close();
+	exchange_free_all();
 	tokens_free();
 	job_journal_close();
 	job_free_all();

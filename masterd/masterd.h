@@ -211,6 +211,9 @@ struct worker {
 	int			 w_drained;	/* it said done: leaving */
 	uint64_t		 w_handed_back;	/* copies it gave back */
 	char			 w_drain_why[128];
+	char			 w_peer_addr[128];	/* its peer_listen, as
+						   other workers reach it;
+						   "": none (exchange.c) */
 };
 TAILQ_HEAD(workerlist, worker);
 

@@ -27,6 +27,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "exchange.h"
 #include "log.h"
 #include "masterd.h"
 #include "task/task.h"
@@ -278,12 +279,15 @@ worker_unavail_set(struct worker *w, R3q__KindUnavailable **u, size_t n)
 		free(old[k]);
 	free(old);
 }
+static void	worker_peer_addr(struct session *, struct worker *,
+	    const char *);
 
 /* Forget a worker; the core puts its tasks back in the queue. */
 static void
 worker_free(struct worker *w)
 {
 	snprintf(last_lost, sizeof(last_lost), "%s", w->w_name);
+	exchange_worker_gone(w);
 	sched_worker_lost(md->sched, w->w_id, mono_ns());
 	md->workers[w->w_id] = NULL;
 	md->nworkers--;
@@ -499,6 +503,7 @@ session_free(struct session *s)
 	if (s->s_rstream != NULL)
 		relay_stream_gone(s);
 	job_batch_detach(s);
+	exchange_session_gone(s);
 	if (s->s_paused)
 		md->npaused--;
 	if (s->s_outcb != NULL)
@@ -1357,6 +1362,7 @@ worker_hello(struct session *s, Envelope *env)
 	/* Only the efficiency figure uses it; refuse nonsense politely. */
 	w->w_speed = h->speed > 0 && h->speed <= 1000 ? h->speed : 1.0;
 	w->w_delay_ms = h->delay_ms;
+	worker_peer_addr(s, w, h->peer_addr);
 	if (h->speed != 0 && w->w_speed != h->speed)
 		log_warnx("worker %s: speed %g out of range, taken as 1",
 		    s->s_name, h->speed);
@@ -1389,6 +1395,40 @@ worker_hello(struct session *s, Envelope *env)
 		fatalx("core refused worker id %u", w->w_id);
 	worker_unavail_set(w, h->unavailable, h->n_unavailable);
 	server_drain();
+}
+
+/*
+ * The address other workers reach w's peer_listen at (issue 22): as it
+ * says, but a wildcard host (0.0.0.0, ::) becomes the address we see it
+ * at.  Nonsense is logged and taken as none: w then takes no part in
+ * exchanges.
+ */
+static void
+worker_peer_addr(struct session *s, struct worker *w, const char *a)
+{
+	char	 h[256], p[16], sh[256], sp[16];
+
+	w->w_peer_addr[0] = '\0';
+	if (a == NULL || a[0] == '\0')
+		return;
+	if (conf_split_hostport(a, h, sizeof(h), p, sizeof(p), NULL) == -1 ||
+	    p[0] == '\0' || strlen(a) >= sizeof(w->w_peer_addr) - 48) {
+		log_warnx("worker %s: peer address '%.100s' is not host:port; "
+		    "it takes no part in exchanges", w->w_name, a);
+		return;
+	}
+	if (h[0] == '\0' || strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0) {
+		if (conf_split_hostport(s->s_addr, sh, sizeof(sh), sp,
+		    sizeof(sp), NULL) == -1 || s->s_via[0] != '\0') {
+			log_warnx("worker %s: peer address %s has no host, and "
+			    "we cannot tell its own; it takes no part in "
+			    "exchanges", w->w_name, a);
+			return;
+		}
+		snprintf(h, sizeof(h), "%s", sh);
+	}
+	snprintf(w->w_peer_addr, sizeof(w->w_peer_addr), strchr(h, ':') ?
+	    "[%s]:%s" : "%s:%s", h, p);
 }
 
 /* Note that w's copy of task was interrupted: its report is due. */
@@ -1827,6 +1867,9 @@ worker_dispatch(struct session *s, Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_JOIN_REQUEST:
 		tokens_renew(s, env);
+		break;
+	case R3Q__ENVELOPE__BODY_PEER_REPORT:
+		exchange_dispatch(s->s_worker, env);
 		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("worker %s (%s) reports: %s", s->s_name, s->s_addr,

@@ -355,6 +355,7 @@ link_down(const char *why, const char *fix)
 		log_warnx("cannot reach the master: %s", why);
 	link_close();
 	relay_up_lost(why);
+	peer_link_down();
 	if ((n = exec_drop_held()) > 0)
 		log_debug("dropped %zu held tasks", n);
 	lk.l_state = LINK_IDLE;
@@ -836,6 +837,9 @@ link_dispatch(Envelope *env)
 	case R3Q__ENVELOPE__BODY_TASK_PUSH:
 		link_push(env->task_push);
 		break;
+	case R3Q__ENVELOPE__BODY_PEER_ORDER:
+		peer_order(env->id, env->peer_order);
+		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("the master says: %s", env->error->message);
 		break;
@@ -965,6 +969,8 @@ link_hello(void)
 	h.n_kinds = n;
 	h.kinds = names;
 	h.version = (char *)(uintptr_t)PACKAGE_VERSION;
+	if (peer_address() != NULL)
+		h.peer_addr = (char *)(uintptr_t)peer_address();
 	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
 	lk.l_state = LINK_HELLO;

@@ -36,6 +36,7 @@
 static int	check_profile(const char *, char *, size_t);
 static int	check_workdir(const char *, char *, size_t);
 static int	check_relay_listen(const char *, char *, size_t);
+static int	check_peer_listen(const char *, char *, size_t);
 static int	check_join(const char *, char *, size_t);
 static int	check_state_dir(const char *, char *, size_t);
 
@@ -72,6 +73,9 @@ const struct conf_key workerd_keys[] = {
 	    86400000, NULL },
 	{ "relay_listen",	CONF_STRING,	OFF(relay_listen), 0, 0,
 	    check_relay_listen },
+	{ "peer_listen",	CONF_STRING,	OFF(peer_listen), 0, 0,
+	    check_peer_listen },
+	{ "peer_delay",		CONF_DURATION,	OFF(peer_delay), 0, 60000, NULL },
 	{ "join",		CONF_STRING,	OFF(join),	0, 0, check_join },
 	{ "state_dir",		CONF_STRING,	OFF(state_dir),	0, 0,
 	    check_state_dir },
@@ -172,6 +176,20 @@ check_relay_listen(const char *v, char *err, size_t errlen)
 	return (-1);
 }
 
+/* peer_listen: none, or the host:port other workers connect to. */
+static int
+check_peer_listen(const char *v, char *err, size_t errlen)
+{
+	char	 h[256], p[16];
+
+	if (strcmp(v, "none") == 0 || conf_split_hostport(v, h, sizeof(h), p,
+	    sizeof(p), "7412") == 0)
+		return (0);
+	snprintf(err, errlen, "peer_listen: '%.200s' is not none or "
+	    "host:port", v);
+	return (-1);
+}
+
 /* Relay mode (issue 20): relay_listen is set. */
 static int
 workerd_relay(const struct workerd_config *c)
@@ -263,6 +281,7 @@ workerd_config_defaults(struct workerd_config *c)
 	strcpy(c->workdir, "/var/tmp");
 	c->drain_timeout = DRAIN_TIMEOUT_DEFAULT;
 	strcpy(c->relay_listen, "none");
+	strcpy(c->peer_listen, "none");
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", R3Q_STATEDIR);
 	c->renew_before = 30ULL * 86400000;
 }
@@ -319,7 +338,11 @@ usage(int code)
 	    "the held ones handed back.  --relay-listen host:port: relay mode, "
 	    "carry\n"
 	    "the workers that connect there to the master (workerd.conf(5), "
-	    "RELAYS).\n");
+	    "RELAYS).\n"
+	    "--peer-listen host:port: take part in exchanges between "
+	    "workers (PEERS);\n"
+	    "--peer-delay ms: emulated start-up of each message to another "
+	    "worker.\n");
 	if (code == 0 && fflush(stdout) == EOF)
 		code = 1;
 	exit(code);
@@ -561,6 +584,11 @@ workerd_reload(void)
 	if (strcmp(nc.name, conf.name) != 0) {
 		log_warnx("reload: name takes a restart; still %s", conf.name);
 		strcpy(nc.name, conf.name);
+	}
+	if (strcmp(nc.peer_listen, conf.peer_listen) != 0) {
+		log_warnx("reload: peer_listen takes a restart; still %s",
+		    conf.peer_listen);
+		strcpy(nc.peer_listen, conf.peer_listen);
 	}
 	if (strcmp(nc.relay_listen, conf.relay_listen) != 0) {
 		log_warnx("reload: relay_listen takes a restart; still %s",
@@ -956,6 +984,7 @@ main(int argc, char *argv[])
 
 	link_start(base, &conf, conf.name);
 	relay_start(base, &conf);
+	peer_start(base, &conf);
 	exec_start(base, conf.cpus, link_wake);
 	log_info("worker %s: %u execution threads (%s), master %s, speed "
 	    "%g%s%s", conf.name, conf.cpus, cpus_why, conf.master, conf.speed,
@@ -969,6 +998,7 @@ main(int argc, char *argv[])
 	notify_watchdog_stop();
 
 	exec_stop();
+	peer_stop();
 	relay_stop();
 	link_stop();
 	kinds_clear();

@@ -21,6 +21,10 @@ struct workerd_config {
 	char		 master[CONF_STRMAX];	/* host:port[,host:port...] */
 	char		 relay_listen[CONF_STRMAX];	/* relay mode: none, or
 						   host:port (relay.c) */
+	char		 peer_listen[CONF_STRMAX];	/* other workers: none,
+						   or host:port (peer.c) */
+	uint64_t	 peer_delay;		/* ms, emulated start-up of
+						   each message to a peer */
 	char		 name[CONF_STRMAX];
 	unsigned	 cpus;
 	char		 ca[CONF_STRMAX];
@@ -200,5 +204,12 @@ void	 relay_from_up(const Envelope *);
 void	 relay_up_lost(const char *);
 void	 relay_up_writable(void);
 void	 relay_up_ready(void);
+
+/* peer.c: links with other workers (peer_listen, issue 22). */
+void	 peer_start(struct event_base *, const struct workerd_config *);
+void	 peer_stop(void);
+const char *peer_address(void);
+void	 peer_order(uint64_t, const R3q__PeerOrder *);
+void	 peer_link_down(void);
 
 #endif /* R3Q_WORKERD_H */

@@ -48,7 +48,7 @@
 /* What each role may send, as masterd's dispatch has it. */
 static const char *const worker_may[] = {
 	"results", "progress", "heartbeat", "kinds", "error", "released",
-	"drain", "join_request", "task_news", NULL
+	"drain", "join_request", "task_news", "peer_report", NULL
 };
 static const char *const prehello_may[] = { "hello", NULL };
 static const char *const client_may[] = {
@@ -56,7 +56,8 @@ static const char *const client_may[] = {
 	"job_trace_request", "open_job", "submit_tasks", "close_batch",
 	"cancel_tasks", "ack_results", "attach_job", "close_job",
 	"submit_bnb", "drain_worker", "token_create", "token_list",
-	"token_revoke", "submit_islands", NULL
+	"token_revoke", "submit_islands", "links_request",
+	"exchange_request", NULL
 };
 
 static int

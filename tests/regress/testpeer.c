@@ -45,6 +45,14 @@
  *	only build the TLS context.  SIGTERM or SIGINT: close all, exit 0;
  *	a refused or closed connection: say which worker, exit 1
  *
+ *   r3q-testpeer -a ca -c cert -k key peerorder HOST PORT NAME TARGET
+ *	as another worker (cert: a worker's), connect to a workerd's
+ *	peer_listen at HOST:PORT and send it what only the master may: a
+ *	PeerOrder to probe worker NAME at TARGET (host:port); then a ping.
+ *	Prints "closed" if the worker closed the connection without a
+ *	pong, "pong" if it answered (exit 0 only for "closed"); whether it
+ *	connected to TARGET is for the test to see (peer.sh)
+ *
  *   r3q-testpeer join HOST PORT ID.SECRET NAME KEY
  *	a joiner (no certificate) sending a JoinRequest for NAME (the two
  *	characters \0 in it stand for a NUL byte) with a key of type KEY:
@@ -130,7 +138,9 @@ usage(void)
 	    "worker|prehello|client|hold\n"
 	    "       r3q-testpeer join host port id.secret name "
 	    "ec|p521|rsa1024|rsa2048|badsig|hello\n"
-	    "       r3q-testpeer issue ca ca-key ou cn from to out\n");
+	    "       r3q-testpeer issue ca ca-key ou cn from to out\n"
+	    "       r3q-testpeer -a ca -c cert -k key peerorder host port "
+	    "name target\n");
 	exit(2);
 }
 
@@ -286,6 +296,63 @@ tls_dial(SSL_CTX *ctx, const char *host, const char *port)
 		return (-1);
 	}
 	return (fd);
+}
+
+/* A forged order to a worker's peer_listen (issue 22, peer.sh). */
+static int
+do_peerorder(SSL_CTX *ctx, const char *host, const char *port,
+    const char *name, const char *target)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__PeerOrder	 po = R3Q__PEER_ORDER__INIT;
+	R3q__PeerTarget	 t = R3Q__PEER_TARGET__INIT, *tp = &t;
+	R3q__PeerMsg	 m = R3Q__PEER_MSG__INIT;
+	int		 fd;
+
+	/* No host name check: a worker's certificate names no address. */
+	if ((fd = tcp_connect(host, port)) == -1) {
+		printf("cannot connect\n");
+		return (1);
+	}
+	if ((ssl = SSL_new(ctx)) == NULL) {
+		printf("SSL_new failed\n");
+		return (1);
+	}
+	SSL_set_fd(ssl, fd);
+	if (SSL_connect(ssl) != 1) {
+		printf("handshake failed\n");
+		return (1);
+	}
+	t.index = 0;
+	t.name = (char *)(uintptr_t)name;
+	t.address = (char *)(uintptr_t)target;
+	po.op = 1;
+	po.n_peers = 1;
+	po.peers = &tp;
+	po.pings = 1;
+	po.bytes = 1000;
+	env.id = 1;
+	env.body_case = R3Q__ENVELOPE__BODY_PEER_ORDER;
+	env.peer_order = &po;
+	if (send_env(&env) == -1) {
+		printf("closed\n");
+		return (0);
+	}
+	m.op = 2;
+	env.body_case = R3Q__ENVELOPE__BODY_PEER_MSG;
+	env.peer_msg = &m;
+	if (send_env(&env) == -1) {
+		printf("closed\n");
+		return (0);
+	}
+	if ((ans = recv_env()) == NULL) {
+		printf("closed\n");
+		return (0);
+	}
+	printf("%s\n", ans->body_case == R3Q__ENVELOPE__BODY_PEER_MSG ?
+	    "pong" : frame_body_name(ans));
+	frame_free(ans);
+	return (1);
 }
 
 static int
@@ -1577,6 +1644,14 @@ main(int argc, char *argv[])
 			return (1);
 		}
 		return (do_connect(ctx, argv[1], argv[2], argv[3]));
+	}
+	if (strcmp(argv[0], "peerorder") == 0 && argc == 5) {
+		if ((ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_peerorder(ctx, argv[1], argv[2], argv[3], argv[4]));
 	}
 	if (strcmp(argv[0], "serve") == 0 && argc == 3) {
 		if ((ctx = tp_ctx = tls_ctx_new(1, ca, cert, key, err,

@@ -136,6 +136,7 @@ ctx_may(enum ctx c, uint32_t id)
 		    id == R3Q__ENVELOPE__BODY_RELEASED ||
 		    id == R3Q__ENVELOPE__BODY_DRAIN ||
 		    id == R3Q__ENVELOPE__BODY_TASK_NEWS ||
+		    id == R3Q__ENVELOPE__BODY_PEER_REPORT ||
 		    id == R3Q__ENVELOPE__BODY_JOIN_REQUEST ||
 		    id == R3Q__ENVELOPE__BODY_ERROR);
 	case CTX_CLIENT:
@@ -146,7 +147,9 @@ ctx_may(enum ctx c, uint32_t id)
 		    id == R3Q__ENVELOPE__BODY_DRAIN_WORKER ||
 		    id == R3Q__ENVELOPE__BODY_TOKEN_CREATE ||
 		    id == R3Q__ENVELOPE__BODY_TOKEN_LIST ||
-		    id == R3Q__ENVELOPE__BODY_TOKEN_REVOKE);
+		    id == R3Q__ENVELOPE__BODY_TOKEN_REVOKE ||
+		    id == R3Q__ENVELOPE__BODY_LINKS_REQUEST ||
+		    id == R3Q__ENVELOPE__BODY_EXCHANGE_REQUEST);
 	case CTX_EARLY:
 		return (id == R3Q__ENVELOPE__BODY_HELLO);
 	default:

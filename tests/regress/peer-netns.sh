@@ -1,0 +1,182 @@
+# Worker-to-worker exchanges over real, rate-limited links (issue 22).
+# Four workers, each in its own network namespace, joined by veth pairs to
+# a bridge in a fifth namespace (where masterd runs); each worker's egress
+# is shaped by tc htb, one class per destination, so every ordered pair
+# (i, j) has its own rate.  netem is not available, so the start-up cost is
+# peer_delay, emulated in workerd.  Checks: the measured matrix matches the
+# configured rates within 20 %; an exchange of a few MB per event ends
+# within 15 % of its schedule's prediction; with all links at one rate and
+# the fatal matrix's message sizes, the portfolio's exchange ends
+# measurably sooner than caterpillar's (both printed).
+#
+# PEER_NETNS_BENCH=FILE (bench/exchange --real): after the checks, run
+# caterpillar, open shop and the portfolio on both matrices, print a table
+# and write it to FILE as CSV.  Needs root and ip netns: SKIP otherwise.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+NS=r3x$$
+P=4
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: peer-netns.sh needs root for ip netns and tc"
+	exit 77
+fi
+if ! command -v ip > /dev/null 2>&1 || ! command -v tc > /dev/null 2>&1 ||
+    ! ip netns add "${NS}h" 2> "$T/netns.err"; then
+	echo "SKIP: cannot make a network namespace: $(cat "$T/netns.err" 2>/dev/null)"
+	exit 77
+fi
+cleanup_ns() {
+	ip netns del "${NS}h" 2>/dev/null || true
+	for k in 1 2 3 4; do ip netns del "${NS}$k" 2>/dev/null || true; done
+}
+trap 'cleanup_ns; cleanup' EXIT
+
+# Rate of i -> j in Mbit/s (MB/s x 8): uneven, every one its own.
+rate() {
+	case "$1$2" in
+	12) echo 24 ;; 13) echo 40 ;; 14) echo 32 ;;
+	21) echo 48 ;; 23) echo 24 ;; 24) echo 40 ;;
+	31) echo 32 ;; 32) echo 48 ;; 34) echo 24 ;;
+	41) echo 40 ;; 42) echo 32 ;; 43) echo 48 ;;
+	esac
+}
+
+ip netns exec "${NS}h" ip link add br0 type bridge || fail "ip link add bridge"
+ip -n "${NS}h" addr add 10.79.0.1/24 dev br0
+ip -n "${NS}h" link set br0 up
+ip -n "${NS}h" link set lo up
+for k in 1 2 3 4; do
+	ip netns add "${NS}$k" || fail "ip netns add"
+	ip link add "v$k" netns "${NS}$k" type veth peer name "b$k" netns "${NS}h" ||
+	    fail "ip link add veth"
+	ip -n "${NS}$k" addr add "10.79.0.1$k/24" dev "v$k"
+	ip -n "${NS}$k" link set lo up
+	ip -n "${NS}$k" link set "v$k" up
+	ip -n "${NS}h" link set "b$k" master br0
+	ip -n "${NS}h" link set "b$k" up
+	# htb: small packets (ACKs) first and unshaped, then one class per
+	# destination worker, everything else (the master) unshaped.
+	tc -n "${NS}$k" qdisc add dev "v$k" root handle 1: htb default 99 r2q 100 ||
+	    { echo "SKIP: tc htb is not available"; exit 77; }
+	tc -n "${NS}$k" class add dev "v$k" parent 1: classid 1:99 htb rate 1gbit quantum 60000
+	tc -n "${NS}$k" class add dev "v$k" parent 1: classid 1:1 htb rate 1gbit quantum 60000 prio 0
+	tc -n "${NS}$k" filter add dev "v$k" parent 1: protocol ip prio 1 u32 \
+	    match ip protocol 6 0xff match u16 0x0000 0xff80 at 2 flowid 1:1
+	for j in 1 2 3 4; do
+		[ "$j" != "$k" ] || continue
+		tc -n "${NS}$k" class add dev "v$k" parent 1: classid "1:1$j" htb \
+		    rate "$(rate $k $j)mbit" burst 15k cburst 15k prio 1
+		tc -n "${NS}$k" filter add dev "v$k" parent 1: protocol ip prio 2 \
+		    u32 match ip dst "10.79.0.1$j/32" flowid "1:1$j"
+	done
+done
+in_ns() { _ns=$1; shift; ip netns exec "$NS$_ns" "$@"; }
+
+"$MKCERTS" --host 10.79.0.1 "$T/certs" w1 w2 w3 w4 > /dev/null
+cat > "$T/masterd.conf" <<EOC
+listen = 10.79.0.1:0
+control = $T/ctl.sock
+ca = $T/certs/ca.pem
+cert = $T/certs/master.pem
+key = $T/certs/master.key
+journal = $T/journal.db
+EOC
+in_ns h "$MASTERD" -d -v -f "$T/masterd.conf" >> "$T/masterd.log" 2>&1 &
+MASTER_PID=$!
+PIDS="$PIDS $MASTER_PID"
+waitfor "grep -q 'listening on' '$T/masterd.log'" 10 || fail "masterd did not start"
+PORT=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\),.*/\1/p' "$T/masterd.log" | tail -n 1)
+R3Q_CONTROL=$T/ctl.sock
+export R3Q_CONTROL
+for k in 1 2 3 4; do
+	cat > "$T/w$k.conf" <<EOC
+master = 10.79.0.1:$PORT
+ca = $T/certs/ca.pem
+cert = $T/certs/w$k.pem
+key = $T/certs/w$k.key
+cpus = 1
+reconnect_max = 1s
+peer_listen = 10.79.0.1$k:7412
+peer_delay = 10ms
+EOC
+	in_ns "$k" "$WORKERD" -d -v -f "$T/w$k.conf" >> "$T/w$k.log" 2>&1 &
+	PIDS="$PIDS $!"
+done
+wait_workers 4
+
+# The matrix: every link within 20 % of its rate.
+"$R3QCTL" links --measure --bytes 3M > "$T/links.out" 2> "$T/links.err" ||
+    fail "links --measure: $(cat "$T/links.err")"
+cat "$T/links.out"
+n=0
+while read -r src dst su mbs age; do
+	[ "$src" != SRC ] || continue
+	want=$(rate "${src#w}" "${dst#w}")
+	awk -v m="$mbs" -v w="$want" 'BEGIN { r = m / (w / 8); exit !(r > 0.8 && r < 1.2) }' ||
+	    fail "$src -> $dst: measured $mbs MB/s, configured $(awk -v w="$want" 'BEGIN { print w / 8 }') MB/s"
+	awk -v s="$su" 'BEGIN { exit !(s >= 10000) }' ||
+	    fail "$src -> $dst: start-up $su us, below peer_delay"
+	n=$((n + 1))
+done < "$T/links.out"
+[ "$n" -eq 12 ] || fail "expected 12 links, got $n"
+ok "12 links measured within 20 % of their configured rates"
+
+# An exchange of 2 MB per event: within 15 % of the prediction.
+"$R3QCTL" exchange run --bytes 2M > "$T/ex.out" 2> "$T/ex.err" ||
+    fail "exchange run: $(cat "$T/ex.err" "$T/ex.out")"
+cat "$T/ex.out"
+r=$(sed -n 's/^measured: .*(\([0-9.]*\) x predicted.*/\1/p' "$T/ex.out")
+awk -v r="$r" 'BEGIN { exit !(r > 0.85 && r < 1.15) }' ||
+    fail "measured / predicted = $r, not within 15 %"
+ok "an exchange of 2 MB an event ended at $r x its prediction"
+
+# The fatal matrix, built: all links at 4 MB/s, the fatal sizes (x = 1 MB).
+for k in 1 2 3 4; do
+	for j in 1 2 3 4; do
+		[ "$j" != "$k" ] || continue
+		tc -n "${NS}$k" class change dev "v$k" parent 1: classid "1:1$j" \
+		    htb rate 32mbit burst 15k cburst 15k prio 1
+	done
+done
+"$R3QCTL" links --measure --bytes 2M > "$T/links2.out" 2> "$T/links2.err" ||
+    fail "links --measure (uniform): $(cat "$T/links2.err")"
+fatal() {
+	"$R3QCTL" exchange run --fatal --bytes 1M --algo "$1" > "$T/fatal-$1.out" \
+	    2> "$T/fatal-$1.err" || fail "fatal, $1: $(cat "$T/fatal-$1.err")"
+	sed -n 's/^measured: *\([0-9.]*\) s.*/\1/p' "$T/fatal-$1.out"
+}
+tc_=$(fatal caterpillar)
+tp_=$(fatal portfolio)
+echo "fatal matrix, p = 4, x = 1 MB at 4 MB/s: caterpillar $tc_ s, portfolio $tp_ s"
+awk -v c="$tc_" -v p="$tp_" 'BEGIN { exit !(p < 0.9 * c) }' ||
+    fail "the portfolio ($tp_ s) is not measurably sooner than caterpillar ($tc_ s)"
+ok "fatal matrix: portfolio $tp_ s, caterpillar $tc_ s"
+
+[ -n "${PEER_NETNS_BENCH:-}" ] || exit 0
+
+# bench/exchange --real: the algorithms side by side, measured / t_tb.
+echo "matrix,algorithm,winner,t_tb_s,predicted_s,measured_s,measured_over_t_tb,measured_over_predicted" > "$PEER_NETNS_BENCH"
+bench_run() {
+	"$R3QCTL" exchange run $1 --algo "$2" --json > "$T/bench.json" 2>&1 ||
+	    fail "bench: $2 on $3: $(cat "$T/bench.json")"
+	python3 - "$T/bench.json" "$3" "$2" >> "$PEER_NETNS_BENCH" <<'EOF'
+import json, sys
+a = json.load(open(sys.argv[1]))
+print("%s,%s,%s,%.6f,%.6f,%.6f,%.4f,%.4f" % (sys.argv[2], sys.argv[3],
+    a["algo"], a["t_tb"], a["predicted"], a["measured"],
+    a["measured"] / a["t_tb"], a["measured"] / a["predicted"]))
+EOF
+}
+for a in caterpillar openshop portfolio; do bench_run "--fatal --bytes 1M" $a fatal; done
+for k in 1 2 3 4; do
+	for j in 1 2 3 4; do
+		[ "$j" != "$k" ] || continue
+		tc -n "${NS}$k" class change dev "v$k" parent 1: classid "1:1$j" \
+		    htb rate "$(rate $k $j)mbit" burst 15k cburst 15k prio 1
+	done
+done
+"$R3QCTL" links --measure --bytes 3M > /dev/null || fail "bench: links --measure"
+for a in caterpillar openshop portfolio; do bench_run "--bytes 2M" $a uneven; done
+echo "bench/exchange --real: $P workers in namespaces, measured completion / t_tb"
+awk -F, '{ printf "%-8s %-12s %-34s %9s %12s %11s %19s %23s\n", $1, $2, $3, $4, $5, $6, $7, $8 }' \
+    "$PEER_NETNS_BENCH"

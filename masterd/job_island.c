@@ -384,9 +384,8 @@ island_job_go(struct job *j)
 /*
  * >>>>>>>>>>>>>>>>>>>> PEER EXCHANGE HOOK (issue 22) <<<<<<<<<<<<<<<<<<<<
  *
- * Disabled: returns 0 and the migrant padding is only accounted.  To
- * enable once masterd/exchange.h (branch peer) is merged, build with
- * -DR3Q_ISLAND_PEER_EXCHANGE (or drop the #ifdef).  It then moves the
+ * When every island's last epoch ran on a worker with peer_listen, this
+ * moves the
  * --migrant-bytes padding of every island pair between the workers that
  * ran the two islands' last epoch, as one master-planned total exchange
  * (exchange_start, --exchange-algo), and returns 1: the next epoch
@@ -399,7 +398,6 @@ island_job_go(struct job *j)
  * exchange_capable(), and md->workers[wid] (a worker's id from
  * j->j_out_wid, recorded per island in ij_wid).
  */
-#ifdef R3Q_ISLAND_PEER_EXCHANGE
 #include "exchange.h"
 
 static void
@@ -419,12 +417,10 @@ island_exchange_done(void *arg, const struct exchange_result *r)
 		    (unsigned long long)j->j_id, r->er_error);
 	island_job_go(j);
 }
-#endif
 
 static int
 island_exchange_hook(struct job *j)
 {
-#ifdef R3Q_ISLAND_PEER_EXCHANGE
 	struct island_job	*ij = IJ(j);
 	uint32_t		 wids[ISLAND_MAX_P], n = 0, a, b, x, y;
 	uint64_t		*bytes;
@@ -465,10 +461,6 @@ island_exchange_hook(struct job *j)
 		return (0);
 	}
 	return (1);
-#else
-	(void)j;
-	return (0);
-#endif
 }
 /* >>>>>>>>>>>>>>>>>>>>>>>>>> END OF THE HOOK <<<<<<<<<<<<<<<<<<<<<<<<<<< */
 
@@ -529,11 +521,9 @@ island_job_end(struct job *j)
 	struct island_job	*ij = IJ(j);
 	uint32_t		 i;
 
-#ifdef R3Q_ISLAND_PEER_EXCHANGE
 	if (ij->ij_xchg != 0)
 		exchange_cancel(ij->ij_xchg);
 	ij->ij_xchg = 0;
-#endif
 	for (i = 0; ij->ij_state != NULL && i < ij->ij_p.islands; i++) {
 		free(ij->ij_state[i]);
 		free(ij->ij_next[i]);

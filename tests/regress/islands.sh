@@ -3,7 +3,10 @@
 # best, the digest of every final state); a worker killed -9 mid-epoch:
 # its island runs again elsewhere from its state at the last migration,
 # and the answer is still --local's; masterd killed -9 mid-run resumes
-# from its journal to the same answer; bad input is refused by name.
+# from its journal to the same answer; bad input is refused by name.  With
+# workers that have peer_listen, each migration's --migrant-bytes padding
+# moves between them as a master-planned total exchange (exchanged_bytes),
+# and the answer is still --local's.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 ISL="--islands 4 --mu 10 --lambda 20 --dim 10 --generations 40
@@ -172,3 +175,22 @@ if command -v sqlite3 >/dev/null 2>&1; then
 else
 	echo "sqlite3 missing: where epoch $e ran is not checked"
 fi
+
+# Workers with peer links: the padding of every migration moves between
+# the workers that ran the islands, as one master-planned total exchange.
+kill -9 "$WPID_w1" "$WPID_w3" 2>/dev/null || true
+crash_master
+WORKER_EXTRA="peer_listen = 127.0.0.1:0"
+start_worker w1 2
+start_worker w2 2
+wait_workers 2
+"$R3QCTL" islands $ISL --work-ms 50 --json > "$T/peer.json" ||
+    fail "the run with peer links failed: $(cat "$T/peer.json")"
+[ "$(ans "$T/peer.json")" = "$(ans "$T/local.json")" ] ||
+    fail "answer differs with peer links: $(cat "$T/peer.json")"
+x=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["exchanged_bytes"])' "$T/peer.json")
+[ "$x" -gt 0 ] || fail "no migrant bytes moved between workers: $(cat "$T/peer.json")"
+grep -q "migrant exchange failed" "$T/masterd.log" &&
+    fail "a migrant exchange failed: $(grep 'migrant exchange' "$T/masterd.log")"
+ok "with peer links, $x bytes of migrants moved worker to worker; the --local answer"
+

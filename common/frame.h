@@ -18,7 +18,7 @@
 #define FRAME_VERSION		1
 #define FRAME_HDRLEN		8
 #define FRAME_MAX_DEFAULT	(16u << 20)
-#define R3Q_PROTOCOL		6	/* 2: tasks carry a tag; 3: opaque payloads;
+#define R3Q_PROTOCOL		7	/* 2: tasks carry a tag; 3: opaque payloads;
 					   4: Kinds after a reload; 5: Withdraw,
 					   Released (balancing) */
 					/* 6: Drain, DrainRequest, DrainWorker,
@@ -27,6 +27,8 @@
 					   JoinRequest, JoinAnswer, Token*,
 					   CertList (join tokens, issue 25);
 					   TaskNews, TaskPush (bnb, issue 18) */
+					/* 7: RelayControl.cert (relays, issue
+					   20: the master's CRL sweep) */
 
 /* Error.code: why a request was refused, when the peer may act on it. */
 #define R3Q_ERROR_BUSY		1	/* a cap of the master: try later */

@@ -588,6 +588,8 @@ void	 relay_data(struct session *, Envelope *);
 void	 relay_link_gone(struct session *);
 void	 relay_stream_gone(struct session *);
 void	 relay_forget(struct session *);
+int	 relay_revoked(struct session *, const struct tls_crl *, char *,
+	    size_t);
 enum role session_limit_role(const struct session *);
 /* tokens.c: join tokens, the certificates masterd's CA issues */
 int	 tokens_load(const struct masterd_config *);

@@ -21,6 +21,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,11 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <openssl/objects.h>
+#include <openssl/x509.h>
 
 #include "log.h"
+#include "tls.h"
 #include "masterd.h"
 #include "util.h"
 
@@ -42,6 +46,10 @@ struct rstream {
 	struct session		*rs_link;	/* NULL once the link is gone */
 	struct session		*rs_sess;	/* the worker's session */
 	struct bufferevent	*rs_far;	/* the pair's other end */
+	uint8_t			*rs_cert;	/* its certificate, DER, as its
+						   relay saw it (protocol 7);
+						   NULL: an older relay */
+	size_t			 rs_certlen;
 };
 
 /* A relay's link: its streams, by id. */
@@ -170,6 +178,56 @@ relay_refuse(struct session *link, uint32_t id, const char *name,
 	relay_send_close(link, id, msg);
 }
 
+/*
+ * The certificate a relay passed for a stream: parsed, its CN checked
+ * against the name asserted.  NULL with why if it is not one.
+ */
+static X509 *
+relay_cert_parse(const uint8_t *der, size_t len, const char *name,
+    char *why, size_t whylen)
+{
+	const unsigned char	*p = der;
+	X509			*x;
+	char			 cn[128];
+
+	if (len == 0 || len > LONG_MAX ||
+	    (x = d2i_X509(NULL, &p, (long)len)) == NULL) {
+		snprintf(why, whylen, "its certificate (%zu bytes) does not "
+		    "parse", len);
+		return (NULL);
+	}
+	if (X509_NAME_get_text_by_NID(X509_get_subject_name(x),
+	    NID_commonName, cn, sizeof(cn)) <= 0 || strcmp(cn, name) != 0) {
+		snprintf(why, whylen, "its certificate names someone else");
+		X509_free(x);
+		return (NULL);
+	}
+	return (x);
+}
+
+/*
+ * Does crl revoke the certificate of relayed worker s (issue 20: the
+ * master's CRL sweep reaches workers behind relays)?  1 with why if so;
+ * 0 if not, or if its relay passed no certificate.
+ */
+int
+relay_revoked(struct session *s, const struct tls_crl *crl, char *why,
+    size_t whylen)
+{
+	struct rstream	*rs = s->s_rstream;
+	X509		*x;
+	int		 r;
+
+	if (rs == NULL || rs->rs_cert == NULL || crl == NULL)
+		return (0);
+	if ((x = relay_cert_parse(rs->rs_cert, rs->rs_certlen, s->s_name,
+	    why, whylen)) == NULL)
+		return (0);
+	r = tls_crl_revoked(crl, x, why, whylen);
+	X509_free(x);
+	return (r);
+}
+
 /* RelayControl open: a worker authenticated to the relay; it gets a session. */
 static void
 relay_open(struct session *link, const R3q__RelayControl *rc)
@@ -226,6 +284,31 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 			return;
 		}
 	}
+	/*
+	 * Its certificate, if the relay passed it (protocol 7): the name is
+	 * its CN, and our CRL (which may be newer than the relay's) does
+	 * not revoke it.
+	 */
+	if (rc->cert.len > 0) {
+		X509	*x;
+		char	 why[768];
+
+		if ((x = relay_cert_parse(rc->cert.data, rc->cert.len,
+		    rc->name, why, sizeof(why))) == NULL) {
+			relay_refuse(link, rc->stream, rc->name, why);
+			return;
+		}
+		if (tls_crl_revoked(md->crl, x, why, sizeof(why))) {
+			X509_free(x);
+			log_warnx("relay %s: %s %s: its certificate is revoked "
+			    "by %s: %s", link->s_name, rc->role, rc->name,
+			    tls_crl_path(md->crl), why);
+			relay_refuse(link, rc->stream, rc->name, "its "
+			    "certificate is revoked");
+			return;
+		}
+		X509_free(x);
+	}
 	if (link->s_rlink != NULL && u64map_count(&link->s_rlink->rl_streams) >=
 	    md->conf.max_workers) {
 		relay_refuse(link, rc->stream, rc->name, "more streams than "
@@ -251,6 +334,11 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	rs->rs_link = link;
 	rs->rs_sess = s;
 	rs->rs_far = pair[1];
+	if (rc->cert.len > 0) {
+		rs->rs_cert = xcalloc(1, rc->cert.len);
+		memcpy(rs->rs_cert, rc->cert.data, rc->cert.len);
+		rs->rs_certlen = rc->cert.len;
+	}
 	s->s_rstream = rs;
 	if (u64map_put(&link->s_rlink->rl_streams, rs->rs_id,
 	    (uint64_t)(uintptr_t)rs) == -1)
@@ -352,6 +440,7 @@ relay_stream_free(struct rstream *rs)
 		    NULL);
 	rs->rs_sess->s_rstream = NULL;
 	bufferevent_free(rs->rs_far);
+	free(rs->rs_cert);
 	free(rs);
 }
 

@@ -2360,7 +2360,13 @@ server_revoke_sweep(void)
 	if (md->crl == NULL)
 		return;
 	TAILQ_FOREACH(s, &md->sessions, s_entry) {
-		if (!s->s_tls || s->s_closing ||
+		if (s->s_closing)
+			continue;
+		/* Behind a relay: the certificate it passed (issue 20). */
+		if (s->s_rstream != NULL) {
+			if (!relay_revoked(s, md->crl, why, sizeof(why)))
+				continue;
+		} else if (!s->s_tls ||
 		    (ssl = bufferevent_openssl_get_ssl(s->s_bev)) == NULL ||
 		    (peer = SSL_get0_peer_certificate(ssl)) == NULL ||
 		    !tls_crl_revoked(md->crl, peer, why, sizeof(why)))

@@ -71,6 +71,9 @@ struct down {
 	char			 d_name[64];
 	char			 d_role[16];
 	time_t			 d_not_after;
+	uint8_t			*d_cert;	/* its certificate, DER: for the
+						   master's CRL and ours */
+	size_t			 d_certlen;
 	int			 d_relay;	/* its certificate says relay */
 	int			 d_closing;	/* flush, then free */
 	uint32_t		 d_stream;	/* its own stream up, 0: none */
@@ -176,7 +179,8 @@ relay_down_refuse(struct down *d, uint32_t code, const char *fmt, ...)
 static void
 relay_up_control(uint32_t stream, uint32_t op, const struct down *d,
     char **via, size_t nvia, const char *name, const char *role,
-    const char *addr, uint64_t not_after, const char *reason)
+    const char *addr, uint64_t not_after, const char *reason,
+    const ProtobufCBinaryData *cert)
 {
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__RelayControl	 rc = R3Q__RELAY_CONTROL__INIT;
@@ -196,6 +200,8 @@ relay_up_control(uint32_t stream, uint32_t op, const struct down *d,
 		rc.role = (char *)(uintptr_t)role;
 		rc.address = (char *)(uintptr_t)addr;
 		rc.not_after = not_after;
+		if (cert != NULL)
+			rc.cert = *cert;
 	}
 	if (reason != NULL)
 		rc.reason = (char *)(uintptr_t)reason;
@@ -256,7 +262,7 @@ relay_down_streams_close(struct down *d, const char *why)
 	if (d->d_stream != 0) {
 		if (link_relay_ready())
 			relay_up_control(d->d_stream, 2, d, NULL, 0, NULL,
-			    NULL, NULL, 0, why);
+			    NULL, NULL, 0, why, NULL);
 		relay_stream_del(d->d_stream);
 		d->d_stream = 0;
 	}
@@ -265,7 +271,7 @@ relay_down_streams_close(struct down *d, const char *why)
 			continue;
 		if (link_relay_ready())
 			relay_up_control((uint32_t)d->d_sub.m_slots[i].v, 2, d,
-			    NULL, 0, NULL, NULL, NULL, 0, why);
+			    NULL, 0, NULL, NULL, NULL, 0, why, NULL);
 		relay_stream_del((uint32_t)d->d_sub.m_slots[i].v);
 	}
 	u64map_free(&d->d_sub);
@@ -283,6 +289,7 @@ relay_down_free(struct down *d)
 	if (d->d_hold != NULL)
 		event_free(d->d_hold);
 	bufferevent_free(d->d_bev);
+	free(d->d_cert);
 	free(d);
 }
 
@@ -322,7 +329,7 @@ relay_down_relay_frame(struct down *d, const uint8_t *body, size_t len)
 	if (rc->op == 2) {
 		if (u64map_del(&d->d_sub, rc->stream, &v)) {
 			relay_up_control((uint32_t)v, 2, d, NULL, 0, NULL,
-			    NULL, NULL, 0, rc->reason);
+			    NULL, NULL, 0, rc->reason, NULL);
 			relay_stream_del((uint32_t)v);
 		}
 		frame_free(env);
@@ -371,7 +378,7 @@ relay_down_relay_frame(struct down *d, const uint8_t *body, size_t len)
 	if (u64map_put(&d->d_sub, rc->stream, v) == -1)
 		fatal("u64map_put");
 	relay_up_control((uint32_t)v, 1, d, rc->via, rc->n_via, rc->name,
-	    rc->role, rc->address, rc->not_after, NULL);
+	    rc->role, rc->address, rc->not_after, NULL, &rc->cert);
 	frame_free(env);
 	return (0);
 }
@@ -590,6 +597,17 @@ relay_down_verified(struct down *d)
 	}
 	d->d_relay = strcmp(d->d_role, "relay") == 0;
 	d->d_not_after = tls_cert_not_after(peer);
+	{
+		unsigned char	*der = NULL;
+		int		 n;
+
+		if ((n = i2d_X509(peer, &der)) > 0) {
+			d->d_cert = xcalloc(1, (size_t)n);
+			memcpy(d->d_cert, der, (size_t)n);
+			d->d_certlen = (size_t)n;
+		}
+		OPENSSL_free(der);
+	}
 	bufferevent_set_timeouts(d->d_bev, NULL, NULL);
 	if (!link_relay_ready()) {
 		/*
@@ -621,7 +639,8 @@ relay_down_verified(struct down *d)
 static void
 relay_down_open(struct down *d)
 {
-	char	*via[1];
+	ProtobufCBinaryData	 cert;
+	char			*via[1];
 
 	if (d->d_hold != NULL) {
 		event_free(d->d_hold);
@@ -629,8 +648,10 @@ relay_down_open(struct down *d)
 	}
 	d->d_stream = relay_stream_new(d, 0);
 	via[0] = NULL;
+	cert.data = d->d_cert;
+	cert.len = d->d_certlen;
 	relay_up_control(d->d_stream, 1, d, via, 0, d->d_name, d->d_role,
-	    d->d_addr, (uint64_t)d->d_not_after, NULL);
+	    d->d_addr, (uint64_t)d->d_not_after, NULL, &cert);
 	log_info("relay: %s %s connected from %s (stream %u)", d->d_role,
 	    d->d_name, d->d_addr, d->d_stream);
 	relay_pump_later();
@@ -890,6 +911,58 @@ relay_start(struct event_base *base, const struct workerd_config *conf)
 	ry.r_on = 1;
 }
 
+/*
+ * SIGHUP: new TLS files and CRL for the workers that connect next; a
+ * worker here that the new CRL revokes is closed now, its stream with it
+ * (the master, sweeping its own CRL, closes it too: issue 20).
+ */
+void
+relay_reload(const struct workerd_config *conf)
+{
+	struct down	*d, *n;
+	struct tls_crl	*crl = NULL;
+	SSL_CTX		*ctx;
+	X509		*x;
+	const unsigned char *p;
+	char		 err[1024], why[768];
+
+	if (!ry.r_on)
+		return;
+	if ((ctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
+	    sizeof(err))) == NULL || (tls_crl_configured(conf->crl) &&
+	    ((crl = tls_crl_load(conf->crl, conf->ca, err,
+	    sizeof(err))) == NULL || tls_crl_apply(ctx, crl, err,
+	    sizeof(err)) == -1))) {
+		log_warnx("relay: reload: %s; keeping the old TLS files", err);
+		tls_crl_free(crl);
+		SSL_CTX_free(ctx);
+		return;
+	}
+	SSL_CTX_free(ry.r_ctx);
+	ry.r_ctx = ctx;
+	tls_crl_free(ry.r_crl);
+	ry.r_crl = crl;
+	if (crl == NULL)
+		return;
+	for (d = TAILQ_FIRST(&ry.r_downs); d != NULL; d = n) {
+		n = TAILQ_NEXT(d, d_entry);
+		if (d->d_closing || d->d_cert == NULL)
+			continue;
+		p = d->d_cert;
+		if ((x = d2i_X509(NULL, &p, (long)d->d_certlen)) == NULL)
+			continue;
+		if (tls_crl_revoked(crl, x, why, sizeof(why))) {
+			log_warnx("relay: %s %s (%s): its certificate is now "
+			    "revoked by %s: %s; disconnecting", d->d_role,
+			    d->d_name, d->d_addr, conf->crl, why);
+			relay_down_streams_close(d, "its certificate is "
+			    "revoked");
+			relay_down_refuse(d, 0, "your certificate is revoked");
+		}
+		X509_free(x);
+	}
+}
+
 void
 relay_stop(void)
 {
@@ -904,6 +977,7 @@ relay_stop(void)
 		if (d->d_hold != NULL)
 			event_free(d->d_hold);
 		bufferevent_free(d->d_bev);
+		free(d->d_cert);
 		free(d);
 	}
 	for (i = 0; i < ry.r_up.m_nslots; i++)

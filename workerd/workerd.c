@@ -576,6 +576,7 @@ workerd_reload(void)
 	kinds_conf_free(conf.kinds);
 	conf = nc;
 	nc.kinds = NULL;
+	relay_reload(&conf);
 	workerd_set_speed(&lp, conf.speed);
 	exec_set_max_output(conf.max_output);
 	log_info("reloaded %s: master %s, speed %g", conffile, conf.master,

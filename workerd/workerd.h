@@ -190,6 +190,7 @@ int	 link_master_list(const char *, char *, size_t);
 /* relay.c: workers behind this one (relay_listen). */
 void	 relay_start(struct event_base *, const struct workerd_config *);
 void	 relay_stop(void);
+void	 relay_reload(const struct workerd_config *);
 int	 relay_enabled(void);
 void	 relay_from_up(const Envelope *);
 void	 relay_up_lost(const char *);

@@ -18,6 +18,13 @@
  * that the names are well formed, that the relay names itself as the last
  * hop, and that no name comes twice on the path (a loop).  When the link
  * goes, every stream on it goes at once.
+ *
+ * Flow control (protocol 7): a stream may have R3Q_RELAY_WINDOW bytes on
+ * their way, and no more than its session has room for (a window unread,
+ * or the rest of a frame it waits the end of); what its session reads is
+ * granted back (RelayControl op 3), so that a worker flooding its relay
+ * cannot fill the link's buffers ahead of the others' frames
+ * (workerd/relay.c).
  */
 #include "config.h"
 
@@ -50,6 +57,9 @@ struct rstream {
 						   relay saw it (protocol 7);
 						   NULL: an older relay */
 	size_t			 rs_certlen;
+	uint64_t		 rs_out;	/* bytes the relay may send
+						   (granted, not yet come) */
+	struct evbuffer_cb_entry *rs_cbe;	/* on its session's input */
 };
 
 /* A relay's link: its streams, by id. */
@@ -145,6 +155,65 @@ relay_forward(struct rstream *rs)
 	}
 	if (sent > 0)
 		session_output(link);
+}
+
+/*
+ * Grant the relay more of stream rs: up to a window on its way, and no
+ * more than its session has room for (a window unread, or the frame it
+ * waits the end of).  The relay holds the rest, in the worker's bounded
+ * input, until the session reads.
+ */
+static void
+relay_credit(struct rstream *rs)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__RelayControl	 rc = R3Q__RELAY_CONTROL__INIT;
+	struct session		*link = rs->rs_link;
+	struct evbuffer		*in;
+	uint8_t			 head[FRAME_HDRLEN];
+	uint64_t		 have, g, need = R3Q_RELAY_WINDOW;
+	uint32_t		 flen;
+	char			 err[128];
+
+	if (link == NULL || link->s_closing ||
+	    rs->rs_out >= R3Q_RELAY_WINDOW / 2)
+		return;
+	in = bufferevent_get_input(rs->rs_sess->s_bev);
+	have = evbuffer_get_length(in) +
+	    evbuffer_get_length(bufferevent_get_output(rs->rs_far));
+	if (have >= FRAME_HDRLEN && evbuffer_copyout(in, head,
+	    sizeof(head)) == (ev_ssize_t)sizeof(head) &&
+	    frame_header_decode(head, md->conf.max_frame, &flen, err,
+	    sizeof(err)) == 0 && FRAME_HDRLEN + (uint64_t)flen > need)
+		need = FRAME_HDRLEN + (uint64_t)flen;
+	if (have + rs->rs_out >= need)
+		return;
+	g = need - have - rs->rs_out;
+	if (g > R3Q_RELAY_WINDOW - rs->rs_out)
+		g = R3Q_RELAY_WINDOW - rs->rs_out;
+	/* Not a message for every few bytes read. */
+	if (g < R3Q_RELAY_WINDOW / 4 && have + rs->rs_out + g < need)
+		return;
+	rc.stream = rs->rs_id;
+	rc.op = 3;
+	rc.credit = g;
+	rs->rs_out += g;
+	env.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
+	env.relay_control = &rc;
+	if (frame_write(bufferevent_get_output(link->s_bev), &env) == -1)
+		log_warnx("relay %s: cannot queue a relay_control message",
+		    link->s_name);
+	session_output(link);
+}
+
+/* The session of a stream read some of its input: grant more. */
+static void
+relay_sess_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	(void)buf;
+	if (info->n_deleted > 0)
+		relay_credit(arg);
 }
 
 static void
@@ -334,6 +403,7 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	rs->rs_link = link;
 	rs->rs_sess = s;
 	rs->rs_far = pair[1];
+	rs->rs_out = R3Q_RELAY_WINDOW;		/* a stream opens with it */
 	if (rc->cert.len > 0) {
 		rs->rs_cert = xcalloc(1, rc->cert.len);
 		memcpy(rs->rs_cert, rc->cert.data, rc->cert.len);
@@ -345,6 +415,8 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 		fatal("u64map_put");
 	bufferevent_setcb(rs->rs_far, relay_far_read, NULL, relay_far_event,
 	    rs);
+	rs->rs_cbe = evbuffer_add_cb(bufferevent_get_input(s->s_bev),
+	    relay_sess_drained, rs);
 	bufferevent_enable(rs->rs_far, EV_READ | EV_WRITE);
 	log_debug("relay %s: stream %u: %s %s from %s via %s", link->s_name,
 	    rs->rs_id, rc->role, rc->name, addr, via);
@@ -429,6 +501,9 @@ relay_data(struct session *link, Envelope *env)
 	}
 	if (bufferevent_write(rs->rs_far, rd->data.data, rd->data.len) == -1)
 		fatal("bufferevent_write");
+	/* A relay (protocol 7) sends no more than it was granted. */
+	rs->rs_out = rd->data.len < rs->rs_out ? rs->rs_out - rd->data.len : 0;
+	relay_credit(rs);
 }
 
 /* Unlink a stream from its link and free it (the session stays). */
@@ -439,6 +514,9 @@ relay_stream_free(struct rstream *rs)
 		(void)u64map_del(&rs->rs_link->s_rlink->rl_streams, rs->rs_id,
 		    NULL);
 	rs->rs_sess->s_rstream = NULL;
+	if (rs->rs_cbe != NULL)
+		evbuffer_remove_cb_entry(bufferevent_get_input(
+		    rs->rs_sess->s_bev), rs->rs_cbe);
 	bufferevent_free(rs->rs_far);
 	free(rs->rs_cert);
 	free(rs);

@@ -18,7 +18,14 @@
  * Fairness.  Each worker's input is bounded (a read high-water mark), and
  * the link up is filled round-robin, a quantum from each worker in turn,
  * while its output is under RELAY_UP_MARK: a worker that floods the relay
- * waits its turn, and the others' frames go on.
+ * waits its turn, and the others' frames go on.  That alone was not
+ * enough: the bytes of a flood that masterd reads slower than they come
+ * queued in the kernel's buffers of the link (4 MB on loopback), where
+ * the others' frames waited behind them, first in first out (a job 20x
+ * slower).  So each stream has a window (R3Q_RELAY_WINDOW): it sends up
+ * no more than the master has granted (RelayControl op 3, as its session
+ * reads them), and a flood waits here, in its own bounded input, not in
+ * the link.
  *
  * Failure.  While the link up is not up (no TLS, no hello sent), a worker
  * that connects is told so (an Error the worker takes as "try later") and
@@ -77,6 +84,8 @@ struct down {
 	int			 d_relay;	/* its certificate says relay */
 	int			 d_closing;	/* flush, then free */
 	uint32_t		 d_stream;	/* its own stream up, 0: none */
+	uint64_t		 d_credit;	/* bytes d_stream may send up
+						   (the master's grants) */
 	struct u64map		 d_sub;		/* a relay's: its stream id ->
 						   ours */
 	size_t			 d_pass;	/* a relay's frame passing
@@ -408,6 +417,12 @@ relay_turn(struct down *d)
 			    RELAY_QUANTUM - took;
 			if (d->d_relay && n > d->d_pass)
 				n = d->d_pass;
+			/* Its window: the rest waits for the master's grant. */
+			if (n > d->d_credit)
+				n = (size_t)d->d_credit;
+			if (n == 0)
+				break;
+			d->d_credit -= n;
 			if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL)
 				fatal("evbuffer_pullup");
 			relay_up_data(d->d_stream, p, n);
@@ -647,6 +662,7 @@ relay_down_open(struct down *d)
 		d->d_hold = NULL;
 	}
 	d->d_stream = relay_stream_new(d, 0);
+	d->d_credit = R3Q_RELAY_WINDOW;
 	via[0] = NULL;
 	cert.data = d->d_cert;
 	cert.len = d->d_certlen;
@@ -778,6 +794,22 @@ relay_from_up(const Envelope *env)
 		return;
 	}
 	rc = env->relay_control;
+	if (rc->op == 3) {
+		/* A grant: ours, or the relay's below (its id there). */
+		if (u->u_child == 0) {
+			if (d->d_stream == id)
+				d->d_credit += rc->credit;
+			relay_pump_later();
+			return;
+		}
+		c2.stream = u->u_child;
+		c2.op = 3;
+		c2.credit = rc->credit;
+		out.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
+		out.relay_control = &c2;
+		relay_down_send(d, &out);
+		return;
+	}
 	if (rc->op != 2) {
 		log_warnx("relay: unexpected relay_control (op %u) from the "
 		    "master", rc->op);

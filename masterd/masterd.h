@@ -39,6 +39,7 @@ struct masterd_config {
 	uint64_t	 handshake_timeout;	/* ms */
 	char		 http[CONF_STRMAX];	/* none, port or host:port */
 	uint64_t	 heartbeat_timeout;	/* ms */
+	uint64_t	 link_timeout;		/* ms, 0: the kernel's */
 	uint64_t	 journal_retention;	/* ms */
 	uint64_t	 suspect_grace;		/* ms */
 	unsigned	 suspect_limit;

@@ -2213,6 +2213,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	/* Small frames must not wait for Nagle: latency is the product. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sock_link_timeout(fd, md->conf.link_timeout);
 	if ((ssl = SSL_new(md->ssl_ctx)) == NULL) {
 		log_warnx("%s: SSL_new failed", addr);
 		evutil_closesocket(fd);

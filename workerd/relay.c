@@ -709,6 +709,7 @@ relay_accept(struct evconnlistener *l, evutil_socket_t fd,
 	snprintf(d->d_name, sizeof(d->d_name), "unauthenticated");
 	u64map_init(&d->d_sub);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sock_link_timeout(fd, ry.r_conf->link_timeout);
 	if ((ssl = SSL_new(ry.r_ctx)) == NULL) {
 		log_warnx("relay: %s: SSL_new failed", d->d_addr);
 		close(fd);

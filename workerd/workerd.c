@@ -60,6 +60,8 @@ const struct conf_key workerd_keys[] = {
 	{ "load_profile",	CONF_STRING,	OFF(load_profile), 0, 0,
 	    check_profile },
 	{ "heartbeat",		CONF_DURATION,	OFF(heartbeat),	100, 60000, NULL },
+	{ "link_timeout",	CONF_DURATION,	OFF(link_timeout), 0, 3600000,
+	    NULL },
 	{ "retry_permanent",	CONF_BOOL,	OFF(retry_permanent), 0, 1,
 	    NULL },
 	{ "kill_grace",		CONF_DURATION,	OFF(kill_grace), 0, 600000,

@@ -34,6 +34,7 @@ struct workerd_config {
 	uint64_t	 delay;			/* ms, WAN emulation */
 	char		 load_profile[CONF_STRMAX];
 	uint64_t	 heartbeat;		/* ms */
+	uint64_t	 link_timeout;		/* ms, 0: the kernel's */
 	int		 retry_permanent;	/* retry what retrying cannot cure */
 	uint64_t	 kill_grace;		/* ms, SIGTERM to SIGKILL */
 	char		 workdir[CONF_STRMAX];	/* children's directories */

@@ -82,8 +82,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <event2/buffer.h>
 #include <unistd.h>
+
+#include <event2/buffer.h>
 
 #include <openssl/bn.h>
 #include <openssl/err.h>

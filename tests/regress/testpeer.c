@@ -1729,7 +1729,7 @@ main(int argc, char *argv[])
 			return (1);
 		}
 		return (do_swarm(ctx, ca, argv[1], argv[2], argv[3], argv[4],
-		    argc == 6 ? argv[5] : "swarm"));
+		    argc >= 6 ? argv[5] : "swarm"));
 	}
 	usage();
 }

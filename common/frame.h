@@ -32,6 +32,16 @@
 					/* 7: PeerOrder, PeerReport, PeerMsg,
 					   PeerData, Links*, Exchange*, Hello
 					   peer_addr (worker links, issue 22) */
+					/* 7: RelayControl.cert (relays, issue
+					   20: the master's CRL sweep); op 3,
+					   credit: per-stream flow control */
+
+/*
+ * Relays (issue 20): what a stream may send up before the master grants
+ * more (RelayControl op 3), so that a worker flooding its relay holds at
+ * most this much of the relay's link ahead of the others' frames.
+ */
+#define R3Q_RELAY_WINDOW	(256u << 10)
 
 /* Error.code: why a request was refused, when the peer may act on it. */
 #define R3Q_ERROR_BUSY		1	/* a cap of the master: try later */

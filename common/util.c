@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/un.h>
 
 #include "log.h"
@@ -32,6 +34,41 @@ wall_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ((uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec);
+}
+
+/*
+ * link_timeout (issue 20; seed 004: a broken hop fails what used it): a
+ * connection whose peer stops acknowledging (its host vanished, packets
+ * dropped, no reset) is closed by the kernel after ms of silence -- data
+ * unacknowledged that long (TCP_USER_TIMEOUT), or no answer to keepalive
+ * probes sent every third of it once idle -- rather than at
+ * heartbeat_timeout or the kernel's 15 minutes.  0: the kernel's
+ * defaults.  Best effort: a system without these options keeps them.
+ */
+void
+sock_link_timeout(int fd, uint64_t ms)
+{
+	int	 one = 1, s, cnt = 3;
+	unsigned int ut;
+
+	if (ms == 0 || fd < 0)
+		return;
+	s = (int)(ms / 3000);
+	if (s < 1)
+		s = 1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+#ifdef TCP_KEEPIDLE
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &s, sizeof(s));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &s, sizeof(s));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+#endif
+#ifdef TCP_USER_TIMEOUT
+	ut = ms > UINT_MAX ? UINT_MAX : (unsigned int)ms;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+#else
+	(void)ut;
+#endif
+	(void)cnt;
 }
 
 /* "addr:port", "[v6]:port" or "local" for a socket address. */

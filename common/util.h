@@ -13,6 +13,7 @@
 uint64_t	 mono_ns(void);
 uint64_t	 wall_ns(void);
 const char	*sockaddr_str(const struct sockaddr *, char *, size_t);
+void		 sock_link_timeout(int, uint64_t);
 int		 parse_u64(const char *, uint64_t, uint64_t, uint64_t *);
 void		*xcalloc(size_t, size_t);
 void		*xreallocarray(void *, size_t, size_t);

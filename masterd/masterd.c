@@ -151,6 +151,8 @@ const struct conf_key masterd_keys[] = {
 	{ "http",		CONF_STRING,	OFF(http),	0, 0, check_http },
 	{ "heartbeat_timeout",	CONF_DURATION,	OFF(heartbeat_timeout), 100,
 	    3600000, NULL },
+	{ "link_timeout",	CONF_DURATION,	OFF(link_timeout), 0,
+	    3600000, NULL },
 	{ "journal_retention",	CONF_DURATION,	OFF(journal_retention), 0,
 	    100ULL * 365 * 86400000, NULL },
 	{ "journal_retry",	CONF_DURATION,	OFF(journal_retry), 100,

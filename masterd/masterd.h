@@ -39,6 +39,7 @@ struct masterd_config {
 	uint64_t	 handshake_timeout;	/* ms */
 	char		 http[CONF_STRMAX];	/* none, port or host:port */
 	uint64_t	 heartbeat_timeout;	/* ms */
+	uint64_t	 link_timeout;		/* ms, 0: the kernel's */
 	uint64_t	 journal_retention;	/* ms */
 	uint64_t	 suspect_grace;		/* ms */
 	unsigned	 suspect_limit;
@@ -602,6 +603,8 @@ void	 relay_data(struct session *, Envelope *);
 void	 relay_link_gone(struct session *);
 void	 relay_stream_gone(struct session *);
 void	 relay_forget(struct session *);
+int	 relay_revoked(struct session *, const struct tls_crl *, char *,
+	    size_t);
 enum role session_limit_role(const struct session *);
 /* tokens.c: join tokens, the certificates masterd's CA issues */
 int	 tokens_load(const struct masterd_config *);

@@ -18,9 +18,17 @@
  * that the names are well formed, that the relay names itself as the last
  * hop, and that no name comes twice on the path (a loop).  When the link
  * goes, every stream on it goes at once.
+ *
+ * Flow control (protocol 7): a stream may have R3Q_RELAY_WINDOW bytes on
+ * their way, and no more than its session has room for (a window unread,
+ * or the rest of a frame it waits the end of); what its session reads is
+ * granted back (RelayControl op 3), so that a worker flooding its relay
+ * cannot fill the link's buffers ahead of the others' frames
+ * (workerd/relay.c).
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +36,11 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <openssl/objects.h>
+#include <openssl/x509.h>
 
 #include "log.h"
+#include "tls.h"
 #include "masterd.h"
 #include "util.h"
 
@@ -42,6 +53,13 @@ struct rstream {
 	struct session		*rs_link;	/* NULL once the link is gone */
 	struct session		*rs_sess;	/* the worker's session */
 	struct bufferevent	*rs_far;	/* the pair's other end */
+	uint8_t			*rs_cert;	/* its certificate, DER, as its
+						   relay saw it (protocol 7);
+						   NULL: an older relay */
+	size_t			 rs_certlen;
+	uint64_t		 rs_out;	/* bytes the relay may send
+						   (granted, not yet come) */
+	struct evbuffer_cb_entry *rs_cbe;	/* on its session's input */
 };
 
 /* A relay's link: its streams, by id. */
@@ -139,6 +157,65 @@ relay_forward(struct rstream *rs)
 		session_output(link);
 }
 
+/*
+ * Grant the relay more of stream rs: up to a window on its way, and no
+ * more than its session has room for (a window unread, or the frame it
+ * waits the end of).  The relay holds the rest, in the worker's bounded
+ * input, until the session reads.
+ */
+static void
+relay_credit(struct rstream *rs)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT;
+	R3q__RelayControl	 rc = R3Q__RELAY_CONTROL__INIT;
+	struct session		*link = rs->rs_link;
+	struct evbuffer		*in;
+	uint8_t			 head[FRAME_HDRLEN];
+	uint64_t		 have, g, need = R3Q_RELAY_WINDOW;
+	uint32_t		 flen;
+	char			 err[128];
+
+	if (link == NULL || link->s_closing ||
+	    rs->rs_out >= R3Q_RELAY_WINDOW / 2)
+		return;
+	in = bufferevent_get_input(rs->rs_sess->s_bev);
+	have = evbuffer_get_length(in) +
+	    evbuffer_get_length(bufferevent_get_output(rs->rs_far));
+	if (have >= FRAME_HDRLEN && evbuffer_copyout(in, head,
+	    sizeof(head)) == (ev_ssize_t)sizeof(head) &&
+	    frame_header_decode(head, md->conf.max_frame, &flen, err,
+	    sizeof(err)) == 0 && FRAME_HDRLEN + (uint64_t)flen > need)
+		need = FRAME_HDRLEN + (uint64_t)flen;
+	if (have + rs->rs_out >= need)
+		return;
+	g = need - have - rs->rs_out;
+	if (g > R3Q_RELAY_WINDOW - rs->rs_out)
+		g = R3Q_RELAY_WINDOW - rs->rs_out;
+	/* Not a message for every few bytes read. */
+	if (g < R3Q_RELAY_WINDOW / 4 && have + rs->rs_out + g < need)
+		return;
+	rc.stream = rs->rs_id;
+	rc.op = 3;
+	rc.credit = g;
+	rs->rs_out += g;
+	env.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
+	env.relay_control = &rc;
+	if (frame_write(bufferevent_get_output(link->s_bev), &env) == -1)
+		log_warnx("relay %s: cannot queue a relay_control message",
+		    link->s_name);
+	session_output(link);
+}
+
+/* The session of a stream read some of its input: grant more. */
+static void
+relay_sess_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	(void)buf;
+	if (info->n_deleted > 0)
+		relay_credit(arg);
+}
+
 static void
 relay_far_read(struct bufferevent *bev, void *arg)
 {
@@ -168,6 +245,56 @@ relay_refuse(struct session *link, uint32_t id, const char *name,
 	    link->s_name, link->s_addr, id, name, why);
 	snprintf(msg, sizeof(msg), "refused by the master: %s", why);
 	relay_send_close(link, id, msg);
+}
+
+/*
+ * The certificate a relay passed for a stream: parsed, its CN checked
+ * against the name asserted.  NULL with why if it is not one.
+ */
+static X509 *
+relay_cert_parse(const uint8_t *der, size_t len, const char *name,
+    char *why, size_t whylen)
+{
+	const unsigned char	*p = der;
+	X509			*x;
+	char			 cn[128];
+
+	if (len == 0 || len > LONG_MAX ||
+	    (x = d2i_X509(NULL, &p, (long)len)) == NULL) {
+		snprintf(why, whylen, "its certificate (%zu bytes) does not "
+		    "parse", len);
+		return (NULL);
+	}
+	if (X509_NAME_get_text_by_NID(X509_get_subject_name(x),
+	    NID_commonName, cn, sizeof(cn)) <= 0 || strcmp(cn, name) != 0) {
+		snprintf(why, whylen, "its certificate names someone else");
+		X509_free(x);
+		return (NULL);
+	}
+	return (x);
+}
+
+/*
+ * Does crl revoke the certificate of relayed worker s (issue 20: the
+ * master's CRL sweep reaches workers behind relays)?  1 with why if so;
+ * 0 if not, or if its relay passed no certificate.
+ */
+int
+relay_revoked(struct session *s, const struct tls_crl *crl, char *why,
+    size_t whylen)
+{
+	struct rstream	*rs = s->s_rstream;
+	X509		*x;
+	int		 r;
+
+	if (rs == NULL || rs->rs_cert == NULL || crl == NULL)
+		return (0);
+	if ((x = relay_cert_parse(rs->rs_cert, rs->rs_certlen, s->s_name,
+	    why, whylen)) == NULL)
+		return (0);
+	r = tls_crl_revoked(crl, x, why, whylen);
+	X509_free(x);
+	return (r);
 }
 
 /* RelayControl open: a worker authenticated to the relay; it gets a session. */
@@ -226,6 +353,31 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 			return;
 		}
 	}
+	/*
+	 * Its certificate, if the relay passed it (protocol 7): the name is
+	 * its CN, and our CRL (which may be newer than the relay's) does
+	 * not revoke it.
+	 */
+	if (rc->cert.len > 0) {
+		X509	*x;
+		char	 why[768];
+
+		if ((x = relay_cert_parse(rc->cert.data, rc->cert.len,
+		    rc->name, why, sizeof(why))) == NULL) {
+			relay_refuse(link, rc->stream, rc->name, why);
+			return;
+		}
+		if (tls_crl_revoked(md->crl, x, why, sizeof(why))) {
+			X509_free(x);
+			log_warnx("relay %s: %s %s: its certificate is revoked "
+			    "by %s: %s", link->s_name, rc->role, rc->name,
+			    tls_crl_path(md->crl), why);
+			relay_refuse(link, rc->stream, rc->name, "its "
+			    "certificate is revoked");
+			return;
+		}
+		X509_free(x);
+	}
 	if (link->s_rlink != NULL && u64map_count(&link->s_rlink->rl_streams) >=
 	    md->conf.max_workers) {
 		relay_refuse(link, rc->stream, rc->name, "more streams than "
@@ -251,12 +403,20 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	rs->rs_link = link;
 	rs->rs_sess = s;
 	rs->rs_far = pair[1];
+	rs->rs_out = R3Q_RELAY_WINDOW;		/* a stream opens with it */
+	if (rc->cert.len > 0) {
+		rs->rs_cert = xcalloc(1, rc->cert.len);
+		memcpy(rs->rs_cert, rc->cert.data, rc->cert.len);
+		rs->rs_certlen = rc->cert.len;
+	}
 	s->s_rstream = rs;
 	if (u64map_put(&link->s_rlink->rl_streams, rs->rs_id,
 	    (uint64_t)(uintptr_t)rs) == -1)
 		fatal("u64map_put");
 	bufferevent_setcb(rs->rs_far, relay_far_read, NULL, relay_far_event,
 	    rs);
+	rs->rs_cbe = evbuffer_add_cb(bufferevent_get_input(s->s_bev),
+	    relay_sess_drained, rs);
 	bufferevent_enable(rs->rs_far, EV_READ | EV_WRITE);
 	log_debug("relay %s: stream %u: %s %s from %s via %s", link->s_name,
 	    rs->rs_id, rc->role, rc->name, addr, via);
@@ -341,6 +501,9 @@ relay_data(struct session *link, Envelope *env)
 	}
 	if (bufferevent_write(rs->rs_far, rd->data.data, rd->data.len) == -1)
 		fatal("bufferevent_write");
+	/* A relay (protocol 7) sends no more than it was granted. */
+	rs->rs_out = rd->data.len < rs->rs_out ? rs->rs_out - rd->data.len : 0;
+	relay_credit(rs);
 }
 
 /* Unlink a stream from its link and free it (the session stays). */
@@ -351,7 +514,11 @@ relay_stream_free(struct rstream *rs)
 		(void)u64map_del(&rs->rs_link->s_rlink->rl_streams, rs->rs_id,
 		    NULL);
 	rs->rs_sess->s_rstream = NULL;
+	if (rs->rs_cbe != NULL)
+		evbuffer_remove_cb_entry(bufferevent_get_input(
+		    rs->rs_sess->s_bev), rs->rs_cbe);
 	bufferevent_free(rs->rs_far);
+	free(rs->rs_cert);
 	free(rs);
 }
 

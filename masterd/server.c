@@ -2315,6 +2315,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	/* Small frames must not wait for Nagle: latency is the product. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sock_link_timeout(fd, md->conf.link_timeout);
 	if ((ssl = SSL_new(md->ssl_ctx)) == NULL) {
 		log_warnx("%s: SSL_new failed", addr);
 		evutil_closesocket(fd);
@@ -2462,7 +2463,13 @@ server_revoke_sweep(void)
 	if (md->crl == NULL)
 		return;
 	TAILQ_FOREACH(s, &md->sessions, s_entry) {
-		if (!s->s_tls || s->s_closing ||
+		if (s->s_closing)
+			continue;
+		/* Behind a relay: the certificate it passed (issue 20). */
+		if (s->s_rstream != NULL) {
+			if (!relay_revoked(s, md->crl, why, sizeof(why)))
+				continue;
+		} else if (!s->s_tls ||
 		    (ssl = bufferevent_openssl_get_ssl(s->s_bev)) == NULL ||
 		    (peer = SSL_get0_peer_certificate(ssl)) == NULL ||
 		    !tls_crl_revoked(md->crl, peer, why, sizeof(why)))

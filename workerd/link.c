@@ -1188,6 +1188,8 @@ link_event(struct bufferevent *bev, short what, void *arg)
 			return;
 		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
 		    &one, sizeof(one));
+		sock_link_timeout(bufferevent_getfd(bev),
+		    lk.l_conf->link_timeout);
 		log_debug("TLS up with %s", lk.l_peer);
 		link_hello();
 		return;

@@ -18,7 +18,14 @@
  * Fairness.  Each worker's input is bounded (a read high-water mark), and
  * the link up is filled round-robin, a quantum from each worker in turn,
  * while its output is under RELAY_UP_MARK: a worker that floods the relay
- * waits its turn, and the others' frames go on.
+ * waits its turn, and the others' frames go on.  That alone was not
+ * enough: the bytes of a flood that masterd reads slower than they come
+ * queued in the kernel's buffers of the link (4 MB on loopback), where
+ * the others' frames waited behind them, first in first out (a job 20x
+ * slower).  So each stream has a window (R3Q_RELAY_WINDOW): it sends up
+ * no more than the master has granted (RelayControl op 3, as its session
+ * reads them), and a flood waits here, in its own bounded input, not in
+ * the link.
  *
  * Failure.  While the link up is not up (no TLS, no hello sent), a worker
  * that connects is told so (an Error the worker takes as "try later") and
@@ -71,9 +78,14 @@ struct down {
 	char			 d_name[64];
 	char			 d_role[16];
 	time_t			 d_not_after;
+	uint8_t			*d_cert;	/* its certificate, DER: for the
+						   master's CRL and ours */
+	size_t			 d_certlen;
 	int			 d_relay;	/* its certificate says relay */
 	int			 d_closing;	/* flush, then free */
 	uint32_t		 d_stream;	/* its own stream up, 0: none */
+	uint64_t		 d_credit;	/* bytes d_stream may send up
+						   (the master's grants) */
 	struct u64map		 d_sub;		/* a relay's: its stream id ->
 						   ours */
 	size_t			 d_pass;	/* a relay's frame passing
@@ -176,7 +188,8 @@ relay_down_refuse(struct down *d, uint32_t code, const char *fmt, ...)
 static void
 relay_up_control(uint32_t stream, uint32_t op, const struct down *d,
     char **via, size_t nvia, const char *name, const char *role,
-    const char *addr, uint64_t not_after, const char *reason)
+    const char *addr, uint64_t not_after, const char *reason,
+    const ProtobufCBinaryData *cert)
 {
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__RelayControl	 rc = R3Q__RELAY_CONTROL__INIT;
@@ -196,6 +209,8 @@ relay_up_control(uint32_t stream, uint32_t op, const struct down *d,
 		rc.role = (char *)(uintptr_t)role;
 		rc.address = (char *)(uintptr_t)addr;
 		rc.not_after = not_after;
+		if (cert != NULL)
+			rc.cert = *cert;
 	}
 	if (reason != NULL)
 		rc.reason = (char *)(uintptr_t)reason;
@@ -256,7 +271,7 @@ relay_down_streams_close(struct down *d, const char *why)
 	if (d->d_stream != 0) {
 		if (link_relay_ready())
 			relay_up_control(d->d_stream, 2, d, NULL, 0, NULL,
-			    NULL, NULL, 0, why);
+			    NULL, NULL, 0, why, NULL);
 		relay_stream_del(d->d_stream);
 		d->d_stream = 0;
 	}
@@ -265,7 +280,7 @@ relay_down_streams_close(struct down *d, const char *why)
 			continue;
 		if (link_relay_ready())
 			relay_up_control((uint32_t)d->d_sub.m_slots[i].v, 2, d,
-			    NULL, 0, NULL, NULL, NULL, 0, why);
+			    NULL, 0, NULL, NULL, NULL, 0, why, NULL);
 		relay_stream_del((uint32_t)d->d_sub.m_slots[i].v);
 	}
 	u64map_free(&d->d_sub);
@@ -283,6 +298,7 @@ relay_down_free(struct down *d)
 	if (d->d_hold != NULL)
 		event_free(d->d_hold);
 	bufferevent_free(d->d_bev);
+	free(d->d_cert);
 	free(d);
 }
 
@@ -322,7 +338,7 @@ relay_down_relay_frame(struct down *d, const uint8_t *body, size_t len)
 	if (rc->op == 2) {
 		if (u64map_del(&d->d_sub, rc->stream, &v)) {
 			relay_up_control((uint32_t)v, 2, d, NULL, 0, NULL,
-			    NULL, NULL, 0, rc->reason);
+			    NULL, NULL, 0, rc->reason, NULL);
 			relay_stream_del((uint32_t)v);
 		}
 		frame_free(env);
@@ -371,7 +387,7 @@ relay_down_relay_frame(struct down *d, const uint8_t *body, size_t len)
 	if (u64map_put(&d->d_sub, rc->stream, v) == -1)
 		fatal("u64map_put");
 	relay_up_control((uint32_t)v, 1, d, rc->via, rc->n_via, rc->name,
-	    rc->role, rc->address, rc->not_after, NULL);
+	    rc->role, rc->address, rc->not_after, NULL, &rc->cert);
 	frame_free(env);
 	return (0);
 }
@@ -401,6 +417,12 @@ relay_turn(struct down *d)
 			    RELAY_QUANTUM - took;
 			if (d->d_relay && n > d->d_pass)
 				n = d->d_pass;
+			/* Its window: the rest waits for the master's grant. */
+			if (n > d->d_credit)
+				n = (size_t)d->d_credit;
+			if (n == 0)
+				break;
+			d->d_credit -= n;
 			if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL)
 				fatal("evbuffer_pullup");
 			relay_up_data(d->d_stream, p, n);
@@ -590,6 +612,17 @@ relay_down_verified(struct down *d)
 	}
 	d->d_relay = strcmp(d->d_role, "relay") == 0;
 	d->d_not_after = tls_cert_not_after(peer);
+	{
+		unsigned char	*der = NULL;
+		int		 n;
+
+		if ((n = i2d_X509(peer, &der)) > 0) {
+			d->d_cert = xcalloc(1, (size_t)n);
+			memcpy(d->d_cert, der, (size_t)n);
+			d->d_certlen = (size_t)n;
+		}
+		OPENSSL_free(der);
+	}
 	bufferevent_set_timeouts(d->d_bev, NULL, NULL);
 	if (!link_relay_ready()) {
 		/*
@@ -621,16 +654,20 @@ relay_down_verified(struct down *d)
 static void
 relay_down_open(struct down *d)
 {
-	char	*via[1];
+	ProtobufCBinaryData	 cert;
+	char			*via[1];
 
 	if (d->d_hold != NULL) {
 		event_free(d->d_hold);
 		d->d_hold = NULL;
 	}
 	d->d_stream = relay_stream_new(d, 0);
+	d->d_credit = R3Q_RELAY_WINDOW;
 	via[0] = NULL;
+	cert.data = d->d_cert;
+	cert.len = d->d_certlen;
 	relay_up_control(d->d_stream, 1, d, via, 0, d->d_name, d->d_role,
-	    d->d_addr, (uint64_t)d->d_not_after, NULL);
+	    d->d_addr, (uint64_t)d->d_not_after, NULL, &cert);
 	log_info("relay: %s %s connected from %s (stream %u)", d->d_role,
 	    d->d_name, d->d_addr, d->d_stream);
 	relay_pump_later();
@@ -672,6 +709,7 @@ relay_accept(struct evconnlistener *l, evutil_socket_t fd,
 	snprintf(d->d_name, sizeof(d->d_name), "unauthenticated");
 	u64map_init(&d->d_sub);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sock_link_timeout(fd, ry.r_conf->link_timeout);
 	if ((ssl = SSL_new(ry.r_ctx)) == NULL) {
 		log_warnx("relay: %s: SSL_new failed", d->d_addr);
 		close(fd);
@@ -757,6 +795,22 @@ relay_from_up(const Envelope *env)
 		return;
 	}
 	rc = env->relay_control;
+	if (rc->op == 3) {
+		/* A grant: ours, or the relay's below (its id there). */
+		if (u->u_child == 0) {
+			if (d->d_stream == id)
+				d->d_credit += rc->credit;
+			relay_pump_later();
+			return;
+		}
+		c2.stream = u->u_child;
+		c2.op = 3;
+		c2.credit = rc->credit;
+		out.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
+		out.relay_control = &c2;
+		relay_down_send(d, &out);
+		return;
+	}
 	if (rc->op != 2) {
 		log_warnx("relay: unexpected relay_control (op %u) from the "
 		    "master", rc->op);
@@ -890,6 +944,58 @@ relay_start(struct event_base *base, const struct workerd_config *conf)
 	ry.r_on = 1;
 }
 
+/*
+ * SIGHUP: new TLS files and CRL for the workers that connect next; a
+ * worker here that the new CRL revokes is closed now, its stream with it
+ * (the master, sweeping its own CRL, closes it too: issue 20).
+ */
+void
+relay_reload(const struct workerd_config *conf)
+{
+	struct down	*d, *n;
+	struct tls_crl	*crl = NULL;
+	SSL_CTX		*ctx;
+	X509		*x;
+	const unsigned char *p;
+	char		 err[1024], why[768];
+
+	if (!ry.r_on)
+		return;
+	if ((ctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
+	    sizeof(err))) == NULL || (tls_crl_configured(conf->crl) &&
+	    ((crl = tls_crl_load(conf->crl, conf->ca, err,
+	    sizeof(err))) == NULL || tls_crl_apply(ctx, crl, err,
+	    sizeof(err)) == -1))) {
+		log_warnx("relay: reload: %s; keeping the old TLS files", err);
+		tls_crl_free(crl);
+		SSL_CTX_free(ctx);
+		return;
+	}
+	SSL_CTX_free(ry.r_ctx);
+	ry.r_ctx = ctx;
+	tls_crl_free(ry.r_crl);
+	ry.r_crl = crl;
+	if (crl == NULL)
+		return;
+	for (d = TAILQ_FIRST(&ry.r_downs); d != NULL; d = n) {
+		n = TAILQ_NEXT(d, d_entry);
+		if (d->d_closing || d->d_cert == NULL)
+			continue;
+		p = d->d_cert;
+		if ((x = d2i_X509(NULL, &p, (long)d->d_certlen)) == NULL)
+			continue;
+		if (tls_crl_revoked(crl, x, why, sizeof(why))) {
+			log_warnx("relay: %s %s (%s): its certificate is now "
+			    "revoked by %s: %s; disconnecting", d->d_role,
+			    d->d_name, d->d_addr, conf->crl, why);
+			relay_down_streams_close(d, "its certificate is "
+			    "revoked");
+			relay_down_refuse(d, 0, "your certificate is revoked");
+		}
+		X509_free(x);
+	}
+}
+
 void
 relay_stop(void)
 {
@@ -904,6 +1010,7 @@ relay_stop(void)
 		if (d->d_hold != NULL)
 			event_free(d->d_hold);
 		bufferevent_free(d->d_bev);
+		free(d->d_cert);
 		free(d);
 	}
 	for (i = 0; i < ry.r_up.m_nslots; i++)

@@ -61,6 +61,8 @@ const struct conf_key workerd_keys[] = {
 	{ "load_profile",	CONF_STRING,	OFF(load_profile), 0, 0,
 	    check_profile },
 	{ "heartbeat",		CONF_DURATION,	OFF(heartbeat),	100, 60000, NULL },
+	{ "link_timeout",	CONF_DURATION,	OFF(link_timeout), 0, 3600000,
+	    NULL },
 	{ "retry_permanent",	CONF_BOOL,	OFF(retry_permanent), 0, 1,
 	    NULL },
 	{ "kill_grace",		CONF_DURATION,	OFF(kill_grace), 0, 600000,
@@ -612,6 +614,7 @@ workerd_reload(void)
 	kinds_conf_free(conf.kinds);
 	conf = nc;
 	nc.kinds = NULL;
+	relay_reload(&conf);
 	workerd_set_speed(&lp, conf.speed);
 	exec_set_max_output(conf.max_output);
 	log_info("reloaded %s: master %s, speed %g", conffile, conf.master,

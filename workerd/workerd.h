@@ -38,6 +38,7 @@ struct workerd_config {
 	uint64_t	 delay;			/* ms, WAN emulation */
 	char		 load_profile[CONF_STRMAX];
 	uint64_t	 heartbeat;		/* ms */
+	uint64_t	 link_timeout;		/* ms, 0: the kernel's */
 	int		 retry_permanent;	/* retry what retrying cannot cure */
 	uint64_t	 kill_grace;		/* ms, SIGTERM to SIGKILL */
 	char		 workdir[CONF_STRMAX];	/* children's directories */
@@ -199,6 +200,7 @@ int	 link_master_list(const char *, char *, size_t);
 /* relay.c: workers behind this one (relay_listen). */
 void	 relay_start(struct event_base *, const struct workerd_config *);
 void	 relay_stop(void);
+void	 relay_reload(const struct workerd_config *);
 int	 relay_enabled(void);
 void	 relay_from_up(const Envelope *);
 void	 relay_up_lost(const char *);

@@ -3,7 +3,11 @@
 # network, one in the private one), p the workers, with no route from p
 # to m.  Workers in p cannot reach the master; an ES job through the relay
 # gives the --local answer; the relay killed mid-job and restarted loses
-# no task.  Needs root and ip netns: SKIP otherwise.
+# no task.  The link m-gw then dies without a reset (gw's veth to m set
+# down: no carrier, nothing sent or answered): with link_timeout = 2s on both ends (heartbeat_timeout 60 s)
+# masterd loses gw's workers and gw its link within seconds, each time
+# measured; once the link is back they return.  Needs root and ip netns:
+# SKIP otherwise.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 NS=r3q$$
@@ -49,6 +53,8 @@ ca = $T/certs/ca.pem
 cert = $T/certs/master.pem
 key = $T/certs/master.key
 journal = $T/journal.db
+link_timeout = 2s
+heartbeat_timeout = 60s
 EOC
 ip netns exec "${NS}m" "$MASTERD" -d -v -f "$T/masterd.conf" >> "$T/masterd.log" 2>&1 &
 MASTER_PID=$!
@@ -73,6 +79,7 @@ key = $T/certs/gw.key
 cpus = 1
 reconnect_max = 1s
 relay_listen = 10.77.2.1:7411
+link_timeout = 2s
 EOC
 	ip netns exec "${NS}gw" "$WORKERD" -d -v -f "$T/gw.conf" >> "$T/gw.log" 2>&1 &
 	GW_PID=$!
@@ -118,4 +125,23 @@ waitfor "[ \$('$R3QCTL' workers | grep -c ' via gw ') -eq 2 ]" 30 ||
 "$R3QCTL" result "$job" > "$T/d2.out"
 answer "$T/d2.out" | cmp -s - "$T/local.ans" || fail "answer differs after the relay's restart"
 ok "the relay killed mid-job and restarted: the job ends with the --local answer"
+master_alive
+
+# The link m-gw goes silent: gw's leg down (both ends lose the carrier),
+# nothing gets through either way, and no reset.
+ip -n "${NS}gw" link set "${NS}b" down || fail "ip link set down"
+t0=$(date +%s%N)
+waitfor "[ \$(grep -c 'relay gw .* gone: its 2 workers lost with it' '$T/masterd.log') -ge 2 ]" 60 ||
+    fail "masterd did not find the silent link: $(tail -n 3 "$T/masterd.log")"
+tm=$((($(date +%s%N) - t0) / 1000000))
+waitfor "grep -q 'relay: link to the master lost' '$T/gw.log'" 60 ||
+    fail "gw did not find the silent link: $(tail -n 3 "$T/gw.log")"
+tg=$((($(date +%s%N) - t0) / 1000000))
+[ "$tm" -lt 30000 ] || fail "masterd took ${tm} ms (heartbeat_timeout 60 s)"
+ok "a silent link (a veth down, no reset), link_timeout 2s: masterd lost gw's 2 workers after ${tm} ms, gw its link after at most ${tg} ms (heartbeat_timeout 60 s)"
+echo "# relay-silent-link-ms master $tm relay $tg"
+ip -n "${NS}gw" link set "${NS}b" up
+waitfor "[ \$('$R3QCTL' workers | grep -c ' via gw ') -eq 2 ]" 60 ||
+    fail "w1, w2 did not come back: $("$R3QCTL" workers)"
+ok "the link back, w1 and w2 return through gw"
 master_alive

@@ -35,14 +35,17 @@
  *	NAME's hello; and send data for a stream never opened.  Prints
  *	"stream N refused: why", "stream N welcomed"; exit 0 if the master
  *	refused the first two and welcomed the third (relay-edge.sh)
- *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY [PREFIX]
+ *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY [PREFIX [KIND]]
  *	emulate N idle workers for a memory benchmark: issue N certificates
  *	(OU=worker, CN=PREFIX-1..PREFIX-N, PREFIX swarm by default) signed by the CA (ca and its key
  *	CAKEY), join the master with each (a hello offering no task kind, so
  *	no task is ever assigned), print "swarm: N workers joined in S s",
  *	then send every connection a heartbeat each second and discard what
  *	the master says; cert/key (any pair the CA issued, e.g. the client's)
- *	only build the TLS context.  SIGTERM or SIGINT: close all, exit 0;
+ *	only build the TLS context.  With KIND (after PREFIX) each offers
+ *	that kind and answers every task at once, its payload as its output
+ *	(a benchmark of the master's cost per task, bench/relay-scale.sh).
+ *	SIGTERM or SIGINT: close all, exit 0;
  *	a refused or closed connection: say which worker, exit 1
  *
  *   r3q-testpeer -a ca -c cert -k key peerorder HOST PORT NAME TARGET
@@ -89,6 +92,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -124,7 +129,7 @@ usage(void)
 	    "       r3q-testpeer -a ca -c cert -k key relayopen host port "
 	    "self name\n"
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
-	    "ca-key [prefix]\n"
+	    "ca-key [prefix [kind]]\n"
 	    "       r3q-testpeer -a ca -c cert -k key hostile host port "
 	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n"
 	    "       r3q-testpeer -a ca -c cert -k key badclient host port "
@@ -780,6 +785,8 @@ static volatile sig_atomic_t swarm_quit;
 static uint8_t	*swarm_hb;		/* the one heartbeat frame, packed */
 static size_t	 swarm_hblen;
 static uint64_t	 swarm_frames;		/* frames read and discarded */
+static const char *swarm_kind;		/* offered (NULL: none), answered */
+static uint64_t	 swarm_done;		/* tasks answered */
 
 /* A signal only sets the flag; poll returns EINTR (no SA_RESTART). */
 static void
@@ -999,6 +1006,10 @@ swarm_join(SSL_CTX *ctx, const char *host, const char *port,
 	h.name = sc->sc_name;
 	h.cpus = 1;
 	h.version = (char *)(uintptr_t)"r3q-testpeer swarm";
+	if (swarm_kind != NULL) {
+		h.kinds = (char **)(uintptr_t)&swarm_kind;
+		h.n_kinds = 1;
+	}
 	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
 	errno = 0;
@@ -1032,6 +1043,73 @@ swarm_join(SSL_CTX *ctx, const char *host, const char *port,
 	return (0);
 }
 
+/*
+ * The swarm with a kind (a benchmark of the master's cost per task): every
+ * task assigned is answered at once, its payload as its output (a no-op
+ * echo), its tag echoed.  Written whole, waiting for the socket if need be.
+ */
+static void
+swarm_answer(struct swarm_conn *sc, const R3q__Assign *a)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Results	 rs = R3Q__RESULTS__INIT;
+	R3q__Result	*r, **rp;
+	struct evbuffer	*b;
+	struct pollfd	 pfd;
+	uint64_t	 now = (uint64_t)time(NULL) * NS_PER_SEC;
+	size_t		 i, n, len;
+	uint8_t		*p;
+	int		 e;
+
+	if (a->n_tasks == 0)
+		return;
+	r = xcalloc(a->n_tasks, sizeof(*r));
+	rp = xcalloc(a->n_tasks, sizeof(*rp));
+	for (i = 0; i < a->n_tasks; i++) {
+		r3q__result__init(&r[i]);
+		r[i].id = a->tasks[i]->id;
+		r[i].status = 0;
+		r[i].epoch = a->epoch;
+		r[i].tag = a->tasks[i]->tag;
+		r[i].output = a->tasks[i]->payload;
+		r[i].start_ns = r[i].end_ns = r[i].received_ns = now;
+		for (n = 0; n < a->n_replicas; n++)
+			if (a->replicas[n] == r[i].id)
+				r[i].replica = 1;
+		rp[i] = &r[i];
+	}
+	rs.results = rp;
+	rs.n_results = a->n_tasks;
+	env.body_case = R3Q__ENVELOPE__BODY_RESULTS;
+	env.results = &rs;
+	if ((b = evbuffer_new()) == NULL || frame_write(b, &env) == -1) {
+		printf("swarm: %s: cannot pack results\n", sc->sc_name);
+		exit(1);
+	}
+	len = evbuffer_get_length(b);
+	p = evbuffer_pullup(b, -1);
+	while (len > 0) {
+		if (SSL_write_ex(sc->sc_ssl, p, len, &n) == 1) {
+			p += n;
+			len -= n;
+			continue;
+		}
+		e = SSL_get_error(sc->sc_ssl, 0);
+		if (e != SSL_ERROR_WANT_WRITE && e != SSL_ERROR_WANT_READ) {
+			printf("swarm: %s: cannot send results\n",
+			    sc->sc_name);
+			break;
+		}
+		pfd.fd = sc->sc_fd;
+		pfd.events = e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
+		(void)poll(&pfd, 1, 100);
+	}
+	swarm_done += a->n_tasks;
+	evbuffer_free(b);
+	free(rp);
+	free(r);
+}
+
 /* A whole frame has come in on sc: an Error is worth saying, the rest not. */
 static void
 swarm_frame(struct swarm_conn *sc)
@@ -1049,6 +1127,8 @@ swarm_frame(struct swarm_conn *sc)
 	if (env->body_case == R3Q__ENVELOPE__BODY_ERROR)
 		printf("swarm: %s: error from the master: %s\n", sc->sc_name,
 		    env->error->message);
+	if (env->body_case == R3Q__ENVELOPE__BODY_ASSIGN && swarm_kind != NULL)
+		swarm_answer(sc, env->assign);
 	frame_free(env);
 }
 
@@ -1715,14 +1795,16 @@ main(int argc, char *argv[])
 		}
 		return (do_roles(ctx, argv[1], argv[2], argv[3]));
 	}
-	if (strcmp(argv[0], "swarm") == 0 && (argc == 5 || argc == 6)) {
+	if (strcmp(argv[0], "swarm") == 0 && (argc >= 5 && argc <= 7)) {
+		if (argc == 7)
+			swarm_kind = argv[6];
 		if ((ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,
 		    sizeof(err))) == NULL) {
 			printf("%s\n", err);
 			return (1);
 		}
 		return (do_swarm(ctx, ca, argv[1], argv[2], argv[3], argv[4],
-		    argc == 6 ? argv[5] : "swarm"));
+		    argc >= 6 ? argv[5] : "swarm"));
 	}
 	usage();
 }

@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "master.h"
+#include "exchange.h"
 #include "util.h"
 
 /* masterd's state as main() makes it; journal: a path, or NULL for none. */
@@ -46,6 +47,7 @@ fz_master_init(const char *journal)
 	md->next_batch = 1;
 	if (job_journal_open() == -1)
 		md->journal = NULL;	/* said in the log */
+	exchange_init();
 }
 
 /* Everything main() frees at exit. */
@@ -53,6 +55,7 @@ void
 fz_master_free(void)
 {
 	server_close();
+	exchange_free_all();
 	job_journal_close();
 	job_free_all();
 	sched_free(md->sched);

@@ -1026,5 +1026,7 @@ exchange_free_all(void)
 	event_free(xg.timer);
 	event_free(xg.kick);
 	free(xg.links);
+	xg.links = NULL;
+	xg.nlinks = xg.cap = 0;
 	xg.on = 0;
 }

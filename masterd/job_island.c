@@ -416,6 +416,8 @@ island_exchange_done(void *arg, const struct exchange_result *r)
 		log_warnx("job %llu: migrant exchange failed: %s",
 		    (unsigned long long)j->j_id, r->er_error);
 	island_job_go(j);
+	/* Called from the exchange's own events: send what the core said. */
+	server_drain();
 }
 
 static int

@@ -986,37 +986,13 @@ peer_link_down(void)
 static int
 peer_bind(const char *addr, char *err, size_t errlen)
 {
-	struct addrinfo		 hints, *res;
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen = sizeof(ss);
-	char			 host[256], port[16], h[NI_MAXHOST],
-				 s[NI_MAXSERV];
-	int			 rc;
+	char			 h[NI_MAXHOST], s[NI_MAXSERV];
 
-	if (conf_split_hostport(addr, host, sizeof(host), port,
-	    sizeof(port), "7412") == -1) {
-		snprintf(err, errlen, "peer_listen: bad address %.200s", addr);
+	if ((pr.p_listener = workerd_listen(pr.p_base, peer_accept,
+	    "peer_listen", addr, "7412", err, errlen)) == NULL)
 		return (-1);
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((rc = getaddrinfo(host[0] ? host : NULL, port, &hints,
-	    &res)) != 0) {
-		snprintf(err, errlen, "peer_listen %.200s: %s", addr,
-		    gai_strerror(rc));
-		return (-1);
-	}
-	pr.p_listener = evconnlistener_new_bind(pr.p_base, peer_accept, NULL,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128, res->ai_addr,
-	    (int)res->ai_addrlen);
-	freeaddrinfo(res);
-	if (pr.p_listener == NULL) {
-		snprintf(err, errlen, "peer_listen %.200s: %s", addr,
-		    strerror(errno));
-		return (-1);
-	}
 	if (getsockname(evconnlistener_get_fd(pr.p_listener),
 	    (struct sockaddr *)&ss, &sslen) == -1 ||
 	    getnameinfo((struct sockaddr *)&ss, sslen, h, sizeof(h), s,

@@ -873,20 +873,24 @@ relay_up_lost(const char *why)
 		    "s");
 }
 
-/* Bind relay_listen; -1 with a message. */
-static int
-relay_bind(const char *addr, char *err, size_t errlen)
+/*
+ * workerd's listeners (relay_listen, peer_listen): bind addr (host:port,
+ * dport when it has none) for cb; NULL with err naming key and addr.
+ */
+struct evconnlistener *
+workerd_listen(struct event_base *base, evconnlistener_cb cb,
+    const char *key, const char *addr, const char *dport, char *err,
+    size_t errlen)
 {
+	struct evconnlistener	*l;
 	struct addrinfo		 hints, *res;
-	struct sockaddr_storage	 ss;
-	socklen_t		 sslen = sizeof(ss);
-	char			 host[256], port[16], bound[64];
+	char			 host[256], port[16];
 	int			 rc;
 
 	if (conf_split_hostport(addr, host, sizeof(host), port,
-	    sizeof(port), "7411") == -1) {
-		snprintf(err, errlen, "relay_listen: bad address %.200s", addr);
-		return (-1);
+	    sizeof(port), dport) == -1) {
+		snprintf(err, errlen, "%s: bad address %.200s", key, addr);
+		return (NULL);
 	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -894,19 +898,30 @@ relay_bind(const char *addr, char *err, size_t errlen)
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	if ((rc = getaddrinfo(host[0] ? host : NULL, port, &hints,
 	    &res)) != 0) {
-		snprintf(err, errlen, "relay_listen %.200s: %s", addr,
+		snprintf(err, errlen, "%s %.200s: %s", key, addr,
 		    gai_strerror(rc));
-		return (-1);
+		return (NULL);
 	}
-	ry.r_listener = evconnlistener_new_bind(ry.r_base, relay_accept, NULL,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128, res->ai_addr,
-	    (int)res->ai_addrlen);
+	l = evconnlistener_new_bind(base, cb, NULL, LEV_OPT_CLOSE_ON_FREE |
+	    LEV_OPT_REUSEABLE, 128, res->ai_addr, (int)res->ai_addrlen);
 	freeaddrinfo(res);
-	if (ry.r_listener == NULL) {
-		snprintf(err, errlen, "relay_listen %.200s: %s", addr,
+	if (l == NULL)
+		snprintf(err, errlen, "%s %.200s: %s", key, addr,
 		    strerror(errno));
+	return (l);
+}
+
+/* Bind relay_listen; -1 with a message. */
+static int
+relay_bind(const char *addr, char *err, size_t errlen)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen = sizeof(ss);
+	char			 bound[64];
+
+	if ((ry.r_listener = workerd_listen(ry.r_base, relay_accept,
+	    "relay_listen", addr, "7411", err, errlen)) == NULL)
 		return (-1);
-	}
 	if (getsockname(evconnlistener_get_fd(ry.r_listener),
 	    (struct sockaddr *)&ss, &sslen) == 0)
 		sockaddr_str((struct sockaddr *)&ss, bound, sizeof(bound));

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <event2/listener.h>
+
 #include "conf.h"
 #include "frame.h"
 #include "task/ext.h"
@@ -199,6 +201,8 @@ int	 link_master_list(const char *, char *, size_t);
 
 /* relay.c: workers behind this one (relay_listen). */
 void	 relay_start(struct event_base *, const struct workerd_config *);
+struct evconnlistener *workerd_listen(struct event_base *, evconnlistener_cb,
+	    const char *, const char *, const char *, char *, size_t);
 void	 relay_stop(void);
 void	 relay_reload(const struct workerd_config *);
 int	 relay_enabled(void);

@@ -41,6 +41,7 @@
 #define BACKOFF_MIN_MS	100
 #define MASTERS_MAX	8	/* addresses in 'master', tried in order */
 #define CONNECT_TIMEOUT	10	/* s, for TCP and for the TLS handshake */
+#define WELCOME_TIMEOUT	30	/* s, from our hello to the welcome */
 
 enum link_state {
 	LINK_IDLE,		/* waiting to reconnect */
@@ -786,6 +787,7 @@ link_dispatch(Envelope *env)
 			return (-1);
 		}
 		lk.l_state = LINK_UP;
+		bufferevent_set_timeouts(lk.l_bev, NULL, NULL);
 		lk.l_backoff = BACKOFF_MIN_MS;
 		if (lk.l_boot != 0 && lk.l_boot != env->welcome->boot)
 			log_info("the master restarted%s", lk.l_epoch ==
@@ -1183,7 +1185,13 @@ link_event(struct bufferevent *bev, short what, void *arg)
 
 	(void)arg;
 	if (what & BEV_EVENT_CONNECTED) {
-		bufferevent_set_timeouts(bev, NULL, NULL);
+		struct timeval	 tv = { WELCOME_TIMEOUT, 0 };
+
+		/*
+		 * A master (or relay) that takes our hello and never answers
+		 * is left, to try again: a worker must not wait for ever.
+		 */
+		bufferevent_set_timeouts(bev, &tv, NULL);
 		if (link_check_master(bev) == -1)
 			return;
 		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
@@ -1236,6 +1244,11 @@ link_event(struct bufferevent *bev, short what, void *arg)
 		    lk.l_state == LINK_CONNECTING)
 			snprintf(why, sizeof(why), "timed out in the TLS "
 			    "handshake with %s", lk.l_peer);
+		else if ((what & BEV_EVENT_TIMEOUT) &&
+		    lk.l_state == LINK_HELLO)
+			snprintf(why, sizeof(why), "the master %s did not "
+			    "answer our hello in %d s", lk.l_peer,
+			    WELCOME_TIMEOUT);
 		link_down(why, NULL);
 		return;
 	}

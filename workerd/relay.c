@@ -83,6 +83,7 @@ struct down {
 	size_t			 d_certlen;
 	int			 d_relay;	/* its certificate says relay */
 	int			 d_closing;	/* flush, then free */
+	int			 d_verified;	/* TLS done, its name checked */
 	uint32_t		 d_stream;	/* its own stream up, 0: none */
 	uint64_t		 d_credit;	/* bytes d_stream may send up
 						   (the master's grants) */
@@ -145,15 +146,39 @@ relay_down_flushed(struct bufferevent *bev, void *arg)
 	relay_down_free(arg);
 }
 
+/* A worker being closed went away, or did not read in time: free it. */
+static void
+relay_down_closed(struct bufferevent *bev, short what, void *arg)
+{
+	struct down	*d = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED)
+		return;
+	log_debug("relay: %s (%s) gone while being closed", d->d_name,
+	    d->d_addr);
+	relay_down_free(d);
+}
+
 /* Close a worker's connection once what is queued for it has left. */
 static void
 relay_down_close(struct down *d)
 {
+	struct timeval	 tv = { RELAY_HANDSHAKE, 0 };
+
 	if (d->d_closing)
 		return;
 	d->d_closing = 1;
-	bufferevent_disable(d->d_bev, EV_READ);
-	bufferevent_setcb(d->d_bev, NULL, relay_down_flushed, NULL, d);
+	/*
+	 * One still in its TLS handshake must read to finish it (and so to
+	 * get what we tell it); and one that never reads or goes away is
+	 * freed all the same, not kept for ever.
+	 */
+	if (d->d_verified)
+		bufferevent_disable(d->d_bev, EV_READ);
+	bufferevent_setcb(d->d_bev, NULL, relay_down_flushed,
+	    relay_down_closed, d);
+	bufferevent_set_timeouts(d->d_bev, &tv, &tv);
 	bufferevent_setwatermark(d->d_bev, EV_WRITE, 0, 0);
 	/* Never free here: callers up the stack still hold it. */
 	if (evbuffer_get_length(bufferevent_get_output(d->d_bev)) == 0)
@@ -624,6 +649,7 @@ relay_down_verified(struct down *d)
 		OPENSSL_free(der);
 	}
 	bufferevent_set_timeouts(d->d_bev, NULL, NULL);
+	d->d_verified = 1;
 	if (!link_relay_ready()) {
 		/*
 		 * A relay below waits a while: ours may be on its way up
@@ -855,7 +881,12 @@ relay_up_lost(const char *why)
 	snprintf(ry.r_why, sizeof(ry.r_why), "%s", why);
 	for (d = TAILQ_FIRST(&ry.r_downs); d != NULL; d = n) {
 		n = TAILQ_NEXT(d, d_entry);
-		if (d->d_closing || d->d_hold != NULL)
+		/*
+		 * One still in its TLS handshake is told at its end (below,
+		 * relay_down_verified): closing it now stalled its handshake,
+		 * and the worker waited for ever (CI, relay-netns.sh).
+		 */
+		if (d->d_closing || d->d_hold != NULL || !d->d_verified)
 			continue;
 		if (d->d_stream != 0)
 			k++;

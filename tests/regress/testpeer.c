@@ -7,9 +7,9 @@
  *	unknown   send an Envelope with an unknown body; expect an Error
  *	version   send a hello with protocol 99; expect an Error
  *	hello     a well-behaved hello; expect a Welcome
- *   r3q-testpeer -a ca -c cert -k key serve PORT KIND
+ *   r3q-testpeer -a ca -c cert -k key serve PORT KIND|mute
  *	act as a master: accept one worker, assign it one task of KIND,
- *	print the status of its result
+ *	print the status of its result; mute: take its hello, answer nothing
  *   r3q-testpeer notify PATH SECONDS
  *	be systemd's NOTIFY_SOCKET: print each datagram, one a line
  *   r3q-testpeer relay PORT HOST TARGET_PORT
@@ -447,7 +447,10 @@ listen_loopback(const char *port, int backlog)
 	return (lfd);
 }
 
-/* Be a master for one worker and one task of the given kind. */
+/*
+ * Be a master for one worker and one task of the given kind; kind "mute"
+ * takes the worker's hello and never answers.
+ */
 static int
 do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 {
@@ -476,6 +479,16 @@ do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 		return (1);
 	}
 	frame_free(ans);
+	if (strcmp(kind, "mute") == 0) {
+		/* Take the hello, answer nothing, keep the connection. */
+		printf("hello taken\n");
+		fflush(stdout);
+		alarm(0);
+		while ((ans = recv_env()) != NULL)
+			frame_free(ans);
+		printf("closed\n");
+		return (0);
+	}
 	w.protocol = R3Q_PROTOCOL;
 	w.epoch = 77;
 	w.queue_len = 2;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "es/es.h"
 #include "es/payload.h"
 #include "journal.h"
@@ -28,7 +30,16 @@ struct es_job {
 	struct es	*ej_es;
 	double		 ej_best;	/* once finished */
 	double		*ej_best_x;	/* once finished, dim doubles */
+	/* A generation given to the core a chunk a loop pass: */
+	struct job_batch *ej_pb;	/* its batch, NULL: none pending */
+	uint64_t	*ej_pend;	/* its task ids */
+	size_t		 ej_npend, ej_pendoff;
+	struct event	*ej_more;
 };
+
+#define EJ_CHUNK	8192	/* tasks to the core in one loop pass, at
+				   least (EJ_CHUNK_CPU a CPU when more) */
+#define EJ_CHUNK_CPU	64
 
 #define EJ(j)	((struct es_job *)(j)->j_ds)
 
@@ -70,18 +81,91 @@ job_es_set_params(struct job *j, const R3q__EsParams *p)
 	j->j_work_ms = p->work_ms;
 }
 
+/* Tasks given to the core at once: EJ_CHUNK, or more with many CPUs. */
+static size_t
+job_es_chunk(void)
+{
+	size_t		 cpus = 0;
+	uint32_t	 i;
+
+	for (i = 0; i < md->maxworkers; i++)
+		if (md->workers[i] != NULL)
+			cpus += md->workers[i]->w_cpus;
+	return (cpus * EJ_CHUNK_CPU > EJ_CHUNK ? cpus * EJ_CHUNK_CPU :
+	    EJ_CHUNK);
+}
+
+static void
+job_es_pend_clear(struct es_job *ej)
+{
+	free(ej->ej_pend);
+	ej->ej_pend = NULL;
+	ej->ej_pb = NULL;
+	ej->ej_npend = ej->ej_pendoff = 0;
+}
+
+/*
+ * The next chunk of a generation's tasks to the core; the batch closes
+ * with the last.  A chunk is what every CPU can hold several times over:
+ * the core leaves a batch's workers idle rather than replicate while it
+ * is open, and the next chunk comes in the next loop pass.
+ */
+static void
+job_es_feed(struct job *j)
+{
+	struct es_job		*ej = EJ(j);
+	struct sched_task	*t;
+	size_t			 i, n;
+
+	if (ej->ej_pb == NULL)
+		return;
+	n = ej->ej_npend - ej->ej_pendoff;
+	if (n > job_es_chunk())
+		n = job_es_chunk();
+	t = xcalloc(n, sizeof(*t));
+	for (i = 0; i < n; i++)
+		t[i].id = ej->ej_pend[ej->ej_pendoff + i];
+	ej->ej_pendoff += n;
+	job_batch_submit(ej->ej_pb, t, n);
+	free(t);
+	if (ej->ej_pendoff < ej->ej_npend) {
+		event_active(ej->ej_more, 0, 0);
+		return;
+	}
+	job_batch_close(ej->ej_pb);
+	job_es_pend_clear(ej);
+}
+
+static void
+job_es_more(evutil_socket_t fd, short ev, void *arg)
+{
+	struct job	*j = arg;
+
+	(void)fd;
+	(void)ev;
+	if (j->j_state != JOB_RUNNING) {
+		job_es_pend_clear(EJ(j));
+		return;
+	}
+	job_es_feed(j);
+	server_drain();
+}
+
 /*
  * Submit the current generation as one batch.  Its task ids start at
  * first, or at the next free id if first is 0; when a job resumes from the
  * journal, the individuals marked in have already have their result and
- * only the others are submitted.
+ * only the others are submitted.  A large generation goes to the core a
+ * chunk a loop pass (job_es_feed): its first tasks go out at once, not
+ * after all lambda have been added (issue 26: lambda = 200,000 took 130 ms
+ * of masterd's CPU before the first went out).
  */
 static void
 job_es_start(struct job *j, uint64_t first, const uint8_t *have)
 {
 	struct es_job		*ej = EJ(j);
 	struct job_batch	*b;
-	struct sched_task	*t;
+	uint64_t		*t;
 	uint32_t		 kind;
 	size_t			 i, n, nt = 0;
 
@@ -96,7 +180,7 @@ job_es_start(struct job *j, uint64_t first, const uint8_t *have)
 	t = xcalloc(n + 1, sizeof(*t));
 	for (i = 0; i < n; i++)
 		if (have == NULL || !have[i])
-			t[nt++].id = first + i;
+			t[nt++] = first + i;
 	b->b_nover = n - nt;
 	if (nt == 0) {
 		/* Every result was in the journal: the generation is over. */
@@ -104,9 +188,14 @@ job_es_start(struct job *j, uint64_t first, const uint8_t *have)
 		job_batch_finished(b);
 		return;
 	}
-	job_batch_submit(b, t, nt);
-	job_batch_close(b);
-	free(t);
+	job_es_pend_clear(ej);
+	if (ej->ej_more == NULL && (ej->ej_more = event_new(md->base, -1, 0,
+	    job_es_more, j)) == NULL)
+		fatalx("%s: event_new", __func__);
+	ej->ej_pb = b;
+	ej->ej_pend = t;
+	ej->ej_npend = nt;
+	job_es_feed(j);
 }
 
 /* Check a client's parameters and start an es job; NULL with a message. */
@@ -318,6 +407,7 @@ job_es_end(struct job *j)
 		ej->ej_best_x = xcalloc(ej->ej_params.dim, sizeof(double));
 		memcpy(ej->ej_best_x, x, ej->ej_params.dim * sizeof(double));
 	}
+	job_es_pend_clear(ej);
 	es_free(ej->ej_es);
 	ej->ej_es = NULL;
 }
@@ -329,6 +419,9 @@ job_es_free(struct job *j)
 
 	if (ej == NULL)
 		return;
+	if (ej->ej_more != NULL)
+		event_free(ej->ej_more);
+	job_es_pend_clear(ej);
 	es_free(ej->ej_es);
 	free(ej->ej_params.policy);
 	free(ej->ej_params.balance);

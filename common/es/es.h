@@ -33,7 +33,7 @@ void		 es_free(struct es *);
 uint32_t	 es_generation(const struct es *);
 int		 es_finished(const struct es *);
 size_t		 es_batch_size(const struct es *);
-const double	*es_batch_x(const struct es *, size_t);
+const double	*es_batch_x(struct es *, size_t);
 void		 es_set_fitness(struct es *, size_t, double);
 int		 es_advance(struct es *);
 

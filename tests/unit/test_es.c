@@ -336,6 +336,82 @@ test_params_check(void **state)
 }
 
 /*
+ * Plus-selection keeps the mu best of parents and offspring, ordered by
+ * fitness (NaN last), ties by place (parents first): checked against a
+ * sort of the pool here, through the parents that the next batch
+ * re-evaluates, with fitnesses full of ties and NaNs.  mu + lambda is
+ * over 8 mu, so es.c takes its partial selection (es_best_of), not qsort.
+ */
+struct pool_ent {
+	double	 f;
+	size_t	 idx;
+	double	 x[2];
+};
+
+static int
+pool_cmp(const void *a, const void *b)
+{
+	const struct pool_ent	*pa = a, *pb = b;
+	int			 na = isnan(pa->f), nb = isnan(pb->f);
+
+	if (na != nb)
+		return (na ? 1 : -1);
+	if (!na && pa->f != pb->f)
+		return (pa->f < pb->f ? -1 : 1);
+	return (pa->idx < pb->idx ? -1 : pa->idx > pb->idx);
+}
+
+static void
+test_select_partial(void **state)
+{
+	struct es_params	 p = { .mu = 3, .lambda = 40, .dim = 2,
+	    .generations = 12, .seed = 7, .reevaluate_parents = 1 };
+	struct pool_ent		 pool[43];
+	struct es		*es;
+	const double		*x;
+	double			 f;
+	size_t			 i, n, g;
+
+	(void)state;
+	assert_non_null(es = es_new(&p));
+	for (g = 0; !es_finished(es); g++) {
+		n = es_batch_size(es);
+		if (g > 1) {
+			/* The parents chosen last time, re-evaluated now. */
+			qsort(pool, p.mu + p.lambda, sizeof(pool[0]),
+			    pool_cmp);
+			for (i = 0; i < p.mu; i++)
+				assert_memory_equal(es_batch_x(es,
+				    p.lambda + i), pool[i].x,
+				    sizeof(pool[i].x));
+		}
+		for (i = 0; i < n; i++) {
+			x = es_batch_x(es, i);
+			/* Few values: many ties; every seventh NaN. */
+			f = (i + g) % 7 == 3 ? NAN :
+			    floor(es_ridge(x, p.dim)) == 0 ? 0 :
+			    (double)((long)floor(x[0] * 3) % 4);
+			es_set_fitness(es, i, f);
+			if (g == 0)
+				continue;
+			if (i < p.lambda) {
+				pool[p.mu + i].idx = p.mu + i;
+				pool[p.mu + i].f = f;
+				memcpy(pool[p.mu + i].x, x, sizeof(pool[0].x));
+			} else {
+				pool[i - p.lambda].idx = i - p.lambda;
+				pool[i - p.lambda].f = f;
+				memcpy(pool[i - p.lambda].x, x,
+				    sizeof(pool[0].x));
+			}
+		}
+		assert_int_equal(es_advance(es), 0);
+	}
+	assert_true(g > 2);
+	es_free(es);
+}
+
+/*
  * (10+40)-ES on 10-dimensional Ridge for 200 generations improves the
  * best fitness at least a thousandfold.  Elitist selection with n-sigma
  * self-adaptation and no recombination lets one coordinate's step size
@@ -376,6 +452,7 @@ main(void)
 		cmocka_unit_test(test_batch_sizes),
 		cmocka_unit_test(test_missing_fitness),
 		cmocka_unit_test(test_nan_last),
+		cmocka_unit_test(test_select_partial),
 		cmocka_unit_test(test_params_check),
 		cmocka_unit_test(test_optimises_ridge),
 	};

@@ -893,11 +893,15 @@ peer_order(uint64_t id, const R3q__PeerOrder *po)
 	size_t		 i, np = 0;
 	uint64_t	 ms;
 
+	if (po->op == ORDER_CANCEL) {
+		/* Only the order it names: a late one harms no other. */
+		if (pr.p_order != NULL && pr.p_order->o_id == id)
+			peer_order_fail(NULL, "cancelled by the master");
+		return;
+	}
 	if (pr.p_order != NULL)
 		peer_order_fail(NULL, "superseded by order %llu",
 		    (unsigned long long)id);
-	if (po->op == ORDER_CANCEL)
-		return;
 	o = xcalloc(1, sizeof(*o));
 	pr.p_order = o;
 	if (id > pr.p_last)

@@ -7,11 +7,13 @@
 # --local answer.  A worker stopped (SIGSTOP) in the middle of one: the
 # exchange fails when masterd declares it lost (heartbeat_timeout), the
 # job ends within a bounded time with the --local answer, nothing hangs.
+# A job cancelled in the middle of one: the exchange is given up, and the
+# next one between the same workers completes.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 # 4 islands on 1 + 1 + 2 CPUs: 10 of the 12 island pairs cross workers.
 MB=${R3Q_ISLANDS_FAULT_MB:-24000000}
-ISL="--islands 4 --mu 10 --lambda 20 --dim 10 --generations 40
+ISL="--islands 4 --mu 10 --lambda 20 --dim 10 --generations 25
     --migrate-every 5 --migrants 2 --migrant-bytes $MB --seed 5
     --policy wq --work-ms 100"
 
@@ -84,8 +86,8 @@ fault() {
 	# That one alone: those after it, without the worker, complete.
 	[ "$(field "$T/$1.json" exchanges_failed)" -eq 1 ] ||
 	    fail "$1: the job counts $(field "$T/$1.json" exchanges_failed) failed exchanges, not 1: $(grep 'exchange [0-9]* failed' "$T/masterd.log")"
-	[ "$(($(field "$T/$1.json" exchanges) + 1))" -eq 7 ] ||
-	    fail "$1: not every other migration of 7 was an exchange that completed: $(cat "$T/$1.json")"
+	[ "$(($(field "$T/$1.json" exchanges) + 1))" -eq 4 ] ||
+	    fail "$1: not every other migration of 4 was an exchange that completed: $(cat "$T/$1.json")"
 	SECS=$(($(date +%s) - T0))
 }
 
@@ -101,4 +103,39 @@ start_worker w2
 wait_workers 3
 fault STOP w2
 ok "w2 stopped in exchange $X ($WHY): the job ended with the --local answer ${SECS} s later"
+
+# Cancelled in the middle of an exchange (w1 and w3 left): the exchange
+# is given up and logged, the workers drop their part of it, and the next
+# job's exchange between the same two completes.
+_from=$(($(wc -l < "$T/masterd.log") + 1))
+# (200 MB a message: the exchange lasts long enough for r3qctl cancel)
+"$R3QCTL" islands $ISL --migrant-bytes 200000000 --json > "$T/cancel.json" 2>&1 &
+CPID=$!
+PIDS="$PIDS $CPID"
+waitfor "tail -n +$_from '$T/masterd.log' | grep -q 'exchange [0-9]* among 2 workers: '" 60 ||
+    fail "cancel: no exchange began"
+X=$(tail -n "+$_from" "$T/masterd.log" |
+    sed -n 's/.*exchange \([0-9]*\) among 2 workers: .*/\1/p' | head -n 1)
+job=$(tail -n "+$_from" "$T/masterd.log" |
+    sed -n 's/.*job \([0-9]*\) (islands) submitted.*/\1/p' | head -n 1)
+[ -n "$job" ] || fail "cancel: no islands job was submitted"
+"$R3QCTL" cancel "$job" > /dev/null || fail "cancel: r3qctl cancel $job failed"
+grep -q "exchange $X among 2 workers (" "$T/masterd.log" &&
+    fail "cancel: exchange $X ended before job $job was cancelled"
+waitfor "grep -q 'exchange $X failed: cancelled' '$T/masterd.log'" 15 ||
+    fail "cancel: exchange $X of job $job was not given up"
+wait "$CPID" && fail "cancel: the cancelled job exited 0"
+ISL2="--islands 4 --mu 10 --lambda 20 --dim 10 --generations 10
+    --migrate-every 5 --migrants 2 --migrant-bytes 4000000 --seed 5
+    --policy wq --work-ms 100"
+"$R3QCTL" islands --local $ISL2 --json > "$T/local2.json" ||
+    fail "local run (2) failed"
+"$R3QCTL" islands $ISL2 --json > "$T/after.json" 2>&1 ||
+    fail "cancel: the next job failed: $(cat "$T/after.json")"
+[ "$(ans "$T/after.json")" = "$(ans "$T/local2.json")" ] ||
+    fail "cancel: the next job's answer differs: $(cat "$T/after.json")"
+[ "$(field "$T/after.json" exchanges)" -eq 1 ] &&
+    [ "$(field "$T/after.json" exchanges_failed)" -eq 0 ] ||
+    fail "cancel: the next job's exchange did not complete: $(cat "$T/after.json"; grep 'exchange [0-9]* failed' "$T/masterd.log")"
+ok "job $job cancelled in exchange $X: given up, the next job's exchange completed"
 master_alive

@@ -391,14 +391,17 @@ island_job_go(struct job *j)
  * --migrant-bytes padding of every island pair between the workers that
  * ran the two islands' last epoch, as one master-planned total exchange
  * (exchange_start, --exchange-algo), and returns 1: the next epoch
- * starts from island_exchange_go(), in the loop once it is over.  Islands that ran on the same
- * worker exchange nothing over the network; fewer than two workers, a
- * worker gone or not peer-capable: no exchange (return 0).  The real
- * migrants still go through the master (the payloads), so a failed or
- * cancelled exchange changes no bit of the answer: it is logged and the
- * job goes on.  What it needs: exchange_start(), exchange_cancel(),
- * exchange_capable(), and md->workers[wid] (a worker's id from
- * j->j_out_wid, recorded per island in ij_wid).
+ * starts from island_exchange_go(), in the loop once it is over.
+ * Islands that ran on the same worker exchange nothing over the network;
+ * fewer than two workers, a worker gone or not peer-capable: no exchange
+ * (return 0).  The real migrants still go through the master (the
+ * payloads), so a failed or cancelled exchange (a worker lost or silent
+ * in the middle of it: exchange.c fails it within its timeout) changes no
+ * bit of the answer: it is logged, counted (exchanges_failed) and the job
+ * goes on.  The time from an exchange's start to its end is the job's
+ * time in migration (migration_ns).  What it needs: exchange_start(),
+ * exchange_cancel(), exchange_capable(), and md->workers[wid] (a
+ * worker's id from j->j_out_wid, recorded per island in ij_wid).
  */
 #include <event2/event.h>
 

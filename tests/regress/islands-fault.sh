@@ -137,5 +137,9 @@ ISL2="--islands 4 --mu 10 --lambda 20 --dim 10 --generations 10
 [ "$(field "$T/after.json" exchanges)" -eq 1 ] &&
     [ "$(field "$T/after.json" exchanges_failed)" -eq 0 ] ||
     fail "cancel: the next job's exchange did not complete: $(cat "$T/after.json"; grep 'exchange [0-9]* failed' "$T/masterd.log")"
+"$R3QCTL" result "$(field "$T/after.json" job)" > "$T/after.txt" ||
+    fail "cancel: no result of the next job"
+grep -q '^peer exchanges 1, 0 failed, [0-9.]* s in migration ([0-9.]* % of the job)$' \
+    "$T/after.txt" || fail "cancel: no time in migration: $(cat "$T/after.txt")"
 ok "job $job cancelled in exchange $X: given up, the next job's exchange completed"
 master_alive

@@ -31,6 +31,12 @@ if ! command -v ip > /dev/null 2>&1 || ! command -v tc > /dev/null 2>&1 ||
 	exit 77
 fi
 cleanup_ns() {
+	# What runs in our namespaces (ours alone), then the namespaces.
+	for k in h 1 2 3 4; do
+		for p in $(ip netns pids "$NS$k" 2>/dev/null); do
+			kill -9 "$p" 2>/dev/null || true
+		done
+	done
 	ip netns del "${NS}h" 2>/dev/null || true
 	for k in 1 2 3 4; do ip netns del "${NS}$k" 2>/dev/null || true; done
 }
@@ -75,7 +81,8 @@ for k in 1 2 3 4; do
 		    u32 match ip dst "10.79.0.1$j/32" flowid "1:1$j"
 	done
 done
-in_ns() { _ns=$1; shift; ip netns exec "$NS$_ns" "$@"; }
+# (exec: in the background, $! is the daemon itself, which cleanup kills)
+in_ns() { _ns=$1; shift; exec ip netns exec "$NS$_ns" "$@"; }
 
 "$MKCERTS" --host 10.79.0.1 "$T/certs" w1 w2 w3 w4 > /dev/null
 cat > "$T/masterd.conf" <<EOC

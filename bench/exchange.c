@@ -16,7 +16,11 @@
  * tests/regress/peer-netns.sh (root): four workers behind per-link tc
  * rates, caterpillar, open shop and the portfolio side by side on the
  * built fatal matrix and on uneven links, measured completion over t_tb
- * (table, and CSV in file.csv, default exchange-real.csv).
+ * (table, and CSV in file.csv, default exchange-real.csv); then the
+ * island ES (r3qctl islands, 2 MB migrant messages) with each of the
+ * three on the uneven links: its time in migration (IslandInfo's
+ * migration_ns) as a share of the job's wall time (table, and CSV in
+ * file-islands.csv).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -262,12 +262,15 @@ islands_print_info(const R3q__JobInfo *ji, int json)
 		    "\"epochs_done\":%u,\"best\":%.17g,\"best_island\":%u,"
 		    "\"digest\":\"%016" PRIx64 "\",\"migrations\":%" PRIu64
 		    ",\"migrant_bytes\":%" PRIu64 ",\"exchanged_bytes\":%"
-		    PRIu64 ",\"elapsed_ns\":%" PRIu64 ",\"island_best\":[",
+		    PRIu64 ",\"migration_ns\":%" PRIu64 ",\"exchanges\":%u,"
+		    "\"exchanges_failed\":%u,\"elapsed_ns\":%" PRIu64
+		    ",\"island_best\":[",
 		    ji->id, ji->state, p->islands, p->mu, p->lambda, p->dim,
 		    p->generations, p->migrate_every, p->migrants, p->seed,
 		    p->exchange_algo, in->epochs, in->epochs_done, in->best,
 		    in->best_island, in->digest, in->migrations,
-		    in->migrant_bytes, in->exchanged_bytes, ji->elapsed_ns);
+		    in->migrant_bytes, in->exchanged_bytes, in->migration_ns,
+		    in->exchanges, in->exchanges_failed, ji->elapsed_ns);
 		for (i = 0; i < in->n_island_best; i++)
 			printf("%s%.17g", i ? "," : "", in->island_best[i]);
 		printf("],\"best_x\":[");
@@ -300,6 +303,12 @@ islands_print_info(const R3q__JobInfo *ji, int json)
 		    PRIu64 " of them worker to worker\n", in->migrations,
 		    in->migrant_bytes, p->exchange_algo,
 		    in->exchanged_bytes);
+		if (in->exchanges + in->exchanges_failed > 0)
+			printf("peer exchanges %u, %u failed, %.3f s in "
+			    "migration (%.1f %% of the job)\n", in->exchanges,
+			    in->exchanges_failed, in->migration_ns / 1e9,
+			    ji->elapsed_ns > 0 ? 100.0 * in->migration_ns /
+			    ji->elapsed_ns : 0.0);
 	}
 	if (fflush(stdout) == EOF || ferror(stdout))
 		return (EX_FAIL);

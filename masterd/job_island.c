@@ -20,8 +20,9 @@
  *
  * The migrants' real content goes through the master.  migrant_bytes is
  * the size of an emulated genome message: without the peer exchange it
- * is only accounted (IslandInfo.migrant_bytes); the PEER EXCHANGE HOOK
- * below is where it would cross between workers.
+ * is only accounted (IslandInfo.migrant_bytes); with workers that have
+ * peer_listen, the PEER EXCHANGE HOOK below moves it between them, and
+ * IslandInfo.migration_ns is the time the job waited for it.
  */
 #include "config.h"
 
@@ -54,6 +55,7 @@ struct island_job {
 	double			*ij_ibest;	/* p */
 	double			*ij_best_x;	/* dim, once finished */
 	uint64_t		 ij_xchg;	/* the hook's exchange, 0 */
+	uint64_t		 ij_xchg_t0;	/* mono ns it began */
 };
 
 #define IJ(j)	((struct island_job *)(j)->j_ds)
@@ -389,35 +391,65 @@ island_job_go(struct job *j)
  * --migrant-bytes padding of every island pair between the workers that
  * ran the two islands' last epoch, as one master-planned total exchange
  * (exchange_start, --exchange-algo), and returns 1: the next epoch
- * starts from island_exchange_done().  Islands that ran on the same
- * worker exchange nothing over the network; fewer than two workers, a
- * worker gone or not peer-capable: no exchange (return 0).  The real
- * migrants still go through the master (the payloads), so a failed or
- * cancelled exchange changes no bit of the answer: it is logged and the
- * job goes on.  What it needs: exchange_start(), exchange_cancel(),
- * exchange_capable(), and md->workers[wid] (a worker's id from
- * j->j_out_wid, recorded per island in ij_wid).
+ * starts from island_exchange_go(), in the loop once it is over.
+ * Islands that ran on the same worker exchange nothing over the network;
+ * fewer than two workers, a worker gone or not peer-capable: no exchange
+ * (return 0).  The real migrants still go through the master (the
+ * payloads), so a failed or cancelled exchange (a worker lost or silent
+ * in the middle of it: exchange.c fails it within its timeout) changes no
+ * bit of the answer: it is logged, counted (exchanges_failed) and the job
+ * goes on.  The time from an exchange's start to its end is the job's
+ * time in migration (migration_ns).  What it needs: exchange_start(),
+ * exchange_cancel(), exchange_capable(), and md->workers[wid] (a
+ * worker's id from j->j_out_wid, recorded per island in ij_wid).
  */
+#include <event2/event.h>
+
 #include "exchange.h"
+
+/* The exchange is over: the next epoch (its migrants in its payloads). */
+static void
+island_exchange_go(evutil_socket_t fd, short ev, void *arg)
+{
+	struct job	*j = job_find((uint64_t)(uintptr_t)arg);
+
+	(void)fd;
+	(void)ev;
+	if (j == NULL || j->j_ds == NULL || IJ(j)->ij_xchg != 0)
+		return;
+	island_job_go(j);
+	server_drain();
+}
 
 static void
 island_exchange_done(void *arg, const struct exchange_result *r)
 {
 	struct job	*j = job_find((uint64_t)(uintptr_t)arg);
+	struct timeval	 zero = { 0, 0 };
 	size_t		 k;
 
 	if (j == NULL || j->j_ds == NULL)
 		return;
 	IJ(j)->ij_xchg = 0;
-	if (r->er_ok)
+	/* The time in migration: what the job waited for the exchange. */
+	IJ(j)->ij_info.migration_ns += mono_ns() - IJ(j)->ij_xchg_t0;
+	if (r->er_ok) {
+		IJ(j)->ij_info.exchanges++;
 		for (k = 0; k < r->er_nev; k++)
 			IJ(j)->ij_info.exchanged_bytes += r->er_ev[k].ee_bytes;
-	else
+	} else {
+		IJ(j)->ij_info.exchanges_failed++;
 		log_warnx("job %llu: migrant exchange failed: %s",
 		    (unsigned long long)j->j_id, r->er_error);
-	island_job_go(j);
-	/* Called from the exchange's own events: send what the core said. */
-	server_drain();
+	}
+	/*
+	 * The next epoch from the loop, not from here: a worker lost ends
+	 * its exchange from worker_free(), before the core forgets it, and
+	 * the epoch's tasks must not go to it.
+	 */
+	if (event_base_once(md->base, -1, EV_TIMEOUT, island_exchange_go,
+	    arg, &zero) == -1)
+		fatalx("%s: event_base_once", __func__);
 }
 
 static int
@@ -444,6 +476,7 @@ island_exchange_hook(struct job *j)
 	if (n < 2)
 		return (0);
 	bytes = xcalloc((size_t)n * n, sizeof(*bytes));
+	ij->ij_xchg_t0 = mono_ns();
 	for (a = 0; a < ij->ij_p.islands; a++)
 		for (b = 0; b < ij->ij_p.islands; b++) {
 			for (x = 0; wids[x] != ij->ij_wid[a]; x++)
@@ -619,6 +652,9 @@ island_job_load(struct job *j, const struct journal_job *row,
 	island_job_setup(j, in->params);
 	p = ij->ij_p.islands;
 	ij->ij_info.exchanged_bytes = in->exchanged_bytes;
+	ij->ij_info.migration_ns = in->migration_ns;
+	ij->ij_info.exchanges = in->exchanges;
+	ij->ij_info.exchanges_failed = in->exchanges_failed;
 	if (j->j_state != JOB_RUNNING) {
 		ij->ij_info.epochs_done = in->epochs_done;
 		ij->ij_info.migrations = in->migrations;

@@ -529,6 +529,20 @@ peer_dispatch(struct pconn *c, Envelope *env)
 		pconn_msg(c, OP_PONG, m->order, m->seq, 0);
 		return (0);
 	case OP_BEGIN:
+		if (c->c_rbusy && m->order != c->c_rorder &&
+		    (o == NULL || c->c_rorder != o->o_id)) {
+			/*
+			 * The rest of a transfer of an order given up (a
+			 * worker lost or silent in the middle of it, the
+			 * master cancelled it): its sender stopped there and
+			 * what it had queued came before this.  Forget it.
+			 */
+			log_debug("peer: %s (%s): order %llu event %u given "
+			    "up with %llu bytes to come", c->c_name,
+			    c->c_addr, (unsigned long long)c->c_rorder,
+			    c->c_rseq, (unsigned long long)c->c_rleft);
+			c->c_rbusy = 0;
+		}
 		if (c->c_rbusy) {
 			log_warnx("peer: %s (%s): refused: a transfer begun "
 			    "inside another", c->c_name, c->c_addr);
@@ -879,11 +893,15 @@ peer_order(uint64_t id, const R3q__PeerOrder *po)
 	size_t		 i, np = 0;
 	uint64_t	 ms;
 
+	if (po->op == ORDER_CANCEL) {
+		/* Only the order it names: a late one harms no other. */
+		if (pr.p_order != NULL && pr.p_order->o_id == id)
+			peer_order_fail(NULL, "cancelled by the master");
+		return;
+	}
 	if (pr.p_order != NULL)
 		peer_order_fail(NULL, "superseded by order %llu",
 		    (unsigned long long)id);
-	if (po->op == ORDER_CANCEL)
-		return;
 	o = xcalloc(1, sizeof(*o));
 	pr.p_order = o;
 	if (id > pr.p_last)

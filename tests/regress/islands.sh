@@ -15,7 +15,8 @@ ISL="--islands 4 --mu 10 --lambda 20 --dim 10 --generations 40
 # The answer without the job's number and its time.
 ans() {
 	sed -e 's/"job":[0-9]*,//' -e 's/"elapsed_ns":[0-9]*,//' \
-	    -e 's/"exchanged_bytes":[0-9]*,//' "$1"
+	    -e 's/"exchanged_bytes":[0-9]*,//' -e 's/"migration_ns":[0-9]*,//' \
+	    -e 's/"exchanges":[0-9]*,//' -e 's/"exchanges_failed":[0-9]*,//' "$1"
 }
 
 # Bad input, each refused with a message naming the culprit.

@@ -7,11 +7,16 @@
 # configured rates within 20 %; an exchange of a few MB per event ends
 # within 15 % of its schedule's prediction; with all links at one rate and
 # the fatal matrix's message sizes, the portfolio's exchange ends
-# measurably sooner than caterpillar's (both printed).
+# measurably sooner than caterpillar's (both printed); an island ES job
+# whose migrants (1 MB a message) cross these links gives the answer of
+# r3qctl islands --local, bytes moved worker to worker.
 #
 # PEER_NETNS_BENCH=FILE (bench/exchange --real): after the checks, run
 # caterpillar, open shop and the portfolio on both matrices, print a table
-# and write it to FILE as CSV.  Needs root and ip netns: SKIP otherwise.
+# and write it to FILE as CSV; then the island ES with each of them on the
+# uneven links, its time in migration as a share of the job's, a table and
+# FILE with .csv replaced by -islands.csv.  Needs root and ip netns: SKIP
+# otherwise.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 NS=r3x$$
@@ -26,6 +31,12 @@ if ! command -v ip > /dev/null 2>&1 || ! command -v tc > /dev/null 2>&1 ||
 	exit 77
 fi
 cleanup_ns() {
+	# What runs in our namespaces (ours alone), then the namespaces.
+	for k in h 1 2 3 4; do
+		for p in $(ip netns pids "$NS$k" 2>/dev/null); do
+			kill -9 "$p" 2>/dev/null || true
+		done
+	done
 	ip netns del "${NS}h" 2>/dev/null || true
 	for k in 1 2 3 4; do ip netns del "${NS}$k" 2>/dev/null || true; done
 }
@@ -70,7 +81,8 @@ for k in 1 2 3 4; do
 		    u32 match ip dst "10.79.0.1$j/32" flowid "1:1$j"
 	done
 done
-in_ns() { _ns=$1; shift; ip netns exec "$NS$_ns" "$@"; }
+# (exec: in the background, $! is the daemon itself, which cleanup kills)
+in_ns() { _ns=$1; shift; exec ip netns exec "$NS$_ns" "$@"; }
 
 "$MKCERTS" --host 10.79.0.1 "$T/certs" w1 w2 w3 w4 > /dev/null
 cat > "$T/masterd.conf" <<EOC
@@ -152,6 +164,32 @@ awk -v c="$tc_" -v p="$tp_" 'BEGIN { exit !(p < 0.9 * c) }' ||
     fail "the portfolio ($tp_ s) is not measurably sooner than caterpillar ($tc_ s)"
 ok "fatal matrix: portfolio $tp_ s, caterpillar $tc_ s"
 
+# The island ES through the namespaces: one island a worker (wq, each
+# epoch 100 ms), 1 MB a migrant message over the 4 MB/s links.
+ISL="--islands 4 --mu 10 --lambda 20 --dim 10 --generations 20
+    --migrate-every 5 --migrants 2 --migrant-bytes 1000000 --seed 7
+    --policy wq --work-ms 100"
+# The answer without the job's number, its time and its exchanges.
+ans() {
+	sed -e 's/"job":[0-9]*,//' -e 's/"elapsed_ns":[0-9]*,//' \
+	    -e 's/"exchanged_bytes":[0-9]*,//' -e 's/"migration_ns":[0-9]*,//' \
+	    -e 's/"exchanges":[0-9]*,//' -e 's/"exchanges_failed":[0-9]*,//' "$1"
+}
+jfield() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+"$R3QCTL" islands --local $ISL --json > "$T/isl-local.json" ||
+    fail "islands --local failed"
+"$R3QCTL" islands $ISL --json > "$T/isl.json" 2> "$T/isl.err" ||
+    fail "the island job failed: $(cat "$T/isl.json" "$T/isl.err")"
+[ "$(ans "$T/isl.json")" = "$(ans "$T/isl-local.json")" ] ||
+    fail "the island job's answer differs from --local's: $(cat "$T/isl.json") vs $(cat "$T/isl-local.json")"
+x=$(jfield "$T/isl.json" exchanged_bytes)
+[ "$x" -gt 0 ] || fail "the island job moved no bytes worker to worker: $(cat "$T/isl.json")"
+[ "$(jfield "$T/isl.json" exchanges_failed)" -eq 0 ] ||
+    fail "an exchange of the island job failed: $(grep 'exchange [0-9]* failed' "$T/masterd.log")"
+ok "the island job through the namespaces: --local's answer, $x bytes worker to worker in $(jfield "$T/isl.json" exchanges) exchanges"
+
 [ -n "${PEER_NETNS_BENCH:-}" ] || exit 0
 
 # bench/exchange --real: the algorithms side by side, measured / t_tb.
@@ -180,3 +218,34 @@ for a in caterpillar openshop portfolio; do bench_run "--bytes 2M" $a uneven; do
 echo "bench/exchange --real: $P workers in namespaces, measured completion / t_tb"
 awk -F, '{ printf "%-8s %-12s %-34s %9s %12s %11s %19s %23s\n", $1, $2, $3, $4, $5, $6, $7, $8 }' \
     "$PEER_NETNS_BENCH"
+
+# The island ES on the uneven links, one job an algorithm: its time in
+# migration (masterd's wall time in the peer exchanges, migration_ns)
+# over the job's (elapsed_ns).  4 islands on the 4 workers, 7 migrations
+# of 2 MB a message, each epoch 200 ms of (sleeping) work.
+ICSV=${PEER_NETNS_BENCH%.csv}-islands.csv
+[ "$ICSV" != "$PEER_NETNS_BENCH" ] || ICSV=$PEER_NETNS_BENCH-islands.csv
+ISL="--islands 4 --mu 10 --lambda 20 --dim 10 --generations 40
+    --migrate-every 5 --migrants 2 --migrant-bytes 2000000 --seed 7
+    --policy wq --work-ms 200"
+echo "algorithm,migrations,exchanges,exchanges_failed,exchanged_bytes,migration_s,job_s,migration_share,equals_local" > "$ICSV"
+for a in caterpillar openshop portfolio; do
+	"$R3QCTL" islands --local $ISL --exchange-algo "$a" --json \
+	    > "$T/isl-local.json" || fail "bench: islands --local failed"
+	"$R3QCTL" islands $ISL --exchange-algo "$a" --json > "$T/isl-$a.json" ||
+	    fail "bench: the island job with $a failed: $(cat "$T/isl-$a.json")"
+	[ "$(ans "$T/isl-$a.json")" = "$(ans "$T/isl-local.json")" ] ||
+	    fail "bench: the island job with $a: answer differs from --local's"
+	eq=yes
+	python3 - "$T/isl-$a.json" "$a" "$eq" >> "$ICSV" <<'EOF'
+import json, sys
+a = json.load(open(sys.argv[1]))
+print("%s,%d,%d,%d,%d,%.3f,%.3f,%.4f,%s" % (sys.argv[2], a["migrations"],
+    a["exchanges"], a["exchanges_failed"], a["exchanged_bytes"],
+    a["migration_ns"] / 1e9, a["elapsed_ns"] / 1e9,
+    a["migration_ns"] / a["elapsed_ns"], sys.argv[3]))
+EOF
+done
+echo "bench/exchange --real: the island ES, time in migration / job time (uneven links)"
+awk -F, '{ printf "%-12s %10s %9s %16s %15s %11s %8s %15s %12s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 }' \
+    "$ICSV"

@@ -603,6 +603,7 @@ void	 relay_data(struct session *, Envelope *);
 void	 relay_link_gone(struct session *);
 void	 relay_stream_gone(struct session *);
 void	 relay_forget(struct session *);
+void	 relay_frame_begin(struct session *);
 int	 relay_revoked(struct session *, const struct tls_crl *, char *,
 	    size_t);
 enum role session_limit_role(const struct session *);

@@ -25,6 +25,15 @@
  * granted back (RelayControl op 3), so that a worker flooding its relay
  * cannot fill the link's buffers ahead of the others' frames
  * (workerd/relay.c).
+ *
+ * Fairness of masterd's own time: a frame masterd takes long to read
+ * (RELAY_BUSY_NS or more from its pullup to its decoding's end: a flood
+ * of 900 KB heartbeats) holds that stream's next grant for RELAY_BUSY_K
+ * times as long (at most RELAY_HOLD_MAX_NS), so a flooding stream has at
+ * most 1 / (1 + RELAY_BUSY_K) of masterd's loop and the others' frames
+ * do not wait behind one decoding after another.  Cheap frames, however
+ * many, are granted at once; a worker's occasional big result waits a
+ * few milliseconds more.
  */
 #include "config.h"
 
@@ -45,6 +54,9 @@
 #include "util.h"
 
 #define RELAY_CHUNK	(32u << 10)	/* bytes of a RelayData we send */
+#define RELAY_BUSY_NS	(1 * NS_PER_MS)	/* a frame this long to read... */
+#define RELAY_BUSY_K	3		/* ...holds the next grant 3x as long */
+#define RELAY_HOLD_MAX_NS (500 * NS_PER_MS)
 #define RELAY_UNKNOWN_LOG_NS (10 * NS_PER_SEC)
 
 /* One relayed worker's stream. */
@@ -60,6 +72,10 @@ struct rstream {
 	uint64_t		 rs_out;	/* bytes the relay may send
 						   (granted, not yet come) */
 	struct evbuffer_cb_entry *rs_cbe;	/* on its session's input */
+	uint64_t		 rs_t0;		/* mono ns its session began
+						   reading a frame; 0: none */
+	struct event		*rs_hold;	/* its next grant held (its
+						   last frame was costly) */
 };
 
 /* A relay's link: its streams, by id. */
@@ -176,7 +192,8 @@ relay_credit(struct rstream *rs)
 	char			 err[128];
 
 	if (link == NULL || link->s_closing ||
-	    rs->rs_out >= R3Q_RELAY_WINDOW / 2)
+	    rs->rs_out >= R3Q_RELAY_WINDOW / 2 ||
+	    (rs->rs_hold != NULL && evtimer_pending(rs->rs_hold, NULL)))
 		return;
 	in = bufferevent_get_input(rs->rs_sess->s_bev);
 	have = evbuffer_get_length(in) +
@@ -206,14 +223,55 @@ relay_credit(struct rstream *rs)
 	session_output(link);
 }
 
-/* The session of a stream read some of its input: grant more. */
+/* The hold is over: grant what the stream's session has room for. */
+static void
+relay_hold_over(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	relay_credit(arg);
+}
+
+/*
+ * The session of a stream read some of its input: grant more, or, if
+ * that frame took masterd RELAY_BUSY_NS or more, later (see the top).
+ */
 static void
 relay_sess_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info,
     void *arg)
 {
+	struct rstream	*rs = arg;
+	struct timeval	 tv;
+	uint64_t	 dt;
+
 	(void)buf;
-	if (info->n_deleted > 0)
-		relay_credit(arg);
+	if (info->n_deleted == 0)
+		return;
+	if (rs->rs_t0 != 0) {
+		dt = mono_ns() - rs->rs_t0;
+		rs->rs_t0 = 0;
+		if (dt >= RELAY_BUSY_NS) {
+			dt *= RELAY_BUSY_K;
+			if (dt > RELAY_HOLD_MAX_NS)
+				dt = RELAY_HOLD_MAX_NS;
+			if (rs->rs_hold == NULL && (rs->rs_hold =
+			    evtimer_new(md->base, relay_hold_over, rs)) == NULL)
+				fatal("evtimer_new");
+			tv.tv_sec = (time_t)(dt / NS_PER_SEC);
+			tv.tv_usec = (suseconds_t)(dt % NS_PER_SEC / 1000);
+			evtimer_add(rs->rs_hold, &tv);
+			return;
+		}
+	}
+	relay_credit(rs);
+}
+
+/* Relayed session s begins to read a frame (session_read): time it. */
+void
+relay_frame_begin(struct session *s)
+{
+	if (s->s_rstream != NULL)
+		s->s_rstream->rs_t0 = mono_ns();
 }
 
 static void
@@ -518,6 +576,8 @@ relay_stream_free(struct rstream *rs)
 		evbuffer_remove_cb_entry(bufferevent_get_input(
 		    rs->rs_sess->s_bev), rs->rs_cbe);
 	bufferevent_free(rs->rs_far);
+	if (rs->rs_hold != NULL)
+		event_free(rs->rs_hold);
 	free(rs->rs_cert);
 	free(rs);
 }

@@ -1144,6 +1144,7 @@ session_read(struct bufferevent *bev, void *arg)
 		if (s->s_role != ROLE_NONE && s->s_role != ROLE_JOINER)
 			session_deadline_clear(s);
 		s->s_flen = s->s_fbody = 0;
+		relay_frame_begin(s);
 		if ((buf = evbuffer_pullup(in, FRAME_HDRLEN +
 		    (ev_ssize_t)len)) == NULL) {
 			log_warnx("%s (%s): out of memory for a frame of %u "

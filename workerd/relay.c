@@ -87,6 +87,7 @@ struct down {
 	uint32_t		 d_stream;	/* its own stream up, 0: none */
 	uint64_t		 d_credit;	/* bytes d_stream may send up
 						   (the master's grants) */
+	int			 d_rdoff;	/* not read: no credit */
 	struct u64map		 d_sub;		/* a relay's: its stream id ->
 						   ours */
 	size_t			 d_pass;	/* a relay's frame passing
@@ -445,8 +446,20 @@ relay_turn(struct down *d)
 			/* Its window: the rest waits for the master's grant. */
 			if (n > d->d_credit)
 				n = (size_t)d->d_credit;
-			if (n == 0)
+			if (n == 0) {
+				/*
+				 * Read no more of it until a grant: with
+				 * its input full and decrypted bytes still
+				 * in the TLS layer, libevent would call
+				 * relay_down_read again every pass (12,000
+				 * a second, measured, beside a flood).
+				 */
+				if (!d->d_rdoff) {
+					bufferevent_disable(d->d_bev, EV_READ);
+					d->d_rdoff = 1;
+				}
 				break;
+			}
 			d->d_credit -= n;
 			if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL)
 				fatal("evbuffer_pullup");
@@ -824,8 +837,14 @@ relay_from_up(const Envelope *env)
 	if (rc->op == 3) {
 		/* A grant: ours, or the relay's below (its id there). */
 		if (u->u_child == 0) {
-			if (d->d_stream == id)
+			if (d->d_stream == id) {
 				d->d_credit += rc->credit;
+				if (d->d_rdoff && rc->credit > 0 &&
+				    !d->d_closing) {
+					d->d_rdoff = 0;
+					bufferevent_enable(d->d_bev, EV_READ);
+				}
+			}
 			relay_pump_later();
 			return;
 		}

@@ -30,28 +30,39 @@ offer it; once none does, the tasks of that kind fail at once with the
 reason, so that a client is told rather than left waiting.  Reloading
 workerd (SIGHUP, once the module is fixed) offers the kind again.
 
-Cancellation ('C') is honoured between tasks: a task cancelled before it
-starts is not run, and a cancel that comes after the answer is ignored.
-A task already running is not interrupted: it runs to its end (workerd
-kills the process if that takes longer than the kind's kill_grace), unless
-it asks: cancelled() says whether its task has been cancelled.  halfway()
-reports the half-way point of the current task (an 'H' frame),
-for the master's relative suspect detection.
+Cancellation ('C'): a task cancelled before it starts is not run, and a
+cancel that comes after the answer is ignored.  A task that is running
+when its cancel comes is interrupted: the cancel frame's arrival raises
+TaskCancelled (a BaseException, as KeyboardInterrupt is, so that "except
+Exception" does not swallow it) in the function at once, even in
+time.sleep() or a blocking read, or when a call into C code returns; its
+finally clauses run, and the process serves the next task.  So a copy
+that lost its race (R3Q replicates a generation's last tasks) frees its
+worker at once rather than when it would have ended.  The cancel's frame
+raises the signal SIGIO (the input pipe is O_ASYNC): a function must not
+use SIGIO itself.  With --no-interrupt the function is never
+interrupted: it runs to its end (workerd kills the process if that takes
+longer than the kind's kill_grace), unless it asks: cancelled() says
+whether its task has been cancelled.  halfway() reports the half-way
+point of the current task (an 'H' frame), for the master's relative
+suspect detection.
 
 Standard output carries frames only: print() in the function goes to
 standard error, as does anything written to file descriptor 1.
 """
 import argparse
+import fcntl
 import importlib
 import importlib.util
 import os
 import pickle
 import select
+import signal
 import sys
 import time
 import traceback
 
-__all__ = ["cancelled", "halfway", "main"]
+__all__ = ["TaskCancelled", "cancelled", "halfway", "main"]
 
 _HEAD = 5
 _out = None             # the descriptor frames go out on
@@ -59,6 +70,14 @@ _frames = None          # and the frames that come in
 _in_task = False
 _half_sent = False
 _cancel_seen = False
+_interruptible = False  # a cancel raises TaskCancelled in the function now
+_polling = False        # cancelled() is reading the input
+
+
+class TaskCancelled(BaseException):
+    """Raised in the function when its task is cancelled (unless serve
+    runs with --no-interrupt).  A BaseException, as KeyboardInterrupt is:
+    "except Exception" lets it through."""
 
 
 def _send(kind, body=b""):
@@ -78,10 +97,27 @@ def halfway():
 def cancelled():
     """True once the current task has been cancelled (by the master, or
     its timeout): a long function may look now and then and give up."""
-    global _cancel_seen
+    global _cancel_seen, _polling
     if _in_task and not _cancel_seen and _frames is not None:
-        _cancel_seen = _frames.cancel_pending()
+        _polling = True
+        try:
+            _cancel_seen = _frames.cancel_pending()
+        finally:
+            _polling = False
     return _cancel_seen
+
+
+def _on_sigio(signum, frame):
+    """SIGIO: input came.  During a task that is a cancel (workerd sends
+    nothing else before our answer): interrupt the function.  Between
+    tasks it is the next task, read by the loop."""
+    global _cancel_seen
+    if not _interruptible or _cancel_seen or _polling or _frames is None:
+        return
+    if _frames.cancel_pending():
+        _cancel_seen = True
+        if _interruptible:
+            raise TaskCancelled("cancelled")
 
 
 class _Frames:
@@ -170,9 +206,9 @@ def _output(value):
                     "objects)" % type(value).__name__)
 
 
-def _run(fn, use_pickle, payload):
+def _run(fn, use_pickle, payload, interrupt=False):
     """One task: ('R', output) or ('F', message)."""
-    global _in_task, _half_sent, _cancel_seen
+    global _in_task, _half_sent, _cancel_seen, _interruptible
     if use_pickle:
         try:
             arg = pickle.loads(payload)
@@ -185,15 +221,22 @@ def _run(fn, use_pickle, payload):
         arg = payload
     _in_task, _half_sent, _cancel_seen = True, False, False
     try:
-        value = fn(arg)
+        try:
+            _interruptible = interrupt
+            value = fn(arg)
+        finally:
+            # SIGIO's handler raises only before this line.
+            _interruptible = _in_task = False
+    except TaskCancelled:
+        return b"F", b"cancelled"
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
+        if _cancel_seen:
+            return b"F", b"cancelled"   # what it raised came of the cancel
         traceback.print_exc()
         sys.stderr.flush()
         return b"F", (_last_line(e) + _where(e.__traceback__)).encode()
-    finally:
-        _in_task = False
     try:
         out = pickle.dumps(value, pickle.HIGHEST_PROTOCOL) if use_pickle \
             else _output(value)
@@ -205,7 +248,7 @@ def _run(fn, use_pickle, payload):
     return b"R", out
 
 
-def serve(spec, use_pickle=False, infd=0, outfd=1):
+def serve(spec, use_pickle=False, infd=0, outfd=1, interrupt=True):
     """Serve tasks until workerd closes our input."""
     global _out, _frames
     # Frames own the pipes: the function's prints and reads go elsewhere.
@@ -230,6 +273,12 @@ def serve(spec, use_pickle=False, infd=0, outfd=1):
               "is answered 'U' with this reason" % prog,
               file=sys.stderr, flush=True)
     frames = _frames = _Frames(inp)
+    if interrupt and broken is None:
+        # A cancel's frame raises SIGIO, which interrupts the function.
+        signal.signal(signal.SIGIO, _on_sigio)
+        fcntl.fcntl(inp, fcntl.F_SETOWN, os.getpid())
+        fcntl.fcntl(inp, fcntl.F_SETFL,
+                    fcntl.fcntl(inp, fcntl.F_GETFL) | os.O_ASYNC)
     while True:
         f = frames.next()
         if f is None:
@@ -244,7 +293,7 @@ def serve(spec, use_pickle=False, infd=0, outfd=1):
             _send(b"F", b"cancelled before it started")
             continue
         t0 = time.monotonic()
-        kind, out = _run(fn, use_pickle, body)
+        kind, out = _run(fn, use_pickle, body, interrupt)
         if _cancel_seen or (time.monotonic() - t0 > 0.001 and
                             frames.cancel_pending()):
             kind, out = b"F", b"cancelled"
@@ -273,12 +322,18 @@ def main(argv=None):
     p.add_argument("--pickle", action="store_true",
                    help="unpickle each payload and pickle each result "
                    "(for Client.map_pickled; trusted data only)")
+    p.add_argument("--no-interrupt", dest="interrupt",
+                   action="store_false",
+                   help="never interrupt a running function when its task "
+                   "is cancelled (it may poll r3q.serve.cancelled()); by "
+                   "default the cancel raises r3q.serve.TaskCancelled in "
+                   "it")
     p.add_argument("function", metavar="MODULE:FUNCTION",
                    help="e.g. mymodule:evaluate, /opt/fit.py:evaluate, "
                    "mymodule:toolbox.evaluate")
     a = p.parse_args(argv)
     try:
-        return serve(a.function, a.pickle)
+        return serve(a.function, a.pickle, interrupt=a.interrupt)
     except KeyboardInterrupt:
         return 130
 

@@ -1,5 +1,6 @@
 # Task kinds for tests/python/test_r3q.py, served on the workers by
 # "python3 -m r3q.serve [--pickle] kinds:NAME" (tests/regress/python.sh).
+import os
 import time
 
 from r3q import serve
@@ -36,3 +37,36 @@ def slow(seconds):
 def unpicklable(x):
     """--pickle: a result pickle refuses."""
     return lambda: x
+
+
+def note(what):
+    """Append "WHAT PID" to $SLEEPY_LOG."""
+    with open(os.environ["SLEEPY_LOG"], "a") as f:
+        f.write("%s %d\n" % (what, os.getpid()))
+
+
+def sleepy(seconds):
+    """--pickle: time.sleep(seconds) without ever looking at cancelled();
+    appends "start PID", then "done PID" or "interrupted PID" (its
+    finally clause, when a cancel raised TaskCancelled in it) to
+    $SLEEPY_LOG."""
+    note("start")
+    outcome = "interrupted"
+    try:
+        time.sleep(seconds)
+        outcome = "done"
+    finally:
+        note(outcome)
+    return seconds
+
+
+def swallow(seconds):
+    """--pickle: sleeps, and would take an exception for a result; the
+    cancel's TaskCancelled is no Exception, so it is not taken.  Notes
+    its start as sleepy does."""
+    note("start")
+    try:
+        time.sleep(seconds)
+    except Exception as e:
+        return "swallowed %r" % (e,)
+    return seconds

@@ -9,6 +9,7 @@ import faulthandler
 import os
 import pickle
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -84,6 +85,58 @@ class ClientTest(unittest.TestCase):
         t0 = time.monotonic()
         self.assertEqual(self.c.map_pickled("py-slow", [0.1] * 3), [0.1] * 3)
         self.assertLess(time.monotonic() - t0, 5 * SLOW)
+
+    @staticmethod
+    def _sleepy(until, timeout):
+        """$SLEEPY_LOG as {"start": [pid...], "done": [...],
+        "interrupted": [...]} once until(log) is true, or after timeout."""
+        end = time.monotonic() + timeout
+        while True:
+            log = {"start": [], "done": [], "interrupted": []}
+            try:
+                with open(os.environ["SLEEPY_LOG"]) as f:
+                    for x in f.read().splitlines():
+                        what, pid = x.split()
+                        log[what].append(int(pid))
+            except FileNotFoundError:
+                pass
+            if until(log) or time.monotonic() > end:
+                return log
+            time.sleep(0.05)
+
+    def test_cancel_interrupts(self):
+        """A running task that never looks at cancelled() is interrupted
+        by its cancel: TaskCancelled in the function (its finally runs),
+        at once rather than after its 60 s.  (R3Q may run copies of it on
+        idle workers: each is interrupted.)"""
+        open(os.environ["SLEEPY_LOG"], "w").close()
+        f = self.c.submit_pickled("py-sleepy", 60)
+        log = self._sleepy(lambda log: log["start"], 30 * SLOW)
+        self.assertTrue(log["start"], "py-sleepy did not start")
+        t0 = time.monotonic()
+        self.assertTrue(f.cancel())
+        log = self._sleepy(lambda log: log["start"] and sorted(
+            log["interrupted"]) == sorted(log["start"]), 10 * SLOW)
+        self.assertEqual(sorted(log["interrupted"]), sorted(log["start"]),
+                         "not interrupted: %r" % log)
+        self.assertLess(time.monotonic() - t0, 10 * SLOW)
+        self.assertEqual(log["done"], [])
+        with self.assertRaises(r3q.Cancelled):
+            f.result()
+
+    def test_cancel_no_interrupt(self):
+        """serve --no-interrupt: a cancelled running task (and each copy
+        of it) runs to its end."""
+        open(os.environ["SLEEPY_LOG"], "w").close()
+        f = self.c.submit_pickled("py-sleepy-ni", 1.0)
+        log = self._sleepy(lambda log: log["start"], 30 * SLOW)
+        self.assertTrue(log["start"], "py-sleepy-ni did not start")
+        self.assertTrue(f.cancel())
+        log = self._sleepy(lambda log: sorted(log["done"]) ==
+                           sorted(log["start"]), 30 * SLOW)
+        self.assertEqual(sorted(log["done"]), sorted(log["start"]),
+                         "did not run to its end: %r" % log)
+        self.assertEqual(log["interrupted"], [])
 
     def test_wait_as_completed_callback(self):
         fs = [self.c.submit_pickled("py-slow", s) for s in
@@ -279,6 +332,80 @@ class ClientTest(unittest.TestCase):
         self.assertIsNotNone(m, rest)
         self.assertLess(float(m.group(1)), 10 * SLOW, rest)
         self.assertEqual(p.returncode, 0, err)
+
+
+class ServeTest(unittest.TestCase):
+    """python3 -m r3q.serve through its pipes, as workerd drives it."""
+
+    def start(self, *args):
+        fd, self.log = tempfile.mkstemp(prefix="r3q-serve-test.")
+        os.close(fd)
+        self.addCleanup(os.unlink, self.log)
+        p = subprocess.Popen([sys.executable, "-m", "r3q.serve"] +
+                             list(args), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, bufsize=0,
+                             env=dict(os.environ, SLEEPY_LOG=self.log))
+        self.addCleanup(p.wait, 30)
+        self.addCleanup(p.stdout.close)
+        self.addCleanup(p.stdin.close)
+        return p
+
+    def started(self, n):
+        """Wait until the function has started n times."""
+        end = time.monotonic() + 30 * SLOW
+        while time.monotonic() < end:
+            with open(self.log) as f:
+                if sum(x.startswith("start ") for x in f) >= n:
+                    return
+            time.sleep(0.02)
+        self.fail("the function did not start")
+
+    @staticmethod
+    def send(p, kind, body=b""):
+        p.stdin.write(kind + len(body).to_bytes(4, "big") + body)
+
+    def answer(self, p, timeout):
+        """(type, body) of the next frame, or a failure after timeout."""
+        fd = p.stdout.fileno()
+        data = b""
+        end = time.monotonic() + timeout
+        while len(data) < 5 or len(data) < 5 + int.from_bytes(data[1:5],
+                                                              "big"):
+            left = end - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                self.fail("no answer in %g s" % timeout)
+            chunk = os.read(fd, 65536)
+            self.assertTrue(chunk, "serve closed its output")
+            data += chunk
+        return data[:1], data[5:]
+
+    def test_interrupt(self):
+        p = self.start("--pickle", "kinds:swallow")
+        self.send(p, b"T", pickle.dumps(60.0))
+        self.started(1)
+        t0 = time.monotonic()
+        self.send(p, b"C")
+        self.assertEqual(self.answer(p, 10 * SLOW), (b"F", b"cancelled"))
+        self.assertLess(time.monotonic() - t0, 10 * SLOW)
+        # The same process serves on.
+        self.send(p, b"T", pickle.dumps(0.01))
+        self.assertEqual(self.answer(p, 30 * SLOW),
+                         (b"R", pickle.dumps(0.01, pickle.HIGHEST_PROTOCOL)))
+        # A cancel that crossed the answer is ignored.
+        self.send(p, b"C")
+        self.send(p, b"T", pickle.dumps(0.0))
+        self.assertEqual(self.answer(p, 30 * SLOW)[0], b"R")
+
+    def test_no_interrupt(self):
+        p = self.start("--no-interrupt", "--pickle", "kinds:swallow")
+        self.send(p, b"T", pickle.dumps(1.0))
+        self.started(1)
+        t0 = time.monotonic()
+        self.send(p, b"C")
+        # It ran to its end (swallow's "done" would be its result).
+        self.assertEqual(self.answer(p, 30 * SLOW), (b"F", b"cancelled"))
+        self.assertGreater(time.monotonic() - t0, 0.5)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@
 # the API against the same cluster: map order, futures (result, timeout,
 # cancel, wait, as_completed, callbacks), the Executor, remote exceptions
 # with their text, a payload over max_payload, a closed client, Ctrl-C
-# during map, unpicklable objects, and a module that does not import
+# during map, a running task interrupted by its cancel (TaskCancelled in
+# the function, the process serving on; not with --no-interrupt), r3q.serve
+# through its pipes, unpicklable objects, and a module that does not import
 # (every task fails naming the import error; no restart loop).  That kind
 # is then withdrawn ('U'): each worker logs it, the master logs it and
 # r3qctl workers shows it with the reason, the other kinds serve on, and a
@@ -26,6 +28,7 @@ LIBR3Q=$(cd "$top_builddir" && pwd)/lib/.libs/libr3q.so.0
 export R3Q_LIBRARY=$LIBR3Q
 export PYTHONPATH=$src/python:$src/tests/python:$src/examples/python
 export BROKEN_LOG=$T/broken.pids
+export SLEEPY_LOG=$T/sleepy.log
 # Under scripts/check --sanitize libr3q is built with ASan, whose runtime
 # must come first in a process: python3 is not instrumented, so the
 # Python programs that load libr3q get it preloaded (PYLIB).  Leak checks
@@ -55,11 +58,14 @@ exec py-echo = $SERVE kinds:echo
 exec py-square = $SERVE --pickle kinds:square
 exec py-fail = $SERVE --pickle kinds:fail
 exec py-slow = $SERVE --pickle kinds:slow
+exec py-sleepy = $SERVE --pickle kinds:sleepy
+exec py-sleepy-ni = $SERVE --no-interrupt --pickle kinds:sleepy
 exec py-unpicklable = $SERVE --pickle kinds:unpicklable
 exec py-broken = $SERVE broken:f
 exec py-missing = $SERVE no_such_module:f
 env = PYTHONPATH=$PYTHONPATH
-env = BROKEN_LOG=$BROKEN_LOG"
+env = BROKEN_LOG=$BROKEN_LOG
+env = SLEEPY_LOG=$SLEEPY_LOG"
 for w in w1 w2 w3; do start_worker "$w" 1; done
 wait_workers 3
 

@@ -1,7 +1,9 @@
 /*
  * masterd's journal in SQLite.  The file is opened in WAL mode with an
- * exclusive lock held for as long as masterd runs, so a second masterd on
- * the same file fails at open instead of sharing it.  Writes are grouped:
+ * exclusive lock (flock) held for as long as masterd runs, so a second
+ * masterd on the same file fails at open instead of sharing it; a thread
+ * of the journal checkpoints the WAL (see JOURNAL_CKPT_FRAMES).  Writes
+ * are grouped:
  * the first write after a commit opens a transaction and journal_commit()
  * ends it, so a crash loses at most the writes since the last commit and
  * never half of one.
@@ -17,13 +19,16 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,11 +44,38 @@
 #include "le.h"
 
 /* Bump this, and teach journal_schema() to upgrade, if any table changes. */
-#define JOURNAL_VERSION		2
+#define JOURNAL_VERSION		3
 #define JOURNAL_STR(x)		#x
 #define JOURNAL_XSTR(x)		JOURNAL_STR(x)
 
 #define JOURNAL_BUSY_MS		1000
+
+/*
+ * WAL checkpoints (issue 26, "durability for free").  SQLite's own
+ * checkpoint runs inside the commit that takes the WAL past 1000 pages:
+ * in masterd's event loop, two fsyncs long (on ext4, 10-15 commits of a
+ * 20-generation job took 1 ms or more, the longest 42 ms).  Instead a
+ * thread of the journal, with its own connection, runs a PASSIVE
+ * checkpoint each time the WAL has grown by JOURNAL_CKPT_FRAMES pages:
+ * it copies committed pages into the database while masterd goes on
+ * writing the WAL, and never waits for masterd's transaction nor makes
+ * masterd wait.  A checkpoint is crash-safe whenever it is interrupted
+ * (the WAL keeps every page until the database has it, fsynced), so
+ * kill -9 at any moment loses nothing committed.
+ *
+ * But only a writer that finds the WAL wholly copied starts it again from
+ * its beginning, and while masterd commits every loop pass the thread
+ * never quite catches up: past j_restart pages, the commit itself copies
+ * the pages the thread has not, so that the next transaction restarts
+ * the WAL.  That still takes two fsyncs in the loop (measured 6 to 34
+ * ms on a loaded machine), so j_restart is as large as the disk allows:
+ * an eighth of the space free (statvfs, at open and at each restart),
+ * at most JOURNAL_WAL_MAX pages (128 MB) and at least
+ * JOURNAL_CKPT_FRAMES, which is SQLite's own rhythm: a journal on a small
+ * disk (tests/regress/journal-full.sh: 24 MB) keeps a small WAL.
+ */
+#define JOURNAL_CKPT_FRAMES	1000
+#define JOURNAL_WAL_MAX		32768
 
 /*
  * The largest output kept inline in its results row; a larger one goes to
@@ -90,6 +122,7 @@ enum journal_stmt {
 	JS_BATCH_PUT,
 	JS_GEN_PUT,
 	JS_SPAN_ADD,
+	JS_EXEC_NEXT,
 	JS_PRUNE_OUTPUTS,
 	JS_PRUNE_RESULTS,
 	JS_PRUNE_GENS,
@@ -126,7 +159,7 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	    "(SELECT outid FROM results WHERE job = ?1 AND outid NOT NULL)",
 	[JS_RESULTS_DROP] = "DELETE FROM results WHERE job = ?1",
 	[JS_GENS_DROP] = "DELETE FROM gens WHERE job = ?1",
-	[JS_SPANS_DROP] = "DELETE FROM spans WHERE job = ?1",
+	[JS_SPANS_DROP] = "DELETE FROM execs WHERE job = ?1",
 	[JS_TASKS_DROP] = "DELETE FROM tasks WHERE job = ?1",
 	[JS_BATCHES_DROP] = "DELETE FROM batches WHERE job = ?1",
 	[JS_OUTPUT_ADD] = "INSERT INTO outputs (output) VALUES (?1)",
@@ -139,9 +172,10 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	    "kind, closed) VALUES (?1, ?2, ?3, ?4, ?5)",
 	[JS_GEN_PUT] = "INSERT OR REPLACE INTO gens (job, gen, report) "
 	    "VALUES (?1, ?2, ?3)",
-	[JS_SPAN_ADD] = "INSERT INTO spans (job, gen, idx, task, worker, "
-	    "slot, start, \"end\", outcome, replica) "
-	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[JS_SPAN_ADD] = "INSERT INTO execs (job, id, n, spans) "
+	    "VALUES (?1, ?2, ?3, ?4)",
+	[JS_EXEC_NEXT] = "SELECT coalesce(max(id) + 1, 0) FROM execs "
+	    "WHERE job = ?1",
 	[JS_PRUNE_OUTPUTS] = "DELETE FROM outputs WHERE id IN "
 	    "(SELECT outid FROM results WHERE outid NOT NULL AND job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD "))",
@@ -149,7 +183,7 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
 	[JS_PRUNE_GENS] = "DELETE FROM gens WHERE job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
-	[JS_PRUNE_SPANS] = "DELETE FROM spans WHERE job IN "
+	[JS_PRUNE_SPANS] = "DELETE FROM execs WHERE job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
 	[JS_PRUNE_TASKS] = "DELETE FROM tasks WHERE job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
@@ -169,19 +203,18 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	    "WHERE job = ?1 ORDER BY gen",
 	[JS_LOAD_GENS] = "SELECT gen, report FROM gens WHERE job = ?1 "
 	    "ORDER BY gen",
-	[JS_LOAD_SPANS] = "SELECT gen, idx, task, worker, slot, start, "
-	    "\"end\", outcome, replica FROM spans WHERE job = ?1 "
-	    "ORDER BY start < 0, start, task < 0, task",
+	[JS_LOAD_SPANS] = "SELECT n, spans FROM execs WHERE job = ?1 "
+	    "ORDER BY id",
 	[JS_COUNT_JOBS] = "SELECT count(*) FROM jobs",
 	[JS_COUNT_RESULTS] = "SELECT count(*) FROM results",
-	[JS_COUNT_SPANS] = "SELECT count(*) FROM spans",
+	[JS_COUNT_SPANS] = "SELECT coalesce(sum(n), 0) FROM execs",
 };
 
 /*
- * Schema version 2.  A new file gets all of it in one transaction with the
- * version; a version 1 file gets the upgrade below instead.  In every row
- * the blob that may be large comes last, after the small columns, so that
- * reading those never follows the blob's overflow pages.
+ * Schema version 3.  A new file gets all of it in one transaction with the
+ * version; a version 1 or 2 file gets the upgrades below instead.  In
+ * every row the blob that may be large comes last, after the small
+ * columns, so that reading those never follows the blob's overflow pages.
  *
  * Results are the hot path (an es job journals up to 100,000 a second) and
  * are WITHOUT ROWID, one b-tree insert a row instead of a rowid table's two
@@ -193,7 +226,20 @@ static const char *const journal_sql[JS_NSTMTS] = {
  * in outid (NULL: the output, if any, is inline).  A failure's error stays
  * inline: failures are rare.  Tasks are a rowid table with their key in an
  * index, for the same reason as large outputs: payloads are arbitrary.
+ *
+ * Task executions, kept for the reports (version 3, issue 26): version 2
+ * gave each its row in spans, a rowid table with an index on job, two
+ * b-tree inserts a task and three pages written by nearly every commit.
+ * Now the executions journaled between two commits are packed, a job's at
+ * a time, into rows of execs of about JOURNAL_EXEC_ROW bytes (see
+ * journal_exec_put()): one insert a loop pass and one page a commit.
+ * execs is WITHOUT ROWID, keyed by (job, a number counted per job), for a
+ * single b-tree; its rows are kept small because such a b-tree carries
+ * whole rows in its interior pages too.
  */
+#define JOURNAL_TABLE_EXECS \
+	"CREATE TABLE execs (job INTEGER, id INTEGER, n INTEGER, " \
+	"    spans BLOB, PRIMARY KEY (job, id)) WITHOUT ROWID;"
 #define JOURNAL_TABLE_RESULTS \
 	"CREATE TABLE results (job INTEGER, gen INTEGER, idx INTEGER, " \
 	"    status INTEGER, seq INTEGER, error TEXT, outid INTEGER, " \
@@ -214,10 +260,7 @@ static const char journal_schema_sql[] =
 	JOURNAL_TABLE_RESULTS
 	"CREATE TABLE gens (job INTEGER, gen INTEGER, report BLOB, "
 	"    PRIMARY KEY (job, gen)) WITHOUT ROWID;"
-	"CREATE TABLE spans (job INTEGER, gen INTEGER, idx INTEGER, "
-	"    task INTEGER, worker TEXT, slot INTEGER, start INTEGER, "
-	"    \"end\" INTEGER, outcome INTEGER, replica INTEGER);"
-	"CREATE INDEX spans_job ON spans (job);"
+	JOURNAL_TABLE_EXECS
 	JOURNAL_TABLE_TASKS
 	JOURNAL_TABLE_BATCHES;
 
@@ -240,8 +283,8 @@ static const char journal_tokens_sql[] =
  * Version 1 to 2, in the transaction that checked the version: every job
  * so far was an es job; each fitness (the bits of a double in an INTEGER)
  * becomes the es driver's 8-byte output, through journal_v1_output(); the
- * tables of batch jobs are new.  The result is the same schema as a new
- * file's.
+ * tables of batch jobs are new.  The result is version 2's schema, which
+ * journal_upgrade2() takes on.
  */
 static const char journal_upgrade1_sql[] =
 	"ALTER TABLE jobs ADD COLUMN driver TEXT;"
@@ -256,6 +299,54 @@ static const char journal_upgrade1_sql[] =
 	"DROP TABLE results_v1;"
 	JOURNAL_TABLE_TASKS
 	JOURNAL_TABLE_BATCHES;
+
+/*
+ * Packed executions (schema version 3): a row of execs holds n of them,
+ * each as unsigned LEB128 varints: gen, idx, task, the worker (k: 0 is a
+ * new name, its length and bytes following, the row's next; k > 0 the
+ * row's k-th), slot, start (zigzag of the difference from the previous
+ * start in the row, from 0), end (zigzag of end - start), outcome,
+ * replica.  Rows hold about JOURNAL_EXEC_ROW bytes.
+ */
+#define JOURNAL_EXEC_ROW	480
+/* The most one takes: 10 varints of up to 10 bytes, and a name. */
+#define JOURNAL_EXEC_MAX \
+	(10 * 10 + sizeof(((struct journal_span *)0)->worker))
+#define JOURNAL_EXEC_NAMES	64	/* direct-mapped cache of names */
+
+/*
+ * The executions of one job journaled since the last commit, as rows of
+ * execs to be (journal_execs_flush() at the commit).  Owned by the
+ * journal; emptied by each commit and rollback, reused by the next job.
+ */
+struct journal_execbuf {
+	uint64_t	 eb_job;
+	uint64_t	 eb_next;	/* id of its next row; UINT64_MAX
+					   until read from the file */
+	uint8_t		*eb_buf;	/* the rows, one after the other */
+	size_t		 eb_len;
+	size_t		 eb_cap;
+	struct {
+		size_t	 off;
+		size_t	 n;
+	}		*eb_rows;	/* the last one is being filled */
+	size_t		 eb_nrows;
+	size_t		 eb_rowcap;
+	uint64_t	 eb_prev;	/* last start in the open row */
+	uint32_t	 eb_nnames;	/* names in the open row */
+	struct {
+		size_t	 off;		/* of its bytes in eb_buf */
+		uint32_t len;
+		uint32_t k;		/* 1-based in the open row */
+	}		 eb_names[JOURNAL_EXEC_NAMES];
+};
+
+/*
+ * Version 2 to 3, in the transaction that checked the version: every row
+ * of spans is packed into execs, a job's in their order (rowid) by
+ * journal_upgrade2(), then spans is dropped.
+ */
+static const char journal_upgrade2_sql[] = JOURNAL_TABLE_EXECS;
 
 /*
  * An open journal.  Owned by masterd from journal_open() to
@@ -274,6 +365,30 @@ struct journal {
 	sqlite3_stmt	*j_stmt[JS_NSTMTS];
 	uint8_t		*j_run;		/* a run of tasks being packed */
 	size_t		 j_runcap;
+	struct journal_execbuf *j_eb;	/* executions since the last
+					   commit, a job's each */
+	size_t		 j_neb;
+	int		 j_lockfd;	/* flock()ed: one masterd a file */
+	int		 j_busy;	/* the open met another's lock */
+	int		 j_walframes;	/* pages in the WAL at the last
+					   commit */
+	int		 j_ckpt_at;	/* j_walframes when the checkpoint
+					   thread was last woken */
+	int		 j_restart;	/* WAL pages that make the loop
+					   restart it */
+
+	/* The checkpoint thread: j_ckpt_mtx guards the fields below it. */
+	sqlite3		*j_ckpt_db;	/* its connection */
+	pthread_t	 j_ckpt_thread;
+	int		 j_ckpt_running;
+	pthread_mutex_t	 j_ckpt_mtx;
+	pthread_cond_t	 j_ckpt_cv;
+	int		 j_ckpt_want;
+	int		 j_ckpt_stop;
+	int		 j_ckpt_busy;	/* checkpointing (atomic: read
+					   without the lock) */
+	uint64_t	 j_ckpt_done;	/* checkpoints run */
+	uint64_t	 j_ckpt_failed;	/* of which failed */
 	char		 j_err[PATH_MAX + 512];
 };
 
@@ -316,9 +431,23 @@ static int		 journal_pragma(struct journal *, const char *,
 			    sqlite3_int64 *, char *, size_t);
 static int		 journal_create(struct journal *);
 static int		 journal_connect(struct journal *);
+static int		 journal_wal_hook(void *, sqlite3 *, const char *,
+			    int);
+static void		*journal_ckpt_main(void *);
+static int		 journal_ckpt_start(struct journal *);
+static void		 journal_ckpt_stop(struct journal *);
+static void		 journal_restart_at(struct journal *);
+static void		 journal_wal_restart(struct journal *);
 static void		 journal_v1_output(sqlite3_context *, int,
 			    sqlite3_value **);
 static int		 journal_upgrade1(struct journal *);
+static int		 journal_upgrade2(struct journal *);
+static int		 journal_exec_put(struct journal_execbuf *,
+			    const struct journal_span *);
+static int		 journal_execbuf_write(struct journal_execbuf *,
+			    sqlite3_stmt *);
+static int		 journal_execs_flush(struct journal *);
+static void		 journal_execs_clear(struct journal *);
 static int		 journal_check(struct journal *);
 static int		 journal_schema(struct journal *);
 static int		 journal_prepare(struct journal *);
@@ -536,7 +665,7 @@ journal_group(struct journal *j, const enum journal_stmt *ss, size_t n,
 	size_t	 i;
 	int	 rc;
 
-	if (journal_begin(j) == -1)
+	if (journal_begin(j) == -1 || journal_execs_flush(j) == -1)
 		return (-1);
 	if (journal_run(j, JS_SAVEPOINT, SQLITE_OK, what) == -1)
 		return (-1);
@@ -694,17 +823,32 @@ journal_create(struct journal *j)
 }
 
 /*
- * Open the connection: exclusive locking, then WAL.  In exclusive mode the
- * WAL index lives in our heap, not in a -shm file, and the lock on the
- * file is held until close.  Reading the header here is also what refuses
- * a file that is not a database, or one another masterd holds (after the
- * busy timeout).
+ * Open the connection: our lock on the file, then WAL (its index in a
+ * -shm file beside it, shared with the checkpoint thread's connection).
+ * Reading the header here is also what refuses a file that is not a
+ * database.
  */
 static int
 journal_connect(struct journal *j)
 {
 	char	 mode[16];
 	int	 rc;
+
+	/*
+	 * One masterd a file: a lock of our own on it, taken before SQLite
+	 * opens it, held until the connections are closed.  (SQLite's
+	 * locking_mode = EXCLUSIVE did that, but it also keeps the WAL
+	 * index in our heap, where the checkpoint thread's connection
+	 * cannot see it.)  If the file cannot be opened here, SQLite will
+	 * say why.
+	 */
+	j->j_lockfd = open(j->j_path, O_RDWR | O_CLOEXEC);
+	if (j->j_lockfd != -1 && flock(j->j_lockfd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno == EWOULDBLOCK)
+			j->j_busy = 1;
+		journal_set(j, "%s", strerror(errno));
+		return (-1);
+	}
 
 	/* One thread uses the connection: no mutexes (5 % of a result). */
 	rc = sqlite3_open_v2(j->j_path, &j->j_db, SQLITE_OPEN_READWRITE |
@@ -722,8 +866,6 @@ journal_connect(struct journal *j)
 		return (-1);
 	}
 	sqlite3_busy_timeout(j->j_db, JOURNAL_BUSY_MS);
-	if (journal_exec(j, "PRAGMA locking_mode = EXCLUSIVE") == -1)
-		return (-1);
 	if (journal_pragma(j, "PRAGMA journal_mode = WAL", NULL, mode,
 	    sizeof mode) == -1)
 		return (-1);
@@ -737,7 +879,174 @@ journal_connect(struct journal *j)
 	/* A 200,000-task generation's rows stay in the cache. */
 	if (journal_exec(j, "PRAGMA cache_size = -32768") == -1)
 		return (-1);
+	/* Replaces SQLite's checkpoints in the commit: see the thread. */
+	sqlite3_wal_hook(j->j_db, journal_wal_hook, j);
 	return (0);
+}
+
+/*
+ * After each commit (masterd's thread): the WAL has nframes pages.  Wake
+ * the checkpoint thread each time it has grown by JOURNAL_CKPT_FRAMES.
+ */
+static int
+journal_wal_hook(void *arg, sqlite3 *db, const char *name, int nframes)
+{
+	struct journal	*j = arg;
+
+	(void)db;
+	(void)name;
+	j->j_walframes = nframes;
+	if (nframes < j->j_ckpt_at)	/* the WAL started again */
+		j->j_ckpt_at = 0;
+	if (j->j_ckpt_running && nframes - j->j_ckpt_at >=
+	    JOURNAL_CKPT_FRAMES) {
+		j->j_ckpt_at = nframes;
+		pthread_mutex_lock(&j->j_ckpt_mtx);
+		j->j_ckpt_want = 1;
+		pthread_cond_signal(&j->j_ckpt_cv);
+		pthread_mutex_unlock(&j->j_ckpt_mtx);
+	}
+	return (SQLITE_OK);
+}
+
+/*
+ * The checkpoint thread: a PASSIVE checkpoint each time it is woken, on
+ * its own connection, until told to stop.  A failed checkpoint (a full
+ * disk) is counted and harms nothing: the WAL keeps what it could not
+ * copy, and the next one tries again.
+ */
+static void *
+journal_ckpt_main(void *arg)
+{
+	struct journal	*j = arg;
+	int		 rc, nlog, nckpt;
+
+	pthread_mutex_lock(&j->j_ckpt_mtx);
+	for (;;) {
+		while (!j->j_ckpt_want && !j->j_ckpt_stop)
+			pthread_cond_wait(&j->j_ckpt_cv, &j->j_ckpt_mtx);
+		if (j->j_ckpt_stop)
+			break;
+		j->j_ckpt_want = 0;
+		__atomic_store_n(&j->j_ckpt_busy, 1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&j->j_ckpt_mtx);
+		rc = sqlite3_wal_checkpoint_v2(j->j_ckpt_db, NULL,
+		    SQLITE_CHECKPOINT_PASSIVE, &nlog, &nckpt);
+		__atomic_store_n(&j->j_ckpt_busy, 0, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&j->j_ckpt_mtx);
+		j->j_ckpt_done++;
+		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+			j->j_ckpt_failed++;
+	}
+	pthread_mutex_unlock(&j->j_ckpt_mtx);
+	return (NULL);
+}
+
+/*
+ * Start the checkpoint thread with its connection (after the schema is
+ * in place: it only ever checkpoints).
+ */
+static int
+journal_ckpt_start(struct journal *j)
+{
+	int	 rc;
+
+	rc = sqlite3_open_v2(j->j_path, &j->j_ckpt_db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		journal_set(j, "checkpoint connection: %s", j->j_ckpt_db ?
+		    sqlite3_errmsg(j->j_ckpt_db) : sqlite3_errstr(rc));
+		return (-1);
+	}
+	/*
+	 * A connection finds the file in WAL mode only when it first reads
+	 * it: until then a checkpoint of it does nothing.
+	 */
+	if (sqlite3_exec(j->j_ckpt_db, "SELECT count(*) FROM sqlite_master",
+	    NULL, NULL, NULL) != SQLITE_OK) {
+		journal_set(j, "checkpoint connection: %s",
+		    sqlite3_errmsg(j->j_ckpt_db));
+		return (-1);
+	}
+	if (pthread_mutex_init(&j->j_ckpt_mtx, NULL) != 0 ||
+	    pthread_cond_init(&j->j_ckpt_cv, NULL) != 0) {
+		journal_set(j, "checkpoint thread: cannot make its lock");
+		return (-1);
+	}
+	if ((rc = pthread_create(&j->j_ckpt_thread, NULL, journal_ckpt_main,
+	    j)) != 0) {
+		journal_set(j, "checkpoint thread: %s", strerror(rc));
+		pthread_cond_destroy(&j->j_ckpt_cv);
+		pthread_mutex_destroy(&j->j_ckpt_mtx);
+		return (-1);
+	}
+	j->j_ckpt_running = 1;
+	journal_restart_at(j);
+	return (0);
+}
+
+/* Stop the checkpoint thread, if it runs, and close its connection. */
+static void
+journal_ckpt_stop(struct journal *j)
+{
+	if (j->j_ckpt_running) {
+		pthread_mutex_lock(&j->j_ckpt_mtx);
+		j->j_ckpt_stop = 1;
+		pthread_cond_signal(&j->j_ckpt_cv);
+		pthread_mutex_unlock(&j->j_ckpt_mtx);
+		pthread_join(j->j_ckpt_thread, NULL);
+		pthread_cond_destroy(&j->j_ckpt_cv);
+		pthread_mutex_destroy(&j->j_ckpt_mtx);
+		j->j_ckpt_running = 0;
+	}
+	if (j->j_ckpt_db != NULL) {
+		sqlite3_close_v2(j->j_ckpt_db);
+		j->j_ckpt_db = NULL;
+	}
+}
+
+/* How many WAL pages make the loop restart the WAL: see above. */
+static void
+journal_restart_at(struct journal *j)
+{
+	struct statvfs	 sv;
+	uint64_t	 n = JOURNAL_CKPT_FRAMES;
+
+	if (statvfs(j->j_path, &sv) == 0)
+		n = (uint64_t)sv.f_bavail * sv.f_frsize / 8 / (4096 + 24);
+	if (n > JOURNAL_WAL_MAX)
+		n = JOURNAL_WAL_MAX;
+	if (n < JOURNAL_CKPT_FRAMES)
+		n = JOURNAL_CKPT_FRAMES;
+	j->j_restart = (int)n;
+}
+
+/*
+ * After a commit that left the WAL past j_restart pages: copy
+ * what the checkpoint thread has not, so that the next transaction
+ * starts the WAL again.  While the thread is at it, the first commit
+ * after it tries.  A failure harms nothing, as in the thread.
+ */
+static void
+journal_wal_restart(struct journal *j)
+{
+	struct timespec	 t0, t1;
+	int		 rc, nlog = 0, nckpt = 0;
+
+	if (__atomic_load_n(&j->j_ckpt_busy, __ATOMIC_RELAXED))
+		return;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = sqlite3_wal_checkpoint_v2(j->j_db, NULL,
+	    SQLITE_CHECKPOINT_PASSIVE, &nlog, &nckpt);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_trace(TRACE_JOURNAL, "checkpoint for a WAL restart: %d of %d "
+	    "pages copied in %lld us%s", nckpt, nlog,
+	    (long long)((t1.tv_sec - t0.tv_sec) * 1000000 +
+	    (t1.tv_nsec - t0.tv_nsec) / 1000), rc == SQLITE_OK ? "" :
+	    rc == SQLITE_BUSY ? ", busy" : ", failed");
+	if (rc == SQLITE_OK)
+		journal_restart_at(j);
 }
 
 /*
@@ -787,6 +1096,79 @@ journal_upgrade1(struct journal *j)
 	sqlite3_create_function_v2(j->j_db, "journal_v1_output", 1,
 	    SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
 	return (r);
+}
+
+/*
+ * Upgrade a version 2 file to version 3 inside journal_schema()'s
+ * transaction (a failure leaves the file as it was): spans packed into
+ * execs, in the order version 2 loaded a job's ties (rowid), then gone.
+ */
+static int
+journal_upgrade2(struct journal *j)
+{
+	struct journal_execbuf	 eb;
+	struct journal_span	 sp;
+	sqlite3_stmt		*sel = NULL, *ins = NULL;
+	int			 rc, first = 1;
+
+	memset(&eb, 0, sizeof eb);
+	if (journal_exec(j, journal_upgrade2_sql) == -1)
+		goto fail;
+	if (sqlite3_prepare_v2(j->j_db, "SELECT job, gen, idx, task, worker, "
+	    "slot, start, \"end\", outcome, replica FROM spans "
+	    "ORDER BY job, rowid", -1, &sel, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(j->j_db, journal_sql[JS_SPAN_ADD], -1, &ins,
+	    NULL) != SQLITE_OK)
+		goto sqlfail;
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		memset(&sp, 0, sizeof sp);
+		sp.job = journal_u64(sqlite3_column_int64(sel, 0));
+		sp.gen = (uint32_t)sqlite3_column_int64(sel, 1);
+		sp.idx = (uint32_t)sqlite3_column_int64(sel, 2);
+		sp.task = journal_u64(sqlite3_column_int64(sel, 3));
+		journal_column_text(sel, 4, sp.worker, sizeof sp.worker);
+		sp.slot = (uint32_t)sqlite3_column_int64(sel, 5);
+		sp.start_ns = journal_u64(sqlite3_column_int64(sel, 6));
+		sp.end_ns = journal_u64(sqlite3_column_int64(sel, 7));
+		sp.outcome = (uint32_t)sqlite3_column_int64(sel, 8);
+		sp.replica = (uint32_t)sqlite3_column_int64(sel, 9);
+		if (first || sp.job != eb.eb_job) {
+			if (journal_execbuf_write(&eb, ins) != SQLITE_DONE)
+				goto sqlfail;
+			eb.eb_job = sp.job;
+			eb.eb_next = 0;
+			first = 0;
+		}
+		if (journal_exec_put(&eb, &sp) == -1) {
+			journal_set(j, "upgrading from version 2: out of "
+			    "memory");
+			goto fail;
+		}
+	}
+	if (rc != SQLITE_DONE ||
+	    journal_execbuf_write(&eb, ins) != SQLITE_DONE)
+		goto sqlfail;
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	sel = ins = NULL;
+	if (journal_exec(j, "DROP TABLE spans") == -1)
+		goto fail;
+	free(eb.eb_buf);
+	free(eb.eb_rows);
+	return (0);
+
+sqlfail:
+	journal_set(j, "%s", sqlite3_errmsg(j->j_db));
+fail:
+	/* Keep SQLite's reason; say what was being done. */
+	if (strstr(j->j_err, "upgrading") == NULL)
+		journal_set(j, "upgrading from version 2: %s",
+		    sqlite3_errmsg(j->j_db));
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	free(eb.eb_buf);
+	free(eb.eb_rows);
+	return (-1);
 }
 
 /*
@@ -840,9 +1222,10 @@ journal_check(struct journal *j)
 
 /*
  * Check the schema version, creating the schema in an empty file and
- * upgrading an older one, and write in any case so that the exclusive lock
- * is taken now.  A database with tables but no version is someone else's:
- * refuse it rather than adding our tables to it.
+ * upgrading an older one, and write in any case so that a file that
+ * cannot be written is refused now.  A database with tables but no
+ * version is someone else's: refuse it rather than adding our tables to
+ * it.
  */
 static int
 journal_schema(struct journal *j)
@@ -866,7 +1249,10 @@ journal_schema(struct journal *j)
 		if (journal_exec(j, journal_schema_sql) == -1)
 			goto fail;
 	} else if (version == 1) {
-		if (journal_upgrade1(j) == -1)
+		if (journal_upgrade1(j) == -1 || journal_upgrade2(j) == -1)
+			goto fail;
+	} else if (version == 2) {
+		if (journal_upgrade2(j) == -1)
 			goto fail;
 	} else if (version > JOURNAL_VERSION) {
 		journal_set(j, "schema version %lld is newer than this "
@@ -918,9 +1304,19 @@ journal_free(struct journal *j)
 {
 	int	 s;
 
+	journal_ckpt_stop(j);
 	for (s = 0; s < JS_NSTMTS; s++)
 		sqlite3_finalize(j->j_stmt[s]);
 	sqlite3_close_v2(j->j_db);
+	/* Only now: closing it drops this process's POSIX locks too. */
+	if (j->j_lockfd != -1)
+		close(j->j_lockfd);
+	journal_execs_clear(j);
+	for (s = 0; s < (int)j->j_neb; s++) {
+		free(j->j_eb[s].eb_buf);
+		free(j->j_eb[s].eb_rows);
+	}
+	free(j->j_eb);
 	free(j->j_path);
 	free(j->j_run);
 	free(j);
@@ -1008,14 +1404,16 @@ journal_open(const char *path, char *err, size_t errlen)
 		free(j);
 		return (NULL);
 	}
+	j->j_lockfd = -1;
 	if (journal_create(j) == -1 ||
 	    journal_connect(j) == -1 ||
 	    journal_check(j) == -1 ||
 	    journal_schema(j) == -1 ||
 	    journal_exec(j, journal_tokens_sql) == -1 ||
-	    journal_prepare(j) == -1) {
-		busy = j->j_db != NULL &&
-		    (sqlite3_errcode(j->j_db) & 0xff) == SQLITE_BUSY;
+	    journal_prepare(j) == -1 ||
+	    journal_ckpt_start(j) == -1) {
+		busy = j->j_busy || (j->j_db != NULL &&
+		    (sqlite3_errcode(j->j_db) & 0xff) == SQLITE_BUSY);
 		corrupt = j->j_db != NULL &&
 		    (sqlite3_errcode(j->j_db) & 0xff) == SQLITE_CORRUPT;
 		snprintf(err, errlen, "%s%s", j->j_err, corrupt ?
@@ -1323,26 +1721,257 @@ journal_gen_put(struct journal *j, uint64_t job, uint32_t gen,
 	return (journal_run(j, JS_GEN_PUT, rc, "writing generation"));
 }
 
-/* Add one task execution. */
+/* An unsigned LEB128 varint at p; the byte after it. */
+static uint8_t *
+journal_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return (p);
+}
+
+/* Read a varint at *pp, before end: -1 if it runs past end. */
+static int
+journal_unvarint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t	*p = *pp;
+	unsigned	 shift = 0;
+
+	*v = 0;
+	while (p < end && shift < 64) {
+		*v |= (uint64_t)(*p & 0x7f) << shift;
+		if ((*p++ & 0x80) == 0) {
+			*pp = p;
+			return (0);
+		}
+		shift += 7;
+	}
+	return (-1);
+}
+
+/* a - b, wrapping, as a zigzag varint value (small either way). */
+static uint64_t
+journal_zigzag(uint64_t a, uint64_t b)
+{
+	uint64_t	 d = a - b;
+
+	return ((d << 1) ^ (0 - (d >> 63)));
+}
+
+/* The inverse: b + the difference. */
+static uint64_t
+journal_unzigzag(uint64_t b, uint64_t z)
+{
+	return (b + ((z >> 1) ^ (0 - (z & 1))));
+}
+
+/*
+ * Pack one execution into eb, in its open row or a new one (the row is
+ * full at JOURNAL_EXEC_ROW bytes or 64 executions).  -1 out of memory.
+ */
+static int
+journal_exec_put(struct journal_execbuf *eb, const struct journal_span *sp)
+{
+	uint8_t		*p, *nb;
+	size_t		 cap, len, i;
+	uint32_t	 h;
+	int		 known;
+
+	if (eb->eb_len + JOURNAL_EXEC_MAX > eb->eb_cap) {
+		for (cap = eb->eb_cap ? eb->eb_cap : 4096;
+		    cap < eb->eb_len + JOURNAL_EXEC_MAX; cap *= 2)
+			;
+		if ((nb = realloc(eb->eb_buf, cap)) == NULL)
+			return (-1);
+		eb->eb_buf = nb;
+		eb->eb_cap = cap;
+	}
+	if (eb->eb_nrows == 0 ||
+	    eb->eb_len - eb->eb_rows[eb->eb_nrows - 1].off >=
+	    JOURNAL_EXEC_ROW || eb->eb_rows[eb->eb_nrows - 1].n >= 64) {
+		if (eb->eb_nrows == eb->eb_rowcap) {
+			cap = eb->eb_rowcap ? eb->eb_rowcap * 2 : 16;
+			if ((p = reallocarray(eb->eb_rows, cap,
+			    sizeof(*eb->eb_rows))) == NULL)
+				return (-1);
+			eb->eb_rows = (void *)p;
+			eb->eb_rowcap = cap;
+		}
+		eb->eb_rows[eb->eb_nrows].off = eb->eb_len;
+		eb->eb_rows[eb->eb_nrows].n = 0;
+		eb->eb_nrows++;
+		eb->eb_prev = 0;
+		eb->eb_nnames = 0;
+		for (i = 0; i < JOURNAL_EXEC_NAMES; i++)
+			eb->eb_names[i].k = 0;
+	}
+	p = eb->eb_buf + eb->eb_len;
+	p = journal_varint(p, sp->gen);
+	p = journal_varint(p, sp->idx);
+	p = journal_varint(p, sp->task);
+	/* The worker: a name seen in this row, or a new one (FNV-1a). */
+	len = strnlen(sp->worker, sizeof sp->worker);
+	for (h = 2166136261u, i = 0; i < len; i++)
+		h = (h ^ (uint8_t)sp->worker[i]) * 16777619u;
+	h %= JOURNAL_EXEC_NAMES;
+	known = eb->eb_names[h].k != 0 && eb->eb_names[h].len == len &&
+	    memcmp(eb->eb_buf + eb->eb_names[h].off, sp->worker, len) == 0;
+	if (known)
+		p = journal_varint(p, eb->eb_names[h].k);
+	else {
+		p = journal_varint(p, 0);
+		p = journal_varint(p, len);
+		eb->eb_names[h].off = (size_t)(p - eb->eb_buf);
+		eb->eb_names[h].len = (uint32_t)len;
+		eb->eb_names[h].k = ++eb->eb_nnames;
+		memcpy(p, sp->worker, len);
+		p += len;
+	}
+	p = journal_varint(p, sp->slot);
+	p = journal_varint(p, journal_zigzag(sp->start_ns, eb->eb_prev));
+	p = journal_varint(p, journal_zigzag(sp->end_ns, sp->start_ns));
+	p = journal_varint(p, sp->outcome);
+	p = journal_varint(p, sp->replica);
+	eb->eb_prev = sp->start_ns;
+	eb->eb_len = (size_t)(p - eb->eb_buf);
+	eb->eb_rows[eb->eb_nrows - 1].n++;
+	return (0);
+}
+
+/*
+ * Insert eb's rows with ins (JS_SPAN_ADD's SQL), numbered from
+ * eb->eb_next, and empty it.  SQLite's code: SQLITE_DONE when all went in.
+ */
+static int
+journal_execbuf_write(struct journal_execbuf *eb, sqlite3_stmt *ins)
+{
+	size_t	 i, end;
+	int	 rc = SQLITE_DONE;
+
+	for (i = 0; i < eb->eb_nrows && rc == SQLITE_DONE; i++) {
+		end = i + 1 < eb->eb_nrows ? eb->eb_rows[i + 1].off :
+		    eb->eb_len;
+		rc = SQLITE_OK;
+		journal_bind_u64(ins, 1, eb->eb_job, &rc);
+		journal_bind_u64(ins, 2, eb->eb_next, &rc);
+		journal_bind_u64(ins, 3, eb->eb_rows[i].n, &rc);
+		journal_bind_blob(ins, 4, eb->eb_buf + eb->eb_rows[i].off,
+		    end - eb->eb_rows[i].off, &rc);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(ins);
+		sqlite3_reset(ins);
+		sqlite3_clear_bindings(ins);
+		eb->eb_next++;
+	}
+	eb->eb_len = 0;
+	eb->eb_nrows = 0;
+	return (rc);
+}
+
+/*
+ * Write the executions journaled since the last commit, in the pending
+ * transaction: a job's next row number is read once, when it is first
+ * needed.
+ */
+static int
+journal_execs_flush(struct journal *j)
+{
+	struct journal_execbuf	*eb;
+	sqlite3_stmt		*st = j->j_stmt[JS_EXEC_NEXT];
+	size_t			 i;
+	int			 r, rc;
+
+	for (i = 0; i < j->j_neb; i++) {
+		eb = &j->j_eb[i];
+		if (eb->eb_nrows == 0)
+			continue;
+		if (eb->eb_next == UINT64_MAX) {
+			rc = SQLITE_OK;
+			journal_bind_u64(st, 1, eb->eb_job, &rc);
+			if (rc != SQLITE_OK || (r = journal_next(j, JS_EXEC_NEXT,
+			    "writing spans")) != 1) {
+				if (rc != SQLITE_OK || r == 0)
+					journal_set(j, "writing spans: no next "
+					    "row");
+				journal_reset(j, JS_EXEC_NEXT);
+				j->j_failed = SQLITE_ERROR;
+				j->j_nfailed++;
+				return (-1);
+			}
+			eb->eb_next = journal_u64(sqlite3_column_int64(st,
+			    0));
+			journal_reset(j, JS_EXEC_NEXT);
+		}
+		if (journal_execbuf_write(eb, j->j_stmt[JS_SPAN_ADD]) !=
+		    SQLITE_DONE) {
+			journal_wfail(j, "writing spans");
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* Forget the executions not written yet (a rollback). */
+static void
+journal_execs_clear(struct journal *j)
+{
+	size_t	 i;
+
+	for (i = 0; i < j->j_neb; i++) {
+		j->j_eb[i].eb_len = 0;
+		j->j_eb[i].eb_nrows = 0;
+	}
+}
+
+/* The buffer of job's executions, made or taken over if need be. */
+static struct journal_execbuf *
+journal_execbuf(struct journal *j, uint64_t job)
+{
+	struct journal_execbuf	*eb, *free_eb = NULL;
+	size_t			 i;
+
+	for (i = 0; i < j->j_neb; i++) {
+		eb = &j->j_eb[i];
+		if (eb->eb_job == job)
+			return (eb);
+		if (eb->eb_nrows == 0 && free_eb == NULL)
+			free_eb = eb;
+	}
+	if (free_eb == NULL) {
+		eb = reallocarray(j->j_eb, j->j_neb + 1, sizeof(*eb));
+		if (eb == NULL)
+			return (NULL);
+		j->j_eb = eb;
+		free_eb = &j->j_eb[j->j_neb++];
+		memset(free_eb, 0, sizeof(*free_eb));
+	}
+	free_eb->eb_job = job;
+	free_eb->eb_next = UINT64_MAX;
+	free_eb->eb_len = 0;
+	free_eb->eb_nrows = 0;
+	return (free_eb);
+}
+
+/*
+ * Add one task execution: packed in memory, written at the commit (by
+ * journal_execs_flush()) with whatever else the loop pass journaled.
+ */
 int
 journal_span_add(struct journal *j, const struct journal_span *sp)
 {
-	sqlite3_stmt	*st = j->j_stmt[JS_SPAN_ADD];
-	int		 rc = SQLITE_OK;
+	struct journal_execbuf	*eb;
 
 	if (journal_begin(j) == -1)
 		return (-1);
-	journal_bind_u64(st, 1, sp->job, &rc);
-	journal_bind_u64(st, 2, sp->gen, &rc);
-	journal_bind_u64(st, 3, sp->idx, &rc);
-	journal_bind_u64(st, 4, sp->task, &rc);
-	journal_bind_text(st, 5, sp->worker, sizeof sp->worker, &rc);
-	journal_bind_u64(st, 6, sp->slot, &rc);
-	journal_bind_u64(st, 7, sp->start_ns, &rc);
-	journal_bind_u64(st, 8, sp->end_ns, &rc);
-	journal_bind_u64(st, 9, sp->outcome, &rc);
-	journal_bind_u64(st, 10, sp->replica, &rc);
-	return (journal_run(j, JS_SPAN_ADD, rc, "writing span"));
+	if ((eb = journal_execbuf(j, sp->job)) == NULL ||
+	    journal_exec_put(eb, sp) == -1) {
+		journal_set(j, "writing span: out of memory");
+		return (-1);
+	}
+	return (0);
 }
 
 /* journal_commit() under masterd -T journal: its rows and its time. */
@@ -1374,15 +2003,22 @@ journal_commit(struct journal *j)
 {
 	if (j->j_failed)
 		return (journal_refused(j));
+	if (journal_execs_flush(j) == -1)
+		return (-1);
 	if (sqlite3_get_autocommit(j->j_db)) {
 		j->j_pending = 0;
 		return (0);
 	}
-	if (log_tracing & TRACE_JOURNAL)
-		return (journal_commit_traced(j));
-	if (journal_run(j, JS_COMMIT, SQLITE_OK, "commit") == -1)
-		return (-1);
-	j->j_pending = 0;
+	if (log_tracing & TRACE_JOURNAL) {
+		if (journal_commit_traced(j) == -1)
+			return (-1);
+	} else {
+		if (journal_run(j, JS_COMMIT, SQLITE_OK, "commit") == -1)
+			return (-1);
+		j->j_pending = 0;
+	}
+	if (j->j_walframes >= j->j_restart)
+		journal_wal_restart(j);
 	return (0);
 }
 
@@ -1401,6 +2037,7 @@ journal_rollback(struct journal *j)
 			j->j_failed = SQLITE_ERROR;
 		return (-1);
 	}
+	journal_execs_clear(j);
 	j->j_pending = 0;
 	j->j_failed = 0;
 	return (0);
@@ -1662,34 +2299,166 @@ journal_load_gens(struct journal *j, uint64_t job,
 	return (r);
 }
 
-/* Call cb for every span of a job, in (start_ns, task) order. */
+/* An execution loaded, with its place in the journal for ties. */
+struct journal_ld {
+	struct journal_span	 sp;
+	size_t			 seq;
+};
+
+/* The executions being loaded. */
+struct journal_lds {
+	struct journal_ld	*v;
+	size_t			 n;
+	size_t			 cap;
+};
+
+/*
+ * Unpack a row of n executions of job (see journal_exec_put()) onto ld.
+ * -1 if it is damaged (a message set) or memory runs out.
+ */
+static int
+journal_exec_get(struct journal *j, uint64_t job, const uint8_t *p,
+    size_t len, uint64_t n, struct journal_lds *ld)
+{
+	const uint8_t		*end = p + len, *names[64];
+	size_t			 namelen[64], cap;
+	struct journal_ld	*l;
+	struct journal_span	*sp;
+	uint64_t		 i, v[9], k, prev = 0;
+	uint32_t		 nnames = 0;
+
+	for (i = 0; i < n; i++) {
+		if (ld->n == ld->cap) {
+			cap = ld->cap ? ld->cap * 2 : 256;
+			if ((l = reallocarray(ld->v, cap, sizeof(*l))) ==
+			    NULL) {
+				journal_set(j, "loading spans: out of memory");
+				return (-1);
+			}
+			ld->v = l;
+			ld->cap = cap;
+		}
+		l = &ld->v[ld->n];
+		memset(l, 0, sizeof(*l));
+		sp = &l->sp;
+		if (journal_unvarint(&p, end, &v[0]) == -1 ||
+		    journal_unvarint(&p, end, &v[1]) == -1 ||
+		    journal_unvarint(&p, end, &v[2]) == -1 ||
+		    journal_unvarint(&p, end, &k) == -1)
+			goto damaged;
+		if (k == 0) {
+			if (nnames == 64 ||
+			    journal_unvarint(&p, end, &v[3]) == -1 ||
+			    v[3] > (uint64_t)(end - p))
+				goto damaged;
+			names[nnames] = p;
+			namelen[nnames++] = (size_t)v[3];
+			p += v[3];
+			k = nnames;
+		} else if (k > nnames)
+			goto damaged;
+		if (journal_unvarint(&p, end, &v[4]) == -1 ||
+		    journal_unvarint(&p, end, &v[5]) == -1 ||
+		    journal_unvarint(&p, end, &v[6]) == -1 ||
+		    journal_unvarint(&p, end, &v[7]) == -1 ||
+		    journal_unvarint(&p, end, &v[8]) == -1)
+			goto damaged;
+		sp->job = job;
+		sp->gen = (uint32_t)v[0];
+		sp->idx = (uint32_t)v[1];
+		sp->task = v[2];
+		/* As version 2 loaded a name: at most sizeof - 1 bytes. */
+		len = namelen[k - 1] < sizeof sp->worker ? namelen[k - 1] :
+		    sizeof sp->worker - 1;
+		memcpy(sp->worker, names[k - 1], len);
+		sp->worker[len] = '\0';
+		sp->slot = (uint32_t)v[4];
+		sp->start_ns = journal_unzigzag(prev, v[5]);
+		sp->end_ns = journal_unzigzag(sp->start_ns, v[6]);
+		sp->outcome = (uint32_t)v[7];
+		sp->replica = (uint32_t)v[8];
+		prev = sp->start_ns;
+		l->seq = ld->n++;
+	}
+	return (0);
+
+damaged:
+	journal_set(j, "loading spans: job %" PRIu64 ": a row of executions "
+	    "is damaged", job);
+	return (-1);
+}
+
+/* Order executions as version 2 did: start, then task, then the journal. */
+static int
+journal_ld_cmp(const void *a, const void *b)
+{
+	const struct journal_ld	*x = a, *y = b;
+
+	if (x->sp.start_ns != y->sp.start_ns)
+		return (x->sp.start_ns < y->sp.start_ns ? -1 : 1);
+	if (x->sp.task != y->sp.task)
+		return (x->sp.task < y->sp.task ? -1 : 1);
+	return (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
+/*
+ * Call cb for every span of a job, in (start_ns, task) order, unsigned,
+ * ties in the order they were journaled: those committed and those of
+ * the pending transaction, not written yet.
+ */
 int
 journal_load_spans(struct journal *j, uint64_t job,
     int (*cb)(void *, const struct journal_span *), void *arg)
 {
 	const char		*what = "loading spans";
+	struct journal_execbuf	*eb;
+	struct journal_lds	 ld = { NULL, 0, 0 };
 	sqlite3_stmt		*st;
-	struct journal_span	 sp;
+	const uint8_t		*blob;
+	size_t			 i, end;
 	int			 r;
 
 	if ((st = journal_query(j, JS_LOAD_SPANS, job, what)) == NULL)
 		return (-1);
 	while ((r = journal_next(j, JS_LOAD_SPANS, what)) == 1) {
-		memset(&sp, 0, sizeof sp);
-		sp.job = job;
-		sp.gen = (uint32_t)sqlite3_column_int64(st, 0);
-		sp.idx = (uint32_t)sqlite3_column_int64(st, 1);
-		sp.task = journal_u64(sqlite3_column_int64(st, 2));
-		journal_column_text(st, 3, sp.worker, sizeof sp.worker);
-		sp.slot = (uint32_t)sqlite3_column_int64(st, 4);
-		sp.start_ns = journal_u64(sqlite3_column_int64(st, 5));
-		sp.end_ns = journal_u64(sqlite3_column_int64(st, 6));
-		sp.outcome = (uint32_t)sqlite3_column_int64(st, 7);
-		sp.replica = (uint32_t)sqlite3_column_int64(st, 8);
-		if (cb(arg, &sp) != 0)
-			return (journal_stop(j, JS_LOAD_SPANS, what));
+		blob = sqlite3_column_blob(st, 1);
+		if (journal_exec_get(j, job, blob, blob == NULL ? 0 :
+		    (size_t)sqlite3_column_bytes(st, 1),
+		    (uint64_t)sqlite3_column_int64(st, 0), &ld) == -1) {
+			journal_reset(j, JS_LOAD_SPANS);
+			free(ld.v);
+			return (-1);
+		}
 	}
-	return (r);
+	if (r == -1) {
+		free(ld.v);
+		return (-1);
+	}
+	for (i = 0; i < j->j_neb; i++) {
+		eb = &j->j_eb[i];
+		if (eb->eb_job != job)
+			continue;
+		for (r = 0; (size_t)r < eb->eb_nrows; r++) {
+			end = (size_t)r + 1 < eb->eb_nrows ?
+			    eb->eb_rows[r + 1].off : eb->eb_len;
+			if (journal_exec_get(j, job, eb->eb_buf +
+			    eb->eb_rows[r].off, end - eb->eb_rows[r].off,
+			    eb->eb_rows[r].n, &ld) == -1) {
+				free(ld.v);
+				return (-1);
+			}
+		}
+	}
+	if (ld.n > 1)
+		qsort(ld.v, ld.n, sizeof(*ld.v), journal_ld_cmp);
+	for (i = 0; i < ld.n; i++)
+		if (cb(arg, &ld.v[i].sp) != 0) {
+			free(ld.v);
+			journal_set(j, "%s: stopped by caller", what);
+			return (-1);
+		}
+	free(ld.v);
+	return (0);
 }
 
 /* Row counts, for status and tests; any pointer may be NULL. */
@@ -1697,10 +2466,17 @@ int
 journal_stats(struct journal *j, uint64_t *njobs, uint64_t *nresults,
     uint64_t *nspans)
 {
+	size_t	 i, r;
+
 	if (journal_count(j, JS_COUNT_JOBS, njobs) == -1 ||
 	    journal_count(j, JS_COUNT_RESULTS, nresults) == -1 ||
 	    journal_count(j, JS_COUNT_SPANS, nspans) == -1)
 		return (-1);
+	/* And the executions not written yet. */
+	if (nspans != NULL)
+		for (i = 0; i < j->j_neb; i++)
+			for (r = 0; r < j->j_eb[i].eb_nrows; r++)
+				*nspans += j->j_eb[i].eb_rows[r].n;
 	return (0);
 }
 

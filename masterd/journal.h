@@ -18,7 +18,8 @@
  * The on-disk schema is versioned by PRAGMA user_version: bump
  * JOURNAL_VERSION in journal.c and teach journal_open() to upgrade if any
  * table changes.  Version 2 added batch jobs (driver, tasks, batches) and
- * opaque outputs; journal_open() upgrades a version 1 file in place.
+ * opaque outputs; version 3 packs the task executions (spans) a commit's
+ * into a few rows; journal_open() upgrades a version 1 or 2 file in place.
  */
 #ifndef R3Q_JOURNAL_H
 #define R3Q_JOURNAL_H

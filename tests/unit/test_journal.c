@@ -9,7 +9,11 @@
  * written by the masterd of that version (tests/data/journal-v1.db) -- is
  * upgraded in place with its fitness values as es outputs, or left alone
  * if the upgrade fails.  Outputs too large to stay in their results row
- * come back like small ones and go with drop, delete and prune.
+ * come back like small ones and go with drop, delete and prune.  Task
+ * executions, packed a commit's at a time since version 3, come back
+ * field for field in version 2's order, and the version 2 journal of
+ * masterd 4def72e (tests/data/journal-v2.db) loads each job's exactly as
+ * version 2 did.
  */
 #include "config.h"
 
@@ -1678,7 +1682,7 @@ test_upgrade_v1(void **state)
 		assert_int_equal(v, 12);
 		assert_stats(j, 2, NV1, 2);
 		journal_close(j);
-		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 2);
+		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 3);
 	}
 
 	/* The same tables, columns and indexes as a new journal's. */
@@ -1867,9 +1871,266 @@ test_upgrade_fixture(void **state)
 	}
 	assert_stats(j, 2, 20, 34);
 	journal_close(j);
-	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 2);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 3);
 	free(l);
 	free(v);
+}
+
+/* Many executions, for test_spans_packed and test_upgrade_v2. */
+#define NSP	3000
+
+struct manyspans {
+	size_t			 n;
+	struct journal_span	 sp[NSP];
+	size_t			 seq[NSP];	/* order journaled */
+};
+
+/* Load callback: copy any number of spans. */
+static int
+load_many(void *arg, const struct journal_span *sp)
+{
+	struct manyspans	*m = arg;
+
+	if (m->n == NSP)
+		return (-1);
+	m->sp[m->n++] = *sp;
+	return (0);
+}
+
+/* Version 2's order: start, task (unsigned), then as journaled. */
+static int
+span_cmp(const void *a, const void *b)
+{
+	const struct journal_span	*x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return (x->start_ns < y->start_ns ? -1 : 1);
+	if (x->task != y->task)
+		return (x->task < y->task ? -1 : 1);
+	/* Ties: the test numbers them in gen, journaled order. */
+	return (x->gen < y->gen ? -1 : x->gen > y->gen);
+}
+
+/* Assert two spans are the same, field by field. */
+static void
+assert_span(const struct journal_span *a, const struct journal_span *b)
+{
+	assert_int_equal(a->job, b->job);
+	assert_int_equal(a->gen, b->gen);
+	assert_int_equal(a->idx, b->idx);
+	assert_true(a->task == b->task);
+	assert_string_equal(a->worker, b->worker);
+	assert_int_equal(a->slot, b->slot);
+	assert_true(a->start_ns == b->start_ns);
+	assert_true(a->end_ns == b->end_ns);
+	assert_int_equal(a->outcome, b->outcome);
+	assert_int_equal(a->replica, b->replica);
+}
+
+/*
+ * Executions are packed a commit's at a time (schema version 3): whatever
+ * is journaled comes back field for field, in version 2's order (start
+ * then task, unsigned, ties as journaled), before the commit (not written
+ * yet), after it and after a reopen; 300 distinct workers, names of 63
+ * and 64 bytes (64: no NUL, loaded as its first 63 as before), an empty
+ * one, starts above INT64_MAX, an end before its start, a withdrawn
+ * copy's slot.  Deleting a job takes its packed rows, written or not.
+ */
+static void
+test_spans_packed(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct manyspans	*want, *got;
+	struct journal_span	 sp;
+	uint64_t		 x = 88172645463325252ULL;
+	size_t			 i, k, nw = 0;
+
+	want = calloc(1, sizeof *want);
+	got = calloc(1, sizeof *got);
+	assert_non_null(want);
+	assert_non_null(got);
+	j = topen(t);
+	for (i = 0; i < NSP; i++) {
+		/* xorshift64: reproducible noise */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memset(&sp, 0, sizeof sp);
+		sp.job = 1 + i % 2;
+		sp.gen = (uint32_t)i;		/* journaled order, for ties */
+		sp.idx = (uint32_t)(x % 70000);
+		sp.task = i % 7 == 0 ? x : (x % 1000);
+		k = (x >> 20) % 300;
+		if (k == 0)
+			sp.worker[0] = '\0';
+		else if (k == 1)
+			memset(sp.worker, 'a', sizeof sp.worker);
+		else if (k == 2)
+			memset(sp.worker, 'b', sizeof sp.worker - 1);
+		else
+			snprintf(sp.worker, sizeof sp.worker, "worker-%zu.example",
+			    k);
+		sp.slot = i % 11 == 0 ? UINT32_MAX : (uint32_t)(x % 64);
+		/* Few distinct starts: ties on start, some on task too. */
+		sp.start_ns = (x >> 40) % 50 + (i % 5 == 0 ?
+		    UINT64_C(1) << 63 : 1700000000000000000ULL);
+		sp.end_ns = i % 13 == 0 ? sp.start_ns - 5 : sp.start_ns +
+		    (x >> 8) % 100000000;
+		sp.outcome = (uint32_t)(x % 4);
+		sp.replica = (uint32_t)(x % 3);
+		assert_int_equal(journal_span_add(j, &sp), 0);
+		if (sp.job == 1) {
+			want->sp[nw] = sp;
+			if (k == 1)	/* 64 bytes: the first 63 come back */
+				want->sp[nw].worker[sizeof sp.worker - 1] =
+				    '\0';
+			nw++;
+		}
+		if (i == NSP / 2) {
+			/* Half written, half pending. */
+			assert_int_equal(journal_commit(j), 0);
+		}
+	}
+	want->n = nw;
+	qsort(want->sp, want->n, sizeof want->sp[0], span_cmp);
+	assert_int_equal(journal_load_spans(j, 1, load_many, got), 0);
+	assert_int_equal(got->n, want->n);
+	for (i = 0; i < want->n; i++)
+		assert_span(&got->sp[i], &want->sp[i]);
+	assert_stats(j, 0, 0, NSP);
+	assert_int_equal(journal_commit(j), 0);
+	got->n = 0;
+	assert_int_equal(journal_load_spans(j, 1, load_many, got), 0);
+	assert_int_equal(got->n, want->n);
+	for (i = 0; i < want->n; i++)
+		assert_span(&got->sp[i], &want->sp[i]);
+	journal_close(j);
+
+	j = topen(t);
+	got->n = 0;
+	assert_int_equal(journal_load_spans(j, 1, load_many, got), 0);
+	assert_int_equal(got->n, want->n);
+	for (i = 0; i < want->n; i++)
+		assert_span(&got->sp[i], &want->sp[i]);
+	assert_stats(j, 0, 0, NSP);
+
+	/* More for job 2, not written yet: deleted with the rest. */
+	memset(&sp, 0, sizeof sp);
+	sp.job = 2;
+	strcpy(sp.worker, "w1");
+	assert_int_equal(journal_span_add(j, &sp), 0);
+	assert_int_equal(journal_job_delete(j, 2), 0);
+	assert_stats(j, 0, 0, want->n);
+	assert_int_equal(journal_commit(j), 0);
+	/* A rollback forgets what was not written. */
+	sp.job = 1;
+	assert_int_equal(journal_span_add(j, &sp), 0);
+	assert_int_equal(journal_rollback(j), 0);
+	assert_int_equal(journal_commit(j), 0);
+	journal_close(j);
+	j = topen(t);
+	assert_stats(j, 0, 0, want->n);
+	assert_int_equal(nspans(j, 2), 0);
+	journal_close(j);
+	free(want);
+	free(got);
+}
+
+/*
+ * The journal masterd 4def72e (schema version 2, a row of spans an
+ * execution) wrote for tests/regress/journal-v2.sh (tests/data/
+ * journal-v2.db, made by tests/data/journal-v2.sh): upgraded to version
+ * 3, each job's executions load exactly as version 2's query ordered
+ * them, spans is gone, and the file is the schema of a new journal.
+ */
+static void
+test_upgrade_v2(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct manyspans	*want, *got;
+	struct journal_span	*sp;
+	sqlite3			*db;
+	sqlite3_stmt		*st;
+	char			*a, *b, fresh[512], err[512];
+	const unsigned char	*w;
+	uint64_t		 job, total = 0;
+	size_t			 i;
+
+	copyfile(TEST_DATADIR "/journal-v2.db", t->path);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 2);
+	want = calloc(2, sizeof *want);
+	got = calloc(1, sizeof *got);
+	assert_non_null(want);
+	assert_non_null(got);
+	/* Version 2's own query, on the version 2 file. */
+	assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT gen, idx, task, "
+	    "worker, slot, start, \"end\", outcome, replica FROM spans "
+	    "WHERE job = ?1 ORDER BY start < 0, start, task < 0, task", -1,
+	    &st, NULL), SQLITE_OK);
+	for (job = 1; job <= 2; job++) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)job);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			assert_true(want[job - 1].n < NSP);
+			sp = &want[job - 1].sp[want[job - 1].n++];
+			memset(sp, 0, sizeof *sp);
+			sp->job = job;
+			sp->gen = (uint32_t)sqlite3_column_int64(st, 0);
+			sp->idx = (uint32_t)sqlite3_column_int64(st, 1);
+			sp->task = (uint64_t)sqlite3_column_int64(st, 2);
+			w = sqlite3_column_text(st, 3);
+			snprintf(sp->worker, sizeof sp->worker, "%s",
+			    w != NULL ? (const char *)w : "");
+			sp->slot = (uint32_t)sqlite3_column_int64(st, 4);
+			sp->start_ns = (uint64_t)sqlite3_column_int64(st, 5);
+			sp->end_ns = (uint64_t)sqlite3_column_int64(st, 6);
+			sp->outcome = (uint32_t)sqlite3_column_int64(st, 7);
+			sp->replica = (uint32_t)sqlite3_column_int64(st, 8);
+		}
+		sqlite3_reset(st);
+		assert_true(want[job - 1].n >= 40);
+		total += want[job - 1].n;
+	}
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+
+	j = topen(t);
+	for (job = 1; job <= 2; job++) {
+		got->n = 0;
+		assert_int_equal(journal_load_spans(j, job, load_many, got),
+		    0);
+		assert_int_equal(got->n, want[job - 1].n);
+		for (i = 0; i < got->n; i++)
+			assert_span(&got->sp[i], &want[job - 1].sp[i]);
+	}
+	journal_close(j);
+	j = topen(t);
+	assert_stats(j, 2, 49, total);
+	journal_close(j);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 3);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM sqlite_master "
+	    "WHERE name = 'spans'"), 0);
+
+	/* The same tables, columns and indexes as a new journal's. */
+	a = malloc(4096);
+	b = malloc(4096);
+	assert_non_null(a);
+	assert_non_null(b);
+	snprintf(fresh, sizeof fresh, "%s/fresh.db", t->dir);
+	j = journal_open(fresh, err, sizeof err);
+	if (j == NULL)
+		fail_msg("%s", err);
+	journal_close(j);
+	sqlschema(t->path, a, 4096);
+	sqlschema(fresh, b, 4096);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "execs: "));
+	free(a);
+	free(b);
+	free(want);
+	free(got);
 }
 
 /* Load callback: take any result. */
@@ -2338,6 +2599,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_upgrade_fixture, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_spill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spans_packed, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_v2, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_fails, setup,
 		    teardown),

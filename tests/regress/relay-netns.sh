@@ -10,19 +10,6 @@
 # SKIP otherwise.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
-# kill9_at PID: SIGKILL it, print the local time of day just before (the
-# clock read and the kill in one process: $(date) then kill took 25 ms
-# on a loaded machine, as much as what is measured).
-kill9_at() {
-	python3 -c 'import os, sys, time
-t = time.time()
-os.kill(int(sys.argv[1]), 9)
-print(time.strftime("%H:%M:%S", time.localtime(t)) + ".%06d" % int(t % 1 * 1e6))' "$1" 2>/dev/null || {
-		date +%H:%M:%S.%N
-		kill -9 "$1"
-	}
-}
-
 NS=r3q$$
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: relay-netns.sh needs root for ip netns"
@@ -135,11 +122,7 @@ waitfor "grep -q 'relay gw .* gone: its 2 workers lost with it' '$T/masterd.log'
 # kernel resets it when the relay dies): masterd's log line against the
 # kill, both local time of day; target < 50 ms, bound generous.
 t1=$(sed -n 's/^\([0-9:.]*\) masterd: relay gw .* gone: .*/\1/p' "$T/masterd.log" | tail -n 1)
-ms=$(awk -v t0="$t0" -v t1="$t1" 'BEGIN {
-	split(t1, a, ":"); split(t0, b, ":")
-	d = (a[1] - b[1]) * 3600 + (a[2] - b[2]) * 60 + (a[3] - b[3])
-	if (d < 0) d += 86400
-	printf "%.1f", d * 1000 }')
+ms=$(tod_ms "$t0" "$t1")
 awk -v ms="$ms" 'BEGIN { exit !(ms < 2000) }' ||
     fail "masterd lost gw's workers ${ms} ms after the kill (target < 50 ms)"
 ok "the relay killed: masterd lost its 2 workers at once, ${ms} ms after the kill (target < 50 ms)"

@@ -11,19 +11,6 @@
 # stream for a name that did not prove itself to it.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
-# kill9_at PID: SIGKILL it, print the local time of day just before (the
-# clock read and the kill in one process: $(date) then kill took 25 ms
-# on a loaded machine, as much as what is measured).
-kill9_at() {
-	python3 -c 'import os, sys, time
-t = time.time()
-os.kill(int(sys.argv[1]), 9)
-print(time.strftime("%H:%M:%S", time.localtime(t)) + ".%06d" % int(t % 1 * 1e6))' "$1" 2>/dev/null || {
-		date +%H:%M:%S.%N
-		kill -9 "$1"
-	}
-}
-
 ES="--mu 20 --lambda 60 --dim 20 --generations 12 --lu 300 --seed 5 --reevaluate-parents"
 
 "$MKCERTS" --relay r1 "$T/certs" w1 w2 w3 w4 w5 > /dev/null
@@ -113,11 +100,7 @@ waitfor "grep -q 'relay r1 .* gone: its 3 workers lost with it' '$T/masterd.log'
     fail "masterd did not lose r1's workers at once"
 t1=$(sed -n 's/^\([0-9:.]*\) masterd: relay r1 .* gone: .*/\1/p' "$T/masterd.log" | tail -n 1)
 # The log's clock against date's: both local time of day.
-ms=$(awk -v t0="$t0" -v t1="$t1" 'BEGIN {
-	split(t1, a, ":"); split(t0, b, ":")
-	d = (a[1] - b[1]) * 3600 + (a[2] - b[2]) * 60 + (a[3] - b[3])
-	if (d < 0) d += 86400
-	printf "%.1f", d * 1000 }')
+ms=$(tod_ms "$t0" "$t1")
 # Issue 20's target is < 50 ms for a broken TCP link (the relay's death
 # is an EOF or a reset at once); the bound here is generous for a loaded
 # machine, and still far below one heartbeat_timeout.

@@ -115,13 +115,13 @@ job_es_feed(struct job *j)
 {
 	struct es_job		*ej = EJ(j);
 	struct sched_task	*t;
-	size_t			 i, n;
+	size_t			 i, n, chunk;
 
 	if (ej->ej_pb == NULL)
 		return;
 	n = ej->ej_npend - ej->ej_pendoff;
-	if (n > job_es_chunk())
-		n = job_es_chunk();
+	if (n > (chunk = job_es_chunk()))
+		n = chunk;
 	t = xcalloc(n, sizeof(*t));
 	for (i = 0; i < n; i++)
 		t[i].id = ej->ej_pend[ej->ej_pendoff + i];

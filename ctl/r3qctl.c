@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cblas.h>
 
 #include "bnb.h"
 #include "island.h"
@@ -856,7 +855,6 @@ es_local(struct es_opts *o)
 		die(EX_USAGE, "%s", err);
 	if ((es = es_new(&ep)) == NULL)
 		die(EX_FAIL, "out of memory");
-	openblas_set_num_threads(1);
 	gens = calloc(ep.generations + 1, sizeof(*gens));
 	gp = calloc(ep.generations + 1, sizeof(*gp));
 	if (gens == NULL || gp == NULL)

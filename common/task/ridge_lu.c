@@ -20,11 +20,9 @@
 
 #include <sys/mman.h>
 
-#include <cblas.h>
-#include <lapacke.h>
-
 #include "es/es.h"
 #include "es/payload.h"
+#include "task/lapack.h"
 #include "task/task.h"
 
 #define LU_MAX		20000
@@ -285,6 +283,9 @@ task_ridge_lu_run(const struct task_params *p, const struct task_ctx *ctx,
 		if (ctx->progress != NULL)
 			ctx->progress(ctx->arg, 2);
 		status = TASK_OK;
+	} else if (lapack_lazy_load(res->error, sizeof(res->error)) == -1) {
+		/* r3qctl: LAPACKE or the BLAS did not load (task/lapack.h) */
+		status = TASK_FAILED;
 	} else if ((a = lu_alloc(n)) == NULL ||
 	    (ipiv = malloc((size_t)n * sizeof(*ipiv))) == NULL) {
 		snprintf(res->error, sizeof(res->error), "out of memory");

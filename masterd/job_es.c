@@ -40,6 +40,9 @@ struct es_job {
 #define EJ_CHUNK	8192	/* tasks to the core in one loop pass, at
 				   least (EJ_CHUNK_CPU a CPU when more) */
 #define EJ_CHUNK_CPU	64
+#define EJ_FIRST_MIN	256	/* a generation's first chunk: what the
+				   CPUs can hold (EJ_CHUNK_CPU a CPU), at
+				   least this */
 
 #define EJ(j)	((struct es_job *)(j)->j_ds)
 
@@ -81,18 +84,25 @@ job_es_set_params(struct job *j, const R3q__EsParams *p)
 	j->j_work_ms = p->work_ms;
 }
 
-/* Tasks given to the core at once: EJ_CHUNK, or more with many CPUs. */
+/*
+ * Tasks given to the core at once: EJ_CHUNK, or more with many CPUs.  A
+ * generation's first chunk is only what the CPUs can hold, so that its
+ * first task goes out as soon as the ES has made it, and the cost before
+ * it follows the cluster, not lambda (issue 26, part 5).
+ */
 static size_t
-job_es_chunk(void)
+job_es_chunk(int first)
 {
-	size_t		 cpus = 0;
+	size_t		 cpus = 0, n;
 	uint32_t	 i;
 
 	for (i = 0; i < md->maxworkers; i++)
 		if (md->workers[i] != NULL)
 			cpus += md->workers[i]->w_cpus;
-	return (cpus * EJ_CHUNK_CPU > EJ_CHUNK ? cpus * EJ_CHUNK_CPU :
-	    EJ_CHUNK);
+	n = cpus * EJ_CHUNK_CPU;
+	if (first)
+		return (n > EJ_FIRST_MIN ? n : EJ_FIRST_MIN);
+	return (n > EJ_CHUNK ? n : EJ_CHUNK);
 }
 
 static void
@@ -120,7 +130,7 @@ job_es_feed(struct job *j)
 	if (ej->ej_pb == NULL)
 		return;
 	n = ej->ej_npend - ej->ej_pendoff;
-	if (n > (chunk = job_es_chunk()))
+	if (n > (chunk = job_es_chunk(ej->ej_pendoff == 0)))
 		n = chunk;
 	t = xcalloc(n, sizeof(*t));
 	for (i = 0; i < n; i++)

@@ -109,7 +109,29 @@ exec_share(void *arg, const uint8_t *data, size_t len)
 		ex.ex_wake();
 }
 
-/* One execution thread: take the head of the local queue, run it. */
+/*
+ * ctx->launched, and after the task if its kind did not call it: the
+ * wake-up of the loop thread that was put off (exec_thread()).
+ */
+static void
+exec_launched(void *arg)
+{
+	struct wtask	*t = arg;
+
+	if (t->wt_wake) {
+		t->wt_wake = 0;
+		ex.ex_wake();
+	}
+}
+
+/*
+ * One execution thread: take the head of the local queue, run it.  The
+ * loop thread is woken for a task's start and for the result of the task
+ * before it once the task is handed to its persistent process, not
+ * before: woken first, it (and masterd, which it writes to) would take
+ * the CPU the process is to wake on, and each task of a persistent kind
+ * would start that much later.
+ */
 static void *
 exec_thread(void *arg)
 {
@@ -126,15 +148,26 @@ exec_thread(void *arg)
 	 */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 #endif
+	wake = 0;
 	pthread_mutex_lock(&ex.ex_mtx);
 	for (;;) {
 		while (!ex.ex_stop && TAILQ_EMPTY(&ex.ex_held)) {
+			if (wake) {
+				/* A result, and no next task to wait for. */
+				wake = 0;
+				pthread_mutex_unlock(&ex.ex_mtx);
+				ex.ex_wake();
+				pthread_mutex_lock(&ex.ex_mtx);
+				continue;
+			}
 			ex.ex_nidle++;
 			pthread_cond_wait(&ex.ex_cv, &ex.ex_mtx);
 			ex.ex_nidle--;
 		}
 		if (ex.ex_stop) {
 			pthread_mutex_unlock(&ex.ex_mtx);
+			if (wake)
+				ex.ex_wake();
 			return (NULL);
 		}
 		t = TAILQ_FIRST(&ex.ex_held);
@@ -144,10 +177,13 @@ exec_thread(void *arg)
 		ex.ex_nrunning++;
 		t->wt_slot = slot;
 		/* The master hears of the start (section 3's state 1). */
-		wake = exec_news();
+		if (exec_news())
+			wake = 1;
 		pthread_mutex_unlock(&ex.ex_mtx);
-		if (wake)
-			ex.ex_wake();
+		t->wt_wake = wake;
+		wake = 0;
+		if (t->wt_ext == NULL || t->wt_ext->k_type != EXT_PERSISTENT)
+			exec_launched(t);
 
 		memset(&p, 0, sizeof(p));
 		p.kind = t->wt_kind;
@@ -161,6 +197,7 @@ exec_thread(void *arg)
 		ctx.bound = &t->wt_bound;
 		ctx.donate = &t->wt_donate;
 		ctx.share = exec_share;
+		ctx.launched = exec_launched;
 		t->wt_start = wall_ns();
 		if (t->wt_ext != NULL)
 			ext_run(t->wt_ext, slot, &p, &ctx,
@@ -168,23 +205,21 @@ exec_thread(void *arg)
 		else
 			task_run(&p, &ctx, &t->wt_res);
 		t->wt_end = wall_ns();
+		exec_launched(t);
 		/* Over max_output: fail it here rather than send it. */
 		task_result_limit(&t->wt_res, atomic_load(&ex_max_output));
 
 		/*
 		 * Take the next task in the same critical section: a busy
 		 * thread locks once per task, and the loop thread is woken
-		 * only if it has not been since it last collected.
+		 * only if it has not been since it last collected: once the
+		 * next task is handed over, or now if there is none.
 		 */
 		pthread_mutex_lock(&ex.ex_mtx);
 		ex.ex_running[slot] = NULL;
 		ex.ex_nrunning--;
 		TAILQ_INSERT_TAIL(&ex.ex_done, t, wt_entry);
-		if (exec_news()) {
-			pthread_mutex_unlock(&ex.ex_mtx);
-			ex.ex_wake();
-			pthread_mutex_lock(&ex.ex_mtx);
-		}
+		wake = exec_news();
 	}
 }
 

@@ -109,6 +109,9 @@ struct wtask {
 						   Active Queue (ex_mtx) */
 	int			 wt_handback;	/* interrupted by a drain: give
 						   it back, no result (ex_mtx) */
+	int			 wt_wake;	/* the loop thread's wake-up,
+						   put off until the task is
+						   handed over (its thread) */
 	uint64_t		 wt_start;
 	uint64_t		 wt_end;
 	struct task_result	 wt_res;	/* its output may borrow

@@ -103,6 +103,15 @@ static int	 persist_head(struct persist_run *);
 static void	 persist_frame(struct persist_run *);
 static void	 persist_dead(struct persist_run *, char *, size_t);
 static void	 be32_put(uint8_t *, uint32_t);
+static void	 persist_launched(const struct task_ctx *);
+
+/* Tell the host the task is handed over (ctx->launched), if it asks. */
+static void
+persist_launched(const struct task_ctx *ctx)
+{
+	if (ctx->launched != NULL)
+		ctx->launched(ctx->arg);
+}
 
 /* A big-endian frame length. */
 static void
@@ -469,7 +478,7 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 	enum { RUN, CANCEL, TIMEOUT } why = RUN;
 	uint64_t		 now, deadline = 0, kill_at = 0, wait;
 	size_t			 len;
-	int			 nfds, i, exited = 0;
+	int			 nfds, i, exited = 0, told = 0;
 
 	if (ps == NULL || slot >= ps->ps_n) {
 		snprintf(res->error, sizeof(res->error), "%s: no slot %u",
@@ -490,9 +499,13 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 	c = &pp->pp_child;
 	if (c->c_pid > 0 && (pp->pp_unfit || persist_idle(pp) == -1))
 		persist_stop(pp);
-	if (c->c_pid <= 0 && ext_spawn(k, c, res->error,
-	    sizeof(res->error)) == -1)
-		return (res->status = TASK_FAILED);
+	if (c->c_pid <= 0) {
+		/* Starting a process takes long: the host need not wait. */
+		persist_launched(ctx);
+		told = 1;
+		if (ext_spawn(k, c, res->error, sizeof(res->error)) == -1)
+			return (res->status = TASK_FAILED);
+	}
 
 	memset(&r, 0, sizeof(r));
 	r.r_pp = pp;
@@ -508,6 +521,14 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 	if (k->k_timeout > 0)
 		deadline = now + k->k_timeout;
 	persist_write(&r);
+	/*
+	 * The frame is in the pipe (or as much as it takes): only now may the
+	 * host wake its other threads (the result of the task before, this
+	 * one's start), so that they do not take the CPU the process is
+	 * woken on first.
+	 */
+	if (!told)
+		persist_launched(ctx);
 
 	while (r.r_end == PERSIST_RUNNING) {
 		if (why == RUN) {

@@ -42,7 +42,10 @@ struct task_params {
  * may drop at any time (the host and the kind only ever lower it); donate is raised when the master asks the task
  * to give part of its open work back, which it does through share (the
  * kind clears it); share sends news to the master (TaskNews) before the
- * task ends, in order, the bytes copied.
+ * task ends, in order, the bytes copied.  launched, optional too, is
+ * called by a kind that hands its task to another process (persistent
+ * kinds) once it has, at most once a task: the host may put off its own
+ * work until then, so that the task's process is woken first.
  */
 struct task_ctx {
 	const atomic_int *cancel;	/* non-zero: stop as soon as possible */
@@ -52,6 +55,7 @@ struct task_ctx {
 	_Atomic int32_t	*bound;
 	atomic_int	*donate;
 	void		(*share)(void *, const uint8_t *, size_t);
+	void		(*launched)(void *);	/* (arg) */
 };
 
 #define TASK_OUT_INLINE	32		/* outputs this short need no malloc */

@@ -232,7 +232,7 @@ run(struct ext_kind *k, const void *payload, size_t len, uint64_t max,
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc,
-	    NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL };
 	struct progress_count	 dummy = { 0 };
 
 	if (pc == NULL)
@@ -270,7 +270,7 @@ run_cancel(struct ext_kind *k, const void *payload, size_t len,
 	struct canceller	 c;
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL };
 	pthread_t		 t;
 	double			 t0;
 	int			 st;
@@ -992,6 +992,93 @@ test_persist_frames(void **state)
 	assert_clean();
 }
 
+/* What count_launched saw: calls, and whether to cancel the task then. */
+struct launch_count {
+	atomic_int	 cancel;
+	int		 calls;
+	int		 cancel_on_launch;
+};
+
+/* ctx->launched of test_persist_launched. */
+static void
+count_launched(void *arg)
+{
+	struct launch_count	*lc = arg;
+
+	lc->calls++;
+	if (lc->cancel_on_launch)
+		atomic_store(&lc->cancel, 1);
+}
+
+/* Run one task on slot 0 with count_launched as ctx->launched. */
+static int
+run_launched(struct ext_kind *k, const char *s, struct launch_count *lc,
+    struct task_result *res)
+{
+	struct task_params	 p;
+	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
+	    NULL, NULL, NULL, count_launched };
+
+	lc->calls = 0;
+	ctx.cancel = &lc->cancel;
+	ctx.arg = lc;
+	memset(&p, 0, sizeof(p));
+	p.kind = k->k_name;
+	p.payload = (const uint8_t *)s;
+	p.payload_len = strlen(s);
+	return (ext_run(k, 0, &p, &ctx, MAX_OUT, res));
+}
+
+/*
+ * ctx->launched (workerd puts off waking its loop thread until then): a
+ * persistent kind calls it once a task, whether it starts the process
+ * first or not, and during the task: once the task's frame is written,
+ * before the answer.  "wait" answers only a cancel frame, so a cancel
+ * raised by the callback ends it; were the callback called after the
+ * task, the task would run into its timeout.  A task cancelled before it
+ * starts is not handed over: no call.
+ */
+static void
+test_persist_launched(void **state)
+{
+	struct ext_kind		*k;
+	struct task_result	 res;
+	struct launch_count	 lc;
+	double			 t0;
+
+	(void)state;
+	if (!have_python())
+		skip();
+	memset(&lc, 0, sizeof(lc));
+	atomic_init(&lc.cancel, 0);
+	k = py_kind(EXT_PERSISTENT, "tests/kinds/pcmd.py", 20000, 500);
+	assert_int_equal(run_launched(k, "pid", &lc, &res), TASK_OK);
+	assert_int_equal(lc.calls, 1);		/* started the process */
+	assert_int_equal(run_launched(k, "pid", &lc, &res), TASK_OK);
+	assert_int_equal(lc.calls, 1);		/* the same process */
+
+	lc.cancel_on_launch = 1;
+	t0 = now_s();
+	assert_int_equal(run_launched(k, "wait", &lc, &res), TASK_CANCELLED);
+	assert_int_equal(lc.calls, 1);
+	assert_true(now_s() - t0 < 10.0);
+
+	/* Cancelled before it starts: not handed over. */
+	lc.cancel_on_launch = 0;
+	assert_int_equal(run_launched(k, "pid", &lc, &res), TASK_CANCELLED);
+	assert_int_equal(lc.calls, 0);
+	atomic_store(&lc.cancel, 0);
+
+	/* Dies, and the next task starts a new process: once each. */
+	assert_int_equal(run_launched(k, "exit 7", &lc, &res), TASK_FAILED);
+	assert_int_equal(lc.calls, 1);
+	assert_int_equal(run_launched(k, "pid", &lc, &res), TASK_OK);
+	assert_int_equal(lc.calls, 1);
+	task_result_free(&res);
+	ext_close(k);
+	assert_clean();
+}
+
 /*
  * Cancel and timeout on a persistent kind: a process that answers the
  * cancel frame is kept (same pid after); one that ignores it is killed
@@ -1064,6 +1151,7 @@ main(void)
 		cmocka_unit_test(test_persist_examples),
 		cmocka_unit_test(test_persist_restart),
 		cmocka_unit_test(test_persist_frames),
+		cmocka_unit_test(test_persist_launched),
 		cmocka_unit_test(test_persist_stop),
 	};
 	const char	*s;

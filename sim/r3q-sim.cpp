@@ -133,10 +133,15 @@ now_ns()
 /* ------------------------------------------------------------------ */
 /* Messages: what each carries, and its size on the wire. */
 
+/*
+ * A task as sent.  Its payload (the individual, es/payload.h) is not
+ * copied: its length is the same for every task of a job (payload_len),
+ * and the worker reads the individual from the ES driver when it ends
+ * (task_output), the doubles the payload would have carried bit for bit.
+ */
 struct task_msg {
 	uint64_t		 id;
 	bool			 replica;
-	std::vector<uint8_t>	 payload;
 };
 
 struct result_msg {
@@ -161,6 +166,45 @@ struct msg {
 	std::vector<uint64_t>		 half;		/* REPORT */
 	std::vector<result_msg>		 results;	/* REPORT */
 };
+
+/*
+ * Frames are pooled: a message and its vectors are reused (their capacity
+ * kept) rather than allocated and freed once a frame.
+ */
+static std::vector<msg *>	 msg_pool;
+
+static msg *
+msg_new(msg_type type, uint32_t host, uint32_t inc)
+{
+	msg	*m;
+
+	if (msg_pool.empty())
+		m = new msg();
+	else {
+		m = msg_pool.back();
+		msg_pool.pop_back();
+	}
+	m->type = type;
+	m->host = host;
+	m->inc = inc;
+	m->seq = 0;
+	return (m);
+}
+
+static void
+msg_free(msg *m)
+{
+	if (m == nullptr)
+		return;
+	m->tasks.clear();
+	m->ids.clear();
+	m->half.clear();
+	m->results.clear();
+	msg_pool.push_back(m);
+}
+
+/* The payload of every task of the job (es_payload_len). */
+static size_t	 payload_len;
 
 /* Size of an envelope on the wire: its protobuf encoding and a header. */
 static uint64_t
@@ -211,10 +255,12 @@ size_assign(const std::vector<task_msg> &tv)
 	static std::vector<R3q__Task>	 t;
 	static std::vector<R3q__Task *>	 tp;
 	static std::vector<uint64_t>	 repl;
+	static std::vector<uint8_t>	 zeros;
 	static char			 kind[] = "synth";
 	Envelope			 e = R3Q__ENVELOPE__INIT;
 	R3q__Assign			 a = R3Q__ASSIGN__INIT;
 
+	zeros.resize(payload_len);
 	t.resize(tv.size());
 	tp.resize(tv.size());
 	repl.clear();
@@ -223,8 +269,8 @@ size_assign(const std::vector<task_msg> &tv)
 		t[i].id = tv[i].id;
 		t[i].kind = kind;
 		t[i].tag = 1;
-		t[i].payload.len = tv[i].payload.size();
-		t[i].payload.data = (uint8_t *)(uintptr_t)tv[i].payload.data();
+		t[i].payload.len = payload_len;
+		t[i].payload.data = zeros.data();
 		tp[i] = &t[i];
 		if (tv[i].replica)
 			repl.push_back(tv[i].id);
@@ -336,7 +382,7 @@ struct channel {
 	void reset() {
 		next_out = next_in = 0;
 		for (auto &p : early)
-			delete p.second;
+			msg_free(p.second);
 		early.clear();
 	}
 };
@@ -778,15 +824,35 @@ struct core_timer {
 	~core_timer() { M.core_ns += cpu_ns() - t0; }
 };
 
-/* The lowest free worker id (masterd/server.c worker_id_alloc). */
+/*
+ * The lowest free worker id (masterd/server.c worker_id_alloc): the least
+ * id given back (a min-heap of them), else a new one.  Every id from
+ * M.w.size() on is free, so this is the scan's answer in O(log n).
+ */
+static std::vector<uint32_t>	 wid_free;
+
 static uint32_t
 wid_alloc(void)
 {
-	for (uint32_t i = 0; i < M.w.size(); i++)
-		if (!M.w[i].live)
-			return (i);
+	uint32_t	 i;
+
+	if (!wid_free.empty()) {
+		std::pop_heap(wid_free.begin(), wid_free.end(),
+		    std::greater<uint32_t>());
+		i = wid_free.back();
+		wid_free.pop_back();
+		return (i);
+	}
 	M.w.emplace_back();
 	return ((uint32_t)M.w.size() - 1);
+}
+
+static void
+wid_release(uint32_t i)
+{
+	wid_free.push_back(i);
+	std::push_heap(wid_free.begin(), wid_free.end(),
+	    std::greater<uint32_t>());
 }
 
 static void
@@ -822,21 +888,15 @@ master_flush(void)
 			continue;
 		}
 		if (!w.cancel.empty()) {
-			msg *m = new msg();
+			msg *m = msg_new(M_CANCEL, w.host, w.inc);
 
-			m->type = M_CANCEL;
-			m->host = w.host;
-			m->inc = w.inc;
 			m->ids.swap(w.cancel);
 			master_send(w.host, m,
 			    size_cancel(m->ids));
 		}
 		if (!w.out.empty()) {
-			msg *m = new msg();
+			msg *m = msg_new(M_ASSIGN, w.host, w.inc);
 
-			m->type = M_ASSIGN;
-			m->host = w.host;
-			m->inc = w.inc;
 			m->tasks.swap(w.out);
 			master_send(w.host, m,
 			    size_assign(m->tasks));
@@ -951,18 +1011,7 @@ master_drain(void)
 			task_msg t;
 			t.id = a.task;
 			t.replica = a.replica != 0;
-			if (O.batch > 0) {
-				/* a batch job's synth task: no individual */
-				t.payload.resize(es_payload_len(0));
-				es_payload_encode(t.payload.data(), 0, 0,
-				    task_work_ms(a.task), NULL, 0);
-			} else {
-				t.payload.resize(es_payload_len(O.ep.dim));
-				es_payload_encode(t.payload.data(), 0, 0,
-				    task_work_ms(a.task), es_batch_x(M.es, idx),
-				    O.ep.dim);
-			}
-			M.w[a.wid].out.push_back(std::move(t));
+			M.w[a.wid].out.push_back(t);
 			mark_dirty(a.wid);
 			break;
 		}
@@ -1078,6 +1127,7 @@ worker_gone(uint32_t host)
 		sched_worker_lost(M.s, (uint32_t)wid, now_ns());
 	}
 	M.w[wid].live = false;
+	wid_release((uint32_t)wid);
 	M.w[wid].out.clear();
 	M.w[wid].cancel.clear();
 	M.w[wid].killed.clear();
@@ -1173,10 +1223,7 @@ master_msg(msg *m)
 		w.inc = m->inc;
 		w.last_seen = sim_clock();
 		M.wid_of[m->host] = nw;
-		msg *r = new msg();
-		r->type = M_WELCOME;
-		r->host = m->host;
-		r->inc = m->inc;
+		msg *r = msg_new(M_WELCOME, m->host, m->inc);
 		master_send(m->host, r,
 		    size_welcome(nw));
 		{
@@ -1280,15 +1327,15 @@ master_turn(uint64_t dl)
 		if (got->type == M_HELLO) {
 			/* a new connection starts its own order */
 			master_msg(got);
-			delete got;
+			msg_free(got);
 			M.in[got_host].reset();
 			M.in[got_host].next_in = 1;
 		} else if (wid < 0 || M.w[wid].inc != got->inc) {
-			delete got;	/* a closed session's frames */
+			msg_free(got);	/* a closed session's frames */
 		} else {
 			channel_take(M.in[got->host], got, [](msg *x) {
 				master_msg(x);
-				delete x;
+				msg_free(x);
 			});
 		}
 		master_drain();
@@ -1350,7 +1397,6 @@ struct wtask {
 	uint64_t		 id;
 	bool			 replica;
 	double			 received;
-	std::vector<uint8_t>	 payload;
 };
 
 struct wslot {
@@ -1388,20 +1434,28 @@ task_time(uint32_t h, uint64_t id)
 	return (t);
 }
 
-/* The synth kind's output: Ridge of the payload's individual. */
+/*
+ * The synth kind's output: Ridge of the payload's individual, or its
+ * work_ms when it has none (a batch job).  The individual is the ES
+ * driver's, read when the task ends: the same doubles its payload would
+ * carry (they do not change while the generation is live).  A task of a
+ * generation gone by gives zeros: masterd drops its result unread
+ * (master_results, task_idx).
+ */
 static void
-task_output(const std::vector<uint8_t> &p, uint8_t *out)
+task_output(uint64_t id, uint8_t *out)
 {
-	struct es_payload	 ep;
-	std::vector<double>	 x;
-	double			 f;
+	size_t	 idx;
+	double	 f;
 
-	if (es_payload_decode(p.data(), p.size(), &ep) == -1)
-		die(EX_FAIL, "internal error: a payload that does not decode");
-	x.resize(ep.nx);
-	for (size_t i = 0; i < ep.nx; i++)
-		x[i] = es_payload_x(&ep, i);
-	f = ep.nx > 0 ? es_ridge(x.data(), ep.nx) : ep.work_ms;
+	if (O.batch > 0 || O.ep.dim == 0)
+		f = task_work_ms(id);
+	else if (task_idx(id, &idx))
+		f = es_ridge(es_batch_x(M.es, idx), O.ep.dim);
+	else {
+		memset(out, 0, ES_OUTPUT_LEN);
+		return;
+	}
 	es_output_encode(out, f);
 }
 
@@ -1444,19 +1498,13 @@ struct wsim {
 			send_msg(master_box(h), out, sent, x, size);
 	}
 	void hello() {
-		msg *x = new msg();
+		msg *x = msg_new(M_HELLO, h, inc);
 
-		x->type = M_HELLO;
-		x->host = h;
-		x->inc = inc;
 		send(x, size_hello(workers[h].cpus, workers[h].speed));
 	}
 	msg *report() {
 		if (rep == nullptr) {
-			rep = new msg();
-			rep->type = M_REPORT;
-			rep->host = h;
-			rep->inc = inc;
+			rep = msg_new(M_REPORT, h, inc);
 		}
 		return (rep);
 	}
@@ -1465,8 +1513,7 @@ struct wsim {
 
 		if (x->type == M_ASSIGN) {
 			for (task_msg &t : x->tasks)
-				q.push_back({ t.id, t.replica, now,
-				    std::move(t.payload) });
+				q.push_back({ t.id, t.replica, now });
 		} else if (x->type == M_CANCEL) {
 			for (uint64_t id : x->ids) {
 				bool found = false;
@@ -1499,7 +1546,7 @@ struct wsim {
 				}
 			}
 		}
-		delete x;
+		msg_free(x);
 	}
 	void begin(uint32_t host) {
 		h = host;
@@ -1512,7 +1559,7 @@ struct wsim {
 	/* A frame from masterd, in whatever order the network gave it. */
 	void take(msg *got) {
 		if (got->inc != inc || st != W_UP)
-			delete got;
+			msg_free(got);
 		else
 			channel_take(in, got, [this](msg *x) { handle(x); });
 	}
@@ -1531,7 +1578,7 @@ struct wsim {
 	void step();
 	void drop() {
 		sent.drop();
-		delete rep;
+		msg_free(rep);
 		rep = nullptr;
 		in.reset();
 		out.reset();
@@ -1581,7 +1628,7 @@ wsim::step()
 			r.received = s.t.received;
 			r.slot = k;
 			r.replica = s.t.replica;
-			task_output(s.t.payload, r.output);
+			task_output(s.t.id, r.output);
 			report()->results.push_back(r);
 			s.busy = false;
 			done++;
@@ -1613,13 +1660,10 @@ wsim::step()
 	}
 	if (now >= next_hb) {
 		uint32_t running = 0;
-		msg *x = new msg();
+		msg *x = msg_new(M_HEARTBEAT, h, inc);
 
 		for (const wslot &s : slots)
 			running += s.busy;
-		x->type = M_HEARTBEAT;
-		x->host = h;
-		x->inc = inc;
 		send(x, size_heartbeat((uint32_t)(q.size() - qhead), running,
 		    done));
 		while (next_hb <= now)
@@ -1637,11 +1681,8 @@ wsim::step()
 			n_hangs++;
 		} else {
 			/* dies: the kernel closes the connection */
-			msg *x = new msg();
+			msg *x = msg_new(M_CLOSED, h, inc);
 
-			x->type = M_CLOSED;
-			x->host = h;
-			x->inc = inc;
 			send(x, 40);
 			st = W_DOWN;
 			n_crashes++;
@@ -1870,12 +1911,12 @@ fast_actor(void)
 		sg4::this_actor::sleep_until(fast_clock);
 	sim_over = true;
 	for (fevent &e : f_heap)
-		delete e.m;
+		msg_free(e.m);
 	f_heap.clear();
 	for (wsim &w : f_w)
 		w.drop();
 	for (size_t i = master_inbox_head; i < master_inbox.size(); i++)
-		delete master_inbox[i];
+		msg_free(master_inbox[i]);
 	master_inbox.clear();
 }
 
@@ -2304,6 +2345,7 @@ main(int argc, char *argv[])
 			 *sargv[] = { a0, a1, a2, a3, NULL };
 
 	parse_opts(argc, argv);
+	payload_len = es_payload_len(O.batch > 0 ? 0 : O.ep.dim);
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	sg4::Engine e(&sargc, sargv);
 	sg4::Engine::set_config("contexts/stack-size:128");

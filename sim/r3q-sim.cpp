@@ -250,7 +250,7 @@ size_welcome(uint32_t wid)
 }
 
 static uint64_t
-size_assign(const std::vector<task_msg> &tv)
+pb_size_assign(const std::vector<task_msg> &tv)
 {
 	static std::vector<R3q__Task>	 t;
 	static std::vector<R3q__Task *>	 tp;
@@ -286,7 +286,7 @@ size_assign(const std::vector<task_msg> &tv)
 }
 
 static uint64_t
-size_cancel(std::vector<uint64_t> &ids)
+pb_size_cancel(std::vector<uint64_t> &ids)
 {
 	Envelope	 e = R3Q__ENVELOPE__INIT;
 	R3q__Cancel	 c = R3Q__CANCEL__INIT;
@@ -300,7 +300,7 @@ size_cancel(std::vector<uint64_t> &ids)
 
 /* Results and progress notes: two envelopes in one write (link_flush). */
 static uint64_t
-size_report(msg *m)
+pb_size_report(msg *m)
 {
 	static std::vector<R3q__Result>		 r;
 	static std::vector<R3q__Result *>	 rp;
@@ -354,7 +354,7 @@ size_report(msg *m)
 }
 
 static uint64_t
-size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
+pb_size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
 {
 	Envelope	 e = R3Q__ENVELOPE__INIT;
 	R3q__Heartbeat	 h = R3Q__HEARTBEAT__INIT;
@@ -367,6 +367,140 @@ size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
 	e.body_case = R3Q__ENVELOPE__BODY_HEARTBEAT;
 	e.heartbeat = &h;
 	return (env_size(&e)) + 8 * running;	/* first/second halves */
+}
+
+/*
+ * The same sizes by the wire format's rules, without building the
+ * messages (proto3, as protobuf-c encodes it: a scalar or a string that
+ * is zero or empty is left out, a packed field too when it has no element,
+ * a oneof's message always goes).  R3Q_SIM_CHECK_SIZES=1 checks every
+ * frame against protobuf-c's own count (pb_size_*) and stops at the first
+ * that differs; tests/regress/sim.sh runs with it.
+ */
+static bool	 check_sizes;
+
+static inline uint64_t
+vs(uint64_t v)				/* a varint's length */
+{
+	uint64_t	 n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return (n);
+}
+
+/* A length-delimited field of len bytes, its tag one byte (field < 16). */
+static inline uint64_t
+ld1(uint64_t len)
+{
+	return (1 + vs(len) + len);
+}
+
+/* A non-zero varint field, its tag one byte. */
+static inline uint64_t
+vf1(uint64_t v)
+{
+	return (v ? 1 + vs(v) : 0);
+}
+
+/* A packed repeated uint64 field (tag < 16); the ids' varints summed. */
+static uint64_t
+packed1(const std::vector<uint64_t> &ids)
+{
+	uint64_t	 n = 0;
+
+	for (uint64_t id : ids)
+		n += vs(id);
+	return (ids.empty() ? 0 : ld1(n));
+}
+
+/* Envelope with its body in field f (id 0, left out), and the header. */
+static inline uint64_t
+env_of(uint32_t f, uint64_t body)
+{
+	return ((f < 16 ? 1 : 2) + vs(body) + body + FRAME_HDRLEN);
+}
+
+[[noreturn]] static void
+size_mismatch(const char *what, uint64_t mine, uint64_t pb)
+{
+	die(EX_FAIL, "internal error: %s is %" PRIu64 " bytes by the wire "
+	    "rules, %" PRIu64 " by protobuf-c", what, mine, pb);
+}
+
+static uint64_t
+size_assign(const std::vector<task_msg> &tv)
+{
+	/* Task: id, kind "synth", tag (fixed64), payload */
+	uint64_t	 fixed = ld1(5) + 9 + ld1(payload_len), a, rl = 0;
+	bool		 repl = false;
+
+	a = vf1(WALL_BASE);
+	for (const task_msg &t : tv) {
+		a += ld1(vf1(t.id) + fixed);
+		if (t.replica) {
+			rl += vs(t.id);
+			repl = true;
+		}
+	}
+	if (repl)
+		a += ld1(rl);
+	a = env_of(R3Q__ENVELOPE__BODY_ASSIGN, a);
+	if (check_sizes && a != pb_size_assign(tv))
+		size_mismatch("an Assign", a, pb_size_assign(tv));
+	return (a);
+}
+
+static uint64_t
+size_cancel(std::vector<uint64_t> &ids)
+{
+	uint64_t	 a = env_of(R3Q__ENVELOPE__BODY_CANCEL, packed1(ids));
+
+	if (check_sizes && a != pb_size_cancel(ids))
+		size_mismatch("a Cancel", a, pb_size_cancel(ids));
+	return (a);
+}
+
+static uint64_t
+size_report(msg *m)
+{
+	uint64_t	 sz = 0, rs = 0, r;
+
+	if (!m->results.empty()) {
+		for (const result_msg &x : m->results) {
+			r = vf1(x.id) + vf1(x.status) +
+			    vf1(WALL_BASE + (uint64_t)(x.start * 1e9)) +
+			    vf1(WALL_BASE + (uint64_t)(x.end * 1e9)) +
+			    vf1(WALL_BASE) +
+			    vf1(WALL_BASE + (uint64_t)(x.received * 1e9)) +
+			    vf1(x.slot) + (x.replica ? 2 : 0) + 9 +
+			    (x.status == 0 ? ld1(ES_OUTPUT_LEN) : 0);
+			rs += ld1(r);
+		}
+		sz += env_of(R3Q__ENVELOPE__BODY_RESULTS, rs);
+	}
+	if (!m->ids.empty() || !m->half.empty())
+		sz += env_of(R3Q__ENVELOPE__BODY_PROGRESS, packed1(m->ids) +
+		    packed1(m->half));
+	if (check_sizes && sz != pb_size_report(m))
+		size_mismatch("a report", sz, pb_size_report(m));
+	return (sz);
+}
+
+static uint64_t
+size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
+{
+	/* queued, running, done, finished 1, interval_ms 1000 */
+	uint64_t	 a = env_of(R3Q__ENVELOPE__BODY_HEARTBEAT, vf1(queued) +
+			    vf1(running) + vf1(done) + vf1(1) + vf1(1000)) +
+			    8 * running;
+
+	if (check_sizes && a != pb_size_heartbeat(queued, running, done))
+		size_mismatch("a Heartbeat", a, pb_size_heartbeat(queued,
+		    running, done));
+	return (a);
 }
 
 /*
@@ -1734,9 +1868,10 @@ worker_actor(uint32_t h)
  * the same for small frames on idle links, the simulator's usual case.
  */
 struct froute {
-	std::vector<uint32_t>	 links;		/* indexes into link_* */
+	uint32_t		 link0 = 0, nlinks = 0;	/* in f_links */
 	double			 lat = 0, rate = 0;
 };
+static std::vector<uint32_t>	 f_links;	/* indexes into f_link_* */
 enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE };
 struct fevent {
 	double		 t;
@@ -1776,6 +1911,8 @@ fast_routes(void)
 		froute				&r = f_route[i];
 
 		master_host->route_to(workers[i].host, links, &lat);
+		r.link0 = (uint32_t)f_links.size();
+		r.nlinks = (uint32_t)links.size();
 		for (sg4::Link *l : links) {
 			auto it = idx.find(l);
 
@@ -1785,7 +1922,7 @@ fast_routes(void)
 				f_link_bw.push_back(l->get_bandwidth());
 				f_link_free.push_back(0);
 			}
-			r.links.push_back(it->second);
+			f_links.push_back(it->second);
 			bw = std::min(bw, l->get_bandwidth());
 		}
 		if (gamma > 0 && lat > 0)
@@ -1802,12 +1939,13 @@ static double
 fast_wire(uint32_t h, uint64_t size, double &last)
 {
 	const froute	&r = f_route[h];
+	const uint32_t	*l = f_links.data() + r.link0;
 	double		 t0 = fast_clock, t;
 
-	for (uint32_t l : r.links)
-		t0 = std::max(t0, f_link_free[l]);
-	for (uint32_t l : r.links)
-		f_link_free[l] = t0 + (double)size / f_link_bw[l];
+	for (uint32_t i = 0; i < r.nlinks; i++)
+		t0 = std::max(t0, f_link_free[l[i]]);
+	for (uint32_t i = 0; i < r.nlinks; i++)
+		f_link_free[l[i]] = t0 + (double)size / f_link_bw[l[i]];
 	t = t0 + (r.rate < INFINITY ? (double)size / r.rate : 0) + r.lat;
 	t = std::max(t, last);
 	last = t;
@@ -2346,6 +2484,8 @@ main(int argc, char *argv[])
 
 	parse_opts(argc, argv);
 	payload_len = es_payload_len(O.batch > 0 ? 0 : O.ep.dim);
+	check_sizes = getenv("R3Q_SIM_CHECK_SIZES") != NULL &&
+	    strcmp(getenv("R3Q_SIM_CHECK_SIZES"), "0") != 0;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	sg4::Engine e(&sargc, sargv);
 	sg4::Engine::set_config("contexts/stack-size:128");

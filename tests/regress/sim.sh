@@ -8,7 +8,8 @@
 # a platform file runs; a malformed one, or an unknown option, gets a clear
 # error; a batch job of N tasks runs, and task times replay from a CSV or
 # a `r3qctl report --trace` file; --network analytic (no SimGrid comms)
-# gives the same answers, with churn too, deterministically.  Without SimGrid r3q-sim is not built
+# gives the same answers, with churn too, deterministically; every frame's
+# size by the wire rules equals protobuf-c's.  Without SimGrid r3q-sim is not built
 # and the test is skipped.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
@@ -17,6 +18,12 @@ if [ ! -x "$SIM" ]; then
 	echo "SKIP: sim/r3q-sim is not built (configure did not find SimGrid, libsimgrid-dev >= 3.32)"
 	exit 77
 fi
+
+# Every frame's size, counted by the wire rules, is checked against
+# protobuf-c's own count (r3q-sim(1), ENVIRONMENT): a run stops at the
+# first that differs.
+R3Q_SIM_CHECK_SIZES=1
+export R3Q_SIM_CHECK_SIZES
 
 ES="--mu 30 --lambda 70 --dim 30 --generations 5 --seed 3 --reevaluate-parents"
 # The generations' bests, without their (simulated or real) times.

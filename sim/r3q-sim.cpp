@@ -1867,9 +1867,11 @@ worker_actor(uint32_t h)
  * after another instead of together (same total time); the network is
  * the same for small frames on idle links, the simulator's usual case.
  */
+/* A host's route and its connection's last arrival each way: one line. */
 struct froute {
 	uint32_t		 link0 = 0, nlinks = 0;	/* in f_links */
 	double			 lat = 0, rate = 0;
+	double			 last_to_m = 0, last_to_w = 0;
 };
 static std::vector<uint32_t>	 f_links;	/* indexes into f_link_* */
 enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE };
@@ -1884,7 +1886,6 @@ struct fevent {
 };
 static std::vector<froute>	 f_route;	/* by host */
 static std::vector<double>	 f_link_bw, f_link_free;
-static std::vector<double>	 f_last_to_m, f_last_to_w;	/* by host */
 static std::vector<fevent>	 f_heap;
 static uint64_t			 f_seq;
 static std::vector<wsim>	 f_w;
@@ -1930,8 +1931,6 @@ fast_routes(void)
 		r.lat = lat;
 		r.rate = bw;
 	}
-	f_last_to_m.assign(workers.size(), 0);
-	f_last_to_w.assign(workers.size(), 0);
 }
 
 /* A frame on host h's route; when it arrives (FIFO links, TCP order). */
@@ -1959,13 +1958,15 @@ fast_to_master(uint32_t h, channel &c, msg *m, uint64_t size)
 	if (m->type == M_HEARTBEAT)
 		n_heartbeats++;
 	m->seq = c.next_out++;
-	fast_push(fast_wire(h, size, f_last_to_m[h]), FE_TO_MASTER, h, m);
+	fast_push(fast_wire(h, size, f_route[h].last_to_m), FE_TO_MASTER, h,
+	    m);
 }
 
 static void
 fast_to_worker(uint32_t h, msg *m, uint64_t size)
 {
-	fast_push(fast_wire(h, size, f_last_to_w[h]), FE_TO_WORKER, h, m);
+	fast_push(fast_wire(h, size, f_route[h].last_to_w), FE_TO_WORKER, h,
+	    m);
 }
 
 /* Queue worker h's next wake-up if it moved. */
@@ -2468,6 +2469,67 @@ cpu_s(void)
 
 #define S(ns)	((double)(ns) / 1e9)
 
+/*
+ * The least time a generation of n tasks of the same work can take on
+ * these workers (no churn): worker w starts its first task a round trip
+ * after the generation does (the Assign out, the result back) and runs
+ * only whole tasks, cpus at once, so n fit by T when the sum over w of
+ * cpus x floor((T - rtt_w) x speed_w / work) reaches n.  LB spreads the
+ * work as if it were divisible and costs no round trip; this is LB + G x
+ * RTT with each generation's tail (its last tasks, whole, on the workers
+ * that can end them first) in it: no policy can do better.
+ */
+static double
+gen_bound(uint32_t n, const std::vector<double> &rtt, double work_s)
+{
+	double	 lo = 0, hi = 0, mid, fit;
+
+	for (size_t i = 0; i < workers.size(); i++)
+		hi = std::max(hi, rtt[i] + work_s / workers[i].speed *
+		    std::ceil((double)n / workers[i].cpus));
+	for (int it = 0; it < 200 && hi - lo > 1e-9; it++) {
+		mid = (lo + hi) / 2;
+		fit = 0;
+		for (size_t i = 0; i < workers.size() && fit < n; i++)
+			if (mid > rtt[i])
+				fit += workers[i].cpus * std::floor((mid -
+				    rtt[i]) * workers[i].speed / work_s);
+		if (fit >= n)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return (hi);
+}
+
+/* The bound over the generations run; 0 when task times vary or churn. */
+static double
+run_bound(void)
+{
+	std::vector<double>	 rtt(workers.size());
+	std::map<uint32_t, double> memo;
+	double			 t = 0;
+
+	if (!trace_ms.empty() || O.noise > 0 || O.mtbf > 0 || M.lost > 0)
+		return (0);
+	for (size_t i = 0; i < workers.size(); i++) {
+		std::vector<sg4::Link *> links;
+		double			 lat = 0;
+
+		master_host->route_to(workers[i].host, links, &lat);
+		rtt[i] = 2 * lat;
+	}
+	for (const gen_rep &g : M.gens) {
+		auto it = memo.find(g.tasks);
+
+		if (it == memo.end())
+			it = memo.emplace(g.tasks, gen_bound(g.tasks, rtt,
+			    O.work_ms / 1000)).first;
+		t += it->second;
+	}
+	return (t);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -2475,6 +2537,7 @@ main(int argc, char *argv[])
 	uint64_t	 sync = 0, comm = 0, compute = 0, t = 0;
 	uint32_t	 repl = 0, kh = 0, kr = 0;
 	double		 work_ms = 0, speed_sum = 0, lb = 0, eff = 0, wall;
+	double		 bound;
 	const double	*bx;
 	int		 sargc = 4;
 	char		 a0[] = "r3q-sim", a1[] = "--log=root.thres:critical",
@@ -2599,6 +2662,11 @@ main(int argc, char *argv[])
 		printf("suspect detection: %" PRIu64 " suspicions, %" PRIu64
 		    " cool-downs (--suspect-grace %g s)\n", M.suspects,
 		    M.cooldowns, O.grace);
+	if (O.stats && eff > 0 && (bound = run_bound()) > 0)
+		printf("bound: %.3f s, efficiency at most %.1f %% (each "
+		    "generation's tasks whole on the workers, a round trip "
+		    "first: LB + G x RTT with the tails)\n", bound,
+		    100 * lb / bound);
 	if (O.stats) {
 		uint64_t n = M.tasks_done ? M.tasks_done : 1;
 

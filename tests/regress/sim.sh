@@ -251,3 +251,22 @@ grep -oE 'Fl \\-[a-z\\-]+' "$PAGE" | sed 's/Fl \\-/--/; s/\\-/-/g' |
 diff "$T/help.opts" "$T/page.opts" > "$T/opts.diff" ||
     fail "--help and r3q-sim(1) differ: $(cat "$T/opts.diff")"
 ok "r3q-sim(1) documents every option"
+
+# --stats prints the bound no policy can beat: at or above the efficiency
+# reached, at most 100 %; none once workers fail (the bound assumes none).
+for p in wq r3q; do
+	"$SIM" --network analytic --platform lan --work-ms 100 --delay 10 \
+	    --policy $p $ES --quiet --stats > "$T/bound-$p.out" ||
+	    fail "bound run ($p) failed"
+	eff=$(sed -n 's/^efficiency: \([0-9.]*\) %.*/\1/p' "$T/bound-$p.out")
+	max=$(sed -n 's/^bound: .* efficiency at most \([0-9.]*\) %.*/\1/p' \
+	    "$T/bound-$p.out")
+	[ -n "$eff" ] && [ -n "$max" ] || fail "$p: no efficiency or bound"
+	awk -v e="$eff" -v m="$max" 'BEGIN { exit !(e <= m && m <= 100 && m > 0) }' ||
+	    fail "$p: efficiency $eff % above the bound $max %, or a bound out of (0, 100]"
+done
+"$SIM" --network analytic --platform lan --work-ms 100 --mtbf 5s \
+    --repair 3s $ES --quiet --stats > "$T/bound-churn.out" ||
+    fail "bound run with churn failed"
+grep -q '^bound:' "$T/bound-churn.out" && fail "a bound printed with churn"
+ok "--stats: the bound is at or above the efficiency reached"

@@ -9,8 +9,9 @@
 # error; a batch job of N tasks runs, and task times replay from a CSV or
 # a `r3qctl report --trace` file; --network analytic (no SimGrid comms)
 # gives the same answers, with churn too, deterministically; every frame's
-# size by the wire rules equals protobuf-c's.  Without SimGrid r3q-sim is not built
-# and the test is skipped.
+# size by the wire rules equals protobuf-c's; --stats' bound is at or above
+# the efficiency reached.  Without SimGrid r3q-sim is not built and the test
+# is skipped.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 SIM=$top_builddir/sim/r3q-sim

@@ -133,10 +133,15 @@ now_ns()
 /* ------------------------------------------------------------------ */
 /* Messages: what each carries, and its size on the wire. */
 
+/*
+ * A task as sent.  Its payload (the individual, es/payload.h) is not
+ * copied: its length is the same for every task of a job (payload_len),
+ * and the worker reads the individual from the ES driver when it ends
+ * (task_output), the doubles the payload would have carried bit for bit.
+ */
 struct task_msg {
 	uint64_t		 id;
 	bool			 replica;
-	std::vector<uint8_t>	 payload;
 };
 
 struct result_msg {
@@ -161,6 +166,45 @@ struct msg {
 	std::vector<uint64_t>		 half;		/* REPORT */
 	std::vector<result_msg>		 results;	/* REPORT */
 };
+
+/*
+ * Frames are pooled: a message and its vectors are reused (their capacity
+ * kept) rather than allocated and freed once a frame.
+ */
+static std::vector<msg *>	 msg_pool;
+
+static msg *
+msg_new(msg_type type, uint32_t host, uint32_t inc)
+{
+	msg	*m;
+
+	if (msg_pool.empty())
+		m = new msg();
+	else {
+		m = msg_pool.back();
+		msg_pool.pop_back();
+	}
+	m->type = type;
+	m->host = host;
+	m->inc = inc;
+	m->seq = 0;
+	return (m);
+}
+
+static void
+msg_free(msg *m)
+{
+	if (m == nullptr)
+		return;
+	m->tasks.clear();
+	m->ids.clear();
+	m->half.clear();
+	m->results.clear();
+	msg_pool.push_back(m);
+}
+
+/* The payload of every task of the job (es_payload_len). */
+static size_t	 payload_len;
 
 /* Size of an envelope on the wire: its protobuf encoding and a header. */
 static uint64_t
@@ -206,15 +250,17 @@ size_welcome(uint32_t wid)
 }
 
 static uint64_t
-size_assign(const std::vector<task_msg> &tv)
+pb_size_assign(const std::vector<task_msg> &tv)
 {
 	static std::vector<R3q__Task>	 t;
 	static std::vector<R3q__Task *>	 tp;
 	static std::vector<uint64_t>	 repl;
+	static std::vector<uint8_t>	 zeros;
 	static char			 kind[] = "synth";
 	Envelope			 e = R3Q__ENVELOPE__INIT;
 	R3q__Assign			 a = R3Q__ASSIGN__INIT;
 
+	zeros.resize(payload_len);
 	t.resize(tv.size());
 	tp.resize(tv.size());
 	repl.clear();
@@ -223,8 +269,8 @@ size_assign(const std::vector<task_msg> &tv)
 		t[i].id = tv[i].id;
 		t[i].kind = kind;
 		t[i].tag = 1;
-		t[i].payload.len = tv[i].payload.size();
-		t[i].payload.data = (uint8_t *)(uintptr_t)tv[i].payload.data();
+		t[i].payload.len = payload_len;
+		t[i].payload.data = zeros.data();
 		tp[i] = &t[i];
 		if (tv[i].replica)
 			repl.push_back(tv[i].id);
@@ -240,7 +286,7 @@ size_assign(const std::vector<task_msg> &tv)
 }
 
 static uint64_t
-size_cancel(std::vector<uint64_t> &ids)
+pb_size_cancel(std::vector<uint64_t> &ids)
 {
 	Envelope	 e = R3Q__ENVELOPE__INIT;
 	R3q__Cancel	 c = R3Q__CANCEL__INIT;
@@ -254,7 +300,7 @@ size_cancel(std::vector<uint64_t> &ids)
 
 /* Results and progress notes: two envelopes in one write (link_flush). */
 static uint64_t
-size_report(msg *m)
+pb_size_report(msg *m)
 {
 	static std::vector<R3q__Result>		 r;
 	static std::vector<R3q__Result *>	 rp;
@@ -308,7 +354,7 @@ size_report(msg *m)
 }
 
 static uint64_t
-size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
+pb_size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
 {
 	Envelope	 e = R3Q__ENVELOPE__INIT;
 	R3q__Heartbeat	 h = R3Q__HEARTBEAT__INIT;
@@ -324,6 +370,140 @@ size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
 }
 
 /*
+ * The same sizes by the wire format's rules, without building the
+ * messages (proto3, as protobuf-c encodes it: a scalar or a string that
+ * is zero or empty is left out, a packed field too when it has no element,
+ * a oneof's message always goes).  R3Q_SIM_CHECK_SIZES=1 checks every
+ * frame against protobuf-c's own count (pb_size_*) and stops at the first
+ * that differs; tests/regress/sim.sh runs with it.
+ */
+static bool	 check_sizes;
+
+static inline uint64_t
+vs(uint64_t v)				/* a varint's length */
+{
+	uint64_t	 n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return (n);
+}
+
+/* A length-delimited field of len bytes, its tag one byte (field < 16). */
+static inline uint64_t
+ld1(uint64_t len)
+{
+	return (1 + vs(len) + len);
+}
+
+/* A non-zero varint field, its tag one byte. */
+static inline uint64_t
+vf1(uint64_t v)
+{
+	return (v ? 1 + vs(v) : 0);
+}
+
+/* A packed repeated uint64 field (tag < 16); the ids' varints summed. */
+static uint64_t
+packed1(const std::vector<uint64_t> &ids)
+{
+	uint64_t	 n = 0;
+
+	for (uint64_t id : ids)
+		n += vs(id);
+	return (ids.empty() ? 0 : ld1(n));
+}
+
+/* Envelope with its body in field f (id 0, left out), and the header. */
+static inline uint64_t
+env_of(uint32_t f, uint64_t body)
+{
+	return ((f < 16 ? 1 : 2) + vs(body) + body + FRAME_HDRLEN);
+}
+
+[[noreturn]] static void
+size_mismatch(const char *what, uint64_t mine, uint64_t pb)
+{
+	die(EX_FAIL, "internal error: %s is %" PRIu64 " bytes by the wire "
+	    "rules, %" PRIu64 " by protobuf-c", what, mine, pb);
+}
+
+static uint64_t
+size_assign(const std::vector<task_msg> &tv)
+{
+	/* Task: id, kind "synth", tag (fixed64), payload */
+	uint64_t	 fixed = ld1(5) + 9 + ld1(payload_len), a, rl = 0;
+	bool		 repl = false;
+
+	a = vf1(WALL_BASE);
+	for (const task_msg &t : tv) {
+		a += ld1(vf1(t.id) + fixed);
+		if (t.replica) {
+			rl += vs(t.id);
+			repl = true;
+		}
+	}
+	if (repl)
+		a += ld1(rl);
+	a = env_of(R3Q__ENVELOPE__BODY_ASSIGN, a);
+	if (check_sizes && a != pb_size_assign(tv))
+		size_mismatch("an Assign", a, pb_size_assign(tv));
+	return (a);
+}
+
+static uint64_t
+size_cancel(std::vector<uint64_t> &ids)
+{
+	uint64_t	 a = env_of(R3Q__ENVELOPE__BODY_CANCEL, packed1(ids));
+
+	if (check_sizes && a != pb_size_cancel(ids))
+		size_mismatch("a Cancel", a, pb_size_cancel(ids));
+	return (a);
+}
+
+static uint64_t
+size_report(msg *m)
+{
+	uint64_t	 sz = 0, rs = 0, r;
+
+	if (!m->results.empty()) {
+		for (const result_msg &x : m->results) {
+			r = vf1(x.id) + vf1(x.status) +
+			    vf1(WALL_BASE + (uint64_t)(x.start * 1e9)) +
+			    vf1(WALL_BASE + (uint64_t)(x.end * 1e9)) +
+			    vf1(WALL_BASE) +
+			    vf1(WALL_BASE + (uint64_t)(x.received * 1e9)) +
+			    vf1(x.slot) + (x.replica ? 2 : 0) + 9 +
+			    (x.status == 0 ? ld1(ES_OUTPUT_LEN) : 0);
+			rs += ld1(r);
+		}
+		sz += env_of(R3Q__ENVELOPE__BODY_RESULTS, rs);
+	}
+	if (!m->ids.empty() || !m->half.empty())
+		sz += env_of(R3Q__ENVELOPE__BODY_PROGRESS, packed1(m->ids) +
+		    packed1(m->half));
+	if (check_sizes && sz != pb_size_report(m))
+		size_mismatch("a report", sz, pb_size_report(m));
+	return (sz);
+}
+
+static uint64_t
+size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
+{
+	/* queued, running, done, finished 1, interval_ms 1000 */
+	uint64_t	 a = env_of(R3Q__ENVELOPE__BODY_HEARTBEAT, vf1(queued) +
+			    vf1(running) + vf1(done) + vf1(1) + vf1(1000)) +
+			    8 * running;
+
+	if (check_sizes && a != pb_size_heartbeat(queued, running, done))
+		size_mismatch("a Heartbeat", a, pb_size_heartbeat(queued,
+		    running, done));
+	return (a);
+}
+
+/*
  * One direction of one TCP connection: frames arrive in the order they
  * were sent, whatever their sizes (SimGrid lets a small message overtake
  * a large one on the same route; TCP does not).
@@ -336,7 +516,7 @@ struct channel {
 	void reset() {
 		next_out = next_in = 0;
 		for (auto &p : early)
-			delete p.second;
+			msg_free(p.second);
 		early.clear();
 	}
 };
@@ -778,15 +958,35 @@ struct core_timer {
 	~core_timer() { M.core_ns += cpu_ns() - t0; }
 };
 
-/* The lowest free worker id (masterd/server.c worker_id_alloc). */
+/*
+ * The lowest free worker id (masterd/server.c worker_id_alloc): the least
+ * id given back (a min-heap of them), else a new one.  Every id from
+ * M.w.size() on is free, so this is the scan's answer in O(log n).
+ */
+static std::vector<uint32_t>	 wid_free;
+
 static uint32_t
 wid_alloc(void)
 {
-	for (uint32_t i = 0; i < M.w.size(); i++)
-		if (!M.w[i].live)
-			return (i);
+	uint32_t	 i;
+
+	if (!wid_free.empty()) {
+		std::pop_heap(wid_free.begin(), wid_free.end(),
+		    std::greater<uint32_t>());
+		i = wid_free.back();
+		wid_free.pop_back();
+		return (i);
+	}
 	M.w.emplace_back();
 	return ((uint32_t)M.w.size() - 1);
+}
+
+static void
+wid_release(uint32_t i)
+{
+	wid_free.push_back(i);
+	std::push_heap(wid_free.begin(), wid_free.end(),
+	    std::greater<uint32_t>());
 }
 
 static void
@@ -822,21 +1022,15 @@ master_flush(void)
 			continue;
 		}
 		if (!w.cancel.empty()) {
-			msg *m = new msg();
+			msg *m = msg_new(M_CANCEL, w.host, w.inc);
 
-			m->type = M_CANCEL;
-			m->host = w.host;
-			m->inc = w.inc;
 			m->ids.swap(w.cancel);
 			master_send(w.host, m,
 			    size_cancel(m->ids));
 		}
 		if (!w.out.empty()) {
-			msg *m = new msg();
+			msg *m = msg_new(M_ASSIGN, w.host, w.inc);
 
-			m->type = M_ASSIGN;
-			m->host = w.host;
-			m->inc = w.inc;
 			m->tasks.swap(w.out);
 			master_send(w.host, m,
 			    size_assign(m->tasks));
@@ -951,18 +1145,7 @@ master_drain(void)
 			task_msg t;
 			t.id = a.task;
 			t.replica = a.replica != 0;
-			if (O.batch > 0) {
-				/* a batch job's synth task: no individual */
-				t.payload.resize(es_payload_len(0));
-				es_payload_encode(t.payload.data(), 0, 0,
-				    task_work_ms(a.task), NULL, 0);
-			} else {
-				t.payload.resize(es_payload_len(O.ep.dim));
-				es_payload_encode(t.payload.data(), 0, 0,
-				    task_work_ms(a.task), es_batch_x(M.es, idx),
-				    O.ep.dim);
-			}
-			M.w[a.wid].out.push_back(std::move(t));
+			M.w[a.wid].out.push_back(t);
 			mark_dirty(a.wid);
 			break;
 		}
@@ -1078,6 +1261,7 @@ worker_gone(uint32_t host)
 		sched_worker_lost(M.s, (uint32_t)wid, now_ns());
 	}
 	M.w[wid].live = false;
+	wid_release((uint32_t)wid);
 	M.w[wid].out.clear();
 	M.w[wid].cancel.clear();
 	M.w[wid].killed.clear();
@@ -1173,10 +1357,7 @@ master_msg(msg *m)
 		w.inc = m->inc;
 		w.last_seen = sim_clock();
 		M.wid_of[m->host] = nw;
-		msg *r = new msg();
-		r->type = M_WELCOME;
-		r->host = m->host;
-		r->inc = m->inc;
+		msg *r = msg_new(M_WELCOME, m->host, m->inc);
 		master_send(m->host, r,
 		    size_welcome(nw));
 		{
@@ -1280,15 +1461,15 @@ master_turn(uint64_t dl)
 		if (got->type == M_HELLO) {
 			/* a new connection starts its own order */
 			master_msg(got);
-			delete got;
+			msg_free(got);
 			M.in[got_host].reset();
 			M.in[got_host].next_in = 1;
 		} else if (wid < 0 || M.w[wid].inc != got->inc) {
-			delete got;	/* a closed session's frames */
+			msg_free(got);	/* a closed session's frames */
 		} else {
 			channel_take(M.in[got->host], got, [](msg *x) {
 				master_msg(x);
-				delete x;
+				msg_free(x);
 			});
 		}
 		master_drain();
@@ -1350,7 +1531,6 @@ struct wtask {
 	uint64_t		 id;
 	bool			 replica;
 	double			 received;
-	std::vector<uint8_t>	 payload;
 };
 
 struct wslot {
@@ -1388,20 +1568,28 @@ task_time(uint32_t h, uint64_t id)
 	return (t);
 }
 
-/* The synth kind's output: Ridge of the payload's individual. */
+/*
+ * The synth kind's output: Ridge of the payload's individual, or its
+ * work_ms when it has none (a batch job).  The individual is the ES
+ * driver's, read when the task ends: the same doubles its payload would
+ * carry (they do not change while the generation is live).  A task of a
+ * generation gone by gives zeros: masterd drops its result unread
+ * (master_results, task_idx).
+ */
 static void
-task_output(const std::vector<uint8_t> &p, uint8_t *out)
+task_output(uint64_t id, uint8_t *out)
 {
-	struct es_payload	 ep;
-	std::vector<double>	 x;
-	double			 f;
+	size_t	 idx;
+	double	 f;
 
-	if (es_payload_decode(p.data(), p.size(), &ep) == -1)
-		die(EX_FAIL, "internal error: a payload that does not decode");
-	x.resize(ep.nx);
-	for (size_t i = 0; i < ep.nx; i++)
-		x[i] = es_payload_x(&ep, i);
-	f = ep.nx > 0 ? es_ridge(x.data(), ep.nx) : ep.work_ms;
+	if (O.batch > 0 || O.ep.dim == 0)
+		f = task_work_ms(id);
+	else if (task_idx(id, &idx))
+		f = es_ridge(es_batch_x(M.es, idx), O.ep.dim);
+	else {
+		memset(out, 0, ES_OUTPUT_LEN);
+		return;
+	}
 	es_output_encode(out, f);
 }
 
@@ -1444,19 +1632,13 @@ struct wsim {
 			send_msg(master_box(h), out, sent, x, size);
 	}
 	void hello() {
-		msg *x = new msg();
+		msg *x = msg_new(M_HELLO, h, inc);
 
-		x->type = M_HELLO;
-		x->host = h;
-		x->inc = inc;
 		send(x, size_hello(workers[h].cpus, workers[h].speed));
 	}
 	msg *report() {
 		if (rep == nullptr) {
-			rep = new msg();
-			rep->type = M_REPORT;
-			rep->host = h;
-			rep->inc = inc;
+			rep = msg_new(M_REPORT, h, inc);
 		}
 		return (rep);
 	}
@@ -1465,8 +1647,7 @@ struct wsim {
 
 		if (x->type == M_ASSIGN) {
 			for (task_msg &t : x->tasks)
-				q.push_back({ t.id, t.replica, now,
-				    std::move(t.payload) });
+				q.push_back({ t.id, t.replica, now });
 		} else if (x->type == M_CANCEL) {
 			for (uint64_t id : x->ids) {
 				bool found = false;
@@ -1499,7 +1680,7 @@ struct wsim {
 				}
 			}
 		}
-		delete x;
+		msg_free(x);
 	}
 	void begin(uint32_t host) {
 		h = host;
@@ -1512,7 +1693,7 @@ struct wsim {
 	/* A frame from masterd, in whatever order the network gave it. */
 	void take(msg *got) {
 		if (got->inc != inc || st != W_UP)
-			delete got;
+			msg_free(got);
 		else
 			channel_take(in, got, [this](msg *x) { handle(x); });
 	}
@@ -1531,7 +1712,7 @@ struct wsim {
 	void step();
 	void drop() {
 		sent.drop();
-		delete rep;
+		msg_free(rep);
 		rep = nullptr;
 		in.reset();
 		out.reset();
@@ -1581,7 +1762,7 @@ wsim::step()
 			r.received = s.t.received;
 			r.slot = k;
 			r.replica = s.t.replica;
-			task_output(s.t.payload, r.output);
+			task_output(s.t.id, r.output);
 			report()->results.push_back(r);
 			s.busy = false;
 			done++;
@@ -1613,13 +1794,10 @@ wsim::step()
 	}
 	if (now >= next_hb) {
 		uint32_t running = 0;
-		msg *x = new msg();
+		msg *x = msg_new(M_HEARTBEAT, h, inc);
 
 		for (const wslot &s : slots)
 			running += s.busy;
-		x->type = M_HEARTBEAT;
-		x->host = h;
-		x->inc = inc;
 		send(x, size_heartbeat((uint32_t)(q.size() - qhead), running,
 		    done));
 		while (next_hb <= now)
@@ -1637,11 +1815,8 @@ wsim::step()
 			n_hangs++;
 		} else {
 			/* dies: the kernel closes the connection */
-			msg *x = new msg();
+			msg *x = msg_new(M_CLOSED, h, inc);
 
-			x->type = M_CLOSED;
-			x->host = h;
-			x->inc = inc;
 			send(x, 40);
 			st = W_DOWN;
 			n_crashes++;
@@ -1692,10 +1867,13 @@ worker_actor(uint32_t h)
  * after another instead of together (same total time); the network is
  * the same for small frames on idle links, the simulator's usual case.
  */
+/* A host's route and its connection's last arrival each way: one line. */
 struct froute {
-	std::vector<uint32_t>	 links;		/* indexes into link_* */
+	uint32_t		 link0 = 0, nlinks = 0;	/* in f_links */
 	double			 lat = 0, rate = 0;
+	double			 last_to_m = 0, last_to_w = 0;
 };
+static std::vector<uint32_t>	 f_links;	/* indexes into f_link_* */
 enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE };
 struct fevent {
 	double		 t;
@@ -1708,7 +1886,6 @@ struct fevent {
 };
 static std::vector<froute>	 f_route;	/* by host */
 static std::vector<double>	 f_link_bw, f_link_free;
-static std::vector<double>	 f_last_to_m, f_last_to_w;	/* by host */
 static std::vector<fevent>	 f_heap;
 static uint64_t			 f_seq;
 static std::vector<wsim>	 f_w;
@@ -1735,6 +1912,8 @@ fast_routes(void)
 		froute				&r = f_route[i];
 
 		master_host->route_to(workers[i].host, links, &lat);
+		r.link0 = (uint32_t)f_links.size();
+		r.nlinks = (uint32_t)links.size();
 		for (sg4::Link *l : links) {
 			auto it = idx.find(l);
 
@@ -1744,7 +1923,7 @@ fast_routes(void)
 				f_link_bw.push_back(l->get_bandwidth());
 				f_link_free.push_back(0);
 			}
-			r.links.push_back(it->second);
+			f_links.push_back(it->second);
 			bw = std::min(bw, l->get_bandwidth());
 		}
 		if (gamma > 0 && lat > 0)
@@ -1752,8 +1931,6 @@ fast_routes(void)
 		r.lat = lat;
 		r.rate = bw;
 	}
-	f_last_to_m.assign(workers.size(), 0);
-	f_last_to_w.assign(workers.size(), 0);
 }
 
 /* A frame on host h's route; when it arrives (FIFO links, TCP order). */
@@ -1761,12 +1938,13 @@ static double
 fast_wire(uint32_t h, uint64_t size, double &last)
 {
 	const froute	&r = f_route[h];
+	const uint32_t	*l = f_links.data() + r.link0;
 	double		 t0 = fast_clock, t;
 
-	for (uint32_t l : r.links)
-		t0 = std::max(t0, f_link_free[l]);
-	for (uint32_t l : r.links)
-		f_link_free[l] = t0 + (double)size / f_link_bw[l];
+	for (uint32_t i = 0; i < r.nlinks; i++)
+		t0 = std::max(t0, f_link_free[l[i]]);
+	for (uint32_t i = 0; i < r.nlinks; i++)
+		f_link_free[l[i]] = t0 + (double)size / f_link_bw[l[i]];
 	t = t0 + (r.rate < INFINITY ? (double)size / r.rate : 0) + r.lat;
 	t = std::max(t, last);
 	last = t;
@@ -1780,13 +1958,15 @@ fast_to_master(uint32_t h, channel &c, msg *m, uint64_t size)
 	if (m->type == M_HEARTBEAT)
 		n_heartbeats++;
 	m->seq = c.next_out++;
-	fast_push(fast_wire(h, size, f_last_to_m[h]), FE_TO_MASTER, h, m);
+	fast_push(fast_wire(h, size, f_route[h].last_to_m), FE_TO_MASTER, h,
+	    m);
 }
 
 static void
 fast_to_worker(uint32_t h, msg *m, uint64_t size)
 {
-	fast_push(fast_wire(h, size, f_last_to_w[h]), FE_TO_WORKER, h, m);
+	fast_push(fast_wire(h, size, f_route[h].last_to_w), FE_TO_WORKER, h,
+	    m);
 }
 
 /* Queue worker h's next wake-up if it moved. */
@@ -1870,12 +2050,12 @@ fast_actor(void)
 		sg4::this_actor::sleep_until(fast_clock);
 	sim_over = true;
 	for (fevent &e : f_heap)
-		delete e.m;
+		msg_free(e.m);
 	f_heap.clear();
 	for (wsim &w : f_w)
 		w.drop();
 	for (size_t i = master_inbox_head; i < master_inbox.size(); i++)
-		delete master_inbox[i];
+		msg_free(master_inbox[i]);
 	master_inbox.clear();
 }
 
@@ -2289,6 +2469,67 @@ cpu_s(void)
 
 #define S(ns)	((double)(ns) / 1e9)
 
+/*
+ * The least time a generation of n tasks of the same work can take on
+ * these workers (no churn): worker w starts its first task a round trip
+ * after the generation does (the Assign out, the result back) and runs
+ * only whole tasks, cpus at once, so n fit by T when the sum over w of
+ * cpus x floor((T - rtt_w) x speed_w / work) reaches n.  LB spreads the
+ * work as if it were divisible and costs no round trip; this is LB + G x
+ * RTT with each generation's tail (its last tasks, whole, on the workers
+ * that can end them first) in it: no policy can do better.
+ */
+static double
+gen_bound(uint32_t n, const std::vector<double> &rtt, double work_s)
+{
+	double	 lo = 0, hi = 0, mid, fit;
+
+	for (size_t i = 0; i < workers.size(); i++)
+		hi = std::max(hi, rtt[i] + work_s / workers[i].speed *
+		    std::ceil((double)n / workers[i].cpus));
+	for (int it = 0; it < 200 && hi - lo > 1e-9; it++) {
+		mid = (lo + hi) / 2;
+		fit = 0;
+		for (size_t i = 0; i < workers.size() && fit < n; i++)
+			if (mid > rtt[i])
+				fit += workers[i].cpus * std::floor((mid -
+				    rtt[i]) * workers[i].speed / work_s);
+		if (fit >= n)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return (hi);
+}
+
+/* The bound over the generations run; 0 when task times vary or churn. */
+static double
+run_bound(void)
+{
+	std::vector<double>	 rtt(workers.size());
+	std::map<uint32_t, double> memo;
+	double			 t = 0;
+
+	if (!trace_ms.empty() || O.noise > 0 || O.mtbf > 0 || M.lost > 0)
+		return (0);
+	for (size_t i = 0; i < workers.size(); i++) {
+		std::vector<sg4::Link *> links;
+		double			 lat = 0;
+
+		master_host->route_to(workers[i].host, links, &lat);
+		rtt[i] = 2 * lat;
+	}
+	for (const gen_rep &g : M.gens) {
+		auto it = memo.find(g.tasks);
+
+		if (it == memo.end())
+			it = memo.emplace(g.tasks, gen_bound(g.tasks, rtt,
+			    O.work_ms / 1000)).first;
+		t += it->second;
+	}
+	return (t);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -2296,6 +2537,7 @@ main(int argc, char *argv[])
 	uint64_t	 sync = 0, comm = 0, compute = 0, t = 0;
 	uint32_t	 repl = 0, kh = 0, kr = 0;
 	double		 work_ms = 0, speed_sum = 0, lb = 0, eff = 0, wall;
+	double		 bound;
 	const double	*bx;
 	int		 sargc = 4;
 	char		 a0[] = "r3q-sim", a1[] = "--log=root.thres:critical",
@@ -2304,6 +2546,9 @@ main(int argc, char *argv[])
 			 *sargv[] = { a0, a1, a2, a3, NULL };
 
 	parse_opts(argc, argv);
+	payload_len = es_payload_len(O.batch > 0 ? 0 : O.ep.dim);
+	check_sizes = getenv("R3Q_SIM_CHECK_SIZES") != NULL &&
+	    strcmp(getenv("R3Q_SIM_CHECK_SIZES"), "0") != 0;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	sg4::Engine e(&sargc, sargv);
 	sg4::Engine::set_config("contexts/stack-size:128");
@@ -2417,6 +2662,11 @@ main(int argc, char *argv[])
 		printf("suspect detection: %" PRIu64 " suspicions, %" PRIu64
 		    " cool-downs (--suspect-grace %g s)\n", M.suspects,
 		    M.cooldowns, O.grace);
+	if (O.stats && eff > 0 && (bound = run_bound()) > 0)
+		printf("bound: %.3f s, efficiency at most %.1f %% (each "
+		    "generation's tasks whole on the workers, a round trip "
+		    "first: LB + G x RTT with the tails)\n", bound,
+		    100 * lb / bound);
 	if (O.stats) {
 		uint64_t n = M.tasks_done ? M.tasks_done : 1;
 

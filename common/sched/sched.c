@@ -2384,6 +2384,9 @@ sched_replicate_suspects(struct sched *s)
 				continue;
 			if (best == NULL || w->w_ncopies < best->w_ncopies)
 				best = w;
+			/* none after it can hold fewer: the same choice */
+			if (best->w_ncopies == 0)
+				break;
 		}
 		if (best == NULL)
 			continue;

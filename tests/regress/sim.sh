@@ -8,8 +8,10 @@
 # a platform file runs; a malformed one, or an unknown option, gets a clear
 # error; a batch job of N tasks runs, and task times replay from a CSV or
 # a `r3qctl report --trace` file; --network analytic (no SimGrid comms)
-# gives the same answers, with churn too, deterministically.  Without SimGrid r3q-sim is not built
-# and the test is skipped.
+# gives the same answers, with churn too, deterministically; every frame's
+# size by the wire rules equals protobuf-c's; --stats' bound is at or above
+# the efficiency reached.  Without SimGrid r3q-sim is not built and the test
+# is skipped.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 SIM=$top_builddir/sim/r3q-sim
@@ -17,6 +19,12 @@ if [ ! -x "$SIM" ]; then
 	echo "SKIP: sim/r3q-sim is not built (configure did not find SimGrid, libsimgrid-dev >= 3.32)"
 	exit 77
 fi
+
+# Every frame's size, counted by the wire rules, is checked against
+# protobuf-c's own count (r3q-sim(1), ENVIRONMENT): a run stops at the
+# first that differs.
+R3Q_SIM_CHECK_SIZES=1
+export R3Q_SIM_CHECK_SIZES
 
 ES="--mu 30 --lambda 70 --dim 30 --generations 5 --seed 3 --reevaluate-parents"
 # The generations' bests, without their (simulated or real) times.
@@ -244,3 +252,22 @@ grep -oE 'Fl \\-[a-z\\-]+' "$PAGE" | sed 's/Fl \\-/--/; s/\\-/-/g' |
 diff "$T/help.opts" "$T/page.opts" > "$T/opts.diff" ||
     fail "--help and r3q-sim(1) differ: $(cat "$T/opts.diff")"
 ok "r3q-sim(1) documents every option"
+
+# --stats prints the bound no policy can beat: at or above the efficiency
+# reached, at most 100 %; none once workers fail (the bound assumes none).
+for p in wq r3q; do
+	"$SIM" --network analytic --platform lan --work-ms 100 --delay 10 \
+	    --policy $p $ES --quiet --stats > "$T/bound-$p.out" ||
+	    fail "bound run ($p) failed"
+	eff=$(sed -n 's/^efficiency: \([0-9.]*\) %.*/\1/p' "$T/bound-$p.out")
+	max=$(sed -n 's/^bound: .* efficiency at most \([0-9.]*\) %.*/\1/p' \
+	    "$T/bound-$p.out")
+	[ -n "$eff" ] && [ -n "$max" ] || fail "$p: no efficiency or bound"
+	awk -v e="$eff" -v m="$max" 'BEGIN { exit !(e <= m && m <= 100 && m > 0) }' ||
+	    fail "$p: efficiency $eff % above the bound $max %, or a bound out of (0, 100]"
+done
+"$SIM" --network analytic --platform lan --work-ms 100 --mtbf 5s \
+    --repair 3s $ES --quiet --stats > "$T/bound-churn.out" ||
+    fail "bound run with churn failed"
+grep -q '^bound:' "$T/bound-churn.out" && fail "a bound printed with churn"
+ok "--stats: the bound is at or above the efficiency reached"

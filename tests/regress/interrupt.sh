@@ -26,11 +26,18 @@ running_job() {
 }
 
 # catching PID: wait up to 10 s until r3qctl has set up its handler for
-# SIGINT (bit 2 of SigCgt).
+# SIGINT (bit 2 of SigCgt).  In a build tree PID is first libtool's
+# wrapper, a shell that catches SIGINT too and then execs r3qctl under the
+# same pid: only r3qctl's own handler counts (a SIGINT between the two
+# killed r3qctl before it could cancel, status 130 and nothing said).
 catching() {
 	_n=100
 	while [ "$_n" -gt 0 ]; do
-		_cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status")
+		_cgt=0
+		case $(readlink "/proc/$1/exe" 2>/dev/null) in
+		*r3qctl*) _cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' \
+		    "/proc/$1/status") ;;
+		esac
 		[ $(( 16#${_cgt:-0} & 2 )) -ne 0 ] && return 0
 		sleep 0.1
 		_n=$((_n - 1))

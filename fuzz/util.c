@@ -35,7 +35,11 @@ fz_tmpfile_done(void)
 
 /*
  * Write the input to a file of this process's own directory (under
- * TMPDIR), replacing what the last input left, and return its path.
+ * TMPDIR, else /dev/shm if it is there, else /tmp), replacing what the
+ * last input left, and return its path.  /dev/shm first: the journal
+ * target opens each input with SQLite, whose WAL and checkpoints fsync:
+ * 300 inputs from its seeds took 83 and 97 s under /tmp (a disk), 60 and
+ * 27 s under /dev/shm, on a machine loaded to 15 (-seed=1 -runs=300).
  */
 char *
 fz_tmpfile(const void *data, size_t len)
@@ -46,7 +50,8 @@ fz_tmpfile(const void *data, size_t len)
 
 	if (tmpdir[0] == '\0') {
 		if ((t = getenv("TMPDIR")) == NULL || *t == '\0')
-			t = "/tmp";
+			t = access("/dev/shm", W_OK | X_OK) == 0 ?
+			    "/dev/shm" : "/tmp";
 		snprintf(tmpdir, sizeof(tmpdir), "%s/fuzz.r3q.XXXXXX", t);
 		if (mkdtemp(tmpdir) == NULL) {
 			fprintf(stderr, "mkdtemp %s: %s\n", tmpdir,

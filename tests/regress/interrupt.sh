@@ -137,21 +137,31 @@ rc=0
 [ "$rc" -eq 64 ] || fail "es --local --detach: status $rc, not 64"
 ok "es --detach returns at once, the job running, and says how to follow it"
 
-# wait, SIGINT: it stops following; the job goes on and finishes.
+# wait, SIGINT: it stops following; the job goes on and finishes.  The
+# worker is stopped from before the submission until the job's state has
+# been looked at, so that the job cannot end meanwhile however slowly
+# r3qctl runs: under ASan on a loaded machine each r3qctl took 1-2 s, and
+# the three of them between a generation seen and the state looked at
+# left a 12-generation job 4 s to spare.  heartbeat_timeout (10 s) may
+# declare the stopped worker lost: its tasks then wait in the queue, and
+# it joins again when it goes on.
+kill -STOP "$WPID_w1"
 job=$("$R3QCTL" es --mu 1 --lambda 1 --dim 2 \
-    --generations $((4 * SAN_SLOW)) --work-ms 1000 --detach --quiet)
+    --generations 4 --work-ms 1000 --detach --quiet) ||
+    { kill -CONT "$WPID_w1"; fail "es --detach for wait"; }
 env --default-signal=INT "$R3QCTL" wait "$job" > "$T/wait.out" 2> "$T/wait.err" &
 pid=$!
 PIDS="$PIDS $pid"
-[ "$(running_job)" = "$job" ] || fail "job $job is not running"
-catching "$pid" || fail "r3qctl wait catches no SIGINT"
+catching "$pid" || { kill -CONT "$WPID_w1"; fail "r3qctl wait catches no SIGINT"; }
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
+st=$(state "$job")
+kill -CONT "$WPID_w1"
 [ "$rc" -eq 130 ] || fail "wait after SIGINT: status $rc, not 130"
 grep -qx "r3qctl: job $job continues; r3qctl wait $job to follow it again" \
     "$T/wait.err" || fail "wait said: $(cat "$T/wait.err")"
-[ "$(state "$job")" = running ] || fail "job $job is $(state "$job") after wait stopped"
+[ "$st" = running ] || fail "job $job is $st after wait stopped"
 "$R3QCTL" wait "$job" > "$T/wait2.out" || fail "job $job did not finish"
 tail -n 1 "$T/wait2.out" | grep -qx "job $job done" || fail "$(cat "$T/wait2.out")"
 ok "SIGINT to r3qctl wait leaves the job running, and it finishes"

@@ -65,8 +65,12 @@ cleanup() {
 	# A UBSan report goes to the process's stderr, not to the log_path
 	# of scripts/check (ASan's runtime ignores it for UBSan): keep the
 	# daemons' logs that have one where scripts/check looks.
+	# Only a report's own lines count (the same pattern as
+	# scripts/check's): install.sh keeps source files here that name the
+	# sanitizers, and ASan's warning about SimGrid's stack switches is
+	# not a report.
 	if [ -n "${R3Q_SANITIZER_DIR:-}" ]; then
-		grep -rlsI -e 'runtime error:' -e 'Sanitizer' "$T" |
+		grep -rlsIE '[0-9]+:[0-9]+: runtime error: |(ERROR|WARNING): [A-Za-z]*Sanitizer:' "$T" |
 		while read -r _f; do
 			cp "$_f" "$R3Q_SANITIZER_DIR/$(basename "$0" .sh).$(basename "$_f").$$"
 		done || true

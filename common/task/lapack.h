@@ -2,10 +2,11 @@
  * LAPACKE and CBLAS for ridge-lu.  The daemons call them directly.  A
  * program that needs them only now and then (r3qctl: es --local) builds
  * ridge-lu with R3Q_LAPACK_LAZY and loads them with dlopen when the first
- * ridge-lu task with an LU runs: linking OpenBLAS costs every start of the
- * program (its relocations and constructor, about 11 million instructions
- * on Debian 12), which made each r3qctl command several milliseconds
- * slower (issue 26, part 5: r3qctl submit returns in 5 ms).
+ * ridge-lu task with an LU runs.  Linking OpenBLAS costs every start of
+ * the program its relocations and constructor: r3qctl --version ran 18.9
+ * million instructions with it linked and 4.9 million without (Debian
+ * 12), 19.2 and 11.2 ms on a quiet machine (issue 26, part 5: r3qctl
+ * submit returns in 5 ms).
  */
 #ifndef R3Q_TASK_LAPACK_H
 #define R3Q_TASK_LAPACK_H

@@ -11,10 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifndef R3Q_LAPACK_LAZY
-#define R3Q_LAPACK_LAZY
-#endif
-#include "task/lapack.h"
+#include "task/lapack.h"	/* built with -DR3Q_LAPACK_LAZY */
 
 lapack_dgetrf_fn	*lapack_dgetrf_p;
 lapack_dlaswp_fn	*lapack_dlaswp_p;

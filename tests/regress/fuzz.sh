@@ -9,10 +9,20 @@
 # find a new crash in a deep path by the luck of the draw; a slower
 # machine only goes less far down the same sequence.  Searching for new
 # crashes is fuzz/run's job, with a random seed (see fuzz/README).
+#
+# R3Q_FUZZ_BUILD names a build directory configured with --enable-fuzz to
+# use instead of building one: scripts/check --sanitize passes the plain
+# run's ($top/build/fuzz-build), whose targets are the same ASan + UBSan
+# libFuzzer binaries of the same sources (fuzz/run brings them up to date
+# with make), so the second run does not compile them all again.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 if grep -q LLVMFuzzerRunDriver "$top_builddir/fuzz/frame" 2>/dev/null; then
 	B=$top_builddir
+elif [ -n "${R3Q_FUZZ_BUILD:-}" ] && [ -f "$R3Q_FUZZ_BUILD/Makefile" ] &&
+    grep -q -- '--enable-fuzz' "$R3Q_FUZZ_BUILD/config.status" 2>/dev/null
+then
+	B=$R3Q_FUZZ_BUILD
 else
 	if ! command -v clang > /dev/null 2>&1; then
 		echo "SKIP: clang is not installed (apt-get install clang" \

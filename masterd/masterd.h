@@ -205,7 +205,7 @@ struct worker {
 	uint64_t		 w_refused;
 	uint64_t		 w_refused_unsaid;	/* since the last log line */
 	uint64_t		 w_refused_said;	/* mono ns of that line */
-	char			 w_why[160];	/* its last suspicion */
+	char			 w_why[256];	/* its last suspicion */
 	/* draining (issue 25): no new tasks, then it leaves */
 	int			 w_draining;
 	int			 w_drain_said;	/* its first Drain came */

@@ -360,6 +360,11 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_suspicions_total Times a worker became suspect.\n"
 	    "# TYPE r3q_suspicions_total counter\n"
 	    "r3q_suspicions_total %" PRIu64 "\n"
+	    "# HELP r3q_slow_suspicions_total Of them, running copies that "
+	    "stood still no longer than their worker's own whole task (not "
+	    "counted toward suspect_limit).\n"
+	    "# TYPE r3q_slow_suspicions_total counter\n"
+	    "r3q_slow_suspicions_total %" PRIu64 "\n"
 	    "# HELP r3q_suspect_replicas_total Copies sent because a worker "
 	    "was suspect.\n"
 	    "# TYPE r3q_suspect_replicas_total counter\n"
@@ -381,7 +386,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# TYPE r3q_tasks_handed_back_total counter\n"
 	    "r3q_tasks_handed_back_total %" PRIu64 "\n",
 	    st.suspect_workers, st.cooling_workers, st.suspects,
-	    st.suspect_replicas, st.killed, md->refused, md->refused_closed,
+	    st.slow_suspects, st.suspect_replicas, st.killed, md->refused, md->refused_closed,
 	    st.handed_back);
 	/* A journal that cannot write (issue 24): job_journal_stall(). */
 	evbuffer_add_printf(b,

@@ -167,6 +167,19 @@ server_suspect(const struct sched_action *a)
 		    "%llu disagreed with the verified one",
 		    (unsigned long long)a->task);
 		break;
+	case SCHED_WHY_SLOW:
+		/*
+		 * Slow, not stuck (sched_worker_suspected()): its task is
+		 * replicated, nothing counted; a slow machine is suspected
+		 * this way at most once a task, so not a warning.
+		 */
+		snprintf(w->w_why, sizeof(w->w_why), "task %llu did not move "
+		    "for %.1fs while %s did a whole task, within its own "
+		    "%.1fs a task (slow, not counted)",
+		    (unsigned long long)a->task, (double)a->silent_ns / 1e9,
+		    byname, (double)a->own_ns / 1e9);
+		log_info("worker %s suspect: %s", w->w_name, w->w_why);
+		return;
 	default:
 		snprintf(w->w_why, sizeof(w->w_why), "task %llu did not move "
 		    "for %.1fs while %s did a whole task",

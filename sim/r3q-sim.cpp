@@ -867,6 +867,7 @@ struct master {
 	uint64_t		 calls = 0, actions = 0, core_ns = 0;
 	uint64_t		 lost = 0, hung_lost = 0, suspects = 0;
 	uint64_t		 cooldowns = 0;
+	uint64_t		 slow_suspects = 0;	/* SCHED_WHY_SLOW */
 	std::string		 error;
 };
 
@@ -1183,6 +1184,8 @@ master_drain(void)
 			break;
 		case SCHED_SUSPECT:
 			M.suspects++;
+			if (a.why == SCHED_WHY_SLOW)
+				M.slow_suspects++;
 			XBT_INFO("worker %u suspect (task %" PRIu64 ")", a.wid,
 			    a.task);
 			break;
@@ -2659,9 +2662,10 @@ main(int argc, char *argv[])
 		    M.lost, M.hung_lost, M.suspects, M.submitted -
 		    M.tasks_done);
 	if (M.suspects > 0 && O.mtbf == 0 && M.lost == 0)
-		printf("suspect detection: %" PRIu64 " suspicions, %" PRIu64
+		printf("suspect detection: %" PRIu64 " suspicions (%" PRIu64
+		    " of slow machines, not counted), %" PRIu64
 		    " cool-downs (--suspect-grace %g s)\n", M.suspects,
-		    M.cooldowns, O.grace);
+		    M.slow_suspects, M.cooldowns, O.grace);
 	if (O.stats && eff > 0 && (bound = run_bound()) > 0)
 		printf("bound: %.3f s, efficiency at most %.1f %% (each "
 		    "generation's tasks whole on the workers, a round trip "

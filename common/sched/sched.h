@@ -78,7 +78,10 @@ enum sched_suspect_why {
 				   worker did a whole task */
 	SCHED_WHY_FAILED,	/* its copy failed where another worker's
 				   copy of the same task succeeded */
-	SCHED_WHY_DISAGREED	/* its output lost a verification vote */
+	SCHED_WHY_DISAGREED,	/* its output lost a verification vote */
+	SCHED_WHY_SLOW		/* as STILL, but for no longer than that
+				   worker's own whole task: slow, not
+				   stuck; not counted toward the limit */
 };
 
 /*
@@ -114,6 +117,8 @@ struct sched_action {
 	enum sched_suspect_why	 why;		/* SUSPECT: how it showed */
 	uint64_t		 silent_ns;	/* SUSPECT: time since the copy's
 						   last state change */
+	uint64_t		 own_ns;	/* SUSPECT: the worker's own whole
+						   task (EWMA), 0: not known */
 	uint64_t		 until;		/* COOLDOWN: its end */
 	uint32_t		 count;		/* SUSPECT, COOLDOWN: suspicions
 						   within the window */
@@ -231,6 +236,7 @@ struct sched_stats {
 	uint64_t	 cancelled_running;
 	uint32_t	 workers;
 	uint64_t	 suspects;	/* times a worker became suspect */
+	uint64_t	 slow_suspects;	/* of them, SCHED_WHY_SLOW */
 	uint64_t	 suspect_replicas;	/* replicas sent for suspects */
 	uint32_t	 suspect_workers;	/* suspect now */
 	uint32_t	 cooling_workers;	/* in cool-down now */

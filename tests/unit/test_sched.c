@@ -2153,7 +2153,8 @@ struct vworker {
 	int		 busy;
 	double		 work;		/* done of cur, ms */
 	int		 half;
-	unsigned	 suspects, cooldowns, done;
+	uint64_t	 start_ms;	/* of cur */
+	unsigned	 suspects, cooldowns, done, slow;
 };
 
 struct vrun {
@@ -2162,6 +2163,7 @@ struct vrun {
 	size_t		 nw;
 	uint64_t	 ms;
 	int		 batchdone;
+	int		 timed;		/* results carry their timing */
 	unsigned	 failed;
 	unsigned	 replicas_to[8];	/* ASSIGN replica per worker */
 	uint64_t	 first_suspect_ms[8];
@@ -2208,6 +2210,8 @@ vrun_drain(struct vrun *v)
 		case SCHED_SUSPECT:
 			if (w->suspects++ == 0)
 				v->first_suspect_ms[a.wid - 1] = v->ms;
+			if (a.why == SCHED_WHY_SLOW)
+				w->slow++;
 			break;
 		case SCHED_COOLDOWN:
 			w->cooldowns++;
@@ -2238,6 +2242,7 @@ vrun_start(struct vrun *v)
 		w->busy = 1;
 		w->work = 0;
 		w->half = 0;
+		w->start_ms = v->ms;
 		sched_started(v->s, (uint32_t)i + 1, w->cur, v->ms * MS);
 		vrun_drain(v);
 	}
@@ -2265,8 +2270,16 @@ vrun_step(struct vrun *v)
 		if (w->busy && w->work >= TASK_MS) {
 			w->busy = 0;
 			w->done++;
-			(void)sched_done(v->s, (uint32_t)i + 1, w->cur,
-			    v->ms * MS);
+			if (v->timed) {
+				struct sched_timing	tm;
+
+				tm.exec_ns = (v->ms - w->start_ms) * MS;
+				tm.at_worker_ns = tm.exec_ns;
+				(void)sched_done_timed(v->s, (uint32_t)i + 1,
+				    w->cur, &tm, v->ms * MS);
+			} else
+				(void)sched_done(v->s, (uint32_t)i + 1,
+				    w->cur, v->ms * MS);
 			vrun_drain(v);
 		}
 	}
@@ -2556,6 +2569,80 @@ test_suspect_cooldown(void **state)
 	assert_int_equal(sched_worker_fault(v.s, 3, &fi), 0);
 	assert_int_equal(fi.cooldown_until, 0);
 	assert_true(v.w[2].busy || v.w[2].nq > 0);
+	vrun_until_done(&v, 1000000);
+	assert_true(v.batchdone);
+	sched_free(v.s);
+}
+
+/*
+ * The same 4x slower worker, its results timed: once the core knows its
+ * own pace, its running tasks that stand still no longer than a whole
+ * task of its own are "slow, not stuck" (SCHED_WHY_SLOW): suspected, so
+ * replicated when someone is idle, but not counted toward suspect_limit,
+ * and it never cools down; it does its share of the tasks to the end.
+ * Before its first result nothing is known of it: the two suspicions of
+ * its first task count (hence a limit of 2 here).
+ */
+static void
+test_suspect_slow_steady(void **state)
+{
+	const double			 speed[] = { 1, 1, 0.25 };
+	struct sched_fault_config	 f;
+	struct sched_fault_info		 fi;
+	struct sched_stats		 st;
+	struct vrun			 v;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.grace_ns = 100 * MS;
+	f.suspect_limit = 2;
+	f.suspect_window_ns = 600000 * MS;
+	f.cooldown_ns = 20000 * MS;
+	vrun_init(&v, speed, 3, 200, &f);
+	v.timed = 1;
+	vrun_until_done(&v, 1000000);
+	assert_true(v.batchdone);
+	assert_int_equal(v.w[2].cooldowns, 0);
+	/* Suspect on nearly every task, and all but its first are slow. */
+	assert_true(v.w[2].suspects >= 10);
+	assert_int_equal(v.w[2].slow, v.w[2].suspects - 2);
+	assert_int_equal(v.w[0].slow + v.w[1].slow, 0);
+	/* About its share: 0.25 / 2.25 of 200 tasks. */
+	assert_true(v.w[2].done >= 15);
+	assert_int_equal(sched_worker_fault(v.s, 3, &fi), 0);
+	assert_int_equal(fi.recent, 2);
+	sched_get_stats(v.s, &st);
+	assert_int_equal(st.slow_suspects, v.w[2].slow);
+	assert_int_equal(st.cooling_workers, 0);
+	sched_free(v.s);
+}
+
+/*
+ * A worker that turns 5x slower than its own pace is stuck by that
+ * measure: its suspicions count, and it cools down as before.
+ */
+static void
+test_suspect_slower_than_itself(void **state)
+{
+	const double			 speed[] = { 1, 1, 1 };
+	struct sched_fault_config	 f;
+	struct vrun			 v;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.grace_ns = 100 * MS;
+	f.suspect_limit = 1;
+	f.suspect_window_ns = 600000 * MS;
+	f.cooldown_ns = 20000 * MS;
+	vrun_init(&v, speed, 3, 200, &f);
+	v.timed = 1;
+	v.w[2].change_ms = 10000;
+	v.w[2].speed2 = 0.2;
+	while (v.w[2].cooldowns == 0 && !v.batchdone && v.ms < 100000)
+		vrun_step(&v);
+	assert_int_equal(v.w[2].cooldowns, 1);
+	assert_true(v.first_suspect_ms[2] >= 10000);
+	assert_true(v.w[2].suspects > v.w[2].slow);
 	vrun_until_done(&v, 1000000);
 	assert_true(v.batchdone);
 	sched_free(v.s);
@@ -3273,6 +3360,8 @@ main(void)
 		cmocka_unit_test(test_suspect_silent_runner),
 		cmocka_unit_test(test_suspect_grace),
 		cmocka_unit_test(test_suspect_cooldown),
+		cmocka_unit_test(test_suspect_slow_steady),
+		cmocka_unit_test(test_suspect_slower_than_itself),
 		cmocka_unit_test(test_max_kills),
 		cmocka_unit_test(test_priority_one_batch),
 		cmocka_unit_test(test_priority_two_batches),

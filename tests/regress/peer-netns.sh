@@ -116,7 +116,11 @@ EOC
 done
 wait_workers 4
 
-# The matrix: every link within 20 % of its rate.
+# The matrix: every link within 20 % of its rate; under a sanitizer, on a
+# loaded machine, the sending workerd may not keep up with its link (3.86
+# of 6 MB/s seen): at least half of it then.
+lo=0.8
+[ -z "${R3Q_SANITIZE:-}" ] || lo=0.5
 "$R3QCTL" links --measure --bytes 3M > "$T/links.out" 2> "$T/links.err" ||
     fail "links --measure: $(cat "$T/links.err")"
 cat "$T/links.out"
@@ -124,7 +128,7 @@ n=0
 while read -r src dst su mbs age; do
 	[ "$src" != SRC ] || continue
 	want=$(rate "${src#w}" "${dst#w}")
-	awk -v m="$mbs" -v w="$want" 'BEGIN { r = m / (w / 8); exit !(r > 0.8 && r < 1.2) }' ||
+	awk -v m="$mbs" -v w="$want" -v lo="$lo" 'BEGIN { r = m / (w / 8); exit !(r > lo && r < 1.2) }' ||
 	    fail "$src -> $dst: measured $mbs MB/s, configured $(awk -v w="$want" 'BEGIN { print w / 8 }') MB/s"
 	awk -v s="$su" 'BEGIN { exit !(s >= 10000) }' ||
 	    fail "$src -> $dst: start-up $su us, below peer_delay"

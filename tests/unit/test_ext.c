@@ -232,7 +232,7 @@ run(struct ext_kind *k, const void *payload, size_t len, uint64_t max,
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	struct progress_count	 dummy = { 0 };
 
 	if (pc == NULL)
@@ -270,7 +270,7 @@ run_cancel(struct ext_kind *k, const void *payload, size_t len,
 	struct canceller	 c;
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	pthread_t		 t;
 	double			 t0;
 	int			 st;
@@ -1017,7 +1017,7 @@ run_launched(struct ext_kind *k, const char *s, struct launch_count *lc,
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, count_launched };
+	    NULL, NULL, NULL, count_launched, NULL, 0 };
 
 	lc->calls = 0;
 	ctx.cancel = &lc->cancel;

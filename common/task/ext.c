@@ -347,13 +347,15 @@ ext_spawn(const struct ext_kind *k, struct ext_child *c, char *err,
 
 	/*
 	 * A persistent process is offered pipelining (persist.c): the
-	 * kind's environment and R3Q_PIPELINE=1.
+	 * kind's environment and R3Q_PIPELINE=1, unless the kind sets it
+	 * (R3Q_PIPELINE=0: no offer).
 	 */
 	env = k->k_env != NULL ? k->k_env : noenv;
 	penv = NULL;
-	if (k->k_type == EXT_PERSISTENT) {
-		for (i = 0; env[i] != NULL; i++)
-			;
+	for (i = 0; env[i] != NULL; i++)
+		if (strncmp(env[i], "R3Q_PIPELINE=", 13) == 0)
+			break;
+	if (k->k_type == EXT_PERSISTENT && env[i] == NULL) {
 		if ((penv = calloc(i + 2, sizeof(*penv))) == NULL) {
 			snprintf(err, errlen, "out of memory");
 			posix_spawn_file_actions_destroy(&fa);

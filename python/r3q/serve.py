@@ -47,6 +47,13 @@ whether its task has been cancelled.  halfway() reports the half-way
 point of the current task (an 'H' frame), for the master's relative
 suspect detection.
 
+Pipelining: workerd offers it (R3Q_PIPELINE=1 in the environment) and
+serve takes it (a 'P' frame): workerd writes the next task's frame while
+the current task runs, so the process goes from one task to the next
+without waiting for workerd.  A cancel then names its task; a queued
+task cancelled before it starts is answered "cancelled before it
+started" and not run.
+
 Standard output carries frames only: print() in the function goes to
 standard error, as does anything written to file descriptor 1.
 """

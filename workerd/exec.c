@@ -137,7 +137,7 @@ exec_launched(void *arg)
  * starts.
  */
 static int
-exec_next(void *arg, struct task_params *p)
+exec_next(void *arg, struct task_params *p, const atomic_int **cancel)
 {
 	struct wtask	*t = arg, *n;
 	unsigned	 slot = t->wt_slot;
@@ -158,6 +158,7 @@ exec_next(void *arg, struct task_params *p)
 	p->kind = n->wt_kind;
 	p->payload = n->wt_payload;
 	p->payload_len = n->wt_payload_len;
+	*cancel = &n->wt_cancel;
 	return (1);
 }
 

@@ -22,9 +22,11 @@
  * answer) is kept for that run.  A cancel frame then names its task by
  * number ('C' with 4 bytes: the count of 'T' frames the process has been
  * sent, 1 for its first), as a cancel may cross an answer and find the
- * queued task current.  A process that dies, or is killed, takes the
- * queued frame with it: the queued task's run starts a new process and
- * writes it again.
+ * queued task current.  A queued task cancelled while the one before
+ * runs has its cancel sent at once, so that the process answers it
+ * unstarted.  A process that dies, or is killed, takes the queued frame
+ * with it: the queued task's run starts a new process and writes it
+ * again.
  */
 #include "config.h"
 
@@ -70,6 +72,10 @@ struct persist_proc {
 						   queued task's run */
 	size_t			 pp_qlen;
 	size_t			 pp_qwoff;	/* of qhead + payload */
+	const atomic_int	*pp_qcancel;	/* its cancel flag */
+	int			 pp_qcdue;	/* cancelled: send qchead */
+	uint8_t			 pp_qchead[EXT_FRAME_HEAD + 4];
+	size_t			 pp_qcoff;
 	uint8_t			 pp_carry[PERSIST_CARRY];	/* sent
 						   after the last answer */
 	size_t			 pp_ncarry;
@@ -208,6 +214,9 @@ persist_stop(struct persist_proc *pp)
 	pp->pp_seq = pp->pp_qseq = 0;
 	pp->pp_qpayload = NULL;
 	pp->pp_qlen = pp->pp_qwoff = pp->pp_ncarry = 0;
+	pp->pp_qcancel = NULL;
+	pp->pp_qcdue = 0;
+	pp->pp_qcoff = 0;
 }
 
 /*
@@ -287,6 +296,9 @@ persist_write(struct persist_run *r)
 	if (rc == 1 && pp->pp_qseq != 0)
 		rc = persist_put(fd, pp->pp_qhead, EXT_FRAME_HEAD,
 		    pp->pp_qpayload, pp->pp_qlen, &pp->pp_qwoff);
+	if (rc == 1 && pp->pp_qseq != 0 && pp->pp_qcdue)
+		rc = persist_put(fd, pp->pp_qchead, sizeof(pp->pp_qchead),
+		    NULL, 0, &pp->pp_qcoff);
 	if (rc == -1)
 		r->r_wdead = 1;
 }
@@ -299,7 +311,8 @@ persist_pending(const struct persist_run *r)
 
 	return (!r->r_wdead && (r->r_woff < EXT_FRAME_HEAD + r->r_plen ||
 	    (r->r_cancel && r->r_coff < r->r_clen) || (pp->pp_qseq != 0 &&
-	    pp->pp_qwoff < EXT_FRAME_HEAD + pp->pp_qlen)));
+	    (pp->pp_qwoff < EXT_FRAME_HEAD + pp->pp_qlen ||
+	    (pp->pp_qcdue && pp->pp_qcoff < sizeof(pp->pp_qchead))))));
 }
 
 /*
@@ -311,12 +324,22 @@ persist_queue(struct persist_run *r)
 {
 	struct persist_proc	*pp = r->r_pp;
 	struct task_params	 np;
+	const atomic_int	*qcancel = NULL;
 
+	/* The queued task cancelled: its cancel goes now, it never starts. */
+	if (pp->pp_qseq != 0 && !pp->pp_qcdue && pp->pp_qcancel != NULL &&
+	    atomic_load(pp->pp_qcancel)) {
+		pp->pp_qcdue = 1;
+		persist_write(r);
+		return;
+	}
+	/* None taken while the current task is being stopped. */
 	if (!pp->pp_pipe || pp->pp_qseq != 0 || r->r_ctx->next == NULL ||
+	    r->r_cancel ||
 	    r->r_wdead || r->r_woff < EXT_FRAME_HEAD + r->r_plen)
 		return;
 	memset(&np, 0, sizeof(np));
-	if (!r->r_ctx->next(r->r_ctx->arg, &np))
+	if (!r->r_ctx->next(r->r_ctx->arg, &np, &qcancel))
 		return;
 	/* Too long for a frame: its own run fails it. */
 	if (np.payload_len > UINT32_MAX)
@@ -327,6 +350,12 @@ persist_queue(struct persist_run *r)
 	pp->pp_qpayload = np.payload;
 	pp->pp_qlen = np.payload_len;
 	pp->pp_qwoff = 0;
+	pp->pp_qcancel = qcancel;
+	pp->pp_qcdue = 0;
+	pp->pp_qcoff = 0;
+	pp->pp_qchead[0] = 'C';
+	be32_put(pp->pp_qchead + 1, 4);
+	be32_put(pp->pp_qchead + EXT_FRAME_HEAD, pp->pp_qseq);
 	persist_write(r);
 }
 
@@ -632,6 +661,15 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 		/* Its frame, or the part of it written, from the queue. */
 		r.r_seq = pp->pp_qseq;
 		r.r_woff = pp->pp_qwoff;
+		if (pp->pp_qcdue) {
+			/* Its cancel, sent (or begun) already. */
+			memcpy(r.r_chead, pp->pp_qchead, sizeof(r.r_chead));
+			r.r_clen = sizeof(r.r_chead);
+			r.r_coff = pp->pp_qcoff;
+		}
+		pp->pp_qcancel = NULL;
+		pp->pp_qcdue = 0;
+		pp->pp_qcoff = 0;
 		pp->pp_qseq = 0;
 		pp->pp_qpayload = NULL;
 		pp->pp_qlen = pp->pp_qwoff = 0;
@@ -680,8 +718,7 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 				persist_write(&r);
 			}
 		}
-		if (why == RUN)
-			persist_queue(&r);
+		persist_queue(&r);
 		if (why != RUN && now >= kill_at)
 			break;
 

@@ -7,6 +7,7 @@
 #              meanwhile, "queued=0" if not
 #   wait       wait for a cancel of this task, answer F "cancelled"
 #   half       an 'H' frame, then answer "half"
+#   touch PATH make the file PATH (to tell a task that ran), answer "ok"
 #   exit N     exit with status N
 # A task cancelled before it starts is answered F "cancelled before it
 # started".
@@ -86,6 +87,9 @@ while True:
         while not cancelled(seq):
             fill(True)
         send(b"F", b"cancelled")
+    elif word == b"touch":
+        open(arg, "w").close()
+        send(b"R", b"ok")
     elif word == b"half":
         send(b"H")
         send(b"R", b"half")

@@ -1140,10 +1140,11 @@ struct pipe_host {
 	int		 nexts;		/* calls that gave one */
 	int		 halves;
 	atomic_int	 cancel;
+	atomic_int	 qcancel;	/* the queued task's */
 };
 
 static int
-pipe_next(void *arg, struct task_params *p)
+pipe_next(void *arg, struct task_params *p, const atomic_int **cancel)
 {
 	struct pipe_host	*h = arg;
 
@@ -1151,6 +1152,7 @@ pipe_next(void *arg, struct task_params *p)
 		return (0);
 	p->payload = (const uint8_t *)h->next;
 	p->payload_len = strlen(h->next);
+	*cancel = &h->qcancel;
 	h->next = NULL;
 	h->nexts++;
 	return (1);
@@ -1224,12 +1226,14 @@ test_persist_pipeline(void **state)
 	struct canceller	 c;
 	pthread_t		 th;
 	long			 pid;
+	char			 touch[PATH_MAX + 64];
 
 	(void)state;
 	if (!have_python())
 		skip();
 	memset(&h, 0, sizeof(h));
 	atomic_init(&h.cancel, 0);
+	atomic_init(&h.qcancel, 0);
 	k = py_kind(EXT_PERSISTENT, "tests/kinds/ppipe.py", 20000, 500);
 	assert_int_equal(run_pipe(k, "pid", 0, NULL, &h, &res), TASK_OK);
 	pid = pid_output(&res);
@@ -1249,6 +1253,32 @@ test_persist_pipeline(void **state)
 	atomic_store(&h.cancel, 0);
 	assert_int_equal(run_pipe(k, "pid", 0, NULL, &h, &res), TASK_OK);
 	assert_int_equal(pid_output(&res), pid);
+
+	/*
+	 * Cancelled while queued, the task before still running: its cancel
+	 * goes at once, and it never starts (no file made).
+	 */
+	snprintf(touch, sizeof(touch), "touch %s/../ppipe-%ld", base,
+	    (long)getpid());
+	unlink(touch + 6);
+	atomic_store(&h.qcancel, 1);
+	assert_int_equal(run_pipe(k, "sleep 300", 0, touch, &h, &res),
+	    TASK_OK);
+	assert_int_equal(h.nexts, 1);
+	atomic_store(&h.cancel, 1);
+	assert_int_equal(run_pipe(k, touch, 1, NULL, &h, &res),
+	    TASK_CANCELLED);
+	atomic_store(&h.cancel, 0);
+	atomic_store(&h.qcancel, 0);
+	assert_int_equal(access(touch + 6, F_OK), -1);
+	assert_int_equal(run_pipe(k, "pid", 0, NULL, &h, &res), TASK_OK);
+	assert_int_equal(pid_output(&res), pid);
+	/* And the same task not cancelled does run. */
+	assert_int_equal(run_pipe(k, "sleep 100", 0, touch, &h, &res),
+	    TASK_OK);
+	assert_int_equal(run_pipe(k, touch, 1, NULL, &h, &res), TASK_OK);
+	assert_int_equal(access(touch + 6, F_OK), 0);
+	unlink(touch + 6);
 
 	/* The current task cancelled: the queued one still runs. */
 	atomic_init(&c.flag, 0);

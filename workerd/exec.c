@@ -29,6 +29,10 @@ static struct {
 	struct wtasklist ex_done;	/* finished, for the loop thread */
 	struct wnewslist ex_newsq;	/* running tasks' news, likewise */
 	struct wtask	**ex_running;	/* per thread */
+	struct wtask	**ex_next;	/* per thread: taken from the queue
+					   and handed to its persistent
+					   process, to run next (ctx->next) */
+	unsigned	 ex_nnext;
 	unsigned	 ex_nheld;
 	unsigned	 ex_nrunning;
 	unsigned	 ex_nidle;	/* threads waiting for a task */
@@ -125,6 +129,40 @@ exec_launched(void *arg)
 }
 
 /*
+ * ctx->next (pipelining): the head of the local queue, if it is of the
+ * running task's persistent kind, leaves the queue to run next on this
+ * thread; its frame goes to the process now.  From here on it is as good
+ * as running for the master (not withdrawn, cancelled through its flag),
+ * but it is not reported started, nor in a heartbeat's halves, until it
+ * starts.
+ */
+static int
+exec_next(void *arg, struct task_params *p, const atomic_int **cancel)
+{
+	struct wtask	*t = arg, *n;
+	unsigned	 slot = t->wt_slot;
+
+	pthread_mutex_lock(&ex.ex_mtx);
+	n = TAILQ_FIRST(&ex.ex_held);
+	if (ex.ex_stop || ex.ex_next[slot] != NULL || n == NULL ||
+	    n->wt_ext != t->wt_ext || atomic_load(&n->wt_cancel)) {
+		pthread_mutex_unlock(&ex.ex_mtx);
+		return (0);
+	}
+	TAILQ_REMOVE(&ex.ex_held, n, wt_entry);
+	ex.ex_nheld--;
+	ex.ex_next[slot] = n;
+	ex.ex_nnext++;
+	n->wt_slot = slot;
+	pthread_mutex_unlock(&ex.ex_mtx);
+	p->kind = n->wt_kind;
+	p->payload = n->wt_payload;
+	p->payload_len = n->wt_payload_len;
+	*cancel = &n->wt_cancel;
+	return (1);
+}
+
+/*
  * One execution thread: take the head of the local queue, run it.  The
  * loop thread is woken for a task's start and for the result of the task
  * before it once the task is handed to its persistent process, not
@@ -137,7 +175,7 @@ exec_thread(void *arg)
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx;
-	struct wtask		*t;
+	struct wtask		*t, *next = NULL;
 	unsigned		 slot = (unsigned)(uintptr_t)arg;
 	int			 wake;
 
@@ -151,7 +189,14 @@ exec_thread(void *arg)
 	wake = 0;
 	pthread_mutex_lock(&ex.ex_mtx);
 	for (;;) {
-		while (!ex.ex_stop && TAILQ_EMPTY(&ex.ex_held)) {
+		/* Stopping: a task handed over and not started is freed. */
+		if (next != NULL && ex.ex_stop) {
+			TAILQ_INSERT_HEAD(&ex.ex_held, next, wt_entry);
+			ex.ex_nheld++;
+			next = NULL;
+		}
+		while (next == NULL && !ex.ex_stop &&
+		    TAILQ_EMPTY(&ex.ex_held)) {
 			if (wake) {
 				/* A result, and no next task to wait for. */
 				wake = 0;
@@ -170,9 +215,11 @@ exec_thread(void *arg)
 				ex.ex_wake();
 			return (NULL);
 		}
-		t = TAILQ_FIRST(&ex.ex_held);
-		TAILQ_REMOVE(&ex.ex_held, t, wt_entry);
-		ex.ex_nheld--;
+		if ((t = next) == NULL) {
+			t = TAILQ_FIRST(&ex.ex_held);
+			TAILQ_REMOVE(&ex.ex_held, t, wt_entry);
+			ex.ex_nheld--;
+		}
 		ex.ex_running[slot] = t;
 		ex.ex_nrunning++;
 		t->wt_slot = slot;
@@ -198,6 +245,10 @@ exec_thread(void *arg)
 		ctx.donate = &t->wt_donate;
 		ctx.share = exec_share;
 		ctx.launched = exec_launched;
+		ctx.next = exec_next;
+		ctx.queued = next != NULL;
+		next = NULL;
+		/* A queued task starts as the answer before it is read. */
 		t->wt_start = wall_ns();
 		if (t->wt_ext != NULL)
 			ext_run(t->wt_ext, slot, &p, &ctx,
@@ -220,6 +271,10 @@ exec_thread(void *arg)
 		ex.ex_nrunning--;
 		TAILQ_INSERT_TAIL(&ex.ex_done, t, wt_entry);
 		wake = exec_news();
+		if ((next = ex.ex_next[slot]) != NULL) {
+			ex.ex_next[slot] = NULL;
+			ex.ex_nnext--;
+		}
 	}
 }
 
@@ -238,6 +293,7 @@ exec_start(struct event_base *base, unsigned n, void (*wake)(void))
 	ex.ex_wake = wake;
 	ex.ex_nthreads = n;
 	ex.ex_running = xcalloc(n, sizeof(*ex.ex_running));
+	ex.ex_next = xcalloc(n, sizeof(*ex.ex_next));
 	ex.ex_threads = xcalloc(n, sizeof(*ex.ex_threads));
 	for (i = 0; i < n; i++)
 		if (pthread_create(&ex.ex_threads[i], NULL, exec_thread,
@@ -255,9 +311,12 @@ exec_stop(void)
 
 	pthread_mutex_lock(&ex.ex_mtx);
 	ex.ex_stop = 1;
-	for (i = 0; i < ex.ex_nthreads; i++)
+	for (i = 0; i < ex.ex_nthreads; i++) {
 		if (ex.ex_running[i] != NULL)
 			atomic_store(&ex.ex_running[i]->wt_cancel, 1);
+		if (ex.ex_next[i] != NULL)
+			atomic_store(&ex.ex_next[i]->wt_cancel, 1);
+	}
 	pthread_cond_broadcast(&ex.ex_cv);
 	pthread_mutex_unlock(&ex.ex_mtx);
 	for (i = 0; i < ex.ex_nthreads; i++)
@@ -272,6 +331,7 @@ exec_stop(void)
 	}
 	exec_news_free(&ex.ex_newsq);
 	free(ex.ex_running);
+	free(ex.ex_next);
 	free(ex.ex_threads);
 }
 
@@ -347,6 +407,12 @@ exec_cancel(uint64_t id)
 			rc = 2;
 			break;
 		}
+		/* Handed to its process: stopped there, its result comes. */
+		if (ex.ex_next[i] != NULL && ex.ex_next[i]->wt_id == id) {
+			atomic_store(&ex.ex_next[i]->wt_cancel, 1);
+			rc = 2;
+			break;
+		}
 	}
 out:
 	pthread_mutex_unlock(&ex.ex_mtx);
@@ -375,11 +441,16 @@ exec_push(uint64_t id, int32_t v)
 	int		 rc = 0;
 
 	pthread_mutex_lock(&ex.ex_mtx);
-	for (i = 0; i < ex.ex_nthreads; i++)
+	for (i = 0; i < ex.ex_nthreads; i++) {
 		if ((t = ex.ex_running[i]) != NULL && t->wt_id == id) {
 			exec_lower(&t->wt_bound, v);
 			rc = 2;
 		}
+		if ((t = ex.ex_next[i]) != NULL && t->wt_id == id) {
+			exec_lower(&t->wt_bound, v);
+			rc = 2;
+		}
+	}
 	TAILQ_FOREACH(t, &ex.ex_held, wt_entry)
 		if (t->wt_id == id) {
 			exec_lower(&t->wt_bound, v);
@@ -402,11 +473,16 @@ exec_donate(uint64_t id)
 	int		 rc = 0;
 
 	pthread_mutex_lock(&ex.ex_mtx);
-	for (i = 0; i < ex.ex_nthreads; i++)
+	for (i = 0; i < ex.ex_nthreads; i++) {
 		if ((t = ex.ex_running[i]) != NULL && t->wt_id == id) {
 			atomic_store(&t->wt_donate, 1);
 			rc = 2;
 		}
+		if ((t = ex.ex_next[i]) != NULL && t->wt_id == id) {
+			atomic_store(&t->wt_donate, 1);
+			rc = 2;
+		}
+	}
 	if (rc == 0)
 		TAILQ_FOREACH(t, &ex.ex_held, wt_entry)
 			if (t->wt_id == id) {
@@ -488,9 +564,10 @@ exec_interrupt_all(void)
 	unsigned	 i, n = 0;
 
 	pthread_mutex_lock(&ex.ex_mtx);
-	for (i = 0; i < ex.ex_nthreads; i++) {
-		if ((t = ex.ex_running[i]) == NULL ||
-		    atomic_load(&t->wt_cancel))
+	for (i = 0; i < 2 * ex.ex_nthreads; i++) {
+		t = i < ex.ex_nthreads ? ex.ex_running[i] :
+		    ex.ex_next[i - ex.ex_nthreads];
+		if (t == NULL || atomic_load(&t->wt_cancel))
 			continue;
 		t->wt_handback = 1;
 		atomic_store(&t->wt_cancel, 1);
@@ -594,7 +671,7 @@ exec_busy(void)
 	int	 busy;
 
 	pthread_mutex_lock(&ex.ex_mtx);
-	busy = ex.ex_nheld > 0 || ex.ex_nrunning > 0 ||
+	busy = ex.ex_nheld > 0 || ex.ex_nrunning > 0 || ex.ex_nnext > 0 ||
 	    !TAILQ_EMPTY(&ex.ex_done);
 	pthread_mutex_unlock(&ex.ex_mtx);
 	return (busy);
@@ -605,7 +682,7 @@ void
 exec_counts(unsigned *held, unsigned *running)
 {
 	pthread_mutex_lock(&ex.ex_mtx);
-	*held = ex.ex_nheld;
+	*held = ex.ex_nheld + ex.ex_nnext;	/* handed over, not started */
 	*running = ex.ex_nrunning;
 	pthread_mutex_unlock(&ex.ex_mtx);
 }

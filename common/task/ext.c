@@ -85,7 +85,7 @@ ext_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
     const struct task_ctx *ctx, uint64_t max_output, struct task_result *res)
 {
 	struct task_ctx	 dflt = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	int		 st;
 
 	memset(res, 0, sizeof(*res));
@@ -298,6 +298,9 @@ ext_spawn(const struct ext_kind *k, struct ext_child *c, char *err,
     size_t errlen)
 {
 	static char *const	 noenv[] = { NULL };
+	static char		 pipeline[] = "R3Q_PIPELINE=1";
+	char *const		*env;
+	char			**penv;
 	static const int	 dfl[] = { SIGPIPE, SIGHUP, SIGINT, SIGQUIT,
 	    SIGTERM, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN,
 	    SIGTTOU, SIGXFSZ, SIGXCPU };
@@ -342,8 +345,29 @@ ext_spawn(const struct ext_kind *k, struct ext_child *c, char *err,
 	posix_spawnattr_setsigmask(&attr, &mask);
 	posix_spawnattr_setsigdefault(&attr, &def);
 
-	rc = posix_spawn(&pid, k->k_argv[0], &fa, &attr, k->k_argv,
-	    k->k_env != NULL ? k->k_env : noenv);
+	/*
+	 * A persistent process is offered pipelining (persist.c): the
+	 * kind's environment and R3Q_PIPELINE=1, unless the kind sets it
+	 * (R3Q_PIPELINE=0: no offer).
+	 */
+	env = k->k_env != NULL ? k->k_env : noenv;
+	penv = NULL;
+	for (i = 0; env[i] != NULL; i++)
+		if (strncmp(env[i], "R3Q_PIPELINE=", 13) == 0)
+			break;
+	if (k->k_type == EXT_PERSISTENT && env[i] == NULL) {
+		if ((penv = calloc(i + 2, sizeof(*penv))) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			posix_spawn_file_actions_destroy(&fa);
+			posix_spawnattr_destroy(&attr);
+			goto fail;
+		}
+		memcpy(penv, env, i * sizeof(*penv));
+		penv[i] = pipeline;
+		env = penv;
+	}
+	rc = posix_spawn(&pid, k->k_argv[0], &fa, &attr, k->k_argv, env);
+	free(penv);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {

@@ -50,6 +50,14 @@
  * k_grace is killed and started again for the next task.  Anything else
  * (an unknown type, n over max_output, end of file) fails the task and
  * restarts the process.
+ *
+ * Pipelining (persist.c): a process is started with R3Q_PIPELINE=1 in
+ * its environment; one that sends 'P' (n = 0) may be sent the next task's
+ * 'T' while it runs one, answers its tasks in order, and then gets every
+ * 'C' with a 4-byte body: the number of the task to cancel (1 for the
+ * first 'T' it was sent).
+ *
+ *	process -> workerd	'P' takes its next task early (n = 0)
  */
 #define EXT_FRAME_HEAD	5
 

@@ -12,6 +12,21 @@
  * frame (and perhaps a cancel frame after it), reads frames and stderr and
  * watches the process's pidfd, the cancel flag and the clock: a payload
  * larger than the pipe cannot deadlock against a process writing output.
+ *
+ * Pipelining: a process that sent 'P' takes its next task while it runs
+ * one.  Once the current task's frame is written, the loop asks the host
+ * for the slot's next task (ctx->next) and writes its frame too; the host
+ * runs that task next on the slot (ctx->queued), which then only waits for
+ * its answer, so the process never waits a round trip between tasks.
+ * What the process sent after an answer (the queued task's 'H', its
+ * answer) is kept for that run.  A cancel frame then names its task by
+ * number ('C' with 4 bytes: the count of 'T' frames the process has been
+ * sent, 1 for its first), as a cancel may cross an answer and find the
+ * queued task current.  A queued task cancelled while the one before
+ * runs has its cancel sent at once, so that the process answers it
+ * unstarted.  A process that dies, or is killed, takes the queued frame
+ * with it: the queued task's run starts a new process and writes it
+ * again.
  */
 #include "config.h"
 
@@ -35,6 +50,9 @@
 #define PERSIST_DIRECT		4096	/* an 'R' body this much short is
 					   read straight into the output */
 #define PERSIST_EXIT_WAIT	100	/* ms for the exit after an EOF */
+#define PERSIST_CARRY		16384	/* what a read takes at once: bytes
+					   after an answer kept for the
+					   queued task's run */
 #define PERSIST_READ_MAX	(256 * 1024)	/* bytes read a wake-up from
 					   stderr, or of 'H' frames, so
 					   that a flood cannot starve the
@@ -45,6 +63,22 @@ struct persist_proc {
 	struct ext_child	 pp_child;
 	struct ext_tail		 pp_tail;	/* of this process's life */
 	int			 pp_unfit;	/* restart before the next task */
+	int			 pp_pipe;	/* it sent 'P': pipelining */
+	uint32_t		 pp_seq;	/* 'T' frames written to it */
+	/* The next task's frame, written while the current one runs. */
+	uint32_t		 pp_qseq;	/* its number; 0: none queued */
+	uint8_t			 pp_qhead[EXT_FRAME_HEAD];
+	const uint8_t		*pp_qpayload;	/* the host's, kept for the
+						   queued task's run */
+	size_t			 pp_qlen;
+	size_t			 pp_qwoff;	/* of qhead + payload */
+	const atomic_int	*pp_qcancel;	/* its cancel flag */
+	int			 pp_qcdue;	/* cancelled: send qchead */
+	uint8_t			 pp_qchead[EXT_FRAME_HEAD + 4];
+	size_t			 pp_qcoff;
+	uint8_t			 pp_carry[PERSIST_CARRY];	/* sent
+						   after the last answer */
+	size_t			 pp_ncarry;
 };
 
 /* A persistent kind's k_priv: its slots' processes. */
@@ -75,8 +109,10 @@ struct persist_run {
 	const uint8_t		*r_payload;
 	size_t			 r_plen;
 	size_t			 r_woff;	/* of thead + payload */
-	uint8_t			 r_chead[EXT_FRAME_HEAD];
+	uint8_t			 r_chead[EXT_FRAME_HEAD + 4];
+	size_t			 r_clen;	/* 5, or 9 with a number */
 	size_t			 r_coff;
+	uint32_t		 r_seq;		/* the task's number */
 	int			 r_cancel;	/* a 'C' is to be sent */
 	int			 r_wdead;	/* its stdin is gone (EPIPE) */
 
@@ -96,6 +132,7 @@ struct persist_run {
 static void	 persist_stop(struct persist_proc *);
 static int	 persist_idle(struct persist_proc *);
 static void	 persist_write(struct persist_run *);
+static int	 persist_pending(const struct persist_run *);
 static void	 persist_read(struct persist_run *);
 static void	 persist_read_err(struct persist_proc *);
 static size_t	 persist_feed(struct persist_run *, const uint8_t *, size_t);
@@ -104,6 +141,9 @@ static void	 persist_frame(struct persist_run *);
 static void	 persist_dead(struct persist_run *, char *, size_t);
 static void	 be32_put(uint8_t *, uint32_t);
 static void	 persist_launched(const struct task_ctx *);
+static int	 persist_put(int, const uint8_t *, size_t, const uint8_t *,
+		    size_t, size_t *);
+static void	 persist_queue(struct persist_run *);
 
 /* Tell the host the task is handed over (ctx->launched), if it asks. */
 static void
@@ -170,6 +210,13 @@ persist_stop(struct persist_proc *pp)
 		ext_child_stop(&pp->pp_child);
 	memset(&pp->pp_tail, 0, sizeof(pp->pp_tail));
 	pp->pp_unfit = 0;
+	pp->pp_pipe = 0;
+	pp->pp_seq = pp->pp_qseq = 0;
+	pp->pp_qpayload = NULL;
+	pp->pp_qlen = pp->pp_qwoff = pp->pp_ncarry = 0;
+	pp->pp_qcancel = NULL;
+	pp->pp_qcdue = 0;
+	pp->pp_qcoff = 0;
 }
 
 /*
@@ -189,54 +236,127 @@ persist_idle(struct persist_proc *pp)
 }
 
 /*
+ * Write what the pipe takes of one frame, head then body, from *off: 1
+ * once all of it is written, 0 when the pipe is full, -1 when it is gone
+ * (EPIPE: the process closed its stdin or exited).
+ */
+static int
+persist_put(int fd, const uint8_t *head, size_t hlen, const uint8_t *body,
+    size_t blen, size_t *off)
+{
+	struct iovec	 iov[2];
+	size_t		 boff;
+	ssize_t		 n;
+	int		 niov;
+
+	while (*off < hlen + blen) {
+		niov = 0;
+		if (*off < hlen) {
+			iov[niov].iov_base = (void *)(uintptr_t)(head + *off);
+			iov[niov++].iov_len = hlen - *off;
+		}
+		if (blen > 0) {
+			boff = *off > hlen ? *off - hlen : 0;
+			iov[niov].iov_base = (void *)(uintptr_t)(body + boff);
+			iov[niov++].iov_len = blen - boff;
+		}
+		n = writev(fd, iov, niov);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return (errno == EAGAIN ? 0 : -1);
+		}
+		*off += (size_t)n;
+	}
+	return (1);
+}
+
+/*
  * Write what the pipe takes of the task frame, then of the cancel frame
- * when one is due.  EPIPE (the process closed its stdin or exited) stops
- * the writing; its end of file or exit will end the task.
+ * when one is due, then of the queued task's frame; a frame begun is
+ * finished before another starts.  EPIPE stops the writing; the process's
+ * end of file or exit will end the task.
  */
 static void
 persist_write(struct persist_run *r)
 {
-	struct ext_child	*c = &r->r_pp->pp_child;
-	struct iovec		 iov[2];
-	size_t			 total = EXT_FRAME_HEAD + r->r_plen;
-	ssize_t			 n;
-	int			 niov;
+	struct persist_proc	*pp = r->r_pp;
+	int			 fd = pp->pp_child.c_in, rc = 1;
 
-	while (!r->r_wdead) {
-		if (r->r_woff < total) {
-			niov = 0;
-			if (r->r_woff < EXT_FRAME_HEAD) {
-				iov[niov].iov_base = r->r_thead + r->r_woff;
-				iov[niov++].iov_len = EXT_FRAME_HEAD -
-				    r->r_woff;
-			}
-			if (r->r_plen > 0) {
-				iov[niov].iov_base = (void *)(uintptr_t)
-				    (r->r_payload + (r->r_woff >
-				    EXT_FRAME_HEAD ? r->r_woff -
-				    EXT_FRAME_HEAD : 0));
-				iov[niov++].iov_len = r->r_woff >
-				    EXT_FRAME_HEAD ? total - r->r_woff :
-				    r->r_plen;
-			}
-			n = writev(c->c_in, iov, niov);
-			if (n >= 0)
-				r->r_woff += (size_t)n;
-		} else if (r->r_cancel && r->r_coff < EXT_FRAME_HEAD) {
-			n = write(c->c_in, r->r_chead + r->r_coff,
-			    EXT_FRAME_HEAD - r->r_coff);
-			if (n >= 0)
-				r->r_coff += (size_t)n;
-		} else
-			return;
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				r->r_wdead = 1;
-			return;
-		}
+	if (r->r_wdead)
+		return;
+	rc = persist_put(fd, r->r_thead, EXT_FRAME_HEAD, r->r_payload,
+	    r->r_plen, &r->r_woff);
+	if (rc == 1 && pp->pp_qseq != 0 && pp->pp_qwoff > 0)
+		rc = persist_put(fd, pp->pp_qhead, EXT_FRAME_HEAD,
+		    pp->pp_qpayload, pp->pp_qlen, &pp->pp_qwoff);
+	if (rc == 1 && r->r_cancel)
+		rc = persist_put(fd, r->r_chead, r->r_clen, NULL, 0,
+		    &r->r_coff);
+	if (rc == 1 && pp->pp_qseq != 0)
+		rc = persist_put(fd, pp->pp_qhead, EXT_FRAME_HEAD,
+		    pp->pp_qpayload, pp->pp_qlen, &pp->pp_qwoff);
+	if (rc == 1 && pp->pp_qseq != 0 && pp->pp_qcdue)
+		rc = persist_put(fd, pp->pp_qchead, sizeof(pp->pp_qchead),
+		    NULL, 0, &pp->pp_qcoff);
+	if (rc == -1)
+		r->r_wdead = 1;
+}
+
+/* Is anything left to write? */
+static int
+persist_pending(const struct persist_run *r)
+{
+	const struct persist_proc	*pp = r->r_pp;
+
+	return (!r->r_wdead && (r->r_woff < EXT_FRAME_HEAD + r->r_plen ||
+	    (r->r_cancel && r->r_coff < r->r_clen) || (pp->pp_qseq != 0 &&
+	    (pp->pp_qwoff < EXT_FRAME_HEAD + pp->pp_qlen ||
+	    (pp->pp_qcdue && pp->pp_qcoff < sizeof(pp->pp_qchead))))));
+}
+
+/*
+ * Pipelining: the task's frame is written and the process takes a queued
+ * one ('P'): ask the host for the slot's next task and queue its frame.
+ */
+static void
+persist_queue(struct persist_run *r)
+{
+	struct persist_proc	*pp = r->r_pp;
+	struct task_params	 np;
+	const atomic_int	*qcancel = NULL;
+
+	/* The queued task cancelled: its cancel goes now, it never starts. */
+	if (pp->pp_qseq != 0 && !pp->pp_qcdue && pp->pp_qcancel != NULL &&
+	    atomic_load(pp->pp_qcancel)) {
+		pp->pp_qcdue = 1;
+		persist_write(r);
+		return;
 	}
+	/* None taken while the current task is being stopped. */
+	if (!pp->pp_pipe || pp->pp_qseq != 0 || r->r_ctx->next == NULL ||
+	    r->r_cancel ||
+	    r->r_wdead || r->r_woff < EXT_FRAME_HEAD + r->r_plen)
+		return;
+	memset(&np, 0, sizeof(np));
+	if (!r->r_ctx->next(r->r_ctx->arg, &np, &qcancel))
+		return;
+	/* Too long for a frame: its own run fails it. */
+	if (np.payload_len > UINT32_MAX)
+		return;
+	pp->pp_qseq = ++pp->pp_seq;
+	pp->pp_qhead[0] = 'T';
+	be32_put(pp->pp_qhead + 1, (uint32_t)np.payload_len);
+	pp->pp_qpayload = np.payload;
+	pp->pp_qlen = np.payload_len;
+	pp->pp_qwoff = 0;
+	pp->pp_qcancel = qcancel;
+	pp->pp_qcdue = 0;
+	pp->pp_qcoff = 0;
+	pp->pp_qchead[0] = 'C';
+	be32_put(pp->pp_qchead + 1, 4);
+	be32_put(pp->pp_qchead + EXT_FRAME_HEAD, pp->pp_qseq);
+	persist_write(r);
 }
 
 /* Read the process's stderr into its tail, as much as is there. */
@@ -278,6 +398,12 @@ persist_head(struct persist_run *r)
 	    (uint32_t)r->r_fhead[4];
 	r->r_fgot = 0;
 	switch (r->r_type) {
+	case 'P':
+		if (r->r_flen == 0)
+			return (0);
+		snprintf(r->r_error, sizeof(r->r_error), "persistent "
+		    "process sent a 'P' frame of %u bytes", r->r_flen);
+		break;
 	case 'H':
 		if (r->r_flen == 0)
 			return (0);
@@ -364,7 +490,9 @@ static void
 persist_frame(struct persist_run *r)
 {
 	r->r_fheadlen = 0;
-	if (r->r_type == 'H') {
+	if (r->r_type == 'P')
+		r->r_pp->pp_pipe = 1;
+	else if (r->r_type == 'H') {
 		if (!r->r_half && r->r_ctx->progress != NULL)
 			r->r_ctx->progress(r->r_ctx->arg, 2);
 		r->r_half = 1;
@@ -382,7 +510,7 @@ static void
 persist_read(struct persist_run *r)
 {
 	struct ext_child	*c = &r->r_pp->pp_child;
-	uint8_t			 buf[16384];
+	uint8_t			 buf[PERSIST_CARRY];
 	size_t			 used, got = 0;
 	ssize_t			 n;
 
@@ -406,7 +534,12 @@ persist_read(struct persist_run *r)
 			if (n > 0) {
 				got += (size_t)n;
 				used = persist_feed(r, buf, (size_t)n);
-				if (used < (size_t)n)
+				if (used < (size_t)n && r->r_pp->pp_qseq != 0) {
+					/* The queued task's, for its run. */
+					memcpy(r->r_pp->pp_carry, buf + used,
+					    (size_t)n - used);
+					r->r_pp->pp_ncarry = (size_t)n - used;
+				} else if (used < (size_t)n)
 					r->r_pp->pp_unfit = 1;
 				continue;
 			}
@@ -478,7 +611,7 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 	enum { RUN, CANCEL, TIMEOUT } why = RUN;
 	uint64_t		 now, deadline = 0, kill_at = 0, wait;
 	size_t			 len;
-	int			 nfds, i, exited = 0, told = 0;
+	int			 nfds, i, exited = 0, told = 0, queued;
 
 	if (ps == NULL || slot >= ps->ps_n) {
 		snprintf(res->error, sizeof(res->error), "%s: no slot %u",
@@ -490,15 +623,23 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 		    "bytes is over a frame's 4 GB", p->payload_len);
 		return (res->status = TASK_BAD_PARAMS);
 	}
+	pp = &ps->ps_proc[slot];
+	c = &pp->pp_child;
+	/*
+	 * Its frame is in the pipe already (queued by the run before), unless
+	 * the process died since; a process with a queued frame that is not
+	 * this task's is of no use.
+	 */
+	queued = ctx->queued && c->c_pid > 0 && pp->pp_qseq != 0;
+	if (c->c_pid > 0 && (pp->pp_unfit || (!queued && (pp->pp_qseq != 0 ||
+	    pp->pp_ncarry > 0 || persist_idle(pp) == -1))))
+		persist_stop(pp);
+	queued = queued && c->c_pid > 0;
 	/* A copy that lost before it started costs nothing. */
-	if (ctx->cancel != NULL && atomic_load(ctx->cancel)) {
+	if (!queued && ctx->cancel != NULL && atomic_load(ctx->cancel)) {
 		snprintf(res->error, sizeof(res->error), "cancelled");
 		return (res->status = TASK_CANCELLED);
 	}
-	pp = &ps->ps_proc[slot];
-	c = &pp->pp_child;
-	if (c->c_pid > 0 && (pp->pp_unfit || persist_idle(pp) == -1))
-		persist_stop(pp);
 	if (c->c_pid <= 0) {
 		/* Starting a process takes long: the host need not wait. */
 		persist_launched(ctx);
@@ -516,10 +657,36 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 	r.r_plen = p->payload_len;
 	r.r_thead[0] = 'T';
 	be32_put(r.r_thead + 1, (uint32_t)p->payload_len);
-	r.r_chead[0] = 'C';
+	if (queued) {
+		/* Its frame, or the part of it written, from the queue. */
+		r.r_seq = pp->pp_qseq;
+		r.r_woff = pp->pp_qwoff;
+		if (pp->pp_qcdue) {
+			/* Its cancel, sent (or begun) already. */
+			memcpy(r.r_chead, pp->pp_qchead, sizeof(r.r_chead));
+			r.r_clen = sizeof(r.r_chead);
+			r.r_coff = pp->pp_qcoff;
+		}
+		pp->pp_qcancel = NULL;
+		pp->pp_qcdue = 0;
+		pp->pp_qcoff = 0;
+		pp->pp_qseq = 0;
+		pp->pp_qpayload = NULL;
+		pp->pp_qlen = pp->pp_qwoff = 0;
+		told = 1;
+		persist_launched(ctx);
+	} else
+		r.r_seq = ++pp->pp_seq;
 	now = ext_now_ms();
 	if (k->k_timeout > 0)
 		deadline = now + k->k_timeout;
+	/* What it sent after the last answer: the start of this task's. */
+	if (queued && pp->pp_ncarry > 0) {
+		len = pp->pp_ncarry;
+		pp->pp_ncarry = 0;
+		if (persist_feed(&r, pp->pp_carry, len) < len)
+			pp->pp_unfit = 1;	/* more after this answer */
+	}
 	persist_write(&r);
 	/*
 	 * The frame is in the pipe (or as much as it takes): only now may the
@@ -537,19 +704,28 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 			else if (deadline != 0 && now >= deadline)
 				why = TIMEOUT;
 			if (why != RUN) {
+				/* Pipelined, the cancel names its task. */
+				r.r_chead[0] = 'C';
+				r.r_clen = EXT_FRAME_HEAD;
+				if (pp->pp_pipe) {
+					be32_put(r.r_chead + 1, 4);
+					be32_put(r.r_chead + EXT_FRAME_HEAD,
+					    r.r_seq);
+					r.r_clen += 4;
+				}
 				r.r_cancel = 1;
 				kill_at = now + k->k_grace;
 				persist_write(&r);
 			}
 		}
+		persist_queue(&r);
 		if (why != RUN && now >= kill_at)
 			break;
 
 		nfds = 0;
 		if (c->c_pidfd != -1)
 			pfd[nfds++] = (struct pollfd){ c->c_pidfd, POLLIN, 0 };
-		if (!r.r_wdead && (r.r_woff < EXT_FRAME_HEAD + r.r_plen ||
-		    (r.r_cancel && r.r_coff < EXT_FRAME_HEAD)))
+		if (persist_pending(&r))
 			pfd[nfds++] = (struct pollfd){ c->c_in, POLLOUT, 0 };
 		pfd[nfds++] = (struct pollfd){ c->c_out, POLLIN, 0 };
 		if (c->c_err != -1)
@@ -592,6 +768,10 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 		}
 		now = ext_now_ms();
 	}
+	/* A queued task cancelled while its answer was on the way. */
+	if (why == RUN && queued && r.r_end != PERSIST_RUNNING &&
+	    ctx->cancel != NULL && atomic_load(ctx->cancel))
+		why = CANCEL;
 	/* Dead, or its stdin holds part of a frame: a new one next time. */
 	if (exited || r.r_woff < EXT_FRAME_HEAD + r.r_plen)
 		pp->pp_unfit = 1;

@@ -46,6 +46,13 @@ struct task_params {
  * called by a kind that hands its task to another process (persistent
  * kinds) once it has, at most once a task: the host may put off its own
  * work until then, so that the task's process is woken first.
+ *
+ * next and queued, optional too (NULL, 0), let a persistent kind hand its
+ * process the slot's next task while the current one runs (pipelining,
+ * workerd.conf(5)): next fills p with the task that is to follow on this
+ * slot, and where its cancel flag is, and takes it from the host's queue
+ * (1), or says there is none (0); the host then runs that task next on
+ * the same slot with queued set.
  */
 struct task_ctx {
 	const atomic_int *cancel;	/* non-zero: stop as soon as possible */
@@ -56,6 +63,9 @@ struct task_ctx {
 	atomic_int	*donate;
 	void		(*share)(void *, const uint8_t *, size_t);
 	void		(*launched)(void *);	/* (arg) */
+	int		(*next)(void *, struct task_params *,
+			    const atomic_int **);	/* (arg, p, cancel) */
+	int		 queued;	/* this task came from next */
 };
 
 #define TASK_OUT_INLINE	32		/* outputs this short need no malloc */

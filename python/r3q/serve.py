@@ -47,6 +47,13 @@ whether its task has been cancelled.  halfway() reports the half-way
 point of the current task (an 'H' frame), for the master's relative
 suspect detection.
 
+Pipelining: workerd offers it (R3Q_PIPELINE=1 in the environment) and
+serve takes it (a 'P' frame): workerd writes the next task's frame while
+the current task runs, so the process goes from one task to the next
+without waiting for workerd.  A cancel then names its task; a queued
+task cancelled before it starts is answered "cancelled before it
+started" and not run.
+
 Standard output carries frames only: print() in the function goes to
 standard error, as does anything written to file descriptor 1.
 """
@@ -70,6 +77,7 @@ _frames = None          # and the frames that come in
 _in_task = False
 _half_sent = False
 _cancel_seen = False
+_seq = 0                # 'T' frames received: the current task's number
 _interruptible = False  # a cancel raises TaskCancelled in the function now
 _polling = False        # cancelled() is reading the input
 
@@ -101,31 +109,35 @@ def cancelled():
     if _in_task and not _cancel_seen and _frames is not None:
         _polling = True
         try:
-            _cancel_seen = _frames.cancel_pending()
+            _cancel_seen = _frames.cancel_pending(_seq)
         finally:
             _polling = False
     return _cancel_seen
 
 
 def _on_sigio(signum, frame):
-    """SIGIO: input came.  During a task that is a cancel (workerd sends
-    nothing else before our answer): interrupt the function.  Between
-    tasks it is the next task, read by the loop."""
+    """SIGIO: input came.  During a task it is a cancel, or (pipelined)
+    the next task, kept for the loop: a cancel of this task interrupts
+    the function.  Between tasks it is the next task, read by the loop."""
     global _cancel_seen
     if not _interruptible or _cancel_seen or _polling or _frames is None:
         return
-    if _frames.cancel_pending():
+    if _frames.cancel_pending(_seq):
         _cancel_seen = True
         if _interruptible:
             raise TaskCancelled("cancelled")
 
 
 class _Frames:
-    """Frames from workerd, read through one buffer."""
+    """Frames from workerd, read through one buffer.  Pipelined (we sent
+    'P'), workerd may send the next task's 'T' while one runs, and a 'C'
+    then names its task by number (4 bytes: 1 for our first 'T'):
+    frames read while looking for a cancel wait in pending."""
 
     def __init__(self, fd):
         self.fd = fd
         self.buf = bytearray()
+        self.pending = []
 
     def _fill(self, need):
         while len(self.buf) < need:
@@ -135,24 +147,56 @@ class _Frames:
             self.buf += chunk
         return True
 
+    def _take(self):
+        """The frame at the head of buf, if it is all there."""
+        if len(self.buf) < _HEAD:
+            return None
+        n = int.from_bytes(self.buf[1:_HEAD], "big")
+        if len(self.buf) < _HEAD + n:
+            return None
+        kind = bytes(self.buf[0:1])
+        body = bytes(self.buf[_HEAD:_HEAD + n])
+        del self.buf[:_HEAD + n]
+        return kind, body
+
     def next(self):
         """(type, body), or None at end of input."""
+        if self.pending:
+            return self.pending.pop(0)
         if not self._fill(_HEAD):
             return None
         n = int.from_bytes(self.buf[1:_HEAD], "big")
         if not self._fill(_HEAD + n):
             return None
-        kind = self.buf[0:1]
-        body = bytes(self.buf[_HEAD:_HEAD + n])
-        del self.buf[:_HEAD + n]
-        return bytes(kind), body
+        return self._take()
 
-    def cancel_pending(self):
-        """True if a 'C' frame is waiting; takes it."""
-        if not self.buf and not select.select([self.fd], [], [], 0)[0]:
-            return False
-        f = self.next()
-        return f is not None and f[0] == b"C"
+    def cancel_pending(self, seq):
+        """True if a 'C' for task seq (or for the current task: no
+        number) has come; takes it.  Reads what input is there without
+        waiting, keeps other frames for next(), drops cancels of tasks
+        answered already."""
+        while select.select([self.fd], [], [], 0)[0]:
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                break
+            self.buf += chunk
+        while True:
+            f = self._take()
+            if f is None:
+                break
+            self.pending.append(f)
+        found = False
+        keep = []
+        for kind, body in self.pending:
+            if kind == b"C":
+                k = int.from_bytes(body, "big") if len(body) == 4 else seq
+                if k == seq:
+                    found = True
+                if k <= seq:
+                    continue            # this task's, or a late one
+            keep.append((kind, body))
+        self.pending = keep
+        return found
 
 
 def _where(tb):
@@ -250,7 +294,7 @@ def _run(fn, use_pickle, payload, interrupt=False):
 
 def serve(spec, use_pickle=False, infd=0, outfd=1, interrupt=True):
     """Serve tasks until workerd closes our input."""
-    global _out, _frames
+    global _out, _frames, _seq
     # Frames own the pipes: the function's prints and reads go elsewhere.
     _out = os.dup(outfd)
     inp = os.dup(infd)
@@ -279,6 +323,10 @@ def serve(spec, use_pickle=False, infd=0, outfd=1, interrupt=True):
         fcntl.fcntl(inp, fcntl.F_SETOWN, os.getpid())
         fcntl.fcntl(inp, fcntl.F_SETFL,
                     fcntl.fcntl(inp, fcntl.F_GETFL) | os.O_ASYNC)
+    # workerd offers pipelining: take the next task while one runs, so
+    # that none waits for a round trip to workerd (workerd.conf(5)).
+    if os.environ.pop("R3Q_PIPELINE", None) == "1" and broken is None:
+        _send(b"P")
     while True:
         f = frames.next()
         if f is None:
@@ -286,16 +334,17 @@ def serve(spec, use_pickle=False, infd=0, outfd=1, interrupt=True):
         kind, body = f
         if kind != b"T":
             continue                    # a 'C' that crossed our answer
+        _seq += 1
         if broken is not None:
             _send(b"U", broken)
             continue
-        if frames.buf and frames.cancel_pending():
+        if (frames.buf or frames.pending) and frames.cancel_pending(_seq):
             _send(b"F", b"cancelled before it started")
             continue
         t0 = time.monotonic()
         kind, out = _run(fn, use_pickle, body, interrupt)
         if _cancel_seen or (time.monotonic() - t0 > 0.001 and
-                            frames.cancel_pending()):
+                            frames.cancel_pending(_seq)):
             kind, out = b"F", b"cancelled"
         _send(kind, out)
 

@@ -232,7 +232,7 @@ run(struct ext_kind *k, const void *payload, size_t len, uint64_t max,
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	struct progress_count	 dummy = { 0 };
 
 	if (pc == NULL)
@@ -270,7 +270,7 @@ run_cancel(struct ext_kind *k, const void *payload, size_t len,
 	struct canceller	 c;
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	pthread_t		 t;
 	double			 t0;
 	int			 st;
@@ -1017,7 +1017,7 @@ run_launched(struct ext_kind *k, const char *s, struct launch_count *lc,
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, count_launched };
+	    NULL, NULL, NULL, count_launched, NULL, 0 };
 
 	lc->calls = 0;
 	ctx.cancel = &lc->cancel;
@@ -1134,6 +1134,205 @@ test_persist_stop(void **state)
 	assert_clean();
 }
 
+/* A pipelined run's host: the task ctx->next hands over, and counters. */
+struct pipe_host {
+	const char	*next;		/* payload ctx->next gives, or NULL */
+	int		 nexts;		/* calls that gave one */
+	int		 halves;
+	atomic_int	 cancel;
+	atomic_int	 qcancel;	/* the queued task's */
+};
+
+static int
+pipe_next(void *arg, struct task_params *p, const atomic_int **cancel)
+{
+	struct pipe_host	*h = arg;
+
+	if (h->next == NULL)
+		return (0);
+	p->payload = (const uint8_t *)h->next;
+	p->payload_len = strlen(h->next);
+	*cancel = &h->qcancel;
+	h->next = NULL;
+	h->nexts++;
+	return (1);
+}
+
+static void
+pipe_progress(void *arg, int half)
+{
+	struct pipe_host	*h = arg;
+
+	assert_int_equal(half, 2);
+	h->halves++;
+}
+
+/*
+ * Run s on slot 0 as host h's task (queued: handed over by the run
+ * before); ctx->next gives next, if not NULL.
+ */
+static int
+run_pipe(struct ext_kind *k, const char *s, int queued, const char *next,
+    struct pipe_host *h, struct task_result *res)
+{
+	struct task_params	 p;
+	struct task_ctx		 ctx = { NULL, 1.0, pipe_progress, NULL,
+	    NULL, NULL, NULL, NULL, pipe_next, 0 };
+
+	h->next = next;
+	h->nexts = 0;
+	ctx.cancel = &h->cancel;
+	ctx.arg = h;
+	ctx.queued = queued;
+	memset(&p, 0, sizeof(p));
+	p.kind = k->k_name;
+	p.payload = (const uint8_t *)s;
+	p.payload_len = strlen(s);
+	return (ext_run(k, 0, &p, &ctx, MAX_OUT, res));
+}
+
+/* The output of res as a string (static). */
+static const char *
+out_str(const struct task_result *res)
+{
+	static char	 buf[256];
+	const uint8_t	*out;
+	size_t		 n;
+
+	out = task_output(res, &n);
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, out, n);
+	buf[n] = '\0';
+	return (buf);
+}
+
+/*
+ * Pipelining (persist.c): a process that sent 'P' gets the next task's
+ * frame while it runs one ("sleep" sees it come), and the next run only
+ * waits for its answer.  A queued task cancelled before it starts is not
+ * run and the process is kept; a cancel of the current task does not
+ * reach the queued one (it names its task); the queued task's half-way
+ * report counts for it; a process that dies with a task queued takes the
+ * frame with it, and the queued task runs on a new process.  A process
+ * that did not send 'P' is never given a queued task.
+ */
+static void
+test_persist_pipeline(void **state)
+{
+	struct ext_kind		*k;
+	struct task_result	 res;
+	struct pipe_host	 h;
+	struct canceller	 c;
+	pthread_t		 th;
+	long			 pid;
+	char			 touch[PATH_MAX + 64];
+
+	(void)state;
+	if (!have_python())
+		skip();
+	memset(&h, 0, sizeof(h));
+	atomic_init(&h.cancel, 0);
+	atomic_init(&h.qcancel, 0);
+	k = py_kind(EXT_PERSISTENT, "tests/kinds/ppipe.py", 20000, 500);
+	assert_int_equal(run_pipe(k, "pid", 0, NULL, &h, &res), TASK_OK);
+	pid = pid_output(&res);
+	assert_int_equal(run_pipe(k, "sleep 300", 0, "pid", &h, &res),
+	    TASK_OK);
+	assert_int_equal(h.nexts, 1);
+	assert_string_equal(out_str(&res), "queued=1");
+	assert_int_equal(run_pipe(k, "pid", 1, NULL, &h, &res), TASK_OK);
+	assert_int_equal(pid_output(&res), pid);
+
+	/* Queued, then cancelled: answered as not started, process kept. */
+	assert_int_equal(run_pipe(k, "sleep 100", 0, "sleep 5000", &h, &res),
+	    TASK_OK);
+	atomic_store(&h.cancel, 1);
+	assert_int_equal(run_pipe(k, "sleep 5000", 1, NULL, &h, &res),
+	    TASK_CANCELLED);
+	atomic_store(&h.cancel, 0);
+	assert_int_equal(run_pipe(k, "pid", 0, NULL, &h, &res), TASK_OK);
+	assert_int_equal(pid_output(&res), pid);
+
+	/*
+	 * Cancelled while queued, the task before still running: its cancel
+	 * goes at once, and it never starts (no file made).
+	 */
+	snprintf(touch, sizeof(touch), "touch %s/../ppipe-%ld", base,
+	    (long)getpid());
+	unlink(touch + 6);
+	atomic_store(&h.qcancel, 1);
+	assert_int_equal(run_pipe(k, "sleep 300", 0, touch, &h, &res),
+	    TASK_OK);
+	assert_int_equal(h.nexts, 1);
+	atomic_store(&h.cancel, 1);
+	assert_int_equal(run_pipe(k, touch, 1, NULL, &h, &res),
+	    TASK_CANCELLED);
+	atomic_store(&h.cancel, 0);
+	atomic_store(&h.qcancel, 0);
+	assert_int_equal(access(touch + 6, F_OK), -1);
+	assert_int_equal(run_pipe(k, "pid", 0, NULL, &h, &res), TASK_OK);
+	assert_int_equal(pid_output(&res), pid);
+	/* And the same task not cancelled does run. */
+	assert_int_equal(run_pipe(k, "sleep 100", 0, touch, &h, &res),
+	    TASK_OK);
+	assert_int_equal(run_pipe(k, touch, 1, NULL, &h, &res), TASK_OK);
+	assert_int_equal(access(touch + 6, F_OK), 0);
+	unlink(touch + 6);
+
+	/* The current task cancelled: the queued one still runs. */
+	atomic_init(&c.flag, 0);
+	c.delay_ms = 200;
+	c.ready = NULL;
+	assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
+	{
+		struct task_params	 p;
+		struct task_ctx		 ctx = { NULL, 1.0, pipe_progress,
+		    NULL, NULL, NULL, NULL, NULL, pipe_next, 0 };
+
+		h.next = "pid";
+		h.nexts = 0;
+		ctx.cancel = &c.flag;
+		ctx.arg = &h;
+		memset(&p, 0, sizeof(p));
+		p.payload = (const uint8_t *)"wait";
+		p.payload_len = 4;
+		assert_int_equal(ext_run(k, 0, &p, &ctx, MAX_OUT, &res),
+		    TASK_CANCELLED);
+		assert_int_equal(h.nexts, 1);
+	}
+	pthread_join(th, NULL);
+	assert_int_equal(run_pipe(k, "pid", 1, NULL, &h, &res), TASK_OK);
+	assert_int_equal(pid_output(&res), pid);
+
+	/* The queued task's half-way report is its own. */
+	h.halves = 0;
+	assert_int_equal(run_pipe(k, "sleep 100", 0, "half", &h, &res),
+	    TASK_OK);
+	assert_int_equal(h.halves, 0);
+	assert_int_equal(run_pipe(k, "half", 1, NULL, &h, &res), TASK_OK);
+	assert_string_equal(out_str(&res), "half");
+	assert_int_equal(h.halves, 1);
+
+	/* Dies with a task queued: that task runs on a new process. */
+	assert_int_equal(run_pipe(k, "exit 3", 0, "pid", &h, &res),
+	    TASK_FAILED);
+	assert_int_equal(run_pipe(k, "pid", 1, NULL, &h, &res), TASK_OK);
+	assert_true(pid_output(&res) != pid);
+	task_result_free(&res);
+	ext_close(k);
+	assert_clean();
+
+	/* No 'P' (pcmd.py): no queued task, ever. */
+	k = py_kind(EXT_PERSISTENT, "tests/kinds/pcmd.py", 20000, 500);
+	assert_int_equal(run_pipe(k, "pid", 0, "pid", &h, &res), TASK_OK);
+	assert_int_equal(run_pipe(k, "pid", 0, "pid", &h, &res), TASK_OK);
+	assert_int_equal(h.nexts, 0);
+	task_result_free(&res);
+	ext_close(k);
+	assert_clean();
+}
+
 int
 main(void)
 {
@@ -1153,6 +1352,7 @@ main(void)
 		cmocka_unit_test(test_persist_frames),
 		cmocka_unit_test(test_persist_launched),
 		cmocka_unit_test(test_persist_stop),
+		cmocka_unit_test(test_persist_pipeline),
 	};
 	const char	*s;
 	int		 rc;

@@ -107,7 +107,7 @@ run_ridge_lu(const double *x, size_t nx, uint32_t lu, struct task_result *res,
 {
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	struct es_buf		 eb;
 	int			 st;
 
@@ -126,7 +126,7 @@ run_cancelled(const struct task_params *p, long delay_ms)
 {
 	struct canceller	 c;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	struct task_result	 res;
 	pthread_t		 t;
 	int			 st;
@@ -531,7 +531,7 @@ test_ridge_lu_cancel(void **state)
 {
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	struct task_result	 res;
 	struct es_buf		 eb;
 	atomic_int		 flag;
@@ -658,7 +658,7 @@ test_synth_cancel(void **state)
 {
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	struct task_result	 res;
 	struct es_buf		 sleep, spin;
 	atomic_int		 flag;
@@ -693,7 +693,7 @@ test_echo(void **state)
 	static const uint8_t	 one[1] = { 0x2a };
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL,
-	    NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL, 0 };
 	struct task_result	 res;
 	struct progress_count	 pc;
 	const uint8_t		*out;

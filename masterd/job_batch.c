@@ -1312,6 +1312,12 @@ bj_load(struct job *j, const struct journal_job *row,
 		if (v <= bj->bj_acked || v > j->j_seq)
 			continue;
 		bj_res_grow(j, v);
+		/*
+		 * A damaged journal can hold two results of one task (one
+		 * seq): the last is kept, the first freed (it leaked).
+		 */
+		free(bj_res(j, v)->r_out);
+		free(bj_res(j, v)->r_error);
 		*bj_res(j, v) = l.l_res[i];
 		bj_res(j, v)->r_key = bb->bb_key[idx];
 		bj_res(j, v)->r_batch = b->b_client;

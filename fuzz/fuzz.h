@@ -11,6 +11,12 @@
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 int	LLVMFuzzerInitialize(int *, char ***);
 
+/* fuzz/asan.c */
+const char *__asan_default_options(void);
+
+/* fuzz/evmem.c */
+void	 fz_evmem_init(void);
+
 /* fuzz/util.c */
 char	*fz_tmpfile(const void *, size_t);
 void	 fz_tmpfile_done(void);

@@ -66,6 +66,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if ((t = getenv("TMPDIR")) == NULL || *t == '\0')
 		t = "/tmp";
+	fz_evmem_init();		/* before r3q_connect's first evbuffer */
 	snprintf(sockdir, sizeof(sockdir), "%s/fuzz.r3q.XXXXXX", t);
 	if (mkdtemp(sockdir) == NULL)
 		abort();

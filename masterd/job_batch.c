@@ -842,14 +842,12 @@ bj_push(struct job *j)
 	struct bj_result	*r;
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__TaskResults	 tr = R3Q__TASK_RESULTS__INIT;
-	R3q__TaskOutcome	*ov, **op;
-	size_t			 n, i, bytes;
+	R3q__TaskOutcome	*ov = NULL, **op = NULL;
+	size_t			 n, i, bytes, cap = 0;
 
 	bj->bj_dirty = 0;
 	if (s == NULL || s->s_closing)
 		return;
-	ov = xcalloc(BJ_PUSH_MAX, sizeof(*ov));
-	op = xcalloc(BJ_PUSH_MAX, sizeof(*op));
 	while (bj->bj_sent < j->j_seq) {
 		if (evbuffer_get_length(bufferevent_get_output(s->s_bev)) >=
 		    md->conf.client_buffer) {
@@ -864,6 +862,18 @@ bj_push(struct job *j)
 		    bytes < BJ_PUSH_BYTES); i++)
 			bytes += bj_res(j, bj->bj_sent + 1 + i)->r_len + 64;
 		n = i;
+		/*
+		 * Arrays for this frame's outcomes, as big as it needs: most
+		 * pushes carry a few, and BJ_PUSH_MAX of each, zeroed, was
+		 * 100 KB a push.
+		 */
+		if (n > cap) {
+			free(ov);
+			free(op);
+			ov = xcalloc(n, sizeof(*ov));
+			op = xcalloc(n, sizeof(*op));
+			cap = n;
+		}
 		for (i = 0; i < n; i++) {
 			r = bj_res(j, bj->bj_sent + 1 + i);
 			r3q__task_outcome__init(&ov[i]);
@@ -1302,6 +1312,12 @@ bj_load(struct job *j, const struct journal_job *row,
 		if (v <= bj->bj_acked || v > j->j_seq)
 			continue;
 		bj_res_grow(j, v);
+		/*
+		 * A damaged journal can hold two results of one task (one
+		 * seq): the last is kept, the first freed (it leaked).
+		 */
+		free(bj_res(j, v)->r_out);
+		free(bj_res(j, v)->r_error);
 		*bj_res(j, v) = l.l_res[i];
 		bj_res(j, v)->r_key = bb->bb_key[idx];
 		bj_res(j, v)->r_batch = b->b_client;

@@ -2574,6 +2574,20 @@ test_suspect_cooldown(void **state)
 	sched_free(v.s);
 }
 
+/* Suspect detection for the own-pace tests: limit suspicions, 20 s off. */
+static struct sched_fault_config
+pace_fault(uint32_t limit)
+{
+	struct sched_fault_config	 f;
+
+	memset(&f, 0, sizeof(f));
+	f.grace_ns = 100 * MS;
+	f.suspect_limit = limit;
+	f.suspect_window_ns = 600000 * MS;
+	f.cooldown_ns = 20000 * MS;
+	return (f);
+}
+
 /*
  * The same 4x slower worker, its results timed: once the core knows its
  * own pace, its running tasks that stand still no longer than a whole
@@ -2593,11 +2607,7 @@ test_suspect_slow_steady(void **state)
 	struct vrun			 v;
 
 	(void)state;
-	memset(&f, 0, sizeof(f));
-	f.grace_ns = 100 * MS;
-	f.suspect_limit = 2;
-	f.suspect_window_ns = 600000 * MS;
-	f.cooldown_ns = 20000 * MS;
+	f = pace_fault(2);
 	vrun_init(&v, speed, 3, 200, &f);
 	v.timed = 1;
 	vrun_until_done(&v, 1000000);
@@ -2629,11 +2639,7 @@ test_suspect_slower_than_itself(void **state)
 	struct vrun			 v;
 
 	(void)state;
-	memset(&f, 0, sizeof(f));
-	f.grace_ns = 100 * MS;
-	f.suspect_limit = 1;
-	f.suspect_window_ns = 600000 * MS;
-	f.cooldown_ns = 20000 * MS;
+	f = pace_fault(1);
 	vrun_init(&v, speed, 3, 200, &f);
 	v.timed = 1;
 	v.w[2].change_ms = 10000;

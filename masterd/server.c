@@ -171,7 +171,8 @@ server_suspect(const struct sched_action *a)
 		/*
 		 * Slow, not stuck (sched_worker_suspected()): its task is
 		 * replicated, nothing counted; a slow machine is suspected
-		 * this way at most once a task, so not a warning.
+		 * this way up to twice a task (once each half), so not a
+		 * warning.
 		 */
 		snprintf(w->w_why, sizeof(w->w_why), "task %llu did not move "
 		    "for %.1fs while %s did a whole task, within its own "

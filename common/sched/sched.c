@@ -2156,18 +2156,17 @@ sched_suspect_count(struct sched *s, struct worker *w, int add)
 	if (f->suspect_limit == 0)
 		return (add);
 	size = f->suspect_limit + 1;
-	if (!add)
-		;
-	else if (w->w_ring == NULL)
-		w->w_ring = sched_calloc(SCHED_SUSPECT_LIMIT_MAX + 1,
-		    sizeof(*w->w_ring));
-	if (!add)
-		;
-	else if (w->w_ringlen < size)
-		w->w_ring[(w->w_ringhead + w->w_ringlen++) % size] = s->s_now;
-	else {
-		w->w_ring[w->w_ringhead] = s->s_now;
-		w->w_ringhead = (w->w_ringhead + 1) % size;
+	if (add) {
+		if (w->w_ring == NULL)
+			w->w_ring = sched_calloc(SCHED_SUSPECT_LIMIT_MAX + 1,
+			    sizeof(*w->w_ring));
+		if (w->w_ringlen < size)
+			w->w_ring[(w->w_ringhead + w->w_ringlen++) % size] =
+			    s->s_now;
+		else {
+			w->w_ring[w->w_ringhead] = s->s_now;
+			w->w_ringhead = (w->w_ringhead + 1) % size;
+		}
 	}
 	for (i = 0; i < w->w_ringlen; i++)
 		if (s->s_now - w->w_ring[(w->w_ringhead + i) % size] <

@@ -398,17 +398,13 @@ persist_head(struct persist_run *r)
 	    (uint32_t)r->r_fhead[4];
 	r->r_fgot = 0;
 	switch (r->r_type) {
-	case 'P':
+	case 'P':	/* pipelining offered; both carry nothing */
+	case 'H':	/* the queued task started */
 		if (r->r_flen == 0)
 			return (0);
 		snprintf(r->r_error, sizeof(r->r_error), "persistent "
-		    "process sent a 'P' frame of %u bytes", r->r_flen);
-		break;
-	case 'H':
-		if (r->r_flen == 0)
-			return (0);
-		snprintf(r->r_error, sizeof(r->r_error), "persistent "
-		    "process sent an 'H' frame of %u bytes", r->r_flen);
+		    "process sent %s '%c' frame of %u bytes",
+		    r->r_type == 'H' ? "an" : "a", r->r_type, r->r_flen);
 		break;
 	case 'R':
 		if (r->r_flen > r->r_max) {

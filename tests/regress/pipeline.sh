@@ -22,18 +22,21 @@ wait_workers 1
 # One CPU, queue_factor 2: one task runs, the next is held, and handed to
 # the process at once; the third comes from the master while the second
 # runs (1 s is a generous round trip).
-printf 'sleep 1000\nsleep 1000\nsleep 1000\n' |
-    "$R3QCTL" map --queue-factor 2 pipe > "$T/pipe.out" ||
-    fail "map pipe failed: $(cat "$T/pipe.out")"
-[ "$(tr '\n' ' ' < "$T/pipe.out")" = "queued=1 queued=1 queued=0 " ] ||
-    fail "pipelined: $(tr '\n' ' ' < "$T/pipe.out") (want queued=1 queued=1 queued=0)"
+# three_sleeps KIND MS WANT: map three "sleep MS" to KIND (queue factor
+# 2); each answer says whether another task was queued in the process
+# when it ran: WANT is the three, space-separated.
+three_sleeps() {
+	printf 'sleep %s\n' "$2" "$2" "$2" |
+	    "$R3QCTL" map --queue-factor 2 "$1" > "$T/$1.out" ||
+	    fail "map $1 failed: $(cat "$T/$1.out")"
+	[ "$(tr '\n' ' ' < "$T/$1.out")" = "$3 " ] ||
+	    fail "$1: $(tr '\n' ' ' < "$T/$1.out") (want $3)"
+}
+
+three_sleeps pipe 1000 "queued=1 queued=1 queued=0"
 ok "a process that sent 'P' gets the next task while it runs one"
 
-printf 'sleep 500\nsleep 500\nsleep 500\n' |
-    "$R3QCTL" map --queue-factor 2 nopipe > "$T/nopipe.out" ||
-    fail "map nopipe failed: $(cat "$T/nopipe.out")"
-[ "$(tr '\n' ' ' < "$T/nopipe.out")" = "queued=0 queued=0 queued=0 " ] ||
-    fail "R3Q_PIPELINE=0: $(tr '\n' ' ' < "$T/nopipe.out")"
+three_sleeps nopipe 500 "queued=0 queued=0 queued=0"
 ok "env KIND = R3Q_PIPELINE=0: no offer, one task at a time"
 
 echo pid | "$R3QCTL" map pipe > "$T/pid1" || fail "map pid failed"

@@ -2905,11 +2905,46 @@ sched_scan_period(const struct sched *s)
 }
 
 /*
+ * Under the speed-aware tail, where a suspect's task goes: of the first
+ * workers of s_wheap, the one not suspect, with room, without a copy of
+ * t, that would bring a copy back soonest; NULL if none of them may.
+ */
+static struct worker *
+sched_suspect_target(const struct sched *s, const struct task *t)
+{
+	struct worker	*ws[SCHED_TAIL_WORKERS], *best = NULL;
+	uint64_t	 f, fbest = 0;
+	size_t		 n, i;
+
+	n = sched_wheap_first(s, ws, SCHED_TAIL_WORKERS);
+	for (i = 0; i < n; i++) {
+		if (ws[i]->w_nsuspect > 0 ||
+		    !sched_has_room(ws[i], t->t_batch) ||
+		    !sched_may_copy(t, ws[i]))
+			continue;
+		f = sched_worker_eta(s, ws[i]);
+		if (best == NULL || f < fbest) {
+			best = ws[i];
+			fbest = f;
+		}
+	}
+	return (best);
+}
+
+/*
  * Hand the tasks of suspects to idle workers as well (section 3: "the
  * master reassigns a suspect's task to an idle worker"); the suspect's
  * own copy keeps running and whichever copy finishes first wins.  Each
  * task gets one extra copy, on the least loaded worker that is not
- * suspect, has room and has no copy of it yet.
+ * suspect, has room and has no copy of it yet; under the speed-aware
+ * tail (queue_factor auto), on the one of the first workers of s_wheap
+ * that would bring it back soonest, if one of them may take it: the walk
+ * for the least loaded went over every worker with room while none was
+ * idle, at the start of every tail (issue 23: the core's time a task).
+ * Once no worker that is not suspect has room for a batch's tasks, none
+ * will in this pass (replicas take room, none is freed): with one live
+ * batch the walk of the list stops there, which spares going over every
+ * waiting suspect's task at every event while the workers are full.
  */
 static void
 sched_replicate_suspects(struct sched *s)
@@ -2917,14 +2952,21 @@ sched_replicate_suspects(struct sched *s)
 	struct worker	*w, *best;
 	struct task	*t, *next;
 	size_t		 i;
+	int		 roomy;
 
 	for (t = s->s_sfirst; t != NULL; t = next) {
 		next = t->t_aux->x_snext;
 		best = NULL;
+		if (sched_tail_on(t->t_batch) && s->s_nwheap > 0 &&
+		    (best = sched_suspect_target(s, t)) != NULL)
+			goto found;
+		roomy = 0;
 		SCHED_FOREACH(s, s_room, i, w) {
 			if (w->w_nsuspect > 0 ||
-			    !sched_has_room(w, t->t_batch) ||
-			    !sched_may_copy(t, w))
+			    !sched_has_room(w, t->t_batch))
+				continue;
+			roomy = 1;
+			if (!sched_may_copy(t, w))
 				continue;
 			if (best == NULL || w->w_ncopies < best->w_ncopies)
 				best = w;
@@ -2932,8 +2974,12 @@ sched_replicate_suspects(struct sched *s)
 			if (best->w_ncopies == 0)
 				break;
 		}
+		if (best == NULL && !roomy && s->s_bfirst == t->t_batch &&
+		    t->t_batch->b_next == NULL)
+			break;
 		if (best == NULL)
 			continue;
+ found:
 		sched_suspect_unlist(s, t);
 		s->s_stats.suspect_replicas++;
 		sched_send(s, best, t, SEND_REPLICA);

@@ -1978,9 +1978,10 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 		t->t_state = TASK_SENT;
 		tlist_link(&b->b_rfirst, &b->b_rlast, b->b_rlast, t);
 		if (b->b_tail)
-			sched_tail_add(s, b, t);
+			sched_tail_add(s, b, t);	/* due time and all */
 	}
-	sched_tail_touch(s, t);
+	if (kind != SEND_FIRST)
+		sched_tail_touch(s, t);
 	a = sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id, replica,
 	    0);
 	a->active = kind == SEND_MOVE;

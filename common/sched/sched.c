@@ -50,7 +50,10 @@
  *    task; if no such worker can take the task under the cursor the next
  *    task of R is tried.  R3Q walks R from the newest task backwards and
  *    gives every free queue slot (queue_factor x ncpu) its own replica,
- *    round-robin over the workers, one slot per worker per pass.
+ *    round-robin over the workers, one slot per worker per pass.  Under
+ *    queue_factor auto R3Q's tail is speed-aware instead (see
+ *    sched_replicate_tail()): the task due last goes to the worker that
+ *    brings it back soonest, only if sooner.
  *  - A task put back in the queue (worker lost, failure) goes before
  *    every queued task of its priority, in every batch (its add order
  *    becomes the lowest yet), and gets a new send number when it is sent
@@ -108,7 +111,8 @@
  * Estimates (sched_done_timed()): per worker, an EWMA with weight 1/4 of
  * the round trip (time since the copy was assigned, less the time the
  * worker says the task spent with it) and of the execution time.  They
- * size the worker's queue under queue_factor SCHED_QF_AUTO.
+ * size the worker's queue under queue_factor SCHED_QF_AUTO, and there
+ * tell R3Q's tail when each copy should come back.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

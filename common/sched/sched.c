@@ -3535,6 +3535,8 @@ sched_free(struct sched *s)
 	while ((b = s->s_bfirst) != NULL) {
 		s->s_bfirst = b->b_next;
 		sched_chunks_free(b);
+		free(b->b_tmax);
+		free(b->b_tmin);
 		free(b);
 	}
 	while ((c = s->s_cfree) != NULL) {

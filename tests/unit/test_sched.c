@@ -1889,6 +1889,47 @@ test_tail_late(void **state)
 }
 
 /*
+ * No task is lost when a worker leaves during the speed-aware tail: the
+ * fast worker 1 holds task 3 and a replica of task 4 when it is lost;
+ * task 3 goes back to the queue and on to the slow worker 2, task 4
+ * keeps worker 2's copy, and both finish there.
+ */
+static void
+test_tail_lost(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	static const uint64_t		 exec[] = { 100 * MS, 400 * MS };
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm = timing(400 * MS, 400 * MS);
+	struct sched			*s;
+	uint64_t			 t0;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	t0 = warm_up(s, exec, nitems(exec));
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, 2, t0), 0);
+	expect_assign(s, 1, 3, 0);
+	expect_assign(s, 2, 4, 0);
+	expect_assign(s, 1, 4, 1);
+	expect_none(s);
+	sched_started(s, 1, 3, t0);
+	sched_started(s, 2, 4, t0);
+	sched_worker_lost(s, 1, t0 + 50 * MS);
+	expect_assign(s, 2, 3, 0);
+	expect_none(s);
+	assert_int_equal(sched_done_timed(s, 2, 4, &tm, t0 + 400 * MS),
+	    SCHED_ACCEPT);
+	expect_none(s);
+	sched_started(s, 2, 3, t0 + 400 * MS);
+	assert_int_equal(sched_done_timed(s, 2, 3, &tm, t0 + 800 * MS),
+	    SCHED_ACCEPT);
+	expect_done_replicas(s, 2, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
  * sched_worker_estimate(): -1 for an unknown worker; the cap is that of
  * the first batch with queued tasks the worker can run, else of the last
  * batch submitted, else one per CPU.
@@ -3538,6 +3579,7 @@ main(void)
 		cmocka_unit_test(test_tail_equal),
 		cmocka_unit_test(test_tail_slow),
 		cmocka_unit_test(test_tail_late),
+		cmocka_unit_test(test_tail_lost),
 		cmocka_unit_test(test_worker_estimate),
 		cmocka_unit_test(test_wq_random_100k),
 		cmocka_unit_test(test_r3q_random_churn),

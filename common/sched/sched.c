@@ -50,7 +50,10 @@
  *    task; if no such worker can take the task under the cursor the next
  *    task of R is tried.  R3Q walks R from the newest task backwards and
  *    gives every free queue slot (queue_factor x ncpu) its own replica,
- *    round-robin over the workers, one slot per worker per pass.
+ *    round-robin over the workers, one slot per worker per pass.  Under
+ *    queue_factor auto R3Q's tail is speed-aware instead (see
+ *    sched_replicate_tail()): the task due last goes to the worker that
+ *    brings it back soonest, only if sooner.
  *  - A task put back in the queue (worker lost, failure) goes before
  *    every queued task of its priority, in every batch (its add order
  *    becomes the lowest yet), and gets a new send number when it is sent
@@ -108,7 +111,8 @@
  * Estimates (sched_done_timed()): per worker, an EWMA with weight 1/4 of
  * the round trip (time since the copy was assigned, less the time the
  * worker says the task spent with it) and of the execution time.  They
- * size the worker's queue under queue_factor SCHED_QF_AUTO.
+ * size the worker's queue under queue_factor SCHED_QF_AUTO, and there
+ * tell R3Q's tail when each copy should come back.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -223,6 +227,11 @@ struct task {
 	struct task	*t_prev, *t_next;	/* run or excluded list if
 						   QUEUED, R if SENT */
 	struct task_aux	*t_aux;			/* NULL until needed */
+	/* The speed-aware tail (sched_replicate_tail()), in R only. */
+	uint32_t	 t_xmax;		/* place + 1 in b_tmax, 0: none */
+	uint32_t	 t_xmin;		/* place + 1 in b_tmin */
+	uint64_t	 t_eta;			/* its best copy's result is due */
+	uint64_t	 t_lateat;		/* that copy turns late */
 };
 
 /* The tasks of one sched_batch_add() call. */
@@ -256,6 +265,16 @@ struct batch {
 	struct task		*b_rfirst, *b_rlast;	/* R, in send order */
 	struct task		*b_rnext;	/* replication cursor; NULL:
 						   start of the walk */
+	/*
+	 * R3Q under queue_factor auto, once its queue ran dry: R again, as
+	 * two heaps, by when each task's result is due (latest first) and
+	 * by when that turns late (earliest first).
+	 */
+	int			 b_tail;	/* the heaps are kept */
+	struct task		**b_tmax;
+	struct task		**b_tmin;
+	size_t			 b_ntail;
+	size_t			 b_tailsize;
 	struct sched_batch_report b_report;	/* t_sync: first replica */
 	int			 b_synced;	/* t_sync is set */
 	uint64_t		 b_tidle;	/* first idle moment */
@@ -296,6 +315,8 @@ struct worker {
 	uint64_t	 w_seq;			/* join order */
 	size_t		 w_idx;			/* its place in s_workers */
 	int		 w_cand;		/* on s_cand */
+	size_t		 w_wh;			/* place + 1 in s_wheap, 0: none */
+	uint64_t	 w_whkey;		/* its key there */
 	struct worker	*w_cprev, *w_cnext;	/* cooling, by w_cool_until */
 	/*
 	 * Balancing (section 4): Power is the results this worker returned
@@ -368,6 +389,16 @@ struct sched {
 	struct idxset		 s_room;
 	struct idxset		 s_free;
 	struct idxset		 s_idle;	/* a held copy, a free CPU */
+	/*
+	 * The speed-aware tail: the workers that may have room and have an
+	 * execution time estimate, in a heap by how soon a copy sent now
+	 * would come back (s_wheap, s_maxworkers entries, kept while a live
+	 * batch runs under queue_factor auto), and those with room and no
+	 * estimate yet (s_blind), which get the paper's replicas.
+	 */
+	struct worker		**s_wheap;
+	size_t			 s_nwheap;
+	struct idxset		 s_blind;
 	uint64_t		 s_maxqf;
 	size_t			 s_nauto;
 	struct worker		*s_coolfirst, *s_coollast;	/* cooling, by
@@ -410,6 +441,9 @@ struct sched {
 
 static int	sched_batch_check(struct sched *, struct batch *);
 static void	sched_strand_check(struct sched *);
+static void	sched_tail_add(struct sched *, struct batch *, struct task *);
+static void	sched_tail_del(struct batch *, struct task *);
+static void	sched_tail_touch(struct sched *, struct task *);
 
 static const char *const sched_policy_names[SCHED_POLICY_COUNT] = {
 	"wq", "rr", "rwq", "r3q"
@@ -1004,22 +1038,112 @@ sched_maxcap(const struct sched *s, const struct worker *w)
 }
 
 /*
+ * The worker heap of the speed-aware tail (s_wheap): least key first,
+ * then join order.  The key is how long a copy sent to w now would take
+ * to come back, as of its last change: a round trip, what it holds ahead
+ * of the copy (a running copy counted as half a task) and the task
+ * itself, per CPU.  It goes stale as the worker works through its queue,
+ * so the tail looks at the first few and reckons each afresh
+ * (sched_worker_eta()).
+ */
+static int
+wh_before(const struct worker *a, const struct worker *b)
+{
+	if (a->w_whkey != b->w_whkey)
+		return (a->w_whkey < b->w_whkey);
+	return (a->w_seq < b->w_seq);
+}
+
+static void
+wh_set(struct sched *s, size_t i, struct worker *w)
+{
+	s->s_wheap[i] = w;
+	w->w_wh = i + 1;
+}
+
+static void
+wh_fix(struct sched *s, size_t i)
+{
+	struct worker	*w = s->s_wheap[i];
+	size_t		 c;
+
+	while (i > 0 && wh_before(w, s->s_wheap[(i - 1) / 2])) {
+		wh_set(s, i, s->s_wheap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= s->s_nwheap)
+			break;
+		if (c + 1 < s->s_nwheap &&
+		    wh_before(s->s_wheap[c + 1], s->s_wheap[c]))
+			c++;
+		if (!wh_before(s->s_wheap[c], w))
+			break;
+		wh_set(s, i, s->s_wheap[c]);
+		i = c;
+	}
+	wh_set(s, i, w);
+}
+
+static uint64_t
+sched_wkey(const struct worker *w)
+{
+	uint64_t	 ahead;
+
+	ahead = 2 * (uint64_t)(w->w_nheld + w->w_nincoming) +
+	    (w->w_nrunning >= w->w_ncpu);
+	return ((w->w_hasrtt ? w->w_rtt : 0) + w->w_task +
+	    ahead * w->w_task / (2 * w->w_ncpu));
+}
+
+/* w in s_wheap (in) with its key anew, or out of it. */
+static void
+sched_wheap_put(struct sched *s, struct worker *w, int in)
+{
+	size_t	 i;
+
+	if (!in) {
+		if (w->w_wh == 0)
+			return;
+		i = w->w_wh - 1;
+		w->w_wh = 0;
+		if (i == --s->s_nwheap)
+			return;
+		s->s_wheap[i] = s->s_wheap[s->s_nwheap];
+		wh_fix(s, i);
+		return;
+	}
+	w->w_whkey = sched_wkey(w);
+	if (w->w_wh == 0) {
+		s->s_wheap[s->s_nwheap] = w;
+		w->w_wh = ++s->s_nwheap;
+	}
+	wh_fix(s, w->w_wh - 1);
+}
+
+/*
  * Put w in or out of s_room and s_free after its copies, the moves coming
- * to it, its cool-down, pause or estimates changed.
+ * to it, its cool-down, pause or estimates changed; and in or out of the
+ * speed-aware tail's s_wheap and s_blind.
  */
 static void
-sched_room_update(struct sched *s, const struct worker *w)
+sched_room_update(struct sched *s, struct worker *w)
 {
+	int	 room;
+
 	if (w->w_idx == IDX_NONE)
 		return;		/* leaving: sched_worker_lost() rebuilds */
-	idx_put(&s->s_room, w->w_idx, (uint64_t)w->w_ncopies +
-	    w->w_nincoming < sched_maxcap(s, w));
+	room = (uint64_t)w->w_ncopies + w->w_nincoming < sched_maxcap(s, w);
+	idx_put(&s->s_room, w->w_idx, room);
 	idx_put(&s->s_free, w->w_idx, w->w_ncopies < w->w_ncpu);
 	idx_put(&s->s_idle, w->w_idx, w->w_nheld > 0 &&
 	    w->w_nrunning < w->w_ncpu);
+	idx_put(&s->s_blind, w->w_idx, room && !w->w_hastask);
+	sched_wheap_put(s, w, room && w->w_hastask && s->s_nauto > 0);
 }
 
-/* Both sets anew, for every worker (a worker left: places moved). */
+/* The sets anew, for every worker (a worker left: places moved). */
 static void
 sched_room_rebuild(struct sched *s)
 {
@@ -1028,6 +1152,10 @@ sched_room_rebuild(struct sched *s)
 	idx_clear(&s->s_room);
 	idx_clear(&s->s_free);
 	idx_clear(&s->s_idle);
+	idx_clear(&s->s_blind);
+	s->s_nwheap = 0;
+	for (i = 0; i < s->s_nworkers; i++)
+		s->s_workers[i]->w_wh = 0;
 	for (i = 0; i < s->s_nworkers; i++)
 		sched_room_update(s, s->s_workers[i]);
 }
@@ -1387,6 +1515,7 @@ sched_copy_drop(struct sched *s, struct copy *c)
 	sched_wake(s, w);
 	c->c_tnext = s->s_cfree;
 	s->s_cfree = c;
+	sched_tail_touch(s, t);
 }
 
 /*
@@ -1646,6 +1775,7 @@ sched_queue_first_for(const struct batch *b, const struct worker *w)
 static void
 sched_r_remove(struct batch *b, struct task *t)
 {
+	sched_tail_del(b, t);
 	if (b->b_rnext == t)
 		b->b_rnext = b->b_cfg.policy == SCHED_POLICY_R3Q ?
 		    t->t_prev : t->t_next;
@@ -1676,6 +1806,7 @@ sched_copy_start(struct sched *s, struct copy *c)
 	sched_room_update(s, w);	/* s_idle */
 	sched_unsuspect(s, c);
 	sched_order_touch(s, c);
+	sched_tail_touch(s, c->c_task);
 }
 
 /* Take a task off the list of tasks that want more copies. */
@@ -1850,7 +1981,11 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 	else {
 		t->t_state = TASK_SENT;
 		tlist_link(&b->b_rfirst, &b->b_rlast, b->b_rlast, t);
+		if (b->b_tail)
+			sched_tail_add(s, b, t);	/* due time and all */
 	}
+	if (kind != SEND_FIRST)
+		sched_tail_touch(s, t);
 	a = sched_emit(s, SCHED_ASSIGN, w->w_id, t->t_id, b->b_id, replica,
 	    0);
 	a->active = kind == SEND_MOVE;
@@ -2059,6 +2194,372 @@ sched_replicate_rr(struct sched *s, struct batch *b)
 }
 
 /*
+ * The speed-aware tail of R3Q under queue_factor auto (issue 23, target
+ * 2; beyond the paper, which replicates blind to speed).  The paper's
+ * R3Q (doc/algorithms.md section 1, "R3Q = RWQ + RR", RR step 10) gives
+ * every free queue slot a replica of the next task of R in reverse send
+ * order.  On a heterogeneous cluster most of those replicas cannot win:
+ * a copy queued behind a slow worker's other copies, or sent to a worker
+ * slower than the one already running the task, comes back after the
+ * original.  And the generation ends when its last task comes back.  So
+ * here, with the per-worker estimates queue_factor auto keeps (the EWMA
+ * of the round trip and of the execution time, sched_estimate_update()):
+ *  - every task of R has an expected time for its result, the earliest
+ *    over its copies (t_eta): a running copy at its start plus its
+ *    worker's task time; a held one after what its worker holds ahead
+ *    of it; a copy on a worker with no estimate, or running more than a
+ *    quarter of a task past its worker's own estimate (late), is not
+ *    known, and a task with no known copy is due "never": it comes first;
+ *  - the task due last is replicated, onto the worker with room that
+ *    would bring a copy sent now back soonest, and only if that is
+ *    sooner than the task is due; then again, until the task due last
+ *    cannot be beaten (nor can any other: they are due sooner);
+ *  - a free slot that cannot win stays free; when a task's best copy
+ *    turns late its time is reckoned again (sched_tail_late(), due at
+ *    sched_deadline()), so a stuck or slowed copy is replicated all the
+ *    same; so is a suspect's task (sched_replicate_suspects(), section 3,
+ *    unchanged);
+ *  - a worker without an estimate yet gets the paper's replicas.
+ * R is kept as two heaps (due last first; turning late first) and the
+ * workers with room and an estimate as one (s_wheap), so that a replica
+ * costs O(log N) and an event that sends none O(1): the core's work per
+ * task stays flat in N.
+ */
+#define SCHED_ETA_NONE		UINT64_MAX	/* not known: due "never" */
+#define SCHED_TAIL_TASKS	7	/* tasks looked at per replica */
+#define SCHED_TAIL_WORKERS	8	/* workers looked at per task */
+
+/* Is b's tail speed-aware: R3Q, queue_factor auto? */
+static int
+sched_tail_on(const struct batch *b)
+{
+	return (b->b_cfg.policy == SCHED_POLICY_R3Q &&
+	    b->b_cfg.queue_factor == SCHED_QF_AUTO);
+}
+
+/* Task heap which (0: b_tmax, due last first; 1: b_tmin, late first). */
+static int
+th_before(const struct task *a, const struct task *b, int which)
+{
+	if (which == 0 && a->t_eta != b->t_eta)
+		return (a->t_eta > b->t_eta);
+	if (which == 1 && a->t_lateat != b->t_lateat)
+		return (a->t_lateat < b->t_lateat);
+	return (a->t_order > b->t_order);	/* newest first, as R3Q */
+}
+
+static void
+th_set(struct task **h, size_t i, struct task *t, int which)
+{
+	h[i] = t;
+	if (which == 0)
+		t->t_xmax = (uint32_t)i + 1;
+	else
+		t->t_xmin = (uint32_t)i + 1;
+}
+
+static void
+th_fix(struct task **h, size_t n, size_t i, int which)
+{
+	struct task	*t = h[i];
+	size_t		 c;
+
+	while (i > 0 && th_before(t, h[(i - 1) / 2], which)) {
+		th_set(h, i, h[(i - 1) / 2], which);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && th_before(h[c + 1], h[c], which))
+			c++;
+		if (!th_before(h[c], t, which))
+			break;
+		th_set(h, i, h[c], which);
+		i = c;
+	}
+	th_set(h, i, t, which);
+}
+
+/*
+ * When w's CPUs free up, as the master will hear of it: the first of its
+ * running copies due back if every CPU runs one, else 0 (now).
+ */
+static uint64_t
+sched_cpu_free(const struct worker *w)
+{
+	const struct copy	*c;
+	uint64_t		 e, first = 0;
+
+	if (w->w_nrunning < w->w_ncpu)
+		return (0);
+	for (c = w->w_copies; c != NULL; c = c->c_wnext) {
+		if (!c->c_running)
+			continue;
+		e = c->c_start + w->w_task;
+		if (first == 0 || e < first)
+			first = e;
+	}
+	return (first);
+}
+
+/*
+ * When the result of a copy held at place k of w's queue, sent at sent,
+ * is expected back at the master: once it has reached w (half a round
+ * trip) and a CPU is free, after the k held before it, one task time
+ * each per CPU, and its own, and the way back.  In the master's clock a
+ * worker event is heard half a round trip late, so both halves fold
+ * into the start: max(sent + rtt, cpu free, now).
+ */
+static uint64_t
+sched_eta_held(const struct sched *s, const struct worker *w, uint64_t sent,
+    uint64_t k, uint64_t cpufree)
+{
+	uint64_t	 base;
+
+	base = sent + (w->w_hasrtt ? w->w_rtt : 0);
+	if (cpufree > base)
+		base = cpufree;
+	if (s->s_now > base)
+		base = s->s_now;
+	return (base + (k / w->w_ncpu + 1) * w->w_task);
+}
+
+/* When a copy sent to w now would come back (w has an estimate). */
+static uint64_t
+sched_worker_eta(const struct sched *s, const struct worker *w)
+{
+	return (sched_eta_held(s, w, s->s_now,
+	    (uint64_t)w->w_nheld + w->w_nincoming, sched_cpu_free(w)));
+}
+
+/*
+ * When c's result is expected back, and (*lateat) when it turns late;
+ * SCHED_ETA_NONE if not known: no estimate for its worker, or running a
+ * quarter of its worker's task time past the estimate.
+ */
+static uint64_t
+sched_copy_eta(const struct sched *s, const struct copy *c, uint64_t *lateat)
+{
+	const struct worker	*w = c->c_worker;
+	const struct copy	*h;
+	uint64_t		 e, slack, k = 0;
+
+	if (!w->w_hastask)
+		return (SCHED_ETA_NONE);
+	slack = w->w_task / 4 + 1;
+	if (c->c_running) {
+		e = c->c_start + w->w_task;
+		if (s->s_now >= e + slack)
+			return (SCHED_ETA_NONE);
+	} else {
+		for (h = w->w_copies; h != c; h = h->c_wnext)
+			if (!h->c_running)
+				k++;
+		e = sched_eta_held(s, w, c->c_sent, k, sched_cpu_free(w));
+	}
+	*lateat = e + slack;
+	return (e);
+}
+
+/* t's due time anew, from its copies, and its places in the heaps. */
+static void
+sched_tail_rekey(struct sched *s, struct task *t)
+{
+	struct batch		*b = t->t_batch;
+	const struct copy	*c;
+	uint64_t		 e, late = 0;
+
+	t->t_eta = SCHED_ETA_NONE;
+	t->t_lateat = UINT64_MAX;
+	for (c = t->t_copies; c != NULL; c = c->c_tnext) {
+		e = sched_copy_eta(s, c, &late);
+		if (e < t->t_eta) {
+			t->t_eta = e;
+			t->t_lateat = late;
+		}
+	}
+	th_fix(b->b_tmax, b->b_ntail, t->t_xmax - 1, 0);
+	th_fix(b->b_tmin, b->b_ntail, t->t_xmin - 1, 1);
+}
+
+/* t joins the tail's heaps (it is in R). */
+static void
+sched_tail_add(struct sched *s, struct batch *b, struct task *t)
+{
+	size_t	 n;
+
+	if (b->b_ntail == b->b_tailsize) {
+		n = b->b_tailsize > 0 ? 2 * b->b_tailsize : 64;
+		b->b_tmax = realloc(b->b_tmax, n * sizeof(*b->b_tmax));
+		b->b_tmin = realloc(b->b_tmin, n * sizeof(*b->b_tmin));
+		if (b->b_tmax == NULL || b->b_tmin == NULL)
+			abort();	/* as sched_calloc() */
+		b->b_tailsize = n;
+	}
+	n = b->b_ntail++;
+	th_set(b->b_tmax, n, t, 0);
+	th_set(b->b_tmin, n, t, 1);
+	sched_tail_rekey(s, t);
+}
+
+/* t leaves the tail's heaps (it leaves R). */
+static void
+sched_tail_del(struct batch *b, struct task *t)
+{
+	size_t	 i, n;
+
+	if (t->t_xmax == 0)
+		return;
+	n = --b->b_ntail;
+	if ((i = t->t_xmax - 1) < n) {
+		th_set(b->b_tmax, i, b->b_tmax[n], 0);
+		th_fix(b->b_tmax, n, i, 0);
+	}
+	if ((i = t->t_xmin - 1) < n) {
+		th_set(b->b_tmin, i, b->b_tmin[n], 1);
+		th_fix(b->b_tmin, n, i, 1);
+	}
+	t->t_xmax = t->t_xmin = 0;
+}
+
+/* A copy of t came, went or started: its due time anew. */
+static void
+sched_tail_touch(struct sched *s, struct task *t)
+{
+	if (t->t_xmax != 0)
+		sched_tail_rekey(s, t);
+}
+
+/* b's queue ran dry for the first time: R into the heaps. */
+static void
+sched_tail_start(struct sched *s, struct batch *b)
+{
+	struct task	*t;
+
+	b->b_tail = 1;
+	for (t = b->b_rfirst; t != NULL; t = t->t_next)
+		sched_tail_add(s, b, t);
+}
+
+/*
+ * Is b's tail waiting for a copy to turn late (sched_deadline())?  Only
+ * while its queue is dry and some worker with an estimate has room.
+ */
+static int
+sched_tail_waits(const struct sched *s, const struct batch *b)
+{
+	return (b->b_tail && b->b_ntail > 0 && b->b_nqueued == 0 &&
+	    b->b_closed && s->s_nwheap > 0 &&
+	    b->b_tmin[0]->t_lateat != UINT64_MAX);
+}
+
+/*
+ * The tasks whose best copy turned late: due anew (a later copy, or not
+ * known).  Each comes out with t_lateat past now, so this ends.
+ */
+static void
+sched_tail_late(struct sched *s, struct batch *b)
+{
+	while (b->b_ntail > 0 && b->b_tmin[0]->t_lateat <= s->s_now)
+		sched_tail_rekey(s, b->b_tmin[0]);
+}
+
+/*
+ * The first n (at most SCHED_TAIL_WORKERS) workers of s_wheap in key
+ * order, into v; how many there are.  Best first from the root, so that
+ * the answer depends on the keys, not on how the heap happens to lie.
+ */
+static size_t
+sched_wheap_first(const struct sched *s, struct worker **v, size_t n)
+{
+	size_t	 fr[2 * SCHED_TAIL_WORKERS + 1], nfr = 0, k, m, i, best;
+
+	if (s->s_nwheap > 0)
+		fr[nfr++] = 0;
+	for (k = 0; k < n && nfr > 0; k++) {
+		for (best = 0, i = 1; i < nfr; i++)
+			if (wh_before(s->s_wheap[fr[i]], s->s_wheap[fr[best]]))
+				best = i;
+		m = fr[best];
+		fr[best] = fr[--nfr];
+		v[k] = s->s_wheap[m];
+		if (2 * m + 1 < s->s_nwheap)
+			fr[nfr++] = 2 * m + 1;
+		if (2 * m + 2 < s->s_nwheap)
+			fr[nfr++] = 2 * m + 2;
+	}
+	return (k);
+}
+
+/* The same for the first n (at most SCHED_TAIL_TASKS) tasks of b_tmax. */
+static size_t
+sched_tmax_first(const struct batch *b, struct task **v, size_t n)
+{
+	size_t	 fr[2 * SCHED_TAIL_TASKS + 1], nfr = 0, k, m, i, best;
+
+	if (b->b_ntail > 0)
+		fr[nfr++] = 0;
+	for (k = 0; k < n && nfr > 0; k++) {
+		for (best = 0, i = 1; i < nfr; i++)
+			if (th_before(b->b_tmax[fr[i]], b->b_tmax[fr[best]], 0))
+				best = i;
+		m = fr[best];
+		fr[best] = fr[--nfr];
+		v[k] = b->b_tmax[m];
+		if (2 * m + 1 < b->b_ntail)
+			fr[nfr++] = 2 * m + 1;
+		if (2 * m + 2 < b->b_ntail)
+			fr[nfr++] = 2 * m + 2;
+	}
+	return (k);
+}
+
+/*
+ * Replicate the task due last onto the worker with room that brings it
+ * back soonest, while that is sooner (see above).  The first few of
+ * each heap are looked at: the task due last that some of the first
+ * workers may copy, the soonest of those workers, reckoned afresh.
+ */
+static void
+sched_replicate_tail(struct sched *s, struct batch *b)
+{
+	struct task	*cand[SCHED_TAIL_TASKS], *t = NULL;
+	struct worker	*ws[SCHED_TAIL_WORKERS], *w, *best;
+	uint64_t	 f, fbest = 0;
+	size_t		 nc, nw, i, j;
+
+	if (!b->b_tail)
+		sched_tail_start(s, b);
+	sched_tail_late(s, b);
+	while (b->b_ntail > 0 && s->s_nwheap > 0) {
+		nc = sched_tmax_first(b, cand, SCHED_TAIL_TASKS);
+		nw = sched_wheap_first(s, ws, SCHED_TAIL_WORKERS);
+		best = NULL;
+		for (i = 0; i < nc && best == NULL; i++) {
+			t = cand[i];
+			for (j = 0; j < nw; j++) {
+				w = ws[j];
+				if (!sched_has_room(w, b) ||
+				    !sched_may_copy(t, w))
+					continue;
+				f = sched_worker_eta(s, w);
+				if (best == NULL || f < fbest ||
+				    (f == fbest && w->w_seq < best->w_seq)) {
+					best = w;
+					fbest = f;
+				}
+			}
+		}
+		/* The soonest cannot beat the latest: no replica can win. */
+		if (best == NULL || fbest >= t->t_eta)
+			return;
+		sched_send(s, best, t, SEND_REPLICA);
+	}
+}
+
+/*
  * R3Q replication, once b's queue is empty: as RR, but R is walked
  * round-robin in the reverse of the send order, so the tasks sent last,
  * the ones still held in some worker's queue, are replicated first and
@@ -2075,6 +2576,31 @@ sched_replicate_r3q(struct sched *s, struct batch *b)
 	size_t		 i;
 	int		 progress;
 
+	if (sched_tail_on(b)) {
+		/* The workers with no estimate yet, as the paper. */
+		do {
+			progress = 0;
+			SCHED_FOREACH(s, s_blind, i, w) {
+				if (w->w_hastask || !sched_has_room(w, b))
+					continue;
+				start = t = b->b_rnext != NULL ? b->b_rnext :
+				    b->b_rlast;
+				do {
+					if (sched_may_copy(t, w)) {
+						sched_send(s, w, t,
+						    SEND_REPLICA);
+						b->b_rnext = t->t_prev;
+						progress = 1;
+						break;
+					}
+					t = t->t_prev != NULL ? t->t_prev :
+					    b->b_rlast;
+				} while (t != start);
+			}
+		} while (progress);
+		sched_replicate_tail(s, b);
+		return;
+	}
 	do {
 		progress = 0;
 		SCHED_FOREACH(s, s_room, i, w) {
@@ -2384,11 +2910,46 @@ sched_scan_period(const struct sched *s)
 }
 
 /*
+ * Under the speed-aware tail, where a suspect's task goes: of the first
+ * workers of s_wheap, the one not suspect, with room, without a copy of
+ * t, that would bring a copy back soonest; NULL if none of them may.
+ */
+static struct worker *
+sched_suspect_target(const struct sched *s, const struct task *t)
+{
+	struct worker	*ws[SCHED_TAIL_WORKERS], *best = NULL;
+	uint64_t	 f, fbest = 0;
+	size_t		 n, i;
+
+	n = sched_wheap_first(s, ws, SCHED_TAIL_WORKERS);
+	for (i = 0; i < n; i++) {
+		if (ws[i]->w_nsuspect > 0 ||
+		    !sched_has_room(ws[i], t->t_batch) ||
+		    !sched_may_copy(t, ws[i]))
+			continue;
+		f = sched_worker_eta(s, ws[i]);
+		if (best == NULL || f < fbest) {
+			best = ws[i];
+			fbest = f;
+		}
+	}
+	return (best);
+}
+
+/*
  * Hand the tasks of suspects to idle workers as well (section 3: "the
  * master reassigns a suspect's task to an idle worker"); the suspect's
  * own copy keeps running and whichever copy finishes first wins.  Each
  * task gets one extra copy, on the least loaded worker that is not
- * suspect, has room and has no copy of it yet.
+ * suspect, has room and has no copy of it yet; under the speed-aware
+ * tail (queue_factor auto), on the one of the first workers of s_wheap
+ * that would bring it back soonest, if one of them may take it: the walk
+ * for the least loaded went over every worker with room while none was
+ * idle, at the start of every tail (issue 23: the core's time a task).
+ * Once no worker that is not suspect has room for a batch's tasks, none
+ * will in this pass (replicas take room, none is freed): with one live
+ * batch the walk of the list stops there, which spares going over every
+ * waiting suspect's task at every event while the workers are full.
  */
 static void
 sched_replicate_suspects(struct sched *s)
@@ -2396,14 +2957,21 @@ sched_replicate_suspects(struct sched *s)
 	struct worker	*w, *best;
 	struct task	*t, *next;
 	size_t		 i;
+	int		 roomy;
 
 	for (t = s->s_sfirst; t != NULL; t = next) {
 		next = t->t_aux->x_snext;
 		best = NULL;
+		if (sched_tail_on(t->t_batch) && s->s_nwheap > 0 &&
+		    (best = sched_suspect_target(s, t)) != NULL)
+			goto found;
+		roomy = 0;
 		SCHED_FOREACH(s, s_room, i, w) {
 			if (w->w_nsuspect > 0 ||
-			    !sched_has_room(w, t->t_batch) ||
-			    !sched_may_copy(t, w))
+			    !sched_has_room(w, t->t_batch))
+				continue;
+			roomy = 1;
+			if (!sched_may_copy(t, w))
 				continue;
 			if (best == NULL || w->w_ncopies < best->w_ncopies)
 				best = w;
@@ -2411,8 +2979,12 @@ sched_replicate_suspects(struct sched *s)
 			if (best->w_ncopies == 0)
 				break;
 		}
+		if (best == NULL && !roomy && s->s_bfirst == t->t_batch &&
+		    t->t_batch->b_next == NULL)
+			break;
 		if (best == NULL)
 			continue;
+ found:
 		sched_suspect_unlist(s, t);
 		s->s_stats.suspect_replicas++;
 		sched_send(s, best, t, SEND_REPLICA);
@@ -2776,6 +3348,8 @@ sched_batch_free(struct sched *s, struct batch *b)
 		for (i = 0; i < tc->tc_n; i++)
 			tab_remove(s, &tc->tc_tasks[i]);
 	sched_chunks_free(b);
+	free(b->b_tmax);
+	free(b->b_tmin);
 	free(b);
 	tab_shrink(s);
 	sched_caps_changed(s);
@@ -2961,6 +3535,8 @@ sched_free(struct sched *s)
 	while ((b = s->s_bfirst) != NULL) {
 		s->s_bfirst = b->b_next;
 		sched_chunks_free(b);
+		free(b->b_tmax);
+		free(b->b_tmin);
 		free(b);
 	}
 	while ((c = s->s_cfree) != NULL) {
@@ -2973,6 +3549,8 @@ sched_free(struct sched *s)
 	idx_free(&s->s_room);
 	idx_free(&s->s_free);
 	idx_free(&s->s_idle);
+	idx_free(&s->s_blind);
+	free(s->s_wheap);
 	free(s->s_slots);
 	free(s->s_act);
 	free(s->s_kc);
@@ -3083,8 +3661,12 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
 		s->s_cand = v;
 		if (idx_grow(&s->s_room, max) == -1 ||
 		    idx_grow(&s->s_free, max) == -1 ||
-		    idx_grow(&s->s_idle, max) == -1)
+		    idx_grow(&s->s_idle, max) == -1 ||
+		    idx_grow(&s->s_blind, max) == -1)
 			goto nomem;
+		if ((v = realloc(s->s_wheap, max * sizeof(*v))) == NULL)
+			goto nomem;
+		s->s_wheap = v;
 		s->s_maxworkers = max;
 	}
 	if (kc_reserve(s, nkinds) == -1)
@@ -4074,7 +4656,8 @@ sched_released(struct sched *s, uint32_t wid, uint64_t id, int released,
 void
 sched_tick(struct sched *s, uint64_t now)
 {
-	int	 changed;
+	const struct batch	*b;
+	int			 changed;
 
 	s->s_now = now;
 	changed = sched_cool_end(s, now) > 0;
@@ -4086,6 +4669,10 @@ sched_tick(struct sched *s, uint64_t now)
 		s->s_scan_at = now + sched_scan_period(s);
 		changed = 1;
 	}
+	/* A copy of the speed-aware tail turned late. */
+	for (b = s->s_bfirst; b != NULL && !changed; b = b->b_next)
+		if (sched_tail_waits(s, b) && b->b_tmin[0]->t_lateat <= now)
+			changed = 1;
 	if (changed)
 		sched_refill(s);
 }
@@ -4098,6 +4685,7 @@ sched_tick(struct sched *s, uint64_t now)
 uint64_t
 sched_deadline(const struct sched *s)
 {
+	const struct batch	*b;
 	uint64_t		 when = UINT64_MAX;
 #ifdef SCHED_REFERENCE
 	size_t			 i;
@@ -4120,6 +4708,10 @@ sched_deadline(const struct sched *s)
 	if (s->s_coolfirst != NULL && s->s_coolfirst->w_cool_until < when)
 		when = s->s_coolfirst->w_cool_until;
 #endif
+	/* The speed-aware tail: its next copy to turn late. */
+	for (b = s->s_bfirst; b != NULL; b = b->b_next)
+		if (sched_tail_waits(s, b) && b->b_tmin[0]->t_lateat < when)
+			when = b->b_tmin[0]->t_lateat;
 	return (when);
 }
 

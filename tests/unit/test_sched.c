@@ -1706,6 +1706,230 @@ test_qf_auto(void **state)
 }
 
 /*
+ * Give workers 1..n estimates (a round trip of 0, exec[i] ns a task): a
+ * WQ batch 1 of tasks 1..n, task i on worker i, started at 0 and done
+ * at exec[i] (ascending).  Returns the time the batch ends.
+ */
+static uint64_t
+warm_up(struct sched *s, const uint64_t *exec, size_t n)
+{
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched_timing		 tm;
+	size_t				 i;
+
+	assert_int_equal(submit_at(s, 1, &c, 1, n, 0), 0);
+	for (i = 0; i < n; i++)
+		expect_assign(s, i + 1, i + 1, 0);
+	expect_none(s);
+	for (i = 0; i < n; i++)
+		sched_started(s, i + 1, i + 1, 0);
+	for (i = 0; i < n; i++) {
+		tm = timing(exec[i], exec[i]);
+		assert_int_equal(sched_done_timed(s, i + 1, i + 1, &tm,
+		    exec[i]), SCHED_ACCEPT);
+	}
+	expect_batch_done(s, 1);
+	expect_none(s);
+	return (exec[n - 1]);
+}
+
+/* The next action is batch b's SCHED_BATCH_DONE with that many replicas. */
+static void
+expect_done_replicas(struct sched *s, uint64_t b, uint32_t replicas)
+{
+	struct sched_action	 a;
+
+	assert_true(sched_next_action(s, &a));
+	assert_int_equal(a.type, SCHED_BATCH_DONE);
+	assert_int_equal(a.batch, b);
+	assert_int_equal(a.report.replicas, replicas);
+}
+
+/*
+ * The speed-aware tail of R3Q under queue_factor auto: two workers
+ * equally fast (100 ms a task), three tasks, two on worker 1.  Worker
+ * 2's free slot would bring task 5 back no sooner than worker 1 will,
+ * neither while both hold theirs nor once worker 2 is idle: no replica,
+ * and the batch ends as soon as it could.  The paper's R3Q (queue factor
+ * 2) gives that slot a replica of task 5 at once, as before.
+ */
+static void
+test_tail_equal(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	static const uint64_t		 exec[] = { 100 * MS, 100 * MS };
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm = timing(100 * MS, 100 * MS);
+	struct sched			*s;
+	uint64_t			 t0;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	t0 = warm_up(s, exec, nitems(exec));
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, 3, t0), 0);
+	expect_assign(s, 1, 3, 0);
+	expect_assign(s, 2, 4, 0);
+	expect_assign(s, 1, 5, 0);
+	expect_none(s);			/* worker 2: 300 ms, not < 300 */
+	sched_started(s, 1, 3, t0 + 10 * MS);
+	sched_started(s, 2, 4, t0 + 10 * MS);
+	expect_none(s);
+	assert_int_equal(sched_done_timed(s, 2, 4, &tm, t0 + 110 * MS),
+	    SCHED_ACCEPT);
+	expect_none(s);			/* idle, and still no sooner */
+	assert_int_equal(sched_done_timed(s, 1, 3, &tm, t0 + 110 * MS),
+	    SCHED_ACCEPT);
+	expect_none(s);
+	sched_started(s, 1, 5, t0 + 110 * MS);
+	assert_int_equal(sched_done_timed(s, 1, 5, &tm, t0 + 210 * MS),
+	    SCHED_ACCEPT);
+	expect_done_replicas(s, 2, 0);
+	expect_none(s);
+	sched_free(s);
+
+	/* The paper's R3Q: the free slot gets the newest task. */
+	s = new_with_workers(ncpu, nitems(ncpu));
+	t0 = warm_up(s, exec, nitems(exec));
+	c = config(SCHED_POLICY_R3Q, 2, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, 3, t0), 0);
+	expect_assign(s, 1, 3, 0);
+	expect_assign(s, 2, 4, 0);
+	expect_assign(s, 1, 5, 0);
+	expect_assign(s, 2, 5, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * A task on a slow worker (400 ms a task) is replicated onto a fast one
+ * (100 ms) that has room, since its copy there, queued behind the fast
+ * worker's own task, comes back at 200 ms instead of 400; the slow
+ * worker's free slot gets nothing (it would take 800 ms).  The fast copy
+ * wins and the slow one is cancelled while it runs.
+ */
+static void
+test_tail_slow(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	static const uint64_t		 exec[] = { 100 * MS, 400 * MS };
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm = timing(100 * MS, 100 * MS);
+	struct sched			*s;
+	uint64_t			 t0;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	t0 = warm_up(s, exec, nitems(exec));
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, 2, t0), 0);
+	expect_assign(s, 1, 3, 0);
+	expect_assign(s, 2, 4, 0);
+	expect_assign(s, 1, 4, 1);
+	expect_none(s);
+	sched_started(s, 1, 3, t0);
+	sched_started(s, 2, 4, t0);
+	assert_int_equal(sched_done_timed(s, 1, 3, &tm, t0 + 100 * MS),
+	    SCHED_ACCEPT);
+	expect_none(s);
+	sched_started(s, 1, 4, t0 + 100 * MS);
+	assert_int_equal(sched_done_timed(s, 1, 4, &tm, t0 + 200 * MS),
+	    SCHED_ACCEPT);
+	expect_cancel(s, 2, 4, 1);
+	expect_done_replicas(s, 2, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * A copy that runs late is replicated all the same: two equally fast
+ * workers, one task each; worker 1 is done on time, worker 2's copy is
+ * due at 100 ms after its start and nothing is sent for it while it
+ * could still win.  A quarter of a task past that (the deadline says
+ * when), it counts as not known and goes to the idle worker 1, whose
+ * copy wins.
+ */
+static void
+test_tail_late(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	static const uint64_t		 exec[] = { 100 * MS, 100 * MS };
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm = timing(100 * MS, 100 * MS);
+	struct sched			*s;
+	uint64_t			 t0, late;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	t0 = warm_up(s, exec, nitems(exec));
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, 2, t0), 0);
+	expect_assign(s, 1, 3, 0);
+	expect_assign(s, 2, 4, 0);
+	expect_none(s);
+	sched_started(s, 1, 3, t0);
+	sched_started(s, 2, 4, t0);
+	assert_int_equal(sched_done_timed(s, 1, 3, &tm, t0 + 100 * MS),
+	    SCHED_ACCEPT);
+	expect_none(s);			/* due at t0 + 100 ms: may win */
+	late = t0 + 125 * MS + 1;
+	assert_int_equal(sched_deadline(s), late);
+	sched_tick(s, late - 1);
+	expect_none(s);
+	sched_tick(s, late);
+	expect_assign(s, 1, 4, 1);
+	expect_none(s);
+	sched_started(s, 1, 4, late);
+	assert_int_equal(sched_done_timed(s, 1, 4, &tm, late + 100 * MS),
+	    SCHED_ACCEPT);
+	expect_cancel(s, 2, 4, 1);
+	expect_done_replicas(s, 2, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
+ * No task is lost when a worker leaves during the speed-aware tail: the
+ * fast worker 1 holds task 3 and a replica of task 4 when it is lost;
+ * task 3 goes back to the queue and on to the slow worker 2, task 4
+ * keeps worker 2's copy, and both finish there.
+ */
+static void
+test_tail_lost(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	static const uint64_t		 exec[] = { 100 * MS, 400 * MS };
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm = timing(400 * MS, 400 * MS);
+	struct sched			*s;
+	uint64_t			 t0;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	t0 = warm_up(s, exec, nitems(exec));
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, 2, t0), 0);
+	expect_assign(s, 1, 3, 0);
+	expect_assign(s, 2, 4, 0);
+	expect_assign(s, 1, 4, 1);
+	expect_none(s);
+	sched_started(s, 1, 3, t0);
+	sched_started(s, 2, 4, t0);
+	sched_worker_lost(s, 1, t0 + 50 * MS);
+	expect_assign(s, 2, 3, 0);
+	expect_none(s);
+	assert_int_equal(sched_done_timed(s, 2, 4, &tm, t0 + 400 * MS),
+	    SCHED_ACCEPT);
+	expect_none(s);
+	sched_started(s, 2, 3, t0 + 400 * MS);
+	assert_int_equal(sched_done_timed(s, 2, 3, &tm, t0 + 800 * MS),
+	    SCHED_ACCEPT);
+	expect_done_replicas(s, 2, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
  * sched_worker_estimate(): -1 for an unknown worker; the cap is that of
  * the first batch with queued tasks the worker can run, else of the last
  * batch submitted, else one per CPU.
@@ -3352,6 +3576,10 @@ main(void)
 		cmocka_unit_test(test_report_two_batches),
 		cmocka_unit_test(test_done_timed_ewma),
 		cmocka_unit_test(test_qf_auto),
+		cmocka_unit_test(test_tail_equal),
+		cmocka_unit_test(test_tail_slow),
+		cmocka_unit_test(test_tail_late),
+		cmocka_unit_test(test_tail_lost),
 		cmocka_unit_test(test_worker_estimate),
 		cmocka_unit_test(test_wq_random_100k),
 		cmocka_unit_test(test_r3q_random_churn),

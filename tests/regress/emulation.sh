@@ -3,7 +3,8 @@
 # answer equals --local; the result reports replicas, losing copies
 # terminated held and running (adding up to what was replicated away),
 # a time breakdown that adds up to the total, and an efficiency; the
-# fast worker did more tasks than the slow one.  Bad emulation options
+# fast worker did more tasks than the slow one; the same job under
+# queue_factor auto (R3Q's speed-aware tail) gives the same answer.  Bad emulation options
 # are refused with a message.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
@@ -46,6 +47,14 @@ d1=$(awk '$1 == "w1" { print $9 }' "$T/workers2")
 d3=$(awk '$1 == "w3" { print $9 }' "$T/workers2")
 [ "$d3" -gt "$d1" ] || fail "w3 (speed 3) did $d3 tasks, w1 (speed 1) $d1"
 ok "the speed-3 worker did more tasks ($d3) than the speed-1 worker ($d1)"
+
+# queue_factor auto: R3Q's tail is speed-aware (a replica only where it
+# can win, from the workers' estimates); the answer must not change.
+"$R3QCTL" es $ES --policy r3q --queue-factor auto --csv "$T/auto.csv" \
+    --json > "$T/ra.json" || fail "job with queue_factor auto failed"
+cmp -s "$T/local.csv" "$T/auto.csv" ||
+    fail "queue_factor auto: answer differs from --local"
+ok "R3Q with queue_factor auto (the speed-aware tail) gives the --local answer"
 
 "$R3QCTL" result 1 > "$T/table"
 [ "$(grep -cE '^ +[0-9]+ ' "$T/table")" -eq 5 ] ||

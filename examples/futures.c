@@ -83,6 +83,7 @@ main(int argc, char *argv[])
 	pthread_t		 th;
 	size_t			 n = 8, cap, nf, left, i;
 	int			 ch, rc, bad = 0, taken = 0, joined = 0;
+	int			 woken = 0;
 
 	memset(&o, 0, sizeof(o));
 	while ((ch = getopt(argc, argv, "n:s:")) != -1) {
@@ -155,8 +156,9 @@ main(int argc, char *argv[])
 			pthread_join(th, NULL);
 			joined = 1;
 			rc = R3Q_ESIGNALLED;
-		} else
-			rc = r3q_wait_any(fs, nf, 60000, &i);
+		} else if ((rc = r3q_wait_any(fs, nf, 60000, &i)) ==
+		    R3Q_ESIGNALLED)
+			woken = 1;	/* a wait took the signal */
 		if (rc == R3Q_ESIGNALLED) {
 			pthread_mutex_lock(&mtx);
 			ch = taken;
@@ -196,7 +198,15 @@ main(int argc, char *argv[])
 	}
 	free(fs);
 	free(in);
-	if ((rc = r3q_job_close(job)) != R3Q_OK) {
+	/*
+	 * The producer signals once.  If its work was found after the join
+	 * instead, no wait has taken that signal yet, and it wakes the next
+	 * blocking call (r3q(3)): the close, which then returns
+	 * R3Q_ESIGNALLED; the job is closed all the same, and every future
+	 * was checked above.
+	 */
+	rc = r3q_job_close(job);
+	if (rc != R3Q_OK && !(rc == R3Q_ESIGNALLED && !woken)) {
 		fprintf(stderr, "futures: closing the job: %s\n", r3q_error(r));
 		bad = 1;
 	}

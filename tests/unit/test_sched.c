@@ -1746,6 +1746,28 @@ expect_done_replicas(struct sched *s, uint64_t b, uint32_t replicas)
 }
 
 /*
+ * The start of the speed-aware tail's tests: two one-CPU workers whose
+ * estimates say exec[0] and exec[1] a task, and a closed R3Q batch of n
+ * tasks (3, 4, ...) under queue_factor auto, whose first two are sent
+ * one to each worker.
+ */
+static struct sched *
+tail_start(const uint64_t exec[2], size_t n, uint64_t *t0)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	struct sched_batch_config	 c;
+	struct sched			*s;
+
+	s = new_with_workers(ncpu, nitems(ncpu));
+	*t0 = warm_up(s, exec, 2);
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, n, *t0), 0);
+	expect_assign(s, 1, 3, 0);
+	expect_assign(s, 2, 4, 0);
+	return (s);
+}
+
+/*
  * The speed-aware tail of R3Q under queue_factor auto: two workers
  * equally fast (100 ms a task), three tasks, two on worker 1.  Worker
  * 2's free slot would bring task 5 back no sooner than worker 1 will,
@@ -1764,12 +1786,7 @@ test_tail_equal(void **state)
 	uint64_t			 t0;
 
 	(void)state;
-	s = new_with_workers(ncpu, nitems(ncpu));
-	t0 = warm_up(s, exec, nitems(exec));
-	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
-	assert_int_equal(submit_at(s, 2, &c, 3, 3, t0), 0);
-	expect_assign(s, 1, 3, 0);
-	expect_assign(s, 2, 4, 0);
+	s = tail_start(exec, 3, &t0);
 	expect_assign(s, 1, 5, 0);
 	expect_none(s);			/* worker 2: 300 ms, not < 300 */
 	sched_started(s, 1, 3, t0 + 10 * MS);
@@ -1811,20 +1828,13 @@ test_tail_equal(void **state)
 static void
 test_tail_slow(void **state)
 {
-	static const uint32_t		 ncpu[] = { 1, 1 };
 	static const uint64_t		 exec[] = { 100 * MS, 400 * MS };
-	struct sched_batch_config	 c;
 	struct sched_timing		 tm = timing(100 * MS, 100 * MS);
 	struct sched			*s;
 	uint64_t			 t0;
 
 	(void)state;
-	s = new_with_workers(ncpu, nitems(ncpu));
-	t0 = warm_up(s, exec, nitems(exec));
-	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
-	assert_int_equal(submit_at(s, 2, &c, 3, 2, t0), 0);
-	expect_assign(s, 1, 3, 0);
-	expect_assign(s, 2, 4, 0);
+	s = tail_start(exec, 2, &t0);
 	expect_assign(s, 1, 4, 1);
 	expect_none(s);
 	sched_started(s, 1, 3, t0);
@@ -1852,20 +1862,13 @@ test_tail_slow(void **state)
 static void
 test_tail_late(void **state)
 {
-	static const uint32_t		 ncpu[] = { 1, 1 };
 	static const uint64_t		 exec[] = { 100 * MS, 100 * MS };
-	struct sched_batch_config	 c;
 	struct sched_timing		 tm = timing(100 * MS, 100 * MS);
 	struct sched			*s;
 	uint64_t			 t0, late;
 
 	(void)state;
-	s = new_with_workers(ncpu, nitems(ncpu));
-	t0 = warm_up(s, exec, nitems(exec));
-	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
-	assert_int_equal(submit_at(s, 2, &c, 3, 2, t0), 0);
-	expect_assign(s, 1, 3, 0);
-	expect_assign(s, 2, 4, 0);
+	s = tail_start(exec, 2, &t0);
 	expect_none(s);
 	sched_started(s, 1, 3, t0);
 	sched_started(s, 2, 4, t0);
@@ -1897,20 +1900,13 @@ test_tail_late(void **state)
 static void
 test_tail_lost(void **state)
 {
-	static const uint32_t		 ncpu[] = { 1, 1 };
 	static const uint64_t		 exec[] = { 100 * MS, 400 * MS };
-	struct sched_batch_config	 c;
 	struct sched_timing		 tm = timing(400 * MS, 400 * MS);
 	struct sched			*s;
 	uint64_t			 t0;
 
 	(void)state;
-	s = new_with_workers(ncpu, nitems(ncpu));
-	t0 = warm_up(s, exec, nitems(exec));
-	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
-	assert_int_equal(submit_at(s, 2, &c, 3, 2, t0), 0);
-	expect_assign(s, 1, 3, 0);
-	expect_assign(s, 2, 4, 0);
+	s = tail_start(exec, 2, &t0);
 	expect_assign(s, 1, 4, 1);
 	expect_none(s);
 	sched_started(s, 1, 3, t0);

@@ -313,9 +313,9 @@ exec_stop(void)
 	ex.ex_stop = 1;
 	for (i = 0; i < ex.ex_nthreads; i++) {
 		if (ex.ex_running[i] != NULL)
-			atomic_store(&ex.ex_running[i]->wt_cancel, 1);
+			task_cancel_raise(&ex.ex_running[i]->wt_cancel);
 		if (ex.ex_next[i] != NULL)
-			atomic_store(&ex.ex_next[i]->wt_cancel, 1);
+			task_cancel_raise(&ex.ex_next[i]->wt_cancel);
 	}
 	pthread_cond_broadcast(&ex.ex_cv);
 	pthread_mutex_unlock(&ex.ex_mtx);
@@ -403,13 +403,13 @@ exec_cancel(uint64_t id)
 	}
 	for (i = 0; i < ex.ex_nthreads; i++) {
 		if (ex.ex_running[i] != NULL && ex.ex_running[i]->wt_id == id) {
-			atomic_store(&ex.ex_running[i]->wt_cancel, 1);
+			task_cancel_raise(&ex.ex_running[i]->wt_cancel);
 			rc = 2;
 			break;
 		}
 		/* Handed to its process: stopped there, its result comes. */
 		if (ex.ex_next[i] != NULL && ex.ex_next[i]->wt_id == id) {
-			atomic_store(&ex.ex_next[i]->wt_cancel, 1);
+			task_cancel_raise(&ex.ex_next[i]->wt_cancel);
 			rc = 2;
 			break;
 		}
@@ -570,7 +570,7 @@ exec_interrupt_all(void)
 		if (t == NULL || atomic_load(&t->wt_cancel))
 			continue;
 		t->wt_handback = 1;
-		atomic_store(&t->wt_cancel, 1);
+		task_cancel_raise(&t->wt_cancel);
 		n++;
 	}
 	pthread_mutex_unlock(&ex.ex_mtx);

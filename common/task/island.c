@@ -9,7 +9,6 @@
  * milliseconds, as a synth task would, so tests and benchmarks can make
  * an epoch last; it changes no bit of the answer.
  */
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +18,6 @@
 #include "es/island.h"
 #include "task/task.h"
 
-#define ISLAND_SLICE_NS	1000000L	/* longest single sleep */
 
 static double
 island_now_ms(void)
@@ -42,8 +40,7 @@ task_island_run(const struct task_params *tp, const struct task_ctx *ctx,
 {
 	struct island_params	 p;
 	struct island		*is = NULL;
-	struct timespec		 ts;
-	double			 work_ms, speed, start, end, now, left;
+	double			 work_ms, speed, start, end, now;
 	uint32_t		 flags, half, ran = 0;
 	uint8_t			*out;
 	int			 status, halfdone = 0;
@@ -88,12 +85,9 @@ task_island_run(const struct task_params *tp, const struct task_ctx *ctx,
 			break;
 		if (flags & ISLAND_F_SPIN)
 			continue;
-		left = end - now;
-		ts.tv_sec = 0;
-		ts.tv_nsec = left * 1e6 < ISLAND_SLICE_NS ?
-		    (long)(left * 1e6) + 1 : ISLAND_SLICE_NS;
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
+		/* Woken at the half-way point and by a cancel. */
+		(void)task_wait_until(ctx->cancel, halfdone ? end :
+		    start + (end - start) / 2.0);
 	}
 	if ((out = task_output_alloc(res, island_state_len(&p))) == NULL) {
 		snprintf(res->error, sizeof(res->error), "out of memory");

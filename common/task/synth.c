@@ -18,12 +18,10 @@
 #include "task/task.h"
 
 #define SYNTH_MAX_MS	3600000.0
-#define SYNTH_SLICE_NS	1000000L	/* longest single sleep */
 #define SYNTH_SPIN_NS	50000L		/* spun, not slept, before a deadline */
 #define SYNTH_XBUF	64		/* genes decoded without malloc */
 
 static double	 synth_now_ms(void);
-static void	 synth_sleep_until(double);
 
 /* The monotonic clock in milliseconds. */
 static double
@@ -36,30 +34,8 @@ synth_now_ms(void)
 }
 
 /*
- * Sleep until the monotonic time ms (absolute, so that the overshoot of
- * one slice is not added to the next: issue 26).
- */
-static void
-synth_sleep_until(double ms)
-{
-	struct timespec	 ts;
-
-	ts.tv_sec = (time_t)(ms / 1e3);
-	ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1e3) * 1e6);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	} else if (ts.tv_nsec < 0)
-		ts.tv_nsec = 0;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-	    NULL) == EINTR)
-		;
-}
-
-/*
- * Run one synth task: wait work_ms / speed milliseconds (or spin),
- * checking ctx->cancel at least every millisecond and reporting once at
- * the half-way point.  The sleeps are to absolute deadlines and the last
+ * Run one synth task: wait work_ms / speed milliseconds (or spin), woken
+ * by a cancel (task_wait_until) and reporting once at the half-way point.  The sleeps are to absolute deadlines and the last
  * SYNTH_SPIN_NS before the end are spun, so a task lasts its time to a
  * few microseconds on a quiet host (the execution thread's timer slack is
  * the worker's business: workerd sets it to 1 ns).
@@ -109,8 +85,8 @@ task_synth_run(const struct task_params *p, const struct task_ctx *ctx,
 		if (spin)
 			continue;
 		/*
-		 * Wake at the half-way point too, not just every slice; spin
-		 * the last SYNTH_SPIN_NS before the end.
+		 * Wake at the half-way point, then spin the last
+		 * SYNTH_SPIN_NS before the end; a cancel wakes the wait.
 		 */
 		if (halfdone) {
 			next = end - SYNTH_SPIN_NS / 1e6;
@@ -118,9 +94,7 @@ task_synth_run(const struct task_params *p, const struct task_ctx *ctx,
 				continue;
 		} else
 			next = half;
-		if (next > now + SYNTH_SLICE_NS / 1e6)
-			next = now + SYNTH_SLICE_NS / 1e6;
-		synth_sleep_until(next);
+		(void)task_wait_until(ctx->cancel, next);
 	}
 	/* Carrying an individual, it is an ES evaluation with a fake load. */
 	fitness = ep.nx > 0 ? task_ridge(x, ep.nx) : ep.work_ms;

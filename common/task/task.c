@@ -3,10 +3,18 @@
  * name, naming a status, a result's output, the decoding of the es payload
  * and the Ridge function of the R3Q paper.
  */
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
+
+#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "es/es.h"
 #include "es/payload.h"
@@ -83,6 +91,78 @@ task_run(const struct task_params *params, const struct task_ctx *ctx,
 	if (res->status != TASK_OK)
 		task_result_free(res);
 	return (res->status);
+}
+
+/*
+ * The longest a wait lasts without looking at its cancel flag: a flag set
+ * by a plain store, not by task_cancel_raise(), is seen this late at most.
+ */
+#define TASK_WAIT_SLICE_MS	50.0
+
+/*
+ * Raise a task's cancel flag and wake the kind if it waits on the flag in
+ * task_wait_until().  Hosts raise every flag they hand a kind this way.
+ */
+void
+task_cancel_raise(atomic_int *cancel)
+{
+	atomic_store(cancel, 1);
+#ifdef __linux__
+	(void)syscall(SYS_futex, (int *)(uintptr_t)cancel, FUTEX_WAKE_PRIVATE,
+	    INT_MAX, NULL, NULL, 0);
+#endif
+}
+
+/*
+ * Wait until the monotonic clock reads deadline_ms (milliseconds, absolute,
+ * so that one wait's overshoot is not added to the next) or cancel (NULL:
+ * none) is raised, whichever is first, or return early; the caller loops,
+ * looking at the clock and the flag.  Returns 1 once cancel is raised.
+ * On Linux the thread sleeps on the flag itself (a futex, woken by
+ * task_cancel_raise), so a waiting task costs no wake-ups: polling every
+ * millisecond cost a waiting synth task 1,000 wake-ups a second, and
+ * emulated grids of dozens of such workers filled this machine's 2 cores.
+ */
+int
+task_wait_until(const atomic_int *cancel, double deadline_ms)
+{
+	struct timespec	 ts;
+	double		 until = deadline_ms, now;
+
+	if (cancel != NULL) {
+		if (atomic_load(cancel) != 0)
+			return (1);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+		if (until > now + TASK_WAIT_SLICE_MS)
+			until = now + TASK_WAIT_SLICE_MS;
+	}
+	if (!(until > 0))
+		until = 0;
+	ts.tv_sec = (time_t)(until / 1e3);
+	ts.tv_nsec = (long)((until - (double)ts.tv_sec * 1e3) * 1e6);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	} else if (ts.tv_nsec < 0)
+		ts.tv_nsec = 0;
+#ifdef __linux__
+	if (cancel != NULL) {
+		/*
+		 * FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time.
+		 * It returns at once if the flag is no longer 0 (EAGAIN), on
+		 * a wake, a timeout or a signal: the caller looks again.
+		 */
+		(void)syscall(SYS_futex, (int *)(uintptr_t)cancel,
+		    FUTEX_WAIT_BITSET_PRIVATE, 0, &ts, NULL,
+		    FUTEX_BITSET_MATCH_ANY);
+		return (atomic_load(cancel) != 0);
+	}
+#endif
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+	    NULL) == EINTR)
+		;
+	return (cancel != NULL && atomic_load(cancel) != 0);
 }
 
 /* The name of a status, as logs and the protocol print it. */

@@ -7,6 +7,8 @@
  * A run function is called from an execution thread; it must be
  * reentrant, poll ctx->cancel often (every few milliseconds at most), and
  * report its half-way point once through ctx->progress when it has one.
+ * A kind that only waits (synth, island's load) waits in task_wait_until(),
+ * which a host's task_cancel_raise() cuts short: it need not wake to poll.
  */
 #ifndef R3Q_TASK_H
 #define R3Q_TASK_H
@@ -14,6 +16,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 enum task_status {
 	TASK_OK = 0,
@@ -109,6 +112,8 @@ int			 task_run(const struct task_params *,
 			    const struct task_ctx *, struct task_result *);
 const char		*task_status_name(int);
 double			 task_ridge(const double *, size_t);
+void			 task_cancel_raise(atomic_int *);
+int			 task_wait_until(const atomic_int *, double);
 
 const uint8_t		*task_output(const struct task_result *, size_t *);
 uint8_t			*task_output_alloc(struct task_result *, size_t);

@@ -3,8 +3,14 @@
  * values, the ridge-lu, synth and echo runs (fitnesses bit-identical to
  * task_ridge of the same individual), payloads that do not decode,
  * where outputs live and the max_output limit, cancellation from another
- * thread and the half-way progress report.  No timing is asserted.
+ * thread, a waiting synth task that sleeps on its flag (counted in
+ * voluntary context switches, not timed) and the half-way progress
+ * report.  No timing is asserted.
  */
+#include "config.h"
+
+#include <sys/resource.h>
+
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -43,6 +49,7 @@ struct es_buf {
 
 static void	 count_progress(void *, int);
 static void	*cancel_later(void *);
+static void	*store_later(void *);
 static void	 es_buf_make(struct es_buf *, uint32_t, uint32_t, double,
 		    const double *, size_t);
 static double	 output_fitness(const struct task_result *);
@@ -70,7 +77,18 @@ cancel_later(void *arg)
 	ts.tv_sec = c->delay_ms / 1000;
 	ts.tv_nsec = (c->delay_ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
-	atomic_store(&c->flag, 1);
+	task_cancel_raise(&c->flag);
+	return (NULL);
+}
+
+/* Set the flag at arg by a plain store after 30 ms. */
+static void *
+store_later(void *arg)
+{
+	struct timespec	 ts = { 0, 30 * 1000000L };
+
+	nanosleep(&ts, NULL);
+	atomic_store((atomic_int *)arg, 1);
 	return (NULL);
 }
 
@@ -683,6 +701,51 @@ test_synth_cancel(void **state)
 }
 
 /*
+ * A waiting synth task sleeps on its cancel flag (task_wait_until): a
+ * 300 ms task wakes a handful of times, not every millisecond as it did
+ * when it polled (300 voluntary switches); and a flag set by a plain store,
+ * not task_cancel_raise(), is still seen.
+ */
+static void
+test_synth_wait(void **state)
+{
+	struct task_params	 p = { 0 };
+	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
+	    NULL, NULL, NULL, NULL, NULL, 0 };
+	struct task_result	 res;
+	struct es_buf		 eb;
+	struct rusage		 ru0, ru1;
+	atomic_int		 flag;
+	pthread_t		 t;
+	long			 nv;
+
+	(void)state;
+	atomic_init(&flag, 0);
+	ctx.cancel = &flag;
+	es_buf_make(&eb, 0, 0, 300, NULL, 0);
+	p.kind = "synth";
+	p.payload = eb.eb_data;
+	p.payload_len = eb.eb_len;
+	assert_int_equal(getrusage(RUSAGE_THREAD, &ru0), 0);
+	assert_int_equal(task_run(&p, &ctx, &res), TASK_OK);
+	assert_int_equal(getrusage(RUSAGE_THREAD, &ru1), 0);
+	nv = ru1.ru_nvcsw - ru0.ru_nvcsw;
+	print_message("synth, 300 ms waiting: %ld voluntary switches\n", nv);
+	assert_true(nv < 60);
+	task_result_free(&res);
+	free(eb.eb_data);
+
+	/* A plain store, as a host that does not wake would do. */
+	es_buf_make(&eb, 0, 0, 60000, NULL, 0);
+	p.payload = eb.eb_data;
+	p.payload_len = eb.eb_len;
+	assert_int_equal(pthread_create(&t, NULL, store_later, &flag), 0);
+	assert_int_equal(task_run(&p, &ctx, &res), TASK_CANCELLED);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	free(eb.eb_data);
+}
+
+/*
  * echo gives its payload back, 0 bytes or 100 KB, without a copy (the
  * output borrows the payload, nothing to free); it reports half-way once
  * and honours a cancel flag raised before it runs.
@@ -852,6 +915,7 @@ main(void)
 		cmocka_unit_test(test_synth),
 		cmocka_unit_test(test_synth_ridge),
 		cmocka_unit_test(test_synth_cancel),
+		cmocka_unit_test(test_synth_wait),
 		cmocka_unit_test(test_echo),
 		cmocka_unit_test(test_output_storage),
 		cmocka_unit_test(test_output_limit),

@@ -2566,45 +2566,24 @@ sched_replicate_tail(struct sched *s, struct batch *b)
  * their losing copies can be removed before they start.  Every free queue
  * slot gets its own replica, the next task of the walk that the worker
  * does not already have; the workers are served one slot per pass in join
- * order.
+ * order.  The workers walked are those of set (s_room; under the tail,
+ * s_blind, whose members have no copy yet when idle is set).
  */
 static void
-sched_replicate_r3q(struct sched *s, struct batch *b)
+sched_replicate_walk(struct sched *s, struct batch *b,
+    const struct idxset *set, int idle)
 {
 	struct worker	*w;
 	struct task	*start, *t;
 	size_t		 i;
 	int		 progress;
 
-	if (sched_tail_on(b)) {
-		/* The workers with no estimate yet, as the paper. */
-		do {
-			progress = 0;
-			SCHED_FOREACH(s, s_blind, i, w) {
-				if (w->w_hastask || !sched_has_room(w, b))
-					continue;
-				start = t = b->b_rnext != NULL ? b->b_rnext :
-				    b->b_rlast;
-				do {
-					if (sched_may_copy(t, w)) {
-						sched_send(s, w, t,
-						    SEND_REPLICA);
-						b->b_rnext = t->t_prev;
-						progress = 1;
-						break;
-					}
-					t = t->t_prev != NULL ? t->t_prev :
-					    b->b_rlast;
-				} while (t != start);
-			}
-		} while (progress);
-		sched_replicate_tail(s, b);
-		return;
-	}
 	do {
 		progress = 0;
-		SCHED_FOREACH(s, s_room, i, w) {
-			if (!sched_has_room(w, b))
+		for (i = sched_set_next(s, set, 0); i != IDX_NONE;
+		    i = sched_set_next(s, set, i + 1)) {
+			w = s->s_workers[i];
+			if ((idle && w->w_hastask) || !sched_has_room(w, b))
 				continue;
 			start = t = b->b_rnext != NULL ? b->b_rnext :
 			    b->b_rlast;
@@ -2619,6 +2598,21 @@ sched_replicate_r3q(struct sched *s, struct batch *b)
 			} while (t != start);
 		}
 	} while (progress);
+}
+
+/*
+ * R3Q's replication: the paper's walk over every worker with room, or,
+ * under the speed-aware tail, over the workers with no estimate yet and
+ * then the tail's own choice for the rest.
+ */
+static void
+sched_replicate_r3q(struct sched *s, struct batch *b)
+{
+	if (sched_tail_on(b)) {
+		sched_replicate_walk(s, b, &s->s_blind, 1);
+		sched_replicate_tail(s, b);
+	} else
+		sched_replicate_walk(s, b, &s->s_room, 0);
 }
 
 /*

@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <syslog.h>
 
@@ -23,18 +22,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	log_init("masterd", 1, LOG_DAEMON);
 	log_setverbose(getenv("FUZZ_VERBOSE") != NULL);
-	/*
-	 * SQLite gives each connection (two per open: the journal's and its
-	 * checkpointer's) a lookaside buffer and a page-cache bulk of about
-	 * 120 KB each, one malloc apiece: under ASan each is mapped and later
-	 * unmapped, with a TLB shootdown across the checkpoint thread.  Off,
-	 * SQLite takes those small blocks from malloc one by one, where ASan
-	 * sees each of them; what the journal does is unchanged.
-	 */
-	if (getenv("FUZZ_SQLITE_DEFAULTS") == NULL) {
-		sqlite3_config(SQLITE_CONFIG_LOOKASIDE, 0, 0);
-		sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
-	}
 	return (0);
 }
 

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -511,13 +512,16 @@ size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
 struct channel {
 	uint64_t		 next_out = 0;
 	uint64_t		 next_in = 0;
-	std::map<uint64_t, msg *> early;
+	/* frames ahead of their turn, made when one first comes */
+	std::unique_ptr<std::map<uint64_t, msg *>> early;
 
 	void reset() {
 		next_out = next_in = 0;
-		for (auto &p : early)
+		if (early == nullptr)
+			return;
+		for (auto &p : *early)
 			msg_free(p.second);
-		early.clear();
+		early.reset();
 	}
 };
 
@@ -526,16 +530,20 @@ template <typename F> static void
 channel_take(channel &c, msg *m, F fn)
 {
 	if (m->seq != c.next_in) {
-		c.early[m->seq] = m;
+		if (c.early == nullptr)
+			c.early.reset(new std::map<uint64_t, msg *>());
+		(*c.early)[m->seq] = m;
 		return;
 	}
 	fn(m);
 	c.next_in++;
-	for (auto it = c.early.find(c.next_in); it != c.early.end();
-	    it = c.early.find(c.next_in)) {
+	if (c.early == nullptr)
+		return;
+	for (auto it = c.early->find(c.next_in); it != c.early->end();
+	    it = c.early->find(c.next_in)) {
 		msg *n = it->second;
 
-		c.early.erase(it);
+		c.early->erase(it);
 		fn(n);
 		c.next_in++;
 	}
@@ -844,13 +852,18 @@ struct gen_rep {
 	double		 work_ms;	/* its tasks' work, reference ms */
 };
 
+/* masterd's tables by host, in one cache line. */
+struct alignas(64) mhost {
+	int64_t			 wid = -1;	/* -1 none */
+	channel			 out;		/* master -> worker */
+	channel			 in;		/* worker -> master */
+};
+
 struct master {
 	struct sched		*s;
 	struct es		*es;
 	std::vector<mworker>	 w;		/* by worker id */
-	std::vector<int64_t>	 wid_of;	/* by host: -1 none */
-	std::vector<channel>	 out;		/* by host: master -> worker */
-	std::vector<channel>	 in;		/* by host: worker -> master */
+	std::vector<mhost>	 h;		/* by host */
 	std::vector<uint32_t>	 dirty;
 	uint64_t		 batch = 0, first = 0, next_task = 1;
 	size_t			 nbatch = 0;
@@ -880,7 +893,7 @@ static void
 master_send(uint32_t h, msg *m, uint64_t size)
 {
 	n_frames_out++;
-	m->seq = M.out[h].next_out++;
+	m->seq = M.h[h].out.next_out++;
 	m->host = h;
 	if (fast_net) {
 		fast_to_worker(h, m, size);
@@ -1299,7 +1312,7 @@ gen_start(void)
 static void
 worker_gone(uint32_t host)
 {
-	int64_t	 wid = M.wid_of[host];
+	int64_t	 wid = M.h[host].wid;
 
 	if (wid < 0)
 		return;
@@ -1312,9 +1325,9 @@ worker_gone(uint32_t host)
 	M.w[wid].out.clear();
 	M.w[wid].cancel.clear();
 	M.w[wid].killed.clear();
-	M.wid_of[host] = -1;
-	M.out[host].reset();
-	M.in[host].reset();
+	M.h[host].wid = -1;
+	M.h[host].out.reset();
+	M.h[host].in.reset();
 	M.lost++;
 }
 
@@ -1390,7 +1403,7 @@ master_results(uint32_t wid, msg *m)
 static void
 master_msg(msg *m)
 {
-	int64_t	 wid = M.wid_of[m->host];
+	int64_t	 wid = M.h[m->host].wid;
 	uint64_t now = now_ns();
 
 	if (m->type == M_HELLO) {
@@ -1403,7 +1416,7 @@ master_msg(msg *m)
 		w.host = m->host;
 		w.inc = m->inc;
 		w.last_seen = sim_clock();
-		M.wid_of[m->host] = nw;
+		M.h[m->host].wid = nw;
 		msg *r = msg_new(M_WELCOME, m->host, m->inc);
 		master_send(m->host, r,
 		    size_welcome(nw));
@@ -1475,9 +1488,7 @@ master_init(void)
 	M.es = es_new(&O.ep);
 	if (M.s == nullptr || M.es == nullptr)
 		die(EX_FAIL, "out of memory");
-	M.wid_of.assign(workers.size(), -1);
-	M.out.resize(workers.size());
-	M.in.resize(workers.size());
+	M.h.resize(workers.size());
 	live_every = std::min(O.hb_timeout / 4, 1.0);
 	next_live = live_every;
 }
@@ -1503,18 +1514,18 @@ master_turn(uint64_t dl)
 	while (master_inbox_head < master_inbox.size() && !M.finished) {
 		msg *got = master_inbox[master_inbox_head++];
 		uint32_t got_host = got->host;
-		int64_t wid = M.wid_of[got->host];
+		int64_t wid = M.h[got->host].wid;
 
 		if (got->type == M_HELLO) {
 			/* a new connection starts its own order */
 			master_msg(got);
 			msg_free(got);
-			M.in[got_host].reset();
-			M.in[got_host].next_in = 1;
+			M.h[got_host].in.reset();
+			M.h[got_host].in.next_in = 1;
 		} else if (wid < 0 || M.w[wid].inc != got->inc) {
 			msg_free(got);	/* a closed session's frames */
 		} else {
-			channel_take(M.in[got->host], got, [](msg *x) {
+			channel_take(M.h[got->host].in, got, [](msg *x) {
 				master_msg(x);
 				msg_free(x);
 			});
@@ -1658,19 +1669,42 @@ static void fast_to_master(uint32_t, channel &, msg *, uint64_t);
  * of --network simgrid waits for a frame or that time; fast_actor calls
  * it from its event queue.
  */
-struct wsim {
+/* A worker's slots: one kept inline (the usual case), more on the heap. */
+struct slotv {
+	uint32_t		 n = 0;
+	wslot			 one;
+	std::vector<wslot>	 more;
+
+	void resize(uint32_t k) {
+		n = k;
+		if (k > 1)
+			more.resize(k);
+	}
+	size_t size() const { return (n); }
+	wslot *begin() { return (n <= 1 ? &one : more.data()); }
+	wslot *end() { return (begin() + n); }
+	const wslot *begin() const { return (n <= 1 ? &one : more.data()); }
+	const wslot *end() const { return (begin() + n); }
+	wslot &operator[](size_t i) { return (begin()[i]); }
+};
+
+/* What a step touches first, in the first lines (fast_actor prefetches
+ * WSIM_HOT bytes of the next event's worker). */
+#define WSIM_HOT	256
+struct alignas(64) wsim {
 	uint32_t		 h = 0;
-	channel			 in, out;
-	outbox			 sent;
-	std::vector<wslot>	 slots;
+	wstate			 st = W_UP;
+	uint32_t		 inc = 0;
+	double			 wake = -1;	/* analytic: wake-up queued */
+	double			 next_hb = 0, next_fail = 0, repair_at = 0;
 	std::vector<wtask>	 q;		/* the local queue, FIFO */
 	size_t			 qhead = 0;
 	msg			*rep = nullptr;
-	wstate			 st = W_UP;
-	uint32_t		 inc = 0;
-	uint64_t		 done = 0, nfail = 0;
-	double			 next_hb = 0, next_fail = 0, repair_at = 0;
-	double			 wake = -1;	/* analytic: wake-up queued */
+	uint64_t		 done = 0;
+	channel			 in, out;
+	slotv			 slots;
+	uint64_t		 nfail = 0;
+	outbox			 sent;
 
 	void send(msg *x, uint64_t size) {
 		if (fast_net)
@@ -1915,12 +1949,19 @@ worker_actor(uint32_t h)
  * the same for small frames on idle links, the simulator's usual case.
  */
 /* A host's route and its connection's last arrival each way: one line. */
+#define FR_INLINE	3	/* links of a route kept in its line */
 struct froute {
-	uint32_t		 link0 = 0, nlinks = 0;	/* in f_links */
 	double			 lat = 0, rate = 0;
 	double			 last_to_m = 0, last_to_w = 0;
+	uint32_t		 nlinks = 0;
+	uint32_t		 l[FR_INLINE] = {};	/* in f_link */
+	uint32_t		 link0 = 0;	/* longer: in f_links */
 };
-static std::vector<uint32_t>	 f_links;	/* indexes into f_link_* */
+static std::vector<uint32_t>	 f_links;	/* indexes into f_link */
+/* A link: when it is free again, its bandwidth (bytes/s). */
+struct flink {
+	double			 free, bw;
+};
 enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE };
 struct fevent {
 	double		 t;
@@ -1932,7 +1973,7 @@ struct fevent {
 	}
 };
 static std::vector<froute>	 f_route;	/* by host */
-static std::vector<double>	 f_link_bw, f_link_free;
+static std::vector<flink>	 f_link;
 static std::vector<fevent>	 f_heap;
 static uint64_t			 f_seq;
 static std::vector<wsim>	 f_w;
@@ -2000,12 +2041,13 @@ fast_routes(void)
 			auto it = idx.find(l);
 
 			if (it == idx.end()) {
-				it = idx.emplace(l, (uint32_t)f_link_bw.size()).
+				it = idx.emplace(l, (uint32_t)f_link.size()).
 				    first;
-				f_link_bw.push_back(l->get_bandwidth());
-				f_link_free.push_back(0);
+				f_link.push_back({ 0, l->get_bandwidth() });
 			}
 			f_links.push_back(it->second);
+			if (r.nlinks <= FR_INLINE)
+				r.l[f_links.size() - 1 - r.link0] = it->second;
 			bw = std::min(bw, l->get_bandwidth());
 		}
 		if (gamma > 0 && lat > 0)
@@ -2020,13 +2062,15 @@ static double
 fast_wire(uint32_t h, uint64_t size, double &last)
 {
 	const froute	&r = f_route[h];
-	const uint32_t	*l = f_links.data() + r.link0;
+	const uint32_t	*l = r.nlinks <= FR_INLINE ? r.l : f_links.data() +
+			    r.link0;
+	flink		*fl = f_link.data();
 	double		 t0 = fast_clock, t;
 
 	for (uint32_t i = 0; i < r.nlinks; i++)
-		t0 = std::max(t0, f_link_free[l[i]]);
+		t0 = std::max(t0, fl[l[i]].free);
 	for (uint32_t i = 0; i < r.nlinks; i++)
-		f_link_free[l[i]] = t0 + (double)size / f_link_bw[l[i]];
+		fl[l[i]].free = t0 + (double)size / fl[l[i]].bw;
 	t = t0 + (r.rate < INFINITY ? (double)size / r.rate : 0) + r.lat;
 	t = std::max(t, last);
 	last = t;
@@ -2106,8 +2150,27 @@ fast_actor(void)
 			fevent	 e = f_heap.front();
 
 			fast_pop();
+			/*
+			 * The next event's worker, frame and route to the
+			 * caches while this one is handled: at 10,000
+			 * workers each is a cache miss otherwise.
+			 */
+			if (!f_heap.empty()) {
+				const fevent &n = f_heap.front();
+
+				for (int o = 0; o < WSIM_HOT; o += 64)
+					__builtin_prefetch((char *)&f_w[n.h] +
+					    o);
+				__builtin_prefetch(&f_route[n.h]);
+				if (n.m != nullptr)
+					__builtin_prefetch(n.m);
+				if (n.kind == FE_TO_MASTER)
+					__builtin_prefetch(&M.h[n.h]);
+			}
 			switch (e.kind) {
 			case FE_TO_MASTER:
+				if (M.h[e.h].wid >= 0)
+					__builtin_prefetch(&M.w[M.h[e.h].wid]);
 				master_inbox.push_back(e.m);
 				break;
 			case FE_TO_WORKER:

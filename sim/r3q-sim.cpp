@@ -166,6 +166,7 @@ struct msg {
 	std::vector<uint64_t>		 ids;		/* CANCEL, started */
 	std::vector<uint64_t>		 half;		/* REPORT */
 	std::vector<result_msg>		 results;	/* REPORT */
+	msg				*next;	/* analytic: on the wire */
 };
 
 /*
@@ -1701,6 +1702,9 @@ struct alignas(64) wsim {
 	size_t			 qhead = 0;
 	msg			*rep = nullptr;
 	uint64_t		 done = 0;
+	/* analytic: frames on the wire to masterd [0] and from it [1],
+	 * in the order they arrive (fast_wire keeps each direction FIFO) */
+	msg			*wire_head[2] = {}, *wire_tail[2] = {};
 	channel			 in, out;
 	slotv			 slots;
 	uint64_t		 nfail = 0;
@@ -1963,61 +1967,122 @@ struct flink {
 	double			 free, bw;
 };
 enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE };
+/*
+ * An event in 16 bytes, four to a cache line: its time, and its number
+ * (ties: in the order queued), kind and host in one word, the number
+ * highest so that (t, key) orders as (t, number).  A frame's message is
+ * not in the event: it is the first of its host's wire in its direction.
+ */
+#define FE_HBITS	24		/* hosts: at most 2^24 */
+#define FE_KBITS	2
+#define FE_SEQMAX	(UINT64_MAX >> (FE_HBITS + FE_KBITS))
 struct fevent {
 	double		 t;
-	uint64_t	 seq;		/* ties: in the order queued */
-	uint32_t	 kind, h;
-	msg		*m;
+	uint64_t	 key;		/* seq, kind, host */
+	uint32_t kind() const {
+		return ((uint32_t)(key >> FE_HBITS) & ((1U << FE_KBITS) - 1));
+	}
+	uint32_t h() const {
+		return ((uint32_t)key & ((1U << FE_HBITS) - 1));
+	}
 	bool operator>(const fevent &o) const {
-		return (t > o.t || (t == o.t && seq > o.seq));
+		return (t > o.t || (t == o.t && key > o.key));
 	}
 };
 static std::vector<froute>	 f_route;	/* by host */
 static std::vector<flink>	 f_link;
-static std::vector<fevent>	 f_heap;
+/*
+ * The event queue: a 4-ary heap, its element i at f_hv[i + 3] so that
+ * the four children of one node (4i+1..4i+4) fill one aligned line.
+ */
+static fevent			*f_hv;
+static size_t			 f_hn, f_hcap;
+#define FH(i)	f_hv[(i) + 3]
 static uint64_t			 f_seq;
 static std::vector<wsim>	 f_w;
 
 static void
-fast_push(double t, uint32_t kind, uint32_t h, msg *m)
+fast_push(double t, uint32_t kind, uint32_t h)
 {
-	fevent	 e = { t, f_seq++, kind, h, m };
-	size_t	 i = f_heap.size(), p;
+	fevent	 e;
+	size_t	 i, p;
 
-	/* a 4-ary heap: half the levels of a binary one, its children in
-	 * two cache lines; (t, seq) is a total order, so events come out
-	 * in the same order from any heap */
-	f_heap.push_back(e);
-	while (i > 0 && f_heap[p = (i - 1) / 4] > e) {
-		f_heap[i] = f_heap[p];
-		i = p;
+	if (f_seq > FE_SEQMAX)
+		die(EX_FAIL, "internal error: more than %" PRIu64 " events",
+		    (uint64_t)FE_SEQMAX);
+	e.t = t;
+	e.key = f_seq++ << (FE_HBITS + FE_KBITS) | (uint64_t)kind <<
+	    FE_HBITS | h;
+	if (f_hn == f_hcap) {
+		size_t	 n = f_hcap ? 2 * f_hcap : 4096;
+		fevent	*v = (fevent *)aligned_alloc(64, (n + 4) *
+			    sizeof(fevent));
+
+		if (v == nullptr)
+			die(EX_FAIL, "out of memory");
+		if (f_hn > 0)
+			memcpy(v + 3, f_hv + 3, f_hn * sizeof(fevent));
+		free(f_hv);
+		f_hv = v;
+		f_hcap = n;
 	}
-	f_heap[i] = e;
+	/* a 4-ary heap: half the levels of a binary one; (t, key) is a
+	 * total order, so events come out in the same order from any heap */
+	for (i = f_hn++; i > 0 && FH(p = (i - 1) / 4) > e; i = p)
+		FH(i) = FH(p);
+	FH(i) = e;
 }
 
 /* The earliest event out of the heap. */
 static void
 fast_pop(void)
 {
-	fevent	 last = f_heap.back();
+	fevent	 last;
 	size_t	 n, i = 0, c, b, j, end;
 
-	f_heap.pop_back();
-	if ((n = f_heap.size()) == 0)
+	if ((n = --f_hn) == 0)
 		return;
+	last = FH(n);
 	for (;;) {
 		if ((c = 4 * i + 1) >= n)
 			break;
 		end = std::min(c + 4, n);
 		for (b = c, j = c + 1; j < end; j++)
-			if (f_heap[b] > f_heap[j])
+			if (FH(b) > FH(j))
 				b = j;
-		if (!(last > f_heap[b]))
+		if (!(last > FH(b)))
 			break;
-		f_heap[i] = f_heap[b];
+		FH(i) = FH(b);
 		i = b;
 	}
-	f_heap[i] = last;
+	FH(i) = last;
+}
+
+/* A frame onto host h's wire in direction d; the first off it. */
+static void
+wire_put(uint32_t h, int d, msg *m)
+{
+	wsim	&w = f_w[h];
+
+	m->next = nullptr;
+	if (w.wire_tail[d] != nullptr)
+		w.wire_tail[d]->next = m;
+	else
+		w.wire_head[d] = m;
+	w.wire_tail[d] = m;
+}
+
+static msg *
+wire_get(uint32_t h, int d)
+{
+	wsim	&w = f_w[h];
+	msg	*m = w.wire_head[d];
+
+	if (m == nullptr)
+		die(EX_FAIL, "internal error: host %u's wire is empty", h);
+	if ((w.wire_head[d] = m->next) == nullptr)
+		w.wire_tail[d] = nullptr;
+	return (m);
 }
 
 /* The routes from the master to each worker, from SimGrid's platform. */
@@ -2084,15 +2149,15 @@ fast_to_master(uint32_t h, channel &c, msg *m, uint64_t size)
 	if (m->type == M_HEARTBEAT)
 		n_heartbeats++;
 	m->seq = c.next_out++;
-	fast_push(fast_wire(h, size, f_route[h].last_to_m), FE_TO_MASTER, h,
-	    m);
+	wire_put(h, 0, m);
+	fast_push(fast_wire(h, size, f_route[h].last_to_m), FE_TO_MASTER, h);
 }
 
 static void
 fast_to_worker(uint32_t h, msg *m, uint64_t size)
 {
-	fast_push(fast_wire(h, size, f_route[h].last_to_w), FE_TO_WORKER, h,
-	    m);
+	wire_put(h, 1, m);
+	fast_push(fast_wire(h, size, f_route[h].last_to_w), FE_TO_WORKER, h);
 }
 
 /* Queue worker h's next wake-up if it moved. */
@@ -2104,7 +2169,7 @@ fast_resched(uint32_t h)
 
 	if (t != INFINITY && t != w.wake) {
 		w.wake = t;
-		fast_push(t, FE_WAKE, h, nullptr);
+		fast_push(t, FE_WAKE, h);
 	}
 }
 
@@ -2128,8 +2193,8 @@ fast_actor(void)
 		uint64_t dl = sched_deadline(M.s);
 		double	 t = master_until(dl);
 
-		if (!f_heap.empty())
-			t = std::min(t, f_heap.front().t);
+		if (f_hn > 0)
+			t = std::min(t, FH(0).t);
 		if (master_inbox_head < master_inbox.size())
 			t = fast_clock;
 		if (t > fast_clock) {
@@ -2146,8 +2211,9 @@ fast_actor(void)
 				n_clock_moves++;
 			}
 		}
-		while (!f_heap.empty() && f_heap.front().t <= fast_clock) {
-			fevent	 e = f_heap.front();
+		while (f_hn > 0 && FH(0).t <= fast_clock) {
+			fevent	 e = FH(0);
+			uint32_t eh = e.h();
 
 			fast_pop();
 			/*
@@ -2155,35 +2221,33 @@ fast_actor(void)
 			 * caches while this one is handled: at 10,000
 			 * workers each is a cache miss otherwise.
 			 */
-			if (!f_heap.empty()) {
-				const fevent &n = f_heap.front();
+			if (f_hn > 0) {
+				uint32_t nh = FH(0).h();
 
 				for (int o = 0; o < WSIM_HOT; o += 64)
-					__builtin_prefetch((char *)&f_w[n.h] +
+					__builtin_prefetch((char *)&f_w[nh] +
 					    o);
-				__builtin_prefetch(&f_route[n.h]);
-				if (n.m != nullptr)
-					__builtin_prefetch(n.m);
-				if (n.kind == FE_TO_MASTER)
-					__builtin_prefetch(&M.h[n.h]);
+				__builtin_prefetch(&f_route[nh]);
+				if (FH(0).kind() == FE_TO_MASTER)
+					__builtin_prefetch(&M.h[nh]);
 			}
-			switch (e.kind) {
+			switch (e.kind()) {
 			case FE_TO_MASTER:
-				if (M.h[e.h].wid >= 0)
-					__builtin_prefetch(&M.w[M.h[e.h].wid]);
-				master_inbox.push_back(e.m);
+				if (M.h[eh].wid >= 0)
+					__builtin_prefetch(&M.w[M.h[eh].wid]);
+				master_inbox.push_back(wire_get(eh, 0));
 				break;
 			case FE_TO_WORKER:
-				f_w[e.h].take(e.m);
-				f_w[e.h].step();
-				fast_resched(e.h);
+				f_w[eh].take(wire_get(eh, 1));
+				f_w[eh].step();
+				fast_resched(eh);
 				break;
 			case FE_WAKE:
-				if (e.t != f_w[e.h].wake)
+				if (e.t != f_w[eh].wake)
 					break;	/* moved since */
-				f_w[e.h].wake = -1;
-				f_w[e.h].step();
-				fast_resched(e.h);
+				f_w[eh].wake = -1;
+				f_w[eh].step();
+				fast_resched(eh);
 				break;
 			}
 		}
@@ -2192,11 +2256,13 @@ fast_actor(void)
 	if (fast_clock > sg4::Engine::get_clock())
 		sg4::this_actor::sleep_until(fast_clock);
 	sim_over = true;
-	for (fevent &e : f_heap)
-		msg_free(e.m);
-	f_heap.clear();
-	for (wsim &w : f_w)
+	f_hn = 0;
+	for (wsim &w : f_w) {
+		for (int d = 0; d < 2; d++)
+			while (w.wire_head[d] != nullptr)
+				msg_free(wire_get(w.h, d));
 		w.drop();
+	}
 	for (size_t i = master_inbox_head; i < master_inbox.size(); i++)
 		msg_free(master_inbox[i]);
 	master_inbox.clear();
@@ -2759,6 +2825,9 @@ main(int argc, char *argv[])
 		    O.ep.generations, O.ep.seed, O.ep.reevaluate_parents ?
 		    ", parents re-evaluated" : "");
 	if (fast_net) {
+		if (workers.size() >= (1U << FE_HBITS))
+			die(EX_USAGE, "--network analytic: %zu workers, at "
+			    "most %u", workers.size(), (1U << FE_HBITS) - 1);
 		sg4::Actor::create("masterd", master_host, fast_actor);
 		goto run;
 	}

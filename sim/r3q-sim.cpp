@@ -2744,8 +2744,10 @@ run_bound(void)
  * tunable, read only when a program starts: hence the exec of ourselves
  * with it set).  At 10,000 workers the first touch of each 4 KiB page was
  * a tenth of the run's CPU in this VM's page-fault path; with 2 MiB pages
- * it is nearly gone.  Left alone when GLIBC_TUNABLES is already set or
- * R3Q_SIM_HUGEPAGES is 0; results do not depend on it.
+ * it is nearly gone.  Only for large runs (main): in a small one the
+ * exec and the larger pages cost more than they save.  Left alone when
+ * GLIBC_TUNABLES is already set or R3Q_SIM_HUGEPAGES is 0; results do
+ * not depend on it.
  */
 static void
 hugepages(char **argv)
@@ -2780,8 +2782,10 @@ main(int argc, char *argv[])
 			 a3[] = "--cfg=network/crosstraffic:0",
 			 *sargv[] = { a0, a1, a2, a3, NULL };
 
-	hugepages(argv);
 	parse_opts(argc, argv);
+	if (O.workers >= 2000 || (uint64_t)O.ep.mu + O.ep.lambda >= 20000 ||
+	    O.batch >= 20000)
+		hugepages(argv);
 	payload_len = es_payload_len(O.batch > 0 ? 0 : O.ep.dim);
 	check_sizes = getenv("R3Q_SIM_CHECK_SIZES") != NULL &&
 	    strcmp(getenv("R3Q_SIM_CHECK_SIZES"), "0") != 0;

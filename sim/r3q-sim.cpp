@@ -30,6 +30,7 @@
 #include <getopt.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 extern "C" {
 #include "es/es.h"
@@ -2799,14 +2800,23 @@ static void
 hugepages(char **argv)
 {
 #if defined(__linux__) && defined(__GLIBC__)
-	const char	*e = getenv("R3Q_SIM_HUGEPAGES");
+	const char	*e = getenv("R3Q_SIM_HUGEPAGES"),
+			*pre = getenv("LD_PRELOAD");
+	char		 path[4096];
+	ssize_t		 n;
 
 	if (getenv("GLIBC_TUNABLES") != NULL || (e != NULL &&
 	    strcmp(e, "0") == 0))
 		return;
+	/* under valgrind the exec would leave it: not there */
+	if (pre != NULL && strstr(pre, "vgpreload") != NULL)
+		return;
+	if ((n = readlink("/proc/self/exe", path, sizeof(path) - 1)) <= 0)
+		return;
+	path[n] = '\0';
 	if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) == -1)
 		return;
-	execv("/proc/self/exe", argv);
+	execv(path, argv);
 	unsetenv("GLIBC_TUNABLES");	/* no exec: on without them */
 #else
 	(void)argv;

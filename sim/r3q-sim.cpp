@@ -23,12 +23,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <getopt.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 extern "C" {
 #include "es/es.h"
@@ -165,6 +167,7 @@ struct msg {
 	std::vector<uint64_t>		 ids;		/* CANCEL, started */
 	std::vector<uint64_t>		 half;		/* REPORT */
 	std::vector<result_msg>		 results;	/* REPORT */
+	msg				*next;	/* analytic: on the wire */
 };
 
 /*
@@ -511,13 +514,16 @@ size_heartbeat(uint32_t queued, uint32_t running, uint64_t done)
 struct channel {
 	uint64_t		 next_out = 0;
 	uint64_t		 next_in = 0;
-	std::map<uint64_t, msg *> early;
+	/* frames ahead of their turn, made when one first comes */
+	std::unique_ptr<std::map<uint64_t, msg *>> early;
 
 	void reset() {
 		next_out = next_in = 0;
-		for (auto &p : early)
+		if (early == nullptr)
+			return;
+		for (auto &p : *early)
 			msg_free(p.second);
-		early.clear();
+		early.reset();
 	}
 };
 
@@ -526,16 +532,20 @@ template <typename F> static void
 channel_take(channel &c, msg *m, F fn)
 {
 	if (m->seq != c.next_in) {
-		c.early[m->seq] = m;
+		if (c.early == nullptr)
+			c.early.reset(new std::map<uint64_t, msg *>());
+		(*c.early)[m->seq] = m;
 		return;
 	}
 	fn(m);
 	c.next_in++;
-	for (auto it = c.early.find(c.next_in); it != c.early.end();
-	    it = c.early.find(c.next_in)) {
+	if (c.early == nullptr)
+		return;
+	for (auto it = c.early->find(c.next_in); it != c.early->end();
+	    it = c.early->find(c.next_in)) {
 		msg *n = it->second;
 
-		c.early.erase(it);
+		c.early->erase(it);
 		fn(n);
 		c.next_in++;
 	}
@@ -607,10 +617,11 @@ send_msg(sg4::Mailbox *mb, channel &c, outbox &ob, msg *m, uint64_t size)
 /* The platform. */
 
 struct host_info {
-	sg4::Host	*host;
+	sg4::Host	*host;		/* nullptr: a generated one, analytic */
 	sg4::Mailbox	*mbox;
 	double		 speed;		/* ratio to the reference machine */
 	uint32_t	 cpus;
+	double		 lat = 0;	/* no host: its link's latency (s) */
 };
 
 static sg4::Host		*master_host;
@@ -636,6 +647,19 @@ static sg4::MutexPtr		 master_mtx;
 static sg4::ConditionVariablePtr master_cv;
 #define master_box(h)	master_mbox[(h) % master_mbox.size()]
 static std::vector<host_info>	 workers;
+
+/* The one-way latency of the route from the master to worker i. */
+static double
+route_lat(size_t i)
+{
+	std::vector<sg4::Link *> links;
+	double			 lat = 0;
+
+	if (workers[i].host == nullptr)
+		return (workers[i].lat);	/* the master's link has 0 */
+	master_host->route_to(workers[i].host, links, &lat);
+	return (lat);
+}
 
 /* Table 1 of the paper: speed ratios for 100, 500, 1000 ms tasks. */
 static const struct {
@@ -768,8 +792,18 @@ platform_build(void)
 			lat = dist_draw(O.latency, RS_LAT, i) / 1000;
 			if (!(lat >= 0))
 				lat = 0;
-			hi.host = star_host(z, name, hi.speed, O.cpus, lat,
-			    nullptr);
+			/*
+			 * --network analytic needs no SimGrid host for a
+			 * generated worker, only its link (fast_routes):
+			 * 10,000 hosts were a tenth of a run's time and 30
+			 * MiB.
+			 */
+			if (fast_net) {
+				hi.host = nullptr;
+				hi.lat = lat;
+			} else
+				hi.host = star_host(z, name, hi.speed, O.cpus,
+				    lat, nullptr);
 			workers.push_back(hi);
 		}
 	}
@@ -844,13 +878,18 @@ struct gen_rep {
 	double		 work_ms;	/* its tasks' work, reference ms */
 };
 
+/* masterd's tables by host, in one cache line. */
+struct alignas(64) mhost {
+	int64_t			 wid = -1;	/* -1 none */
+	channel			 out;		/* master -> worker */
+	channel			 in;		/* worker -> master */
+};
+
 struct master {
 	struct sched		*s;
 	struct es		*es;
 	std::vector<mworker>	 w;		/* by worker id */
-	std::vector<int64_t>	 wid_of;	/* by host: -1 none */
-	std::vector<channel>	 out;		/* by host: master -> worker */
-	std::vector<channel>	 in;		/* by host: worker -> master */
+	std::vector<mhost>	 h;		/* by host */
 	std::vector<uint32_t>	 dirty;
 	uint64_t		 batch = 0, first = 0, next_task = 1;
 	size_t			 nbatch = 0;
@@ -880,7 +919,7 @@ static void
 master_send(uint32_t h, msg *m, uint64_t size)
 {
 	n_frames_out++;
-	m->seq = M.out[h].next_out++;
+	m->seq = M.h[h].out.next_out++;
 	m->host = h;
 	if (fast_net) {
 		fast_to_worker(h, m, size);
@@ -953,11 +992,55 @@ cpu_ns()
 	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
 }
 
+/*
+ * The time inside the core, taken only with --stats, in the cheapest
+ * clock there is: on x86 the time-stamp counter (a vDSO clock read is
+ * 20-50 ns in a VM, twice a core call), turned into ns at the end against
+ * CLOCK_MONOTONIC over the whole run (core_ns_of).
+ */
+static bool	 timing;
+
+static inline uint64_t
+core_ticks()
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return (__builtin_ia32_rdtsc());
+#else
+	return (cpu_ns());
+#endif
+}
+
 struct core_timer {
 	uint64_t t0;
-	core_timer() : t0(cpu_ns()) { M.calls++; }
-	~core_timer() { M.core_ns += cpu_ns() - t0; }
+	core_timer() : t0(timing ? core_ticks() : 0) { M.calls++; }
+	~core_timer() {
+		if (timing)
+			M.core_ns += core_ticks() - t0;
+	}
 };
+
+/* M.core_ns is in core_ticks(): in ns, from the run's two ends. */
+static uint64_t	 ticks0, ticks_ns0;
+
+static void
+core_clock_start(void)
+{
+	ticks_ns0 = cpu_ns();
+	ticks0 = core_ticks();
+}
+
+static uint64_t
+core_ns_of(uint64_t ticks)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t	 dt = core_ticks() - ticks0, dn = cpu_ns() - ticks_ns0;
+
+	return (dt > 0 ? (uint64_t)((double)ticks * (double)dn /
+	    (double)dt) : 0);
+#else
+	return (ticks);
+#endif
+}
 
 /*
  * The lowest free worker id (masterd/server.c worker_id_alloc): the least
@@ -1255,7 +1338,7 @@ gen_start(void)
 static void
 worker_gone(uint32_t host)
 {
-	int64_t	 wid = M.wid_of[host];
+	int64_t	 wid = M.h[host].wid;
 
 	if (wid < 0)
 		return;
@@ -1268,9 +1351,9 @@ worker_gone(uint32_t host)
 	M.w[wid].out.clear();
 	M.w[wid].cancel.clear();
 	M.w[wid].killed.clear();
-	M.wid_of[host] = -1;
-	M.out[host].reset();
-	M.in[host].reset();
+	M.h[host].wid = -1;
+	M.h[host].out.reset();
+	M.h[host].in.reset();
 	M.lost++;
 }
 
@@ -1346,7 +1429,7 @@ master_results(uint32_t wid, msg *m)
 static void
 master_msg(msg *m)
 {
-	int64_t	 wid = M.wid_of[m->host];
+	int64_t	 wid = M.h[m->host].wid;
 	uint64_t now = now_ns();
 
 	if (m->type == M_HELLO) {
@@ -1359,7 +1442,7 @@ master_msg(msg *m)
 		w.host = m->host;
 		w.inc = m->inc;
 		w.last_seen = sim_clock();
-		M.wid_of[m->host] = nw;
+		M.h[m->host].wid = nw;
 		msg *r = msg_new(M_WELCOME, m->host, m->inc);
 		master_send(m->host, r,
 		    size_welcome(nw));
@@ -1431,9 +1514,7 @@ master_init(void)
 	M.es = es_new(&O.ep);
 	if (M.s == nullptr || M.es == nullptr)
 		die(EX_FAIL, "out of memory");
-	M.wid_of.assign(workers.size(), -1);
-	M.out.resize(workers.size());
-	M.in.resize(workers.size());
+	M.h.resize(workers.size());
 	live_every = std::min(O.hb_timeout / 4, 1.0);
 	next_live = live_every;
 }
@@ -1459,18 +1540,18 @@ master_turn(uint64_t dl)
 	while (master_inbox_head < master_inbox.size() && !M.finished) {
 		msg *got = master_inbox[master_inbox_head++];
 		uint32_t got_host = got->host;
-		int64_t wid = M.wid_of[got->host];
+		int64_t wid = M.h[got->host].wid;
 
 		if (got->type == M_HELLO) {
 			/* a new connection starts its own order */
 			master_msg(got);
 			msg_free(got);
-			M.in[got_host].reset();
-			M.in[got_host].next_in = 1;
+			M.h[got_host].in.reset();
+			M.h[got_host].in.next_in = 1;
 		} else if (wid < 0 || M.w[wid].inc != got->inc) {
 			msg_free(got);	/* a closed session's frames */
 		} else {
-			channel_take(M.in[got->host], got, [](msg *x) {
+			channel_take(M.h[got->host].in, got, [](msg *x) {
 				master_msg(x);
 				msg_free(x);
 			});
@@ -1614,19 +1695,45 @@ static void fast_to_master(uint32_t, channel &, msg *, uint64_t);
  * of --network simgrid waits for a frame or that time; fast_actor calls
  * it from its event queue.
  */
-struct wsim {
+/* A worker's slots: one kept inline (the usual case), more on the heap. */
+struct slotv {
+	uint32_t		 n = 0;
+	wslot			 one;
+	std::vector<wslot>	 more;
+
+	void resize(uint32_t k) {
+		n = k;
+		if (k > 1)
+			more.resize(k);
+	}
+	size_t size() const { return (n); }
+	wslot *begin() { return (n <= 1 ? &one : more.data()); }
+	wslot *end() { return (begin() + n); }
+	const wslot *begin() const { return (n <= 1 ? &one : more.data()); }
+	const wslot *end() const { return (begin() + n); }
+	wslot &operator[](size_t i) { return (begin()[i]); }
+};
+
+/* What a step touches first, in the first lines (fast_actor prefetches
+ * WSIM_HOT bytes of the next event's worker). */
+#define WSIM_HOT	256
+struct alignas(64) wsim {
 	uint32_t		 h = 0;
-	channel			 in, out;
-	outbox			 sent;
-	std::vector<wslot>	 slots;
+	wstate			 st = W_UP;
+	uint32_t		 inc = 0;
+	double			 wake = -1;	/* analytic: wake-up queued */
+	double			 next_hb = 0, next_fail = 0, repair_at = 0;
 	std::vector<wtask>	 q;		/* the local queue, FIFO */
 	size_t			 qhead = 0;
 	msg			*rep = nullptr;
-	wstate			 st = W_UP;
-	uint32_t		 inc = 0;
-	uint64_t		 done = 0, nfail = 0;
-	double			 next_hb = 0, next_fail = 0, repair_at = 0;
-	double			 wake = -1;	/* analytic: wake-up queued */
+	uint64_t		 done = 0;
+	/* analytic: frames on the wire to masterd [0] and from it [1],
+	 * in the order they arrive (fast_wire keeps each direction FIFO) */
+	msg			*wire_head[2] = {}, *wire_tail[2] = {};
+	channel			 in, out;
+	slotv			 slots;
+	uint64_t		 nfail = 0;
+	outbox			 sent;
 
 	void send(msg *x, uint64_t size) {
 		if (fast_net)
@@ -1871,33 +1978,136 @@ worker_actor(uint32_t h)
  * the same for small frames on idle links, the simulator's usual case.
  */
 /* A host's route and its connection's last arrival each way: one line. */
+#define FR_INLINE	3	/* links of a route kept in its line */
 struct froute {
-	uint32_t		 link0 = 0, nlinks = 0;	/* in f_links */
 	double			 lat = 0, rate = 0;
 	double			 last_to_m = 0, last_to_w = 0;
+	uint32_t		 nlinks = 0;
+	uint32_t		 l[FR_INLINE] = {};	/* in f_link */
+	uint32_t		 link0 = 0;	/* longer: in f_links */
 };
-static std::vector<uint32_t>	 f_links;	/* indexes into f_link_* */
+static std::vector<uint32_t>	 f_links;	/* indexes into f_link */
+/* A link: when it is free again, its bandwidth (bytes/s). */
+struct flink {
+	double			 free, bw;
+};
 enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE };
+/*
+ * An event in 16 bytes, four to a cache line: its time, and its number
+ * (ties: in the order queued), kind and host in one word, the number
+ * highest so that (t, key) orders as (t, number).  A frame's message is
+ * not in the event: it is the first of its host's wire in its direction.
+ */
+#define FE_HBITS	24		/* hosts: at most 2^24 */
+#define FE_KBITS	2
+#define FE_SEQMAX	(UINT64_MAX >> (FE_HBITS + FE_KBITS))
 struct fevent {
 	double		 t;
-	uint64_t	 seq;		/* ties: in the order queued */
-	uint32_t	 kind, h;
-	msg		*m;
+	uint64_t	 key;		/* seq, kind, host */
+	uint32_t kind() const {
+		return ((uint32_t)(key >> FE_HBITS) & ((1U << FE_KBITS) - 1));
+	}
+	uint32_t h() const {
+		return ((uint32_t)key & ((1U << FE_HBITS) - 1));
+	}
 	bool operator>(const fevent &o) const {
-		return (t > o.t || (t == o.t && seq > o.seq));
+		return (t > o.t || (t == o.t && key > o.key));
 	}
 };
 static std::vector<froute>	 f_route;	/* by host */
-static std::vector<double>	 f_link_bw, f_link_free;
-static std::vector<fevent>	 f_heap;
+static std::vector<flink>	 f_link;
+/*
+ * The event queue: a 4-ary heap, its element i at f_hv[i + 3] so that
+ * the four children of one node (4i+1..4i+4) fill one aligned line.
+ */
+static fevent			*f_hv;
+static size_t			 f_hn, f_hcap;
+#define FH(i)	f_hv[(i) + 3]
 static uint64_t			 f_seq;
 static std::vector<wsim>	 f_w;
 
 static void
-fast_push(double t, uint32_t kind, uint32_t h, msg *m)
+fast_push(double t, uint32_t kind, uint32_t h)
 {
-	f_heap.push_back({ t, f_seq++, kind, h, m });
-	std::push_heap(f_heap.begin(), f_heap.end(), std::greater<fevent>());
+	fevent	 e;
+	size_t	 i, p;
+
+	if (f_seq > FE_SEQMAX)
+		die(EX_FAIL, "internal error: more than %" PRIu64 " events",
+		    (uint64_t)FE_SEQMAX);
+	e.t = t;
+	e.key = f_seq++ << (FE_HBITS + FE_KBITS) | (uint64_t)kind <<
+	    FE_HBITS | h;
+	if (f_hn == f_hcap) {
+		size_t	 n = f_hcap ? 2 * f_hcap : 4096;
+		fevent	*v = (fevent *)aligned_alloc(64, (n + 4) *
+			    sizeof(fevent));
+
+		if (v == nullptr)
+			die(EX_FAIL, "out of memory");
+		if (f_hn > 0)
+			memcpy(v + 3, f_hv + 3, f_hn * sizeof(fevent));
+		free(f_hv);
+		f_hv = v;
+		f_hcap = n;
+	}
+	/* a 4-ary heap: half the levels of a binary one; (t, key) is a
+	 * total order, so events come out in the same order from any heap */
+	for (i = f_hn++; i > 0 && FH(p = (i - 1) / 4) > e; i = p)
+		FH(i) = FH(p);
+	FH(i) = e;
+}
+
+/* The earliest event out of the heap. */
+static void
+fast_pop(void)
+{
+	fevent	 last;
+	size_t	 n, i = 0, c, b, j, end;
+
+	if ((n = --f_hn) == 0)
+		return;
+	last = FH(n);
+	for (;;) {
+		if ((c = 4 * i + 1) >= n)
+			break;
+		end = std::min(c + 4, n);
+		for (b = c, j = c + 1; j < end; j++)
+			if (FH(b) > FH(j))
+				b = j;
+		if (!(last > FH(b)))
+			break;
+		FH(i) = FH(b);
+		i = b;
+	}
+	FH(i) = last;
+}
+
+/* A frame onto host h's wire in direction d; the first off it. */
+static void
+wire_put(uint32_t h, int d, msg *m)
+{
+	wsim	&w = f_w[h];
+
+	m->next = nullptr;
+	if (w.wire_tail[d] != nullptr)
+		w.wire_tail[d]->next = m;
+	else
+		w.wire_head[d] = m;
+	w.wire_tail[d] = m;
+}
+
+static msg *
+wire_get(uint32_t h, int d)
+{
+	wsim	&w = f_w[h];
+	msg	*m = w.wire_head[d];
+
+	if (m == nullptr)
+		die(EX_FAIL, "internal error: host %u's wire is empty", h);
+	if ((w.wire_head[d] = m->next) == nullptr)
+		w.wire_tail[d] = nullptr;
+	return (m);
 }
 
 /* The routes from the master to each worker, from SimGrid's platform. */
@@ -1905,6 +2115,7 @@ static void
 fast_routes(void)
 {
 	std::map<sg4::Link *, uint32_t>	 idx;
+	uint32_t			 master_link = UINT32_MAX;
 	double				 gamma;
 
 	gamma = simgrid::config::get_value<double>("network/TCP-gamma");
@@ -1914,6 +2125,31 @@ fast_routes(void)
 		double				 lat = 0, bw = INFINITY;
 		froute				&r = f_route[i];
 
+		if (workers[i].host == nullptr) {
+			/*
+			 * A generated worker without a host: the route
+			 * star_host() would have given it, the master's link
+			 * (latency 0) then its own, both --bandwidth.
+			 */
+			if (master_link == UINT32_MAX) {
+				master_link = (uint32_t)f_link.size();
+				f_link.push_back({ 0, O.bandwidth });
+			}
+			r.nlinks = 2;
+			r.link0 = (uint32_t)f_links.size();
+			r.l[0] = master_link;
+			r.l[1] = (uint32_t)f_link.size();
+			f_link.push_back({ 0, O.bandwidth });
+			f_links.push_back(r.l[0]);
+			f_links.push_back(r.l[1]);
+			lat = route_lat(i);
+			bw = O.bandwidth;
+			if (gamma > 0 && lat > 0)
+				bw = std::min(bw, gamma / (2 * lat));
+			r.lat = lat;
+			r.rate = bw;
+			continue;
+		}
 		master_host->route_to(workers[i].host, links, &lat);
 		r.link0 = (uint32_t)f_links.size();
 		r.nlinks = (uint32_t)links.size();
@@ -1921,12 +2157,13 @@ fast_routes(void)
 			auto it = idx.find(l);
 
 			if (it == idx.end()) {
-				it = idx.emplace(l, (uint32_t)f_link_bw.size()).
+				it = idx.emplace(l, (uint32_t)f_link.size()).
 				    first;
-				f_link_bw.push_back(l->get_bandwidth());
-				f_link_free.push_back(0);
+				f_link.push_back({ 0, l->get_bandwidth() });
 			}
 			f_links.push_back(it->second);
+			if (r.nlinks <= FR_INLINE)
+				r.l[f_links.size() - 1 - r.link0] = it->second;
 			bw = std::min(bw, l->get_bandwidth());
 		}
 		if (gamma > 0 && lat > 0)
@@ -1941,13 +2178,15 @@ static double
 fast_wire(uint32_t h, uint64_t size, double &last)
 {
 	const froute	&r = f_route[h];
-	const uint32_t	*l = f_links.data() + r.link0;
+	const uint32_t	*l = r.nlinks <= FR_INLINE ? r.l : f_links.data() +
+			    r.link0;
+	flink		*fl = f_link.data();
 	double		 t0 = fast_clock, t;
 
 	for (uint32_t i = 0; i < r.nlinks; i++)
-		t0 = std::max(t0, f_link_free[l[i]]);
+		t0 = std::max(t0, fl[l[i]].free);
 	for (uint32_t i = 0; i < r.nlinks; i++)
-		f_link_free[l[i]] = t0 + (double)size / f_link_bw[l[i]];
+		fl[l[i]].free = t0 + (double)size / fl[l[i]].bw;
 	t = t0 + (r.rate < INFINITY ? (double)size / r.rate : 0) + r.lat;
 	t = std::max(t, last);
 	last = t;
@@ -1961,15 +2200,15 @@ fast_to_master(uint32_t h, channel &c, msg *m, uint64_t size)
 	if (m->type == M_HEARTBEAT)
 		n_heartbeats++;
 	m->seq = c.next_out++;
-	fast_push(fast_wire(h, size, f_route[h].last_to_m), FE_TO_MASTER, h,
-	    m);
+	wire_put(h, 0, m);
+	fast_push(fast_wire(h, size, f_route[h].last_to_m), FE_TO_MASTER, h);
 }
 
 static void
 fast_to_worker(uint32_t h, msg *m, uint64_t size)
 {
-	fast_push(fast_wire(h, size, f_route[h].last_to_w), FE_TO_WORKER, h,
-	    m);
+	wire_put(h, 1, m);
+	fast_push(fast_wire(h, size, f_route[h].last_to_w), FE_TO_WORKER, h);
 }
 
 /* Queue worker h's next wake-up if it moved. */
@@ -1981,7 +2220,7 @@ fast_resched(uint32_t h)
 
 	if (t != INFINITY && t != w.wake) {
 		w.wake = t;
-		fast_push(t, FE_WAKE, h, nullptr);
+		fast_push(t, FE_WAKE, h);
 	}
 }
 
@@ -2005,8 +2244,8 @@ fast_actor(void)
 		uint64_t dl = sched_deadline(M.s);
 		double	 t = master_until(dl);
 
-		if (!f_heap.empty())
-			t = std::min(t, f_heap.front().t);
+		if (f_hn > 0)
+			t = std::min(t, FH(0).t);
 		if (master_inbox_head < master_inbox.size())
 			t = fast_clock;
 		if (t > fast_clock) {
@@ -2023,27 +2262,43 @@ fast_actor(void)
 				n_clock_moves++;
 			}
 		}
-		while (!f_heap.empty() && f_heap.front().t <= fast_clock) {
-			fevent	 e = f_heap.front();
+		while (f_hn > 0 && FH(0).t <= fast_clock) {
+			fevent	 e = FH(0);
+			uint32_t eh = e.h();
 
-			std::pop_heap(f_heap.begin(), f_heap.end(),
-			    std::greater<fevent>());
-			f_heap.pop_back();
-			switch (e.kind) {
+			fast_pop();
+			/*
+			 * The next event's worker, frame and route to the
+			 * caches while this one is handled: at 10,000
+			 * workers each is a cache miss otherwise.
+			 */
+			if (f_hn > 0) {
+				uint32_t nh = FH(0).h();
+
+				for (int o = 0; o < WSIM_HOT; o += 64)
+					__builtin_prefetch((char *)&f_w[nh] +
+					    o);
+				__builtin_prefetch(&f_route[nh]);
+				if (FH(0).kind() == FE_TO_MASTER)
+					__builtin_prefetch(&M.h[nh]);
+			}
+			switch (e.kind()) {
 			case FE_TO_MASTER:
-				master_inbox.push_back(e.m);
+				if (M.h[eh].wid >= 0)
+					__builtin_prefetch(&M.w[M.h[eh].wid]);
+				master_inbox.push_back(wire_get(eh, 0));
 				break;
 			case FE_TO_WORKER:
-				f_w[e.h].take(e.m);
-				f_w[e.h].step();
-				fast_resched(e.h);
+				f_w[eh].take(wire_get(eh, 1));
+				f_w[eh].step();
+				fast_resched(eh);
 				break;
 			case FE_WAKE:
-				if (e.t != f_w[e.h].wake)
+				if (e.t != f_w[eh].wake)
 					break;	/* moved since */
-				f_w[e.h].wake = -1;
-				f_w[e.h].step();
-				fast_resched(e.h);
+				f_w[eh].wake = -1;
+				f_w[eh].step();
+				fast_resched(eh);
 				break;
 			}
 		}
@@ -2052,11 +2307,13 @@ fast_actor(void)
 	if (fast_clock > sg4::Engine::get_clock())
 		sg4::this_actor::sleep_until(fast_clock);
 	sim_over = true;
-	for (fevent &e : f_heap)
-		msg_free(e.m);
-	f_heap.clear();
-	for (wsim &w : f_w)
+	f_hn = 0;
+	for (wsim &w : f_w) {
+		for (int d = 0; d < 2; d++)
+			while (w.wire_head[d] != nullptr)
+				msg_free(wire_get(w.h, d));
 		w.drop();
+	}
 	for (size_t i = master_inbox_head; i < master_inbox.size(); i++)
 		msg_free(master_inbox[i]);
 	master_inbox.clear();
@@ -2516,11 +2773,7 @@ run_bound(void)
 	if (!trace_ms.empty() || O.noise > 0 || O.mtbf > 0 || M.lost > 0)
 		return (0);
 	for (size_t i = 0; i < workers.size(); i++) {
-		std::vector<sg4::Link *> links;
-		double			 lat = 0;
-
-		master_host->route_to(workers[i].host, links, &lat);
-		rtt[i] = 2 * lat;
+		rtt[i] = 2 * route_lat(i);
 	}
 	for (const gen_rep &g : M.gens) {
 		auto it = memo.find(g.tasks);
@@ -2531,6 +2784,43 @@ run_bound(void)
 		t += it->second;
 	}
 	return (t);
+}
+
+/*
+ * Transparent huge pages for malloc's memory (glibc's malloc.hugetlb
+ * tunable, read only when a program starts: hence the exec of ourselves
+ * with it set).  At 10,000 workers the first touch of each 4 KiB page was
+ * a tenth of the run's CPU in this VM's page-fault path; with 2 MiB pages
+ * it is nearly gone.  Only for large runs (main): in a small one the
+ * exec and the larger pages cost more than they save.  Left alone when
+ * GLIBC_TUNABLES is already set or R3Q_SIM_HUGEPAGES is 0; results do
+ * not depend on it.
+ */
+static void
+hugepages(char **argv)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+	const char	*e = getenv("R3Q_SIM_HUGEPAGES"),
+			*pre = getenv("LD_PRELOAD");
+	char		 path[4096];
+	ssize_t		 n;
+
+	if (getenv("GLIBC_TUNABLES") != NULL || (e != NULL &&
+	    strcmp(e, "0") == 0))
+		return;
+	/* under valgrind the exec would leave it: not there */
+	if (pre != NULL && strstr(pre, "vgpreload") != NULL)
+		return;
+	if ((n = readlink("/proc/self/exe", path, sizeof(path) - 1)) <= 0)
+		return;
+	path[n] = '\0';
+	if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) == -1)
+		return;
+	execv(path, argv);
+	unsetenv("GLIBC_TUNABLES");	/* no exec: on without them */
+#else
+	(void)argv;
+#endif
 }
 
 int
@@ -2549,10 +2839,15 @@ main(int argc, char *argv[])
 			 *sargv[] = { a0, a1, a2, a3, NULL };
 
 	parse_opts(argc, argv);
+	if (O.workers >= 2000 || (uint64_t)O.ep.mu + O.ep.lambda >= 20000 ||
+	    O.batch >= 20000)
+		hugepages(argv);
 	payload_len = es_payload_len(O.batch > 0 ? 0 : O.ep.dim);
 	check_sizes = getenv("R3Q_SIM_CHECK_SIZES") != NULL &&
 	    strcmp(getenv("R3Q_SIM_CHECK_SIZES"), "0") != 0;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
+	timing = O.stats;
+	core_clock_start();
 	sg4::Engine e(&sargc, sargv);
 	sg4::Engine::set_config("contexts/stack-size:128");
 	if (getenv("R3Q_SIM_CFG") != NULL)
@@ -2561,8 +2856,9 @@ main(int argc, char *argv[])
 		platform_build();
 	else
 		platform_file(e, O.platform);
-	for (size_t i = 0; i < std::min<size_t>(64, 1 + workers.size() / 32);
-	    i++) {
+	/* --network analytic has no comms: no mailboxes, no relays */
+	for (size_t i = 0; !fast_net &&
+	    i < std::min<size_t>(64, 1 + workers.size() / 32); i++) {
 		master_mbox.push_back(sg4::Mailbox::by_name("masterd-" +
 		    std::to_string(i)));
 		out_relays.emplace_back();
@@ -2572,12 +2868,12 @@ main(int argc, char *argv[])
 	master_mtx = sg4::Mutex::create();
 	master_cv = sg4::ConditionVariable::create();
 	for (uint32_t i = 0; i < workers.size(); i++) {
-		workers[i].mbox = sg4::Mailbox::by_name("w" +
-		    std::to_string(i));
+		workers[i].mbox = fast_net ? nullptr :
+		    sg4::Mailbox::by_name("w" + std::to_string(i));
 		if (!(workers[i].speed > 0))
 			die(EX_DATAERR, "%s: host %s has no speed",
-			    O.platform.c_str(),
-			    workers[i].host->get_cname());
+			    O.platform.c_str(), workers[i].host != nullptr ?
+			    workers[i].host->get_cname() : "?");
 	}
 	if (!O.quiet && O.batch > 0)
 		printf("job 1: batch of %u synth tasks, %s, seed %" PRIu64 "\n",
@@ -2589,6 +2885,9 @@ main(int argc, char *argv[])
 		    O.ep.generations, O.ep.seed, O.ep.reevaluate_parents ?
 		    ", parents re-evaluated" : "");
 	if (fast_net) {
+		if (workers.size() >= (1U << FE_HBITS))
+			die(EX_USAGE, "--network analytic: %zu workers, at "
+			    "most %u", workers.size(), (1U << FE_HBITS) - 1);
 		sg4::Actor::create("masterd", master_host, fast_actor);
 		goto run;
 	}
@@ -2604,6 +2903,7 @@ main(int argc, char *argv[])
  run:
 	e.run();
 	clock_gettime(CLOCK_MONOTONIC, &w1);
+	M.core_ns = core_ns_of(M.core_ns);
 	wall = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec -
 	    w0.tv_nsec) / 1e9;
 	if (!M.finished)

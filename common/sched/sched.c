@@ -780,25 +780,36 @@ sched_worker_find(const struct sched *s, uint32_t wid, size_t *idx)
 	return (NULL);
 }
 
+/* Put w in the worker table; the caller has made room. */
+static void
+sched_wtab_insert(struct sched *s, struct worker *w)
+{
+	size_t	 k, mask = s->s_nwslots - 1;
+
+	for (k = sched_wslot(s, w->w_id); s->s_wslots[k] != NULL;
+	    k = (k + 1) & mask)
+		;
+	s->s_wslots[k] = w;
+}
+
 /* Fill the worker table anew with the workers in s_workers. */
 static void
 sched_wtab_refill(struct sched *s)
 {
-	size_t	 i, k, mask = s->s_nwslots - 1;
+	size_t	 i;
 
 	memset(s->s_wslots, 0, s->s_nwslots * sizeof(*s->s_wslots));
-	for (i = 0; i < s->s_nworkers; i++) {
-		for (k = sched_wslot(s, s->s_workers[i]->w_id);
-		    s->s_wslots[k] != NULL; k = (k + 1) & mask)
-			;
-		s->s_wslots[k] = s->s_workers[i];
-	}
+	for (i = 0; i < s->s_nworkers; i++)
+		sched_wtab_insert(s, s->s_workers[i]);
 }
 
 /*
- * Make the worker table fit nworkers, at most a quarter full, and fill it
- * with the workers in s_workers; -1 (nothing changed) if memory is short.  Joins and
- * losses are rare; lookups are once per event.
+ * A worker joined, the last of s_workers (the table holds the others):
+ * make the worker table fit nworkers, at most a quarter full, and put it
+ * in; -1 (nothing changed) if memory is short.  Only a growth refills the
+ * table: 10,000 joins that each refilled it cost O(N^2) (r3q-sim).
+ * Losses are rare and refill it (linear probing has no cheap removal);
+ * lookups are once per event.
  */
 static int
 sched_wtab_build(struct sched *s, size_t nworkers)
@@ -807,7 +818,7 @@ sched_wtab_build(struct sched *s, size_t nworkers)
 	size_t		  n = 16;
 
 	if (nworkers * 4 <= s->s_nwslots) {
-		sched_wtab_refill(s);
+		sched_wtab_insert(s, s->s_workers[nworkers - 1]);
 		return (0);
 	}
 	while (n < nworkers * 4) {

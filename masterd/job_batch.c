@@ -1247,7 +1247,7 @@ bj_load(struct job *j, const struct journal_job *row,
 	enum sched_policy	 pol;
 	uint64_t		 v;
 	uint32_t		 nb = j->j_nbatches;
-	size_t			 i, idx;
+	size_t			 i, idx, ntasks = 0;
 	int			 rc = -1;
 
 	j->j_ds = bj = xcalloc(1, sizeof(*bj));
@@ -1298,6 +1298,23 @@ bj_load(struct job *j, const struct journal_job *row,
 	if (l.l_bad) {
 		snprintf(err, errlen, "its tasks name batches it does not "
 		    "have");
+		goto out;
+	}
+	/*
+	 * The outcomes the client has not acknowledged are one per task at
+	 * most, so numbered no further past the acknowledged than its tasks.
+	 * A damaged journal's larger number made the ring below double its
+	 * size until it wrapped to 0, and freeing the job walk 2^64 outcomes
+	 * (fuzz/regress/journal/timeout-outcome-beyond-tasks).
+	 */
+	TAILQ_FOREACH(b, &j->j_batches, b_entry)
+		ntasks += b->b_n;
+	if (j->j_seq > bj->bj_acked && j->j_seq - bj->bj_acked > ntasks) {
+		snprintf(err, errlen, "its outcome %llu lies beyond its %zu "
+		    "tasks past the %llu acknowledged",
+		    (unsigned long long)j->j_seq, ntasks,
+		    (unsigned long long)bj->bj_acked);
+		j->j_seq = bj->bj_acked;
 		goto out;
 	}
 	/* The outcomes the client has not acknowledged, in seq order. */

@@ -227,7 +227,7 @@ masterd_config_defaults(struct masterd_config *c)
 	snprintf(c->journal, sizeof(c->journal), "%s", R3Q_STATEDIR
 	    "/journal.db");
 	strcpy(c->policy, "r3q");
-	strcpy(c->queue_factor, "2");
+	strcpy(c->queue_factor, "auto");
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->max_attempts = 3;
 	c->handshake_timeout = 10000;

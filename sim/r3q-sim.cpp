@@ -80,7 +80,7 @@ struct opts {
 	double		 mtbf = 0, repair = 60, hang_rate = 0;
 	double		 hb_timeout = 10, grace = 1;
 	enum sched_policy policy = SCHED_POLICY_R3Q;
-	uint32_t	 qf = 2;
+	uint32_t	 qf = SCHED_QF_AUTO;	/* masterd's default */
 	struct es_params ep;
 	double		 work_ms = 100;
 	double		 noise = 0;
@@ -2702,7 +2702,9 @@ policy_name(void)
 {
 	std::string	 p = sched_policy_name(O.policy);
 
-	if (O.qf == SCHED_QF_AUTO)
+	/* The queue factor is RWQ's and R3Q's alone. */
+	if (O.qf == SCHED_QF_AUTO && (O.policy == SCHED_POLICY_RWQ ||
+	    O.policy == SCHED_POLICY_R3Q))
 		p += "-auto";
 	return (p);
 }

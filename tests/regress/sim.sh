@@ -48,7 +48,7 @@ same() {
 }
 
 for p in wq rr rwq r3q r3q-auto; do
-	qf=""; pol=$p
+	qf="--queue-factor 2"; pol=$p
 	[ "$p" = r3q-auto ] && { pol=r3q; qf="--queue-factor auto"; }
 	# shellcheck disable=SC2086
 	"$SIM" --platform lan --work-ms 100 --policy $pol $qf $ES \
@@ -157,7 +157,8 @@ grep -q '^summary: job 1 done, policy r3q, batch of 300 tasks, 300 done, ' \
     "$T/batch.out" || fail "batch: $(grep summary "$T/batch.out")"
 grep -q '^efficiency: .* = 30.0 s of work' "$T/batch.out" ||
     fail "batch: $(grep efficiency "$T/batch.out")"
-grep -q '^100,0,r3q,1,' "$T/batch.csv" || fail "batch: CSV $(tail -n 1 "$T/batch.csv")"
+# queue_factor auto by default, as masterd: the CSV names it r3q-auto.
+grep -q '^100,0,r3q-auto,1,' "$T/batch.csv" || fail "batch: CSV $(tail -n 1 "$T/batch.csv")"
 printf 'duration_ms\n50\n# a comment\n\n150,x\n' > "$T/times.csv"
 "$SIM" --platform lan --batch 40 --trace "$T/times.csv" --policy wq \
     > "$T/tcsv.out" 2>&1 || fail "CSV trace run failed: $(tail -n 2 "$T/tcsv.out")"
@@ -195,7 +196,7 @@ ok "batch jobs and trace replay (CSV, r3qctl report --trace JSON)"
 # hangs, on a platform file; deterministic; close to the simgrid model's
 # measurements on the LAN grid (small frames on idle links).
 for p in wq rr rwq r3q r3q-auto; do
-	qf=""; pol=$p
+	qf="--queue-factor 2"; pol=$p
 	[ "$p" = r3q-auto ] && { pol=r3q; qf="--queue-factor auto"; }
 	# shellcheck disable=SC2086
 	"$SIM" --network analytic --platform lan --work-ms 100 --policy $pol \

@@ -23,7 +23,8 @@ wait_workers 3
 "$R3QCTL" workers > "$T/workers"
 grep -qE '^w3 .* 3\.00 ' "$T/workers" || fail "w3's speed not shown: $(cat "$T/workers")"
 
-"$R3QCTL" es $ES --policy r3q --csv "$T/dist.csv" --json > "$T/r.json" ||
+# The paper's R3Q (queue_factor 2; auto, the default, is below).
+"$R3QCTL" es $ES --policy r3q --queue-factor 2 --csv "$T/dist.csv" --json > "$T/r.json" ||
     fail "job failed"
 cmp -s "$T/local.csv" "$T/dist.csv" || fail "answer differs from --local"
 ok "an R3Q job on emulated speeds and delay gives the --local answer"

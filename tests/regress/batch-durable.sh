@@ -11,7 +11,8 @@ mkcerts w1 w2
 # relay and reattach (under a sanitizer on a loaded machine that took
 # over 2 s: SAN_SLOW times longer there), short enough to wait out below.
 MASTER_EXTRA="client_timeout = $((2 * SAN_SLOW))s"
-# Every message 10 ms late: a batch of a few hundred echo tasks lasts a
+# Every message 10 ms late and queue_factor 2 (auto would hide the delay
+# behind longer queues): a batch of a few hundred echo tasks lasts a
 # few seconds, long enough to break things under it.
 WORKER_EXTRA="delay = 10ms"
 start_master
@@ -38,7 +39,7 @@ RPORT=$(sed -n 's/^port //p' "$T/relay.out")
 seq 1 600 > "$T/in"
 R3Q_MASTER=127.0.0.1:$RPORT R3Q_CA=$T/certs/ca.pem \
     R3Q_CERT=$T/certs/client.pem R3Q_KEY=$T/certs/client.key \
-    timeout 120 "$R3QCTL" map echo "$T/in" > "$T/out1" 2> "$T/err1" &
+    timeout 120 "$R3QCTL" map --queue-factor 2 echo "$T/in" > "$T/out1" 2> "$T/err1" &
 MAP=$!
 waitfor "grep -q \"job .* 'map echo' opened by client\" '$T/masterd.log'" 10 ||
     fail "the client's job did not open"
@@ -56,7 +57,7 @@ ok "a broken client connection: reattached, every output exactly once"
 
 # masterd killed -9 under a running batch job, restarted on its journal.
 seq 1 600 | sed 's/^/t/' > "$T/in2"
-timeout 120 "$R3QCTL" map echo "$T/in2" > "$T/out2" 2> "$T/err2" &
+timeout 120 "$R3QCTL" map --queue-factor 2 echo "$T/in2" > "$T/out2" 2> "$T/err2" &
 MAP=$!
 waitfor "[ \$(grep -c \"'map echo' opened by root\" '$T/masterd.log') -ge 1 ]" 10 ||
     fail "the job did not open"

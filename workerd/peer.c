@@ -106,6 +106,7 @@ struct order {
 	/* probe */
 	uint32_t		 o_pings;
 	uint32_t		 o_pinged;
+	int			 o_pinging;	/* a ping armed or on its way */
 	uint64_t		 o_ping_t;
 	uint64_t		 o_rtt;
 	uint64_t		 o_bytes;
@@ -416,7 +417,16 @@ peer_probe_next(void)
 	if (o == NULL || o->o_op != ORDER_PROBE || o->o_sconn == NULL ||
 	    !o->o_sconn->c_up)
 		return;
+	/*
+	 * Called again while a ping is armed or on its way (the connection
+	 * reported up after the order had pinged on it), it would restart
+	 * that ping's clock and time its pong from the restart: a start-up
+	 * under peer_delay (peer.sh saw 254 us against 2 ms once).
+	 */
+	if (o->o_pinging || o->o_bulk)
+		return;
 	if (o->o_pinged < o->o_pings) {
+		o->o_pinging = 1;
 		o->o_ping_t = mono_ns();
 		peer_delay_arm();
 		return;
@@ -571,6 +581,7 @@ peer_dispatch(struct pconn *c, Envelope *env)
 			return (0);	/* late: an order given up */
 		if (o->o_rtt == 0 || now - o->o_ping_t < o->o_rtt)
 			o->o_rtt = now - o->o_ping_t;
+		o->o_pinging = 0;
 		o->o_pinged++;
 		peer_probe_next();
 		return (0);

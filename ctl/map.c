@@ -7,7 +7,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -47,6 +49,18 @@ struct map_task {
 	int			 t_timedout;
 };
 
+/*
+ * The input, read by hand rather than with getdelim(): map must know when
+ * no record is waiting, to send what it holds and print what is ready
+ * while a slow producer (tail -f, a pipeline) makes the next one.
+ */
+struct map_in {
+	int		 fd;
+	char		*buf;
+	size_t		 start, end, cap;
+	int		 eof;
+};
+
 static struct r3q		*map_r;
 static volatile sig_atomic_t	 map_signo;
 static struct map_task		*map_ts;	/* for map_interrupted */
@@ -81,6 +95,65 @@ map_usage(int code)
 	exit(code);
 }
 
+
+/*
+ * The next record of in: 1 with *rec and *len (its delimiter left out;
+ * the last record may lack one), 0 at the end of the input, -1 on an
+ * error (errno; EINTR for a signal).  With nowait, 2 when no whole record
+ * is buffered and nothing can be read now.
+ */
+static int
+map_getrec(struct map_in *in, int delim, int nowait, char **rec,
+    size_t *len)
+{
+	struct pollfd	 pfd;
+	char		*p, *nb;
+	size_t		 cap;
+	ssize_t		 n;
+
+	for (;;) {
+		if ((p = memchr(in->buf + in->start, delim,
+		    in->end - in->start)) != NULL) {
+			*rec = in->buf + in->start;
+			*len = (size_t)(p - *rec);
+			in->start = (size_t)(p - in->buf) + 1;
+			return (1);
+		}
+		if (in->eof) {
+			if (in->start == in->end)
+				return (0);
+			*rec = in->buf + in->start;
+			*len = in->end - in->start;
+			in->start = in->end;
+			return (1);
+		}
+		if (in->start > 0) {
+			memmove(in->buf, in->buf + in->start,
+			    in->end - in->start);
+			in->end -= in->start;
+			in->start = 0;
+		}
+		if (in->end == in->cap) {
+			cap = in->cap ? in->cap * 2 : 65536;
+			if ((nb = realloc(in->buf, cap)) == NULL)
+				return (-1);
+			in->buf = nb;
+			in->cap = cap;
+		}
+		if (nowait) {
+			pfd.fd = in->fd;
+			pfd.events = POLLIN;
+			if (poll(&pfd, 1, 0) == 0)
+				return (2);
+		}
+		if ((n = read(in->fd, in->buf + in->end,
+		    in->cap - in->end)) == -1)
+			return (-1);
+		if (n == 0)
+			in->eof = 1;
+		in->end += (size_t)n;
+	}
+}
 
 /*
  * A signal: remembered, and the library's wait is woken (a second one
@@ -488,20 +561,21 @@ cmd_map(int argc, char *argv[], const char *socket)
 	struct r3q_job		*job;
 	struct map_task		*ts = NULL;
 	struct timespec		 t0;
-	FILE			*in;
-	char			*line = NULL, err[512], name[128];
-	size_t			 cap = 0, n = 0, tsz = 0, next = 0, failed = 0;
+	struct map_in		 in;
+	struct pollfd		 pfd[2];
+	char			*line, err[512], name[128];
+	size_t			 len, n = 0, tsz = 0, next = 0, failed = 0;
 	size_t			 i;
-	ssize_t			 len;
 	uint64_t		 now, last = 0;
 	int			 rc, tmo, progress, shown = 0, lost = 0;
-	int			 delim;
+	int			 delim, nowait = 1;
 
 	map_parse(argc, argv, &o);
 	delim = o.nul ? '\0' : '\n';
+	memset(&in, 0, sizeof(in));
 	if (o.file == NULL || strcmp(o.file, "-") == 0)
-		in = stdin;
-	else if ((in = fopen(o.file, "r")) == NULL)
+		in.fd = STDIN_FILENO;
+	else if ((in.fd = open(o.file, O_RDONLY)) == -1)
 		die(EX_FAIL, "%s: %s", o.file, strerror(errno));
 	progress = isatty(STDERR_FILENO);
 
@@ -520,28 +594,53 @@ cmd_map(int argc, char *argv[], const char *socket)
 	map_catch_signals();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
-	/* Read and submit; print what is ready now and then. */
+	/*
+	 * Read and submit; print what is ready now and then, and whenever
+	 * the input keeps us waiting: what was submitted goes out (not
+	 * closing the batch) and every output ready is printed meanwhile.
+	 */
 	for (;;) {
-		errno = 0;
-		if ((len = getdelim(&line, &cap, delim, in)) == -1) {
+		rc = map_getrec(&in, delim, nowait, &line, &len);
+		nowait = 1;
+		if (rc == 2) {
+			pfd[0].fd = in.fd;
+			pfd[0].events = POLLIN;
+			pfd[1].fd = r3q_fd(map_r);
+			pfd[1].events = POLLIN;
+			r3q_process(map_r);
+			while (next < n && r3q_future_done(ts[next].t_f))
+				map_take(&o, ts, &next, &failed, &lost,
+				    &shown);
+			if (fflush(stdout) == EOF && map_signo == 0)
+				break;		/* said below */
+			if (poll(pfd, 2, progress ? MAP_TICK_MS : -1) == -1 &&
+			    errno != EINTR)
+				die(EX_FAIL, "poll: %s", strerror(errno));
 			if (map_signo != 0)
 				map_interrupted(job);
-			if (ferror(in))
-				die(EX_FAIL, "%s: %s", o.file != NULL ?
-				    o.file : "standard input",
-				    strerror(errno));
-			break;
+			if (pfd[0].revents != 0)
+				nowait = 0;
+			if (progress && (now = map_ms(&t0)) - last >=
+			    MAP_TICK_MS) {
+				map_progress(ts, next, n, failed, &shown);
+				last = now;
+			}
+			continue;
 		}
-		if (len > 0 && line[len - 1] == delim)
-			len--;
+		if (rc == -1 && map_signo != 0)
+			map_interrupted(job);
+		if (rc == -1)
+			die(EX_FAIL, "%s: %s", o.file != NULL ? o.file :
+			    "standard input", strerror(errno));
+		if (rc == 0)
+			break;
 		if (n == tsz) {
 			tsz = tsz ? tsz * 2 : 4096;
 			if ((ts = realloc(ts, tsz * sizeof(*ts))) == NULL)
 				die(EX_FAIL, "out of memory");
 		}
 		ts[n].t_timedout = 0;
-		if ((ts[n].t_f = r3q_submit(job, o.kind, line,
-		    (size_t)len)) == NULL)
+		if ((ts[n].t_f = r3q_submit(job, o.kind, line, len)) == NULL)
 			die(EX_FAIL, "%s", r3q_error(map_r));
 		map_ts = ts;
 		map_n = ++n;
@@ -554,9 +653,9 @@ cmd_map(int argc, char *argv[], const char *socket)
 				map_interrupted(job);
 		}
 	}
-	free(line);
-	if (in != stdin)
-		fclose(in);
+	free(in.buf);
+	if (in.fd != STDIN_FILENO)
+		close(in.fd);
 	if (r3q_flush(job) != R3Q_OK)
 		lost = 1;
 

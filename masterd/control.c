@@ -385,8 +385,8 @@ control_dispatch(struct session *s, Envelope *env)
 			session_error_soft(s, env->id, "%s", err);
 			break;
 		}
-		if ((j = job_es_submit(env->submit_es->params, err,
-		    sizeof(err))) == NULL) {
+		if ((j = job_es_submit(env->submit_es->params, s->s_owner,
+		    err, sizeof(err))) == NULL) {
 			session_error_soft(s, env->id, "%s", err);
 			break;
 		}
@@ -431,8 +431,8 @@ control_dispatch(struct session *s, Envelope *env)
 			session_error_soft(s, env->id, "%s", err);
 			break;
 		}
-		if ((j = job_island_submit(env->submit_islands->params, err,
-		    sizeof(err))) == NULL) {
+		if ((j = job_island_submit(env->submit_islands->params,
+		    s->s_owner, err, sizeof(err))) == NULL) {
 			session_error_soft(s, env->id, "%s", err);
 			break;
 		}

@@ -287,6 +287,64 @@ job_admit_tasks(const struct job *j, uint64_t n, char *err, size_t len)
 	return (0);
 }
 
+/* Bytes of running jobs' state (max_memory). */
+uint64_t
+job_memory_all(void)
+{
+	const struct job	*j;
+	uint64_t		 n = 0;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		if (j->j_state == JOB_RUNNING)
+			n += j->j_mem;
+	return (n);
+}
+
+/*
+ * May j (NULL: a new job of owner's) hold bytes more of state: an
+ * evolution strategy's populations, an island model's states, a batch
+ * job's payloads?  max_job_memory and max_memory bound what the clients'
+ * parameters make masterd allocate, so that no request can exhaust its
+ * memory.  0, or -1 with the error for the client, the refusal counted
+ * and logged.
+ */
+int
+job_admit_memory(const struct job *j, const char *owner, uint64_t bytes,
+    char *err, size_t len)
+{
+	uint64_t	 mine = j != NULL ? j->j_mem : 0;
+	uint64_t	 all = job_memory_all();
+
+	if (j != NULL)
+		owner = j->j_owner;
+	if (mine > md->conf.max_job_memory ||
+	    bytes > md->conf.max_job_memory - mine) {
+		snprintf(err, len, "too much memory: %llu more bytes would "
+		    "make this job's state %llu bytes, more than "
+		    "max_job_memory (%llu)", (unsigned long long)bytes,
+		    (unsigned long long)(mine + bytes),
+		    (unsigned long long)md->conf.max_job_memory);
+		server_refused(CAP_JOB_MEMORY, owner, "%llu bytes: one job "
+		    "would hold %llu (max_job_memory)",
+		    (unsigned long long)bytes,
+		    (unsigned long long)(mine + bytes));
+		return (-1);
+	}
+	if (bytes > md->conf.max_memory - (all < md->conf.max_memory ?
+	    all : md->conf.max_memory)) {
+		snprintf(err, len, "too much memory: %llu more bytes would "
+		    "make the running jobs' state %llu bytes, more than "
+		    "max_memory (%llu); try again later",
+		    (unsigned long long)bytes, (unsigned long long)(all + bytes),
+		    (unsigned long long)md->conf.max_memory);
+		server_refused(CAP_MEMORY, owner, "%llu bytes: the jobs would "
+		    "hold %llu (max_memory)", (unsigned long long)bytes,
+		    (unsigned long long)(all + bytes));
+		return (-1);
+	}
+	return (0);
+}
+
 /* Free one job. */
 static void
 job_free(struct job *j)

@@ -255,11 +255,12 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
 		job_journal_error();
 	free(jt);
 	/* Those over already (a resumed job) need no payload. */
-	for (i = 0; over != NULL && i < n; i++)
-		if (over[i]) {
+	for (i = 0; i < n; i++)
+		if (over != NULL && over[i]) {
 			free(payloads[i]);
 			bb->bb_payload[idx0 + i] = NULL;
-		}
+		} else if (payloads[i] != NULL)
+			j->j_mem += lens[i];	/* max_job_memory */
 	job_batch_submit(b, t, nt);
 	free(t);
 }
@@ -547,6 +548,7 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	uint32_t		*lens, *copies, kind;
 	int32_t			*prios;
 	size_t			 i, k, n = 0;
+	uint64_t		 bytes;
 	int			 known;
 	char			 err[256];
 
@@ -633,7 +635,11 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 		    (unsigned long long)j->j_id);
 		goto out;
 	}
-	if (job_admit_tasks(j, n, err, sizeof(err)) == -1) {
+	for (i = 0, bytes = 0; i < st->n_tasks; i++)
+		if (isnew[i])
+			bytes += st->tasks[i]->payload.len;
+	if (job_admit_tasks(j, n, err, sizeof(err)) == -1 ||
+	    job_admit_memory(j, NULL, bytes, err, sizeof(err)) == -1) {
 		session_error_soft(s, reqid, "%s", err);
 		goto out;
 	}
@@ -942,6 +948,8 @@ bj_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 	struct bj_result	*r;
 
 	bb->bb_over[idx] = 1;
+	if (bb->bb_payload[idx] != NULL)
+		j->j_mem -= bb->bb_len[idx];
 	free(bb->bb_payload[idx]);
 	bb->bb_payload[idx] = NULL;
 	if (seq <= bj->bj_acked)

@@ -210,7 +210,8 @@ job_es_start(struct job *j, uint64_t first, const uint8_t *have)
 
 /* Check a client's parameters and start an es job; NULL with a message. */
 struct job *
-job_es_submit(const R3q__EsParams *p, char *err, size_t errlen)
+job_es_submit(const R3q__EsParams *p, const char *owner, char *err,
+    size_t errlen)
 {
 	struct es_params	 ep;
 	enum sched_policy	 pol = md->policy;
@@ -257,6 +258,9 @@ job_es_submit(const R3q__EsParams *p, char *err, size_t errlen)
 		    (unsigned long long)md->conf.max_payload);
 		return (NULL);
 	}
+	if (job_admit_memory(NULL, owner, es_mem_bytes(&ep), err,
+	    errlen) == -1)
+		return (NULL);
 	if ((es = es_new(&ep)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (NULL);
@@ -265,6 +269,7 @@ job_es_submit(const R3q__EsParams *p, char *err, size_t errlen)
 	    p->queue_factor ? p->queue_factor : md->queue_factor,
 	    p->verify ? p->verify : md->conf.verify);
 	j->j_balance = bal;
+	j->j_mem = es_mem_bytes(&ep);
 	j->j_ds = xcalloc(1, sizeof(struct es_job));
 	EJ(j)->ej_es = es;
 	job_es_set_params(j, p);
@@ -572,8 +577,10 @@ job_es_load(struct job *j, const struct journal_job *row,
 		}
 		return (0);
 	}
-	if (job_es_params(&ej->ej_params, &ep, err, errlen) == -1)
+	if (job_es_params(&ej->ej_params, &ep, err, errlen) == -1 ||
+	    job_admit_memory(j, NULL, es_mem_bytes(&ep), err, errlen) == -1)
 		return (-1);
+	j->j_mem = es_mem_bytes(&ep);
 	if ((ej->ej_es = es_new(&ep)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (-1);

@@ -101,6 +101,17 @@ island_job_params(const R3q__IslandParams *q, struct island_params *p,
 	return (0);
 }
 
+/*
+ * Bytes of p's state in masterd (max_job_memory): every island's state
+ * and the next one, and its bookkeeping.
+ */
+static uint64_t
+island_job_memory(const struct island_params *p)
+{
+	return ((uint64_t)p->islands * (2 * (uint64_t)island_state_len(p) +
+	    2 * sizeof(uint8_t *) + 1 + sizeof(uint32_t) + sizeof(double)));
+}
+
 /* The job's own copy of q, its policy settled; and its buffers. */
 static void
 island_job_setup(struct job *j, const R3q__IslandParams *q)
@@ -145,6 +156,7 @@ island_job_setup(struct job *j, const R3q__IslandParams *q)
 		ij->ij_wid[i] = UINT32_MAX;	/* not known (resumed) */
 	}
 	snprintf(j->j_name, sizeof(j->j_name), "%u islands", p);
+	j->j_mem = island_job_memory(&ij->ij_p);
 }
 
 /* The bytes of one island's message to another: padded, accounted. */
@@ -192,7 +204,8 @@ island_job_start(struct job *j, uint64_t first, const uint8_t *have)
 
 /* Check a client's parameters and start the job; NULL with a message. */
 struct job *
-job_island_submit(const R3q__IslandParams *q, char *err, size_t errlen)
+job_island_submit(const R3q__IslandParams *q, const char *owner, char *err,
+    size_t errlen)
 {
 	struct island_params	 p;
 	enum sched_policy	 pol = md->policy;
@@ -218,6 +231,9 @@ job_island_submit(const R3q__IslandParams *q, char *err, size_t errlen)
 		    (unsigned long long)md->conf.max_payload);
 		return (NULL);
 	}
+	if (job_admit_memory(NULL, owner, island_job_memory(&p), err,
+	    errlen) == -1)
+		return (NULL);
 	j = job_new(&job_island_driver, pol,
 	    q->queue_factor ? q->queue_factor : md->queue_factor, 1);
 	j->j_ds = xcalloc(1, sizeof(struct island_job));
@@ -641,6 +657,14 @@ island_job_load(struct job *j, const struct journal_job *row,
 			snprintf(err, errlen, "unreadable parameters");
 		if (in != NULL)
 			r3q__island_info__free_unpacked(in, NULL);
+		r3q__island_params__init(&ij->ij_params);
+		ij->ij_params.exchange_algo = xstrdup("?");
+		ij->ij_params.policy = xstrdup("?");
+		return (-1);
+	}
+	if (job_admit_memory(j, NULL, island_job_memory(&ij->ij_p), err,
+	    errlen) == -1) {
+		r3q__island_info__free_unpacked(in, NULL);
 		r3q__island_params__init(&ij->ij_params);
 		ij->ij_params.exchange_algo = xstrdup("?");
 		ij->ij_params.policy = xstrdup("?");

@@ -193,6 +193,10 @@ const struct conf_key masterd_keys[] = {
 	    4000000000U, NULL },
 	{ "max_job_tasks",	CONF_UINT,	OFF(max_job_tasks), 1,
 	    4000000000U, NULL },
+	{ "max_memory",		CONF_SIZE,	OFF(max_memory), 1ULL << 20,
+	    1ULL << 50, NULL },
+	{ "max_job_memory",	CONF_SIZE,	OFF(max_job_memory), 1ULL << 20,
+	    1ULL << 50, NULL },
 	{ "connect_rate",	CONF_UINT,	OFF(connect_rate), 0, 1000000,
 	    NULL },
 	{ "connect_burst",	CONF_UINT,	OFF(connect_burst), 1, 1000000,
@@ -254,6 +258,8 @@ masterd_config_defaults(struct masterd_config *c)
 	c->max_jobs_per_client = 1000;
 	c->max_queued_tasks = 10000000;
 	c->max_job_tasks = 5000000;
+	c->max_memory = 4ULL << 30;
+	c->max_job_memory = 1ULL << 30;
 	c->connect_rate = 100;
 	c->connect_burst = 1000;
 	strcpy(c->trace, "none");
@@ -286,6 +292,13 @@ masterd_config_check(const struct masterd_config *c, char *err, size_t len)
 		snprintf(err, len, "max_job_tasks (%u) must not be above "
 		    "max_queued_tasks (%u)", c->max_job_tasks,
 		    c->max_queued_tasks);
+		return (-1);
+	}
+	if (c->max_job_memory > c->max_memory) {
+		snprintf(err, len, "max_job_memory (%llu bytes) must not be "
+		    "above max_memory (%llu)",
+		    (unsigned long long)c->max_job_memory,
+		    (unsigned long long)c->max_memory);
 		return (-1);
 	}
 	return (0);

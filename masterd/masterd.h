@@ -63,6 +63,8 @@ struct masterd_config {
 	unsigned	 max_jobs_per_client;
 	unsigned	 max_queued_tasks;	/* not yet ended, in all */
 	unsigned	 max_job_tasks;		/* ... in one job */
+	uint64_t	 max_memory;		/* jobs' state, in all */
+	uint64_t	 max_job_memory;	/* ... of one job */
 	unsigned	 connect_rate;		/* per second per address */
 	unsigned	 connect_burst;
 	unsigned	 max_http;		/* HTTP connections at once */
@@ -399,6 +401,8 @@ struct job {
 	size_t			 j_nroster;
 	size_t			 j_roster_last;	/* set by job_roster_add */
 	uint64_t		 j_execs;	/* task executions recorded */
+	uint64_t		 j_mem;		/* bytes of its state counted
+						   against max_job_memory */
 	R3q__Span		*j_trace;	/* them, without a journal */
 	size_t			 j_ntrace, j_tracecap;
 };
@@ -412,6 +416,8 @@ enum cap {
 	CAP_JOBS_CLIENT,	/* max_jobs_per_client */
 	CAP_QUEUED,		/* max_queued_tasks */
 	CAP_JOB_TASKS,		/* max_job_tasks */
+	CAP_MEMORY,		/* max_memory */
+	CAP_JOB_MEMORY,		/* max_job_memory */
 	CAP_CONNECT_RATE,	/* connect_rate */
 	CAP_HTTP,		/* max_http */
 	CAP_N
@@ -545,6 +551,9 @@ struct job *job_new(const struct job_driver *, enum sched_policy, unsigned,
 struct job *job_find(uint64_t);
 int	 job_admit(const char *, char *, size_t);
 int	 job_admit_tasks(const struct job *, uint64_t, char *, size_t);
+int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
+	    size_t);
+uint64_t job_memory_all(void);
 uint64_t job_pending(const struct job *);
 uint64_t job_pending_all(void);
 struct job_batch *job_batch_open(struct job *, uint32_t, uint64_t);
@@ -626,7 +635,8 @@ int	 limits_check(enum role, struct frame_shape *, int, char *, size_t);
 
 /* job_es.c: the (mu+lambda)-ES */
 extern const struct job_driver job_es_driver;
-struct job *job_es_submit(const R3q__EsParams *, char *, size_t);
+struct job *job_es_submit(const R3q__EsParams *, const char *, char *,
+	    size_t);
 
 /* job_bnb.c: branch and bound, the permutation flow shop */
 extern const struct job_driver job_bnb_driver;
@@ -634,7 +644,8 @@ struct job *job_bnb_submit(const R3q__BnbParams *, char *, size_t);
 
 /* job_island.c: the island-model ES (issue 22) */
 extern const struct job_driver job_island_driver;
-struct job *job_island_submit(const R3q__IslandParams *, char *, size_t);
+struct job *job_island_submit(const R3q__IslandParams *, const char *,
+	    char *, size_t);
 
 /* job_batch.c: a client's tasks */
 extern const struct job_driver job_batch_driver;

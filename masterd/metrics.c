@@ -413,6 +413,10 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "(max_queued_tasks).\n"
 	    "# TYPE r3q_tasks_pending gauge\n"
 	    "r3q_tasks_pending %" PRIu64 "\n"
+	    "# HELP r3q_jobs_memory_bytes Bytes of running jobs' state: "
+	    "populations, island states, payloads not yet run (max_memory).\n"
+	    "# TYPE r3q_jobs_memory_bytes gauge\n"
+	    "r3q_jobs_memory_bytes %" PRIu64 "\n"
 	    "# HELP r3q_output_bytes Bytes queued for peers now.\n"
 	    "# TYPE r3q_output_bytes gauge\n"
 	    "r3q_output_bytes %" PRIu64 "\n"
@@ -428,7 +432,8 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_refused_total Peers and requests refused by a cap "
 	    "of masterd.conf.\n"
 	    "# TYPE r3q_refused_total counter\n",
-	    server_clients(), job_pending_all(), server_output_bytes(),
+	    server_clients(), job_pending_all(), job_memory_all(),
+	    server_output_bytes(),
 	    md->npaused, md->dropped[DROP_LIMIT], md->dropped[DROP_TIMEOUT]);
 	for (i = 0; i < CAP_N; i++)
 		evbuffer_add_printf(b, "r3q_refused_total{cap=\"%s\"} %" PRIu64

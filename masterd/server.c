@@ -68,7 +68,8 @@ static char	last_lost[64];		/* the last worker lost */
 
 const char *const cap_names[CAP_N] = {
 	"max_workers", "max_clients", "max_jobs", "max_jobs_per_client",
-	"max_queued_tasks", "max_job_tasks", "connect_rate", "max_http"
+	"max_queued_tasks", "max_job_tasks", "max_memory", "max_job_memory",
+	"connect_rate", "max_http"
 };
 
 /* Refusals by a cap: a log line per cap at most every CAP_LOG_NS. */

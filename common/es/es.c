@@ -105,6 +105,24 @@ es_params_check(const struct es_params *p, char *buf, size_t len)
 	return (-1);
 }
 
+/*
+ * Bytes es_new() allocates for p (checked): the parents and their next
+ * generation (x and sigma each), the batch of mu + lambda, the ranks and
+ * the best fitness of every generation.  masterd weighs a client's job
+ * by it before it allocates anything (max_job_memory).
+ */
+uint64_t
+es_mem_bytes(const struct es_params *p)
+{
+	uint64_t	 mu = p->mu, cap = (uint64_t)p->mu + p->lambda;
+	uint64_t	 dim = p->dim;
+
+	return (sizeof(struct es) + (4 * mu * dim + 2 * mu) * sizeof(double) +
+	    cap * (2 * dim + 1) * sizeof(double) + 2 * cap +
+	    cap * sizeof(struct es_rank) +
+	    ((uint64_t)p->generations + 1) * sizeof(double));
+}
+
 /* Create a run at generation 0, its batch being the mu initial parents. */
 struct es *
 es_new(const struct es_params *p)

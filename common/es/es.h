@@ -28,6 +28,7 @@ struct es;
 
 int		 es_params_check(const struct es_params *, char *, size_t);
 struct es	*es_new(const struct es_params *);
+uint64_t	 es_mem_bytes(const struct es_params *);
 void		 es_free(struct es *);
 
 uint32_t	 es_generation(const struct es *);

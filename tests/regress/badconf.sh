@@ -32,6 +32,10 @@ expect_conf "$MASTERD" 'listen = 127.0.0.1:99999\n' \
 expect_conf "$MASTERD" 'handshake_timeout = 5 s\n' \
     "1: handshake_timeout: '5 s' is not a duration"
 expect_conf "$MASTERD" '\n\njournal\n' "3: expected 'key = value'"
+expect_conf "$MASTERD" 'max_job_memory = 8G\n' \
+    " max_job_memory (8589934592 bytes) must not be above max_memory (4294967296)"
+expect_conf "$MASTERD" 'max_memory = 64K\n' \
+    "1: max_memory: '64K' is not a size from 1048576"
 expect_conf "$WORKERD" 'cpus = many\n' "1: cpus: 'many' is not a whole number"
 expect_conf "$WORKERD" 'master = [::1\n' "1: master: '[::1' is not host:port"
 expect_conf "$WORKERD" 'reconnect_max = 10ms\n' \

@@ -129,6 +129,18 @@ same_answer "$job" "beside a batch client that does not read"
 kill "$NPID" 2>/dev/null || true
 ok "a batch client that never reads its results: paused, dropped, ${peak} kB at most"
 
+# One request must not take masterd's memory: an ES of mu + lambda 200,000
+# at dimension 10,000 needs 112 GB (it was allocated and written until the
+# kernel killed masterd); under the default max_job_memory it is refused.
+rc=0
+"$R3QCTL" submit es --mu 100000 --lambda 100000 --dim 10000 \
+    > "$T/huge.out" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] || fail "an ES of 112 GB was taken"
+grep -q "bytes, more than max_job_memory (1073741824)" "$T/huge.out" ||
+    fail "the default max_job_memory: $(cat "$T/huge.out")"
+bounded "an ES of 112 GB" "$(rss)"
+ok "an ES too large for masterd's memory is refused under the default max_job_memory"
+
 # A worker that never reads its Assigns, offering both kinds with 64 CPUs.
 "$TESTPEER" -a "$T/certs/ca.pem" -c "$T/certs/bad.pem" -k "$T/certs/bad.key" \
     sluggish 127.0.0.1 "$PORT" worker echo,ridge-lu 64 > "$T/sluggish.out" 2>&1 &
@@ -204,6 +216,8 @@ max_jobs = 3
 max_jobs_per_client = 2
 max_job_tasks = 20
 max_queued_tasks = 30
+max_job_memory = 4M
+max_memory = 4M
 client_timeout = 1s
 connect_rate = 2
 connect_burst = 10"
@@ -228,6 +242,39 @@ running() {
 	waitfor "[ \$('$R3QCTL' jobs | awk '\$2 == \"running\"' | wc -l) -eq $1 ]" 10 ||
 	    fail "expected $1 running jobs: $("$R3QCTL" jobs)"
 }
+
+# max_job_memory and max_memory, before any other job runs: an ES of
+# dimension 10,000 keeps x and sigma of its parents twice and of its batch
+# (mu 6, lambda 10: 4.5 MB, mu 2, lambda 8: 2.2 MB); a batch job keeps
+# the payloads of its tasks not yet ended (5 of 900 kB).
+rc=0
+"$R3QCTL" submit es --mu 6 --lambda 10 --dim 10000 > "$T/mem1.out" 2>&1 ||
+    rc=$?
+[ "$rc" -ne 0 ] || fail "an ES of 4.5 MB was taken (max_job_memory 4M)"
+grep -q "more than max_job_memory (4194304)" "$T/mem1.out" ||
+    fail "max_job_memory: $(cat "$T/mem1.out")"
+ok "max_job_memory refuses an ES whose populations would not fit, saying so"
+big=$("$R3QCTL" submit es --mu 2 --lambda 8 --dim 10000) ||
+    fail "an ES of 2.2 MB was refused"
+rc=0
+"$R3QCTL" submit es --mu 2 --lambda 8 --dim 10000 > "$T/mem2.out" 2>&1 ||
+    rc=$?
+[ "$rc" -ne 0 ] || fail "a second ES of 2.2 MB was taken (max_memory 4M)"
+grep -q "more than max_memory (4194304); try again later" "$T/mem2.out" ||
+    fail "max_memory: $(cat "$T/mem2.out")"
+ok "max_memory refuses a job beyond it in all, saying so"
+"$R3QCTL" cancel "$big" > /dev/null
+running 0
+# (libr3q sends them a frame each: the fifth is refused, and map, which
+# prints in input order, waits for the first four, which no worker takes.)
+rc=0
+python3 -c 'print(("x" * 900000 + "\n") * 5, end="")' |
+    timeout 5 "$R3QCTL" map idle > "$T/mem3.out" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] || fail "4.5 MB of payloads were taken (max_job_memory 4M)"
+grep -q "refused: too much memory: 900000 more bytes would make this job's state 4500000 bytes, more than max_job_memory (4194304)" \
+    "$T/masterd.log" || fail "max_job_memory, batch: $(tail -n 3 "$T/masterd.log")"
+running 0
+ok "max_job_memory refuses a batch job's payloads beyond it, saying so"
 
 # Kind idle: no worker offers it, so its tasks wait.
 lines 10 | timeout 60 "$R3QCTL" map idle > /dev/null 2>&1 &
@@ -266,12 +313,16 @@ lines 1 | tlsmap idle > "$T/cap4.out" 2>&1 || rc=$?
 grep -q "3 running (max_jobs)" "$T/cap4.out" || fail "max_jobs: $(cat "$T/cap4.out")"
 ok "max_jobs refuses a fourth job, saying so"
 get /metrics > "$T/metrics"
-for cap in max_job_tasks max_jobs_per_client max_queued_tasks max_jobs; do
+for cap in max_job_tasks max_jobs_per_client max_queued_tasks max_jobs \
+    max_job_memory max_memory; do
 	grep -qE "^r3q_refused_total\{cap=\"$cap\"\} [1-9]" "$T/metrics" ||
 	    fail "$cap refusals not counted: $(grep refused_total "$T/metrics")"
 done
 grep -qE '^r3q_tasks_pending 25$' "$T/metrics" ||
     fail "pending tasks: $(grep pending "$T/metrics")"
+# their payloads: "1" to "10" twice, "1" to "5"
+grep -qE '^r3q_jobs_memory_bytes 27$' "$T/metrics" ||
+    fail "jobs' memory: $(grep memory_bytes "$T/metrics")"
 ok "the refusals are counted, and the tasks waiting"
 kill $MAPS 2>/dev/null || true
 wait $MAPS 2>/dev/null || true
@@ -352,3 +403,26 @@ sleep 1
 job=$("$R3QCTL" submit es $ES2)
 same_answer "$job" "on the capped master"
 ok "an honest job keeps its --local answer under the caps"
+
+# A batch job's payloads count only until their tasks end: 12 of 900 kB
+# (10.8 MB through a job of max_job_memory 4M), each line sent once the
+# output of the one before is back.
+python3 - "$R3QCTL" <<'EOF' > "$T/stream.out" 2>&1 ||
+import subprocess, sys
+p = subprocess.Popen([sys.argv[1], "map", "echo"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE)
+for i in range(12):
+    line = (b"%02d" % i) * 450000 + b"\n"
+    p.stdin.write(line)
+    p.stdin.flush()
+    out = p.stdout.readline()
+    if out != line:
+        sys.exit("task %d: %d bytes back" % (i, len(out)))
+p.stdin.close()
+sys.exit(p.wait())
+EOF
+    fail "streaming 10.8 MB: $(tail -n 3 "$T/stream.out")"
+get /metrics > "$T/metrics"
+grep -qE '^r3q_jobs_memory_bytes 0$' "$T/metrics" ||
+    fail "jobs' memory after: $(grep memory_bytes "$T/metrics")"
+ok "a batch job streams 10.8 MB under max_job_memory 4M: payloads count until their tasks end"

@@ -130,8 +130,9 @@ kill "$NPID" 2>/dev/null || true
 ok "a batch client that never reads its results: paused, dropped, ${peak} kB at most"
 
 # One request must not take masterd's memory: an ES of mu + lambda 200,000
-# at dimension 10,000 needs 112 GB (it was allocated and written until the
-# kernel killed masterd); under the default max_job_memory it is refused.
+# at dimension 10,000 needs 112 GB (each of its callocs passes the kernel's
+# overcommit, and writing the populations would bring the OOM killer);
+# under the default max_job_memory it is refused.
 rc=0
 "$R3QCTL" submit es --mu 100000 --lambda 100000 --dim 10000 \
     > "$T/huge.out" 2>&1 || rc=$?

@@ -12,6 +12,7 @@
 #include <syslog.h>
 
 #include "fuzz.h"
+#include "journal.h"
 #include "log.h"
 #include "master.h"
 
@@ -22,6 +23,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	log_init("masterd", 1, LOG_DAEMON);
 	log_setverbose(getenv("FUZZ_VERBOSE") != NULL);
+	journal_ckpt_thread = getenv("FUZZ_CKPT") != NULL;
 	return (0);
 }
 

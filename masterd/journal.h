@@ -29,6 +29,8 @@
 
 struct journal;
 
+extern int	 journal_ckpt_thread;	/* 0: none (the fuzz target) */
+
 /*
  * One job's row.  On load the blob pointers point into the journal and are
  * valid only during the callback; an empty blob loads as NULL, length 0.

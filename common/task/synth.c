@@ -7,7 +7,6 @@
  * Ridge of x; without one, its fitness is work_ms.  The output is the
  * fitness, es_output_encode.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -35,7 +34,8 @@ synth_now_ms(void)
 
 /*
  * Run one synth task: wait work_ms / speed milliseconds (or spin), woken
- * by a cancel (task_wait_until) and reporting once at the half-way point.  The sleeps are to absolute deadlines and the last
+ * by a cancel (task_wait_until) and reporting once at the half-way point.
+ * The sleeps are to absolute deadlines and the last
  * SYNTH_SPIN_NS before the end are spun, so a task lasts its time to a
  * few microseconds on a quiet host (the execution thread's timer slack is
  * the worker's business: workerd sets it to 1 ns).

@@ -112,8 +112,8 @@ map_getrec(struct map_in *in, int delim, int nowait, char **rec,
 	ssize_t		 n;
 
 	for (;;) {
-		if ((p = memchr(in->buf + in->start, delim,
-		    in->end - in->start)) != NULL) {
+		if (in->end > in->start && (p = memchr(in->buf + in->start,
+		    delim, in->end - in->start)) != NULL) {
 			*rec = in->buf + in->start;
 			*len = (size_t)(p - *rec);
 			in->start = (size_t)(p - in->buf) + 1;

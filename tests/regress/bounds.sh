@@ -30,6 +30,17 @@ HTTP_PORT=$(sed -n 's/.*http: .* on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/masterd.l
 start_worker w1
 wait_workers 1
 
+# refused NAME PATTERN CMD...: CMD must fail, saying PATTERN (its output
+# kept in $T/NAME.out).
+refused() {
+	_name=$1
+	_pat=$2
+	shift 2
+	"$@" > "$T/$_name.out" 2>&1 && fail "$_name: taken: $*"
+	grep -q "$_pat" "$T/$_name.out" ||
+	    fail "$_name: wanted '$_pat': $(cat "$T/$_name.out")"
+}
+
 # rss: masterd's VmRSS in kB.
 rss() {
 	sed -n 's/^VmRSS:[^0-9]*\([0-9]*\) kB$/\1/p' "/proc/$MASTER_PID/status"
@@ -133,12 +144,8 @@ ok "a batch client that never reads its results: paused, dropped, ${peak} kB at 
 # at dimension 10,000 needs 112 GB (each of its callocs passes the kernel's
 # overcommit, and writing the populations would bring the OOM killer);
 # under the default max_job_memory it is refused.
-rc=0
-"$R3QCTL" submit es --mu 100000 --lambda 100000 --dim 10000 \
-    > "$T/huge.out" 2>&1 || rc=$?
-[ "$rc" -ne 0 ] || fail "an ES of 112 GB was taken"
-grep -q "bytes, more than max_job_memory (1073741824)" "$T/huge.out" ||
-    fail "the default max_job_memory: $(cat "$T/huge.out")"
+refused huge "bytes, more than max_job_memory (1073741824)" \
+    "$R3QCTL" submit es --mu 100000 --lambda 100000 --dim 10000
 bounded "an ES of 112 GB" "$(rss)"
 ok "an ES too large for masterd's memory is refused under the default max_job_memory"
 
@@ -248,21 +255,13 @@ running() {
 # dimension 10,000 keeps x and sigma of its parents twice and of its batch
 # (mu 6, lambda 10: 4.5 MB, mu 2, lambda 8: 2.2 MB); a batch job keeps
 # the payloads of its tasks not yet ended (5 of 900 kB).
-rc=0
-"$R3QCTL" submit es --mu 6 --lambda 10 --dim 10000 > "$T/mem1.out" 2>&1 ||
-    rc=$?
-[ "$rc" -ne 0 ] || fail "an ES of 4.5 MB was taken (max_job_memory 4M)"
-grep -q "more than max_job_memory (4194304)" "$T/mem1.out" ||
-    fail "max_job_memory: $(cat "$T/mem1.out")"
+refused mem1 "more than max_job_memory (4194304)" \
+    "$R3QCTL" submit es --mu 6 --lambda 10 --dim 10000
 ok "max_job_memory refuses an ES whose populations would not fit, saying so"
 big=$("$R3QCTL" submit es --mu 2 --lambda 8 --dim 10000) ||
     fail "an ES of 2.2 MB was refused"
-rc=0
-"$R3QCTL" submit es --mu 2 --lambda 8 --dim 10000 > "$T/mem2.out" 2>&1 ||
-    rc=$?
-[ "$rc" -ne 0 ] || fail "a second ES of 2.2 MB was taken (max_memory 4M)"
-grep -q "more than max_memory (4194304); try again later" "$T/mem2.out" ||
-    fail "max_memory: $(cat "$T/mem2.out")"
+refused mem2 "more than max_memory (4194304); try again later" \
+    "$R3QCTL" submit es --mu 2 --lambda 8 --dim 10000
 ok "max_memory refuses a job beyond it in all, saying so"
 "$R3QCTL" cancel "$big" > /dev/null
 running 0

@@ -12,6 +12,8 @@
 
 uint64_t	 mono_ns(void);
 uint64_t	 wall_ns(void);
+struct event_base;
+struct event_base *evbase_new(void);
 const char	*sockaddr_str(const struct sockaddr *, char *, size_t);
 void		 sock_link_timeout(int, uint64_t);
 int		 parse_u64(const char *, uint64_t, uint64_t, uint64_t *);

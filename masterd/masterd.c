@@ -682,8 +682,8 @@ main(int argc, char *argv[])
 		fatalx("cannot draw a random epoch and key");
 	if (evthread_use_pthreads() == -1)
 		fatalx("evthread_use_pthreads");
-	if ((md->base = event_base_new()) == NULL)
-		fatalx("event_base_new");
+	if ((md->base = evbase_new()) == NULL)
+		fatalx("evbase_new");
 	if ((md->sched = sched_new()) == NULL)
 		fatal("sched_new");
 	masterd_apply_fault();

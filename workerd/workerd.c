@@ -964,8 +964,8 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	if (evthread_use_pthreads() == -1)
 		fatalx("evthread_use_pthreads");
-	if ((base = event_base_new()) == NULL)
-		fatalx("event_base_new");
+	if ((base = evbase_new()) == NULL)
+		fatalx("evbase_new");
 	ev_term = evsignal_new(base, SIGTERM, workerd_sig, NULL);
 	ev_int = evsignal_new(base, SIGINT, workerd_sig, NULL);
 	ev_hup = evsignal_new(base, SIGHUP, workerd_sig, NULL);

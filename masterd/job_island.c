@@ -662,8 +662,8 @@ island_job_load(struct job *j, const struct journal_job *row,
 		ij->ij_params.policy = xstrdup("?");
 		return (-1);
 	}
-	if (job_admit_memory(j, NULL, island_job_memory(&ij->ij_p), err,
-	    errlen) == -1) {
+	if (j->j_state == JOB_RUNNING && job_admit_memory(j, NULL,
+	    island_job_memory(&ij->ij_p), err, errlen) == -1) {
 		r3q__island_info__free_unpacked(in, NULL);
 		r3q__island_params__init(&ij->ij_params);
 		ij->ij_params.exchange_algo = xstrdup("?");

@@ -1125,6 +1125,7 @@ struct bj_load {
 	uint64_t	 l_maxseq;	/* of every outcome journaled */
 	uint64_t	 l_done, l_failed;
 	int		 l_bad;
+	uint32_t	 l_badcopies;	/* a damaged task row's copies */
 };
 
 static int
@@ -1189,6 +1190,11 @@ bj_load_task(void *arg, const struct journal_task *t)
 	if (t->gen != l->l_gen)
 		bj_load_flush(l);
 	l->l_gen = t->gen;
+	/* A damaged row: the core would refuse it (fuzz/regress/journal). */
+	if (t->copies > SCHED_COPIES_MAX) {
+		l->l_badcopies = t->copies;
+		return (0);
+	}
 	if (l->l_n == l->l_cap) {
 		l->l_cap = l->l_cap ? l->l_cap * 2 : 256;
 		if ((l->l_keys = reallocarray(l->l_keys, l->l_cap,
@@ -1306,6 +1312,12 @@ bj_load(struct job *j, const struct journal_job *row,
 	if (l.l_bad) {
 		snprintf(err, errlen, "its tasks name batches it does not "
 		    "have");
+		goto out;
+	}
+	if (l.l_badcopies) {
+		snprintf(err, errlen, "a task of it asks for %u copies, more "
+		    "than %d: its row is damaged", l.l_badcopies,
+		    SCHED_COPIES_MAX);
 		goto out;
 	}
 	/*

@@ -96,7 +96,9 @@ job=$("$R3QCTL" submit es $ES --policy wq)
 waitfor "'$R3QCTL' result $job | grep -qE 'generation ([3-9]|1[0-9])'" 60 ||
     fail "job made no progress"
 t0=$(kill9_at "$WPID_r1")
-waitfor "grep -q 'relay r1 .* gone: its 3 workers lost with it' '$T/masterd.log'" 10 ||
+# 3 workers, or 2 when w4's failover to the master itself (which drops
+# its connection through r1) is read before r1's end of file.
+waitfor "grep -qE 'relay r1 .* gone: its [23] workers lost with it' '$T/masterd.log'" 10 ||
     fail "masterd did not lose r1's workers at once"
 t1=$(sed -n 's/^\([0-9:.]*\) masterd: relay r1 .* gone: .*/\1/p' "$T/masterd.log" | tail -n 1)
 # The log's clock against date's: both local time of day.
@@ -106,7 +108,7 @@ ms=$(tod_ms "$t0" "$t1")
 # machine, and still far below one heartbeat_timeout.
 awk -v ms="$ms" 'BEGIN { exit !(ms < 2000) }' ||
     fail "masterd lost r1's workers ${ms} ms after the kill (target < 50 ms)"
-ok "relay killed: masterd lost its 3 workers at once, ${ms} ms after the kill (target < 50 ms)"
+ok "relay killed: masterd lost its workers at once, ${ms} ms after the kill (target < 50 ms)"
 echo "# relay-detect-ms $ms"
 waitfor "'$R3QCTL' workers | grep -q '^w4 .*127.0.0.1'" 20 &&
     ! "$R3QCTL" workers | grep -q '^w4 via' ||

@@ -1926,6 +1926,91 @@ test_tail_lost(void **state)
 }
 
 /*
+ * Blind replicas are capped and go round (the speed-aware tail, "a worker
+ * without an estimate yet gets the paper's replicas"): 300 one-CPU
+ * workers, none with an estimate, and an R3Q batch of 2 tasks under
+ * queue_factor auto.  Each task gets 64 copies (SCHED_BLIND_COPIES), not
+ * one on every worker with room: the paper's walk gave every one of them
+ * a copy of each task (600), and since a losing copy is killed before it
+ * ends its worker stayed blind and took another, 97,792 replicas for a
+ * 20-task generation on 10,000 workers (r3q-sim).  The next batch's
+ * blind replicas start where the last ones stopped: on workers that have
+ * had none yet, not on the first in join order again.
+ */
+#define BLIND_WORKERS	300
+#define BLIND_COPIES	64	/* SCHED_BLIND_COPIES in sched.c */
+
+/* Drain the actions: copies assigned of task id, and the last worker. */
+static size_t
+blind_drain(struct sched *s, uint64_t id, uint32_t *maxw, uint32_t *minw)
+{
+	struct sched_action	 a;
+	size_t			 n = 0;
+
+	*maxw = 0;
+	*minw = UINT32_MAX;
+	while (sched_next_action(s, &a)) {
+		if (a.type != SCHED_ASSIGN || a.task != id)
+			continue;
+		n++;
+		if (!a.replica)
+			continue;
+		if (a.wid > *maxw)
+			*maxw = a.wid;
+		if (a.wid < *minw)
+			*minw = a.wid;
+	}
+	return (n);
+}
+
+static void
+test_tail_blind_cap(void **state)
+{
+	uint32_t			 ncpu[BLIND_WORKERS], maxw, minw, maxw2;
+	struct sched_batch_config	 c;
+	struct sched			*s;
+	struct sched_action		 a;
+	size_t				 i, n3, n4;
+
+	(void)state;
+	for (i = 0; i < BLIND_WORKERS; i++)
+		ncpu[i] = 1;
+	s = new_with_workers(ncpu, BLIND_WORKERS);
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, 2, MS), 0);
+	n3 = n4 = 0;
+	maxw = 0;
+	while (sched_next_action(s, &a)) {
+		if (a.type != SCHED_ASSIGN)
+			continue;
+		if (a.task == 3)
+			n3++;
+		else if (a.task == 4)
+			n4++;
+		else
+			fail_msg("assigned task %llu",
+			    (unsigned long long)a.task);
+		if (a.replica && a.wid > maxw)
+			maxw = a.wid;
+	}
+	assert_int_equal(n3, BLIND_COPIES);
+	assert_int_equal(n4, BLIND_COPIES);
+	assert_true(maxw < BLIND_WORKERS / 2);
+	/* Done on the original's worker (1): the other copies go. */
+	assert_int_equal(sched_done(s, 1, 3, 2 * MS), SCHED_ACCEPT);
+	assert_int_equal(sched_done(s, 2, 4, 2 * MS), SCHED_ACCEPT);
+	while (sched_next_action(s, &a))
+		;
+	/* The next batch: its replicas on workers past the first ones. */
+	assert_int_equal(submit_at(s, 3, &c, 5, 1, 3 * MS), 0);
+	assert_int_equal(blind_drain(s, 5, &maxw2, &minw), BLIND_COPIES);
+	assert_true(minw > maxw);
+	assert_true(maxw2 <= BLIND_WORKERS);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
  * sched_worker_estimate(): -1 for an unknown worker; the cap is that of
  * the first batch with queued tasks the worker can run, else of the last
  * batch submitted, else one per CPU.
@@ -3576,6 +3661,7 @@ main(void)
 		cmocka_unit_test(test_tail_slow),
 		cmocka_unit_test(test_tail_late),
 		cmocka_unit_test(test_tail_lost),
+		cmocka_unit_test(test_tail_blind_cap),
 		cmocka_unit_test(test_worker_estimate),
 		cmocka_unit_test(test_wq_random_100k),
 		cmocka_unit_test(test_r3q_random_churn),

@@ -1374,6 +1374,20 @@ bj_load(struct job *j, const struct journal_job *row,
 	bj_detach(j);
 	rc = 0;
  out:
+	if (rc == -1) {
+		/*
+		 * The job fails: every task not over gets its outcome, the
+		 * next number each.  A damaged number must not make that ring
+		 * double past 2^64 (it looped for ever when the row failed
+		 * another check first: fuzz/regress/journal/
+		 * timeout-seq-beyond-tasks-failed-load).
+		 */
+		ntasks = 0;
+		TAILQ_FOREACH(b, &j->j_batches, b_entry)
+			ntasks += b->b_n;
+		if (j->j_seq > bj->bj_acked && j->j_seq - bj->bj_acked > ntasks)
+			j->j_seq = bj->bj_acked;
+	}
 	while (l.l_n > 0)	/* gathered before the journal failed */
 		free(l.l_pay[--l.l_n]);
 	for (i = 0; i < l.l_nres; i++) {

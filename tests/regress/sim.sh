@@ -272,3 +272,26 @@ done
     fail "bound run with churn failed"
 grep -q '^bound:' "$T/bound-churn.out" && fail "a bound printed with churn"
 ok "--stats: the bound is at or above the efficiency reached"
+
+# The generations of 10 tasks a worker or more, alone (issue 23's scale
+# target): 20 workers, mu 20 (generation 0: one task a worker) and lambda
+# 180 (with the parents, 200 a generation): 2 of 3, at or above the whole
+# job's efficiency, at or below their own bound; not printed when every
+# generation has as many tasks.
+"$SIM" --network analytic --workers 20 --speeds lognormal:1:0.5 \
+    --latency 10 --work-ms 100 --mu 20 --lambda 180 --reevaluate-parents \
+    --generations 2 --seed 1 --quiet --stats > "$T/busy.out" ||
+    fail "busy-generations run failed"
+line=$(grep '^generations of 10 tasks a worker or more: ' "$T/busy.out") ||
+    fail "no line for the generations of 10 tasks a worker: $(cat "$T/busy.out")"
+eff=$(sed -n 's/^efficiency: \([0-9.]*\) %.*/\1/p' "$T/busy.out")
+busy=$(printf '%s\n' "$line" | sed -n 's/.*: 2 of 3, efficiency \([0-9.]*\) %.*/\1/p')
+max=$(printf '%s\n' "$line" | sed -n 's/.* at most \([0-9.]*\) %.*/\1/p')
+[ -n "$eff" ] && [ -n "$busy" ] && [ -n "$max" ] || fail "unreadable: $line"
+awk -v e="$eff" -v b="$busy" -v m="$max" 'BEGIN { exit !(e < b && b <= m && m <= 100) }' ||
+    fail "whole job $eff %, busy generations $busy % (bound $max %): want whole < busy <= bound"
+"$SIM" --network analytic --workers 20 --latency 10 --work-ms 100 \
+    --mu 200 --lambda 200 --generations 2 --seed 1 --quiet --stats |
+    grep -q '^generations of 10 tasks' &&
+    fail "a line for the busy generations when every generation is one"
+ok "--stats: the generations of 10 tasks a worker alone ($busy % of at most $max %; the job $eff %)"

@@ -347,6 +347,9 @@ bj_timeout(evutil_socket_t fd, short ev, void *arg)
 		free(bj->bj_res);
 		bj->bj_res = NULL;
 		bj->bj_rcap = bj->bj_rhead = 0;
+		/* Journaled: a restart must not bring them back. */
+		job_journal_put(j);
+		job_journal_commit();
 		log_info("job %llu: no client came back for client_timeout; "
 		    "%llu outcomes it did not acknowledge leave memory",
 		    (unsigned long long)j->j_id, (unsigned long long)n);
@@ -1126,6 +1129,13 @@ struct bj_load {
 	uint64_t	 l_done, l_failed;
 	int		 l_bad;
 	uint32_t	 l_badcopies;	/* a damaged task row's copies */
+	/*
+	 * An ended job (bj_load_ended): its tasks' keys and its batches'
+	 * client numbers only, none of it for the core.
+	 */
+	int		 l_ended_only;
+	struct u64map	 l_tkeys;	/* gen << 32 | idx -> key */
+	struct u64map	 l_clients;	/* gen -> the client's number */
 };
 
 static int
@@ -1187,6 +1197,12 @@ bj_load_task(void *arg, const struct journal_task *t)
 {
 	struct bj_load	*l = arg;
 
+	if (l->l_ended_only) {
+		if (u64map_put(&l->l_tkeys, (uint64_t)t->gen << 32 | t->idx,
+		    t->key) == -1)
+			fatal("%s", __func__);
+		return (0);
+	}
 	if (t->gen != l->l_gen)
 		bj_load_flush(l);
 	l->l_gen = t->gen;
@@ -1233,6 +1249,11 @@ bj_load_batch(void *arg, const struct journal_batch *jb)
 	struct job_batch	*b;
 	uint32_t		 kind;
 
+	if (l->l_ended_only) {
+		if (u64map_put(&l->l_clients, jb->gen, jb->client) == -1)
+			fatal("%s", __func__);
+		return (0);
+	}
 	if ((kind = kind_intern(jb->kind)) == UINT32_MAX) {
 		l->l_bad = 1;
 		return (0);
@@ -1241,6 +1262,97 @@ bj_load_batch(void *arg, const struct journal_batch *jb)
 	b = bj_batch_open(l->l_job, jb->client, kind);
 	b->b_closed = jb->closed != 0;	/* closed in the core below */
 	return (0);
+}
+
+/*
+ * An ended batch job from the journal whose client has not acknowledged
+ * all its outcomes: those outcomes come back into memory, as they were
+ * before masterd stopped, for a client that reattaches, and leave it
+ * after client_timeout without one (bj_detach).  Nothing goes to the
+ * core.  Without them a reattaching client made bj_push() index an empty
+ * ring: masterd died of a division by zero (tests/regress/
+ * batch-ended.sh).  If they cannot be read, none is kept: the client is
+ * told all were acknowledged rather than wait for them for ever.
+ */
+static int
+bj_load_ended(struct job *j, char *err, size_t errlen)
+{
+	struct bjob		*bj = BJ(j);
+	struct bj_load		 l;
+	struct bj_result	*r;
+	uint64_t		 v, key, client;
+	size_t			 i;
+	int			 rc = -1;
+
+	if (j->j_seq <= bj->bj_acked) {
+		j->j_seq = bj->bj_acked;
+		return (0);
+	}
+	memset(&l, 0, sizeof(l));
+	l.l_job = j;
+	l.l_acked = bj->bj_acked;
+	l.l_ended_only = 1;
+	u64map_init(&l.l_ended);
+	u64map_init(&l.l_tkeys);
+	u64map_init(&l.l_clients);
+	if (journal_load_batches(md->journal, j->j_id, bj_load_batch,
+	    &l) == -1 ||
+	    journal_load_results(md->journal, j->j_id, bj_load_result,
+	    &l) == -1 ||
+	    journal_load_tasks(md->journal, j->j_id, bj_load_task,
+	    &l) == -1) {
+		snprintf(err, errlen, "%s", journal_error(md->journal));
+		goto out;
+	}
+	if (l.l_maxseq > j->j_seq)
+		j->j_seq = l.l_maxseq;
+	/* One outcome a task at most, as bj_load() says. */
+	if (j->j_seq - bj->bj_acked > u64map_count(&l.l_tkeys)) {
+		snprintf(err, errlen, "its outcome %llu lies beyond its %zu "
+		    "tasks past the %llu acknowledged",
+		    (unsigned long long)j->j_seq, u64map_count(&l.l_tkeys),
+		    (unsigned long long)bj->bj_acked);
+		goto out;
+	}
+	for (i = 0; i < l.l_nres; i++) {
+		v = l.l_res[i].r_batch;
+		if (!u64map_get(&l.l_tkeys, v, &key) ||
+		    !u64map_get(&l.l_clients, v >> 32, &client) ||
+		    !u64map_get(&l.l_ended, v, &v) ||
+		    v <= bj->bj_acked || v > j->j_seq)
+			continue;
+		bj_res_grow(j, v);
+		r = bj_res(j, v);
+		free(r->r_out);
+		free(r->r_error);
+		*r = l.l_res[i];
+		r->r_key = key;
+		r->r_batch = client;
+		l.l_res[i].r_out = NULL;
+		l.l_res[i].r_error = NULL;
+	}
+	/* Slots no result filled (a damaged journal) still count. */
+	bj_res_grow(j, j->j_seq);
+	log_info("batch job %llu (%s) from the journal: %llu outcomes not "
+	    "yet acknowledged, kept for client_timeout",
+	    (unsigned long long)j->j_id, job_state_name(j->j_state),
+	    (unsigned long long)(j->j_seq - bj->bj_acked));
+	bj_detach(j);
+	rc = 0;
+ out:
+	if (rc == -1) {
+		bj_res_ack(j, j->j_seq);
+		j->j_seq = bj->bj_acked;
+	}
+	for (i = 0; i < l.l_nres; i++) {
+		free(l.l_res[i].r_out);
+		free(l.l_res[i].r_error);
+	}
+	free(l.l_res);
+	u64map_free(&l.l_ended);
+	u64map_free(&l.l_tkeys);
+	u64map_free(&l.l_clients);
+	return (rc);
 }
 
 /*
@@ -1285,7 +1397,7 @@ bj_load(struct job *j, const struct journal_job *row,
 	bj->bj_acked = st != NULL ? st->acked : 0;
 	bj->bj_sent = bj->bj_acked;
 	if (j->j_state != JOB_RUNNING)
-		return (0);
+		return (bj_load_ended(j, err, errlen));
 	memset(&l, 0, sizeof(l));
 	l.l_job = j;
 	l.l_acked = bj->bj_acked;

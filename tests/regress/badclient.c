@@ -11,7 +11,11 @@
  *			frame (N <= 250), close the batch, read nothing for
  *			SECS seconds, then read and print "got K outcomes"
  *			once all N came (exit 1 if not)
- *   attach JOB		reattach to JOB; print "attached" or the error
+ *   attach JOB		reattach to JOB; print "attached: STATE, acked A,
+ *			seq S" and then every outcome not acknowledged,
+ *			"outcome seq Q batch B key K status S[: ERROR]",
+ *			and "got N outcomes" (exit 1 if not all); or the
+ *			error
  *   jobs		list the jobs it may see: "job N STATE OWNER" lines
  *   cancel JOB		cancel JOB; print "cancelled" or the error
  */
@@ -249,6 +253,9 @@ bc_attach(uint64_t job)
 {
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
 	R3q__AttachJob	 a = R3Q__ATTACH_JOB__INIT;
+	R3q__TaskOutcome *o;
+	uint64_t	 n, got = 0;
+	size_t		 i;
 
 	a.job = job;
 	env.id = 5;
@@ -258,12 +265,38 @@ bc_attach(uint64_t job)
 		printf("no answer\n");
 		return (1);
 	}
-	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR)
+	if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR) {
 		printf("error: %s\n", ans->error->message);
-	else
-		printf("attached\n");
+		frame_free(ans);
+		return (0);
+	}
+	if (ans->body_case != R3Q__ENVELOPE__BODY_JOB_OPENED) {
+		printf("no JobOpened\n");
+		frame_free(ans);
+		return (1);
+	}
+	printf("attached: %s, acked %llu, seq %llu\n", ans->job_opened->state,
+	    (unsigned long long)ans->job_opened->acked,
+	    (unsigned long long)ans->job_opened->seq);
+	n = ans->job_opened->seq - ans->job_opened->acked;
 	frame_free(ans);
-	return (0);
+	/* The outcomes not acknowledged, each printed. */
+	while (got < n && (ans = recv_env()) != NULL) {
+		if (ans->body_case == R3Q__ENVELOPE__BODY_TASK_RESULTS)
+			for (i = 0; i < ans->task_results->n_results; i++) {
+				o = ans->task_results->results[i];
+				printf("outcome seq %llu batch %llu key %llu "
+				    "status %u%s%s\n",
+				    (unsigned long long)o->seq,
+				    (unsigned long long)o->batch,
+				    (unsigned long long)o->key, o->status,
+				    o->error[0] != '\0' ? ": " : "", o->error);
+				got++;
+			}
+		frame_free(ans);
+	}
+	printf("got %llu outcomes\n", (unsigned long long)got);
+	return (got == n ? 0 : 1);
 }
 
 static int

@@ -1265,6 +1265,33 @@ bj_load_batch(void *arg, const struct journal_batch *jb)
 }
 
 /*
+ * Read j's batches, results and tasks from the journal into l (made
+ * here); ended_only: for an ended job, see bj_load_ended().  -1 with the
+ * journal's error in err.
+ */
+static int
+bj_load_rows(struct job *j, struct bj_load *l, int ended_only, char *err,
+    size_t errlen)
+{
+	memset(l, 0, sizeof(*l));
+	l->l_job = j;
+	l->l_acked = BJ(j)->bj_acked;
+	l->l_ended_only = ended_only;
+	u64map_init(&l->l_ended);
+	u64map_init(&l->l_tkeys);
+	u64map_init(&l->l_clients);
+	if (journal_load_batches(md->journal, j->j_id, bj_load_batch,
+	    l) == -1 ||
+	    journal_load_results(md->journal, j->j_id, bj_load_result,
+	    l) == -1 ||
+	    journal_load_tasks(md->journal, j->j_id, bj_load_task, l) == -1) {
+		snprintf(err, errlen, "%s", journal_error(md->journal));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * An ended batch job from the journal whose client has not acknowledged
  * all its outcomes: those outcomes come back into memory, as they were
  * before masterd stopped, for a client that reattaches, and leave it
@@ -1288,22 +1315,8 @@ bj_load_ended(struct job *j, char *err, size_t errlen)
 		j->j_seq = bj->bj_acked;
 		return (0);
 	}
-	memset(&l, 0, sizeof(l));
-	l.l_job = j;
-	l.l_acked = bj->bj_acked;
-	l.l_ended_only = 1;
-	u64map_init(&l.l_ended);
-	u64map_init(&l.l_tkeys);
-	u64map_init(&l.l_clients);
-	if (journal_load_batches(md->journal, j->j_id, bj_load_batch,
-	    &l) == -1 ||
-	    journal_load_results(md->journal, j->j_id, bj_load_result,
-	    &l) == -1 ||
-	    journal_load_tasks(md->journal, j->j_id, bj_load_task,
-	    &l) == -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
+	if (bj_load_rows(j, &l, 1, err, errlen) == -1)
 		goto out;
-	}
 	if (l.l_maxseq > j->j_seq)
 		j->j_seq = l.l_maxseq;
 	/* One outcome a task at most, as bj_load() says. */
@@ -1398,19 +1411,8 @@ bj_load(struct job *j, const struct journal_job *row,
 	bj->bj_sent = bj->bj_acked;
 	if (j->j_state != JOB_RUNNING)
 		return (bj_load_ended(j, err, errlen));
-	memset(&l, 0, sizeof(l));
-	l.l_job = j;
-	l.l_acked = bj->bj_acked;
-	u64map_init(&l.l_ended);
-	if (journal_load_batches(md->journal, j->j_id, bj_load_batch,
-	    &l) == -1 ||
-	    journal_load_results(md->journal, j->j_id, bj_load_result,
-	    &l) == -1 ||
-	    journal_load_tasks(md->journal, j->j_id, bj_load_task,
-	    &l) == -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
+	if (bj_load_rows(j, &l, 0, err, errlen) == -1)
 		goto out;
-	}
 	bj_load_flush(&l);
 	j->j_nbatches = nb;
 	/*
@@ -1514,6 +1516,8 @@ bj_load(struct job *j, const struct journal_job *row,
 	free(l.l_copies);
 	free(l.l_over);
 	u64map_free(&l.l_ended);
+	u64map_free(&l.l_tkeys);
+	u64map_free(&l.l_clients);
 	return (rc);
 }
 

@@ -1265,6 +1265,29 @@ bj_load_batch(void *arg, const struct journal_batch *jb)
 }
 
 /*
+ * The outcomes the client has not acknowledged are one per task at most,
+ * so numbered no further past the acknowledged than its ntasks tasks.  A
+ * damaged journal's larger number made the outcome ring double its size
+ * until it wrapped to 0 (fuzz/regress/journal/timeout-outcome-beyond-
+ * tasks, timeout-seq-beyond-tasks-failed-load).  -1 with why in err (may
+ * be NULL) if j's number is beyond.
+ */
+static int
+bj_seq_check(struct job *j, size_t ntasks, char *err, size_t errlen)
+{
+	struct bjob	*bj = BJ(j);
+
+	if (j->j_seq <= bj->bj_acked || j->j_seq - bj->bj_acked <= ntasks)
+		return (0);
+	if (err != NULL)
+		snprintf(err, errlen, "its outcome %llu lies beyond its %zu "
+		    "tasks past the %llu acknowledged",
+		    (unsigned long long)j->j_seq, ntasks,
+		    (unsigned long long)bj->bj_acked);
+	return (-1);
+}
+
+/*
  * Read j's batches, results and tasks from the journal into l (made
  * here); ended_only: for an ended job, see bj_load_ended().  -1 with the
  * journal's error in err.
@@ -1319,14 +1342,8 @@ bj_load_ended(struct job *j, char *err, size_t errlen)
 		goto out;
 	if (l.l_maxseq > j->j_seq)
 		j->j_seq = l.l_maxseq;
-	/* One outcome a task at most, as bj_load() says. */
-	if (j->j_seq - bj->bj_acked > u64map_count(&l.l_tkeys)) {
-		snprintf(err, errlen, "its outcome %llu lies beyond its %zu "
-		    "tasks past the %llu acknowledged",
-		    (unsigned long long)j->j_seq, u64map_count(&l.l_tkeys),
-		    (unsigned long long)bj->bj_acked);
+	if (bj_seq_check(j, u64map_count(&l.l_tkeys), err, errlen) == -1)
 		goto out;
-	}
 	for (i = 0; i < l.l_nres; i++) {
 		v = l.l_res[i].r_batch;
 		if (!u64map_get(&l.l_tkeys, v, &key) ||
@@ -1434,23 +1451,10 @@ bj_load(struct job *j, const struct journal_job *row,
 		    SCHED_COPIES_MAX);
 		goto out;
 	}
-	/*
-	 * The outcomes the client has not acknowledged are one per task at
-	 * most, so numbered no further past the acknowledged than its tasks.
-	 * A damaged journal's larger number made the ring below double its
-	 * size until it wrapped to 0, and freeing the job walk 2^64 outcomes
-	 * (fuzz/regress/journal/timeout-outcome-beyond-tasks).
-	 */
 	TAILQ_FOREACH(b, &j->j_batches, b_entry)
 		ntasks += b->b_n;
-	if (j->j_seq > bj->bj_acked && j->j_seq - bj->bj_acked > ntasks) {
-		snprintf(err, errlen, "its outcome %llu lies beyond its %zu "
-		    "tasks past the %llu acknowledged",
-		    (unsigned long long)j->j_seq, ntasks,
-		    (unsigned long long)bj->bj_acked);
-		j->j_seq = bj->bj_acked;
-		goto out;
-	}
+	if (bj_seq_check(j, ntasks, err, errlen) == -1)
+		goto out;		/* brought back below */
 	/* The outcomes the client has not acknowledged, in seq order. */
 	for (i = 0; i < l.l_nres; i++) {
 		v = l.l_res[i].r_batch;
@@ -1491,15 +1495,13 @@ bj_load(struct job *j, const struct journal_job *row,
 	if (rc == -1) {
 		/*
 		 * The job fails: every task not over gets its outcome, the
-		 * next number each.  A damaged number must not make that ring
-		 * double past 2^64 (it looped for ever when the row failed
-		 * another check first: fuzz/regress/journal/
-		 * timeout-seq-beyond-tasks-failed-load).
+		 * next number each, from a number bj_seq_check() accepts
+		 * (whichever check failed first).
 		 */
 		ntasks = 0;
 		TAILQ_FOREACH(b, &j->j_batches, b_entry)
 			ntasks += b->b_n;
-		if (j->j_seq > bj->bj_acked && j->j_seq - bj->bj_acked > ntasks)
+		if (bj_seq_check(j, ntasks, NULL, 0) == -1)
 			j->j_seq = bj->bj_acked;
 	}
 	while (l.l_n > 0)	/* gathered before the journal failed */

@@ -434,8 +434,9 @@ job_flush_all(struct r3q *r)
 }
 
 /*
- * Acknowledge stored results: every LR_ACK_EVERY, or all when idle
- * (about to wait).  Only results already in their futures count.
+ * Acknowledge stored results: every LR_ACK_EVERY or LR_ACK_BYTES of them,
+ * or all when idle (about to wait).  Only results already in their
+ * futures count.
  */
 void
 job_ack_all(struct r3q *r, int idle)
@@ -446,7 +447,8 @@ job_ack_all(struct r3q *r, int idle)
 
 	TAILQ_FOREACH(j, &r->r_jobs, j_entry) {
 		if (j->j_seen <= j->j_acked || (!idle &&
-		    j->j_seen - j->j_acked < LR_ACK_EVERY))
+		    j->j_seen - j->j_acked < LR_ACK_EVERY &&
+		    j->j_unacked < LR_ACK_BYTES))
 			continue;
 		r3q__ack_results__init(&ar);
 		ar.job = j->j_id;
@@ -454,8 +456,10 @@ job_ack_all(struct r3q *r, int idle)
 		r3q__envelope__init(&env);
 		env.body_case = R3Q__ENVELOPE__BODY_ACK_RESULTS;
 		env.ack_results = &ar;
-		if (lr_send(r, &env, NULL) == 0)
+		if (lr_send(r, &env, NULL) == 0) {
 			j->j_acked = j->j_seen;
+			j->j_unacked = 0;
+		}
 	}
 }
 
@@ -497,6 +501,7 @@ job_resume(struct r3q_job *j)
 	if (lr_send(r, &env, &j->j_attach_id) == -1)
 		return;
 	j->j_acked = j->j_seen;
+	j->j_unacked = 0;
 
 	j->j_ncancel = 0;
 	if (j->j_table.t_n > 0 &&
@@ -592,6 +597,9 @@ job_results(struct r3q *r, const R3q__TaskResults *tr)
 			continue;		/* sent again after a reconnect */
 		if (o->seq > j->j_seen)
 			j->j_seen = o->seq;
+		/* As masterd counts them until acknowledged. */
+		j->j_unacked += o->output.len +
+		    (o->error != NULL ? strlen(o->error) : 0);
 		if ((f = table_find(&j->j_table, o->key)) == NULL)
 			continue;		/* not ours, or stored already */
 		table_del(&j->j_table, f);

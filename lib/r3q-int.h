@@ -31,6 +31,8 @@
 #define LR_FRAME_TASKS	1024		/* tasks per SubmitTasks frame */
 #define LR_FRAME_BYTES	(1u << 20)	/* payload bytes per frame, soft */
 #define LR_ACK_EVERY	256		/* results between acknowledgements */
+#define LR_ACK_BYTES	(1 << 20)	/* or their bytes: masterd counts
+					   them against max_job_memory */
 #define LR_MAX_FRAME	(256u << 20)	/* largest frame taken in */
 #define LR_CONNECT_MS	10000		/* first connection, TCP and TLS */
 #define LR_RECONNECT_MS	60000		/* reconnect_ms 0 */
@@ -119,6 +121,7 @@ struct r3q_job {
 	uint64_t		 j_next_batch;
 	uint64_t		 j_seen;	/* highest seq stored */
 	uint64_t		 j_acked;	/* highest seq acknowledged */
+	uint64_t		 j_unacked;	/* bytes stored since */
 	uint64_t		 j_max_payload;
 	struct lr_batches	 j_batches;
 	struct lr_batch		*j_last;	/* last batch submitted to */

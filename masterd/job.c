@@ -287,16 +287,22 @@ job_admit_tasks(const struct job *j, uint64_t n, char *err, size_t len)
 	return (0);
 }
 
-/* Bytes of running jobs' state (max_memory). */
+/*
+ * Bytes of running jobs' state and of every job's outcomes not yet
+ * acknowledged: an ended batch job keeps those until its client takes
+ * them or client_timeout passes (max_memory).
+ */
 uint64_t
 job_memory_all(void)
 {
 	const struct job	*j;
 	uint64_t		 n = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
 		if (j->j_state == JOB_RUNNING)
 			n += j->j_mem;
+		n += j->j_held;
+	}
 	return (n);
 }
 
@@ -305,25 +311,32 @@ job_memory_all(void)
  * evolution strategy's populations, an island model's states, a batch
  * job's payloads?  max_job_memory and max_memory bound what the clients'
  * parameters make masterd allocate, so that no request can exhaust its
- * memory.  0, or -1 with the error for the client, the refusal counted
- * and logged.
+ * memory.  A batch job's outcomes not yet acknowledged count too: they
+ * cannot be refused, but a client that takes its outcomes without ever
+ * acknowledging them can submit no more once they fill the job's share.
+ * 0, or -1 with the error for the client, the refusal counted and logged.
  */
 int
 job_admit_memory(const struct job *j, const char *owner, uint64_t bytes,
     char *err, size_t len)
 {
-	uint64_t	 mine = j != NULL ? j->j_mem : 0;
+	uint64_t	 mine = j != NULL ? j->j_mem + j->j_held : 0;
 	uint64_t	 all = job_memory_all();
+	int		 n;
 
 	if (j != NULL)
 		owner = j->j_owner;
 	if (mine > md->conf.max_job_memory ||
 	    bytes > md->conf.max_job_memory - mine) {
-		snprintf(err, len, "too much memory: %llu more bytes would "
+		n = snprintf(err, len, "too much memory: %llu more bytes would "
 		    "make this job's state %llu bytes, more than "
 		    "max_job_memory (%llu)", (unsigned long long)bytes,
 		    (unsigned long long)(mine + bytes),
 		    (unsigned long long)md->conf.max_job_memory);
+		if (j != NULL && j->j_held > 0 && n > 0 && (size_t)n < len)
+			snprintf(err + n, len - n, "; %llu bytes of it are "
+			    "outcomes not yet acknowledged",
+			    (unsigned long long)j->j_held);
 		server_refused(CAP_JOB_MEMORY, owner, "%llu bytes: one job "
 		    "would hold %llu (max_job_memory)",
 		    (unsigned long long)bytes,
@@ -333,7 +346,7 @@ job_admit_memory(const struct job *j, const char *owner, uint64_t bytes,
 	if (bytes > md->conf.max_memory - (all < md->conf.max_memory ?
 	    all : md->conf.max_memory)) {
 		snprintf(err, len, "too much memory: %llu more bytes would "
-		    "make the running jobs' state %llu bytes, more than "
+		    "make the jobs' state %llu bytes, more than "
 		    "max_memory (%llu); try again later",
 		    (unsigned long long)bytes, (unsigned long long)(all + bytes),
 		    (unsigned long long)md->conf.max_memory);

@@ -111,6 +111,52 @@ bj_res_grow(struct job *j, uint64_t seq)
 	bj->bj_rhead = 0;
 }
 
+/* The bytes an outcome holds (j_held, max_job_memory). */
+static uint64_t
+bj_res_bytes(const struct bj_result *r)
+{
+	return ((uint64_t)r->r_len +
+	    (r->r_error != NULL ? strlen(r->r_error) : 0));
+}
+
+/*
+ * Make from the outcome of seq, taking its strings (from keeps none); one
+ * already there (a damaged journal's second result of a task) is freed.
+ */
+static struct bj_result *
+bj_res_put(struct job *j, uint64_t seq, struct bj_result *from)
+{
+	struct bj_result	*r;
+
+	bj_res_grow(j, seq);
+	r = bj_res(j, seq);
+	j->j_held -= bj_res_bytes(r);
+	free(r->r_out);
+	free(r->r_error);
+	*r = *from;
+	from->r_out = NULL;
+	from->r_error = NULL;
+	j->j_held += bj_res_bytes(r);	/* until acknowledged */
+	return (r);
+}
+
+/* Free every outcome in the ring, whatever its number. */
+static void
+bj_res_drop(struct job *j)
+{
+	struct bjob		*bj = BJ(j);
+	struct bj_result	*r;
+	size_t			 i;
+
+	for (i = 0; i < bj->bj_rcap; i++) {
+		r = &bj->bj_res[i];
+		j->j_held -= bj_res_bytes(r);
+		free(r->r_out);
+		free(r->r_error);
+		memset(r, 0, sizeof(*r));
+	}
+}
+
 /* Forget the outcomes up to seq, and their keys. */
 static void
 bj_res_ack(struct job *j, uint64_t seq)
@@ -129,6 +175,7 @@ bj_res_ack(struct job *j, uint64_t seq)
 		 * not send it again, so the job need not remember it.
 		 */
 		u64map_del(&bj->bj_keys, r->r_key, NULL);
+		j->j_held -= bj_res_bytes(r);
 		free(r->r_out);
 		free(r->r_error);
 		memset(r, 0, sizeof(*r));
@@ -948,7 +995,7 @@ bj_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 {
 	struct bjob		*bj = BJ(j);
 	struct bj_batch		*bb = b->b_ds;
-	struct bj_result	*r;
+	struct bj_result	 r;
 
 	bb->bb_over[idx] = 1;
 	if (bb->bb_payload[idx] != NULL)
@@ -957,18 +1004,17 @@ bj_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 	bb->bb_payload[idx] = NULL;
 	if (seq <= bj->bj_acked)
 		return;		/* replayed from the journal, acknowledged */
-	bj_res_grow(j, seq);
-	r = bj_res(j, seq);
-	r->r_key = bb->bb_key[idx];
-	r->r_batch = b->b_client;
-	r->r_status = st;
-	r->r_len = len;
-	r->r_out = NULL;
+	memset(&r, 0, sizeof(r));
+	r.r_key = bb->bb_key[idx];
+	r.r_batch = b->b_client;
+	r.r_status = st;
+	r.r_len = len;
 	if (len > 0) {
-		r->r_out = xcalloc(1, len);
-		memcpy(r->r_out, out, len);
+		r.r_out = xcalloc(1, len);
+		memcpy(r.r_out, out, len);
 	}
-	r->r_error = why != NULL && why[0] != '\0' ? xstrdup(why) : NULL;
+	r.r_error = why != NULL && why[0] != '\0' ? xstrdup(why) : NULL;
+	bj_res_put(j, seq, &r);
 	bj->bj_dirty = 1;
 }
 
@@ -1351,15 +1397,9 @@ bj_load_ended(struct job *j, char *err, size_t errlen)
 		    !u64map_get(&l.l_ended, v, &v) ||
 		    v <= bj->bj_acked || v > j->j_seq)
 			continue;
-		bj_res_grow(j, v);
-		r = bj_res(j, v);
-		free(r->r_out);
-		free(r->r_error);
-		*r = l.l_res[i];
+		r = bj_res_put(j, v, &l.l_res[i]);
 		r->r_key = key;
 		r->r_batch = client;
-		l.l_res[i].r_out = NULL;
-		l.l_res[i].r_error = NULL;
 	}
 	/* Slots no result filled (a damaged journal) still count. */
 	bj_res_grow(j, j->j_seq);
@@ -1399,6 +1439,7 @@ bj_load(struct job *j, const struct journal_job *row,
 	struct bj_load		 l;
 	struct job_batch	*b, *next;
 	struct bj_batch		*bb;
+	struct bj_result	*r;
 	R3q__OpenJob		*o;
 	enum sched_policy	 pol;
 	uint64_t		 v;
@@ -1466,18 +1507,13 @@ bj_load(struct job *j, const struct journal_job *row,
 		u64map_get(&l.l_ended, v, &v);
 		if (v <= bj->bj_acked || v > j->j_seq)
 			continue;
-		bj_res_grow(j, v);
 		/*
 		 * A damaged journal can hold two results of one task (one
-		 * seq): the last is kept, the first freed (it leaked).
+		 * seq): the last is kept.
 		 */
-		free(bj_res(j, v)->r_out);
-		free(bj_res(j, v)->r_error);
-		*bj_res(j, v) = l.l_res[i];
-		bj_res(j, v)->r_key = bb->bb_key[idx];
-		bj_res(j, v)->r_batch = b->b_client;
-		l.l_res[i].r_out = NULL;
-		l.l_res[i].r_error = NULL;
+		r = bj_res_put(j, v, &l.l_res[i]);
+		r->r_key = bb->bb_key[idx];
+		r->r_batch = b->b_client;
 	}
 	/* Closed batches go on closed; those already over end now. */
 	for (b = TAILQ_FIRST(&j->j_batches); b != NULL; b = next) {
@@ -1501,8 +1537,10 @@ bj_load(struct job *j, const struct journal_job *row,
 		ntasks = 0;
 		TAILQ_FOREACH(b, &j->j_batches, b_entry)
 			ntasks += b->b_n;
-		if (bj_seq_check(j, ntasks, NULL, 0) == -1)
+		if (bj_seq_check(j, ntasks, NULL, 0) == -1) {
+			bj_res_drop(j);
 			j->j_seq = bj->bj_acked;
+		}
 	}
 	while (l.l_n > 0)	/* gathered before the journal failed */
 		free(l.l_pay[--l.l_n]);

@@ -403,6 +403,9 @@ struct job {
 	uint64_t		 j_execs;	/* task executions recorded */
 	uint64_t		 j_mem;		/* bytes of its state counted
 						   against max_job_memory */
+	uint64_t		 j_held;	/* bytes of outcomes kept until
+						   the client acknowledges
+						   them, counted too */
 	R3q__Span		*j_trace;	/* them, without a journal */
 	size_t			 j_ntrace, j_tracecap;
 };

@@ -11,6 +11,13 @@
  *			frame (N <= 250), close the batch, read nothing for
  *			SECS seconds, then read and print "got K outcomes"
  *			once all N came (exit 1 if not)
+ *   noack N		open a job and, round after round, submit N echo
+ *			tasks of 64 KiB in a batch of their own and read
+ *			their outcomes without acknowledging them, until a
+ *			round is refused: print "round R: refused: ERROR",
+ *			acknowledge every outcome, submit that round again
+ *			and print "round R again: got K outcomes"; exit 1
+ *			if no round of 16 was refused or the last failed
  *   attach JOB		reattach to JOB; print "attached: STATE, acked A,
  *			seq S" and then every outcome not acknowledged,
  *			"outcome seq Q batch B key K status S[: ERROR]",
@@ -248,6 +255,84 @@ bc_noread(unsigned long n, unsigned secs)
 	return (bc_collect(n));
 }
 
+/*
+ * One round of bc_noack: n echo tasks as batch r.  1 when all n outcomes
+ * came (*seq the highest number), 0 when refused (printed), -1 on silence.
+ */
+static int
+bc_noack_round(uint64_t job, uint64_t r, unsigned long n, uint64_t *seq)
+{
+	Envelope	*env;
+	uint64_t	 id = 1000 + r, got = 0;
+	size_t		 i;
+
+	if (bc_submit(id, job, r, "echo", r * 1000, n, 64 << 10, 0, 1, 1) ==
+	    -1)
+		return (-1);
+	while (got < n && (env = recv_env()) != NULL) {
+		if (env->body_case == R3Q__ENVELOPE__BODY_ERROR &&
+		    env->id == id) {
+			printf("round %llu: refused: %s\n",
+			    (unsigned long long)r, env->error->message);
+			frame_free(env);
+			return (0);
+		}
+		if (env->body_case == R3Q__ENVELOPE__BODY_TASK_RESULTS)
+			for (i = 0; i < env->task_results->n_results; i++) {
+				if (env->task_results->results[i]->seq > *seq)
+					*seq = env->task_results->
+					    results[i]->seq;
+				got++;
+			}
+		frame_free(env);
+	}
+	return (got == n ? 1 : -1);
+}
+
+/*
+ * A client that reads its outcomes but never acknowledges them: masterd
+ * keeps them, counted against max_job_memory, so its submissions must
+ * be refused before they fill masterd's memory, and taken again once it
+ * acknowledges.
+ */
+static int
+bc_noack(unsigned long n)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__AckResults	 ack = R3Q__ACK_RESULTS__INIT;
+	uint64_t	 job, r, seq = 0;
+	int		 rc;
+
+	if ((job = bc_open("noack")) == 0)
+		return (1);
+	for (r = 1; r <= 16; r++) {
+		if ((rc = bc_noack_round(job, r, n, &seq)) == 0)
+			break;
+		if (rc == -1) {
+			printf("round %llu: not all outcomes came\n",
+			    (unsigned long long)r);
+			return (1);
+		}
+	}
+	if (r > 16) {
+		printf("16 rounds, never refused\n");
+		return (1);
+	}
+	ack.job = job;
+	ack.seq = seq;
+	env.body_case = R3Q__ENVELOPE__BODY_ACK_RESULTS;
+	env.ack_results = &ack;
+	if (send_env(&env) == -1 ||
+	    (rc = bc_noack_round(job, r + 100, n, &seq)) != 1) {
+		printf("round %llu again: refused or lost\n",
+		    (unsigned long long)r);
+		return (1);
+	}
+	printf("round %llu again: got %lu outcomes\n", (unsigned long long)r,
+	    n);
+	return (0);
+}
+
 static int
 bc_attach(uint64_t job)
 {
@@ -366,6 +451,11 @@ do_badclient(SSL_CTX *ctx, const char *host, const char *port,
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		return (bc_noread(strtoul(arg1, NULL, 10),
 		    (unsigned)strtoul(arg2, NULL, 10)));
+	}
+	if (strcmp(mode, "noack") == 0 && arg1 != NULL) {
+		tv.tv_sec = 30;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		return (bc_noack(strtoul(arg1, NULL, 10)));
 	}
 	if (strcmp(mode, "attach") == 0 && arg1 != NULL)
 		return (bc_attach(strtoull(arg1, NULL, 10)));

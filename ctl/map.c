@@ -31,6 +31,9 @@
 
 #define MAP_TICK_MS	250	/* progress, and a look at the deadline */
 #define MAP_PROCESS	1024	/* records between looks while reading */
+#define MAP_WINDOW	100000	/* tasks in flight, by default */
+#define MAP_WINDOW_MAX	10000000
+#define MAP_WBYTES	(256ULL << 20)	/* their payloads' bytes, at most */
 
 struct map_opts {
 	int		 nul;
@@ -39,6 +42,8 @@ struct map_opts {
 	const char	*balance;
 	unsigned	 queue_factor;
 	uint64_t	 timeout_ms;	/* 0: none */
+	uint64_t	 window;	/* tasks in flight, at most */
+	int		 window_set;	/* given: the master's caps aside */
 	const char	*kind;
 	const char	*file;
 };
@@ -46,6 +51,7 @@ struct map_opts {
 /* What a record became. */
 struct map_task {
 	struct r3q_future	*t_f;
+	size_t			 t_len;
 	int			 t_timedout;
 };
 
@@ -63,8 +69,15 @@ struct map_in {
 
 static struct r3q		*map_r;
 static volatile sig_atomic_t	 map_signo;
-static struct map_task		*map_ts;	/* for map_interrupted */
-static size_t			 map_n;
+/*
+ * The tasks in flight, submitted and not yet printed: records next to n - 1
+ * of the input, in a ring of map_cap (the window), and their payloads'
+ * bytes.
+ */
+static struct map_task		*map_ts;
+static size_t			 map_cap;
+static uint64_t			 map_inflight;
+#define MAP_T(i)	(&map_ts[(i) % map_cap])
 
 static void
 map_usage(int code)
@@ -72,7 +85,8 @@ map_usage(int code)
 	fprintf(code == EX_OK ? stdout : stderr,
 	    "usage: r3qctl map [-0] [--json] [--policy P] "
 	    "[--queue-factor N|auto]\n"
-	    "                  [--balance B] [--timeout S] KIND [FILE]\n"
+	    "                  [--balance B] [--timeout S] [--window N] KIND "
+	    "[FILE]\n"
 	    "  -0                  records end with NUL, not newline "
 	    "(input and output)\n"
 	    "  --json              one JSON object per task: index, status, "
@@ -86,6 +100,10 @@ map_usage(int code)
 	    "                      workers (the master's default otherwise)\n"
 	    "  --timeout S         give up on tasks unfinished after S "
 	    "seconds\n"
+	    "  --window N          at most N tasks in flight (default 100000, "
+	    "within the\n"
+	    "                      master's max_job_tasks and max_job_memory)"
+	    "\n"
 	    "one task of KIND per line of FILE (or standard input, or -); "
 	    "outputs in\n"
 	    "input order, failures on standard error; exit 0 only if every "
@@ -211,7 +229,7 @@ map_interrupted(struct r3q_job *job)
 	 * wait yet: take it now, on a task still out, so that only a new
 	 * one interrupts the cancel.
 	 */
-	for (i = 0; i < map_n; i++) {
+	for (i = 0; i < map_cap; i++) {
 		if (map_ts[i].t_f == NULL || r3q_future_done(map_ts[i].t_f))
 			continue;
 		for (k = 0; k < 16 && r3q_future_get(map_ts[i].t_f, 0, NULL,
@@ -251,6 +269,7 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 		{ "queue-factor",	required_argument, NULL, 'Q' },
 		{ "balance",		required_argument, NULL, 'B' },
 		{ "timeout",		required_argument, NULL, 't' },
+		{ "window",		required_argument, NULL, 'w' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -261,6 +280,7 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 	int			 ch;
 
 	memset(o, 0, sizeof(*o));
+	o->window = MAP_WINDOW;
 	optind = 0;	/* glibc: re-read the ordering, not main's "+" */
 	while ((ch = getopt_long(argc, argv, "0h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -301,6 +321,13 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 			o->timeout_ms = (uint64_t)(d * 1000 + 0.5);
 			if (o->timeout_ms == 0)
 				o->timeout_ms = 1;
+			break;
+		case 'w':
+			if (parse_u64(optarg, 1, MAP_WINDOW_MAX, &o->window) ==
+			    -1)
+				die(EX_USAGE, "--window: '%s' is not a number "
+				    "from 1 to %d", optarg, MAP_WINDOW_MAX);
+			o->window_set = 1;
 			break;
 		case 'h':
 			map_usage(EX_OK);
@@ -523,12 +550,13 @@ map_print(const struct map_opts *o, struct map_task *t, size_t i,
 
 /* Print the next task and count what it was. */
 static void
-map_take(const struct map_opts *o, struct map_task *ts, size_t *next,
-    size_t *failed, int *lost, int *shown)
+map_take(const struct map_opts *o, size_t *next, size_t *failed, int *lost,
+    int *shown)
 {
 	int	 rc;
 
-	rc = map_print(o, &ts[*next], *next, shown);
+	map_inflight -= MAP_T(*next)->t_len;
+	rc = map_print(o, MAP_T(*next), *next, shown);
 	if (rc != R3Q_OK)
 		(*failed)++;
 	if (rc == R3Q_ECONN)
@@ -538,13 +566,12 @@ map_take(const struct map_opts *o, struct map_task *ts, size_t *next,
 
 /* "r3qctl: map: 12 of 100 done, 1 failed" on a terminal. */
 static void
-map_progress(struct map_task *ts, size_t next, size_t n, size_t failed,
-    int *shown)
+map_progress(size_t next, size_t n, size_t failed, int *shown)
 {
 	size_t	 i, done = next;
 
 	for (i = next; i < n; i++)
-		done += r3q_future_done(ts[i].t_f);
+		done += r3q_future_done(MAP_T(i)->t_f);
 	fprintf(stderr, "\r\033[Kr3qctl: map: %zu of %zu done", done, n);
 	if (failed > 0)
 		fprintf(stderr, ", %zu failed", failed);
@@ -559,16 +586,16 @@ cmd_map(int argc, char *argv[], const char *socket)
 	struct r3q_options	 ro;
 	struct r3q_job_options	 jo;
 	struct r3q_job		*job;
-	struct map_task		*ts = NULL;
+	struct map_task		*t;
 	struct timespec		 t0;
 	struct map_in		 in;
 	struct pollfd		 pfd[2];
 	char			*line, err[512], name[128];
-	size_t			 len, n = 0, tsz = 0, next = 0, failed = 0;
+	size_t			 len, n = 0, next = 0, failed = 0;
 	size_t			 i;
-	uint64_t		 now, last = 0;
+	uint64_t		 now, last = 0, maxt, maxm, wbytes;
 	int			 rc, tmo, progress, shown = 0, lost = 0;
-	int			 delim, nowait = 1;
+	int			 delim, nowait = 1, unread = 0;
 
 	map_parse(argc, argv, &o);
 	delim = o.nul ? '\0' : '\n';
@@ -595,11 +622,58 @@ cmd_map(int argc, char *argv[], const char *socket)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	/*
+	 * The window: at most this many tasks in flight (submitted, not yet
+	 * printed), and their payloads at most half the master's share of
+	 * a job, so that an input of any length streams through without
+	 * being refused by max_job_tasks or max_job_memory, nor held whole
+	 * here.  A --window given is taken as it is.
+	 */
+	r3q_job_limits(job, &maxt, &maxm);
+	map_cap = o.window;
+	wbytes = UINT64_MAX;
+	if (!o.window_set) {
+		if (maxt != 0 && maxt < map_cap)
+			map_cap = maxt;
+		wbytes = MAP_WBYTES;
+		if (maxm != 0 && maxm / 2 < wbytes)
+			wbytes = maxm / 2;
+	}
+	if ((map_ts = calloc(map_cap, sizeof(*map_ts))) == NULL)
+		die(EX_FAIL, "out of memory");
+
+	/*
 	 * Read and submit; print what is ready now and then, and whenever
 	 * the input keeps us waiting: what was submitted goes out (not
 	 * closing the batch) and every output ready is printed meanwhile.
+	 * With the window full, the next output is waited for first (not
+	 * past --timeout: what is not read by then does not run).
 	 */
 	for (;;) {
+		if (n - next >= map_cap || (n > next && map_inflight >= wbytes)) {
+			now = map_ms(&t0);
+			if (o.timeout_ms != 0 && now >= o.timeout_ms) {
+				unread = 1;
+				break;
+			}
+			tmo = progress ? MAP_TICK_MS : -1;
+			if (o.timeout_ms != 0 && (tmo == -1 ||
+			    o.timeout_ms - now < (uint64_t)tmo))
+				tmo = (int)(o.timeout_ms - now);
+			rc = r3q_future_get(MAP_T(next)->t_f, tmo, NULL, NULL);
+			if (map_signo != 0)
+				map_interrupted(job);
+			while (next < n && r3q_future_done(MAP_T(next)->t_f))
+				map_take(&o, &next, &failed, &lost, &shown);
+			if (ferror(stdout))
+				break;		/* said below */
+			if (progress && (now = map_ms(&t0)) - last >=
+			    MAP_TICK_MS) {
+				fflush(stdout);
+				map_progress(next, n, failed, &shown);
+				last = now;
+			}
+			continue;
+		}
 		rc = map_getrec(&in, delim, nowait, &line, &len);
 		nowait = 1;
 		if (rc == 2) {
@@ -608,8 +682,8 @@ cmd_map(int argc, char *argv[], const char *socket)
 			pfd[1].fd = r3q_fd(map_r);
 			pfd[1].events = POLLIN;
 			r3q_process(map_r);
-			while (next < n && r3q_future_done(ts[next].t_f))
-				map_take(&o, ts, &next, &failed, &lost,
+			while (next < n && r3q_future_done(MAP_T(next)->t_f))
+				map_take(&o, &next, &failed, &lost,
 				    &shown);
 			if (fflush(stdout) == EOF && map_signo == 0)
 				break;		/* said below */
@@ -622,7 +696,7 @@ cmd_map(int argc, char *argv[], const char *socket)
 				nowait = 0;
 			if (progress && (now = map_ms(&t0)) - last >=
 			    MAP_TICK_MS) {
-				map_progress(ts, next, n, failed, &shown);
+				map_progress(next, n, failed, &shown);
 				last = now;
 			}
 			continue;
@@ -634,20 +708,17 @@ cmd_map(int argc, char *argv[], const char *socket)
 			    "standard input", strerror(errno));
 		if (rc == 0)
 			break;
-		if (n == tsz) {
-			tsz = tsz ? tsz * 2 : 4096;
-			if ((ts = realloc(ts, tsz * sizeof(*ts))) == NULL)
-				die(EX_FAIL, "out of memory");
-		}
-		ts[n].t_timedout = 0;
-		if ((ts[n].t_f = r3q_submit(job, o.kind, line, len)) == NULL)
+		t = MAP_T(n);
+		t->t_timedout = 0;
+		t->t_len = len;
+		if ((t->t_f = r3q_submit(job, o.kind, line, len)) == NULL)
 			die(EX_FAIL, "%s", r3q_error(map_r));
-		map_ts = ts;
-		map_n = ++n;
+		map_inflight += len;
+		n++;
 		if (n % MAP_PROCESS == 0) {
 			r3q_process(map_r);
-			while (next < n && r3q_future_done(ts[next].t_f))
-				map_take(&o, ts, &next, &failed, &lost,
+			while (next < n && r3q_future_done(MAP_T(next)->t_f))
+				map_take(&o, &next, &failed, &lost,
 				    &shown);
 			if (map_signo != 0)
 				map_interrupted(job);
@@ -668,32 +739,32 @@ cmd_map(int argc, char *argv[], const char *socket)
 		if (o.timeout_ms != 0) {
 			if (now >= o.timeout_ms) {
 				for (i = next; i < n; i++)
-					if (r3q_cancel(ts[i].t_f) == R3Q_OK)
-						ts[i].t_timedout = 1;
+					if (r3q_cancel(MAP_T(i)->t_f) == R3Q_OK)
+						MAP_T(i)->t_timedout = 1;
 				while (next < n)
-					map_take(&o, ts, &next, &failed, &lost,
+					map_take(&o, &next, &failed, &lost,
 					    &shown);
 				break;
 			}
 			if (tmo == -1 || o.timeout_ms - now < (uint64_t)tmo)
 				tmo = (int)(o.timeout_ms - now);
 		}
-		rc = r3q_future_get(ts[next].t_f, tmo, NULL, NULL);
+		rc = r3q_future_get(MAP_T(next)->t_f, tmo, NULL, NULL);
 		if (rc == R3Q_ESIGNALLED || rc == R3Q_ETIMEDOUT) {
 			if (progress && (now = map_ms(&t0)) - last >=
 			    MAP_TICK_MS) {
-				map_progress(ts, next, n, failed, &shown);
+				map_progress(next, n, failed, &shown);
 				last = now;
 			}
 			continue;
 		}
-		while (next < n && r3q_future_done(ts[next].t_f))
-			map_take(&o, ts, &next, &failed, &lost, &shown);
+		while (next < n && r3q_future_done(MAP_T(next)->t_f))
+			map_take(&o, &next, &failed, &lost, &shown);
 		if (ferror(stdout))
 			break;
 		if (progress && (now = map_ms(&t0)) - last >= MAP_TICK_MS) {
 			fflush(stdout);
-			map_progress(ts, next, n, failed, &shown);
+			map_progress(next, n, failed, &shown);
 			last = now;
 		}
 	}
@@ -705,14 +776,19 @@ cmd_map(int argc, char *argv[], const char *socket)
 		    strerror(errno));
 		r3q_job_cancel(job);
 		r3q_close(map_r);
-		free(ts);
+		free(map_ts);
 		return (EX_FAIL);
 	}
 	if (failed > 0)
 		fprintf(stderr, "r3qctl: %zu of %zu tasks failed\n", failed, n);
+	if (unread) {
+		fprintf(stderr, "r3qctl: --timeout came with the window full: "
+		    "the input after record %zu was not run\n", n);
+		failed++;
+	}
 	r3q_job_close(job);
 	r3q_close(map_r);
-	free(ts);
+	free(map_ts);
 	if (lost)
 		return (EX_UNAVAILABLE);
 	return (failed > 0 ? EX_FAIL : EX_OK);

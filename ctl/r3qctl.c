@@ -130,6 +130,7 @@ usage(int code)
 	    "map options:\n"
 	    "  -0  --json  --policy P  --queue-factor N|auto  --balance B  "
 	    "--timeout S\n"
+	    "  --window N\n"
 	    "exchange plan options:\n"
 	    "  --algo A  --matrix FILE  --random P  --fatal P  --seed N  "
 	    "--json\n"

@@ -50,6 +50,8 @@ job_new(struct r3q *r, const struct lr_req *q)
 	j->j_id = q->q_job;
 	j->j_seen = j->j_acked = q->q_acked;
 	j->j_max_payload = q->q_max_payload;
+	j->j_max_tasks = q->q_max_tasks;
+	j->j_max_memory = q->q_max_memory;
 	j->j_next_key = 1;
 	j->j_next_batch = 1;
 	j->j_user = 1;
@@ -158,6 +160,25 @@ uint64_t
 r3q_job_id(const struct r3q_job *j)
 {
 	return (j != NULL ? j->j_id : 0);
+}
+
+/*
+ * The master's caps on the job, as it last said (0: not said, by a master
+ * older than them): tasks not yet ended (max_job_tasks), and bytes of
+ * their payloads and of outcomes not yet acknowledged (max_job_memory).
+ * A program that streams tasks keeps below them to be refused nothing.
+ */
+void
+r3q_job_limits(struct r3q_job *j, uint64_t *max_tasks, uint64_t *max_memory)
+{
+	struct r3q	*r = j->j_conn;
+
+	pthread_mutex_lock(&r->r_mtx);
+	if (max_tasks != NULL)
+		*max_tasks = j->j_max_tasks;
+	if (max_memory != NULL)
+		*max_memory = j->j_max_memory;
+	pthread_mutex_unlock(&r->r_mtx);
 }
 
 /* Free a job and everything in it (r3q_close, or its last reference). */
@@ -682,16 +703,23 @@ job_dispatch(struct r3q *r, Envelope *env)
 			q->q_job = env->job_opened->job;
 			q->q_acked = env->job_opened->acked;
 			q->q_max_payload = env->job_opened->max_payload;
+			q->q_max_tasks = env->job_opened->max_tasks;
+			q->q_max_memory = env->job_opened->max_memory;
 			snprintf(q->q_state, sizeof(q->q_state), "%s",
 			    env->job_opened->state ? env->job_opened->state :
 			    "");
 			r->r_resolved = 1;
 			return;
 		}
-		TAILQ_FOREACH(j, &r->r_jobs, j_entry)
-			if (j->j_attach_id == env->id &&
-			    env->job_opened->max_payload != 0)
+		TAILQ_FOREACH(j, &r->r_jobs, j_entry) {
+			if (j->j_attach_id != env->id)
+				continue;
+			/* The master may have been restarted with others. */
+			if (env->job_opened->max_payload != 0)
 				j->j_max_payload = env->job_opened->max_payload;
+			j->j_max_tasks = env->job_opened->max_tasks;
+			j->j_max_memory = env->job_opened->max_memory;
+		}
 		return;
 	case R3Q__ENVELOPE__BODY_JOB_INFO:
 		TAILQ_FOREACH(q, &r->r_reqs, q_entry) {

@@ -123,6 +123,8 @@ struct r3q_job {
 	uint64_t		 j_acked;	/* highest seq acknowledged */
 	uint64_t		 j_unacked;	/* bytes stored since */
 	uint64_t		 j_max_payload;
+	uint64_t		 j_max_tasks;	/* the master's caps on the */
+	uint64_t		 j_max_memory;	/* job; 0: not said */
 	struct lr_batches	 j_batches;
 	struct lr_batch		*j_last;	/* last batch submitted to */
 	struct lr_table		 j_table;
@@ -159,6 +161,8 @@ struct lr_req {
 	uint64_t		 q_job;		/* JobOpened, JobInfo */
 	uint64_t		 q_acked;
 	uint64_t		 q_max_payload;
+	uint64_t		 q_max_tasks;
+	uint64_t		 q_max_memory;
 	char			 q_state[32];
 };
 TAILQ_HEAD(lr_reqs, lr_req);

@@ -333,6 +333,8 @@ bj_send_opened(struct session *s, uint64_t reqid, struct job *j)
 	o.acked = BJ(j)->bj_acked;
 	o.seq = j->j_seq;
 	o.max_payload = md->conf.max_payload;
+	o.max_tasks = md->conf.max_job_tasks;
+	o.max_memory = md->conf.max_job_memory;
 	o.state = (char *)(uintptr_t)job_state_name(j->j_state);
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_JOB_OPENED;

@@ -276,10 +276,11 @@ ok "max_memory refuses a job beyond it in all, saying so"
 "$R3QCTL" cancel "$big" > /dev/null
 running 0
 # (libr3q sends them a frame each: the fifth is refused, and map, which
-# prints in input order, waits for the first four, which no worker takes.)
+# prints in input order, waits for the first four, which no worker takes.
+# --window: map's own keeps below the master's caps.)
 rc=0
 python3 -c 'print(("x" * 900000 + "\n") * 5, end="")' |
-    timeout 5 "$R3QCTL" map idle > "$T/mem3.out" 2>&1 || rc=$?
+    timeout 5 "$R3QCTL" map --window 5 idle > "$T/mem3.out" 2>&1 || rc=$?
 [ "$rc" -ne 0 ] || fail "4.5 MB of payloads were taken (max_job_memory 4M)"
 grep -q "refused: too much memory: 900000 more bytes would make this job's state 4500000 bytes, more than max_job_memory (4194304)" \
     "$T/masterd.log" || fail "max_job_memory, batch: $(tail -n 3 "$T/masterd.log")"
@@ -291,7 +292,7 @@ lines 10 | timeout 60 "$R3QCTL" map idle > /dev/null 2>&1 &
 MAPS=$!
 running 1
 rc=0
-lines 25 | timeout 30 "$R3QCTL" map idle > "$T/cap1.out" 2>&1 || rc=$?
+lines 25 | timeout 30 "$R3QCTL" map --window 25 idle > "$T/cap1.out" 2>&1 || rc=$?
 [ "$rc" -ne 0 ] || fail "25 tasks in one job were taken (max_job_tasks 20)"
 grep -q "more than max_job_tasks (20)" "$T/cap1.out" ||
     fail "max_job_tasks: $(cat "$T/cap1.out")"
@@ -438,6 +439,26 @@ get /metrics > "$T/metrics"
 grep -qE '^r3q_jobs_memory_bytes 0$' "$T/metrics" ||
     fail "jobs' memory after: $(grep memory_bytes "$T/metrics")"
 ok "a batch job streams 10.8 MB under max_job_memory 4M: payloads count until their tasks end"
+
+# map's window: 200 lines through max_job_tasks 20, and 40 lines of 300 kB
+# (12 MB) through max_job_memory 4M, from a producer that writes them at
+# once: map keeps 20 tasks, then 2 MB of payloads, in flight, and every
+# output comes back in order.
+seq 200 | timeout 60 "$R3QCTL" map echo > "$T/win1.out" 2> "$T/win1.err" ||
+    fail "200 lines through max_job_tasks 20: $(tail -n 3 "$T/win1.err")"
+seq 200 | cmp -s - "$T/win1.out" || fail "200 lines: the outputs differ"
+python3 -c 'import sys
+for i in range(40): sys.stdout.write("%03d" % i * 100000 + "\n")' > "$T/win2.in"
+timeout 60 "$R3QCTL" map echo "$T/win2.in" > "$T/win2.out" 2> "$T/win2.err" ||
+    fail "12 MB through max_job_memory 4M: $(tail -n 3 "$T/win2.err")"
+cmp -s "$T/win2.in" "$T/win2.out" || fail "12 MB: the outputs differ"
+# Given, --window is taken as it is: 30 tasks at once meet max_job_tasks.
+rc=0
+seq 30 | timeout 60 "$R3QCTL" map --window 30 echo > /dev/null 2> "$T/win3.err" || rc=$?
+[ "$rc" -ne 0 ] || fail "--window 30 was bounded by max_job_tasks 20"
+grep -q "more than max_job_tasks (20)" "$T/win3.err" ||
+    fail "--window 30: $(tail -n 3 "$T/win3.err")"
+ok "map keeps a window of tasks in flight within the master's max_job_tasks and max_job_memory, and streams any input through them"
 
 # A client that reads its outcomes but never acknowledges them: masterd
 # keeps them for it (a reconnect must lose none), counted against

@@ -120,7 +120,7 @@ bj_res_bytes(const struct bj_result *r)
 }
 
 /*
- * Make from the outcome of seq, taking its strings (from keeps none); one
+ * Make *from the outcome of seq, taking its strings (from keeps none); one
  * already there (a damaged journal's second result of a task) is freed.
  */
 static struct bj_result *

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 extern "C" {
+#include "report/times.h"
 #include "es/es.h"
 #include "es/payload.h"
 #include "rng.h"
@@ -2425,78 +2426,31 @@ parse_dist(const char *opt, const char *s, bool speeds)
 }
 
 /*
- * --trace FILE: the task times of a real job, replayed.  Either the Chrome
- * trace-event JSON that `r3qctl report --trace` writes (one event a line:
- * the executions whose outcome is "done", their "dur" in microseconds), or
- * text with one time in milliseconds a line, the first comma-separated
- * field (a header line that is no number is skipped, blank lines and '#'
- * comments too).  Each time is taken as reference milliseconds of work.
+ * --trace FILE: the task times of a real job, replayed: the Chrome
+ * trace-event JSON of `r3qctl report --trace`, or a CSV of times in
+ * milliseconds (report_times_parse(), which the fuzz target "trace" runs).
  */
 static void
 trace_load(const std::string &path)
 {
 	FILE		*f;
-	char		*line = NULL, *end;
-	size_t		 cap = 0, lineno = 0;
-	ssize_t		 len;
-	double		 v;
-	bool		 json = false, first = true;
+	std::string	 buf;
+	char		 chunk[65536], err[512];
+	double		*ms;
+	size_t		 n;
 
 	if ((f = fopen(path.c_str(), "r")) == NULL)
 		die(EX_USAGE, "--trace: %s: %s", path.c_str(), strerror(errno));
-	while ((len = getline(&line, &cap, f)) != -1) {
-		const char	*p = line, *d;
-
-		lineno++;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (first && *p == '{')
-			json = true;
-		if (json) {
-			first = false;
-			if (strstr(p, "\"ph\":\"X\"") == NULL ||
-			    strstr(p, "\"outcome\":\"done\"") == NULL)
-				continue;
-			if ((d = strstr(p, "\"dur\":")) == NULL)
-				die(EX_DATAERR, "%s:%zu: an execution without "
-				    "\"dur\"", path.c_str(), lineno);
-			errno = 0;
-			v = strtod(d + 6, &end) / 1000;
-			if (end == d + 6 || errno != 0 || !(v > 0) ||
-			    !std::isfinite(v))
-				die(EX_DATAERR, "%s:%zu: \"dur\" is not a "
-				    "positive number", path.c_str(), lineno);
-			trace_ms.push_back(v);
-			continue;
-		}
-		if (*p == '\n' || *p == '\r' || *p == '#' || *p == '\0')
-			continue;
-		errno = 0;
-		v = strtod(p, &end);
-		while (*end == ' ' || *end == '\t')
-			end++;
-		if (end == p || errno != 0 || (*end != ',' && *end != '\n' &&
-		    *end != '\r' && *end != '\0')) {
-			if (first) {
-				first = false;
-				continue;	/* a header */
-			}
-			die(EX_DATAERR, "%s:%zu: not a time in milliseconds",
-			    path.c_str(), lineno);
-		}
-		first = false;
-		if (!(v > 0) || !std::isfinite(v) || v > 3600000)
-			die(EX_DATAERR, "%s:%zu: a time must be above 0 and at "
-			    "most 3600000 ms", path.c_str(), lineno);
-		trace_ms.push_back(v);
-	}
-	free(line);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf.append(chunk, n);
 	if (ferror(f))
 		die(EX_FAIL, "--trace: %s: %s", path.c_str(), strerror(errno));
 	fclose(f);
-	if (trace_ms.empty())
-		die(EX_DATAERR, "%s: no task times (no executions done in a "
-		    "trace, no times in a CSV)", path.c_str());
+	if (report_times_parse(buf.data(), buf.size(), path.c_str(), &ms, &n,
+	    err, sizeof(err)) == -1)
+		die(EX_DATAERR, "%s", err);
+	trace_ms.assign(ms, ms + n);
+	free(ms);
 }
 
 static void

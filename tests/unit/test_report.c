@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "report/report.h"
+#include "report/times.h"
 
 #define XMLLINT	"/usr/bin/xmllint"
 #define MS	1000000ULL
@@ -572,6 +573,65 @@ test_trace(void **state)
 	free(s);
 }
 
+/* times(TEXT, ...): report_times_parse() on a string; its return. */
+static int
+times(const char *text, size_t len, double **ms, size_t *n, char *err)
+{
+	return (report_times_parse(text, len, "f", ms, n, err, 256));
+}
+
+/*
+ * r3q-sim --trace reads back what report_trace() writes: the durations of
+ * the executions done, in milliseconds; and a CSV of times, or an error
+ * naming the line.
+ */
+static void
+test_trace_times(void **state)
+{
+	struct report_job	 j = job_make();
+	char			*s, err[256];
+	double			*ms;
+	size_t			 n, i;
+
+	(void)state;
+	s = trace(&j);
+	assert_int_equal(times(s, strlen(s), &ms, &n, err), 0);
+	assert_int_equal(n, count(s, "\"outcome\":\"done\""));
+	for (i = 0; i < n; i++)
+		assert_true(ms[i] > 0 && isfinite(ms[i]));
+	free(ms);
+	free(s);
+
+	/* A header, a comment, a blank line, a second field; no last \n. */
+	assert_int_equal(times("duration_ms\n50\n# c\n\n 150 ,x\n2.5", 31,
+	    &ms, &n, err), 0);
+	assert_int_equal(n, 3);
+	assert_true(ms[0] == 50 && ms[1] == 150 && ms[2] == 2.5);
+	free(ms);
+	/* A NUL ends a line's number, not the file. */
+	assert_int_equal(times("5\0junk\n7\n", 9, &ms, &n, err), 0);
+	assert_int_equal(n, 2);
+	assert_true(ms[0] == 5 && ms[1] == 7);
+	free(ms);
+
+	assert_int_equal(times("10\n-5\n", 6, &ms, &n, err), -1);
+	assert_string_equal(err, "f:2: a time must be above 0 and at most "
+	    "3600000 ms");
+	assert_null(ms);
+	assert_int_equal(times("1\nx\n", 4, &ms, &n, err), -1);
+	assert_string_equal(err, "f:2: not a time in milliseconds");
+	assert_int_equal(times("1\n4000000\n", 10, &ms, &n, err), -1);
+	assert_int_equal(times("", 0, &ms, &n, err), -1);
+	assert_string_equal(err, "f: no task times (no executions done in a "
+	    "trace, no times in a CSV)");
+	assert_int_equal(times("{\n{\"ph\":\"X\",\"outcome\":\"done\"}\n",
+	    30, &ms, &n, err), -1);
+	assert_string_equal(err, "f:2: an execution without \"dur\"");
+	assert_int_equal(times("{\n\"ph\":\"X\",\"dur\":-1,\"outcome\":"
+	    "\"done\"\n", 37, &ms, &n, err), -1);
+	assert_string_equal(err, "f:2: \"dur\" is not a positive number");
+}
+
 /* The benchmark chart: a bar per present value, gaps for missing ones. */
 static void
 test_bars(void **state)
@@ -753,6 +813,7 @@ main(void)
 		cmocka_unit_test(test_convergence),
 		cmocka_unit_test(test_breakdown),
 		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_trace_times),
 		cmocka_unit_test(test_bars),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_xmllint),

@@ -578,6 +578,41 @@ map_progress(size_t next, size_t n, size_t failed, int *shown)
 	*shown = 1;
 }
 
+/* On a terminal, the progress line once a tick has passed since the last. */
+static void
+map_tick(const struct timespec *t0, uint64_t *last, size_t next, size_t n,
+    size_t failed, int *shown)
+{
+	uint64_t	 now = map_ms(t0);
+
+	if (now - *last < MAP_TICK_MS)
+		return;
+	fflush(stdout);
+	map_progress(next, n, failed, shown);
+	*last = now;
+}
+
+/*
+ * Wait for task next's output: a tick at most on a terminal (for the
+ * progress line), never past --timeout.  What r3q_future_get() says, or 1
+ * once --timeout has passed (not waiting then).
+ */
+static int
+map_wait(const struct map_opts *o, const struct timespec *t0, size_t next,
+    int progress)
+{
+	uint64_t	 now = map_ms(t0);
+	int		 tmo = progress ? MAP_TICK_MS : -1;
+
+	if (o->timeout_ms != 0) {
+		if (now >= o->timeout_ms)
+			return (1);
+		if (tmo == -1 || o->timeout_ms - now < (uint64_t)tmo)
+			tmo = (int)(o->timeout_ms - now);
+	}
+	return (r3q_future_get(MAP_T(next)->t_f, tmo, NULL, NULL));
+}
+
 /* r3qctl map. */
 int
 cmd_map(int argc, char *argv[], const char *socket)
@@ -593,8 +628,8 @@ cmd_map(int argc, char *argv[], const char *socket)
 	char			*line, err[512], name[128];
 	size_t			 len, n = 0, next = 0, failed = 0;
 	size_t			 i;
-	uint64_t		 now, last = 0, maxt, maxm, wbytes;
-	int			 rc, tmo, progress, shown = 0, lost = 0;
+	uint64_t		 last = 0, maxt, maxm, wbytes;
+	int			 rc, progress, shown = 0, lost = 0;
 	int			 delim, nowait = 1, unread = 0;
 
 	map_parse(argc, argv, &o);
@@ -650,28 +685,18 @@ cmd_map(int argc, char *argv[], const char *socket)
 	 */
 	for (;;) {
 		if (n - next >= map_cap || (n > next && map_inflight >= wbytes)) {
-			now = map_ms(&t0);
-			if (o.timeout_ms != 0 && now >= o.timeout_ms) {
+			if (map_wait(&o, &t0, next, progress) == 1) {
 				unread = 1;
 				break;
 			}
-			tmo = progress ? MAP_TICK_MS : -1;
-			if (o.timeout_ms != 0 && (tmo == -1 ||
-			    o.timeout_ms - now < (uint64_t)tmo))
-				tmo = (int)(o.timeout_ms - now);
-			rc = r3q_future_get(MAP_T(next)->t_f, tmo, NULL, NULL);
 			if (map_signo != 0)
 				map_interrupted(job);
 			while (next < n && r3q_future_done(MAP_T(next)->t_f))
 				map_take(&o, &next, &failed, &lost, &shown);
 			if (ferror(stdout))
 				break;		/* said below */
-			if (progress && (now = map_ms(&t0)) - last >=
-			    MAP_TICK_MS) {
-				fflush(stdout);
-				map_progress(next, n, failed, &shown);
-				last = now;
-			}
+			if (progress)
+				map_tick(&t0, &last, next, n, failed, &shown);
 			continue;
 		}
 		rc = map_getrec(&in, delim, nowait, &line, &len);
@@ -694,11 +719,8 @@ cmd_map(int argc, char *argv[], const char *socket)
 				map_interrupted(job);
 			if (pfd[0].revents != 0)
 				nowait = 0;
-			if (progress && (now = map_ms(&t0)) - last >=
-			    MAP_TICK_MS) {
-				map_progress(next, n, failed, &shown);
-				last = now;
-			}
+			if (progress)
+				map_tick(&t0, &last, next, n, failed, &shown);
 			continue;
 		}
 		if (rc == -1 && map_signo != 0)
@@ -734,39 +756,20 @@ cmd_map(int argc, char *argv[], const char *socket)
 	while (next < n) {
 		if (map_signo != 0)
 			map_interrupted(job);
-		now = map_ms(&t0);
-		tmo = progress ? MAP_TICK_MS : -1;
-		if (o.timeout_ms != 0) {
-			if (now >= o.timeout_ms) {
-				for (i = next; i < n; i++)
-					if (r3q_cancel(MAP_T(i)->t_f) == R3Q_OK)
-						MAP_T(i)->t_timedout = 1;
-				while (next < n)
-					map_take(&o, &next, &failed, &lost,
-					    &shown);
-				break;
-			}
-			if (tmo == -1 || o.timeout_ms - now < (uint64_t)tmo)
-				tmo = (int)(o.timeout_ms - now);
-		}
-		rc = r3q_future_get(MAP_T(next)->t_f, tmo, NULL, NULL);
-		if (rc == R3Q_ESIGNALLED || rc == R3Q_ETIMEDOUT) {
-			if (progress && (now = map_ms(&t0)) - last >=
-			    MAP_TICK_MS) {
-				map_progress(next, n, failed, &shown);
-				last = now;
-			}
-			continue;
+		if (map_wait(&o, &t0, next, progress) == 1) {
+			for (i = next; i < n; i++)
+				if (r3q_cancel(MAP_T(i)->t_f) == R3Q_OK)
+					MAP_T(i)->t_timedout = 1;
+			while (next < n)
+				map_take(&o, &next, &failed, &lost, &shown);
+			break;
 		}
 		while (next < n && r3q_future_done(MAP_T(next)->t_f))
 			map_take(&o, &next, &failed, &lost, &shown);
 		if (ferror(stdout))
 			break;
-		if (progress && (now = map_ms(&t0)) - last >= MAP_TICK_MS) {
-			fflush(stdout);
-			map_progress(next, n, failed, &shown);
-			last = now;
-		}
+		if (progress)
+			map_tick(&t0, &last, next, n, failed, &shown);
 	}
 	map_progress_clear(&shown);
 	if (fflush(stdout) == EOF || ferror(stdout)) {

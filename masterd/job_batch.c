@@ -119,6 +119,16 @@ bj_res_bytes(const struct bj_result *r)
 	    (r->r_error != NULL ? strlen(r->r_error) : 0));
 }
 
+/* Empty the slot r of the ring: its bytes leave memory. */
+static void
+bj_res_clear(struct job *j, struct bj_result *r)
+{
+	j->j_held -= bj_res_bytes(r);
+	free(r->r_out);
+	free(r->r_error);
+	memset(r, 0, sizeof(*r));
+}
+
 /*
  * Make *from the outcome of seq, taking its strings (from keeps none); one
  * already there (a damaged journal's second result of a task) is freed.
@@ -130,9 +140,7 @@ bj_res_put(struct job *j, uint64_t seq, struct bj_result *from)
 
 	bj_res_grow(j, seq);
 	r = bj_res(j, seq);
-	j->j_held -= bj_res_bytes(r);
-	free(r->r_out);
-	free(r->r_error);
+	bj_res_clear(j, r);
 	*r = *from;
 	from->r_out = NULL;
 	from->r_error = NULL;
@@ -145,16 +153,10 @@ static void
 bj_res_drop(struct job *j)
 {
 	struct bjob		*bj = BJ(j);
-	struct bj_result	*r;
 	size_t			 i;
 
-	for (i = 0; i < bj->bj_rcap; i++) {
-		r = &bj->bj_res[i];
-		j->j_held -= bj_res_bytes(r);
-		free(r->r_out);
-		free(r->r_error);
-		memset(r, 0, sizeof(*r));
-	}
+	for (i = 0; i < bj->bj_rcap; i++)
+		bj_res_clear(j, &bj->bj_res[i]);
 }
 
 /* Forget the outcomes up to seq, and their keys. */
@@ -175,10 +177,7 @@ bj_res_ack(struct job *j, uint64_t seq)
 		 * not send it again, so the job need not remember it.
 		 */
 		u64map_del(&bj->bj_keys, r->r_key, NULL);
-		j->j_held -= bj_res_bytes(r);
-		free(r->r_out);
-		free(r->r_error);
-		memset(r, 0, sizeof(*r));
+		bj_res_clear(j, r);
 		bj->bj_rhead = (bj->bj_rhead + 1) % bj->bj_rcap;
 		bj->bj_acked++;
 	}

@@ -1353,7 +1353,59 @@ job_journal_commit(void)
 		job_journal_error();
 		return (-1);
 	}
+	if (md->jcommit != NULL && evtimer_pending(md->jcommit, NULL))
+		evtimer_del(md->jcommit);
 	return (0);
+}
+
+/*
+ * Commit, unless what is pending may wait a little (issue 26, "durability
+ * for free").  A frame to a worker rests on nothing a crash could make
+ * untrue: a worker keeps nothing because masterd told it so (it forgets a
+ * result once sent, acknowledged or not), and whatever it does in answer
+ * reaches the journal after what it answers, in the same transaction or a
+ * later one.  So frames to workers do not wait for the commit; only those
+ * to a client or r3qctl do (session_send()): nothing said to anyone
+ * outside rests on what is not journaled.  What is pending is committed
+ * journal_delay after it is first found open, at the latest; a crash
+ * before loses that much accepted work, which the restart does again as
+ * it does the tasks that were running.  journal_delay 0: before every
+ * frame, as for clients.
+ */
+void
+job_journal_due(void)
+{
+	struct timeval	 tv;
+	uint64_t	 now;
+
+	if (md->journal == NULL || !journal_pending(md->journal))
+		return;
+	if (md->conf.journal_delay == 0 || md->jcommit == NULL) {
+		(void)job_journal_commit();
+		return;
+	}
+	now = mono_ns();
+	if (!evtimer_pending(md->jcommit, NULL)) {
+		md->jdue = now + md->conf.journal_delay * NS_PER_MS;
+		tv.tv_sec = (time_t)(md->conf.journal_delay / 1000);
+		tv.tv_usec = (suseconds_t)(md->conf.journal_delay % 1000) *
+		    1000;
+		if (evtimer_add(md->jcommit, &tv) == -1)
+			(void)job_journal_commit();
+		return;
+	}
+	if (now >= md->jdue)
+		(void)job_journal_commit();
+}
+
+/* journal_delay is over: commit what waited. */
+static void
+job_journal_due_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	(void)job_journal_commit();
 }
 
 /*
@@ -1784,6 +1836,9 @@ job_journal_open(void)
 	if ((md->jretry = evtimer_new(md->base, job_journal_retry,
 	    NULL)) == NULL)
 		fatalx("cannot make the journal's retry timer");
+	if ((md->jcommit = evtimer_new(md->base, job_journal_due_cb,
+	    NULL)) == NULL)
+		fatalx("cannot make the journal's commit timer");
 	if ((md->journal = journal_open(md->conf.journal, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
@@ -1838,6 +1893,9 @@ job_journal_close(void)
 	if (md->jretry != NULL)
 		event_free(md->jretry);
 	md->jretry = NULL;
+	if (md->jcommit != NULL)
+		event_free(md->jcommit);
+	md->jcommit = NULL;
 }
 
 /* Collect the journal's spans of a job into a JobTrace. */

@@ -2083,6 +2083,13 @@ journal_failed(const struct journal *j)
 	return (j->j_failed);
 }
 
+/* Is a transaction open: anything written and not yet committed? */
+int
+journal_pending(const struct journal *j)
+{
+	return (j->j_pending);
+}
+
 /* SQLite's words for a code journal_failed() gave. */
 const char *
 journal_errstr(int code)

@@ -178,6 +178,7 @@ int		 journal_commit(struct journal *);
 int		 journal_rollback(struct journal *);
 int		 journal_probe(struct journal *);
 int		 journal_failed(const struct journal *);
+int		 journal_pending(const struct journal *);
 uint64_t	 journal_failures(const struct journal *);
 const char	*journal_errstr(int);
 int		 journal_is_full(int);

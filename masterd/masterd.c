@@ -157,6 +157,8 @@ const struct conf_key masterd_keys[] = {
 	    100ULL * 365 * 86400000, NULL },
 	{ "journal_retry",	CONF_DURATION,	OFF(journal_retry), 100,
 	    3600000, NULL },
+	{ "journal_delay",	CONF_DURATION,	OFF(journal_delay), 0,
+	    1000, NULL },
 	{ "suspect_grace",	CONF_DURATION,	OFF(suspect_grace), 0,
 	    86400000, NULL },
 	{ "suspect_limit",	CONF_UINT,	OFF(suspect_limit), 0,
@@ -239,6 +241,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->heartbeat_timeout = 10000;
 	c->journal_retention = 7ULL * 86400000;
 	c->journal_retry = 5000;
+	c->journal_delay = JOURNAL_DELAY_MS;
 	c->suspect_grace = SCHED_GRACE_DEFAULT / 1000000;
 	c->suspect_limit = SCHED_SUSPECT_LIMIT_DEFAULT;
 	c->suspect_window = SCHED_WINDOW_DEFAULT / 1000000;

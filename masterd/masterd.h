@@ -23,6 +23,9 @@ struct evconnlistener;
 struct sockaddr;
 struct es;
 
+/* journal_delay's default, in ms (job_journal_due()). */
+#define JOURNAL_DELAY_MS	2
+
 /* What masterd.conf says (plus command-line overrides). */
 struct masterd_config {
 	char		 listen[CONF_STRMAX];
@@ -70,6 +73,9 @@ struct masterd_config {
 	unsigned	 max_http;		/* HTTP connections at once */
 	uint64_t	 journal_retry;		/* ms between tries of a
 						   stalled journal */
+	uint64_t	 journal_delay;		/* ms a commit may wait
+						   while only workers are
+						   told (job_journal_due) */
 	char		 balance[CONF_STRMAX];	/* a job's default */
 	uint64_t	 power_interval;	/* ms */
 	char		 balance_topology[CONF_STRMAX];
@@ -498,6 +504,9 @@ struct masterd {
 	uint64_t		 jstalls;	/* times it stalled */
 	char			 jwhy[1024];	/* what failed, path and all */
 	struct event		*jretry;	/* the rewind, then retries */
+	struct event		*jcommit;	/* journal_delay's commit */
+	uint64_t		 jdue;		/* mono ns it is due, while
+						   jcommit is armed */
 };
 
 extern struct masterd	*md;
@@ -582,6 +591,7 @@ void	 job_abort(struct job *, enum job_state);
 void	 job_journal_put(struct job *);
 int	 job_journal_open(void);
 int	 job_journal_commit(void);
+void	 job_journal_due(void);
 void	 job_journal_error(void);
 void	 job_journal_stall(void);
 int	 job_journal_stalled(void);

@@ -592,12 +592,21 @@ session_withhold(struct session *s, Envelope *env)
 /*
  * Queue one framed envelope for the peer.  Every frame leaves masterd
  * through here, so this is where the journal's transaction is committed:
- * nothing said to anyone can rest on a result that is not yet journaled.
+ * nothing said to a client or r3qctl can rest on a result that is not yet
+ * journaled.  A worker's frame may go first, the commit following within
+ * journal_delay (job_journal_due()); none goes while the journal cannot
+ * be written.
  */
 void
 session_send(struct session *s, Envelope *env)
 {
-	if (job_journal_commit() == -1) {
+	if (s->s_role == ROLE_WORKER && md->conf.journal_delay > 0) {
+		if (job_journal_stalled()) {
+			session_withhold(s, env);
+			return;
+		}
+		job_journal_due();
+	} else if (job_journal_commit() == -1) {
 		session_withhold(s, env);
 		return;
 	}
@@ -1998,8 +2007,9 @@ scratch_reset(int all)
 
 /*
  * Send what the drained actions left for each worker: cancels first.  The
- * journal's transaction is committed first (session_send), so no decision
- * built on a result leaves masterd before the result is in the journal.
+ * journal's transaction is committed now, or within journal_delay if only
+ * workers are told (job_journal_due()); what goes to a client waits for
+ * the commit (session_send()).
  */
 void
 server_flush(void)
@@ -2012,7 +2022,7 @@ server_flush(void)
 	struct worker	*w;
 	size_t		 i;
 
-	job_journal_commit();
+	job_journal_due();
 	job_batch_flush();
 	while ((w = TAILQ_FIRST(&md->dirty)) != NULL) {
 		TAILQ_REMOVE(&md->dirty, w, w_dirty_entry);

@@ -420,14 +420,20 @@ job_new(const struct job_driver *drv, enum sched_policy pol, unsigned qf,
 }
 
 /*
- * The ranges of task ids.  Ids are handed out in increasing order, so the
- * array stays sorted by appending, and a task is found by binary search;
- * a range that continues the last one of the same batch extends it.
+ * The ranges of task ids, sorted by first id, a task found by binary
+ * search.  Ids are handed out in increasing order, so a range is nearly
+ * always appended, or extends the last one of the same batch.  Not when
+ * jobs resume from the journal: a batch job's tasks take new ids while an
+ * es job's generation keeps its old ones (job_batch_reserve()), and a
+ * batch job loaded before an es job of a lower id put its ranges first
+ * (masterd died at start on such a journal: "task id 80 out of order").
+ * Such a range goes in its place; ranges never overlap.
  */
 static void
 job_range_add(struct job_batch *b, uint64_t first, size_t n, size_t idx0)
 {
 	struct task_range	*r;
+	size_t			 lo = 0, hi = md->nranges, mid;
 
 	if (md->nranges > 0) {
 		r = &md->ranges[md->nranges - 1];
@@ -436,9 +442,23 @@ job_range_add(struct job_batch *b, uint64_t first, size_t n, size_t idx0)
 			r->r_n += (uint32_t)n;
 			return;
 		}
-		if (first < r->r_first + r->r_n)
-			fatalx("%s: task id %llu out of order", __func__,
-			    (unsigned long long)first);
+		if (first < r->r_first + r->r_n) {
+			while (lo < hi) {
+				mid = lo + (hi - lo) / 2;
+				if (md->ranges[mid].r_first < first)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if ((lo < md->nranges && first + n >
+			    md->ranges[lo].r_first) || (lo > 0 && first <
+			    md->ranges[lo - 1].r_first +
+			    md->ranges[lo - 1].r_n))
+				fatalx("%s: task ids %llu.. overlap another "
+				    "batch's", __func__,
+				    (unsigned long long)first);
+		} else
+			lo = md->nranges;
 	}
 	if (md->nranges == md->rangecap) {
 		md->rangecap = md->rangecap ? md->rangecap * 2 : 64;
@@ -446,7 +466,11 @@ job_range_add(struct job_batch *b, uint64_t first, size_t n, size_t idx0)
 		    sizeof(*md->ranges))) == NULL)
 			fatal("%s", __func__);
 	}
-	r = &md->ranges[md->nranges++];
+	if (lo < md->nranges)
+		memmove(&md->ranges[lo + 1], &md->ranges[lo],
+		    (md->nranges - lo) * sizeof(*md->ranges));
+	md->nranges++;
+	r = &md->ranges[lo];
 	r->r_first = first;
 	r->r_n = (uint32_t)n;
 	r->r_idx0 = (uint32_t)idx0;

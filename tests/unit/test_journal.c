@@ -631,8 +631,9 @@ test_roundtrip(void **state)
 }
 
 /*
- * A second result for the same individual is refused and changes
- * nothing, committed or still pending; the pending transaction goes on.
+ * A second result for the same individual changes nothing, committed or
+ * still pending: the first journaled is the one that loads (masterd takes
+ * only a task's first result; the journal keeps that promise on load).
  */
 static void
 test_duplicate(void **state)
@@ -653,10 +654,15 @@ test_duplicate(void **state)
 	r.job = 1;
 	r.output = "99";
 	r.outlen = 2;
-	assert_failed(j, journal_result_add(j, &r), "duplicate result");
+	assert_int_equal(journal_result_add(j, &r), 0);
 	r.idx = 1;
-	assert_failed(j, journal_result_add(j, &r), "duplicate result");
+	assert_int_equal(journal_result_add(j, &r), 0);
 	add_result(j, 1, 0, 2, 0.75);
+	memset(l, 0, sizeof *l);
+	assert_int_equal(journal_load_results(j, 1, load_result, l), 0);
+	assert_int_equal(l->n, 3);
+	assert_true(fitness(&l->results[1]) == 0.5);
+	memset(l, 0, sizeof *l);
 	assert_int_equal(journal_commit(j), 0);
 	journal_close(j);
 
@@ -1682,7 +1688,7 @@ test_upgrade_v1(void **state)
 		assert_int_equal(v, 12);
 		assert_stats(j, 2, NV1, 2);
 		journal_close(j);
-		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 3);
+		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
 	}
 
 	/* The same tables, columns and indexes as a new journal's. */
@@ -1871,7 +1877,7 @@ test_upgrade_fixture(void **state)
 	}
 	assert_stats(j, 2, 20, 34);
 	journal_close(j);
-	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 3);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
 	free(l);
 	free(v);
 }
@@ -2109,7 +2115,7 @@ test_upgrade_v2(void **state)
 	j = topen(t);
 	assert_stats(j, 2, 49, total);
 	journal_close(j);
-	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 3);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
 	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM sqlite_master "
 	    "WHERE name = 'spans'"), 0);
 
@@ -2131,6 +2137,144 @@ test_upgrade_v2(void **state)
 	free(b);
 	free(want);
 	free(got);
+}
+
+/*
+ * The journal masterd 2bf7fdc (schema version 3, a row of results per
+ * result) wrote for tests/regress/journal-v3.sh (tests/data/journal-v3.db,
+ * made by tests/data/journal-v3.sh): an es job done, two batch jobs with
+ * outputs of 1 to 300 bytes (three in rows of outputs) and failures with
+ * their errors, an es job running.  Upgraded to version 4, every job's
+ * results load exactly as version 3's query gave them (status, delivery
+ * number, error, output byte for byte), the large outputs name their job
+ * and go with it, results_v3 is gone, and the file is the schema of a new
+ * journal.  A second open finds nothing to do.
+ */
+static void
+test_upgrade_v3(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct wantres		*want;
+	struct wantlist		 wl;
+	sqlite3			*db;
+	sqlite3_stmt		*st;
+	char			*a, *b, fresh[512], err[512], **errs;
+	uint8_t			**outs;
+	const void		*o;
+	const unsigned char	*e;
+	size_t			 n = 0, first[5], k, i;
+	uint64_t		 job;
+
+	copyfile(TEST_DATADIR "/journal-v3.db", t->path);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 3);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM results "
+	    "WHERE outid NOT NULL"), 3);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM results "
+	    "WHERE error <> ''"), 2);
+	want = calloc(256, sizeof *want);
+	outs = calloc(256, sizeof *outs);
+	errs = calloc(256, sizeof *errs);
+	assert_non_null(want);
+	assert_non_null(outs);
+	assert_non_null(errs);
+	/* Version 3's own query, on the version 3 file. */
+	assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT r.gen, r.idx, "
+	    "r.status, r.seq, r.error, CASE WHEN r.outid IS NULL THEN "
+	    "r.output ELSE o.output END FROM results AS r LEFT JOIN outputs "
+	    "AS o ON o.id = r.outid WHERE r.job = ?1 ORDER BY r.gen, r.idx",
+	    -1, &st, NULL), SQLITE_OK);
+	for (job = 1; job <= 4; job++) {
+		first[job - 1] = n;
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)job);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			assert_true(n < 256);
+			want[n].gen = (uint32_t)sqlite3_column_int64(st, 0);
+			want[n].idx = (uint32_t)sqlite3_column_int64(st, 1);
+			want[n].status = (uint32_t)sqlite3_column_int64(st, 2);
+			want[n].seq = (uint64_t)sqlite3_column_int64(st, 3);
+			e = sqlite3_column_text(st, 4);
+			errs[n] = strdup(e != NULL ? (const char *)e : "");
+			assert_non_null(errs[n]);
+			want[n].error = errs[n];
+			o = sqlite3_column_blob(st, 5);
+			want[n].outlen = o != NULL ?
+			    (size_t)sqlite3_column_bytes(st, 5) : 0;
+			if (want[n].outlen > 0) {
+				outs[n] = malloc(want[n].outlen);
+				assert_non_null(outs[n]);
+				memcpy(outs[n], o, want[n].outlen);
+			}
+			want[n].output = outs[n];
+			n++;
+		}
+		sqlite3_reset(st);
+	}
+	first[4] = n;
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	/* Job 1 ended (its results went); 2 and 3 are batch jobs, 4 es. */
+	assert_int_equal(first[1] - first[0], 0);
+	assert_int_equal(first[2] - first[1], 6);
+	assert_int_equal(first[3] - first[2], 2);
+	assert_true(first[4] - first[3] >= 13);
+	assert_int_equal(want[first[1] + 4].outlen, 300);
+	assert_true(want[first[2]].status != 0 &&
+	    strstr(want[first[2]].error, "synth") != NULL);
+
+	for (k = 0; k < 2; k++) {
+		j = topen(t);
+		for (job = 1; job <= 4; job++) {
+			wl.w = want + first[job - 1];
+			wl.n = first[job] - first[job - 1];
+			wl.i = 0;
+			if (journal_load_results(j, job, check_result,
+			    &wl) != 0)
+				fail_msg("job %llu: result %zu: %s",
+				    (unsigned long long)job, wl.i,
+				    journal_error(j));
+			assert_int_equal(wl.i, wl.n);
+		}
+		assert_stats(j, 4, n, sqlint(t->path, "SELECT "
+		    "coalesce(sum(n), 0) FROM execs"));
+		journal_close(j);
+		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
+	}
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM sqlite_master "
+	    "WHERE name = 'results_v3'"), 0);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM outputs "
+	    "WHERE job = 2"), 3);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM outputs"), 3);
+	/* Job 2's large outputs go with its results. */
+	j = topen(t);
+	assert_int_equal(journal_results_drop(j, 2), 0);
+	journal_close(j);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM outputs"), 0);
+
+	/* The same tables, columns and indexes as a new journal's. */
+	a = malloc(4096);
+	b = malloc(4096);
+	assert_non_null(a);
+	assert_non_null(b);
+	snprintf(fresh, sizeof fresh, "%s/fresh.db", t->dir);
+	j = journal_open(fresh, err, sizeof err);
+	if (j == NULL)
+		fail_msg("%s", err);
+	journal_close(j);
+	sqlschema(t->path, a, 4096);
+	sqlschema(fresh, b, 4096);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "outputs_job: "));
+	free(a);
+	free(b);
+	for (i = 0; i < n; i++) {
+		free(outs[i]);
+		free(errs[i]);
+	}
+	free(outs);
+	free(errs);
+	free(want);
 }
 
 /* Load callback: take any result. */
@@ -2187,19 +2331,14 @@ spill_check(struct journal *j, uint64_t id, const struct wantres *want,
 }
 
 /*
- * The rows of outputs (the large outputs) on a closed journal: each is
- * named by exactly one result, and a result that names one has no inline
- * output.
+ * The rows of outputs (the large outputs) on a closed journal: each names
+ * its job, and only outputs over JOURNAL_INLINE_MAX (64 bytes) are there.
  */
 static sqlite3_int64
 spill_rows(const char *path)
 {
 	assert_int_equal(sqlint(path, "SELECT count(*) FROM outputs WHERE "
-	    "id NOT IN (SELECT outid FROM results WHERE outid NOT NULL)"), 0);
-	assert_int_equal(sqlint(path, "SELECT count(*) FROM results WHERE "
-	    "outid NOT NULL AND output NOT NULL"), 0);
-	assert_int_equal(sqlint(path, "SELECT count(*) FROM outputs"),
-	    sqlint(path, "SELECT count(DISTINCT outid) FROM results"));
+	    "job IS NULL OR length(output) <= 64"), 0);
 	return (sqlint(path, "SELECT count(*) FROM outputs"));
 }
 
@@ -2207,9 +2346,10 @@ spill_rows(const char *path)
  * Small outputs (in their results row) and large ones (in outputs) mixed
  * in four jobs come back byte for byte in (gen, idx) order, pending and
  * after a reopen; 8-byte outputs stay inline and 1 KiB ones do not.  A
- * duplicate with a large output is refused and leaves no output behind.
- * results_drop, job_delete and prune remove the large outputs with their
- * results, and nothing of the other jobs.  A result whose output row is
+ * second result for a task, with a large output, loads as nothing: the
+ * first counts (its output row goes with its job).  results_drop,
+ * job_delete and prune remove the large outputs with their results, and
+ * nothing of the other jobs.  A result whose output row is
  * gone fails the load instead of loading as empty.
  */
 static void
@@ -2254,53 +2394,57 @@ test_spill(void **state)
 	r.idx = want[3][NSPILL - 1].idx;
 	r.output = big;
 	r.outlen = 4096;
-	assert_failed(j, journal_result_add(j, &r), "duplicate result");
+	assert_int_equal(journal_result_add(j, &r), 0);
+	spill_check(j, 4, want[3], NSPILL);
 	journal_close(j);
 
-	per = spill_rows(t->path);
-	assert_true(per % 4 == 0);
-	per /= 4;
-	assert_true(per >= 4 && per < (sqlite3_int64)NSPILL);
-	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM results "
-	    "WHERE outid NOT NULL AND job = 4 AND idx = 2 AND gen = 0"), 0);
-	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM results "
-	    "WHERE outid IS NULL AND job = 4 AND gen = 2 AND idx = 0"), 0);
+	/* 65, 200, 1000, 1024, 4096 and 1 MiB: six a job, and the second. */
+	per = 6;
+	assert_int_equal(spill_rows(t->path), 4 * per + 1);
+	for (k = 1; k <= 3; k++) {
+		char	 q[96];
+
+		snprintf(q, sizeof q, "SELECT count(*) FROM outputs WHERE "
+		    "job = %zu", k);
+		assert_int_equal(sqlint(t->path, q), per);
+	}
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM outputs "
+	    "WHERE job = 4"), per + 1);
 
 	j = topen(t);
 	for (k = 0; k < 4; k++)
 		spill_check(j, k + 1, want[k], NSPILL);
 	assert_int_equal(journal_results_drop(j, 1), 0);
 	journal_close(j);
-	assert_int_equal(spill_rows(t->path), 3 * per);
+	assert_int_equal(spill_rows(t->path), 3 * per + 1);
 
 	j = topen(t);
 	assert_int_equal(nresults(j, 1), 0);
 	assert_int_equal(journal_job_delete(j, 2), 0);
 	journal_close(j);
-	assert_int_equal(spill_rows(t->path), 2 * per);
+	assert_int_equal(spill_rows(t->path), 2 * per + 1);
 
 	j = topen(t);
 	assert_int_equal(nresults(j, 2), 0);
 	assert_int_equal(journal_prune(j, 200, &n), 0);
 	assert_int_equal(n, 2);
 	journal_close(j);
-	assert_int_equal(spill_rows(t->path), per);
+	assert_int_equal(spill_rows(t->path), per + 1);
 
 	j = topen(t);
 	assert_int_equal(nresults(j, 3), 0);
 	spill_check(j, 4, want[3], NSPILL);
-	assert_stats(j, 1, NSPILL, 0);
+	/* The second result is journaled too; it just never loads. */
+	assert_stats(j, 1, NSPILL + 1, 0);
 	journal_close(j);
 
-	/* An output lost behind the journal's back. */
-	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM outputs"),
-	    per);
+	/* An output lost behind the journal's back: (4, 2, 2)'s 1 MiB. */
 	{
 		sqlite3	*db;
 
 		assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
-		sqlexec(db, "DELETE FROM outputs WHERE id = (SELECT outid "
-		    "FROM results WHERE job = 4 AND gen = 2 AND idx = 2)");
+		sqlexec(db, "DELETE FROM outputs WHERE job = 4 AND "
+		    "length(output) = 1048576");
 		assert_int_equal(sqlite3_close(db), SQLITE_OK);
 	}
 	j = topen(t);
@@ -2602,6 +2746,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_spans_packed, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_v2, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_v3, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_fails, setup,

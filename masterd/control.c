@@ -87,21 +87,58 @@ control_send_gen(struct session *s, uint64_t reqid, const struct job *j,
 	session_send(s, &env);
 }
 
-/* Tell every client following job j about a generation or its end. */
+/* Send s the reports of the generations of j it has not had yet. */
+static void
+control_send_gens(struct session *s, const struct job *j)
+{
+	for (; s->s_watch_gen < j->j_ngens; s->s_watch_gen++)
+		control_send_gen(s, s->s_watch_req, j,
+		    &j->j_gens[s->s_watch_gen]);
+}
+
+/*
+ * Tell every client following job j about a generation (g) or its end
+ * (NULL).  A generation's report waits for control_tell(), from
+ * server_flush() once the next generation's tasks have gone to the
+ * workers: a report to a client waits for the journal's commit, and the
+ * commit, at a generation's end, had sat between its last result and the
+ * next generation's first Assign (issue 26, fine grain).  The end goes at
+ * once, after the reports not sent yet.
+ */
 void
 control_job_event(struct job *j, const struct gen_report *g)
 {
 	struct session	*s;
 
+	if (g != NULL) {
+		md->ctl_news = 1;
+		server_flush_later();
+		return;
+	}
 	TAILQ_FOREACH(s, &md->sessions, s_entry) {
 		if (s->s_role != ROLE_CLIENT || s->s_watch != j->j_id)
 			continue;
-		if (g != NULL)
-			control_send_gen(s, s->s_watch_req, j, g);
-		else {
-			control_send_info(s, s->s_watch_req, j);
-			s->s_watch = 0;
-		}
+		control_send_gens(s, j);
+		control_send_info(s, s->s_watch_req, j);
+		s->s_watch = 0;
+	}
+}
+
+/* The generations control_job_event() kept: to those who follow them. */
+void
+control_tell(void)
+{
+	struct session	*s;
+	struct job	*j;
+
+	if (!md->ctl_news)
+		return;
+	md->ctl_news = 0;
+	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		if (s->s_role != ROLE_CLIENT || s->s_watch == 0 ||
+		    (j = job_find(s->s_watch)) == NULL)
+			continue;
+		control_send_gens(s, j);
 	}
 }
 
@@ -359,7 +396,6 @@ void
 control_dispatch(struct session *s, Envelope *env)
 {
 	struct job	*j;
-	size_t		 i;
 	char		 err[256];
 
 	if (s->s_refused) {
@@ -450,14 +486,13 @@ control_dispatch(struct session *s, Envelope *env)
 			control_send_info(s, env->id, j);
 			break;
 		}
-		for (i = 0; i < j->j_ngens; i++)
-			control_send_gen(s, env->id, j, &j->j_gens[i]);
+		s->s_watch_req = env->id;
+		s->s_watch_gen = 0;
+		control_send_gens(s, j);
 		if (j->j_state != JOB_RUNNING)
 			control_send_info(s, env->id, j);
-		else {
+		else
 			s->s_watch = j->j_id;
-			s->s_watch_req = env->id;
-		}
 		break;
 	case R3Q__ENVELOPE__BODY_LIST_JOBS:
 		control_list_jobs(s, env->id);

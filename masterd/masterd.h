@@ -120,6 +120,7 @@ struct session {
 	struct worker		*s_worker;
 	uint64_t		 s_watch;	/* job a client follows */
 	uint64_t		 s_watch_req;	/* its request id */
+	size_t			 s_watch_gen;	/* its reports sent so far */
 	char			 s_owner[64];	/* CN, or uid:NAME */
 	int			 s_admin;	/* sees every job */
 	int			 s_verified;	/* TLS handshake done */
@@ -505,6 +506,8 @@ struct masterd {
 	char			 jwhy[1024];	/* what failed, path and all */
 	struct event		*jretry;	/* the rewind, then retries */
 	struct event		*jcommit;	/* journal_delay's commit */
+	int			 ctl_news;	/* generations to tell those
+						   following their jobs */
 	uint64_t		 jdue;		/* mono ns it is due, while
 						   jcommit is armed */
 };
@@ -521,6 +524,7 @@ void	 server_liveness_arm(void);
 void	 server_close(void);
 void	 server_trim(size_t);
 void	 server_flush(void);
+void	 server_flush_later(void);
 void	 server_accept_error(struct evconnlistener *, void *);
 int	 server_connect_allowed(const struct sockaddr *, const char *);
 void	 server_drain(void);
@@ -556,6 +560,7 @@ int	 control_listen(void);
 void	 control_close(void);
 void	 control_dispatch(struct session *, Envelope *);
 void	 control_job_event(struct job *, const struct gen_report *);
+void	 control_tell(void);
 
 /* job.c: the generic job layer */
 struct job *job_new(const struct job_driver *, enum sched_policy, unsigned,

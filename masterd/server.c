@@ -2081,6 +2081,8 @@ server_flush(void)
 		}
 		server_push_clear(w);
 	}
+	/* After the workers' tasks: what r3qctl is told waits for a commit. */
+	control_tell();
 	scratch_reset(0);
 }
 
@@ -2099,7 +2101,7 @@ server_flush_cb(evutil_socket_t fd, short ev, void *arg)
  * several workers then share one journal commit, and each worker gets one
  * Assign.  Activating an event already active does nothing.
  */
-static void
+void
 server_flush_later(void)
 {
 	if (md->flush == NULL &&

@@ -58,6 +58,16 @@ echo "# commits: $c0 with journal_delay 0, $c1 with 1s (41 generations)"
 [ "$((c1 * 3))" -lt "$c0" ] ||
     fail "journal_delay 1s: $c1 commits, not far fewer than $c0 with 0"
 ok "journal_delay 1s: $c1 commits where 0 makes $c0, the same answer"
+# Each generation's report reached r3qctl once, in order, before the end.
+gens_once() {
+	sed -n 's/^gen  *\([0-9]*\) .*/\1/p' "$1" |
+	    awk -v n="$2" '$1 != NR - 1 { bad = 1 } END { exit (bad || NR != n) }'
+}
+for f in d0 d1; do
+	gens_once "$T/$f.out" 41 ||
+	    fail "$f: r3qctl es did not print generations 0-40 once each: $(grep -c '^gen' "$T/$f.out") lines"
+done
+ok "r3qctl es printed every generation once, in order"
 
 # 2. What r3qctl printed is journaled: kill -9 right after generation K.
 job=$("$R3QCTL" submit es $ES)
@@ -87,6 +97,8 @@ ok "r3qctl printed generation $k ($need results); after kill -9 the job resumed 
 
 # 3. It ends with the undisturbed answer.
 "$R3QCTL" wait "$job" > "$T/wait2.out" 2>&1 || fail "wait $job after the restart failed: $(cat "$T/wait2.out")"
+gens_once "$T/wait2.out" 41 ||
+    fail "r3qctl wait, attached mid-job, did not print generations 0-40 once each"
 "$R3QCTL" result "$job" --csv "$T/res.csv" > "$T/res.out" ||
     fail "result $job failed"
 cmp -s "$T/local.csv" "$T/res.csv" ||

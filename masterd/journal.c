@@ -1149,49 +1149,39 @@ journal_upgrade1(struct journal *j)
 }
 
 /*
- * Upgrade a version 2 file to version 3 inside journal_schema()'s
- * transaction (a failure leaves the file as it was): spans packed into
- * execs, in the order version 2 loaded a job's ties (rowid), then gone.
+ * An upgrade's repacking, in journal_schema()'s transaction (a failure
+ * leaves the file as it was): each row sel_sql gives, its job first and in
+ * job order, is packed by put into rows inserted with add's SQL, a job's
+ * numbered from 0; then drop_sql.  version: the one upgraded from.
  */
 static int
-journal_upgrade2(struct journal *j)
+journal_repack(struct journal *j, int version, const char *sel_sql,
+    enum journal_stmt add, const char *drop_sql,
+    int (*put)(struct journal_execbuf *, sqlite3_stmt *))
 {
 	struct journal_execbuf	 eb;
-	struct journal_span	 sp;
 	sqlite3_stmt		*sel = NULL, *ins = NULL;
+	uint64_t		 job;
 	int			 rc, first = 1;
 
 	memset(&eb, 0, sizeof eb);
-	if (journal_exec(j, journal_upgrade2_sql) == -1)
-		goto fail;
-	if (sqlite3_prepare_v2(j->j_db, "SELECT job, gen, idx, task, worker, "
-	    "slot, start, \"end\", outcome, replica FROM spans "
-	    "ORDER BY job, rowid", -1, &sel, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(j->j_db, journal_sql[JS_SPAN_ADD], -1, &ins,
-	    NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(j->j_db, sel_sql, -1, &sel, NULL) !=
+	    SQLITE_OK ||
+	    sqlite3_prepare_v2(j->j_db, journal_sql[add], -1, &ins, NULL) !=
+	    SQLITE_OK)
 		goto sqlfail;
 	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-		memset(&sp, 0, sizeof sp);
-		sp.job = journal_u64(sqlite3_column_int64(sel, 0));
-		sp.gen = (uint32_t)sqlite3_column_int64(sel, 1);
-		sp.idx = (uint32_t)sqlite3_column_int64(sel, 2);
-		sp.task = journal_u64(sqlite3_column_int64(sel, 3));
-		journal_column_text(sel, 4, sp.worker, sizeof sp.worker);
-		sp.slot = (uint32_t)sqlite3_column_int64(sel, 5);
-		sp.start_ns = journal_u64(sqlite3_column_int64(sel, 6));
-		sp.end_ns = journal_u64(sqlite3_column_int64(sel, 7));
-		sp.outcome = (uint32_t)sqlite3_column_int64(sel, 8);
-		sp.replica = (uint32_t)sqlite3_column_int64(sel, 9);
-		if (first || sp.job != eb.eb_job) {
+		job = journal_u64(sqlite3_column_int64(sel, 0));
+		if (first || job != eb.eb_job) {
 			if (journal_execbuf_write(&eb, ins) != SQLITE_DONE)
 				goto sqlfail;
-			eb.eb_job = sp.job;
+			eb.eb_job = job;
 			eb.eb_next = 0;
 			first = 0;
 		}
-		if (journal_exec_put(&eb, &sp) == -1) {
-			journal_set(j, "upgrading from version 2: out of "
-			    "memory");
+		if (put(&eb, sel) == -1) {
+			journal_set(j, "upgrading from version %d: out of "
+			    "memory", version);
 			goto fail;
 		}
 	}
@@ -1201,7 +1191,7 @@ journal_upgrade2(struct journal *j)
 	sqlite3_finalize(sel);
 	sqlite3_finalize(ins);
 	sel = ins = NULL;
-	if (journal_exec(j, "DROP TABLE spans") == -1)
+	if (journal_exec(j, drop_sql) == -1)
 		goto fail;
 	free(eb.eb_buf);
 	free(eb.eb_rows);
@@ -1212,7 +1202,7 @@ sqlfail:
 fail:
 	/* Keep SQLite's reason; say what was being done. */
 	if (strstr(j->j_err, "upgrading") == NULL)
-		journal_set(j, "upgrading from version 2: %s",
+		journal_set(j, "upgrading from version %d: %s", version,
 		    sqlite3_errmsg(j->j_db));
 	sqlite3_finalize(sel);
 	sqlite3_finalize(ins);
@@ -1221,79 +1211,84 @@ fail:
 	return (-1);
 }
 
+/* A version 2 row of spans (journal_upgrade2()'s query), packed. */
+static int
+journal_span_repack(struct journal_execbuf *eb, sqlite3_stmt *sel)
+{
+	struct journal_span	 sp;
+
+	memset(&sp, 0, sizeof sp);
+	sp.job = journal_u64(sqlite3_column_int64(sel, 0));
+	sp.gen = (uint32_t)sqlite3_column_int64(sel, 1);
+	sp.idx = (uint32_t)sqlite3_column_int64(sel, 2);
+	sp.task = journal_u64(sqlite3_column_int64(sel, 3));
+	journal_column_text(sel, 4, sp.worker, sizeof sp.worker);
+	sp.slot = (uint32_t)sqlite3_column_int64(sel, 5);
+	sp.start_ns = journal_u64(sqlite3_column_int64(sel, 6));
+	sp.end_ns = journal_u64(sqlite3_column_int64(sel, 7));
+	sp.outcome = (uint32_t)sqlite3_column_int64(sel, 8);
+	sp.replica = (uint32_t)sqlite3_column_int64(sel, 9);
+	return (journal_exec_put(eb, &sp));
+}
+
+/*
+ * Upgrade a version 2 file to version 3 inside journal_schema()'s
+ * transaction: spans packed into execs, in the order version 2 loaded a
+ * job's ties (rowid), then gone.
+ */
+static int
+journal_upgrade2(struct journal *j)
+{
+	if (journal_exec(j, journal_upgrade2_sql) == -1) {
+		journal_set(j, "upgrading from version 2: %s",
+		    sqlite3_errmsg(j->j_db));
+		return (-1);
+	}
+	return (journal_repack(j, 2, "SELECT job, gen, idx, task, worker, "
+	    "slot, start, \"end\", outcome, replica FROM spans "
+	    "ORDER BY job, rowid", JS_SPAN_ADD, "DROP TABLE spans",
+	    journal_span_repack));
+}
+
+/* A version 3 row of results (journal_upgrade3()'s query), packed. */
+static int
+journal_result_repack(struct journal_execbuf *eb, sqlite3_stmt *sel)
+{
+	struct journal_result	 r;
+	uint64_t		 outid;
+
+	memset(&r, 0, sizeof r);
+	r.job = journal_u64(sqlite3_column_int64(sel, 0));
+	r.gen = (uint32_t)sqlite3_column_int64(sel, 1);
+	r.idx = (uint32_t)sqlite3_column_int64(sel, 2);
+	r.status = (uint32_t)sqlite3_column_int64(sel, 3);
+	r.seq = journal_u64(sqlite3_column_int64(sel, 4));
+	r.error = (const char *)sqlite3_column_text(sel, 5);
+	outid = sqlite3_column_type(sel, 6) == SQLITE_NULL ? 0 :
+	    journal_u64(sqlite3_column_int64(sel, 6));
+	r.output = sqlite3_column_blob(sel, 7);
+	r.outlen = r.output != NULL ? (size_t)sqlite3_column_bytes(sel, 7) :
+	    0;
+	return (journal_result_put(eb, &r, outid));
+}
+
 /*
  * Upgrade a version 3 file to version 4 inside journal_schema()'s
- * transaction (a failure leaves the file as it was): each job's results,
- * in (gen, idx) order, packed into rows of results as masterd packs them
- * now; the large outputs stay where they are, under their job.
+ * transaction: each job's results, in (gen, idx) order, packed into rows
+ * of results as masterd packs them now; the large outputs stay where they
+ * are, under their job.
  */
 static int
 journal_upgrade3(struct journal *j)
 {
-	struct journal_execbuf	 eb;
-	struct journal_result	 r;
-	sqlite3_stmt		*sel = NULL, *ins = NULL;
-	uint64_t		 outid;
-	int			 rc, first = 1;
-
-	memset(&eb, 0, sizeof eb);
-	if (journal_exec(j, journal_upgrade3_sql) == -1)
-		goto fail;
-	if (sqlite3_prepare_v2(j->j_db, "SELECT job, gen, idx, status, seq, "
-	    "error, outid, output FROM results_v3 ORDER BY job, gen, idx",
-	    -1, &sel, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(j->j_db, journal_sql[JS_RESULT_ADD], -1, &ins,
-	    NULL) != SQLITE_OK)
-		goto sqlfail;
-	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof r);
-		r.job = journal_u64(sqlite3_column_int64(sel, 0));
-		r.gen = (uint32_t)sqlite3_column_int64(sel, 1);
-		r.idx = (uint32_t)sqlite3_column_int64(sel, 2);
-		r.status = (uint32_t)sqlite3_column_int64(sel, 3);
-		r.seq = journal_u64(sqlite3_column_int64(sel, 4));
-		r.error = (const char *)sqlite3_column_text(sel, 5);
-		outid = sqlite3_column_type(sel, 6) == SQLITE_NULL ? 0 :
-		    journal_u64(sqlite3_column_int64(sel, 6));
-		r.output = sqlite3_column_blob(sel, 7);
-		r.outlen = r.output != NULL ?
-		    (size_t)sqlite3_column_bytes(sel, 7) : 0;
-		if (first || r.job != eb.eb_job) {
-			if (journal_execbuf_write(&eb, ins) != SQLITE_DONE)
-				goto sqlfail;
-			eb.eb_job = r.job;
-			eb.eb_next = 0;
-			first = 0;
-		}
-		if (journal_result_put(&eb, &r, outid) == -1) {
-			journal_set(j, "upgrading from version 3: out of "
-			    "memory");
-			goto fail;
-		}
-	}
-	if (rc != SQLITE_DONE ||
-	    journal_execbuf_write(&eb, ins) != SQLITE_DONE)
-		goto sqlfail;
-	sqlite3_finalize(sel);
-	sqlite3_finalize(ins);
-	sel = ins = NULL;
-	if (journal_exec(j, "DROP TABLE results_v3") == -1)
-		goto fail;
-	free(eb.eb_buf);
-	free(eb.eb_rows);
-	return (0);
-
-sqlfail:
-	journal_set(j, "%s", sqlite3_errmsg(j->j_db));
-fail:
-	if (strstr(j->j_err, "upgrading") == NULL)
+	if (journal_exec(j, journal_upgrade3_sql) == -1) {
 		journal_set(j, "upgrading from version 3: %s",
 		    sqlite3_errmsg(j->j_db));
-	sqlite3_finalize(sel);
-	sqlite3_finalize(ins);
-	free(eb.eb_buf);
-	free(eb.eb_rows);
-	return (-1);
+		return (-1);
+	}
+	return (journal_repack(j, 3, "SELECT job, gen, idx, status, seq, "
+	    "error, outid, output FROM results_v3 ORDER BY job, gen, idx",
+	    JS_RESULT_ADD, "DROP TABLE results_v3", journal_result_repack));
 }
 
 /*

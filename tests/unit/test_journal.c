@@ -1614,6 +1614,35 @@ sqlschema(const char *path, char *buf, size_t len)
 }
 
 /*
+ * The journal at t->path has the same tables, columns and indexes as a
+ * new journal's, and has and lacks what the caller names.
+ */
+static void
+assert_fresh_schema(struct tdir *t, const char *has, const char *lacks)
+{
+	struct journal	*j;
+	char		*a, *b, fresh[512];
+
+	a = malloc(4096);
+	b = malloc(4096);
+	assert_non_null(a);
+	assert_non_null(b);
+	snprintf(fresh, sizeof fresh, "%s/fresh.db", t->dir);
+	j = journal_open(fresh, b, 4096);
+	if (j == NULL)
+		fail_msg("%s", b);
+	journal_close(j);
+	sqlschema(t->path, a, 4096);
+	sqlschema(fresh, b, 4096);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, has));
+	if (lacks != NULL)
+		assert_null(strstr(a, lacks));
+	free(a);
+	free(b);
+}
+
+/*
  * A version 1 journal is upgraded at open: its jobs load as es jobs with
  * every field intact, each fitness as es_output_encode() of the same
  * double (-0.0, a NaN's payload, 1e-300 bit for bit), status 0, seq 0;
@@ -1627,7 +1656,6 @@ test_upgrade_v1(void **state)
 	struct journal		*j;
 	struct loaded		*l;
 	uint8_t			 enc[ES_OUTPUT_LEN];
-	char			 fresh[256], *a, *b;
 	uint64_t		 v;
 	size_t			 i;
 	int			 pass;
@@ -1691,23 +1719,7 @@ test_upgrade_v1(void **state)
 		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
 	}
 
-	/* The same tables, columns and indexes as a new journal's. */
-	a = malloc(4096);
-	b = malloc(4096);
-	assert_non_null(a);
-	assert_non_null(b);
-	snprintf(fresh, sizeof fresh, "%s/fresh.db", t->dir);
-	j = journal_open(fresh, b, 4096);
-	if (j == NULL)
-		fail_msg("%s", b);
-	journal_close(j);
-	sqlschema(t->path, a, 4096);
-	sqlschema(fresh, b, 4096);
-	assert_string_equal(a, b);
-	assert_non_null(strstr(a, "tasks: "));
-	assert_null(strstr(a, "fitness"));
-	free(a);
-	free(b);
+	assert_fresh_schema(t, "tasks: ", "fitness");
 	free(l);
 }
 
@@ -2059,7 +2071,6 @@ test_upgrade_v2(void **state)
 	struct journal_span	*sp;
 	sqlite3			*db;
 	sqlite3_stmt		*st;
-	char			*a, *b, fresh[512], err[512];
 	const unsigned char	*w;
 	uint64_t		 job, total = 0;
 	size_t			 i;
@@ -2119,22 +2130,7 @@ test_upgrade_v2(void **state)
 	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM sqlite_master "
 	    "WHERE name = 'spans'"), 0);
 
-	/* The same tables, columns and indexes as a new journal's. */
-	a = malloc(4096);
-	b = malloc(4096);
-	assert_non_null(a);
-	assert_non_null(b);
-	snprintf(fresh, sizeof fresh, "%s/fresh.db", t->dir);
-	j = journal_open(fresh, err, sizeof err);
-	if (j == NULL)
-		fail_msg("%s", err);
-	journal_close(j);
-	sqlschema(t->path, a, 4096);
-	sqlschema(fresh, b, 4096);
-	assert_string_equal(a, b);
-	assert_non_null(strstr(a, "execs: "));
-	free(a);
-	free(b);
+	assert_fresh_schema(t, "execs: ", NULL);
 	free(want);
 	free(got);
 }
@@ -2159,7 +2155,7 @@ test_upgrade_v3(void **state)
 	struct wantlist		 wl;
 	sqlite3			*db;
 	sqlite3_stmt		*st;
-	char			*a, *b, fresh[512], err[512], **errs;
+	char			**errs;
 	uint8_t			**outs;
 	const void		*o;
 	const unsigned char	*e;
@@ -2252,22 +2248,7 @@ test_upgrade_v3(void **state)
 	journal_close(j);
 	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM outputs"), 0);
 
-	/* The same tables, columns and indexes as a new journal's. */
-	a = malloc(4096);
-	b = malloc(4096);
-	assert_non_null(a);
-	assert_non_null(b);
-	snprintf(fresh, sizeof fresh, "%s/fresh.db", t->dir);
-	j = journal_open(fresh, err, sizeof err);
-	if (j == NULL)
-		fail_msg("%s", err);
-	journal_close(j);
-	sqlschema(t->path, a, 4096);
-	sqlschema(fresh, b, 4096);
-	assert_string_equal(a, b);
-	assert_non_null(strstr(a, "outputs_job: "));
-	free(a);
-	free(b);
+	assert_fresh_schema(t, "outputs_job: ", NULL);
 	for (i = 0; i < n; i++) {
 		free(outs[i]);
 		free(errs[i]);

@@ -1402,7 +1402,9 @@ job_journal_due(void)
 	struct timeval	 tv;
 	uint64_t	 now;
 
-	if (md->journal == NULL || !journal_pending(md->journal))
+	/* Stalled: the rewind and its retries (md->jretry) see to it. */
+	if (md->journal == NULL || md->jstalled ||
+	    !journal_pending(md->journal))
 		return;
 	if (md->conf.journal_delay == 0 || md->jcommit == NULL) {
 		(void)job_journal_commit();
@@ -1422,14 +1424,15 @@ job_journal_due(void)
 		(void)job_journal_commit();
 }
 
-/* journal_delay is over: commit what waited. */
+/* journal_delay is over: commit what waited (not while stalled). */
 static void
 job_journal_due_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
 	(void)arg;
-	(void)job_journal_commit();
+	if (!md->jstalled)
+		(void)job_journal_commit();
 }
 
 /*

@@ -396,6 +396,7 @@ struct journal {
 					   writes refused until
 					   journal_rollback() */
 	uint64_t	 j_nfailed;	/* writes and commits that failed */
+	uint64_t	 j_ncommits;	/* transactions committed */
 	sqlite3_stmt	*j_stmt[JS_NSTMTS];
 	uint8_t		*j_run;		/* a run of tasks being packed */
 	size_t		 j_runcap;
@@ -2210,6 +2211,7 @@ journal_commit(struct journal *j)
 			return (-1);
 		j->j_pending = 0;
 	}
+	j->j_ncommits++;
 	if (j->j_walframes >= j->j_restart)
 		journal_wal_restart(j);
 	return (0);
@@ -2294,6 +2296,13 @@ uint64_t
 journal_failures(const struct journal *j)
 {
 	return (j->j_nfailed);
+}
+
+/* Transactions committed since the journal was opened. */
+uint64_t
+journal_commits(const struct journal *j)
+{
+	return (j->j_ncommits);
 }
 
 /*

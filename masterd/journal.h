@@ -180,6 +180,7 @@ int		 journal_probe(struct journal *);
 int		 journal_failed(const struct journal *);
 int		 journal_pending(const struct journal *);
 uint64_t	 journal_failures(const struct journal *);
+uint64_t	 journal_commits(const struct journal *);
 const char	*journal_errstr(int);
 int		 journal_is_full(int);
 int		 journal_prune(struct journal *, uint64_t, size_t *);

@@ -400,9 +400,14 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_journal_write_failures_total Journal writes and commits "
 	    "that failed.\n"
 	    "# TYPE r3q_journal_write_failures_total counter\n"
-	    "r3q_journal_write_failures_total %" PRIu64 "\n",
+	    "r3q_journal_write_failures_total %" PRIu64 "\n"
+	    "# HELP r3q_journal_commits_total Journal transactions committed "
+	    "(at most one a journal_delay while only workers are told).\n"
+	    "# TYPE r3q_journal_commits_total counter\n"
+	    "r3q_journal_commits_total %" PRIu64 "\n",
 	    md->jstalled, md->jstalls,
-	    md->journal != NULL ? journal_failures(md->journal) : 0);
+	    md->journal != NULL ? journal_failures(md->journal) : 0,
+	    md->journal != NULL ? journal_commits(md->journal) : 0);
 
 	evbuffer_add_printf(b,
 	    "# HELP r3q_clients_connected Clients connected now (TLS and "

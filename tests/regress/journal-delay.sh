@@ -4,7 +4,8 @@
 # whatever reaches a client or r3qctl waits for it.  With journal_delay =
 # 1s, the longest allowed, so that a missing commit would show:
 #   1. an ES job commits far less often than with journal_delay = 0 (every
-#      commit is a line of trace = journal);
+#      commit is a line of trace = journal, and r3q_journal_commits_total
+#      in /metrics counts them);
 #   2. a generation r3qctl was told of is journaled: killed with -9 right
 #      after r3qctl printed generation K, masterd resumes the job with
 #      every result of generations 0..K from the journal, although up to a
@@ -36,6 +37,7 @@ commits() {
 
 # 1. Commits: journal_delay 0 against 1s, the same job.
 MASTER_EXTRA="trace = journal
+http = 127.0.0.1:0
 journal_delay = 0"
 start_master
 start_worker w1 2
@@ -46,12 +48,24 @@ cmp -s "$T/local.csv" "$T/d0.csv" || fail "journal_delay 0: bests differ from --
 c0=$(commits "$T/masterd.log")
 restart_master 1s
 wait_workers 2
+HTTP_PORT=$(sed -n 's/.*http: .* on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/masterd.log" | tail -n 1)
+# metric NAME: its value in masterd's /metrics.
+metric() {
+	timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$HTTP_PORT
+	    printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3; cat <&3" |
+	    tr -d '\r' | sed -n "s/^$1 //p"
+}
+m0=$(metric r3q_journal_commits_total)
 _off=$(wc -c < "$T/masterd.log")
 "$R3QCTL" es $ES --csv "$T/d1.csv" > "$T/d1.out" || fail "job (journal_delay 1s) failed"
 d1job=$(sed -n 's/^job \([0-9]*\): .*/\1/p' "$T/d1.out" | head -n 1)
 cmp -s "$T/local.csv" "$T/d1.csv" || fail "journal_delay 1s: bests differ from --local"
+m1=$(metric r3q_journal_commits_total)
 tail -c +"$((_off + 1))" "$T/masterd.log" > "$T/d1.log"
 c1=$(commits "$T/d1.log")
+[ -n "$m0" ] && [ -n "$m1" ] || fail "no r3q_journal_commits_total in /metrics"
+[ "$((m1 - m0))" -ge "$((c1 - 2))" ] && [ "$((m1 - m0))" -le "$((c1 + 2))" ] ||
+    fail "r3q_journal_commits_total went up by $((m1 - m0)), the trace has $c1 commits"
 echo "# commits: $c0 with journal_delay 0, $c1 with 1s (41 generations)"
 # Every generation's report to r3qctl commits; results alone do not.
 [ "$c1" -le 60 ] || fail "journal_delay 1s: $c1 commits for 41 generations"

@@ -2402,6 +2402,12 @@ journal_result_get(struct journal *j, uint64_t job, const uint8_t *row,
 	size_t			 cap, base;
 	uint8_t			*nb;
 
+	/* An empty row (no blob at all: NULL) holds nothing. */
+	if (len == 0) {
+		if (n == 0)
+			return (0);
+		goto damaged;
+	}
 	if (lr->len + len > lr->bufcap) {
 		for (cap = lr->bufcap ? lr->bufcap : 4096;
 		    cap < lr->len + len; cap *= 2)
@@ -2716,12 +2722,20 @@ static int
 journal_exec_get(struct journal *j, uint64_t job, const uint8_t *p,
     size_t len, uint64_t n, struct journal_lds *ld)
 {
-	const uint8_t		*end = p + len, *names[64];
+	const uint8_t		*end, *names[64];
 	size_t			 namelen[64], cap;
 	struct journal_ld	*l;
 	struct journal_span	*sp;
 	uint64_t		 i, v[9], k, prev = 0;
 	uint32_t		 nnames = 0;
+
+	/* An empty row (no blob at all: NULL) holds nothing. */
+	if (len == 0) {
+		if (n == 0)
+			return (0);
+		goto damaged;
+	}
+	end = p + len;
 
 	for (i = 0; i < n; i++) {
 		if (ld->n == ld->cap) {

@@ -1400,7 +1400,6 @@ void
 job_journal_due(void)
 {
 	struct timeval	 tv;
-	uint64_t	 now;
 
 	/* Stalled: the rewind and its retries (md->jretry) see to it. */
 	if (md->journal == NULL || md->jstalled ||
@@ -1410,18 +1409,14 @@ job_journal_due(void)
 		(void)job_journal_commit();
 		return;
 	}
-	now = mono_ns();
+	/* Armed already: it fires within journal_delay of the first write. */
 	if (!evtimer_pending(md->jcommit, NULL)) {
-		md->jdue = now + md->conf.journal_delay * NS_PER_MS;
 		tv.tv_sec = (time_t)(md->conf.journal_delay / 1000);
 		tv.tv_usec = (suseconds_t)(md->conf.journal_delay % 1000) *
 		    1000;
 		if (evtimer_add(md->jcommit, &tv) == -1)
 			(void)job_journal_commit();
-		return;
 	}
-	if (now >= md->jdue)
-		(void)job_journal_commit();
 }
 
 /* journal_delay is over: commit what waited (not while stalled). */

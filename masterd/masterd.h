@@ -508,8 +508,6 @@ struct masterd {
 	struct event		*jcommit;	/* journal_delay's commit */
 	int			 ctl_news;	/* generations to tell those
 						   following their jobs */
-	uint64_t		 jdue;		/* mono ns it is due, while
-						   jcommit is armed */
 };
 
 extern struct masterd	*md;

@@ -44,7 +44,7 @@
 #include "le.h"
 
 /* Bump this, and teach journal_schema() to upgrade, if any table changes. */
-#define JOURNAL_VERSION		4
+#define JOURNAL_VERSION		5
 #define JOURNAL_STR(x)		#x
 #define JOURNAL_XSTR(x)		JOURNAL_STR(x)
 
@@ -97,6 +97,18 @@ _Static_assert(ES_OUTPUT_LEN <= JOURNAL_INLINE_MAX,
 #define JOURNAL_OLD \
 	"state <> 'running' AND ended <> 0 AND " \
 	"(ended < 0) <= (?1 < 0) AND ((ended < 0) < (?1 < 0) OR ended < ?1)"
+
+/*
+ * The packed rows of results and executions (version 5) are rowid tables
+ * keyed by job x 2^32 + the row's number in its job (?1 the job, ?2 the
+ * number): a job's rows are a range of keys, in order, and a commit
+ * appends to the end of the b-tree.  A job id of 2^31 or more, or a row
+ * number of 2^32 (neither is ever handed out), overflows to a real: such
+ * a key is refused ("datatype mismatch"), such a range holds nothing.
+ */
+#define JOURNAL_KEY		"?1 * 4294967296 + ?2"
+#define JOURNAL_OF_JOB \
+	"key >= ?1 * 4294967296 AND key < (?1 + 1) * 4294967296"
 
 /* The statements prepared once at open. */
 enum journal_stmt {
@@ -157,27 +169,27 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	[JS_JOB_DELETE] = "DELETE FROM jobs WHERE id = ?1",
 	[JS_OUTPUTS_DROP] = "DELETE FROM outputs WHERE job = ?1",
-	[JS_RESULTS_DROP] = "DELETE FROM results WHERE job = ?1",
+	[JS_RESULTS_DROP] = "DELETE FROM results WHERE " JOURNAL_OF_JOB,
 	[JS_GENS_DROP] = "DELETE FROM gens WHERE job = ?1",
-	[JS_SPANS_DROP] = "DELETE FROM execs WHERE job = ?1",
+	[JS_SPANS_DROP] = "DELETE FROM execs WHERE " JOURNAL_OF_JOB,
 	[JS_TASKS_DROP] = "DELETE FROM tasks WHERE job = ?1",
 	[JS_BATCHES_DROP] = "DELETE FROM batches WHERE job = ?1",
 	[JS_OUTPUT_ADD] = "INSERT INTO outputs (job, output) VALUES (?1, ?2)",
 	[JS_OUTPUT_GET] = "SELECT output FROM outputs WHERE id = ?1",
-	[JS_RESULT_ADD] = "INSERT INTO results (job, id, n, rows) "
-	    "VALUES (?1, ?2, ?3, ?4)",
-	[JS_RESULT_NEXT] = "SELECT coalesce(max(id) + 1, 0) FROM results "
-	    "WHERE job = ?1",
+	[JS_RESULT_ADD] = "INSERT INTO results (key, job, id, n, rows) "
+	    "VALUES (" JOURNAL_KEY ", ?1, ?2, ?3, ?4)",
+	[JS_RESULT_NEXT] = "SELECT coalesce((SELECT id + 1 FROM results "
+	    "WHERE " JOURNAL_OF_JOB " ORDER BY key DESC LIMIT 1), 0)",
 	[JS_TASK_ADD] = "INSERT INTO tasks (job, gen, idx, n, run) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5)",
 	[JS_BATCH_PUT] = "INSERT OR REPLACE INTO batches (job, gen, client, "
 	    "kind, closed) VALUES (?1, ?2, ?3, ?4, ?5)",
 	[JS_GEN_PUT] = "INSERT OR REPLACE INTO gens (job, gen, report) "
 	    "VALUES (?1, ?2, ?3)",
-	[JS_SPAN_ADD] = "INSERT INTO execs (job, id, n, spans) "
-	    "VALUES (?1, ?2, ?3, ?4)",
-	[JS_EXEC_NEXT] = "SELECT coalesce(max(id) + 1, 0) FROM execs "
-	    "WHERE job = ?1",
+	[JS_SPAN_ADD] = "INSERT INTO execs (key, job, id, n, spans) "
+	    "VALUES (" JOURNAL_KEY ", ?1, ?2, ?3, ?4)",
+	[JS_EXEC_NEXT] = "SELECT coalesce((SELECT id + 1 FROM execs "
+	    "WHERE " JOURNAL_OF_JOB " ORDER BY key DESC LIMIT 1), 0)",
 	[JS_PRUNE_OUTPUTS] = "DELETE FROM outputs WHERE job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
 	[JS_PRUNE_RESULTS] = "DELETE FROM results WHERE job IN "
@@ -193,24 +205,24 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	[JS_PRUNE_JOBS] = "DELETE FROM jobs WHERE " JOURNAL_OLD,
 	[JS_LOAD_JOBS] = "SELECT id, params, state, submitted, ended, gen, "
 	    "first_task, error, extra, driver FROM jobs ORDER BY id < 0, id",
-	[JS_LOAD_RESULTS] = "SELECT n, rows FROM results WHERE job = ?1 "
-	    "ORDER BY id",
+	[JS_LOAD_RESULTS] = "SELECT n, rows FROM results WHERE "
+	    JOURNAL_OF_JOB " ORDER BY key",
 	[JS_LOAD_TASKS] = "SELECT gen, idx, n, run "
 	    "FROM tasks WHERE job = ?1 ORDER BY gen, idx",
 	[JS_LOAD_BATCHES] = "SELECT gen, client, kind, closed FROM batches "
 	    "WHERE job = ?1 ORDER BY gen",
 	[JS_LOAD_GENS] = "SELECT gen, report FROM gens WHERE job = ?1 "
 	    "ORDER BY gen",
-	[JS_LOAD_SPANS] = "SELECT n, spans FROM execs WHERE job = ?1 "
-	    "ORDER BY id",
+	[JS_LOAD_SPANS] = "SELECT n, spans FROM execs WHERE "
+	    JOURNAL_OF_JOB " ORDER BY key",
 	[JS_COUNT_JOBS] = "SELECT count(*) FROM jobs",
 	[JS_COUNT_RESULTS] = "SELECT coalesce(sum(n), 0) FROM results",
 	[JS_COUNT_SPANS] = "SELECT coalesce(sum(n), 0) FROM execs",
 };
 
 /*
- * Schema version 4.  A new file gets all of it in one transaction with the
- * version; a version 1, 2 or 3 file gets the upgrades below instead.  In
+ * Schema version 5.  A new file gets all of it in one transaction with the
+ * version; a version 1, 2, 3 or 4 file gets the upgrades below instead.  In
  * every row the blob that may be large comes last, after the small
  * columns, so that reading those never follows the blob's overflow pages.
  *
@@ -231,13 +243,17 @@ static const char *const journal_sql[JS_NSTMTS] = {
  * Now the executions journaled between two commits are packed, a job's at
  * a time, into rows of execs of about JOURNAL_EXEC_ROW bytes (see
  * journal_exec_put()): one insert a loop pass and one page a commit.
- * execs is WITHOUT ROWID, keyed by (job, a number counted per job), for a
- * single b-tree; its rows are kept small because such a b-tree carries
- * whole rows in its interior pages too.
+ * Version 3 and 4 kept execs and the packed results WITHOUT ROWID, keyed
+ * by (job, a number counted per job), for a single b-tree.  But such a
+ * b-tree carries whole rows, about 480 bytes, in its interior pages, and
+ * it splits a full page among three: a commit of 400 tasks wrote 18 pages
+ * of WAL for 4 of rows (issue 26, "durability for free").  Version 5 keys
+ * them by JOURNAL_KEY in rowid tables, whose interior pages hold keys
+ * alone and whose last page, when full, simply gets a next one: 11 pages.
  */
 #define JOURNAL_TABLE_EXECS \
-	"CREATE TABLE execs (job INTEGER, id INTEGER, n INTEGER, " \
-	"    spans BLOB, PRIMARY KEY (job, id)) WITHOUT ROWID;"
+	"CREATE TABLE execs (key INTEGER PRIMARY KEY, job INTEGER, " \
+	"    id INTEGER, n INTEGER, spans BLOB);"
 /*
  * Accepted results (version 4, issue 26, "durability for free"): version 3
  * gave each its row, one b-tree insert a task, which was 40 % of masterd's
@@ -248,8 +264,8 @@ static const char *const journal_sql[JS_NSTMTS] = {
  * of outputs, which names its job so that the job's go with it.
  */
 #define JOURNAL_TABLE_RESULTS_PACKED \
-	"CREATE TABLE results (job INTEGER, id INTEGER, n INTEGER, " \
-	"    rows BLOB, PRIMARY KEY (job, id)) WITHOUT ROWID;"
+	"CREATE TABLE results (key INTEGER PRIMARY KEY, job INTEGER, " \
+	"    id INTEGER, n INTEGER, rows BLOB);"
 #define JOURNAL_INDEX_OUTPUTS \
 	"CREATE INDEX outputs_job ON outputs (job);"
 /* outputs as version 3's gains its column (an upgrade's text, exactly). */
@@ -364,7 +380,8 @@ struct journal_execbuf {
 /*
  * Version 2 to 3, in the transaction that checked the version: every row
  * of spans is packed into execs, a job's in their order (rowid) by
- * journal_upgrade2(), then spans is dropped.
+ * journal_upgrade2(), then spans is dropped.  The execs made are version
+ * 5's already, so are the results of the next upgrade.
  */
 static const char journal_upgrade2_sql[] = JOURNAL_TABLE_EXECS;
 
@@ -381,6 +398,25 @@ static const char journal_upgrade3_sql[] =
 	"    WHERE r.outid = outputs.id);"
 	"DELETE FROM outputs WHERE job IS NULL;"
 	JOURNAL_INDEX_OUTPUTS;
+
+/*
+ * Version 3 or 4 to 5, in the same transaction: the rows of execs (and of
+ * version 4's packed results) as they are, each under its key.  A row
+ * whose job or number is out of range makes the upgrade fail, with
+ * SQLite's "datatype mismatch".
+ */
+static const char journal_upgrade4_execs_sql[] =
+	"ALTER TABLE execs RENAME TO execs_v4;"
+	JOURNAL_TABLE_EXECS
+	"INSERT INTO execs (key, job, id, n, spans) "
+	"    SELECT job * 4294967296 + id, job, id, n, spans FROM execs_v4;"
+	"DROP TABLE execs_v4;";
+static const char journal_upgrade4_results_sql[] =
+	"ALTER TABLE results RENAME TO results_v4;"
+	JOURNAL_TABLE_RESULTS_PACKED
+	"INSERT INTO results (key, job, id, n, rows) "
+	"    SELECT job * 4294967296 + id, job, id, n, rows FROM results_v4;"
+	"DROP TABLE results_v4;";
 
 /*
  * An open journal.  Owned by masterd from journal_open() to
@@ -489,6 +525,7 @@ static void		 journal_v1_output(sqlite3_context *, int,
 static int		 journal_upgrade1(struct journal *);
 static int		 journal_upgrade2(struct journal *);
 static int		 journal_upgrade3(struct journal *);
+static int		 journal_upgrade4(struct journal *, const char *);
 static int		 journal_exec_put(struct journal_execbuf *,
 			    const struct journal_span *);
 static int		 journal_result_put(struct journal_execbuf *,
@@ -1293,6 +1330,21 @@ journal_upgrade3(struct journal *j)
 }
 
 /*
+ * Rekey the rows of a version 3 or 4 table (execs, results) for version 5
+ * inside journal_schema()'s transaction: sql is one of the upgrade4 texts.
+ */
+static int
+journal_upgrade4(struct journal *j, const char *sql)
+{
+	if (journal_exec(j, sql) == -1) {
+		journal_set(j, "upgrading from version 4: %s",
+		    sqlite3_errmsg(j->j_db));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * Is the file sound?  A journal truncated mid-page or with a page
  * overwritten would otherwise open, and fail -- or, worse, load less than
  * it holds -- only when a job's rows are read (issue 24, "Bad input").
@@ -1377,7 +1429,12 @@ journal_schema(struct journal *j)
 		if (journal_upgrade2(j) == -1 || journal_upgrade3(j) == -1)
 			goto fail;
 	} else if (version == 3) {
-		if (journal_upgrade3(j) == -1)
+		if (journal_upgrade4(j, journal_upgrade4_execs_sql) == -1 ||
+		    journal_upgrade3(j) == -1)
+			goto fail;
+	} else if (version == 4) {
+		if (journal_upgrade4(j, journal_upgrade4_execs_sql) == -1 ||
+		    journal_upgrade4(j, journal_upgrade4_results_sql) == -1)
 			goto fail;
 	} else if (version > JOURNAL_VERSION) {
 		journal_set(j, "schema version %lld is newer than this "

@@ -46,6 +46,9 @@
 #define TEST_DATADIR	"tests/data"
 #endif
 
+/* The schema version journal_open() leaves (JOURNAL_VERSION in journal.c). */
+#define SCHEMA_NOW	5
+
 #define MAXROWS		32
 #define NTHROUGHPUT	20000
 #define BATCH		100
@@ -1716,7 +1719,7 @@ test_upgrade_v1(void **state)
 		assert_int_equal(v, 12);
 		assert_stats(j, 2, NV1, 2);
 		journal_close(j);
-		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
+		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), SCHEMA_NOW);
 	}
 
 	assert_fresh_schema(t, "tasks: ", "fitness");
@@ -1889,7 +1892,7 @@ test_upgrade_fixture(void **state)
 	}
 	assert_stats(j, 2, 20, 34);
 	journal_close(j);
-	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), SCHEMA_NOW);
 	free(l);
 	free(v);
 }
@@ -2126,7 +2129,7 @@ test_upgrade_v2(void **state)
 	j = topen(t);
 	assert_stats(j, 2, 49, total);
 	journal_close(j);
-	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), SCHEMA_NOW);
 	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM sqlite_master "
 	    "WHERE name = 'spans'"), 0);
 
@@ -2235,7 +2238,7 @@ test_upgrade_v3(void **state)
 		assert_stats(j, 4, n, sqlint(t->path, "SELECT "
 		    "coalesce(sum(n), 0) FROM execs"));
 		journal_close(j);
-		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
+		assert_int_equal(sqlint(t->path, "PRAGMA user_version"), SCHEMA_NOW);
 	}
 	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM sqlite_master "
 	    "WHERE name = 'results_v3'"), 0);
@@ -2256,6 +2259,170 @@ test_upgrade_v3(void **state)
 	free(outs);
 	free(errs);
 	free(want);
+}
+
+/*
+ * The rows of table tab (execs or results) in version 4's order (job,
+ * id), each as "job id n hex(blob)", one a line, into a string.
+ */
+static char *
+sqlrows(const char *path, const char *tab)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*st;
+	char		 sql[256], *buf;
+	size_t		 off = 0, len = 1 << 20;
+	int		 n;
+
+	buf = malloc(len);
+	assert_non_null(buf);
+	buf[0] = '\0';
+	snprintf(sql, sizeof sql, "SELECT job, id, n, hex(%s) FROM %s "
+	    "ORDER BY job, id", strcmp(tab, "execs") == 0 ? "spans" : "rows",
+	    tab);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+	    SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		n = snprintf(buf + off, len - off, "%lld %lld %lld %s\n",
+		    (long long)sqlite3_column_int64(st, 0),
+		    (long long)sqlite3_column_int64(st, 1),
+		    (long long)sqlite3_column_int64(st, 2),
+		    (const char *)sqlite3_column_text(st, 3));
+		assert_true(n > 0 && (size_t)n < len - off);
+		off += (size_t)n;
+	}
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	return (buf);
+}
+
+/* What tally_result() and tally_span() saw: how many, in order. */
+struct tally {
+	uint64_t	 nres;
+	uint64_t	 nspan;
+	uint64_t	 last;		/* (gen, idx) of the last result */
+};
+
+static int
+tally_result(void *arg, const struct journal_result *r)
+{
+	struct tally	*c = arg;
+	uint64_t	 at = (uint64_t)r->gen << 32 | r->idx;
+
+	if (c->nres > 0 && at <= c->last)
+		fail_msg("result (%u, %u) out of order", r->gen, r->idx);
+	c->last = at;
+	c->nres++;
+	return (0);
+}
+
+static int
+tally_span(void *arg, const struct journal_span *sp)
+{
+	struct tally	*c = arg;
+
+	(void)sp;
+	c->nspan++;
+	return (0);
+}
+
+/*
+ * A version 4 journal written by that masterd (tests/data/journal-v4.db,
+ * made by tests/data/journal-v4.sh: the same jobs as journal-v3.db's) is
+ * upgraded at open to version 5: every row of execs and results is the
+ * same, under its key job x 2^32 + id; each job loads all its results
+ * and executions, in order; a job's rows go with it; the schema is a new
+ * journal's.  A row of version 4 whose job is out of version 5's range
+ * (2^31) makes the open fail, saying why, and leaves the file as it was.
+ */
+static void
+test_upgrade_v4(void **state)
+{
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct tally		 c;
+	sqlite3			*db;
+	char			*execs, *results, *a, err[512], sql[128];
+	uint64_t		 job, nres, nexec;
+	size_t			 k;
+
+	copyfile(TEST_DATADIR "/journal-v4.db", t->path);
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
+	execs = sqlrows(t->path, "execs");
+	results = sqlrows(t->path, "results");
+	/* Job 1 ended (its results went); 2 and 3 batch jobs, 4 es. */
+	assert_int_equal(sqlint(t->path, "SELECT sum(n) FROM results "
+	    "WHERE job = 2"), 6);
+	assert_int_equal(sqlint(t->path, "SELECT sum(n) FROM results "
+	    "WHERE job = 3"), 2);
+	assert_true(sqlint(t->path, "SELECT sum(n) FROM results "
+	    "WHERE job = 4") >= 13);
+	assert_true(sqlint(t->path, "SELECT count(*) FROM execs "
+	    "WHERE job = 1") > 0);
+
+	for (k = 0; k < 2; k++) {
+		j = topen(t);
+		nres = nexec = 0;
+		for (job = 1; job <= 4; job++) {
+			memset(&c, 0, sizeof c);
+			assert_int_equal(journal_load_results(j, job,
+			    tally_result, &c), 0);
+			assert_int_equal(journal_load_spans(j, job,
+			    tally_span, &c), 0);
+			snprintf(sql, sizeof sql, "SELECT coalesce(sum(n), 0) "
+			    "FROM results WHERE job = %llu",
+			    (unsigned long long)job);
+			assert_int_equal(c.nres, sqlint(t->path, sql));
+			snprintf(sql, sizeof sql, "SELECT coalesce(sum(n), 0) "
+			    "FROM execs WHERE job = %llu",
+			    (unsigned long long)job);
+			assert_int_equal(c.nspan, sqlint(t->path, sql));
+			nres += c.nres;
+			nexec += c.nspan;
+		}
+		assert_true(nexec > 0);
+		assert_stats(j, 4, nres, nexec);
+		journal_close(j);
+		assert_int_equal(sqlint(t->path, "PRAGMA user_version"),
+		    SCHEMA_NOW);
+	}
+	a = sqlrows(t->path, "execs");
+	assert_string_equal(a, execs);
+	free(a);
+	a = sqlrows(t->path, "results");
+	assert_string_equal(a, results);
+	free(a);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM execs WHERE "
+	    "key <> job * 4294967296 + id"), 0);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM results "
+	    "WHERE key <> job * 4294967296 + id"), 0);
+	assert_fresh_schema(t, "execs: CREATE TABLE execs (key INTEGER "
+	    "PRIMARY KEY", "execs_v4");
+	/* A job's rows go with it, and no other job's. */
+	j = topen(t);
+	assert_int_equal(journal_results_drop(j, 2), 0);
+	assert_int_equal(journal_commit(j), 0);
+	journal_close(j);
+	assert_int_equal(sqlint(t->path, "SELECT count(*) FROM results "
+	    "WHERE job = 2"), 0);
+	assert_int_equal(sqlint(t->path, "SELECT sum(n) FROM results "
+	    "WHERE job = 3"), 2);
+
+	/* Out of range: the open fails and the file stays version 4. */
+	copyfile(TEST_DATADIR "/journal-v4.db", t->path);
+	assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
+	sqlexec(db, "UPDATE execs SET job = 2147483648 WHERE job = 3");
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+	assert_null(journal_open(t->path, err, sizeof err));
+	assert_non_null(strstr(err, "upgrading from version 4"));
+	assert_non_null(strstr(err, "datatype mismatch"));
+	assert_int_equal(sqlint(t->path, "PRAGMA user_version"), 4);
+	a = sqlrows(t->path, "results");
+	assert_string_equal(a, results);
+	free(a);
+	free(execs);
+	free(results);
 }
 
 /* Load callback: take any result. */
@@ -2729,6 +2896,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_upgrade_v2, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_v3, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_v4, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_fails, setup,

@@ -109,6 +109,11 @@ _Static_assert(ES_OUTPUT_LEN <= JOURNAL_INLINE_MAX,
 #define JOURNAL_KEY		"?1 * 4294967296 + ?2"
 #define JOURNAL_OF_JOB \
 	"key >= ?1 * 4294967296 AND key < (?1 + 1) * 4294967296"
+/* The rows of the jobs JOURNAL_OLD finds: a range of keys each, not a scan. */
+#define JOURNAL_PRUNE_ROWS(tab) \
+	"DELETE FROM " tab " WHERE key IN (SELECT t.key FROM jobs AS j, " \
+	tab " AS t WHERE " JOURNAL_OLD " AND t.key >= j.id * 4294967296 " \
+	"AND t.key < (j.id + 1) * 4294967296)"
 
 /* The statements prepared once at open. */
 enum journal_stmt {
@@ -192,12 +197,10 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	    "WHERE " JOURNAL_OF_JOB " ORDER BY key DESC LIMIT 1), 0)",
 	[JS_PRUNE_OUTPUTS] = "DELETE FROM outputs WHERE job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
-	[JS_PRUNE_RESULTS] = "DELETE FROM results WHERE job IN "
-	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
+	[JS_PRUNE_RESULTS] = JOURNAL_PRUNE_ROWS("results"),
 	[JS_PRUNE_GENS] = "DELETE FROM gens WHERE job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
-	[JS_PRUNE_SPANS] = "DELETE FROM execs WHERE job IN "
-	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
+	[JS_PRUNE_SPANS] = JOURNAL_PRUNE_ROWS("execs"),
 	[JS_PRUNE_TASKS] = "DELETE FROM tasks WHERE job IN "
 	    "(SELECT id FROM jobs WHERE " JOURNAL_OLD ")",
 	[JS_PRUNE_BATCHES] = "DELETE FROM batches WHERE job IN "
@@ -525,7 +528,7 @@ static void		 journal_v1_output(sqlite3_context *, int,
 static int		 journal_upgrade1(struct journal *);
 static int		 journal_upgrade2(struct journal *);
 static int		 journal_upgrade3(struct journal *);
-static int		 journal_upgrade4(struct journal *, const char *);
+static int		 journal_upgrade4(struct journal *, int, const char *);
 static int		 journal_exec_put(struct journal_execbuf *,
 			    const struct journal_span *);
 static int		 journal_result_put(struct journal_execbuf *,
@@ -1334,10 +1337,10 @@ journal_upgrade3(struct journal *j)
  * inside journal_schema()'s transaction: sql is one of the upgrade4 texts.
  */
 static int
-journal_upgrade4(struct journal *j, const char *sql)
+journal_upgrade4(struct journal *j, int version, const char *sql)
 {
 	if (journal_exec(j, sql) == -1) {
-		journal_set(j, "upgrading from version 4: %s",
+		journal_set(j, "upgrading from version %d: %s", version,
 		    sqlite3_errmsg(j->j_db));
 		return (-1);
 	}
@@ -1429,12 +1432,12 @@ journal_schema(struct journal *j)
 		if (journal_upgrade2(j) == -1 || journal_upgrade3(j) == -1)
 			goto fail;
 	} else if (version == 3) {
-		if (journal_upgrade4(j, journal_upgrade4_execs_sql) == -1 ||
+		if (journal_upgrade4(j, 3, journal_upgrade4_execs_sql) == -1 ||
 		    journal_upgrade3(j) == -1)
 			goto fail;
 	} else if (version == 4) {
-		if (journal_upgrade4(j, journal_upgrade4_execs_sql) == -1 ||
-		    journal_upgrade4(j, journal_upgrade4_results_sql) == -1)
+		if (journal_upgrade4(j, 4, journal_upgrade4_execs_sql) == -1 ||
+		    journal_upgrade4(j, 4, journal_upgrade4_results_sql) == -1)
 			goto fail;
 	} else if (version > JOURNAL_VERSION) {
 		journal_set(j, "schema version %lld is newer than this "

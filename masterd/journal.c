@@ -229,14 +229,15 @@ static const char *const journal_sql[JS_NSTMTS] = {
  * every row the blob that may be large comes last, after the small
  * columns, so that reading those never follows the blob's overflow pages.
  *
- * Results are the hot path (an es job journals up to 100,000 a second) and
- * are WITHOUT ROWID, one b-tree insert a row instead of a rowid table's two
- * (the row, then its key in an index).  But a WITHOUT ROWID b-tree carries
- * whole rows, up to about 1000 bytes each, in its interior pages too, and
- * took 2.4 to 4 times as long to insert 1 KiB outputs.  So an output is
- * inline only up to JOURNAL_INLINE_MAX bytes; a larger one is a row of
- * outputs, a rowid table appended to in id order, and its result names it
- * in outid (NULL: the output, if any, is inline).  A failure's error stays
+ * Results are the hot path (an es job journals up to 100,000 a second).
+ * Up to version 3 each had its row, WITHOUT ROWID: one b-tree insert a row
+ * instead of a rowid table's two (the row, then its key in an index).  But
+ * a WITHOUT ROWID b-tree carries whole rows, up to about 1000 bytes each,
+ * in its interior pages too, and took 2.4 to 4 times as long to insert 1
+ * KiB outputs.  So an output is inline only up to JOURNAL_INLINE_MAX
+ * bytes; a larger one is a row of outputs, a rowid table appended to in id
+ * order, and its result names it in outid (NULL: the output, if any, is
+ * inline).  A failure's error stays
  * inline: failures are rare.  Tasks are a rowid table with their key in an
  * index, for the same reason as large outputs: payloads are arbitrary.
  *

@@ -83,6 +83,12 @@ struct tls_crl *tls_crl_load(const char *, const char *, char *, size_t);
 void	 tls_crl_free(struct tls_crl *);
 int	 tls_crl_apply(SSL_CTX *, const struct tls_crl *, char *, size_t);
 int	 tls_crl_revoked(const struct tls_crl *, X509 *, char *, size_t);
+/* What a CRL check needs of a certificate once the SSL object is gone. */
+struct tls_peer_id;
+struct tls_peer_id *tls_peer_id_new(X509 *);
+void	 tls_peer_id_free(struct tls_peer_id *);
+int	 tls_crl_revoked_id(const struct tls_crl *, const struct tls_peer_id *,
+	    char *, size_t);
 const char *tls_crl_path(const struct tls_crl *);
 size_t	 tls_crl_entries(const struct tls_crl *);
 

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,24 @@ xstrdup(const char *s)
 	if ((p = strdup(s)) == NULL)
 		fatal("strdup");
 	return (p);
+}
+
+/*
+ * Set *p to a new string from fmt (the old one freed): text a struct holds
+ * only when there is some (NULL: none), not in an array of its longest.
+ */
+void
+str_setf(char **p, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		fatal("vasprintf");
+	va_end(ap);
+	free(*p);
+	*p = s;
 }
 
 /*

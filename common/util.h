@@ -20,6 +20,9 @@ int		 parse_u64(const char *, uint64_t, uint64_t, uint64_t *);
 void		*xcalloc(size_t, size_t);
 void		*xreallocarray(void *, size_t, size_t);
 char		*xstrdup(const char *);
+void		 str_setf(char **, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+#define STR_OR_EMPTY(s)	((s) != NULL ? (s) : "")
 char		*str_vis(char *, size_t, const char *);
 
 #endif /* R3Q_UTIL_H */

@@ -198,7 +198,7 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 	if (w->w_draining) {
 		wi->draining = 1;
 		wi->state = (char *)(uintptr_t)"draining";
-		snprintf(why, len, "%s", w->w_drain_why);
+		snprintf(why, len, "%s", STR_OR_EMPTY(w->w_drain_why));
 	}
 	wi->suspects = fi.suspects;
 	wi->suspects_recent = fi.recent;
@@ -211,11 +211,11 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 		    "%s", fi.recent, (unsigned long long)
 		    (md->conf.suspect_window / 1000), md->conf.suspect_limit,
 		    (unsigned long long)(wi->cooldown_ms + 999) / 1000,
-		    w->w_why);
+		    STR_OR_EMPTY(w->w_why));
 	} else if (fi.suspect_copies > 0 && !w->w_draining) {
 		wi->state = (char *)(uintptr_t)"suspect";
 		snprintf(why, len, "%u of its tasks run elsewhere too: %s",
-		    fi.suspect_copies, w->w_why);
+		    fi.suspect_copies, STR_OR_EMPTY(w->w_why));
 	}
 }
 
@@ -245,10 +245,12 @@ control_list_workers(struct session *s, uint64_t reqid)
 		infos[n].id = w->w_id;
 		infos[n].name = w->w_name;
 		infos[n].address = w->w_session->s_addr;
-		infos[n].via = w->w_session->s_via;
+		infos[n].via = (char *)(uintptr_t)STR_OR_EMPTY(
+		    w->w_session->s_via);
 		infos[n].unavailable = w->w_unavail;
 		infos[n].n_unavailable = w->w_nunavail;
-		infos[n].peer_addr = w->w_peer_addr;
+		infos[n].peer_addr = (char *)(uintptr_t)STR_OR_EMPTY(
+		    w->w_peer_addr);
 		infos[n].cpus = w->w_cpus;
 		infos[n].kinds = names + off;
 		for (k = 0; k < w->w_nkinds; k++)

@@ -147,7 +147,7 @@ x_link_set(const char *src, const char *dst, double t, double b)
 int
 exchange_capable(const struct worker *w)
 {
-	return (w != NULL && w->w_peer_addr[0] != '\0' && !w->w_draining);
+	return (w != NULL && w->w_peer_addr != NULL && !w->w_draining);
 }
 
 /* The worker of op x's index i, if it is still the one it was. */
@@ -675,7 +675,7 @@ x_new(int kind, const uint32_t *wids, size_t p, char *err, size_t errlen)
 		snprintf(x->x_names[i], sizeof(x->x_names[i]), "%s",
 		    w->w_name);
 		snprintf(x->x_addrs[i], sizeof(x->x_addrs[i]), "%s",
-		    w->w_peer_addr);
+		    STR_OR_EMPTY(w->w_peer_addr));
 	}
 	x->x_pi = xcalloc(p * p + 1, sizeof(*x->x_pi));
 	x->x_pj = xcalloc(p * p + 1, sizeof(*x->x_pj));

@@ -148,6 +148,7 @@ const struct conf_key masterd_keys[] = {
 	    NULL },
 	{ "handshake_timeout",	CONF_DURATION,	OFF(handshake_timeout), 100,
 	    3600000, NULL },
+	{ "sealed_frames",	CONF_BOOL,	OFF(sealed_frames), 0, 1, NULL },
 	{ "http",		CONF_STRING,	OFF(http),	0, 0, check_http },
 	{ "heartbeat_timeout",	CONF_DURATION,	OFF(heartbeat_timeout), 100,
 	    3600000, NULL },
@@ -272,6 +273,7 @@ masterd_config_defaults(struct masterd_config *c)
 	strcpy(c->balance_topology, "ring");
 	strcpy(c->ca_key, "none");
 	c->cert_lifetime = 365ULL * 86400000;
+	c->sealed_frames = 1;
 }
 
 /*

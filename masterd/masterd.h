@@ -19,6 +19,8 @@ struct event_base;
 struct bufferevent;
 struct evbuffer_cb_entry;
 struct tls_crl;
+struct tls_peer_id;
+struct seal;
 struct evconnlistener;
 struct sockaddr;
 struct es;
@@ -88,6 +90,7 @@ struct masterd_config {
 	char		 trace[CONF_STRMAX];	/* TRACE_* subsystems */
 	char		 ca_key[CONF_STRMAX];	/* none: no join tokens */
 	uint64_t	 cert_lifetime;		/* ms, of a certificate issued */
+	int		 sealed_frames;		/* seal.h: workers that offer */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -157,8 +160,12 @@ struct session {
 	int			 s_relay;	/* its certificate says relay */
 	struct rlink		*s_rlink;	/* a relay's link: its streams */
 	struct rstream		*s_rstream;	/* a relayed worker: its stream */
-	char			 s_via[128];	/* relays it came through */
+	char			*s_via;		/* relays it came through;
+						   NULL: direct */
 	uint64_t		 s_renewed;	/* mono ns of its last renewal */
+	/* Sealed frames (common/seal.h): no SSL object after the mark. */
+	struct seal		*s_seal;	/* its keys, owned by s_bev */
+	struct tls_peer_id	*s_peer;	/* its certificate, for CRLs */
 };
 TAILQ_HEAD(sessionlist, session);
 
@@ -174,6 +181,12 @@ struct push_pending {
 	uint64_t		*pp_donate;
 	size_t			 pp_ndonate;
 };
+
+/* Longest a worker's peer_listen, and a drain's reason, may be. */
+#define PEER_ADDR_MAX		80
+#define DRAIN_WHY_MAX		128
+/* Longest text of the relays a relayed worker came through. */
+#define RELAY_VIA_TEXT		128
 
 struct worker {
 	uint32_t		 w_id;
@@ -220,16 +233,17 @@ struct worker {
 	uint64_t		 w_refused;
 	uint64_t		 w_refused_unsaid;	/* since the last log line */
 	uint64_t		 w_refused_said;	/* mono ns of that line */
-	char			 w_why[256];	/* its last suspicion */
+	char			*w_why;		/* its last suspicion, or
+						   NULL */
 	/* draining (issue 25): no new tasks, then it leaves */
 	int			 w_draining;
 	int			 w_drain_said;	/* its first Drain came */
 	int			 w_drained;	/* it said done: leaving */
 	uint64_t		 w_handed_back;	/* copies it gave back */
-	char			 w_drain_why[128];
-	char			 w_peer_addr[128];	/* its peer_listen, as
+	char			*w_drain_why;	/* NULL: none given */
+	char			*w_peer_addr;	/* its peer_listen, as
 						   other workers reach it;
-						   "": none (exchange.c) */
+						   NULL: none (exchange.c) */
 };
 TAILQ_HEAD(workerlist, worker);
 

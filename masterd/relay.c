@@ -362,7 +362,7 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	struct bufferevent	*pair[2];
 	struct rstream		*rs;
 	struct session		*s;
-	char			 via[sizeof(((struct session *)0)->s_via)];
+	char			 via[RELAY_VIA_TEXT];
 	char			 addr[64];
 	size_t			 i, k, off = 0;
 
@@ -453,7 +453,7 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	    rc->address : "?");
 	s = session_new(pair[0], addr, 1);
 	snprintf(s->s_name, sizeof(s->s_name), "%s", rc->name);
-	snprintf(s->s_via, sizeof(s->s_via), "%s", via);
+	str_setf(&s->s_via, "%s", via);
 	s->s_verified = 1;
 	s->s_not_after = (time_t)rc->not_after;
 	rs = xcalloc(1, sizeof(*rs));

@@ -30,6 +30,7 @@
 #include "exchange.h"
 #include "log.h"
 #include "masterd.h"
+#include "seal.h"
 #include "task/task.h"
 #include "tls.h"
 #include "util.h"
@@ -159,12 +160,12 @@ server_suspect(const struct sched_action *a)
 	byname = by != NULL ? by->w_name : "another worker";
 	switch (a->why) {
 	case SCHED_WHY_FAILED:
-		snprintf(w->w_why, sizeof(w->w_why), "task %llu failed on it "
+		str_setf(&w->w_why, "task %llu failed on it "
 		    "and succeeded on %s", (unsigned long long)a->task,
 		    byname);
 		break;
 	case SCHED_WHY_DISAGREED:
-		snprintf(w->w_why, sizeof(w->w_why), "its output for task "
+		str_setf(&w->w_why, "its output for task "
 		    "%llu disagreed with the verified one",
 		    (unsigned long long)a->task);
 		break;
@@ -175,7 +176,7 @@ server_suspect(const struct sched_action *a)
 		 * this way up to twice a task (once each half), so not a
 		 * warning.
 		 */
-		snprintf(w->w_why, sizeof(w->w_why), "task %llu did not move "
+		str_setf(&w->w_why, "task %llu did not move "
 		    "for %.1fs while %s did a whole task, within its own "
 		    "%.1fs a task (slow, not counted)",
 		    (unsigned long long)a->task, (double)a->silent_ns / 1e9,
@@ -183,7 +184,7 @@ server_suspect(const struct sched_action *a)
 		log_info("worker %s suspect: %s", w->w_name, w->w_why);
 		return;
 	default:
-		snprintf(w->w_why, sizeof(w->w_why), "task %llu did not move "
+		str_setf(&w->w_why, "task %llu did not move "
 		    "for %.1fs while %s did a whole task",
 		    (unsigned long long)a->task, (double)a->silent_ns / 1e9,
 		    byname);
@@ -321,6 +322,9 @@ worker_free(struct worker *w)
 	free(w->w_push);
 	free(w->w_killed);
 	free(w->w_kinds);
+	free(w->w_why);
+	free(w->w_drain_why);
+	free(w->w_peer_addr);
 	worker_unavail_clear(w);
 	free(w);
 }
@@ -529,6 +533,8 @@ session_free(struct session *s)
 	    evbuffer_get_length(bufferevent_get_output(s->s_bev)) +
 	    (s->s_tls ? 32768 : 0));
 	bufferevent_free(s->s_bev);
+	tls_peer_id_free(s->s_peer);
+	free(s->s_via);
 	event_free(s->s_deadline);
 	free(s);
 }
@@ -539,7 +545,10 @@ session_flushed(struct bufferevent *bev, void *arg)
 {
 	struct session	*s = arg;
 
-	(void)bev;
+	/* Sealed: the socket under the filter must have taken it all too. */
+	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
+	    seal_pending(bev) > 0)
+		return;
 	session_free(s);
 }
 
@@ -972,8 +981,20 @@ server_refused(enum cap cap, const char *who, const char *fmt, ...)
  * client, is refused with a line naming it; so is one the CRL revokes,
  * should its handshake have begun under the previous CRL (a reload).
  */
+static void	session_verified_role(struct session *);
+static void	session_seal(struct session *);
+
 static void
 session_verified(struct session *s)
+{
+	session_verified_role(s);
+	if (s->s_verified && !s->s_closing && s->s_role != ROLE_JOINER &&
+	    seal_agreed(bufferevent_openssl_get_ssl(s->s_bev)))
+		session_seal(s);
+}
+
+static void
+session_verified_role(struct session *s)
 {
 	SSL	*ssl = bufferevent_openssl_get_ssl(s->s_bev);
 	X509	*peer;
@@ -1044,6 +1065,46 @@ session_verified(struct session *s)
 	}
 }
 
+/*
+ * The handshake agreed to seal (common/seal.h) and the peer passed our
+ * checks: the mark, our last TLS record, then the same socket sealed, and
+ * the SSL object and the peer's certificate are freed.  What the CRL
+ * sweep needs of the certificate is kept (s_peer).
+ */
+static void
+session_seal(struct session *s)
+{
+	SSL			*ssl = bufferevent_openssl_get_ssl(s->s_bev);
+	struct bufferevent	*bev;
+	char			 err[256];
+
+	if ((s->s_peer = tls_peer_id_new(SSL_get0_peer_certificate(
+	    ssl))) == NULL) {
+		log_warnx("%s (%s): cannot keep its certificate's serial",
+		    s->s_addr, s->s_name);
+		session_close(s);
+		return;
+	}
+	/* Nothing is queued yet: the mark goes straight to the socket. */
+	ERR_clear_error();
+	if (SSL_write(ssl, SEAL_MARK, SEAL_MARKLEN) != SEAL_MARKLEN) {
+		ERR_clear_error();
+		log_warnx("%s (%s): cannot write the seal mark", s->s_addr,
+		    s->s_name);
+		session_close(s);
+		return;
+	}
+	if ((bev = seal_switch(s->s_bev, 1, BEV_OPT_DEFER_CALLBACKS,
+	    &s->s_seal, err, sizeof(err))) == NULL) {
+		log_warnx("%s (%s): cannot seal: %s", s->s_addr, s->s_name,
+		    err);
+		session_close(s);
+		return;
+	}
+	s->s_bev = bev;
+	log_debug("%s (%s): frames sealed from here on", s->s_addr, s->s_name);
+}
+
 /* Connection-level events: handshake done, EOF, errors, timeouts. */
 static void
 session_event(struct bufferevent *bev, short what, void *arg)
@@ -1055,7 +1116,10 @@ session_event(struct bufferevent *bev, short what, void *arg)
 		session_verified(s);
 		return;
 	}
-	tls_describe_error(bev, what, why, sizeof(why));
+	if (seal_error(s->s_seal) != NULL)
+		snprintf(why, sizeof(why), "%s", seal_error(s->s_seal));
+	else
+		tls_describe_error(bev, what, why, sizeof(why));
 	if (s->s_role == ROLE_WORKER || (what & BEV_EVENT_EOF &&
 	    s->s_role == ROLE_CLIENT))
 		log_debug("%s (%s): %s", s->s_addr, s->s_name, why);
@@ -1412,7 +1476,8 @@ worker_hello(struct session *s, Envelope *env)
 	out.welcome = &wel;
 	session_send(s, &out);
 	log_info("worker %s joined from %s%s%s with %u CPUs (id %u)",
-	    w->w_name, s->s_addr, s->s_via[0] ? " via " : "", s->s_via,
+	    w->w_name, s->s_addr, s->s_via != NULL ? " via " : "",
+	    STR_OR_EMPTY(s->s_via),
 	    w->w_cpus, w->w_id);
 	masterd_status();
 	if (sched_worker_join_kinds(md->sched, w->w_id, w->w_node, w->w_cpus,
@@ -1433,18 +1498,19 @@ worker_peer_addr(struct session *s, struct worker *w, const char *a)
 {
 	char	 h[256], p[16], sh[256], sp[16];
 
-	w->w_peer_addr[0] = '\0';
+	free(w->w_peer_addr);
+	w->w_peer_addr = NULL;
 	if (a == NULL || a[0] == '\0')
 		return;
 	if (conf_split_hostport(a, h, sizeof(h), p, sizeof(p), NULL) == -1 ||
-	    p[0] == '\0' || strlen(a) >= sizeof(w->w_peer_addr) - 48) {
+	    p[0] == '\0' || strlen(a) >= PEER_ADDR_MAX) {
 		log_warnx("worker %s: peer address '%.100s' is not host:port; "
 		    "it takes no part in exchanges", w->w_name, a);
 		return;
 	}
 	if (h[0] == '\0' || strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0) {
 		if (conf_split_hostport(s->s_addr, sh, sizeof(sh), sp,
-		    sizeof(sp), NULL) == -1 || s->s_via[0] != '\0') {
+		    sizeof(sp), NULL) == -1 || s->s_via != NULL) {
 			log_warnx("worker %s: peer address %s has no host, and "
 			    "we cannot tell its own; it takes no part in "
 			    "exchanges", w->w_name, a);
@@ -1452,8 +1518,8 @@ worker_peer_addr(struct session *s, struct worker *w, const char *a)
 		}
 		snprintf(h, sizeof(h), "%s", sh);
 	}
-	snprintf(w->w_peer_addr, sizeof(w->w_peer_addr), strchr(h, ':') ?
-	    "[%s]:%s" : "%s:%s", h, p);
+	str_setf(&w->w_peer_addr, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h,
+	    p);
 }
 
 /* Note that w's copy of task was interrupted: its report is due. */
@@ -1698,7 +1764,7 @@ worker_drain(struct session *s, const R3q__Drain *d)
 	size_t			 i, idx, n = 0;
 	uint64_t		 now = mono_ns();
 	uint32_t		 held = 0, running = 0;
-	char			 why[sizeof(w->w_drain_why)];
+	char			 why[DRAIN_WHY_MAX];
 
 	if (!w->w_draining) {
 		w->w_draining = 1;
@@ -1719,11 +1785,11 @@ worker_drain(struct session *s, const R3q__Drain *d)
 	sched_worker_load(md->sched, w->w_id, &held, &running);
 	str_vis(why, sizeof(why), d->reason);
 	if (!w->w_drain_said && why[0] != '\0')
-		snprintf(w->w_drain_why, sizeof(w->w_drain_why), "%s", why);
+		str_setf(&w->w_drain_why, "%s", why);
 	if (!w->w_drain_said) {
 		w->w_drain_said = 1;
 		log_info("worker %s draining (%s): %zu held task%s handed back, "
-		    "%u running", w->w_name, w->w_drain_why[0] ?
+		    "%u running", w->w_name, w->w_drain_why != NULL ?
 		    w->w_drain_why : "no reason given", n, n == 1 ? "" : "s",
 		    running);
 	} else if (n > 0)
@@ -1758,7 +1824,7 @@ server_drain_worker(struct worker *w, const char *by)
 	w->w_draining = 1;
 	(void)sched_worker_drain(md->sched, w->w_id, mono_ns());
 	snprintf(reason, sizeof(reason), "asked by %s", by);
-	snprintf(w->w_drain_why, sizeof(w->w_drain_why), "%s", reason);
+	str_setf(&w->w_drain_why, "%s", reason);
 	dr.reason = reason;
 	env.body_case = R3Q__ENVELOPE__BODY_DRAIN_REQUEST;
 	env.drain_request = &dr;
@@ -2472,6 +2538,8 @@ server_ctx(const struct masterd_config *c, struct tls_crl **crlp)
 		SSL_CTX_free(ctx);
 		return (NULL);
 	}
+	/* md->conf stays where it is across reloads: the key takes effect. */
+	seal_server_ctx(ctx, &md->conf.sealed_frames);
 	*crlp = crl;
 	return (ctx);
 }
@@ -2496,6 +2564,11 @@ server_revoke_sweep(void)
 		/* Behind a relay: the certificate it passed (issue 20). */
 		if (s->s_rstream != NULL) {
 			if (!relay_revoked(s, md->crl, why, sizeof(why)))
+				continue;
+		} else if (s->s_peer != NULL) {
+			/* Sealed: what it kept of the certificate. */
+			if (!tls_crl_revoked_id(md->crl, s->s_peer, why,
+			    sizeof(why)))
 				continue;
 		} else if (!s->s_tls ||
 		    (ssl = bufferevent_openssl_get_ssl(s->s_bev)) == NULL ||

@@ -34,6 +34,7 @@
 
 #include "log.h"
 #include "notify.h"
+#include "seal.h"
 #include "tls.h"
 #include "util.h"
 #include "workerd.h"
@@ -46,6 +47,7 @@
 enum link_state {
 	LINK_IDLE,		/* waiting to reconnect */
 	LINK_CONNECTING,	/* TCP + TLS handshake */
+	LINK_SEAL,		/* sealed agreed: the master's mark due */
 	LINK_HELLO,		/* hello sent, waiting for welcome */
 	LINK_UP
 };
@@ -57,6 +59,9 @@ static struct {
 	SSL_CTX				*l_ctx;
 	struct tls_crl			*l_crl;		/* NULL: none */
 	struct bufferevent		*l_bev;
+	struct seal			*l_seal;	/* sealed: keys */
+	struct tls_peer_id		*l_peer_id;	/* sealed: the
+							   master's cert */
 	struct event			*l_retry;
 	struct event			*l_wake;
 	enum link_state			 l_state;
@@ -129,6 +134,7 @@ static void	link_drain_check(void);
 static void	link_drain_send(int);
 static void	link_event(struct bufferevent *, short, void *);
 static void	link_read(struct bufferevent *, void *);
+static void	link_hello(void);
 
 /* A copy to hand back with the next Drain. */
 static void
@@ -324,6 +330,9 @@ link_close(void)
 		bufferevent_free(lk.l_bev);
 		lk.l_bev = NULL;
 	}
+	lk.l_seal = NULL;	/* freed with its bufferevent */
+	tls_peer_id_free(lk.l_peer_id);
+	lk.l_peer_id = NULL;
 	if (lk.l_tcp != NULL) {
 		close(event_get_fd(lk.l_tcp));
 		event_free(lk.l_tcp);
@@ -878,6 +887,45 @@ link_frame_deadline(struct bufferevent *bev)
 		evtimer_add(lk.l_frame, &tv);
 }
 
+/*
+ * Sealed frames were agreed (common/seal.h): the master's mark is its last
+ * TLS record; after it, the same socket sealed, and then our hello.
+ * Anything else in its place (an Error, before a close) is read as TLS.
+ * 1: sealed; 0: not yet, or the link is down; -1: not sealing after all.
+ */
+static int
+link_seal_mark(struct bufferevent *bev)
+{
+	struct evbuffer	*in = bufferevent_get_input(bev);
+	SSL		*ssl = bufferevent_openssl_get_ssl(bev);
+	struct timeval	 tv = { WELCOME_TIMEOUT, 0 };
+	char		 mark[SEAL_MARKLEN], err[256];
+
+	if (evbuffer_copyout(in, mark, sizeof(mark)) < (ev_ssize_t)
+	    sizeof(mark))
+		return (0);
+	if (memcmp(mark, SEAL_MARK, sizeof(mark)) != 0) {
+		lk.l_state = LINK_HELLO;
+		return (-1);
+	}
+	evbuffer_drain(in, sizeof(mark));
+	if ((lk.l_peer_id = tls_peer_id_new(SSL_get0_peer_certificate(
+	    ssl))) == NULL) {
+		link_down("cannot keep the master's certificate serial", NULL);
+		return (0);
+	}
+	if ((lk.l_bev = seal_switch(bev, 0, BEV_OPT_DEFER_CALLBACKS,
+	    &lk.l_seal, err, sizeof(err))) == NULL) {
+		lk.l_bev = bev;
+		link_down(err, NULL);
+		return (0);
+	}
+	bufferevent_set_timeouts(lk.l_bev, &tv, NULL);
+	log_debug("sealed frames with %s", lk.l_peer);
+	link_hello();
+	return (1);
+}
+
 static void
 link_read(struct bufferevent *bev, void *arg)
 {
@@ -886,6 +934,9 @@ link_read(struct bufferevent *bev, void *arg)
 	int		 rc;
 
 	(void)arg;
+	/* Sealed, the old bufferevent is gone: the new one reads on. */
+	if (lk.l_state == LINK_SEAL && link_seal_mark(bev) >= 0)
+		return;
 	for (;;) {
 		rc = frame_read(bufferevent_get_input(bev),
 		    lk.l_conf->max_frame, &env, err, sizeof(err));
@@ -1023,7 +1074,7 @@ link_drain_written(struct bufferevent *bev, void *arg)
 	SSL	*ssl;
 
 	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
-	    !TAILQ_EMPTY(&delay_out))
+	    seal_pending(bev) > 0 || !TAILQ_EMPTY(&delay_out))
 		return;
 	/* A clean close (close_notify), not a connection that broke. */
 	if ((ssl = bufferevent_openssl_get_ssl(bev)) != NULL)
@@ -1199,7 +1250,18 @@ link_event(struct bufferevent *bev, short what, void *arg)
 		sock_link_timeout(bufferevent_getfd(bev),
 		    lk.l_conf->link_timeout);
 		log_debug("TLS up with %s", lk.l_peer);
+		if (seal_agreed(bufferevent_openssl_get_ssl(bev))) {
+			/* Nothing from us until the master's mark. */
+			lk.l_state = LINK_SEAL;
+			return;
+		}
 		link_hello();
+		return;
+	}
+	if (seal_error(lk.l_seal) != NULL) {
+		snprintf(why, sizeof(why), "%s from the master %s",
+		    seal_error(lk.l_seal), lk.l_peer);
+		link_down(why, NULL);
 		return;
 	}
 	switch (tls_explain(bev, what, "master", lk.l_peer, lk.l_host, why,
@@ -1237,7 +1299,8 @@ link_event(struct bufferevent *bev, short what, void *arg)
 		link_down(why, NULL);
 		return;
 	default:
-		if ((what & BEV_EVENT_EOF) && lk.l_state == LINK_HELLO)
+		if ((what & BEV_EVENT_EOF) && (lk.l_state == LINK_HELLO ||
+		    lk.l_state == LINK_SEAL))
 			snprintf(why, sizeof(why), "the master %s closed the "
 			    "connection before welcoming us", lk.l_peer);
 		else if ((what & BEV_EVENT_TIMEOUT) &&
@@ -1245,7 +1308,7 @@ link_event(struct bufferevent *bev, short what, void *arg)
 			snprintf(why, sizeof(why), "timed out in the TLS "
 			    "handshake with %s", lk.l_peer);
 		else if ((what & BEV_EVENT_TIMEOUT) &&
-		    lk.l_state == LINK_HELLO)
+		    (lk.l_state == LINK_HELLO || lk.l_state == LINK_SEAL))
 			snprintf(why, sizeof(why), "the master %s did not "
 			    "answer our hello in %d s", lk.l_peer,
 			    WELCOME_TIMEOUT);
@@ -1287,6 +1350,8 @@ link_tls_start(evutil_socket_t fd)
 		link_down("cannot create a TLS bufferevent", NULL);
 		return;
 	}
+	if (lk.l_conf->sealed_frames && seal_client_offer(ssl) == -1)
+		log_warnx("cannot offer sealed frames; TLS records it is");
 	bufferevent_setcb(lk.l_bev, link_read, link_written, link_event,
 	    NULL);
 	if (relay_enabled())
@@ -1578,9 +1643,10 @@ link_reload(const struct workerd_config *nc)
 		link_heartbeat_arm(nc->heartbeat);
 	/* The master we are talking to may be revoked now. */
 	if (lk.l_bev != NULL && lk.l_state != LINK_CONNECTING &&
-	    (ssl = bufferevent_openssl_get_ssl(lk.l_bev)) != NULL &&
-	    (peer = SSL_get0_peer_certificate(ssl)) != NULL &&
-	    tls_crl_revoked(crl, peer, err, sizeof(err))) {
+	    (lk.l_peer_id != NULL ? tls_crl_revoked_id(crl, lk.l_peer_id, err,
+	    sizeof(err)) : (ssl = bufferevent_openssl_get_ssl(lk.l_bev)) !=
+	    NULL && (peer = SSL_get0_peer_certificate(ssl)) != NULL &&
+	    tls_crl_revoked(crl, peer, err, sizeof(err)))) {
 		snprintf(why, sizeof(why), "the master's certificate is now "
 		    "revoked by %s: %s", nc->crl, err);
 		link_down(why, "give the master a new certificate");

@@ -65,6 +65,7 @@ const struct conf_key workerd_keys[] = {
 	    NULL },
 	{ "retry_permanent",	CONF_BOOL,	OFF(retry_permanent), 0, 1,
 	    NULL },
+	{ "sealed_frames",	CONF_BOOL,	OFF(sealed_frames), 0, 1, NULL },
 	{ "kill_grace",		CONF_DURATION,	OFF(kill_grace), 0, 600000,
 	    NULL },
 	{ "workdir",		CONF_STRING,	OFF(workdir),	0, 0,
@@ -286,6 +287,7 @@ workerd_config_defaults(struct workerd_config *c)
 	strcpy(c->peer_listen, "none");
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", R3Q_STATEDIR);
 	c->renew_before = 30ULL * 86400000;
+	c->sealed_frames = 1;
 }
 
 /*

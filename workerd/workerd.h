@@ -42,6 +42,7 @@ struct workerd_config {
 	uint64_t	 heartbeat;		/* ms */
 	uint64_t	 link_timeout;		/* ms, 0: the kernel's */
 	int		 retry_permanent;	/* retry what retrying cannot cure */
+	int		 sealed_frames;		/* offer to seal (seal.h) */
 	uint64_t	 kill_grace;		/* ms, SIGTERM to SIGKILL */
 	char		 workdir[CONF_STRMAX];	/* children's directories */
 	uint64_t	 lifetime;		/* ms, then drain; 0: none */

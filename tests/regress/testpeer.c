@@ -102,6 +102,7 @@
 #include <openssl/x509v3.h>
 
 #include "frame.h"
+#include "seal.h"
 #include "es/payload.h"
 #include "task/task.h"
 #include "testpeer.h"
@@ -130,6 +131,8 @@ usage(void)
 	    "self name\n"
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
 	    "ca-key [prefix [kind]]\n"
+	    "       r3q-testpeer -a ca -c cert -k key sealbad host port "
+	    "early|tag|length|replay\n"
 	    "       r3q-testpeer -a ca -c cert -k key hostile host port "
 	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n"
 	    "       r3q-testpeer -a ca -c cert -k key badclient host port "
@@ -149,12 +152,146 @@ usage(void)
 	exit(2);
 }
 
+/*
+ * Sealed frames (common/seal.h) on the one blocking connection: its keys,
+ * its socket, and the plaintext of the last record not yet read.
+ */
+static struct seal	*tp_seal;
+static int		 tp_fd = -1;
+static int		 tp_offer_seal;		/* tls_dial offers to seal */
+static uint8_t		 tp_plain[SEAL_RECORD_MAX];
+static size_t		 tp_plen, tp_poff;
+
+/* write(2) all of it, waiting on a non-blocking socket; -1 on error. */
+static int
+write_all(int fd, const uint8_t *p, size_t len)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			pfd.fd = fd;
+			pfd.events = POLLOUT;
+			(void)poll(&pfd, 1, 100);
+			continue;
+		}
+		return (-1);
+	}
+	return (0);
+}
+
+/* Seal len bytes as records and write them; -1 on error. */
+static int
+seal_put(struct seal *se, int fd, const uint8_t *p, size_t len)
+{
+	uint8_t	 rec[SEAL_RECORD_MAX + SEAL_OVERHEAD];
+	size_t	 n, r;
+
+	while (len > 0) {
+		n = len > SEAL_RECORD_MAX ? SEAL_RECORD_MAX : len;
+		if ((r = seal_record(se, p, n, rec)) == 0 ||
+		    write_all(fd, rec, r) == -1)
+			return (-1);
+		p += n;
+		len -= n;
+	}
+	return (0);
+}
+
+/* read(2) exactly len bytes, blocking (the receive timeout applies). */
+static int
+read_full(int fd, uint8_t *p, size_t len)
+{
+	ssize_t	 n;
+
+	while (len > 0) {
+		if ((n = read(fd, p, len)) > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		return (-1);
+	}
+	return (0);
+}
+
+/* The next sealed record's plaintext into tp_plain; -1 on close or error. */
+static int
+seal_get_record(void)
+{
+	uint8_t	 rec[SEAL_RECORD_MAX + SEAL_OVERHEAD];
+	uint32_t len;
+
+	if (read_full(tp_fd, rec, SEAL_HDRLEN) == -1)
+		return (-1);
+	len = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 |
+	    (uint32_t)rec[2] << 8 | rec[3];
+	if (len < SEAL_TAGLEN || len > SEAL_RECORD_MAX + SEAL_TAGLEN) {
+		printf("sealed record of length %u from the master\n", len);
+		return (-1);
+	}
+	if (read_full(tp_fd, rec + SEAL_HDRLEN, len) == -1)
+		return (-1);
+	if (seal_open(tp_seal, rec, SEAL_HDRLEN + len, tp_plain,
+	    &tp_plen) == -1) {
+		printf("%s\n", seal_error(tp_seal));
+		return (-1);
+	}
+	tp_poff = 0;
+	return (0);
+}
+
+/*
+ * After a handshake that agreed to seal: the master's mark, read in TLS,
+ * then the keys; put() and get() seal from there on.  0 if not agreed.
+ */
+static int
+seal_begin(int fd)
+{
+	uint8_t	 mark[SEAL_MARKLEN];
+	size_t	 n, got = 0;
+	char	 err[256];
+
+	if (!seal_agreed(ssl))
+		return (0);
+	while (got < sizeof(mark)) {
+		if (SSL_read_ex(ssl, mark + got, sizeof(mark) - got, &n) != 1) {
+			printf("no seal mark from the master\n");
+			return (-1);
+		}
+		got += n;
+	}
+	if (memcmp(mark, SEAL_MARK, sizeof(mark)) != 0) {
+		printf("not the seal mark from the master\n");
+		return (-1);
+	}
+	if ((tp_seal = seal_new(ssl, 0, err, sizeof(err))) == NULL) {
+		printf("%s\n", err);
+		return (-1);
+	}
+	tp_fd = fd;
+	tp_plen = tp_poff = 0;
+	return (0);
+}
+
 /* Write all bytes; -1 if the peer has gone. */
 static int
 put(const void *buf, size_t len)
 {
 	size_t	 done;
 
+	if (tp_seal != NULL)
+		return (seal_put(tp_seal, tp_fd, buf, len));
 	while (len > 0) {
 		if (SSL_write_ex(ssl, buf, len, &done) != 1)
 			return (-1);
@@ -183,6 +320,15 @@ get(uint8_t *buf, size_t len)
 {
 	size_t	 n;
 
+	while (len > 0 && tp_seal != NULL) {
+		if (tp_poff == tp_plen && seal_get_record() == -1)
+			return (-1);
+		n = tp_plen - tp_poff < len ? tp_plen - tp_poff : len;
+		memcpy(buf, tp_plain + tp_poff, n);
+		tp_poff += n;
+		buf += n;
+		len -= n;
+	}
 	while (len > 0) {
 		if (SSL_read_ex(ssl, buf, len, &n) != 1)
 			return (-1);
@@ -227,10 +373,19 @@ recv_env(void)
 static int
 closed_by_peer(void)
 {
-	uint8_t	 b;
+	uint8_t	 b, raw[4096];
 	size_t	 n;
+	ssize_t	 r;
 	int	 e;
 
+	while (tp_seal != NULL) {
+		if ((r = read(tp_fd, raw, sizeof(raw))) > 0)
+			continue;
+		if (r == -1 && errno == EINTR)
+			continue;
+		return (!(r == -1 && (errno == EAGAIN ||
+		    errno == EWOULDBLOCK)));
+	}
 	for (;;) {
 		errno = 0;
 		if (SSL_read_ex(ssl, &b, 1, &n) == 1)
@@ -293,6 +448,10 @@ tls_dial(SSL_CTX *ctx, const char *host, const char *port)
 	}
 	if ((ssl = tls_client_ssl(ctx, host, err, sizeof(err))) == NULL) {
 		printf("%s\n", err);
+		return (-1);
+	}
+	if (tp_offer_seal && seal_client_offer(ssl) == -1) {
+		printf("cannot offer to seal\n");
 		return (-1);
 	}
 	SSL_set_fd(ssl, fd);
@@ -789,6 +948,14 @@ struct swarm_conn {
 	uint32_t	 sc_blen;
 	uint32_t	 sc_bgot;
 	int		 sc_wpending;	/* a heartbeat waits to be retried */
+	/* Sealed (common/seal.h): no SSL object once joined. */
+	struct seal	*sc_seal;
+	uint8_t		*sc_rec;		/* a record being read */
+	size_t		 sc_rgot;
+	uint8_t		*sc_plain;		/* its plaintext, */
+	size_t		 sc_plen, sc_poff;	/* and what is left of it */
+	uint8_t		*sc_wbuf;		/* a sealed heartbeat not all */
+	size_t		 sc_wlen, sc_woff;	/* written yet */
 };
 
 #define SWARM_MAX	100000
@@ -1007,6 +1174,10 @@ swarm_join(SSL_CTX *ctx, const char *host, const char *port,
 		    sc->sc_name, swarm_ssl_error(err, sizeof(err)));
 		return (-1);
 	}
+	if (seal_client_offer(sc->sc_ssl) == -1) {
+		printf("swarm: %s: cannot offer to seal\n", sc->sc_name);
+		return (-1);
+	}
 	SSL_set_fd(sc->sc_ssl, sc->sc_fd);
 	errno = 0;
 	if (SSL_connect(sc->sc_ssl) != 1) {
@@ -1015,6 +1186,9 @@ swarm_join(SSL_CTX *ctx, const char *host, const char *port,
 		return (-1);
 	}
 	ssl = sc->sc_ssl;
+	if (seal_begin(sc->sc_fd) == -1)
+		return (-1);
+	sc->sc_seal = tp_seal;
 	h.protocol = R3Q_PROTOCOL;
 	h.name = sc->sc_name;
 	h.cpus = 1;
@@ -1052,8 +1226,100 @@ swarm_join(SSL_CTX *ctx, const char *host, const char *port,
 		return (-1);
 	}
 	frame_free(ans);
+	if (sc->sc_seal != NULL) {
+		/* What came after the Welcome in its record, and no SSL. */
+		if (tp_poff < tp_plen) {
+			sc->sc_plain = xcalloc(1, SEAL_RECORD_MAX);
+			sc->sc_plen = tp_plen - tp_poff;
+			memcpy(sc->sc_plain, tp_plain + tp_poff, sc->sc_plen);
+		}
+		tp_seal = NULL;
+		SSL_free(sc->sc_ssl);
+		sc->sc_ssl = ssl = NULL;
+	}
 	fcntl(sc->sc_fd, F_SETFL, fcntl(sc->sc_fd, F_GETFL) | O_NONBLOCK);
 	return (0);
+}
+
+/*
+ * Read from a joined connection, sealed or not: 1 with *n bytes, 0 if
+ * nothing is there yet, -1 once closed (err says why).
+ */
+static int
+swarm_recv(struct swarm_conn *sc, uint8_t *dst, size_t want, size_t *n,
+    char *err, size_t errlen)
+{
+	size_t	 need;
+	ssize_t	 r;
+	uint32_t len;
+	int	 e;
+
+	if (sc->sc_seal == NULL) {
+		errno = 0;
+		if (SSL_read_ex(sc->sc_ssl, dst, want, n) == 1)
+			return (1);
+		e = SSL_get_error(sc->sc_ssl, 0);
+		/*
+		 * WANT_WRITE would be a TLS 1.3 key update that found the
+		 * socket buffer full; the next heartbeat's poll covers that.
+		 */
+		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+			return (0);
+		if (e == SSL_ERROR_ZERO_RETURN)
+			snprintf(err, errlen, "TLS close_notify");
+		else
+			swarm_ssl_error(err, errlen);
+		return (-1);
+	}
+	for (;;) {
+		if (sc->sc_poff < sc->sc_plen) {
+			*n = sc->sc_plen - sc->sc_poff < want ?
+			    sc->sc_plen - sc->sc_poff : want;
+			memcpy(dst, sc->sc_plain + sc->sc_poff, *n);
+			sc->sc_poff += *n;
+			return (1);
+		}
+		if (sc->sc_rec == NULL)
+			sc->sc_rec = xcalloc(1, SEAL_RECORD_MAX + SEAL_OVERHEAD);
+		need = SEAL_HDRLEN;
+		if (sc->sc_rgot >= SEAL_HDRLEN) {
+			len = (uint32_t)sc->sc_rec[0] << 24 |
+			    (uint32_t)sc->sc_rec[1] << 16 |
+			    (uint32_t)sc->sc_rec[2] << 8 | sc->sc_rec[3];
+			if (len < SEAL_TAGLEN || len > SEAL_RECORD_MAX +
+			    SEAL_TAGLEN) {
+				snprintf(err, errlen, "a sealed record of "
+				    "length %u", len);
+				return (-1);
+			}
+			need += len;
+		}
+		if (sc->sc_rgot < need) {
+			r = read(sc->sc_fd, sc->sc_rec + sc->sc_rgot,
+			    need - sc->sc_rgot);
+			if (r == -1 && (errno == EAGAIN ||
+			    errno == EWOULDBLOCK || errno == EINTR))
+				return (0);
+			if (r <= 0) {
+				snprintf(err, errlen, "%s", r == 0 ? "EOF" :
+				    strerror(errno));
+				return (-1);
+			}
+			sc->sc_rgot += (size_t)r;
+			continue;
+		}
+		if (sc->sc_plain == NULL)
+			sc->sc_plain = xcalloc(1, SEAL_RECORD_MAX);
+		if (seal_open(sc->sc_seal, sc->sc_rec, need, sc->sc_plain,
+		    &sc->sc_plen) == -1) {
+			snprintf(err, errlen, "%s", seal_error(sc->sc_seal));
+			return (-1);
+		}
+		sc->sc_poff = 0;
+		sc->sc_rgot = 0;
+		free(sc->sc_rec);
+		sc->sc_rec = NULL;
+	}
 }
 
 /*
@@ -1101,7 +1367,12 @@ swarm_answer(struct swarm_conn *sc, const R3q__Assign *a)
 	}
 	len = evbuffer_get_length(b);
 	p = evbuffer_pullup(b, -1);
-	while (len > 0) {
+	if (sc->sc_seal != NULL && seal_put(sc->sc_seal, sc->sc_fd, p,
+	    len) == -1) {
+		printf("swarm: %s: cannot send results\n", sc->sc_name);
+		len = 0;
+	}
+	while (sc->sc_seal == NULL && len > 0) {
 		if (SSL_write_ex(sc->sc_ssl, p, len, &n) == 1) {
 			p += n;
 			len -= n;
@@ -1165,21 +1436,12 @@ swarm_read(struct swarm_conn *sc)
 			dst = sc->sc_body + sc->sc_bgot;
 			want = sc->sc_blen - sc->sc_bgot;
 		}
-		errno = 0;
-		if (SSL_read_ex(sc->sc_ssl, dst, want, &n) != 1) {
-			e = SSL_get_error(sc->sc_ssl, 0);
-			/*
-			 * WANT_WRITE would be a TLS 1.3 key update that found
-			 * the socket buffer full; the next heartbeat's poll
-			 * covers that.
-			 */
-			if (e == SSL_ERROR_WANT_READ ||
-			    e == SSL_ERROR_WANT_WRITE)
-				return (0);
+		if ((e = swarm_recv(sc, dst, want, &n, err,
+		    sizeof(err))) == 0)
+			return (0);
+		if (e == -1) {
 			printf("swarm: %s: connection closed by the master: "
-			    "%s\n", sc->sc_name, e == SSL_ERROR_ZERO_RETURN ?
-			    "TLS close_notify" : swarm_ssl_error(err,
-			    sizeof(err)));
+			    "%s\n", sc->sc_name, err);
 			return (-1);
 		}
 		if (sc->sc_body == NULL) {
@@ -1218,9 +1480,37 @@ static int
 swarm_heartbeat(struct swarm_conn *sc)
 {
 	size_t	 n;
+	ssize_t	 r;
 	char	 err[256];
 	int	 e;
 
+	if (sc->sc_seal != NULL) {
+		if (sc->sc_wbuf == NULL) {
+			sc->sc_wbuf = xcalloc(1, swarm_hblen + SEAL_OVERHEAD);
+			sc->sc_wlen = seal_record(sc->sc_seal, swarm_hb,
+			    swarm_hblen, sc->sc_wbuf);
+			sc->sc_woff = 0;
+		}
+		while (sc->sc_woff < sc->sc_wlen) {
+			r = write(sc->sc_fd, sc->sc_wbuf + sc->sc_woff,
+			    sc->sc_wlen - sc->sc_woff);
+			if (r == -1 && (errno == EAGAIN ||
+			    errno == EWOULDBLOCK || errno == EINTR)) {
+				sc->sc_wpending = 1;
+				return (0);
+			}
+			if (r <= 0) {
+				printf("swarm: %s: cannot send a heartbeat: "
+				    "%s\n", sc->sc_name, strerror(errno));
+				return (-1);
+			}
+			sc->sc_woff += (size_t)r;
+		}
+		free(sc->sc_wbuf);
+		sc->sc_wbuf = NULL;
+		sc->sc_wpending = 0;
+		return (0);
+	}
 	errno = 0;
 	if (SSL_write_ex(sc->sc_ssl, swarm_hb, swarm_hblen, &n) == 1) {
 		sc->sc_wpending = 0;
@@ -1366,7 +1656,7 @@ do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
 		snprintf(sc[joined].sc_name, sizeof(sc[joined].sc_name),
 		    "%s-%zu", prefix, joined + 1);
 		if ((cert = swarm_cert(ca, cakey, key, "worker",
-		    sc[joined].sc_name, -3600, 7 * 86400L)) == NULL) {
+		    sc[joined].sc_name, -3600, 90 * 86400L)) == NULL) {
 			printf("swarm: %s: cannot issue its certificate: %s\n",
 			    sc[joined].sc_name, swarm_ssl_error(err,
 			    sizeof(err)));
@@ -1379,6 +1669,8 @@ do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
 		if (rc == -1) {
 			/* Half set up: closed here, not with the others. */
 			SSL_free(sc[joined].sc_ssl);
+			seal_free(sc[joined].sc_seal);
+			tp_seal = NULL;
 			if (sc[joined].sc_fd != -1)
 				close(sc[joined].sc_fd);
 			/* A signal may have broken the join off: no failure. */
@@ -1404,10 +1696,15 @@ do_swarm(SSL_CTX *ctx, const char *capath, const char *host,
 out:
 	for (i = 0; i < joined; i++) {
 		/* One close_notify, without waiting for the master's. */
-		SSL_shutdown(sc[i].sc_ssl);
+		if (sc[i].sc_ssl != NULL)
+			SSL_shutdown(sc[i].sc_ssl);
 		SSL_free(sc[i].sc_ssl);
 		close(sc[i].sc_fd);
 		free(sc[i].sc_body);
+		seal_free(sc[i].sc_seal);
+		free(sc[i].sc_rec);
+		free(sc[i].sc_plain);
+		free(sc[i].sc_wbuf);
 	}
 	free(sc);
 	free(swarm_hb);
@@ -1415,6 +1712,77 @@ out:
 	EVP_PKEY_free(cakey);
 	X509_free(ca);
 	return (rc);
+}
+
+/*
+ * Sealed frames gone wrong (sealed.sh): a worker that agreed to seal and
+ * then sends its hello in TLS without waiting for the mark (early), a
+ * record whose tag is wrong (tag), a length out of range (length), or its
+ * sealed hello twice, the second out of sequence (replay).  Prints whether
+ * the master closed the connection.
+ */
+static int
+do_sealbad(SSL_CTX *ctx, const char *host, const char *port, const char *cn,
+    const char *what)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__Hello	 h = R3Q__HELLO__INIT;
+	uint8_t		*frame, rec[SEAL_RECORD_MAX + SEAL_OVERHEAD];
+	size_t		 len, n;
+	int		 fd;
+
+	tp_offer_seal = 1;
+	if ((fd = tls_dial(ctx, host, port)) == -1)
+		return (1);
+	if (!seal_agreed(ssl)) {
+		printf("the master did not agree to seal\n");
+		return (1);
+	}
+	h.protocol = R3Q_PROTOCOL;
+	h.name = (char *)(uintptr_t)cn;
+	h.cpus = 1;
+	h.version = (char *)(uintptr_t)"r3q-testpeer sealbad";
+	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	if ((frame = frame_pack(&env, &len)) == NULL || len >
+	    SEAL_RECORD_MAX) {
+		printf("cannot pack a hello\n");
+		return (1);
+	}
+	if (strcmp(what, "early") == 0) {
+		if (put(frame, len) == -1) {
+			printf("cannot send a hello\n");
+			return (1);
+		}
+		printf("sent its hello in TLS\n");
+		free(frame);
+		return (report_close());
+	}
+	if (seal_begin(fd) == -1)
+		return (1);
+	if ((n = seal_record(tp_seal, frame, len, rec)) == 0) {
+		printf("cannot seal: %s\n", seal_error(tp_seal));
+		return (1);
+	}
+	free(frame);
+	if (strcmp(what, "tag") == 0) {
+		rec[n - 1] ^= 0x01;
+		if (write_all(fd, rec, n) == -1)
+			return (1);
+	} else if (strcmp(what, "length") == 0) {
+		rec[0] = 0x00;
+		rec[1] = 0xff;
+		rec[2] = 0xff;
+		rec[3] = 0xff;
+		if (write_all(fd, rec, n) == -1)
+			return (1);
+	} else if (strcmp(what, "replay") == 0) {
+		if (write_all(fd, rec, n) == -1 || write_all(fd, rec, n) == -1)
+			return (1);
+	} else
+		usage();
+	printf("sent a %s record\n", what);
+	return (report_close());
 }
 
 /*
@@ -1807,6 +2175,17 @@ main(int argc, char *argv[])
 			return (1);
 		}
 		return (do_roles(ctx, argv[1], argv[2], argv[3]));
+	}
+	if (strcmp(argv[0], "sealbad") == 0 && argc == 4) {
+		char	 role[32], cn[64];
+
+		if (tls_cert_cn(cert, role, sizeof(role), cn, sizeof(cn)) ==
+		    -1 || (ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s: cannot use it\n", cert);
+			return (1);
+		}
+		return (do_sealbad(ctx, argv[1], argv[2], cn, argv[3]));
 	}
 	if (strcmp(argv[0], "swarm") == 0 && (argc >= 5 && argc <= 7)) {
 		if (argc == 7)

@@ -472,12 +472,6 @@ seal_switch(struct bufferevent *tls, int server, int options,
 		snprintf(err, errlen, "cannot create a sealing bufferevent");
 		return (NULL);
 	}
-	if (evbuffer_add_cb(bufferevent_get_output(u), seal_under_drained,
-	    f) == NULL) {
-		bufferevent_free(f);
-		snprintf(err, errlen, "cannot watch the socket's output");
-		return (NULL);
-	}
 	se->se_bev = f;
 	/* The same callbacks, marks and state as the TLS one had. */
 	bufferevent_getcb(tls, &rcb, &wcb, &ecb, &arg);
@@ -493,12 +487,26 @@ seal_switch(struct bufferevent *tls, int server, int options,
 	return (f);
 }
 
-/* Bytes sealed but not yet written to the socket (0: not sealed). */
+/*
+ * Bytes sealed but not yet written to the socket (0: not sealed).  If
+ * there are, the bufferevent's write callback runs again once the socket
+ * has taken them: whoever asks (a close waiting for its last frames) hears
+ * of it.  Only then is the socket's output watched, once.
+ */
 size_t
 seal_pending(struct bufferevent *bev)
 {
 	struct bufferevent	*u = bufferevent_get_underlying(bev);
+	struct evbuffer		*out;
+	size_t			 n;
 
-	return (u != NULL ? evbuffer_get_length(bufferevent_get_output(u)) :
-	    0);
+	if (u == NULL)
+		return (0);
+	out = bufferevent_get_output(u);
+	if ((n = evbuffer_get_length(out)) > 0) {
+		(void)evbuffer_remove_cb(out, seal_under_drained, bev);
+		if (evbuffer_add_cb(out, seal_under_drained, bev) == NULL)
+			return (0);	/* out of memory: do not wait */
+	}
+	return (n);
 }

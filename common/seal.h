@@ -64,7 +64,7 @@ void	 seal_free(struct seal *);
 struct bufferevent *seal_switch(struct bufferevent *, int, int,
 	    struct seal **, char *, size_t);
 const char	*seal_error(const struct seal *);
-size_t	 seal_pending(struct bufferevent *);
+size_t	 seal_pending(struct bufferevent *);	/* see seal.c */
 
 /* Without libevent (r3q-testpeer, unit tests). */
 size_t	 seal_record(struct seal *, const void *, size_t, uint8_t *);

@@ -1284,7 +1284,9 @@ tls_crl_revoked(const struct tls_crl *crl, X509 *x, char *why, size_t len)
  */
 struct tls_peer_id {
 	unsigned long	 pi_issuer;
-	ASN1_INTEGER	*pi_serial;
+	uint8_t		 pi_serial[20];	/* RFC 5280: at most 20 octets */
+	int		 pi_serlen;
+	int		 pi_serneg;
 	char		 pi_desc[];	/* tls_cert_describe() */
 };
 
@@ -1292,11 +1294,13 @@ struct tls_peer_id *
 tls_peer_id_new(X509 *x)
 {
 	struct tls_peer_id	*pi;
+	const ASN1_INTEGER	*sn;
 	char			 desc[512];
 	size_t			 n;
 	int			 ok = 0;
 
-	if (x == NULL)
+	if (x == NULL || (sn = X509_get0_serialNumber(x)) == NULL ||
+	    ASN1_STRING_length(sn) <= 0 || ASN1_STRING_length(sn) > 20)
 		return (NULL);
 	tls_cert_describe(x, desc, sizeof(desc));
 	n = strlen(desc) + 1;
@@ -1304,13 +1308,14 @@ tls_peer_id_new(X509 *x)
 		return (NULL);
 	pi->pi_issuer = X509_NAME_hash_ex(X509_get_issuer_name(x), NULL, NULL,
 	    &ok);
-	pi->pi_serial = ASN1_INTEGER_dup(X509_get0_serialNumber(x));
-	if (!ok || pi->pi_serial == NULL) {
-		ASN1_INTEGER_free(pi->pi_serial);
+	if (!ok) {
 		free(pi);
 		ERR_clear_error();
 		return (NULL);
 	}
+	pi->pi_serlen = ASN1_STRING_length(sn);
+	pi->pi_serneg = ASN1_STRING_type(sn) == V_ASN1_NEG_INTEGER;
+	memcpy(pi->pi_serial, ASN1_STRING_get0_data(sn), (size_t)pi->pi_serlen);
 	memcpy(pi->pi_desc, desc, n);
 	return (pi);
 }
@@ -1318,9 +1323,6 @@ tls_peer_id_new(X509 *x)
 void
 tls_peer_id_free(struct tls_peer_id *pi)
 {
-	if (pi == NULL)
-		return;
-	ASN1_INTEGER_free(pi->pi_serial);
 	free(pi);
 }
 
@@ -1331,27 +1333,36 @@ tls_crl_revoked_id(const struct tls_crl *crl, const struct tls_peer_id *pi,
 {
 	X509_REVOKED	*rev;
 	X509_CRL	*c;
+	ASN1_INTEGER	*sn;
 	char		 when[64];
-	int		 i, ok;
+	int		 i, ok, hit = 0;
 
-	if (crl == NULL || pi == NULL)
+	if (crl == NULL || pi == NULL || (sn = ASN1_INTEGER_new()) == NULL)
 		return (0);
-	for (i = 0; i < sk_X509_CRL_num(crl->cr_crls); i++) {
+	if (ASN1_STRING_set(sn, pi->pi_serial, pi->pi_serlen) != 1) {
+		ASN1_INTEGER_free(sn);
+		ERR_clear_error();
+		return (0);
+	}
+	if (pi->pi_serneg)
+		sn->type = V_ASN1_NEG_INTEGER;
+	for (i = 0; !hit && i < sk_X509_CRL_num(crl->cr_crls); i++) {
 		c = sk_X509_CRL_value(crl->cr_crls, i);
 		ok = 0;
 		if (X509_NAME_hash_ex(X509_CRL_get_issuer(c), NULL, NULL,
 		    &ok) != pi->pi_issuer || !ok)
 			continue;
-		if (X509_CRL_get0_by_serial(c, &rev, pi->pi_serial) == 1) {
+		if (X509_CRL_get0_by_serial(c, &rev, sn) == 1) {
 			tls_time_str(X509_REVOKED_get0_revocationDate(rev), when,
 			    sizeof(when));
 			snprintf(why, len, "%s, revoked on %s", pi->pi_desc,
 			    when);
-			return (1);
+			hit = 1;
 		}
 	}
+	ASN1_INTEGER_free(sn);
 	ERR_clear_error();
-	return (0);
+	return (hit);
 }
 
 const char *

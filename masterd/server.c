@@ -1102,6 +1102,8 @@ session_seal(struct session *s)
 		return;
 	}
 	s->s_bev = bev;
+	/* The SSL object and the handshake's leftovers: give them back. */
+	server_trim(32768);
 	log_debug("%s (%s): frames sealed from here on", s->s_addr, s->s_name);
 }
 

@@ -421,6 +421,26 @@ seal_under_drained(struct evbuffer *buf, const struct evbuffer_cb_info *ci,
 		bufferevent_trigger(bev, EV_WRITE, BEV_TRIG_DEFER_CALLBACKS);
 }
 
+/*
+ * The sealing filter over u (which it owns, with se, from then on); NULL
+ * if it cannot be made.  seal_switch() puts it over a socket; the fuzz
+ * target over a pair.
+ */
+struct bufferevent *
+seal_filter(struct bufferevent *u, struct seal *se, int options)
+{
+	struct bufferevent	*f;
+
+	/* The filter keeps what the socket cannot take yet (flow control). */
+	bufferevent_setwatermark(u, EV_READ, 0, SEAL_UNDER);
+	bufferevent_setwatermark(u, EV_WRITE, 0, SEAL_UNDER);
+	f = bufferevent_filter_new(u, seal_filter_in, seal_filter_out,
+	    BEV_OPT_CLOSE_ON_FREE | options, seal_filter_free, se);
+	if (f != NULL)
+		se->se_bev = f;
+	return (f);
+}
+
 struct bufferevent *
 seal_switch(struct bufferevent *tls, int server, int options,
     struct seal **sp, char *err, size_t errlen)
@@ -461,18 +481,12 @@ seal_switch(struct bufferevent *tls, int server, int options,
 		snprintf(err, errlen, "cannot create a socket bufferevent");
 		return (NULL);
 	}
-	/* The filter keeps what the socket cannot take yet (flow control). */
-	bufferevent_setwatermark(u, EV_READ, 0, SEAL_UNDER);
-	bufferevent_setwatermark(u, EV_WRITE, 0, SEAL_UNDER);
-	f = bufferevent_filter_new(u, seal_filter_in, seal_filter_out,
-	    BEV_OPT_CLOSE_ON_FREE | options, seal_filter_free, se);
-	if (f == NULL) {
+	if ((f = seal_filter(u, se, options)) == NULL) {
 		bufferevent_free(u);
 		seal_free(se);
 		snprintf(err, errlen, "cannot create a sealing bufferevent");
 		return (NULL);
 	}
-	se->se_bev = f;
 	/* The same callbacks, marks and state as the TLS one had. */
 	bufferevent_getcb(tls, &rcb, &wcb, &ecb, &arg);
 	bufferevent_setcb(f, rcb, wcb, ecb, arg);

@@ -63,6 +63,7 @@ void	 seal_free(struct seal *);
  */
 struct bufferevent *seal_switch(struct bufferevent *, int, int,
 	    struct seal **, char *, size_t);
+struct bufferevent *seal_filter(struct bufferevent *, struct seal *, int);
 const char	*seal_error(const struct seal *);
 size_t	 seal_pending(struct bufferevent *);	/* see seal.c */
 

@@ -2703,6 +2703,8 @@ server_close(void)
 		TAILQ_REMOVE(&md->sessions, s, s_entry);
 		relay_forget(s);
 		bufferevent_free(s->s_bev);
+		tls_peer_id_free(s->s_peer);
+		free(s->s_via);
 		event_free(s->s_deadline);
 		free(s);
 	}

@@ -5,7 +5,7 @@
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 TARGETS="frame master-worker master-client workerd conf-masterd conf-workerd
-taillard matrix journal lib trace"
+taillard matrix journal lib trace seal"
 for t in $TARGETS; do
 	bin=$top_builddir/fuzz/$t
 	[ -x "$bin" ] || fail "$bin is not built"

@@ -51,9 +51,11 @@
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/listener.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "log.h"
+#include "seal.h"
 #include "tls.h"
 #include "u64map.h"
 #include "util.h"
@@ -94,6 +96,8 @@ struct down {
 						   through: bytes left */
 	struct event		*d_hold;	/* a relay waiting for our
 						   link up (RELAY_HOLD) */
+	struct seal		*d_seal;	/* sealed (seal.h): its keys,
+						   owned by d_bev */
 };
 TAILQ_HEAD(downlist, down);
 
@@ -143,7 +147,10 @@ relay_down_send(struct down *d, const Envelope *env)
 static void
 relay_down_flushed(struct bufferevent *bev, void *arg)
 {
-	(void)bev;
+	/* Sealed: the socket under the filter must have taken it all too. */
+	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
+	    seal_pending(bev) > 0)
+		return;
 	relay_down_free(arg);
 }
 
@@ -661,6 +668,33 @@ relay_down_verified(struct down *d)
 		}
 		OPENSSL_free(der);
 	}
+	/*
+	 * Sealed frames, as masterd seals ours (common/seal.h): the mark,
+	 * our last TLS record, then the same socket sealed.
+	 */
+	if (seal_agreed(ssl)) {
+		struct bufferevent	*bev;
+		char			 err[256];
+
+		ERR_clear_error();
+		if (SSL_write(ssl, SEAL_MARK, SEAL_MARKLEN) != SEAL_MARKLEN) {
+			ERR_clear_error();
+			log_warnx("relay: %s (%s): cannot write the seal mark",
+			    d->d_addr, d->d_name);
+			relay_down_close(d);
+			return;
+		}
+		if ((bev = seal_switch(d->d_bev, 1, BEV_OPT_DEFER_CALLBACKS,
+		    &d->d_seal, err, sizeof(err))) == NULL) {
+			log_warnx("relay: %s (%s): cannot seal: %s", d->d_addr,
+			    d->d_name, err);
+			relay_down_close(d);
+			return;
+		}
+		d->d_bev = bev;
+		log_debug("relay: %s (%s): frames sealed from here on",
+		    d->d_addr, d->d_name);
+	}
 	bufferevent_set_timeouts(d->d_bev, NULL, NULL);
 	d->d_verified = 1;
 	if (!link_relay_ready()) {
@@ -722,7 +756,10 @@ relay_down_event(struct bufferevent *bev, short what, void *arg)
 		relay_down_verified(d);
 		return;
 	}
-	tls_describe_error(bev, what, why, sizeof(why));
+	if (seal_error(d->d_seal) != NULL)
+		snprintf(why, sizeof(why), "%s", seal_error(d->d_seal));
+	else
+		tls_describe_error(bev, what, why, sizeof(why));
 	if (d->d_stream != 0)
 		log_info("relay: %s %s (%s) left: %s", d->d_role, d->d_name,
 		    d->d_addr, why);
@@ -998,6 +1035,8 @@ relay_start(struct event_base *base, const struct workerd_config *conf)
 	if ((ry.r_ctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
 	    sizeof(err))) == NULL)
 		fatalx("relay: %s", err);
+	/* conf is workerd's one configuration, reloaded in place. */
+	seal_server_ctx(ry.r_ctx, &conf->sealed_frames);
 	if (tls_crl_configured(conf->crl) && ((ry.r_crl = tls_crl_load(
 	    conf->crl, conf->ca, err, sizeof(err))) == NULL ||
 	    tls_crl_apply(ry.r_ctx, ry.r_crl, err, sizeof(err)) == -1))
@@ -1036,6 +1075,7 @@ relay_reload(const struct workerd_config *conf)
 		SSL_CTX_free(ctx);
 		return;
 	}
+	seal_server_ctx(ctx, &conf->sealed_frames);
 	SSL_CTX_free(ry.r_ctx);
 	ry.r_ctx = ctx;
 	tls_crl_free(ry.r_crl);

@@ -8,12 +8,13 @@
 # is wrong, a length out of range, or a record replayed is dropped with a
 # line naming it and the fault, and harms nothing else.  A reload with
 # sealed_frames = no stops the sealing of new connections; the CRL sweep
-# still finds a sealed worker's certificate.
+# still finds a sealed worker's certificate.  A relay seals its link up,
+# and the workers below it, and drops a bad record as masterd does.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 ES="--mu 10 --lambda 20 --dim 2048 --generations 4 --lu 0 --seed 11"
 
-mkcerts w1 w2 w3 w4
+"$MKCERTS" --relay r1 "$T/certs" w1 w2 w3 w4 w5 > /dev/null
 C=$T/certs
 "$R3QCTL" es --local $ES --csv "$T/local.csv" > "$T/local.out" ||
     fail "local run failed"
@@ -69,6 +70,44 @@ wait_workers 2
     fail "a job after the bad peers failed"
 cmp -s "$T/local.csv" "$T/after.csv" || fail "after the bad peers: bests differ"
 ok "TLS after the mark, a bad tag, a bad length, a replay: each dropped with its fault named; the workers go on"
+
+# A relay: its link up sealed, and a worker below it.
+cat > "$T/r1.conf" <<EOC
+master = 127.0.0.1:$PORT
+ca = $C/ca.pem
+cert = $C/r1.pem
+key = $C/r1.key
+cpus = 1
+reconnect_max = 1s
+relay_listen = 127.0.0.1:0
+EOC
+"$WORKERD" -d -v -f "$T/r1.conf" >> "$T/r1.log" 2>&1 &
+PIDS="$PIDS $!"
+waitfor "grep -q 'relay r1 listening on' '$T/r1.log'" 10 ||
+    fail "relay r1 did not start"
+RPORT=$(sed -n 's/.*relay r1 listening on [0-9.]*:\([0-9]*\).*/\1/p' \
+    "$T/r1.log" | tail -n 1)
+waitfor "grep -q '(r1): frames sealed from here on' '$T/masterd.log'" 10 ||
+    fail "masterd did not seal the relay's link"
+MPORT=$PORT
+PORT=$RPORT
+start_worker w5
+PORT=$MPORT
+waitfor "grep -q 'worker w5 joined from .* via r1' '$T/masterd.log'" 15 ||
+    fail "w5 did not join through r1: $(tail -3 "$T/w5.log")"
+grep -q "sealed frames with 127.0.0.1:$RPORT" "$T/w5.log" &&
+    grep -q 'relay: 127.0.0.1:[0-9]* (w5): frames sealed from here on' \
+    "$T/r1.log" || fail "w5 and r1 did not seal"
+"$TESTPEER" -a "$C/ca.pem" -c "$C/w3.pem" -k "$C/w3.key" sealbad \
+    127.0.0.1 "$RPORT" tag > "$T/bad-relay.out" 2>&1
+grep -q 'closed by the peer' "$T/bad-relay.out" ||
+    fail "r1 did not close a bad record: $(cat "$T/bad-relay.out")"
+waitfor "grep -q 'relay: .*(127.0.0.1:[0-9]*).*a sealed record failed authentication' '$T/r1.log'" 5 ||
+    fail "r1 did not name the bad record: $(tail -3 "$T/r1.log")"
+"$R3QCTL" es $ES --policy r3q --csv "$T/relay.csv" > /dev/null ||
+    fail "a job with the relay failed"
+cmp -s "$T/local.csv" "$T/relay.csv" || fail "with the relay: bests differ"
+ok "a relay seals its link up and w5 below it, drops a bad record, and the job matches --local"
 
 # The CRL sweep finds a sealed worker by what masterd kept of its
 # certificate (revoke.sh checks the line's wording).

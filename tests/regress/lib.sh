@@ -153,6 +153,30 @@ EOC
 	PIDS="$PIDS $!"
 }
 
+# Start workerd NAME as a relay (relay_listen, an OU=relay certificate) on
+# a free port, its master at UPSTREAM-PORT (default PORT); RPORT is its
+# port.  RELAY_ADDR sets relay_listen, RELAY_EXTRA adds config lines.
+start_relay() {
+	_rn=$1
+	cat > "$T/$_rn.conf" <<EOC
+master = 127.0.0.1:${2:-$PORT}
+ca = $T/certs/ca.pem
+cert = $T/certs/$_rn.pem
+key = $T/certs/$_rn.key
+cpus = 1
+reconnect_max = 1s
+relay_listen = ${RELAY_ADDR:-127.0.0.1:0}
+${RELAY_EXTRA:-}
+EOC
+	"$WORKERD" -d -v -f "$T/$_rn.conf" >> "$T/$_rn.log" 2>&1 &
+	eval "WPID_$_rn=$!"
+	PIDS="$PIDS $!"
+	waitfor "grep -q 'relay $_rn listening on' '$T/$_rn.log'" 10 ||
+	    fail "relay $_rn did not start"
+	RPORT=$(sed -n "s/.*relay $_rn listening on [0-9.]*:\([0-9]*\).*/\1/p" \
+	    "$T/$_rn.log" | tail -n 1)
+}
+
 # Wait until masterd lists N workers.
 wait_workers() {
 	waitfor "[ \$('$R3QCTL' workers | tail -n +2 | wc -l) -eq $1 ]" 15 ||

@@ -14,21 +14,9 @@ cp "$C/crl.pem" "$T/mcrl.pem"
 cp "$C/crl.pem" "$T/rcrl.pem"
 MASTER_EXTRA="crl = $T/mcrl.pem"
 start_master
-cat > "$T/r1.conf" <<EOC
-master = 127.0.0.1:$PORT
-ca = $C/ca.pem
-cert = $C/r1.pem
-key = $C/r1.key
-crl = $T/rcrl.pem
-cpus = 1
-reconnect_max = 1s
-relay_listen = 127.0.0.1:0
-EOC
-"$WORKERD" -d -v -f "$T/r1.conf" >> "$T/r1.log" 2>&1 &
-WPID_r1=$!
-PIDS="$PIDS $WPID_r1"
-waitfor "grep -q 'relay r1 listening on' '$T/r1.log'" 10 || fail "relay r1 did not start"
-R1=$(sed -n "s/.*relay r1 listening on [0-9.]*:\([0-9]*\).*/\1/p" "$T/r1.log" | tail -n 1)
+RELAY_EXTRA="crl = $T/rcrl.pem"
+start_relay r1
+R1=$RPORT
 MPORT=$PORT
 PORT=$R1
 start_worker w1

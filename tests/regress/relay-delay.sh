@@ -12,22 +12,8 @@ D=100
 "$MKCERTS" --relay r1 "$T/certs" w1 w2 w3 > /dev/null
 start_master
 
-cat > "$T/r1.conf" <<EOC
-master = 127.0.0.1:$PORT
-ca = $T/certs/ca.pem
-cert = $T/certs/r1.pem
-key = $T/certs/r1.key
-cpus = 1
-reconnect_max = 1s
-delay = ${D}ms
-relay_listen = 127.0.0.1:0
-EOC
-"$WORKERD" -d -v -f "$T/r1.conf" >> "$T/r1.log" 2>&1 &
-PIDS="$PIDS $!"
-waitfor "grep -q 'relay r1 listening on' '$T/r1.log'" 10 ||
-    fail "relay r1 did not start"
-RPORT=$(sed -n 's/.*relay r1 listening on [0-9.]*:\([0-9]*\).*/\1/p' \
-    "$T/r1.log" | tail -n 1)
+RELAY_EXTRA="delay = ${D}ms"
+start_relay r1
 
 MPORT=$PORT
 PORT=$RPORT

@@ -18,27 +18,8 @@ ES="--mu 20 --lambda 60 --dim 20 --generations 10 --lu 300 --seed 9 --reevaluate
 answer "$T/local.out" > "$T/local.ans"
 start_master
 
-# start_relay NAME UPSTREAM-PORT: workerd NAME in relay mode; RPORT.
-start_relay() {
-	_rn=$1
-	cat > "$T/$_rn.conf" <<EOC
-master = 127.0.0.1:$2
-ca = $T/certs/ca.pem
-cert = $T/certs/$_rn.pem
-key = $T/certs/$_rn.key
-cpus = 1
-reconnect_max = 1s
-heartbeat = 200ms
-relay_listen = 127.0.0.1:0
-EOC
-	"$WORKERD" -d -v -f "$T/$_rn.conf" >> "$T/$_rn.log" 2>&1 &
-	eval "WPID_$_rn=$!"
-	PIDS="$PIDS $!"
-	waitfor "grep -q 'relay $_rn listening on' '$T/$_rn.log'" 10 ||
-	    fail "relay $_rn did not start"
-	RPORT=$(sed -n "s/.*relay $_rn listening on [0-9.]*:\([0-9]*\).*/\1/p" \
-	    "$T/$_rn.log" | tail -n 1)
-}
+# Relays (start_relay NAME UPSTREAM-PORT) beat every 200 ms here.
+RELAY_EXTRA="heartbeat = 200ms"
 
 # worker_at NAME PORT: start_worker with master = PORT.
 worker_at() {

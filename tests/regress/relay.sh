@@ -19,26 +19,6 @@ ES="--mu 20 --lambda 60 --dim 20 --generations 12 --lu 300 --seed 5 --reevaluate
 answer "$T/local.out" > "$T/local.ans"
 start_master
 
-# start_relay NAME: workerd NAME in relay mode on a free port; RPORT.
-start_relay() {
-	_rn=$1
-	cat > "$T/$_rn.conf" <<EOC
-master = 127.0.0.1:$PORT
-ca = $T/certs/ca.pem
-cert = $T/certs/$_rn.pem
-key = $T/certs/$_rn.key
-cpus = 1
-reconnect_max = 1s
-relay_listen = ${RELAY_ADDR:-127.0.0.1:0}
-EOC
-	"$WORKERD" -d -v -f "$T/$_rn.conf" >> "$T/$_rn.log" 2>&1 &
-	eval "WPID_$_rn=$!"
-	PIDS="$PIDS $!"
-	waitfor "grep -q 'relay $_rn listening on' '$T/$_rn.log'" 10 ||
-	    fail "relay $_rn did not start"
-	RPORT=$(sed -n "s/.*relay $_rn listening on [0-9.]*:\([0-9]*\).*/\1/p" \
-	    "$T/$_rn.log" | tail -n 1)
-}
 
 # A worker certificate cannot make a relay.
 cat > "$T/bad.conf" <<EOC

@@ -72,21 +72,7 @@ cmp -s "$T/local.csv" "$T/after.csv" || fail "after the bad peers: bests differ"
 ok "TLS after the mark, a bad tag, a bad length, a replay: each dropped with its fault named; the workers go on"
 
 # A relay: its link up sealed, and a worker below it.
-cat > "$T/r1.conf" <<EOC
-master = 127.0.0.1:$PORT
-ca = $C/ca.pem
-cert = $C/r1.pem
-key = $C/r1.key
-cpus = 1
-reconnect_max = 1s
-relay_listen = 127.0.0.1:0
-EOC
-"$WORKERD" -d -v -f "$T/r1.conf" >> "$T/r1.log" 2>&1 &
-PIDS="$PIDS $!"
-waitfor "grep -q 'relay r1 listening on' '$T/r1.log'" 10 ||
-    fail "relay r1 did not start"
-RPORT=$(sed -n 's/.*relay r1 listening on [0-9.]*:\([0-9]*\).*/\1/p' \
-    "$T/r1.log" | tail -n 1)
+start_relay r1
 waitfor "grep -q '(r1): frames sealed from here on' '$T/masterd.log'" 10 ||
     fail "masterd did not seal the relay's link"
 MPORT=$PORT

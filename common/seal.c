@@ -1,6 +1,8 @@
 /*
  * Sealed frames: see seal.h.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -46,6 +48,17 @@ static void
 seal_init(void)
 {
 	seal_cipher = EVP_CIPHER_fetch(NULL, "ChaCha20-Poly1305", NULL);
+}
+
+/*
+ * Whether this OpenSSL has the cipher (a FIPS-only configuration has not):
+ * without it neither end offers nor agrees, and TLS's records stay.
+ */
+static int
+seal_available(void)
+{
+	pthread_once(&seal_once, seal_init);
+	return (seal_cipher != NULL);
 }
 
 static EVP_CIPHER_CTX *
@@ -105,7 +118,7 @@ seal_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	unsigned int	 i, n;
 
 	(void)ssl;
-	if (on == NULL || !*on)
+	if (on == NULL || !*on || !seal_available())
 		return (SSL_TLSEXT_ERR_NOACK);
 	for (i = 0; i < inlen; i += 1 + n) {
 		n = in[i];
@@ -139,6 +152,8 @@ seal_client_offer(SSL *ssl)
 {
 	static const unsigned char protos[] = "\014" SEAL_ALPN;
 
+	if (!seal_available())
+		return (0);
 	/* SSL_set_alpn_protos returns 0 on success. */
 	return (SSL_set_alpn_protos(ssl, protos, sizeof(protos) - 1) == 0 ?
 	    0 : -1);

@@ -1315,10 +1315,10 @@ journal_result_repack(struct journal_execbuf *eb, sqlite3_stmt *sel)
 }
 
 /*
- * Upgrade a version 3 file to version 4 inside journal_schema()'s
+ * Upgrade a version 3 file's results inside journal_schema()'s
  * transaction: each job's results, in (gen, idx) order, packed into rows
- * of results as masterd packs them now; the large outputs stay where they
- * are, under their job.
+ * of results as masterd packs them now, in version 5's rowid table; the
+ * large outputs stay where they are, under their job.
  */
 static int
 journal_upgrade3(struct journal *j)

@@ -16,6 +16,7 @@
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 
 #include "seal.h"
@@ -66,8 +67,7 @@ seal_cctx(int enc)
 {
 	EVP_CIPHER_CTX	**cp = enc ? &seal_ectx : &seal_dctx;
 
-	pthread_once(&seal_once, seal_init);
-	if (seal_cipher == NULL)
+	if (!seal_available())
 		return (NULL);
 	if (*cp == NULL) {
 		if ((*cp = EVP_CIPHER_CTX_new()) == NULL)
@@ -265,22 +265,34 @@ seal_record(struct seal *se, const void *in, size_t len, uint8_t *out)
 }
 
 /*
+ * A whole record's length (header included) from its SEAL_HDRLEN-byte
+ * header; 0 if the length it announces is out of range.
+ */
+size_t
+seal_record_len(const uint8_t *hdr)
+{
+	uint32_t	 len = get32(hdr);
+
+	if (len < SEAL_TAGLEN || len > SEAL_RECORD_MAX + SEAL_TAGLEN)
+		return (0);
+	return (SEAL_HDRLEN + (size_t)len);
+}
+
+/*
  * The length a record's header announces, checked: its ciphertext and tag
  * (what follows the header); 0 with se_err set if out of range.
  */
 static uint32_t
 seal_reclen(struct seal *se, const uint8_t *hdr)
 {
-	uint32_t	 len = get32(hdr);
-
-	if (len < SEAL_TAGLEN || len > SEAL_RECORD_MAX + SEAL_TAGLEN) {
+	if (seal_record_len(hdr) == 0) {
 		/* A TLS record (an alert) begins 0x15 or 0x17 0x03 0x03. */
 		se->se_err = hdr[0] >= 0x14 && hdr[0] <= 0x18 &&
 		    hdr[1] == 0x03 ? "a TLS record where a sealed one was due" :
 		    "a sealed record of a length out of range";
 		return (0);
 	}
-	return (len);
+	return (get32(hdr));
 }
 
 /*
@@ -514,6 +526,31 @@ seal_switch(struct bufferevent *tls, int server, int options,
 	bufferevent_free(tls);
 	*sp = se;
 	return (f);
+}
+
+/*
+ * The server's side, once the peer passed its checks: the mark as our last
+ * TLS record (nothing is queued yet: it goes straight to the socket), then
+ * seal_switch().  NULL with err set: the TLS bufferevent is not freed,
+ * and the caller closes it (the peer may have the mark).
+ */
+struct bufferevent *
+seal_serve(struct bufferevent *tls, int options, struct seal **sp,
+    char *err, size_t errlen)
+{
+	SSL	*ssl = bufferevent_openssl_get_ssl(tls);
+
+	if (ssl == NULL) {
+		snprintf(err, errlen, "not a TLS connection");
+		return (NULL);
+	}
+	ERR_clear_error();
+	if (SSL_write(ssl, SEAL_MARK, SEAL_MARKLEN) != SEAL_MARKLEN) {
+		ERR_clear_error();
+		snprintf(err, errlen, "cannot write the seal mark");
+		return (NULL);
+	}
+	return (seal_switch(tls, 1, options, sp, err, errlen));
 }
 
 /*

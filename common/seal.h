@@ -9,9 +9,10 @@
  * 112 bytes of keys.
  *
  * Who seals is agreed in the handshake by ALPN: workerd offers
- * SEAL_ALPN; masterd picks it when sealed_frames is on.  Once its checks of
- * the peer's certificate pass, masterd writes SEAL_MARK as its last TLS
- * record and seals from there on; workerd, which sends nothing until it
+ * SEAL_ALPN; masterd (or a relay, for the workers below it) picks it when
+ * its sealed_frames is on.  Once its checks of the peer's certificate
+ * pass, the server writes SEAL_MARK as its last TLS record and seals from
+ * there on (seal_serve()); workerd, which sends nothing until it
  * reads that mark, seals after it.  Neither end's SSL object is ever asked
  * to read past the handshake's last record, so no sealed byte is taken for
  * TLS.  A refusal (a TLS alert, an Error, a close) comes in TLS, as before.
@@ -63,12 +64,15 @@ void	 seal_free(struct seal *);
  */
 struct bufferevent *seal_switch(struct bufferevent *, int, int,
 	    struct seal **, char *, size_t);
+struct bufferevent *seal_serve(struct bufferevent *, int, struct seal **,
+	    char *, size_t);
 struct bufferevent *seal_filter(struct bufferevent *, struct seal *, int);
 const char	*seal_error(const struct seal *);
 size_t	 seal_pending(struct bufferevent *);	/* see seal.c */
 
 /* Without libevent (r3q-testpeer, unit tests). */
 size_t	 seal_record(struct seal *, const void *, size_t, uint8_t *);
+size_t	 seal_record_len(const uint8_t *);
 int	 seal_open(struct seal *, const uint8_t *, size_t, uint8_t *,
 	    size_t *);
 

@@ -1353,8 +1353,8 @@ tls_crl_revoked_id(const struct tls_crl *crl, const struct tls_peer_id *pi,
 		    &ok) != pi->pi_issuer || !ok)
 			continue;
 		if (X509_CRL_get0_by_serial(c, &rev, sn) == 1) {
-			tls_time_str(X509_REVOKED_get0_revocationDate(rev), when,
-			    sizeof(when));
+			tls_time_str(X509_REVOKED_get0_revocationDate(rev),
+			    when, sizeof(when));
 			snprintf(why, len, "%s, revoked on %s", pi->pi_desc,
 			    when);
 			hit = 1;

@@ -1085,17 +1085,8 @@ session_seal(struct session *s)
 		session_close(s);
 		return;
 	}
-	/* Nothing is queued yet: the mark goes straight to the socket. */
-	ERR_clear_error();
-	if (SSL_write(ssl, SEAL_MARK, SEAL_MARKLEN) != SEAL_MARKLEN) {
-		ERR_clear_error();
-		log_warnx("%s (%s): cannot write the seal mark", s->s_addr,
-		    s->s_name);
-		session_close(s);
-		return;
-	}
-	if ((bev = seal_switch(s->s_bev, 1, BEV_OPT_DEFER_CALLBACKS,
-	    &s->s_seal, err, sizeof(err))) == NULL) {
+	if ((bev = seal_serve(s->s_bev, BEV_OPT_DEFER_CALLBACKS, &s->s_seal,
+	    err, sizeof(err))) == NULL) {
 		log_warnx("%s (%s): cannot seal: %s", s->s_addr, s->s_name,
 		    err);
 		session_close(s);

@@ -51,7 +51,6 @@
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/listener.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "log.h"
@@ -676,15 +675,7 @@ relay_down_verified(struct down *d)
 		struct bufferevent	*bev;
 		char			 err[256];
 
-		ERR_clear_error();
-		if (SSL_write(ssl, SEAL_MARK, SEAL_MARKLEN) != SEAL_MARKLEN) {
-			ERR_clear_error();
-			log_warnx("relay: %s (%s): cannot write the seal mark",
-			    d->d_addr, d->d_name);
-			relay_down_close(d);
-			return;
-		}
-		if ((bev = seal_switch(d->d_bev, 1, BEV_OPT_DEFER_CALLBACKS,
+		if ((bev = seal_serve(d->d_bev, BEV_OPT_DEFER_CALLBACKS,
 		    &d->d_seal, err, sizeof(err))) == NULL) {
 			log_warnx("relay: %s (%s): cannot seal: %s", d->d_addr,
 			    d->d_name, err);

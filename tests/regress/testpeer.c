@@ -230,19 +230,18 @@ static int
 seal_get_record(void)
 {
 	uint8_t	 rec[SEAL_RECORD_MAX + SEAL_OVERHEAD];
-	uint32_t len;
+	size_t	 len;
 
 	if (read_full(tp_fd, rec, SEAL_HDRLEN) == -1)
 		return (-1);
-	len = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 |
-	    (uint32_t)rec[2] << 8 | rec[3];
-	if (len < SEAL_TAGLEN || len > SEAL_RECORD_MAX + SEAL_TAGLEN) {
-		printf("sealed record of length %u from the master\n", len);
+	if ((len = seal_record_len(rec)) == 0) {
+		printf("a sealed record of a length out of range from the "
+		    "master\n");
 		return (-1);
 	}
-	if (read_full(tp_fd, rec + SEAL_HDRLEN, len) == -1)
+	if (read_full(tp_fd, rec + SEAL_HDRLEN, len - SEAL_HDRLEN) == -1)
 		return (-1);
-	if (seal_open(tp_seal, rec, SEAL_HDRLEN + len, tp_plain,
+	if (seal_open(tp_seal, rec, len, tp_plain,
 	    &tp_plen) == -1) {
 		printf("%s\n", seal_error(tp_seal));
 		return (-1);
@@ -1251,7 +1250,6 @@ swarm_recv(struct swarm_conn *sc, uint8_t *dst, size_t want, size_t *n,
 {
 	size_t	 need;
 	ssize_t	 r;
-	uint32_t len;
 	int	 e;
 
 	if (sc->sc_seal == NULL) {
@@ -1280,19 +1278,14 @@ swarm_recv(struct swarm_conn *sc, uint8_t *dst, size_t want, size_t *n,
 			return (1);
 		}
 		if (sc->sc_rec == NULL)
-			sc->sc_rec = xcalloc(1, SEAL_RECORD_MAX + SEAL_OVERHEAD);
+			sc->sc_rec = xcalloc(1, SEAL_RECORD_MAX +
+			    SEAL_OVERHEAD);
 		need = SEAL_HDRLEN;
-		if (sc->sc_rgot >= SEAL_HDRLEN) {
-			len = (uint32_t)sc->sc_rec[0] << 24 |
-			    (uint32_t)sc->sc_rec[1] << 16 |
-			    (uint32_t)sc->sc_rec[2] << 8 | sc->sc_rec[3];
-			if (len < SEAL_TAGLEN || len > SEAL_RECORD_MAX +
-			    SEAL_TAGLEN) {
-				snprintf(err, errlen, "a sealed record of "
-				    "length %u", len);
-				return (-1);
-			}
-			need += len;
+		if (sc->sc_rgot >= SEAL_HDRLEN &&
+		    (need = seal_record_len(sc->sc_rec)) == 0) {
+			snprintf(err, errlen, "a sealed record of a length "
+			    "out of range");
+			return (-1);
 		}
 		if (sc->sc_rgot < need) {
 			r = read(sc->sc_fd, sc->sc_rec + sc->sc_rgot,

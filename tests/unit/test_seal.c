@@ -129,6 +129,8 @@ test_lengths(void **state)
 	(void)state;
 	pair(&c, &s);
 	len = seal_record(c, "hello", 5, rec);
+	/* What a reader without the keys learns from the header. */
+	assert_int_equal(seal_record_len(rec), len);
 	/* Cut short. */
 	assert_int_equal(seal_open(s, rec, len - 1, out, &got), -1);
 	assert_string_equal(seal_error(s), "a sealed record cut short");
@@ -139,6 +141,7 @@ test_lengths(void **state)
 	rec[1] = 0x01;
 	rec[2] = 0x00;
 	rec[3] = 0x11;
+	assert_int_equal(seal_record_len(rec), 0);
 	assert_int_equal(seal_open(s, rec, len, out, &got), -1);
 	assert_string_equal(seal_error(s),
 	    "a sealed record of a length out of range");

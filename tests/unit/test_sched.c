@@ -1892,6 +1892,88 @@ test_tail_late(void **state)
 }
 
 /*
+ * A fast worker's queue is worked through during the round trip, not
+ * after it (sched_eta_held()).  Round trips of 400 ms; worker 1 runs a
+ * task in 100 ms and holds 1 + 4, worker 2 in 500 ms and holds 1 + 1.  A
+ * batch of seven: tasks 3, 5, 7, 8 and 9 on worker 1, 4 and 6 on worker
+ * 2, where task 6 is due back at 2,300 ms (at the worker 1,600-2,100).
+ * When task 3 comes back at 1,400 ms, worker 1 holds four tasks that it
+ * runs back to back from 1,200 (its clock, 200 ms behind the master's
+ * hearing), so a copy sent now reaches it at 1,600, as its queue ends,
+ * and is back at 1,900: sooner, so task 6 is replicated there, wins, and
+ * the batch ends at 1,900 instead of 2,300.  Counting the four held
+ * tasks after the round trip put that copy at 2,300, no sooner.
+ */
+static void
+test_tail_deep_queue(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1, 1 };
+	static const uint64_t		 exec[] = { 100 * MS, 500 * MS };
+	static const struct {
+		uint32_t	 w;
+		uint64_t	 id, sent, heard;
+	} res[] = {
+		{ 1, 5, 900, 1500 }, { 1, 7, 900, 1600 }, { 1, 8, 900, 1700 },
+		{ 2, 4, 900, 1800 }, { 1, 9, 900, 1800 },
+	};
+	const uint64_t			 rtt = 400 * MS;
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm;
+	struct sched			*s;
+	size_t				 i;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	/* Estimates: a round trip of 400 ms, exec[i] a task. */
+	c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	assert_int_equal(submit_at(s, 1, &c, 1, 2, 0), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 2, 0);
+	for (i = 0; i < 2; i++) {
+		tm = timing(exec[i], exec[i]);
+		assert_int_equal(sched_done_timed(s, i + 1, i + 1, &tm,
+		    exec[i] + rtt), SCHED_ACCEPT);
+	}
+	expect_batch_done(s, 1);
+	expect_none(s);
+	expect_estimate(s, 1, rtt, exec[0], 1);	/* no auto batch yet */
+	expect_estimate(s, 2, rtt, exec[1], 1);
+
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 3, 7, 900 * MS), 0);
+	expect_assign(s, 1, 3, 0);
+	expect_assign(s, 2, 4, 0);
+	expect_assign(s, 1, 5, 0);
+	expect_assign(s, 2, 6, 0);
+	expect_assign(s, 1, 7, 0);
+	expect_assign(s, 1, 8, 0);
+	expect_assign(s, 1, 9, 0);
+	expect_none(s);			/* nobody has room */
+
+	/* Task 3: ran 1,100-1,200 at worker 1, 100 ms there. */
+	tm = timing(100 * MS, exec[0]);
+	assert_int_equal(sched_done_timed(s, 1, 3, &tm, 1400 * MS),
+	    SCHED_ACCEPT);
+	expect_assign(s, 1, 6, 1);	/* back at 1,900, not 2,300 */
+	expect_none(s);
+	for (i = 0; i < nitems(res); i++) {
+		/* At the worker: all but the round trip. */
+		tm = timing((res[i].heard - res[i].sent) * MS - rtt,
+		    exec[res[i].w - 1]);
+		assert_int_equal(sched_done_timed(s, res[i].w, res[i].id,
+		    &tm, res[i].heard * MS), SCHED_ACCEPT);
+		expect_none(s);
+	}
+	tm = timing(1900 * MS - 1400 * MS - rtt, exec[0]);
+	assert_int_equal(sched_done_timed(s, 1, 6, &tm, 1900 * MS),
+	    SCHED_ACCEPT);
+	expect_cancel(s, 2, 6, 0);
+	expect_done_replicas(s, 2, 1);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
  * No task is lost when a worker leaves during the speed-aware tail: the
  * fast worker 1 holds task 3 and a replica of task 4 when it is lost;
  * task 3 goes back to the queue and on to the slow worker 2, task 4
@@ -3659,6 +3741,7 @@ main(void)
 		cmocka_unit_test(test_qf_auto),
 		cmocka_unit_test(test_tail_equal),
 		cmocka_unit_test(test_tail_slow),
+		cmocka_unit_test(test_tail_deep_queue),
 		cmocka_unit_test(test_tail_late),
 		cmocka_unit_test(test_tail_lost),
 		cmocka_unit_test(test_tail_blind_cap),

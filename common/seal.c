@@ -468,18 +468,18 @@ seal_filter(struct bufferevent *u, struct seal *se, int options)
 	return (f);
 }
 
-struct bufferevent *
-seal_switch(struct bufferevent *tls, int server, int options,
+/*
+ * The same socket as tls under another descriptor, in a socket
+ * bufferevent, and its keys; NULL with err set, tls untouched.  The TLS
+ * bufferevent closes its own descriptor when seal_takeover() frees it.
+ */
+static struct bufferevent *
+seal_socket(struct bufferevent *tls, int server, int options,
     struct seal **sp, char *err, size_t errlen)
 {
-	struct event_base	*base = bufferevent_get_base(tls);
-	struct bufferevent	*u, *f;
+	struct bufferevent	*u;
 	struct seal		*se;
 	SSL			*ssl = bufferevent_openssl_get_ssl(tls);
-	bufferevent_data_cb	 rcb, wcb;
-	bufferevent_event_cb	 ecb;
-	void			*arg;
-	size_t			 lo, hi;
 	int			 fd;
 
 	if (ssl == NULL || !seal_agreed(ssl)) {
@@ -492,38 +492,66 @@ seal_switch(struct bufferevent *tls, int server, int options,
 	}
 	if ((se = seal_new(ssl, server, err, errlen)) == NULL)
 		return (NULL);
-	/*
-	 * The same socket under another descriptor: the TLS bufferevent
-	 * closes its own when it is freed, last, once all else is made.
-	 */
 	if ((fd = fcntl(bufferevent_getfd(tls), F_DUPFD_CLOEXEC, 3)) == -1) {
 		snprintf(err, errlen, "dup: %s", strerror(errno));
 		seal_free(se);
 		return (NULL);
 	}
-	if ((u = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE)) ==
-	    NULL) {
+	if ((u = bufferevent_socket_new(bufferevent_get_base(tls), fd,
+	    BEV_OPT_CLOSE_ON_FREE | options)) == NULL) {
 		close(fd);
 		seal_free(se);
 		snprintf(err, errlen, "cannot create a socket bufferevent");
 		return (NULL);
 	}
+	*sp = se;
+	return (u);
+}
+
+/*
+ * bev takes over from tls: the same callbacks, marks and enabled events;
+ * then tls is freed.  A read mark is at least a record, or a peer held to
+ * a mark below it could never send one whole.
+ */
+static void
+seal_takeover(struct bufferevent *tls, struct bufferevent *bev)
+{
+	bufferevent_data_cb	 rcb, wcb;
+	bufferevent_event_cb	 ecb;
+	void			*arg;
+	size_t			 lo, hi;
+
+	bufferevent_getcb(tls, &rcb, &wcb, &ecb, &arg);
+	bufferevent_setcb(bev, rcb, wcb, ecb, arg);
+	if (bufferevent_getwatermark(tls, EV_READ, &lo, &hi) == 0) {
+		if (hi != 0 && hi < SEAL_RECORD_MAX + SEAL_OVERHEAD)
+			hi = SEAL_RECORD_MAX + SEAL_OVERHEAD;
+		bufferevent_setwatermark(bev, EV_READ, lo, hi);
+	}
+	if (bufferevent_getwatermark(tls, EV_WRITE, &lo, &hi) == 0)
+		bufferevent_setwatermark(bev, EV_WRITE, lo, hi);
+	bufferevent_disable(bev, EV_READ | EV_WRITE);
+	bufferevent_enable(bev, bufferevent_get_enabled(tls));
+	bufferevent_free(tls);
+}
+
+struct bufferevent *
+seal_switch(struct bufferevent *tls, int server, int options,
+    struct seal **sp, char *err, size_t errlen)
+{
+	struct bufferevent	*u, *f;
+	struct seal		*se;
+
+	/* The filter's socket calls back through the filter only. */
+	if ((u = seal_socket(tls, server, 0, &se, err, errlen)) == NULL)
+		return (NULL);
 	if ((f = seal_filter(u, se, options)) == NULL) {
 		bufferevent_free(u);
 		seal_free(se);
 		snprintf(err, errlen, "cannot create a sealing bufferevent");
 		return (NULL);
 	}
-	/* The same callbacks, marks and state as the TLS one had. */
-	bufferevent_getcb(tls, &rcb, &wcb, &ecb, &arg);
-	bufferevent_setcb(f, rcb, wcb, ecb, arg);
-	if (bufferevent_getwatermark(tls, EV_READ, &lo, &hi) == 0)
-		bufferevent_setwatermark(f, EV_READ, lo, hi);
-	if (bufferevent_getwatermark(tls, EV_WRITE, &lo, &hi) == 0)
-		bufferevent_setwatermark(f, EV_WRITE, lo, hi);
-	bufferevent_disable(f, EV_READ | EV_WRITE);
-	bufferevent_enable(f, bufferevent_get_enabled(tls));
-	bufferevent_free(tls);
+	seal_takeover(tls, f);
 	*sp = se;
 	return (f);
 }
@@ -531,14 +559,17 @@ seal_switch(struct bufferevent *tls, int server, int options,
 /*
  * The server's side, once the peer passed its checks: the mark as our last
  * TLS record (nothing is queued yet: it goes straight to the socket), then
- * seal_switch().  NULL with err set: the TLS bufferevent is not freed,
- * and the caller closes it (the peer may have the mark).
+ * seal_switch(); or, with SEAL_BARE, a plain socket bufferevent whose
+ * owner opens and seals the records itself (seal_in(), seal_out()) and
+ * frees *sp.  NULL with err set: the TLS bufferevent is not freed, and the
+ * caller closes it (the peer may have the mark).
  */
 struct bufferevent *
-seal_serve(struct bufferevent *tls, int options, struct seal **sp,
+seal_serve(struct bufferevent *tls, int options, int flags, struct seal **sp,
     char *err, size_t errlen)
 {
-	SSL	*ssl = bufferevent_openssl_get_ssl(tls);
+	struct bufferevent	*u;
+	SSL			*ssl = bufferevent_openssl_get_ssl(tls);
 
 	if (ssl == NULL) {
 		snprintf(err, errlen, "not a TLS connection");
@@ -550,7 +581,30 @@ seal_serve(struct bufferevent *tls, int options, struct seal **sp,
 		snprintf(err, errlen, "cannot write the seal mark");
 		return (NULL);
 	}
-	return (seal_switch(tls, 1, options, sp, err, errlen));
+	if (!(flags & SEAL_BARE))
+		return (seal_switch(tls, 1, options, sp, err, errlen));
+	if ((u = seal_socket(tls, 1, options, sp, err, errlen)) == NULL)
+		return (NULL);
+	seal_takeover(tls, u);
+	return (u);
+}
+
+/*
+ * Without a filter (SEAL_BARE): open the whole records of src into dst,
+ * and seal all of src into dst.  0, or -1 and seal_error() says why.
+ */
+int
+seal_in(struct seal *se, struct evbuffer *src, struct evbuffer *dst)
+{
+	return (seal_filter_in(src, dst, -1, BEV_NORMAL, se) == BEV_ERROR ?
+	    -1 : 0);
+}
+
+int
+seal_out(struct seal *se, struct evbuffer *src, struct evbuffer *dst)
+{
+	return (seal_filter_out(src, dst, -1, BEV_NORMAL, se) == BEV_ERROR ?
+	    -1 : 0);
 }
 
 /*

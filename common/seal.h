@@ -17,6 +17,12 @@
  * to read past the handshake's last record, so no sealed byte is taken for
  * TLS.  A refusal (a TLS alert, an Error, a close) comes in TLS, as before.
  *
+ * The sealed stream is a bufferevent filter over a socket bufferevent
+ * (seal_switch(): workerd, and a relay for the workers below it), or,
+ * for masterd, which holds thousands of workers, the socket bufferevent
+ * alone: its sessions open what they read (seal_in()) and seal what they
+ * write (seal_out()) themselves, a kilobyte less per worker (SEAL_BARE).
+ *
  * A record: the length of what follows, 4 bytes in network order, then
  * the ciphertext and its 16-byte tag; the length is the additional data.
  * At most SEAL_RECORD_MAX bytes of plaintext a record.  A record that does
@@ -32,6 +38,7 @@
 #include <openssl/ssl.h>
 
 struct bufferevent;
+struct evbuffer;
 struct seal;
 
 #define SEAL_ALPN		"r3q-sealed/1"
@@ -64,8 +71,11 @@ void	 seal_free(struct seal *);
  */
 struct bufferevent *seal_switch(struct bufferevent *, int, int,
 	    struct seal **, char *, size_t);
-struct bufferevent *seal_serve(struct bufferevent *, int, struct seal **,
-	    char *, size_t);
+#define SEAL_BARE	0x1	/* seal_serve(): no filter; see seal_in() */
+struct bufferevent *seal_serve(struct bufferevent *, int, int,
+	    struct seal **, char *, size_t);
+int	 seal_in(struct seal *, struct evbuffer *, struct evbuffer *);
+int	 seal_out(struct seal *, struct evbuffer *, struct evbuffer *);
 struct bufferevent *seal_filter(struct bufferevent *, struct seal *, int);
 const char	*seal_error(const struct seal *);
 size_t	 seal_pending(struct bufferevent *);	/* see seal.c */

@@ -164,7 +164,12 @@ struct session {
 						   NULL: direct */
 	uint64_t		 s_renewed;	/* mono ns of its last renewal */
 	/* Sealed frames (common/seal.h): no SSL object after the mark. */
-	struct seal		*s_seal;	/* its keys, owned by s_bev */
+	struct seal		*s_seal;	/* its keys: s_bev is the bare
+						   socket (SEAL_BARE) */
+	struct evbuffer		*s_in;		/* sealed: frames opened, not
+						   yet read (session_in()) */
+	int			 s_sealfail;	/* a record did not open or
+						   seal: closing */
 	struct tls_peer_id	*s_peer;	/* its certificate, for CRLs */
 };
 TAILQ_HEAD(sessionlist, session);
@@ -465,6 +470,8 @@ enum drop {
 struct masterd {
 	struct masterd_config	 conf;
 	struct event_base	*base;
+	struct evbuffer		*plain;		/* a frame before it is sealed
+						   (session_frame()) */
 	struct sched		*sched;
 	enum sched_policy	 policy;
 	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
@@ -550,6 +557,8 @@ int	 server_drain_worker(struct worker *, const char *);
 void	 server_push(struct worker *, const uint64_t *, size_t, uint32_t,
 	    const uint64_t *, size_t);
 void	 session_send(struct session *, Envelope *);
+int	 session_frame(struct session *, const Envelope *);
+struct evbuffer	*session_in(struct session *);
 void	 session_send_error(struct session *, uint64_t, const char *);
 void	 session_error(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));

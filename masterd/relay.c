@@ -130,7 +130,7 @@ relay_send_close(struct session *link, uint32_t id, const char *reason)
 	rc.reason = (char *)(uintptr_t)reason;
 	env.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
 	env.relay_control = &rc;
-	if (frame_write(bufferevent_get_output(link->s_bev), &env) == -1)
+	if (session_frame(link, &env) == -1)
 		log_warnx("relay %s: cannot queue a relay_control message",
 		    link->s_name);
 	session_output(link);
@@ -162,7 +162,7 @@ relay_forward(struct rstream *rs)
 			fatal("evbuffer_pullup");
 		env.body_case = R3Q__ENVELOPE__BODY_RELAY_DATA;
 		env.relay_data = &rd;
-		if (frame_write(bufferevent_get_output(link->s_bev), &env) ==
+		if (session_frame(link, &env) ==
 		    -1)
 			log_warnx("relay %s: cannot queue a relay_data message",
 			    link->s_name);
@@ -217,7 +217,7 @@ relay_credit(struct rstream *rs)
 	rs->rs_out += g;
 	env.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
 	env.relay_control = &rc;
-	if (frame_write(bufferevent_get_output(link->s_bev), &env) == -1)
+	if (session_frame(link, &env) == -1)
 		log_warnx("relay %s: cannot queue a relay_control message",
 		    link->s_name);
 	session_output(link);

@@ -47,6 +47,8 @@ static const char *server_action_name(enum sched_action_type);
 static int	worker_unsend(struct worker *, uint64_t);
 static void	worker_dirty(struct worker *);
 static void	server_push_clear(struct worker *);
+static size_t	session_buffered(struct session *);
+static int	session_unseal(struct session *);
 
 /* Append to a growable array of T; the caller owns it. */
 #define APPEND(arr, n, cap, v) do {					\
@@ -342,9 +344,6 @@ session_new(struct bufferevent *bev, const char *addr, int tls)
 	snprintf(s->s_name, sizeof(s->s_name), "%s", tls ? "unauthenticated" :
 	    "control");
 	s->s_role = tls ? ROLE_NONE : ROLE_CLIENT;
-	if ((s->s_deadline = evtimer_new(md->base, session_deadline,
-	    s)) == NULL)
-		fatal("evtimer_new");
 	TAILQ_INSERT_TAIL(&md->sessions, s, s_entry);
 	bufferevent_setcb(bev, session_read, NULL, session_event, s);
 	if (tls) {
@@ -362,12 +361,102 @@ session_new(struct bufferevent *bev, const char *addr, int tls)
 	return (s);
 }
 
-/* Arm the session's deadline ms from now. */
+/*
+ * What s has read and not yet taken as frames: its frames once opened
+ * if they are sealed (s_in, which exists only while it holds some: most
+ * connected workers have nothing unread), else its bufferevent's input.
+ */
+struct evbuffer *
+session_in(struct session *s)
+{
+	if (s->s_seal == NULL)
+		return (bufferevent_get_input(s->s_bev));
+	if (s->s_in == NULL && (s->s_in = evbuffer_new()) == NULL)
+		fatal("evbuffer_new");
+	return (s->s_in);
+}
+
+/* Bytes s has read and not yet taken, records not yet opened included. */
+static size_t
+session_buffered(struct session *s)
+{
+	size_t	 n = evbuffer_get_length(bufferevent_get_input(s->s_bev));
+
+	return (s->s_in != NULL ? n + evbuffer_get_length(s->s_in) : n);
+}
+
+/*
+ * s's records cannot be opened or sealed (seal_error() says why): it
+ * reads no more, and closes through session_event(), once.
+ */
+static void
+session_seal_failed(struct session *s, short what)
+{
+	if (s->s_sealfail)
+		return;
+	s->s_sealfail = 1;
+	s->s_noread = 1;
+	bufferevent_disable(s->s_bev, EV_READ);
+	bufferevent_trigger_event(s->s_bev, BEV_EVENT_ERROR | what,
+	    BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/* Open the whole records that have come, into s_in.  -1: s is closing. */
+static int
+session_unseal(struct session *s)
+{
+	struct evbuffer	*raw = bufferevent_get_input(s->s_bev);
+
+	if (s->s_sealfail)
+		return (-1);
+	if (evbuffer_get_length(raw) > 0 &&
+	    seal_in(s->s_seal, raw, session_in(s)) == -1) {
+		session_seal_failed(s, BEV_EVENT_READING);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Queue one frame for the peer, into its socket's output: as it is, or
+ * sealed (masterd seals its workers' frames itself, SEAL_BARE: a filter
+ * bufferevent would cost a kilobyte a worker).  -1 if it cannot be.
+ */
+int
+session_frame(struct session *s, const Envelope *env)
+{
+	struct evbuffer	*out = bufferevent_get_output(s->s_bev);
+
+	if (s->s_seal == NULL)
+		return (frame_write(out, env));
+	if (s->s_sealfail)
+		return (-1);
+	if (md->plain == NULL && (md->plain = evbuffer_new()) == NULL)
+		fatal("evbuffer_new");
+	if (frame_write(md->plain, env) == -1) {
+		evbuffer_drain(md->plain, evbuffer_get_length(md->plain));
+		return (-1);
+	}
+	if (seal_out(s->s_seal, md->plain, out) == -1) {
+		evbuffer_drain(md->plain, evbuffer_get_length(md->plain));
+		session_seal_failed(s, BEV_EVENT_WRITING);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Arm the session's deadline ms from now.  Its event exists only while
+ * armed: most connected workers have no frame half read, and save it.
+ */
 static void
 session_deadline_set(struct session *s, uint64_t ms)
 {
 	struct timeval	 tv;
 
+	if (s->s_deadline == NULL && (s->s_deadline = evtimer_new(md->base,
+	    session_deadline, s)) == NULL)
+		fatal("evtimer_new");
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
 	evtimer_add(s->s_deadline, &tv);
@@ -377,9 +466,10 @@ session_deadline_set(struct session *s, uint64_t ms)
 static void
 session_deadline_clear(struct session *s)
 {
-	if (!s->s_deadline_on)
+	if (s->s_deadline == NULL)
 		return;
-	evtimer_del(s->s_deadline);
+	event_free(s->s_deadline);
+	s->s_deadline = NULL;
 	s->s_deadline_on = 0;
 }
 
@@ -409,7 +499,7 @@ session_deadline(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	s->s_deadline_on = 0;
-	have = evbuffer_get_length(bufferevent_get_input(s->s_bev));
+	have = evbuffer_get_length(session_in(s));
 	if (s->s_closing) {
 		log_debug("%s (%s): closing, its output not taken in time",
 		    s->s_addr, s->s_name);
@@ -423,6 +513,11 @@ session_deadline(evutil_socket_t fd, short ev, void *arg)
 		/* Not its fault: we stopped reading. */
 		session_deadline_set(s, md->conf.frame_timeout);
 		return;
+	} else if (s->s_seal != NULL && have == 0) {
+		log_warnx("%s (%s): %zu bytes of a sealed record, the rest "
+		    "not within frame_timeout (%s); closing", s->s_addr,
+		    s->s_name, session_buffered(s), fmt_ms(
+		    md->conf.frame_timeout, d, sizeof(d)));
 	} else {
 		if (have < FRAME_HDRLEN)
 			log_warnx("%s (%s): %zu bytes of a frame header, the "
@@ -529,13 +624,17 @@ session_free(struct session *s)
 		evbuffer_remove_cb_entry(out, s->s_outcb);
 	TAILQ_REMOVE(&md->sessions, s, s_entry);
 	/* Its buffers, and about what a TLS connection takes besides. */
-	server_trim(evbuffer_get_length(bufferevent_get_input(s->s_bev)) +
+	server_trim(session_buffered(s) +
 	    evbuffer_get_length(bufferevent_get_output(s->s_bev)) +
 	    (s->s_tls ? 32768 : 0));
 	bufferevent_free(s->s_bev);
+	if (s->s_in != NULL)
+		evbuffer_free(s->s_in);
+	seal_free(s->s_seal);
 	tls_peer_id_free(s->s_peer);
 	free(s->s_via);
-	event_free(s->s_deadline);
+	if (s->s_deadline != NULL)
+		event_free(s->s_deadline);
 	free(s);
 }
 
@@ -545,9 +644,7 @@ session_flushed(struct bufferevent *bev, void *arg)
 {
 	struct session	*s = arg;
 
-	/* Sealed: the socket under the filter must have taken it all too. */
-	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
-	    seal_pending(bev) > 0)
+	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
 		return;
 	session_free(s);
 }
@@ -594,7 +691,7 @@ session_withhold(struct session *s, Envelope *env)
 	out.id = env->id;
 	out.body_case = R3Q__ENVELOPE__BODY_ERROR;
 	out.error = &e;
-	(void)frame_write(bufferevent_get_output(s->s_bev), &out);
+	(void)session_frame(s, &out);
 	session_close(s);
 }
 
@@ -621,7 +718,7 @@ session_send(struct session *s, Envelope *env)
 	}
 	if (s->s_closing)
 		return;
-	if (frame_write(bufferevent_get_output(s->s_bev), env) == -1)
+	if (session_frame(s, env) == -1)
 		log_warnx("%s: cannot queue a %s message", s->s_addr,
 		    frame_body_name(env));
 	else
@@ -766,8 +863,7 @@ session_drained(struct bufferevent *bev, void *arg)
 		    what, sizeof(what)), s->s_addr);
 	job_batch_writable(s);
 	/* Its requests that came before the pause wait in the input. */
-	if (!s->s_paused && !s->s_closing &&
-	    evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+	if (!s->s_paused && !s->s_closing && session_buffered(s) > 0)
 		bufferevent_trigger(bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
 		    BEV_TRIG_DEFER_CALLBACKS);
 }
@@ -1085,8 +1181,8 @@ session_seal(struct session *s)
 		session_close(s);
 		return;
 	}
-	if ((bev = seal_serve(s->s_bev, BEV_OPT_DEFER_CALLBACKS, &s->s_seal,
-	    err, sizeof(err))) == NULL) {
+	if ((bev = seal_serve(s->s_bev, BEV_OPT_DEFER_CALLBACKS, SEAL_BARE,
+	    &s->s_seal, err, sizeof(err))) == NULL) {
 		log_warnx("%s (%s): cannot seal: %s", s->s_addr, s->s_name,
 		    err);
 		session_close(s);
@@ -1128,7 +1224,7 @@ session_event(struct bufferevent *bev, short what, void *arg)
 static void
 session_refuse_frame(struct session *s, uint64_t reqid, const char *why)
 {
-	struct evbuffer	*in = bufferevent_get_input(s->s_bev);
+	struct evbuffer	*in = session_in(s);
 	size_t		 have = evbuffer_get_length(in);
 
 	session_deadline_clear(s);
@@ -1149,7 +1245,7 @@ session_refuse_frame(struct session *s, uint64_t reqid, const char *why)
 static int
 session_frame_begin(struct session *s, uint32_t *lenp)
 {
-	struct evbuffer		*in = bufferevent_get_input(s->s_bev);
+	struct evbuffer		*in = session_in(s);
 	struct frame_shape	 fs;
 	uint8_t			 head[FRAME_HDRLEN + 32];
 	size_t			 have, n;
@@ -1157,8 +1253,13 @@ session_frame_begin(struct session *s, uint32_t *lenp)
 	int			 rc;
 
 	have = evbuffer_get_length(in);
-	if (have == 0)
+	if (have == 0) {
+		/* Sealed: the first bytes of a record are those of a frame. */
+		if (s->s_seal != NULL && evbuffer_get_length(
+		    bufferevent_get_input(s->s_bev)) > 0)
+			goto partial;
 		return (0);
+	}
 	if (have < FRAME_HDRLEN)
 		goto partial;
 	n = have < sizeof(head) ? have : sizeof(head);
@@ -1203,12 +1304,31 @@ partial:
 	return (0);
 }
 
-/* Read as many whole frames as have arrived and dispatch them. */
+static void	session_read_frames(struct session *);
+
+/*
+ * Read as many whole frames as have arrived and dispatch them; a sealed
+ * session that has read all it opened lets its buffer go.
+ */
 static void
 session_read(struct bufferevent *bev, void *arg)
 {
 	struct session		*s = arg;
-	struct evbuffer		*in = bufferevent_get_input(bev);
+
+	(void)bev;
+	if (s->s_seal != NULL && session_unseal(s) == -1)
+		return;
+	session_read_frames(s);
+	if (s->s_in != NULL && evbuffer_get_length(s->s_in) == 0) {
+		evbuffer_free(s->s_in);
+		s->s_in = NULL;
+	}
+}
+
+static void
+session_read_frames(struct session *s)
+{
+	struct evbuffer		*in;
 	struct frame_shape	 fs;
 	Envelope		*env;
 	uint8_t			*buf;
@@ -1216,6 +1336,7 @@ session_read(struct bufferevent *bev, void *arg)
 	size_t			 freed;
 	char			 err[256];
 
+	in = session_in(s);
 	while (!s->s_closing && !s->s_noread) {
 		/* A batch job's client waits out a stalled journal. */
 		if (job_journal_hold(s))
@@ -2694,9 +2815,13 @@ server_close(void)
 		TAILQ_REMOVE(&md->sessions, s, s_entry);
 		relay_forget(s);
 		bufferevent_free(s->s_bev);
+		if (s->s_in != NULL)
+			evbuffer_free(s->s_in);
+		seal_free(s->s_seal);
 		tls_peer_id_free(s->s_peer);
 		free(s->s_via);
-		event_free(s->s_deadline);
+		if (s->s_deadline != NULL)
+			event_free(s->s_deadline);
 		free(s);
 	}
 	if (trim_ev != NULL) {
@@ -2713,6 +2838,8 @@ server_close(void)
 		event_free(md->accept_pause);
 	if (md->reaper != NULL)
 		event_free(md->reaper);
+	if (md->plain != NULL)
+		evbuffer_free(md->plain);
 	free(rl_table);
 	rl_table = NULL;
 	if (md->tls_listener != NULL)

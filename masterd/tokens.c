@@ -336,7 +336,7 @@ tokens_refuse(struct session *s, uint64_t reqid, uint32_t code,
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_ERROR;
 	env.error = &e;
-	(void)frame_write(bufferevent_get_output(s->s_bev), &env);
+	(void)session_frame(s, &env);
 	session_close(s);
 }
 
@@ -354,7 +354,7 @@ tokens_greet(struct session *s)
 
 	env.body_case = R3Q__ENVELOPE__BODY_JOIN_ANSWER;
 	env.join_answer = &ja;
-	(void)frame_write(bufferevent_get_output(s->s_bev), &env);
+	(void)session_frame(s, &env);
 }
 
 /* A Unix time as "2026-11-24 01:00:00 UTC". */

@@ -675,7 +675,7 @@ relay_down_verified(struct down *d)
 		struct bufferevent	*bev;
 		char			 err[256];
 
-		if ((bev = seal_serve(d->d_bev, BEV_OPT_DEFER_CALLBACKS,
+		if ((bev = seal_serve(d->d_bev, BEV_OPT_DEFER_CALLBACKS, 0,
 		    &d->d_seal, err, sizeof(err))) == NULL) {
 			log_warnx("relay: %s (%s): cannot seal: %s", d->d_addr,
 			    d->d_name, err);

@@ -5,8 +5,9 @@
 # keeps TLS records, and both kinds of worker run one job whose answer is
 # --local's bit for bit, with frames of several records (a genome of 16 KB).
 # A peer that agreed to seal and then sends TLS anyway, a record whose tag
-# is wrong, a length out of range, or a record replayed is dropped with a
-# line naming it and the fault, and harms nothing else.  A reload with
+# is wrong, a length out of range, a record replayed, or a record begun
+# and not ended within frame_timeout is dropped with a line naming it and
+# the fault, and harms nothing else.  A reload with
 # sealed_frames = no stops the sealing of new connections; the CRL sweep
 # still finds a sealed worker's certificate.  A relay seals its link up,
 # and the workers below it, and drops a bad record as masterd does.
@@ -19,7 +20,8 @@ C=$T/certs
 "$R3QCTL" es --local $ES --csv "$T/local.csv" > "$T/local.out" ||
     fail "local run failed"
 
-MASTER_EXTRA="crl = $C/crl.pem"
+MASTER_EXTRA="crl = $C/crl.pem
+frame_timeout = 2s"
 start_master
 start_worker w1
 WORKER_EXTRA="sealed_frames = no"
@@ -62,6 +64,7 @@ check_bad early 'a TLS record where a sealed one was due'
 check_bad tag 'a sealed record failed authentication'
 check_bad length 'a sealed record of a length out of range'
 check_bad replay 'a sealed record failed authentication'
+check_bad stall '10 bytes of a sealed record, the rest not within frame_timeout'
 grep -q 'worker w3 joined' "$T/masterd.log" ||
     fail "the replayed hello was not taken once"
 master_alive || fail "masterd died"
@@ -69,7 +72,7 @@ wait_workers 2
 "$R3QCTL" es $ES --policy wq --csv "$T/after.csv" > /dev/null ||
     fail "a job after the bad peers failed"
 cmp -s "$T/local.csv" "$T/after.csv" || fail "after the bad peers: bests differ"
-ok "TLS after the mark, a bad tag, a bad length, a replay: each dropped with its fault named; the workers go on"
+ok "TLS after the mark, a bad tag, a bad length, a replay, a record begun and never ended: each dropped with its fault named; the workers go on"
 
 # A relay: its link up sealed, and a worker below it.
 start_relay r1

@@ -132,7 +132,7 @@ usage(void)
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
 	    "ca-key [prefix [kind]]\n"
 	    "       r3q-testpeer -a ca -c cert -k key sealbad host port "
-	    "early|tag|length|replay\n"
+	    "early|tag|length|replay|stall\n"
 	    "       r3q-testpeer -a ca -c cert -k key hostile host port "
 	    "forge|failall|silent|cancelspam|errorlog|liar [arg]\n"
 	    "       r3q-testpeer -a ca -c cert -k key badclient host port "
@@ -1710,9 +1710,10 @@ out:
 /*
  * Sealed frames gone wrong (sealed.sh): a worker that agreed to seal and
  * then sends its hello in TLS without waiting for the mark (early), a
- * record whose tag is wrong (tag), a length out of range (length), or its
- * sealed hello twice, the second out of sequence (replay).  Prints whether
- * the master closed the connection.
+ * record whose tag is wrong (tag), a length out of range (length), its
+ * sealed hello twice, the second out of sequence (replay), or its hello
+ * and then the first 10 bytes of a record, and no more (stall).  Prints
+ * whether the master closed the connection.
  */
 static int
 do_sealbad(SSL_CTX *ctx, const char *host, const char *port, const char *cn,
@@ -1771,6 +1772,11 @@ do_sealbad(SSL_CTX *ctx, const char *host, const char *port, const char *cn,
 			return (1);
 	} else if (strcmp(what, "replay") == 0) {
 		if (write_all(fd, rec, n) == -1 || write_all(fd, rec, n) == -1)
+			return (1);
+	} else if (strcmp(what, "stall") == 0) {
+		if (write_all(fd, rec, n) == -1 ||
+		    (n = seal_record(tp_seal, "0123456789", 10, rec)) == 0 ||
+		    write_all(fd, rec, 10) == -1)
 			return (1);
 	} else
 		usage();

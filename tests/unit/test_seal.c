@@ -3,7 +3,8 @@
  * other opens, in order, byte for byte, at every size up to a whole
  * record; a flipped bit anywhere, a record out of sequence, one sealed by
  * the same end, a cut or an out-of-range length, and a TLS record are all
- * refused with the fault named, and a refusal sticks.
+ * refused with the fault named, and a refusal sticks; so it is through
+ * evbuffers, as masterd opens and seals its sessions' records.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <event2/buffer.h>
 
 #include "seal.h"
 
@@ -64,6 +66,73 @@ test_round_trip(void **state)
 		}
 	/* More than a record is not sealed in one. */
 	assert_int_equal(seal_record(c, msg, SEAL_RECORD_MAX + 1, rec), 0);
+	free(msg);
+	seal_free(c);
+	seal_free(s);
+}
+
+/*
+ * Without a filter (masterd's sessions, SEAL_BARE): seal_out() seals a
+ * whole buffer, 40 KB in three records; seal_in() opens only whole
+ * records, fed a kilobyte at a time, and gives the bytes back in order; a
+ * damaged record fails it, and the failure sticks.
+ */
+static void
+test_evbuffers(void **state)
+{
+	struct seal	*c, *s;
+	struct evbuffer	*plain, *wire, *got, *part;
+	uint8_t		*msg, *p;
+	size_t		 len = 40000, n, fed = 0, whole, rlen;
+
+	(void)state;
+	pair(&c, &s);
+	msg = malloc(len);
+	for (n = 0; n < len; n++)
+		msg[n] = (uint8_t)(n * 13 + 1);
+	plain = evbuffer_new();
+	wire = evbuffer_new();
+	got = evbuffer_new();
+	part = evbuffer_new();
+	evbuffer_add(plain, msg, len);
+	assert_int_equal(seal_out(c, plain, wire), 0);
+	assert_int_equal(evbuffer_get_length(plain), 0);
+	assert_int_equal(evbuffer_get_length(wire), len + 3 * SEAL_OVERHEAD);
+	while ((n = evbuffer_get_length(wire)) > 0) {
+		evbuffer_remove_buffer(wire, part, n < 1000 ? n : 1000);
+		fed += n < 1000 ? n : 1000;
+		assert_int_equal(seal_in(s, part, got), 0);
+		/* Nothing of a record until it is whole, then all of it. */
+		for (n = 0, whole = 0; n < len; n += SEAL_RECORD_MAX) {
+			rlen = len - n < SEAL_RECORD_MAX ? len - n :
+			    SEAL_RECORD_MAX;
+			if (fed < (n / SEAL_RECORD_MAX + 1) * SEAL_OVERHEAD +
+			    n + rlen)
+				break;
+			whole += rlen;
+		}
+		assert_int_equal(evbuffer_get_length(got), whole);
+	}
+	assert_int_equal(evbuffer_get_length(part), 0);
+	assert_int_equal(evbuffer_get_length(got), len);
+	p = evbuffer_pullup(got, -1);
+	assert_memory_equal(p, msg, len);
+
+	/* A flipped bit in the next record: refused, for good. */
+	evbuffer_add(plain, msg, 100);
+	assert_int_equal(seal_out(c, plain, wire), 0);
+	p = evbuffer_pullup(wire, -1);
+	p[SEAL_HDRLEN + 50] ^= 0x04;
+	assert_int_equal(seal_in(s, wire, got), -1);
+	assert_non_null(seal_error(s));
+	assert_int_equal(evbuffer_get_length(got), len);
+	evbuffer_add(plain, msg, 100);
+	assert_int_equal(seal_out(c, plain, part), 0);
+	assert_int_equal(seal_in(s, part, got), -1);
+	evbuffer_free(plain);
+	evbuffer_free(wire);
+	evbuffer_free(got);
+	evbuffer_free(part);
 	free(msg);
 	seal_free(c);
 	seal_free(s);
@@ -171,6 +240,7 @@ main(void)
 		cmocka_unit_test(test_every_bit),
 		cmocka_unit_test(test_sequence),
 		cmocka_unit_test(test_lengths),
+		cmocka_unit_test(test_evbuffers),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

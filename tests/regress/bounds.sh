@@ -189,8 +189,24 @@ grep -qE "worker bad \(127\.0\.0\.1:[0-9]+\) is not reading its tasks: [0-9]+ by
 # job: wait for it rather than look once.
 # Under a sanitizer on a loaded machine heartbeat_timeout may declare it
 # lost first; then the session it leaves is a "peer" when it is dropped.
-waitfor "grep -qE '(worker|peer) bad \(127\.0\.0\.1:[0-9]+\) dropped: [0-9]+ bytes queued for it, not one read in 3s \(output_timeout\)' '$T/masterd.log'" $((10 * SAN_SLOW)) ||
-    fail "the worker that does not read was not dropped: $(grep -E 'worker bad|\(bad\)' "$T/masterd.log" | tail -n 8)"
+dropped="grep -qE '(worker|peer) bad \(127\.0\.0\.1:[0-9]+\) dropped: [0-9]+ bytes queued for it, not one read in 3s \(output_timeout\)' '$T/masterd.log'"
+# Its last pause may have ended as the jobs did: the kernel's socket
+# buffers took what was queued down to half the mark, and no task was left
+# to send it (seen once in 2026-11-29's runs, paused at 512 kB with the
+# mark at 64 kB).  Below its mark a worker is not dropped; more work
+# brings it over the mark again, and output_timeout later it goes.
+if ! waitfor "$dropped" $((6 * SAN_SLOW)); then
+	# Still paused and not dropped would be masterd's fault, not this.
+	get /metrics | grep -qx 'r3q_peers_paused 0' ||
+	    fail "the worker that does not read is paused and was not dropped: $(get /metrics | grep paused)"
+	timeout 120 "$R3QCTL" map echo < "$T/big.in" > "$T/big2.out" \
+	    2> "$T/map2.err" ||
+	    fail "a second map beside a worker that does not read: $(cat "$T/map2.err")"
+	cmp -s "$T/big.in" "$T/big2.out" ||
+	    fail "the second map: the outputs differ from the inputs"
+	waitfor "$dropped" $((10 * SAN_SLOW)) ||
+	    fail "the worker that does not read was not dropped: $(grep -E 'worker bad|\(bad\)' "$T/masterd.log" | tail -n 8)"
+fi
 "$R3QCTL" workers | grep -q '^bad ' &&
     fail "the dropped worker is still listed: $("$R3QCTL" workers)"
 kill "$SPID" 2>/dev/null || true

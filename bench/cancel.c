@@ -14,6 +14,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -170,7 +172,7 @@ main(int argc, char *argv[])
 	pthread_t	 t;
 	struct timespec	 ts;
 	uint64_t	*lat, full, at, raised;
-	const char	*csv = "bench/cancel.csv";
+	const char	*csv = "bench/results/cancel.csv";
 	FILE		*f;
 	size_t		 c, i, n = 30, late, m;
 	int		 ch;
@@ -190,6 +192,8 @@ main(int argc, char *argv[])
 	openblas_set_num_threads(1);
 	signal(SIGPIPE, SIG_IGN);	/* as workerd */
 	srand(1);
+	if (strncmp(csv, "bench/results/", 14) == 0)
+		(void)mkdir("bench/results", 0777);
 	if ((f = fopen(csv, "w")) == NULL) {
 		perror(csv);
 		return (1);

@@ -18,6 +18,7 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <fcntl.h>
@@ -198,7 +199,7 @@ main(int argc, char *argv[])
 	double			 x[KINDS_DIM], *rate[NROWS], t0, med;
 	struct task_params	 p;
 	struct task_result	 res;
-	const char		*csv = "bench/kinds.csv";
+	const char		*csv = "bench/results/kinds.csv";
 	char			 err[TASK_ERRLEN], target[16];
 	size_t			 n = 1000, rounds = 5, i, j, c;
 	FILE			*f;
@@ -229,6 +230,8 @@ main(int argc, char *argv[])
 	memset(&p, 0, sizeof(p));
 	p.payload = payload;
 	p.payload_len = sizeof(payload);
+	if (strncmp(csv, "bench/results/", 14) == 0)
+		(void)mkdir("bench/results", 0777);
 	if ((f = fopen(csv, "w")) == NULL) {
 		perror(csv);
 		return (1);

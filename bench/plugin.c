@@ -18,6 +18,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -218,7 +220,7 @@ main(int argc, char *argv[])
 	struct run		 r;
 	struct timespec		 ts;
 	pthread_t		 t;
-	const char		*csv = "bench/plugin.csv";
+	const char		*csv = "bench/results/plugin.csv";
 	double			*tb, *tp, ratio;
 	uint64_t		*lat, full, at, raised, one;
 	size_t			 n = 15, i, c, per, m, late;
@@ -247,6 +249,8 @@ main(int argc, char *argv[])
 		x[i] = 0.5 * (double)i - 7.0;
 	ridge = kind_open("ridge-lu", "examples/.libs/ridge-plugin.so");
 	echo = kind_open("echo", "tests/plugins/.libs/echo.so");
+	if (strncmp(csv, "bench/results/", 14) == 0)
+		(void)mkdir("bench/results", 0777);
 	if ((f = fopen(csv, "w")) == NULL) {
 		perror(csv);
 		return (1);

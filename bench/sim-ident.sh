@@ -1,5 +1,5 @@
 #!/bin/sh
-# Do two r3q-sim builds give the same results?  (bench/simulate-out/sim-speed.txt)
+# Do two r3q-sim builds give the same results?  (bench/results/simulate-out/sim-speed.txt)
 # usage: bench/sim-ident.sh BEFORE AFTER
 # Runs both on 13 configurations (generated platforms under --network
 # analytic with 100, 1,000 and 10,000 workers and other policies and links,

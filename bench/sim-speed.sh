@@ -3,7 +3,7 @@
 # usage: bench/sim-speed.sh BEFORE AFTER [WORKERS [RUNS]]
 #   BEFORE, AFTER: r3q-sim binaries (e.g. a copy of main's build/sim/r3q-sim
 #   and this tree's).  Runs them in turn (before, after, before, ...) RUNS
-#   times (default 3) on the scale case of bench/simulate-out/sim-speed.txt,
+#   times (default 3) on the scale case of bench/results/simulate-out/sim-speed.txt,
 #     r3q-sim --network analytic --workers N --speeds lognormal:1:0.5 \
 #       --latency 10 --work-ms 1000 --mu N --lambda 9N --reevaluate-parents \
 #       --generations 2 --seed 1 --quiet --stats --policy r3q --queue-factor auto

@@ -1,9 +1,9 @@
 #!/bin/sh
-# Speed-aware tail (issue 23, target 2): the grid of bench/simulate-out/speed-tail.txt.
+# Speed-aware tail (issue 23, target 2): the grid of bench/results/simulate-out/speed-tail.txt.
 # usage: bench/speed-tail.sh R3Q-SIM [scale|lan|all] > out.txt
 #        bench/speed-tail.sh --compare before.txt after.txt
 # One simulation at a time, niced; prints the command and the lines that matter.
-# --compare prints the table of bench/simulate-out/speed-tail.txt from two such outputs.
+# --compare prints the table of bench/results/simulate-out/speed-tail.txt from two such outputs.
 if [ "$1" = --compare ]; then
 	exec python3 - "$2" "$3" <<'PY'
 import re,sys

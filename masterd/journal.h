@@ -16,10 +16,14 @@
  * naming it and saying what to do, rather than load part of it.
  *
  * The on-disk schema is versioned by PRAGMA user_version: bump
- * JOURNAL_VERSION in journal.c and teach journal_open() to upgrade if any
- * table changes.  Version 2 added batch jobs (driver, tasks, batches) and
- * opaque outputs; version 3 packs the task executions (spans) a commit's
- * into a few rows; journal_open() upgrades a version 1 or 2 file in place.
+ * JOURNAL_VERSION in journal.c and teach journal_schema() there to upgrade
+ * if any table changes.  The schema is version 5: version 2 added batch
+ * jobs (driver, tasks, batches) and opaque outputs; version 3 packs the
+ * task executions a commit writes into a few rows of execs; version 4
+ * packs the accepted results the same way; version 5 keys both packed
+ * tables by rowid.  journal_open() upgrades a version 1, 2, 3 or 4 file in
+ * place; the tokens and certs tables are made if missing at every open,
+ * without a version of their own.
  */
 #ifndef R3Q_JOURNAL_H
 #define R3Q_JOURNAL_H
@@ -37,7 +41,8 @@ extern int	 journal_ckpt_thread;	/* 0: none (the fuzz target) */
  */
 struct journal_job {
 	uint64_t	 id;
-	char		 driver[16];	/* "es", "batch"; version 1 rows
+	char		 driver[16];	/* "es", "batch", "bnb",
+					   "islands"; version 1 rows
 					   load as "es" */
 	const void	*params;	/* opaque blob (packed protobuf) */
 	size_t		 paramslen;

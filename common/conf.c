@@ -256,8 +256,8 @@ conf_env_name(const char *prefix, const char *key, char *buf, size_t len)
 }
 
 /*
- * Set every key its environment variable gives (issue 25: a worker that
- * a batch system starts, with no file): prefix and the key upper-cased,
+ * Set every key its environment variable gives (for a worker that a
+ * batch system starts, with no file): prefix and the key upper-cased,
  * its value read as the file's would be.  An unset or empty variable says
  * nothing.  get is getenv, or a test's stand-in.  -1 with "R3Q_CPUS: ..."
  * in err.

@@ -1,5 +1,5 @@
 /*
- * The CPUs a worker uses by default (issue 25).  Under Slurm,
+ * The CPUs a worker uses by default.  Under Slurm,
  * SLURM_CPUS_ON_NODE is what the allocation gave this node; else a CPU
  * quota of the cgroup we run in (cgroup v2 cpu.max, v1 cfs_quota_us over
  * cfs_period_us, rounded up, the smallest along the path to the root) caps

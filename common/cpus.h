@@ -1,5 +1,5 @@
 /*
- * How many CPUs this process may use (issue 25: a worker that a batch
+ * How many CPUs this process may use (so that a worker a batch
  * system starts runs as many execution threads as it was given, not as
  * the machine has).
  */

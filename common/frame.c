@@ -82,7 +82,7 @@ frame_write(struct evbuffer *out, const Envelope *env)
  * dispatching.  What does not fit goes to extra blocks, each twice the
  * last, freed on reset; the first block grows to fit the frames seen,
  * but never past ARENA_KEEP, so a buffer grown for one large frame is
- * given back after it (issue 24, "found by a hostile peer").
+ * given back after it (a hostile peer's frames found this).
  */
 #define ARENA_ALIGN	16
 #define ARENA_MIN	(64u << 10)
@@ -213,7 +213,7 @@ frame_arena_free(struct frame_arena *a)
 /*
  * A look at a packed Envelope without unpacking it, so that a peer's
  * frame is judged by what it is before protobuf-c spends anything on it
- * (issue 24: one 16 MB Results frame of empty sub-messages, unpacked,
+ * (before it, one 16 MB Results frame of empty sub-messages, unpacked,
  * took 1.5 GB and 6.5 s).  The wire format is walked with the generated
  * descriptors; nothing is allocated, nothing is copied.
  */

@@ -22,22 +22,22 @@
 					   4: Kinds after a reload; 5: Withdraw,
 					   Released (balancing) */
 					/* 6: Drain, DrainRequest, DrainWorker,
-					   WorkerDraining (issue 25); RelayData,
-					   RelayControl (relays, issue 20);
+					   WorkerDraining (draining); RelayData,
+					   RelayControl (relays);
 					   JoinRequest, JoinAnswer, Token*,
-					   CertList (join tokens, issue 25);
-					   TaskNews, TaskPush (bnb, issue 18) */
+					   CertList (join tokens);
+					   TaskNews, TaskPush (bnb) */
 					/* 7: SubmitIslands, JobInfo.islands
-					   (island ES, issue 22) */
+					   (island ES) */
 					/* 7: PeerOrder, PeerReport, PeerMsg,
 					   PeerData, Links*, Exchange*, Hello
-					   peer_addr (worker links, issue 22) */
-					/* 7: RelayControl.cert (relays, issue
-					   20: the master's CRL sweep); op 3,
+					   peer_addr (worker links) */
+					/* 7: RelayControl.cert (relays: the
+					   master's CRL sweep); op 3,
 					   credit: per-stream flow control */
 
 /*
- * Relays (issue 20): what a stream may send up before the master grants
+ * Relays: what a stream may send up before the master grants
  * more (RelayControl op 3), so that a worker flooding its relay holds at
  * most this much of the relay's link ahead of the others' frames.
  */

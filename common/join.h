@@ -1,5 +1,5 @@
 /*
- * Join tokens (issue 25, "Join tokens"): what masterd and workerd share
+ * Join tokens: what masterd and workerd share
  * about them.  A token, as r3qctl token create prints it, is
  *
  *	r3q1.ID.SECRET.CAHASH

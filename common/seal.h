@@ -1,5 +1,5 @@
 /*
- * Sealed frames (issue 26, "memory per worker"): after the TLS handshake
+ * Sealed frames (to cut masterd's memory per worker): after the TLS handshake
  * between workerd and masterd, both ends drop the SSL object and protect
  * the byte stream themselves, as QUIC does with TLS's keys (RFC 9001):
  * ChaCha20-Poly1305 under keys both ends export from the handshake

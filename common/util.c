@@ -67,7 +67,8 @@ wall_ns(void)
 }
 
 /*
- * link_timeout (issue 20; seed 004: a broken hop fails what used it): a
+ * link_timeout (a broken hop fails what used it, as in doc/algorithms.md
+ * §5): a
  * connection whose peer stops acknowledging (its host vanished, packets
  * dropped, no reset) is closed by the kernel after ms of silence -- data
  * unacknowledged that long (TCP_USER_TIMEOUT), or no answer to keepalive

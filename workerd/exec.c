@@ -338,8 +338,8 @@ exec_stop(void)
 /*
  * RWQ step 5, worker side: the tasks of one Assign join the tail of the
  * local queue together, and only idle threads are woken.  A task moved
- * here by balancing goes before every task held that was not (seed 003's
- * Active Queue, served before the Schedule Queue), after those moved
+ * here by balancing goes before every task held that was not (the Power
+ * paper's Active Queue, served before the Schedule Queue: §4), after those moved
  * before it.
  */
 void
@@ -531,7 +531,7 @@ exec_withdraw(uint64_t id)
 }
 
 /*
- * Drain (issue 25): drop every held task, for the master to requeue; the
+ * Drain: drop every held task, for the master to requeue; the
  * ids go into *ids (the caller frees it).  Returns how many.
  */
 size_t

@@ -1,5 +1,5 @@
 /*
- * Joining a cluster with a token (issue 25), and renewing the certificate
+ * Joining a cluster with a token, and renewing the certificate
  * so obtained.
  *
  * With `join = HOST:PORT TOKEN` (or --join), or once state_dir holds a

@@ -89,7 +89,7 @@ static struct {
 	uint64_t			 l_done_hb;	/* l_done at last beat */
 	struct event			*l_heartbeat;
 	struct event			*l_frame;	/* a frame's deadline */
-	/* Draining (issue 25): no new tasks, hand back, leave. */
+	/* Draining: no new tasks, hand back, leave. */
 	int				 l_draining;
 	char				 l_drain_why[128];
 	uint64_t			*l_back;	/* to hand back */
@@ -101,9 +101,9 @@ static struct {
 } lk;
 
 /*
- * A frame from the master, once begun, must arrive whole within this
- * (issue 24): a stalled link is then closed and dialled again rather
- * than held with part of a frame buffered.
+ * A frame from the master, once begun, must arrive whole within this: a
+ * stalled link is then closed and dialled again rather than held with
+ * part of a frame buffered.
  */
 #define LINK_FRAME_TIMEOUT	60
 
@@ -395,7 +395,7 @@ link_down(const char *why, const char *fix)
 	}
 	notify_status("no master: %s; retrying", why);
 	/*
-	 * A list of masters and relays (issue 20): the next one at once;
+	 * A list of masters and relays: the next one at once;
 	 * after the last, the first again after the backoff.
 	 */
 	if (lk.l_naddrs > 1) {
@@ -709,7 +709,7 @@ link_assign(R3q__Assign *a)
 }
 
 /*
- * Balancing (issue 19): the master wants these held tasks back for another
+ * Balancing (doc/algorithms.md §4): the master wants these held tasks back for another
  * worker.  A task not started yet leaves the local queue; one that started
  * (or is not here) stays, and the master hears which in one Released.
  */
@@ -1135,7 +1135,7 @@ link_drain_check(void)
 }
 
 /*
- * Drain (issue 25): no new tasks from now on; the held ones go back to
+ * Drain: no new tasks from now on; the held ones go back to
  * the master at once; the running ones finish (workerd.c interrupts them
  * when drain_timeout runs out, and they come back too); then we leave.
  */
@@ -1217,7 +1217,7 @@ link_check_master(struct bufferevent *bev)
 		link_down(why, "give the master a certificate with OU=master");
 		return (-1);
 	}
-	/* A relay (issue 20) stands for the master. */
+	/* A relay stands for the master. */
 	if (strcmp(role, "master") != 0 && strcmp(role, "relay") != 0) {
 		snprintf(why, sizeof(why), "peer at %s is not a master or a "
 		    "relay (role '%s', name '%s')", lk.l_peer, role, name);
@@ -1481,7 +1481,7 @@ link_use_addr(size_t i)
 
 /*
  * 'master': one host:port, or several separated by commas (or blanks),
- * masters and relays to try in order (issue 20).  Fills hosts and ports
+ * masters and relays to try in order.  Fills hosts and ports
  * if given; -1 with a message naming the bad one.
  */
 static int

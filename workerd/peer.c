@@ -1,5 +1,6 @@
 /*
- * Worker-to-worker links (issue 22, seed 001): with peer_listen set, this
+ * Worker-to-worker links (for the total exchange of doc/algorithms.md
+ * §2): with peer_listen set, this
  * worker accepts TLS from other workers and, when the master orders it
  * (PeerOrder, on our own link to the master and nowhere else), connects to
  * the workers the order names, probes a link or runs its part of a total
@@ -14,8 +15,8 @@
  * peer may only ping, grant, acknowledge, announce and send bytes.
  *
  * The exchange.  The master's schedule gives us our sends and our
- * receives, each in order (seed 001: a processor sends one and receives
- * one message at a time).  A receive begins when we grant it to its
+ * receives, each in order (Nakahira and Fujiwara's model: a processor
+ * sends one and receives one message at a time).  A receive begins when we grant it to its
  * sender (PeerMsg op 4), once the receive before it is complete; a send
  * begins when the one before it is acknowledged and its receiver has
  * granted it.  Each send waits peer_delay first (the start-up cost,

@@ -1,5 +1,7 @@
 /*
- * workerd as a relay (issue 20; seed 000's R1, seed 004's overlay): it
+ * workerd as a relay (as the R3Q paper's WAN grid reached its far machines
+ * through one of them, and Hironaka et al.'s overlay crosses NAT:
+ * doc/algorithms.md §1.6 and §5): it
  * listens (relay_listen) for workers that cannot reach the master, and
  * carries their traffic over its own one link to the master (link.c), or
  * to another relay, each worker a stream (proto/r3q.proto, RelayControl
@@ -1042,7 +1044,7 @@ relay_start(struct event_base *base, const struct workerd_config *conf)
 /*
  * SIGHUP: new TLS files and CRL for the workers that connect next; a
  * worker here that the new CRL revokes is closed now, its stream with it
- * (the master, sweeping its own CRL, closes it too: issue 20).
+ * (the master, sweeping its own CRL, closes it too).
  */
 void
 relay_reload(const struct workerd_config *conf)

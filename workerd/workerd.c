@@ -193,7 +193,7 @@ check_peer_listen(const char *v, char *err, size_t errlen)
 	return (-1);
 }
 
-/* Relay mode (issue 20): relay_listen is set. */
+/* Relay mode: relay_listen is set. */
 static int
 workerd_relay(const struct workerd_config *c)
 {
@@ -395,7 +395,7 @@ flag_set(const char *key, const char *value)
 
 /*
  * Defaults, then the file, then the environment (R3Q_KEY), then the
- * flags (issue 25); -1 with a message.
+ * flags; -1 with a message.
  */
 static int
 workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
@@ -481,7 +481,7 @@ workerd_check_tls(const struct workerd_config *c, const char *user,
 }
 
 /*
- * Warn of what runs out within 30 days (issue 24, "Expiry"): our
+ * Warn of what runs out within 30 days: our
  * certificate, the CA, the CRL's next update.  At start, at every reload
  * and once a day.  (workerd has no metrics endpoint: masterd exports each
  * connected worker's certificate expiry.)
@@ -644,7 +644,7 @@ workerd_expiry_daily(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
- * Draining (issue 25): no new tasks, the held ones back to the master at
+ * Draining: no new tasks, the held ones back to the master at
  * once, the running ones given drain_timeout, then leave with status 0.
  */
 static struct event	*ev_drain, *ev_stuck, *ev_life;
@@ -961,7 +961,10 @@ main(int argc, char *argv[])
 	start_ms = mono_ns() / NS_PER_MS;
 	exec_set_max_output(conf.max_output);
 
-	/* Each execution thread runs BLAS single-threaded (DESIGN.md). */
+	/*
+	 * Each execution thread runs BLAS single-threaded: the threads are
+	 * the parallelism, one per CPU (doc/design.md).
+	 */
 	openblas_set_num_threads(1);
 	signal(SIGPIPE, SIG_IGN);
 	if (evthread_use_pthreads() == -1)

@@ -215,7 +215,7 @@ void	 relay_up_lost(const char *);
 void	 relay_up_writable(void);
 void	 relay_up_ready(void);
 
-/* peer.c: links with other workers (peer_listen, issue 22). */
+/* peer.c: links with other workers (peer_listen). */
 void	 peer_start(struct event_base *, const struct workerd_config *);
 void	 peer_stop(void);
 const char *peer_address(void);

@@ -1,7 +1,7 @@
 /*
  * Branch and bound for the permutation flow shop (P-FSP, makespan): the
  * pure module under the "pfsp" task kind, r3qctl bnb --local and the
- * master's bnb job driver (ALGORITHMS.md sections 3 and 5).  libc only:
+ * master's bnb job driver (doc/algorithms.md §3 and §5).  libc only:
  * no I/O, no clock, no threads; data in, decisions out.
  *
  * The pieces, in the order a host uses them:

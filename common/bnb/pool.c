@@ -210,8 +210,9 @@ bnb_push_frontier(struct bnb_pool *pl, const struct bnb_frontier *fr,
  * found on the way becomes *inc, its jobs in perm.  A node with fewer
  * placements left than that is kept as it is.  The master splits the
  * root so (--split-depth) into the first pool, and a running task's
- * subproblem one level down to re-split it (seed 004's behaviour, kept
- * for the comparison).  Returns how many went into out, -1 with err set.
+ * subproblem one level down to re-split it (the behaviour of Hironaka
+ * et al.'s branch and bound, doc/algorithms.md §5, kept for the
+ * comparison).  Returns how many went into out, -1 with err set.
  */
 int
 bnb_split(const struct bnb_problem *pb, const struct bnb_sub *sub,

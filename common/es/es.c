@@ -154,7 +154,7 @@ es_new(const struct es_params *p)
 	 * es_select().  Not zeroed here, so that a job's start costs no
 	 * page of lambda's: calloc() from a heap that an earlier large job
 	 * left behind zeroed all of it, 4 ms at lambda = 200,000, before
-	 * the job was journaled and answered (issue 26, part 5).
+	 * the job was journaled and answered.
 	 */
 	es->es_bx = reallocarray(NULL, cap * dim, sizeof(double));
 	es->es_bs = reallocarray(NULL, cap * dim, sizeof(double));
@@ -240,8 +240,8 @@ es_make_batch(struct es *es)
 		 * Offspring k depends on (seed, generation, k) and the
 		 * parents alone (es_mutate): each is made when first asked
 		 * for (es_offspring), so that the next generation's first
-		 * tasks go out at once, not after all lambda (issue 26,
-		 * "large jobs start at once": lambda = 200,000).
+		 * tasks go out at once, not after all lambda (large jobs
+		 * start at once: lambda = 200,000).
 		 */
 		memset(es->es_bmade, 0, lambda);
 		es->es_nbatch = lambda;

@@ -1,7 +1,7 @@
 /*
  * The island model of the (mu+lambda)-ES: see island.h.
  *
- * Each island is the ES of es.c (ALGORITHMS.md section 1, steps 1-6, with
+ * Each island is the ES of es.c (doc/algorithms.md §1.1, with
  * the same n-sigma self-adaptation and the same draws) on its own stream:
  * island i draws rng_*(seed_i, generation, index, draw), seed_i =
  * rng_u64(seed, ISLAND_STREAM, i, 0).  Generation 0 draws the initial
@@ -10,7 +10,7 @@
  * 2 + dim + c: N'c).  Fitness is Ridge (es_ridge), evaluated in place:
  * an epoch is one task, its evaluations are not spread further.
  *
- * Migration (issue 22): after epoch e every island sends its K best
+ * Migration: after epoch e every island sends its K best
  * parents to every other island; island i ranks its mu parents (pool
  * index 0..mu-1) and the migrants of islands 0, 1, ..., p-1 but i, K each
  * in their senders' order (pool index mu + ...), by fitness with ties by
@@ -465,7 +465,7 @@ island_mig_from(struct island_mig *m, const struct island *is)
 }
 
 /*
- * Merge the migrants (issue 22): every other island's slot must be there.
+ * Merge the migrants: every other island's slot must be there.
  * The pool is the parents, then islands 0..p-1 but this one, in island
  * order; plus-selection keeps the best mu.  The next epoch begins.
  * Returns -1, changing nothing, if the epoch is not over, the run is, or

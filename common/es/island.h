@@ -1,10 +1,10 @@
 /*
- * The island model of the (mu+lambda)-ES (issue 22, "The job that uses
- * it"; the ES itself is ALGORITHMS.md section 1).  p islands, each a
+ * The island model of the (mu+lambda)-ES (the ES itself is
+ * doc/algorithms.md §1.1).  p islands, each a
  * (mu+lambda)-ES on Ridge with its own stream of random numbers, run
  * epochs of migrate_every generations; between two epochs every island
  * sends its `migrants' best to every other island (a total exchange,
- * ALGORITHMS.md section 2), and each island merges what it received with
+ * doc/algorithms.md §2), and each island merges what it received with
  * its parents by plus-selection.
  *
  * Deterministic by construction:

@@ -39,7 +39,7 @@
  *    holds walks these instead of every worker, in join order, and tests
  *    each member as the walk over every worker did; so an event costs
  *    what it decides, not the number of workers, with the same decisions
- *    (issue 23: 10,000 workers).  The cooling workers are kept in the
+ *    (measured up to 10,000 workers).  The cooling workers are kept in the
  *    order their cool-downs end.
  *
  * Semantics chosen where the contract leaves room:
@@ -62,7 +62,7 @@
  *    sched_batch_close(); they are sent as they come.  An open batch is
  *    never tail-replicated (RR, R3Q) and never counts as idle, since its
  *    client may still add work; SCHED_BATCH_DONE waits for the close.
- *  - Copies (seed 002's multiplicity, doc/algorithms.md section 3.1): a
+ *  - Copies (the multiplicity of doc/algorithms.md §3.1): a
  *    task with copies k wants k copies out at once.  When it is taken from
  *    the queue, the other k - 1 go at once to the least loaded workers
  *    with room, on machines that have none yet where possible; those that
@@ -2206,8 +2206,8 @@ sched_replicate_rr(struct sched *s, struct batch *b)
 }
 
 /*
- * The speed-aware tail of R3Q under queue_factor auto (issue 23, target
- * 2; beyond the paper, which replicates blind to speed).  The paper's
+ * The speed-aware tail of R3Q under queue_factor auto (beyond the paper,
+ * which replicates blind to speed).  The paper's
  * R3Q (doc/algorithms.md section 1, "R3Q = RWQ + RR", RR step 10) gives
  * every free queue slot a replica of the next task of R in reverse send
  * order.  On a heterogeneous cluster most of those replicas cannot win:
@@ -2791,7 +2791,7 @@ sched_suspect_count(struct sched *s, struct worker *w, int add)
  * are handed out all the same (SCHED_WHY_SLOW), but the suspicion is not
  * counted toward suspect_limit: a heterogeneous cluster's slow machines
  * are part of its speed, and cooling them down for minutes threw it
- * away (issue 23; r3q-sim, Table 1's LAN at 1000 ms tasks, 20
+ * away (r3q-sim, Table 1's LAN at 1000 ms tasks, 20
  * generations: 87.7 % efficient before, 91.6 % after).  A copy that
  * stands still longer than that, a dead or hung worker, a failure or a
  * lost vote count as before; so does everything while a worker has no
@@ -2847,8 +2847,8 @@ sched_worker_suspected(struct sched *s, struct worker *w,
  * did a whole task has stopped or lost its link (its state "did not
  * change" either).  Only the workers of s_idle (a held copy, a free CPU)
  * are looked at: walking every worker older than begin, in the order of
- * their last sign of life, made each result cost O(N) (issue 23: the
- * core's work a task, 4 us with 1,000 workers and 15 with 10,000).
+ * their last sign of life, made each result cost O(N) (the core's
+ * work a task, 4 us with 1,000 workers and 15 with 10,000).
  */
 static void
 sched_detect_idle(struct sched *s, const struct worker *fin, uint64_t begin)
@@ -3020,7 +3020,7 @@ sched_suspect_target(const struct sched *s, const struct task *t)
  * tail (queue_factor auto), on the one of the first workers of s_wheap
  * that would bring it back soonest, if one of them may take it: the walk
  * for the least loaded went over every worker with room while none was
- * idle, at the start of every tail (issue 23: the core's time a task).
+ * idle, at the start of every tail (which the core's time a task showed).
  * Once no worker that is not suspect has room for a batch's tasks, none
  * will in this pass (replicas take room, none is freed): with one live
  * batch the walk of the list stops there, which spares going over every
@@ -3103,9 +3103,10 @@ sched_refill(struct sched *s)
 }
 
 /*
- * Balancing of held tasks (doc/algorithms.md section 4, issue 19).
+ * Balancing of held tasks (doc/algorithms.md §4).
  *
- * Seed 003 has each processor send its Power (tasks processed in a fixed
+ * The Power paper ("Dynamic load balancing by parameterising the load",
+ * doc/algorithms.md §4 and its reference [4]) has each processor send its Power (tasks processed in a fixed
  * interval) to its neighbours; P_i, on receiving Power_j with Power_i >
  * Power_j >= 0, asks P_j for Power_i - Power_j tasks, which go to P_i's
  * Active Queue, served before its own Schedule Queue.  Here the master
@@ -3170,7 +3171,7 @@ sched_withdraw(struct sched *s, struct copy *c, struct worker *to)
 }
 
 /*
- * Seed 003 section 2.2: P_i asks P_j for k tasks.  The newest movable held
+ * The Power paper's section 2.2: P_i asks P_j for k tasks.  The newest movable held
  * copies of j that i may take, as many as i has room for.  Returns the
  * number asked for.
  */
@@ -3203,7 +3204,7 @@ sched_neighbours(enum sched_topology topo, size_t a, size_t b, size_t n)
 	case SCHED_TOPO_ALL:
 		return (1);
 	case SCHED_TOPO_TREE:
-		/* Fig. 2 (seed 003): k's children are 2k+1 and 2k+2. */
+		/* The Power paper's Fig. 2: k's children are 2k+1 and 2k+2. */
 		return ((a > 0 && (a - 1) / 2 == b) ||
 		    (b > 0 && (b - 1) / 2 == a));
 	default:
@@ -3216,7 +3217,7 @@ sched_neighbours(enum sched_topology topo, size_t a, size_t b, size_t n)
  * (SCHED_BALANCE_POWER, or SCHED_BALANCE_ONE: its static baseline, one
  * task per exchange): for each worker i, in join order, and each
  * neighbour j with Power_i > Power_j >= 0, i asks j for Power_i - Power_j
- * tasks (seed 003 section 2.2), bounded by j's movable held copies and
+ * tasks (the Power paper's section 2.2), bounded by j's movable held copies and
  * i's room.  Powers are those of the interval that just ended; a worker
  * measured over no whole interval yet takes no part.
  */
@@ -3853,7 +3854,7 @@ sched_worker_pause(struct sched *s, uint32_t wid, int on, uint64_t now)
 }
 
 /*
- * Worker wid drains (issue 25): it gets no new copy from now on, for good
+ * Worker wid drains: it gets no new copy from now on, for good
  * (a pause that nothing lifts); what it holds it either finishes or gives
  * back with sched_handback(), and then it leaves (sched_worker_lost()).
  */
@@ -4600,7 +4601,7 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 	if (c != NULL)
 		sched_copy_drop(s, c);
 	while (t->t_copies != NULL) {
-		/* Seed 002 section 3.1 step (2), unless told not to. */
+		/* Stop the other copies (§3.1), unless keep_copies. */
 		if (b->b_cfg.keep_copies)
 			sched_copy_drop(s, t->t_copies);
 		else

@@ -37,19 +37,19 @@ enum sched_action_type {
 };
 
 /*
- * Balancing of held tasks between workers (doc/algorithms.md section 4,
- * issue 19), per batch.
+ * Balancing of held tasks between workers (doc/algorithms.md §4), per
+ * batch.
  */
 enum sched_balance {
 	SCHED_BALANCE_NONE = 0,
 	SCHED_BALANCE_ONE,		/* the paper's static baseline: one
 					   task per exchange */
-	SCHED_BALANCE_POWER,		/* seed 003: Power_i - Power_j tasks */
+	SCHED_BALANCE_POWER,		/* §4's Power: Power_i - Power_j */
 	SCHED_BALANCE_GLOBAL,		/* equal expected finishing times */
 	SCHED_BALANCE_COUNT
 };
 
-/* Which pairs of workers exchange Power (seed 003, section 3.2). */
+/* Which pairs of workers exchange Power (doc/algorithms.md §4). */
 enum sched_topology {
 	SCHED_TOPO_RING = 0,		/* each worker and the next, in join
 					   order, wrapping around */
@@ -144,7 +144,7 @@ struct sched_estimate {
 #define SCHED_QF_AUTO	0xffffffffu	/* queue_factor: size from rtt/task */
 #define SCHED_QF_AUTO_MAX 16		/* held per CPU at most under auto */
 #define SCHED_QF_MAX	128		/* a queue_factor's largest number:
-					   room for seed 003's 100 tasks per
+					   room for §4's experiment: 100 per
 					   single-CPU worker up front */
 
 /* What the caller says of a batch when it submits it. */
@@ -162,7 +162,7 @@ struct sched_batch_config {
 						   workers (RWQ, R3Q) */
 	int			 keep_copies;	/* the first result wins,
 						   the other copies run on
-						   (seed 002's "no
+						   (§3.1's "no
 						   interrupt"): the core
 						   forgets them, their
 						   results are stale */
@@ -174,7 +174,7 @@ struct sched_batch_config {
  * One task of sched_batch_add().  Priority: lower runs first, across every
  * batch a worker could take from; equal priorities run in the order they
  * were added (so sched_submit()'s tasks, all priority 0, run FIFO and
- * batch after batch).  Copies: seed 002's multiplicity, that many copies
+ * batch after batch).  Copies: §3.1's multiplicity, that many copies
  * at once on distinct machines, the first result wins and the others are
  * cancelled.
  */

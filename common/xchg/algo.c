@@ -1,5 +1,7 @@
 /*
- * The total-exchange schedulers of seed 001 and a portfolio of them.
+ * The total-exchange schedulers of Nakahira and Fujiwara, "Scheduling
+ * Algorithms for the Total Exchange on the Grid Environment"
+ * (doc/algorithms.md §2), two of our own and a portfolio of them.
  *
  * All of them build the schedule on one engine: per processor a send line
  * and a receive line, each the sorted list of its busy intervals, and a

@@ -1,7 +1,7 @@
 /*
- * Total exchange on a heterogeneous network (seed 001, doc ALGORITHMS.md
- * section 2): every one of p processors sends a message to every other.
- * Processor i sends m_ij bytes to j at a start-up cost of T_ij seconds and
+ * Total exchange on a heterogeneous network (Nakahira and Fujiwara,
+ * doc/algorithms.md §2): every one of p processors sends a message to
+ * every other.  Processor i sends m_ij bytes to j at a start-up cost of T_ij seconds and
  * a bandwidth of B_ij bytes a second, so the event costs
  * C_ij = T_ij + m_ij / B_ij; a message split into pieces pays T_ij for each
  * piece.  A processor sends one message and receives one message at a

@@ -1,5 +1,5 @@
 /*
- * r3qctl islands: the island-model ES (issue 22, common/es/island.h) on
+ * r3qctl islands: the island-model ES (common/es/island.h) on
  * the cluster, or with --local in this process as the reference: the
  * very payloads masterd sends, run by the very kind ("island") workers
  * run, one after the other.  Both print the same answer, bit for bit:

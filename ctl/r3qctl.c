@@ -41,18 +41,16 @@ static const struct cmd_entry *cmd_table[] = {
 	NULL
 };
 
-/* One entry's lines of the usage: synopsis, then what it does, indented. */
+/* What an entry does, its lines indented. */
 static void
-cmd_print(FILE *f, const struct cmd_entry *e, const char *indent)
+cmd_summary(FILE *f, const struct cmd_entry *e, const char *indent)
 {
 	const char	*p, *nl;
 
-	fprintf(f, "%s%s%s%s\n", indent, e->name, e->usage[0] ? " " : "",
-	    e->usage);
 	for (p = e->summary; *p != '\0'; p = nl + (*nl != '\0')) {
 		if ((nl = strchr(p, '\n')) == NULL)
 			nl = p + strlen(p);
-		fprintf(f, "%s    %.*s\n", indent, (int)(nl - p), p);
+		fprintf(f, "%s%.*s\n", indent, (int)(nl - p), p);
 	}
 }
 
@@ -73,8 +71,11 @@ usage(int code)
 	    "  --version   print the version and the protocol version\n"
 	    "  -s socket   masterd's control socket\n"
 	    "commands:\n");
-	for (e = cmd_table; *e != NULL; e++)
-		cmd_print(f, *e, "  ");
+	for (e = cmd_table; *e != NULL; e++) {
+		fprintf(f, "  %s%s%s\n", (*e)->name, (*e)->usage[0] ? " " : "",
+		    (*e)->usage);
+		cmd_summary(f, *e, "      ");
+	}
 	for (e = cmd_table; *e != NULL; e++)
 		if ((*e)->options != NULL)
 			fprintf(f, "%s options:\n%s", (*e)->name,
@@ -99,7 +100,7 @@ cmd_usage(const struct cmd_entry *e, int code)
 
 	fprintf(f, "usage: r3qctl [-s socket] %s%s%s\n", e->name,
 	    e->usage[0] ? " " : "", e->usage);
-	cmd_print(f, e, "");
+	cmd_summary(f, e, "  ");
 	if (e->options != NULL)
 		fprintf(f, "options:\n%s", e->options);
 	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))

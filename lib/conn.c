@@ -362,7 +362,7 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	    errlen)) == NULL)
 		return (-1);
 	/*
-	 * With a crl, as the daemons' (issue 24, "Identity"): the master's
+	 * With a crl, as the daemons' (r3q(3), R3Q_CRL): the master's
 	 * certificate is refused once the CA revokes it.  The CRL must parse
 	 * and be the CA's, or nothing connects.
 	 */

@@ -18,18 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bnb.h"
 #include "bnb/pfsp.h"
-#include "map.h"
 #include "sched/sched.h"
+#include "r3qctl.h"
 #include "util.h"
 
-#define EX_OK		0
-#define EX_FAIL		1
-#define EX_USAGE	64
 #define EX_DATAERR	65
 #define EX_NOINPUT	66
-#define EX_UNAVAILABLE	69
 
 #define BNB_FILE_MAX	(64u << 20)	/* a Taillard file, at most */
 #define BNB_MULT_MAX	64		/* entries of --multiplicity */
@@ -654,13 +649,26 @@ bnb_remote(const struct bnb_opts *o)
 }
 
 /* r3qctl bnb: parse, then solve here or on the cluster. */
-int
-cmd_bnb(int argc, char *argv[])
+static int
+cmd_bnb_exec(const struct cmd_entry *self, int argc, char *argv[])
 {
 	struct bnb_opts	 o;
 
+	(void)self;
 	bnb_parse(argc, argv, &o);
 	if (o.local)
 		return (bnb_local(&o));
 	return (bnb_remote(&o));
 }
+
+const struct cmd_entry cmd_bnb_entry = {
+	"bnb", "pfsp FILE [options]",
+	"solve a flow-shop instance by branch and bound (r3qctl bnb -h)",
+	"  --instance N  --lb lb1|lb2  --local  --json  --node-budget N  "
+	"--max-nodes N\n"
+	"  --branching forward|bidir  --ig N  --policy P  "
+	"--multiplicity LIST\n"
+	"  --interrupt on|off  --split-depth N  --exchange INTERVAL  "
+	"--resplit\n",
+	cmd_bnb_exec
+};

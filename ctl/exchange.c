@@ -1,8 +1,11 @@
 /*
- * r3qctl exchange plan: schedule a total exchange (seed 001) over a matrix
- * from a file, the paper's random generator or its fatal matrix, and print
- * the schedule per sender with its completion time and its ratio to the
- * lower bound t_tb.  Runs in this process; no master is needed.
+ * r3qctl exchange and links.  exchange plan schedules a total exchange
+ * (doc/algorithms.md, the total-exchange schedulers of common/xchg) over a
+ * matrix from a file, the paper's random generator or its fatal matrix,
+ * and prints the schedule per sender with its completion time and its
+ * ratio to the lower bound t_tb; it runs in this process, no master is
+ * needed.  exchange run has masterd run one among the workers for real;
+ * links prints the link matrix it plans from.
  */
 #include "config.h"
 
@@ -14,14 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exchange.h"
-#include "map.h"		/* die() */
+#include "conf.h"
+#include "r3qctl.h"
 #include "util.h"
 #include "xchg/xchg.h"
 
-#define EX_OK		0
-#define EX_FAIL		1
-#define EX_USAGE	64
 
 #define XCHG_FILE_MAX	(64u << 20)	/* bytes of a matrix file */
 
@@ -159,8 +159,8 @@ exchange_json(const struct xchg_matrix *mx, const struct xchg_sched *xs,
 }
 
 /* r3qctl exchange plan [options]. */
-int
-cmd_exchange(int argc, char *argv[])
+static int
+exchange_plan(int argc, char *argv[])
 {
 	enum { O_ALGO = 256, O_MATRIX, O_RANDOM, O_FATAL, O_SEED, O_JSON };
 	static const struct option longopts[] = {
@@ -283,3 +283,249 @@ cmd_exchange(int argc, char *argv[])
 		die(EX_FAIL, "standard output: %s", strerror(errno));
 	return (EX_OK);
 }
+
+/* r3qctl links [--measure] [--bytes N] [--json]. */
+static int
+cmd_links_exec(const struct cmd_entry *self, int argc, char *argv[])
+{
+	enum { O_MEASURE = 256, O_BYTES, O_JSON };
+	static const struct option longopts[] = {
+		{ "measure",	no_argument,	   NULL, O_MEASURE },
+		{ "bytes",	required_argument, NULL, O_BYTES },
+		{ "json",	no_argument,	   NULL, O_JSON },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__LinksRequest lr = R3Q__LINKS_REQUEST__INIT;
+	R3q__LinksAnswer *a;
+	R3q__LinkInfo	*l;
+	size_t		 i;
+	int		 ch, json = 0, rc = EX_OK;
+
+	(void)self;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			printf("usage: r3qctl links [--measure] [--bytes N] "
+			    "[--json]\n"
+			    "  --measure  have the workers probe every link "
+			    "first (a round trip,\n"
+			    "             then a timed bulk transfer)\n"
+			    "  --bytes N  of each bulk transfer (default 1M)\n"
+			    "  --json     as JSON\n"
+			    "prints the link matrix between the workers with "
+			    "peer_listen: start-up\n(us), bandwidth (MB/s) "
+			    "and the age of each measurement\n");
+			return (fflush(stdout) == EOF ? EX_FAIL : EX_OK);
+		case O_MEASURE:
+			lr.measure = 1;
+			break;
+		case O_BYTES:
+			if (conf_parse_size(optarg, &lr.bytes) == -1 ||
+			    lr.bytes == 0)
+				die(EX_USAGE, "--bytes: '%s' is not a size",
+				    optarg);
+			break;
+		case O_JSON:
+			json = 1;
+			break;
+		default:
+			die(EX_USAGE, "links: see r3qctl links -h");
+		}
+	}
+	if (optind != argc)
+		die(EX_USAGE, "links: unexpected argument '%s'", argv[optind]);
+	env.body_case = R3Q__ENVELOPE__BODY_LINKS_REQUEST;
+	env.links_request = &lr;
+	ctl_send(&env);
+	ans = ctl_expect(ctl_recv(), R3Q__ENVELOPE__BODY_LINKS_ANSWER);
+	a = ans->links_answer;
+	if (json) {
+		printf("{\"links\":[");
+		for (i = 0; i < a->n_links; i++) {
+			l = a->links[i];
+			printf("%s\n{\"src\":", i ? "," : "");
+			json_str(l->src);
+			printf(",\"dst\":");
+			json_str(l->dst);
+			printf(",\"startup_us\":%.17g,\"mbps\":%.17g,"
+			    "\"bandwidth\":%.17g,\"age_ms\":%" PRIu64 "}",
+			    l->startup_s * 1e6, l->bandwidth / 1e6,
+			    l->bandwidth, l->age_ms);
+		}
+		printf("],\"error\":");
+		json_str(a->error);
+		printf("}\n");
+	} else {
+		printf("%-16s %-16s %12s %10s %8s\n", "SRC", "DST",
+		    "STARTUP_US", "MB/S", "AGE_S");
+		for (i = 0; i < a->n_links; i++) {
+			l = a->links[i];
+			printf("%-16s %-16s %12.1f %10.2f %8.1f\n", l->src,
+			    l->dst, l->startup_s * 1e6, l->bandwidth / 1e6,
+			    (double)l->age_ms / 1000);
+		}
+	}
+	if (a->error[0] != '\0') {
+		fprintf(stderr, "r3qctl: links: %s\n", a->error);
+		rc = EX_FAIL;
+	}
+	frame_free(ans);
+	return (rc);
+}
+
+/* r3qctl exchange run [--algo A] [--bytes N] [--timeout D] [--json]. */
+static int
+exchange_run(int argc, char *argv[])
+{
+	enum { O_ALGO = 256, O_BYTES, O_TIMEOUT, O_JSON, O_FATAL };
+	static const struct option longopts[] = {
+		{ "algo",	required_argument, NULL, O_ALGO },
+		{ "fatal",	no_argument,	   NULL, O_FATAL },
+		{ "bytes",	required_argument, NULL, O_BYTES },
+		{ "timeout",	required_argument, NULL, O_TIMEOUT },
+		{ "json",	no_argument,	   NULL, O_JSON },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__ExchangeRequest er = R3Q__EXCHANGE_REQUEST__INIT;
+	R3q__ExchangeAnswer *a;
+	R3q__ExchangeEvent *e;
+	size_t		 i;
+	int		 ch, json = 0, rc;
+
+	er.algo = (char *)(uintptr_t)"";
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			printf("usage: r3qctl exchange run [--algo A] "
+			    "[--bytes N] [--timeout D] [--fatal] [--json]\n"
+			    "  --algo A     the scheduler (r3qctl exchange -h; "
+			    "default portfolio)\n"
+			    "  --bytes N    each worker sends N bytes to each "
+			    "other (default 1M)\n"
+			    "  --timeout D  give up after D (default: from the "
+			    "prediction)\n"
+			    "  --json       as JSON, every event\n"
+			    "  --fatal      the fatal matrix's sizes, x = N "
+			    "bytes (3 workers or more)\n"
+			    "a total exchange among the workers with "
+			    "peer_listen, planned by the\nmaster from the "
+			    "measured links (measured first if need be); "
+			    "prints the\nschedule's predicted completion "
+			    "beside the measured one\n");
+			return (fflush(stdout) == EOF ? EX_FAIL : EX_OK);
+		case O_ALGO:
+			er.algo = optarg;
+			break;
+		case O_BYTES:
+			if (conf_parse_size(optarg, &er.bytes) == -1 ||
+			    er.bytes == 0)
+				die(EX_USAGE, "--bytes: '%s' is not a size",
+				    optarg);
+			break;
+		case O_TIMEOUT:
+			if (conf_parse_duration(optarg, &er.timeout_ms) == -1 ||
+			    er.timeout_ms == 0)
+				die(EX_USAGE, "--timeout: '%s' is not a "
+				    "duration", optarg);
+			break;
+		case O_JSON:
+			json = 1;
+			break;
+		case O_FATAL:
+			er.fatal = 1;
+			break;
+		default:
+			die(EX_USAGE, "exchange run: see r3qctl exchange run "
+			    "-h");
+		}
+	}
+	if (optind != argc)
+		die(EX_USAGE, "exchange run: unexpected argument '%s'",
+		    argv[optind]);
+	env.body_case = R3Q__ENVELOPE__BODY_EXCHANGE_REQUEST;
+	env.exchange_request = &er;
+	ctl_send(&env);
+	ans = ctl_expect(ctl_recv(), R3Q__ENVELOPE__BODY_EXCHANGE_ANSWER);
+	a = ans->exchange_answer;
+	if (json) {
+		printf("{\"ok\":%s,\"error\":", a->ok ? "true" : "false");
+		json_str(a->error);
+		printf(",\"algo\":");
+		json_str(a->algo);
+		printf(",\"workers\":[");
+		for (i = 0; i < a->n_workers; i++) {
+			printf("%s", i ? "," : "");
+			json_str(a->workers[i]);
+		}
+		printf("],\"t_tb\":%.17g,\"predicted\":%.17g,"
+		    "\"measured\":%.17g,\"wall\":%.17g,\"events\":[",
+		    a->t_tb, a->predicted, a->measured, a->wall);
+		for (i = 0; i < a->n_events; i++) {
+			e = a->events[i];
+			printf("%s\n{\"src\":", i ? "," : "");
+			json_str(e->src);
+			printf(",\"dst\":");
+			json_str(e->dst);
+			printf(",\"piece\":%u,\"bytes\":%" PRIu64 ","
+			    "\"pred_start\":%.17g,\"pred_end\":%.17g,"
+			    "\"start\":%.17g,\"end\":%.17g}", e->piece,
+			    e->bytes, e->pred_start, e->pred_end, e->start,
+			    e->end);
+		}
+		printf("]}\n");
+	} else {
+		printf("workers:   ");
+		for (i = 0; i < a->n_workers; i++)
+			printf(" %s", a->workers[i]);
+		printf("\nalgorithm:  %s, %zu events\n", a->algo,
+		    a->n_events);
+		printf("t_tb:       %.6f s\npredicted:  %.6f s (%.3f x "
+		    "t_tb)\n", a->t_tb, a->predicted, a->t_tb > 0 ?
+		    a->predicted / a->t_tb : 1.0);
+		if (a->ok)
+			printf("measured:   %.6f s (%.3f x predicted, %.3f x "
+			    "t_tb)\n", a->measured, a->predicted > 0 ?
+			    a->measured / a->predicted : 1.0, a->t_tb > 0 ?
+			    a->measured / a->t_tb : 1.0);
+	}
+	rc = EX_OK;
+	if (!a->ok) {
+		fprintf(stderr, "r3qctl: exchange failed: %s\n", a->error);
+		rc = EX_FAIL;
+	}
+	frame_free(ans);
+	return (rc);
+}
+
+/* r3qctl exchange plan | run. */
+static int
+cmd_exchange_exec(const struct cmd_entry *self, int argc, char *argv[])
+{
+	(void)self;
+	if (argc >= 2 && strcmp(argv[1], "run") == 0)
+		return (exchange_run(argc - 1, argv + 1));
+	return (exchange_plan(argc, argv));
+}
+
+const struct cmd_entry cmd_exchange_entry = {
+	"exchange", "plan [options] | run [options]",
+	"plan: schedule a total exchange and print it (r3qctl exchange -h);\n"
+	"run: a total exchange among the workers, for real: predicted vs\n"
+	"measured (r3qctl exchange run -h)",
+	"  plan: --algo A  --matrix FILE  --random P  --fatal P  --seed N  "
+	"--json\n"
+	"  run:  --algo A  --bytes N  --timeout D  --fatal  --json\n",
+	cmd_exchange_exec
+};
+
+const struct cmd_entry cmd_links_entry = {
+	"links", "[--measure] [--bytes N] [--json]",
+	"the measured link matrix between workers (start-up, MB/s, age)",
+	NULL, cmd_links_exec
+};

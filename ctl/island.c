@@ -1,5 +1,5 @@
 /*
- * r3qctl islands: the island-model ES (issue 22, common/es/island.h) on
+ * r3qctl islands: the island-model ES (common/es/island.h) on
  * the cluster, or with --local in this process as the reference: the
  * very payloads masterd sends, run by the very kind ("island") workers
  * run, one after the other.  Both print the same answer, bit for bit:
@@ -18,16 +18,12 @@
 #include <string.h>
 
 #include "es/island.h"
-#include "island.h"
-#include "map.h"		/* die() */
 #include "sched/sched.h"
 #include "task/task.h"
+#include "r3qctl.h"
 #include "util.h"
 #include "xchg/xchg.h"
 
-#define EX_OK		0
-#define EX_FAIL		1
-#define EX_USAGE	64
 
 struct islands_opts {
 	R3q__IslandParams	 p;
@@ -430,13 +426,14 @@ islands_local(struct islands_opts *o)
 }
 
 /* r3qctl islands. */
-int
-cmd_islands(int argc, char *argv[])
+static int
+cmd_islands_exec(const struct cmd_entry *self, int argc, char *argv[])
 {
 	struct islands_opts	 o;
 	Envelope		*ans;
 	int			 rc;
 
+	(void)self;
 	islands_parse(argc, argv, &o);
 	if (o.local)
 		return (islands_local(&o));
@@ -455,3 +452,15 @@ cmd_islands(int argc, char *argv[])
 	frame_free(ans);
 	return (rc);
 }
+
+const struct cmd_entry cmd_islands_entry = {
+	"islands", "[options]",
+	"the island-model ES, one task an island's epoch (r3qctl islands -h)",
+	"  --islands P  --migrate-every G  --migrants K  --migrant-bytes B\n"
+	"  --exchange-algo A  --generations N  --mu N  --lambda N  --dim N  "
+	"--seed N\n"
+	"  --work-ms MS  --spin  --policy P  --queue-factor N|auto  "
+	"--local  --json\n"
+	"  --quiet\n",
+	cmd_islands_exec
+};

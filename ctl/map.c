@@ -19,15 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "map.h"
 #include "r3q.h"
 #include "sched/sched.h"
+#include "r3qctl.h"
 #include "util.h"
 
-#define EX_OK		0
-#define EX_FAIL		1
-#define EX_USAGE	64
-#define EX_UNAVAILABLE	69
 
 #define MAP_TICK_MS	250	/* progress, and a look at the deadline */
 #define MAP_PROCESS	1024	/* records between looks while reading */
@@ -614,8 +610,8 @@ map_wait(const struct map_opts *o, const struct timespec *t0, size_t next,
 }
 
 /* r3qctl map. */
-int
-cmd_map(int argc, char *argv[], const char *socket)
+static int
+cmd_map_exec(const struct cmd_entry *self, int argc, char *argv[])
 {
 	struct map_opts		 o;
 	struct r3q_options	 ro;
@@ -632,6 +628,7 @@ cmd_map(int argc, char *argv[], const char *socket)
 	int			 rc, progress, shown = 0, lost = 0;
 	int			 delim, nowait = 1, unread = 0;
 
+	(void)self;
 	map_parse(argc, argv, &o);
 	delim = o.nul ? '\0' : '\n';
 	memset(&in, 0, sizeof(in));
@@ -641,8 +638,7 @@ cmd_map(int argc, char *argv[], const char *socket)
 		die(EX_FAIL, "%s: %s", o.file, strerror(errno));
 	progress = isatty(STDERR_FILENO);
 
-	memset(&ro, 0, sizeof(ro));
-	ro.control = socket;
+	ctl_options(&ro);
 	if ((map_r = r3q_connect(&ro, err, sizeof(err))) == NULL)
 		die(EX_UNAVAILABLE, "%s", err);
 	memset(&jo, 0, sizeof(jo));
@@ -796,3 +792,13 @@ cmd_map(int argc, char *argv[], const char *socket)
 		return (EX_UNAVAILABLE);
 	return (failed > 0 ? EX_FAIL : EX_OK);
 }
+
+const struct cmd_entry cmd_map_entry = {
+	"map", "[options] KIND [FILE]",
+	"one task of KIND per input line, outputs in input order\n"
+	"(r3qctl map -h)",
+	"  -0  --json  --policy P  --queue-factor N|auto  --balance B  "
+	"--timeout S\n"
+	"  --window N\n",
+	cmd_map_exec
+};

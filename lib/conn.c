@@ -255,6 +255,30 @@ lr_read_config(const char *path, struct lr_settings *s, char *err,
 	return (0);
 }
 
+/*
+ * Name the settings TLS lacks: "master h:p: R3Q_CERT is not set (TLS
+ * needs R3Q_CA, R3Q_CERT and R3Q_KEY, or ca, cert and key in the
+ * R3Q_CONFIG file)".
+ */
+static void
+lr_missing(const struct lr_settings *s, char *err, size_t errlen)
+{
+	const char	*miss[3];
+	size_t		 n = 0;
+
+	if (s->ca[0] == '\0')
+		miss[n++] = "R3Q_CA";
+	if (s->cert[0] == '\0')
+		miss[n++] = "R3Q_CERT";
+	if (s->key[0] == '\0')
+		miss[n++] = "R3Q_KEY";
+	snprintf(err, errlen, "master %s: %s%s%s%s%s %s not set (TLS needs "
+	    "R3Q_CA, R3Q_CERT and R3Q_KEY, or ca, cert and key in the "
+	    "R3Q_CONFIG file)", s->master, miss[0],
+	    n > 2 ? ", " : n > 1 ? " and " : "", n > 1 ? miss[1] : "",
+	    n > 2 ? " and " : "", n > 2 ? miss[2] : "", n > 1 ? "are" : "is");
+}
+
 /* Work out where to connect, and resolve it once for every attempt. */
 static int
 lr_where(struct r3q *r, const struct r3q_options *o, char *err,
@@ -294,6 +318,7 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	if (o != NULL && o->control != NULL && *o->control != '\0')
 		s.master[0] = '\0';
 	if (s.master[0] == '\0') {
+		r->r_defsock = s.control[0] == '\0';
 		lr_take(s.control, CONTROL_DEFAULT);
 		r->r_addrs = calloc(1, sizeof(*r->r_addrs));
 		r->r_addrlens = calloc(1, sizeof(*r->r_addrlens));
@@ -320,8 +345,7 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 
 	r->r_tls = 1;
 	if (s.ca[0] == '\0' || s.cert[0] == '\0' || s.key[0] == '\0') {
-		snprintf(err, errlen, "master %s: TLS needs ca, cert and key "
-		    "(R3Q_CA, R3Q_CERT, R3Q_KEY)", s.master);
+		lr_missing(&s, err, errlen);
 		return (-1);
 	}
 	if (conf_split_hostport(s.master, host, sizeof(host), port,
@@ -338,7 +362,7 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	    errlen)) == NULL)
 		return (-1);
 	/*
-	 * With a crl, as the daemons' (issue 24, "Identity"): the master's
+	 * With a crl, as the daemons' (r3q(3), R3Q_CRL): the master's
 	 * certificate is refused once the CA revokes it.  The CRL must parse
 	 * and be the CA's, or nothing connects.
 	 */
@@ -377,6 +401,10 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	}
 	r->r_naddrs = n;
 	freeaddrinfo(res);
+	if ((r->r_master = strdup(s.master)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return (-1);
+	}
 	return (0);
 }
 
@@ -596,6 +624,10 @@ conn_down(struct r3q *r, const char *why)
 	r->r_addri = 0;
 	if (!r->r_ever_up) {
 		r->r_state = CS_DEAD;
+		return;
+	}
+	if (r->r_admin) {
+		conn_dead(r, why);
 		return;
 	}
 	now = lr_now();
@@ -877,7 +909,10 @@ frames:
 			conn_down(r, why);
 			return;
 		}
-		job_dispatch(r, env);
+		if (r->r_admin)
+			lr_admin_take(r, env);
+		else
+			job_dispatch(r, env);
 		frame_arena_reset(r->r_arena);
 		if (r->r_state != CS_UP)
 			return;
@@ -1276,6 +1311,7 @@ r3q_connect(const struct r3q_options *o, char *err, size_t errlen)
 	r->r_sigfd = r->r_wakefd = -1;
 	TAILQ_INIT(&r->r_jobs);
 	TAILQ_INIT(&r->r_reqs);
+	TAILQ_INIT(&r->r_admq);
 	pthread_mutex_init(&r->r_mtx, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1320,7 +1356,10 @@ r3q_connect(const struct r3q_options *o, char *err, size_t errlen)
 	}
 	pthread_mutex_unlock(&r->r_mtx);
 	if (r->r_state != CS_UP) {
-		snprintf(err, errlen, "%s", r->r_err);
+		/* Nothing said where: say how to reach it over TLS. */
+		snprintf(err, errlen, "%s%s", r->r_err, r->r_defsock ?
+		    " (set R3Q_MASTER=host:port with R3Q_CERT, R3Q_KEY, R3Q_CA "
+		    "for TLS)" : "");
 		goto fail;
 	}
 	r->r_err[0] = '\0';
@@ -1390,6 +1429,7 @@ r3q_close(struct r3q *r)
 		job_free(j);
 	while ((q = TAILQ_FIRST(&r->r_reqs)) != NULL)
 		lr_req_free(r, q);
+	lr_admin_clear(r);
 	pthread_mutex_unlock(&r->r_mtx);
 
 	if (r->r_ctx != NULL)
@@ -1413,6 +1453,7 @@ r3q_close(struct r3q *r)
 	free(r->r_addrs);
 	free(r->r_addrlens);
 	free(r->r_host);
+	free(r->r_master);
 	pthread_cond_destroy(&r->r_cond);
 	pthread_mutex_destroy(&r->r_mtx);
 	free(r);

@@ -5,7 +5,8 @@
  * conn.c: the connection (socket, TLS, reconnecting, the one lock, waits,
  * r3q_signal, r3q_fd/r3q_process); job.c: jobs, batches, sending tasks
  * and taking outcomes; future.c: futures, their table, waits on several,
- * r3q_map.
+ * r3q_map; admin.c: r3qctl's requests and answers (lr_admin_*), which
+ * r3qctl links from a static copy of these files (libr3qclient.a).
  */
 #ifndef R3Q_INT_H
 #define R3Q_INT_H
@@ -167,6 +168,9 @@ struct lr_req {
 };
 TAILQ_HEAD(lr_reqs, lr_req);
 
+struct lr_admsg;
+TAILQ_HEAD(lr_admq, lr_admsg);
+
 enum conn_state {
 	CS_DOWN,		/* waiting to try again */
 	CS_CONNECTING,		/* connect(2) under way */
@@ -199,6 +203,9 @@ struct r3q {
 	/* Where. */
 	int			 r_tls;
 	char			*r_host;
+	char			*r_master;	/* host:port as given, TLS */
+	int			 r_defsock;	/* the default control socket:
+						   nothing said where */
 	struct sockaddr_storage	*r_addrs;
 	socklen_t		*r_addrlens;
 	size_t			 r_naddrs;
@@ -230,6 +237,10 @@ struct r3q {
 
 	struct lr_jobs		 r_jobs;
 	struct lr_reqs		 r_reqs;
+	int			 r_admin;	/* admin.c's: frames to r_admq,
+						   no reconnecting */
+	int			 r_admin_lost;	/* a frame not kept */
+	struct lr_admq		 r_admq;
 	size_t			 r_queued;	/* tasks not sent yet */
 	uint64_t		 r_order;	/* futures resolved so far */
 	int			 r_resolved;	/* since the last broadcast */
@@ -263,6 +274,14 @@ void		 job_batch_close(struct r3q_job *, struct lr_batch *);
 struct r3q_future *job_submit(struct r3q_job *, struct lr_batch *,
 		    const struct r3q_task *);
 void		 job_cancel_future(struct r3q_future *);
+
+/* admin.c */
+struct r3q	*lr_admin_connect(const struct r3q_options *, char *, size_t);
+int		 lr_admin_send(struct r3q *, Envelope *, uint64_t *);
+int		 lr_admin_recv(struct r3q *, Envelope **, int);
+const char	*lr_admin_master(const struct r3q *);
+void		 lr_admin_take(struct r3q *, const Envelope *);
+void		 lr_admin_clear(struct r3q *);
 
 /* future.c */
 struct r3q_future *fut_new(struct r3q_job *, const void *, size_t);

@@ -29,7 +29,7 @@
  * returns R3Q_PLUGIN_CANCELLED soon after it turns non-zero (a losing
  * copy, a cancelled job, the kind's timeout).  It calls halfway() once,
  * when half its work is done: the master's relative suspect detection
- * (seed 002) compares workers by it.
+ * (doc/algorithms.md §3.2) compares workers by it.
  *
  * fini is called once, after the last task, when workerd stops or a
  * reload removes or changes the kind.

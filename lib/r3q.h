@@ -5,8 +5,8 @@
  * its local control socket.  On it a program opens jobs (struct r3q_job);
  * into a job it submits tasks, each a kind name and an opaque payload, and
  * gets a future (struct r3q_future) at once.  A future is resolved when the
- * task's result arrives: its output, or a failure.  Seed 004's model (doc/
- * algorithms.md section 5): asynchronous calls that return futures, waits
+ * task's result arrives: its output, or a failure.  The model of
+ * doc/algorithms.md §5: asynchronous calls that return futures, waits
  * on one, any or all of several, a signal that wakes a waiter from another
  * thread, and clear failure semantics.
  *

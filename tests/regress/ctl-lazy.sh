@@ -14,7 +14,9 @@ loaded() {
 for args in "--version" "-h" "es --local --mu 2 --lambda 3 --generations 1 --dim 2 --work-ms 0.001"; do
 	# shellcheck disable=SC2086
 	libs=$(loaded $args)
-	echo "$libs" | grep -q 'libr3q' || fail "r3qctl $args: the loader's log names no libr3q, so it says nothing: $libs"
+	# r3qctl links libr3q statically (libr3qclient.a): the loader's log
+	# must name protobuf-c, which every r3qctl loads, or it says nothing.
+	echo "$libs" | grep -q 'libprotobuf-c' || fail "r3qctl $args: the loader's log names no libprotobuf-c, so it says nothing: $libs"
 	echo "$libs" | grep -q -E 'openblas|lapack' &&
 	    fail "r3qctl $args loaded LAPACKE or the BLAS: $libs"
 done

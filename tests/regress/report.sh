@@ -14,6 +14,10 @@ wait_workers 2
 job=$("$R3QCTL" submit es --mu 4 --lambda 9 --dim 5 --generations 4 \
     --work-ms 60 --seed 2 --policy r3q)
 "$R3QCTL" wait "$job" > /dev/null || fail "job did not finish"
+# A losing copy still running when the job ended is one more execution
+# when it stops: count them once the workers hold and run nothing.
+waitfor "'$R3QCTL' workers | awk 'NR > 1 && (\$7 != 0 || \$8 != 0) { bad = 1 } END { exit bad }'" 10 ||
+    fail "copies left on the workers: $("$R3QCTL" workers)"
 "$R3QCTL" result "$job" --json > "$T/result.json"
 execs=$(grep -oE '"executions":[0-9]+' "$T/result.json" | cut -d: -f2)
 [ "${execs:-0}" -ge 13 ] || fail "too few executions: $execs"

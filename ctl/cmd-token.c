@@ -1,0 +1,220 @@
+/*
+ * r3qctl token and certs: join tokens and the certificates masterd's CA
+ * issued with them.  masterd takes these on its control socket only
+ * (root or the r3q group); over TLS it refuses them, and r3qctl says so.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+#include "r3qctl.h"
+#include "util.h"
+
+/* A Unix time as the lists print it, UTC. */
+static const char *
+utc_str(uint64_t t, char *buf, size_t len)
+{
+	struct tm	 tm;
+	time_t		 tt = (time_t)t;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return (buf);
+}
+
+/* One token's line of r3qctl token list. */
+static void
+token_line(const R3q__TokenInfo *t, time_t now)
+{
+	char		 c[32], e[32], left[32];
+	const char	*state;
+
+	if (t->revoked)
+		state = "revoked";
+	else if ((time_t)t->expires <= now)
+		state = "expired";
+	else if (t->used >= t->uses)
+		state = "used-up";
+	else
+		state = "valid";
+	snprintf(left, sizeof(left), "%u/%u",
+	    t->used < t->uses ? t->uses - t->used : 0, t->uses);
+	printf("%-12s %-20s %-20s %9s %s\n", t->id, utc_str(t->created, c,
+	    sizeof(c)), utc_str(t->expires, e, sizeof(e)), left, state);
+}
+
+/*
+ * Say how to use a new token: its limits, and the workerd command that
+ * joins with it, with the master's address if this connection knows it
+ * (TLS, or R3Q_MASTER in the environment); the control socket does not
+ * say where masterd listens, so then a placeholder stands for it.
+ */
+static void
+token_join_command(const R3q__TokenInfo *t, const char *token)
+{
+	const char	*master;
+	char		 e[32];
+
+	if ((master = ctl_master()) == NULL &&
+	    ((master = getenv("R3Q_MASTER")) == NULL || *master == '\0'))
+		master = NULL;
+	fprintf(stderr, "token %s: %u join%s until %s; on the worker run:\n"
+	    "  workerd --join %s %s\n", t->id, t->uses, t->uses == 1 ? "" :
+	    "s", utc_str(t->expires, e, sizeof(e)), master != NULL ? master :
+	    "MASTER:PORT", token);
+	if (master == NULL)
+		fprintf(stderr, "(MASTER:PORT: the address masterd listens on "
+		    "for workers, its listen setting;\n not known on the "
+		    "control socket: set R3Q_MASTER=host:port to have it "
+		    "filled in)\n");
+}
+
+/*
+ * r3qctl token create | list | revoke: on the control socket, root or
+ * the r3q group.  create prints the token alone on standard output, the
+ * only time its secret is shown, and the join command on standard error.
+ */
+static int
+cmd_token_exec(const struct cmd_entry *self, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "ttl",	required_argument, NULL, 't' },
+		{ "uses",	required_argument, NULL, 'u' },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__TokenCreate tc = R3Q__TOKEN_CREATE__INIT;
+	R3q__TokenList	 tl = R3Q__TOKEN_LIST__INIT;
+	R3q__TokenRevoke tr = R3Q__TOKEN_REVOKE__INIT;
+	R3q__TokenInfo	*t;
+	const char	*sub;
+	uint64_t	 ms, v;
+	size_t		 i;
+	int		 ch;
+
+	if (argc < 2)
+		die(EX_USAGE, "token: create, list or revoke ID");
+	sub = argv[1];
+	if (strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0)
+		cmd_usage(self, EX_OK);
+	argc--;
+	argv++;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 't':
+			if (strcmp(sub, "create") != 0)
+				die(EX_USAGE, "token %s: no --ttl", sub);
+			if (conf_parse_duration(optarg, &ms) == -1 ||
+			    ms < 1000 || ms > 366ULL * 86400000)
+				die(EX_USAGE, "--ttl %s: a duration from 1s to "
+				    "366d, such as 30m, 24h or 7d", optarg);
+			tc.ttl_s = ms / 1000;
+			break;
+		case 'u':
+			if (strcmp(sub, "create") != 0)
+				die(EX_USAGE, "token %s: no --uses", sub);
+			if (parse_u64(optarg, 1, 1000000, &v) == -1)
+				die(EX_USAGE, "--uses %s: a number of joins "
+				    "from 1 to 1000000", optarg);
+			tc.uses = (uint32_t)v;
+			break;
+		case 'h':
+			cmd_usage(self, EX_OK);
+		default:
+			cmd_usage(self, EX_USAGE);
+		}
+	}
+	if (strcmp(sub, "create") == 0) {
+		if (optind != argc)
+			cmd_usage(self, EX_USAGE);
+		env.body_case = R3Q__ENVELOPE__BODY_TOKEN_CREATE;
+		env.token_create = &tc;
+	} else if (strcmp(sub, "list") == 0) {
+		if (optind != argc)
+			cmd_usage(self, EX_USAGE);
+		env.body_case = R3Q__ENVELOPE__BODY_TOKEN_LIST;
+		env.token_list = &tl;
+	} else if (strcmp(sub, "revoke") == 0) {
+		if (optind != argc - 1)
+			die(EX_USAGE, "token revoke: one token ID");
+		tr.id = argv[optind];
+		env.body_case = R3Q__ENVELOPE__BODY_TOKEN_REVOKE;
+		env.token_revoke = &tr;
+	} else
+		die(EX_USAGE, "token: unknown command '%s' (create, list or "
+		    "revoke)", sub);
+	ctl_send(&env);
+	ans = ctl_expect(ctl_recv(), R3Q__ENVELOPE__BODY_TOKEN_ANSWER);
+	if (strcmp(sub, "create") == 0) {
+		if (ans->token_answer->n_tokens != 1)
+			die(EX_FAIL, "no token in the answer");
+		t = ans->token_answer->tokens[0];
+		printf("%s\n", ans->token_answer->token);
+		fflush(stdout);
+		token_join_command(t, ans->token_answer->token);
+	} else if (strcmp(sub, "revoke") == 0) {
+		if (ans->token_answer->n_tokens == 1)
+			printf("token %s revoked\n",
+			    ans->token_answer->tokens[0]->id);
+	} else {
+		printf("%-12s %-20s %-20s %9s %s\n", "ID", "CREATED",
+		    "EXPIRES", "USES-LEFT", "STATE");
+		for (i = 0; i < ans->token_answer->n_tokens; i++)
+			token_line(ans->token_answer->tokens[i], time(NULL));
+	}
+	frame_free(ans);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		return (EX_FAIL);
+	return (EX_OK);
+}
+
+/* r3qctl certs: what masterd's CA issued, by joins and renewals. */
+static int
+cmd_certs_exec(const struct cmd_entry *self, int argc, char *argv[])
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__TokenList	 tl = R3Q__TOKEN_LIST__INIT;
+	R3q__CertInfo	*c;
+	char		 a[32], b[32];
+	size_t		 i;
+
+	if (cmd_parse_none(self, argc, argv) != argc)
+		cmd_usage(self, EX_USAGE);
+	tl.certs = 1;
+	env.body_case = R3Q__ENVELOPE__BODY_TOKEN_LIST;
+	env.token_list = &tl;
+	ctl_send(&env);
+	ans = ctl_expect(ctl_recv(), R3Q__ENVELOPE__BODY_CERT_LIST);
+	printf("%-16s %-32s %-20s %-20s %-12s %s\n", "NAME", "SERIAL",
+	    "ISSUED", "NOT-AFTER", "TOKEN", "ADDRESS");
+	for (i = 0; i < ans->cert_list->n_certs; i++) {
+		c = ans->cert_list->certs[i];
+		printf("%-16s %-32s %-20s %-20s %-12s %s\n", c->name,
+		    c->serial, utc_str(c->issued, a, sizeof(a)),
+		    utc_str(c->not_after, b, sizeof(b)),
+		    c->token[0] ? c->token : "renewal", c->address);
+	}
+	frame_free(ans);
+	return (EX_OK);
+}
+
+const struct cmd_entry cmd_token_entry = {
+	"token", "create [--ttl D] [--uses N] | list | revoke ID",
+	"create: a join token for a workerd (default 24h, 1 use), and the\n"
+	"workerd command that joins with it; list: the join tokens (never\n"
+	"their secrets); revoke: a token joins no more",
+	NULL, cmd_token_exec
+};
+
+const struct cmd_entry cmd_certs_entry = {
+	"certs", "", "the certificates masterd's CA issued", NULL,
+	cmd_certs_exec
+};

@@ -290,8 +290,14 @@ tls_client_ssl(SSL_CTX *ctx, const char *host, char *err, size_t errlen)
 		if (X509_VERIFY_PARAM_set1_ip_asc(param, host) != 1)
 			goto fail;
 	} else {
+		/*
+		 * The name must be in the subjectAltName: a CN is a role's
+		 * name here (CN=localhost is a worker's name a token holder
+		 * may ask for), never a host.
+		 */
 		X509_VERIFY_PARAM_set_hostflags(param,
-		    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+		    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS |
+		    X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
 		if (X509_VERIFY_PARAM_set1_host(param, host, 0) != 1 ||
 		    SSL_set_tlsext_host_name(ssl, host) != 1)
 			goto fail;
@@ -315,24 +321,34 @@ tls_name_field(X509_NAME *subj, int nid, char *buf, size_t len)
 	return (0);
 }
 
+/* A certificate's role (OU) and name (CN); -1 if it has none. */
+int
+tls_x509_identity(X509 *x, char *role, size_t rolelen, char *name,
+    size_t namelen)
+{
+	X509_NAME	*subj;
+
+	if ((subj = X509_get_subject_name(x)) == NULL ||
+	    tls_name_field(subj, NID_organizationalUnitName, role,
+	    rolelen) == -1 || tls_name_field(subj, NID_commonName, name,
+	    namelen) == -1)
+		return (-1);
+	return (0);
+}
+
 /* The verified peer's role (OU) and name (CN); -1 if it has none. */
 int
 tls_peer_identity(SSL *ssl, char *role, size_t rolelen, char *name,
     size_t namelen)
 {
 	X509		*peer;
-	X509_NAME	*subj;
-	int		 rc = -1;
+	int		 rc;
 
 	if (SSL_get_verify_result(ssl) != X509_V_OK)
 		return (-1);
 	if ((peer = SSL_get1_peer_certificate(ssl)) == NULL)
 		return (-1);
-	subj = X509_get_subject_name(peer);
-	if (tls_name_field(subj, NID_organizationalUnitName, role,
-	    rolelen) == 0 && tls_name_field(subj, NID_commonName, name,
-	    namelen) == 0)
-		rc = 0;
+	rc = tls_x509_identity(peer, role, rolelen, name, namelen);
 	X509_free(peer);
 	return (rc);
 }

@@ -394,7 +394,7 @@ join_check_master(SSL *ssl, const char *host, const char *hash, X509 **cap,
 	X509_VERIFY_PARAM	*vp;
 	X509			*ca = NULL, *leaf;
 	unsigned char		 ip[16];
-	char			 h[JOIN_HASH_HEX + 1];
+	char			 h[JOIN_HASH_HEX + 1], role[32] = "", cn[64] = "";
 	int			 i, ok = 0;
 
 	if ((chain = SSL_get_peer_cert_chain(ssl)) == NULL ||
@@ -421,6 +421,10 @@ join_check_master(SSL *ssl, const char *host, const char *hash, X509 **cap,
 		goto done;
 	vp = X509_STORE_CTX_get0_param(vc);
 	X509_VERIFY_PARAM_set_purpose(vp, X509_PURPOSE_SSL_SERVER);
+	/* The host in the subjectAltName only, as tls_client_ssl(). */
+	X509_VERIFY_PARAM_set_hostflags(vp,
+	    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS |
+	    X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
 	if (inet_pton(AF_INET, host, ip) == 1 ||
 	    inet_pton(AF_INET6, host, ip) == 1)
 		X509_VERIFY_PARAM_set1_ip_asc(vp, host);
@@ -432,6 +436,21 @@ join_check_master(SSL *ssl, const char *host, const char *hash, X509 **cap,
 		    "under the token's CA for %s: %s: refusing this master",
 		    host, X509_verify_cert_error_string(
 		    X509_STORE_CTX_get_error(vc)));
+	/*
+	 * Any certificate of the CA may verify for a host (a relay's, a
+	 * worker's with a subjectAltName); only the master's (OU=master)
+	 * is given the token, which is a credential.
+	 */
+	else if (tls_x509_identity(leaf, role, sizeof(role), cn,
+	    sizeof(cn)) == -1 || strcmp(role, "master") != 0) {
+		ok = 0;
+		snprintf(err, errlen, "the peer at %s is not a master (role "
+		    "'%s', name '%s'): its certificate is of the token's CA, "
+		    "but only masterd's (OU=master) is given a token: "
+		    "refusing it; point --join at masterd itself, not at a "
+		    "relay or a worker", host, role[0] ? role : "none",
+		    cn[0] ? cn : "none");
+	}
 done:
 	if (!ok && vc == NULL)
 		snprintf(err, errlen, "cannot check the master's certificate");

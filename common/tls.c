@@ -553,7 +553,7 @@ tls_read_key(const char *path, char *err, size_t errlen)
  * groups, so that modes, ACLs and the search permission of every directory
  * on the way all count.  Only root, or the user itself, can ask.
  */
-static int
+int
 tls_check_user(const char *user, const char *const *paths, size_t npaths,
     char *err, size_t errlen)
 {

@@ -315,8 +315,9 @@ usage(int code)
 	    "  -N name       this worker's name (overrides 'name')\n"
 	    "  -n            check the configuration and the TLS files and "
 	    "exit (-nv prints it)\n"
-	    "  -u user       with -n, check that user can read the TLS "
-	    "files\n"
+	    "  -u user       with -n, check that user can read the "
+	    "configuration file\n"
+	    "                and the TLS files\n"
 	    "  -v            more verbose logging (repeatable)\n"
 	    "  --version     print the version and the protocol version\n"
 	    "  --drain-timeout D  on a drain, give running tasks D, then "
@@ -976,6 +977,19 @@ main(int argc, char *argv[])
 		    sizeof(err)) == -1) {
 			fprintf(stderr, "%s\n", err);
 			exit(CONF_EX_CONFIG);
+		}
+		/*
+		 * The file itself first: the unit's user must read it (a
+		 * 0600 root file with join = is a common first try).
+		 */
+		if (user != NULL && strcmp(conffile, "/dev/null") != 0) {
+			const char	*cf[] = { conffile };
+
+			if (tls_check_user(user, cf, 1, err,
+			    sizeof(err)) == -1) {
+				fprintf(stderr, "%s\n", err);
+				exit(CONF_EX_CONFIG);
+			}
 		}
 		if (join_noaction(&conf)) {
 			if (!verbose)

@@ -7,14 +7,19 @@
 # (the token's secret never reaches the peer).  Then the token leaves the
 # joined workerd's command line (ps, /proc/PID/cmdline) and may come from
 # the standard input, and a configuration file holding a token (join =)
-# that others may read is refused, as a private key is.
+# that others may read is refused, as a private key is.  As root: a
+# state directory that cannot be written (a read-only file system, as
+# under a unit without StateDirectory=) is refused before the token is
+# spent; a join by hand as root in a directory of the daemons' user
+# leaves files that user owns; workerd -n -u USER checks that USER can
+# read the configuration file itself.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 "$MKCERTS" --relay r1 "$T/certs" localhost w1 > /dev/null
 C=$T/certs
 MASTER_EXTRA="ca_key = $C/ca.key"
 start_master
-tok=$("$R3QCTL" token create --uses 3 --ttl 1h 2> /dev/null) ||
+tok=$("$R3QCTL" token create --uses 4 --ttl 1h 2> /dev/null) ||
     fail "token create"
 secret=$(echo "$tok" | cut -d. -f3)
 conf=
@@ -63,7 +68,7 @@ sleep 0.5
 ok "a joiner refuses a worker's certificate for CN=localhost: $(grep -o 'does not verify.*: refusing' "$T/j2.log" | head -n 1)"
 
 # The token was not spent on them.
-"$R3QCTL" token list | grep -qE " 3/3 valid\$" ||
+"$R3QCTL" token list | grep -qE " 4/4 valid\$" ||
     fail "the refused joins spent the token: $("$R3QCTL" token list)"
 
 # 3. The real master: the token leaves the command line once read.
@@ -104,3 +109,47 @@ chmod 640 "$T/join.conf"
 "$WORKERD" -n -f "$T/join.conf" > "$T/j6.log" 2>&1 ||
     fail "a 0640 workerd.conf with join =: $(cat "$T/j6.log")"
 ok "a workerd.conf with join = that others may read is refused; 0640 passes"
+
+# 6.-8. As root only.
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: a read-only state_dir, files for its owner, -n -u on the file: they need root"
+	exit 0
+fi
+if small_fs 1m "a read-only state_dir"; then
+	mount -o remount,ro "$JFS" || fail "cannot remount $JFS read-only"
+	rc=0
+	timeout 30 "$WORKERD" -d $conf -N j6 --state-dir "$JFS" \
+	    --join "127.0.0.1:$PORT" "$tok" > "$T/j6.log" 2>&1 || rc=$?
+	[ "$rc" = 78 ] && grep -q "state_dir $JFS cannot be written by uid 0: Read-only file system; so no token is spent" "$T/j6.log" ||
+	    fail "a read-only state_dir: $rc: $(cat "$T/j6.log")"
+	"$R3QCTL" token list | grep -qE " 2/4 valid\$" ||
+	    fail "a join into a read-only state_dir spent a use: $("$R3QCTL" token list)"
+	ok "a state_dir that cannot be written is refused before the token is spent"
+fi
+
+chmod 711 "$T"
+mkdir -m 700 "$T/s7"
+chown nobody: "$T/s7"
+"$WORKERD" -d $conf -N j7 --state-dir "$T/s7" \
+    --join "127.0.0.1:$PORT" "$tok" > "$T/j7.log" 2>&1 &
+PIDS="$PIDS $!"
+wait_workers 3
+for f in worker.key worker.pem ca.pem master; do
+	[ "$(stat -c %U "$T/s7/$f")" = nobody ] ||
+	    fail "root's join left $f owned by $(stat -c %U:%G "$T/s7/$f")"
+done
+[ "$(stat -c %a "$T/s7/worker.key")" = 600 ] || fail "worker.key is not 0600"
+ok "root's join in a directory of user nobody leaves files nobody owns (key 0600)"
+
+printf 'join = 127.0.0.1:%s %s\nstate_dir = %s\n' "$PORT" "$tok" "$T/s8" \
+    > "$T/j8.conf"
+chmod 600 "$T/j8.conf"
+rc=0
+"$WORKERD" -n -u nobody -f "$T/j8.conf" > "$T/j8.log" 2>&1 || rc=$?
+[ "$rc" = 78 ] && grep -q "$T/j8.conf: user nobody cannot read it: Permission denied" "$T/j8.log" ||
+    fail "-n -u nobody of a 0600 root file: $rc: $(cat "$T/j8.log")"
+chgrp nogroup "$T/j8.conf"
+chmod 640 "$T/j8.conf"
+"$WORKERD" -n -u nobody -f "$T/j8.conf" > "$T/j8.log" 2>&1 ||
+    fail "-n -u nobody of a root:nogroup 0640 file: $(cat "$T/j8.log")"
+ok "workerd -n -u USER refuses a configuration file USER cannot read"

@@ -590,7 +590,9 @@ tls_check_user(const char *user, const char *const *paths, size_t npaths,
 		if (initgroups(pw->pw_name, pw->pw_gid) == -1 ||
 		    setgid(pw->pw_gid) == -1 || setuid(pw->pw_uid) == -1) {
 			res[1] = errno;
-			(void)write(fd[1], res, sizeof(res));
+			/* Unread, the parent says only that it failed. */
+			if (write(fd[1], res, sizeof(res)) == -1)
+				_exit(2);
 			_exit(1);
 		}
 		for (i = 0; i < npaths; i++) {
@@ -598,7 +600,8 @@ tls_check_user(const char *user, const char *const *paths, size_t npaths,
 			if (f == -1) {
 				res[0] = (int)i;
 				res[1] = errno;
-				(void)write(fd[1], res, sizeof(res));
+				if (write(fd[1], res, sizeof(res)) == -1)
+					_exit(2);
 				_exit(1);
 			}
 			close(f);

@@ -899,7 +899,10 @@ tls_explain(struct bufferevent *bev, short what, const char *who,
 		switch (tls_vclass(vr)) {
 		case TLS_V_NAME:
 			snprintf(buf, len, "%s certificate name '%s' does not "
-			    "match %s", who, names, host);
+			    "match %s%s", who, names, host, leaf != NULL &&
+			    X509_get_ext_by_NID(leaf, NID_subject_alt_name,
+			    -1) < 0 ? " (it has no subjectAltName, and a CN "
+			    "is never taken for a host)" : "");
 			return (TLS_FAIL_NAME);
 		case TLS_V_UNTRUSTED:
 			if (leaf != NULL)

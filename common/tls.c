@@ -290,8 +290,14 @@ tls_client_ssl(SSL_CTX *ctx, const char *host, char *err, size_t errlen)
 		if (X509_VERIFY_PARAM_set1_ip_asc(param, host) != 1)
 			goto fail;
 	} else {
+		/*
+		 * The name must be in the subjectAltName: a CN is a role's
+		 * name here (CN=localhost is a worker's name a token holder
+		 * may ask for), never a host.
+		 */
 		X509_VERIFY_PARAM_set_hostflags(param,
-		    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+		    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS |
+		    X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
 		if (X509_VERIFY_PARAM_set1_host(param, host, 0) != 1 ||
 		    SSL_set_tlsext_host_name(ssl, host) != 1)
 			goto fail;
@@ -315,24 +321,34 @@ tls_name_field(X509_NAME *subj, int nid, char *buf, size_t len)
 	return (0);
 }
 
+/* A certificate's role (OU) and name (CN); -1 if it has none. */
+int
+tls_x509_identity(X509 *x, char *role, size_t rolelen, char *name,
+    size_t namelen)
+{
+	X509_NAME	*subj;
+
+	if ((subj = X509_get_subject_name(x)) == NULL ||
+	    tls_name_field(subj, NID_organizationalUnitName, role,
+	    rolelen) == -1 || tls_name_field(subj, NID_commonName, name,
+	    namelen) == -1)
+		return (-1);
+	return (0);
+}
+
 /* The verified peer's role (OU) and name (CN); -1 if it has none. */
 int
 tls_peer_identity(SSL *ssl, char *role, size_t rolelen, char *name,
     size_t namelen)
 {
 	X509		*peer;
-	X509_NAME	*subj;
-	int		 rc = -1;
+	int		 rc;
 
 	if (SSL_get_verify_result(ssl) != X509_V_OK)
 		return (-1);
 	if ((peer = SSL_get1_peer_certificate(ssl)) == NULL)
 		return (-1);
-	subj = X509_get_subject_name(peer);
-	if (tls_name_field(subj, NID_organizationalUnitName, role,
-	    rolelen) == 0 && tls_name_field(subj, NID_commonName, name,
-	    namelen) == 0)
-		rc = 0;
+	rc = tls_x509_identity(peer, role, rolelen, name, namelen);
 	X509_free(peer);
 	return (rc);
 }
@@ -537,7 +553,7 @@ tls_read_key(const char *path, char *err, size_t errlen)
  * groups, so that modes, ACLs and the search permission of every directory
  * on the way all count.  Only root, or the user itself, can ask.
  */
-static int
+int
 tls_check_user(const char *user, const char *const *paths, size_t npaths,
     char *err, size_t errlen)
 {
@@ -574,7 +590,9 @@ tls_check_user(const char *user, const char *const *paths, size_t npaths,
 		if (initgroups(pw->pw_name, pw->pw_gid) == -1 ||
 		    setgid(pw->pw_gid) == -1 || setuid(pw->pw_uid) == -1) {
 			res[1] = errno;
-			(void)write(fd[1], res, sizeof(res));
+			/* Unread, the parent says only that it failed. */
+			if (write(fd[1], res, sizeof(res)) == -1)
+				_exit(2);
 			_exit(1);
 		}
 		for (i = 0; i < npaths; i++) {
@@ -582,7 +600,8 @@ tls_check_user(const char *user, const char *const *paths, size_t npaths,
 			if (f == -1) {
 				res[0] = (int)i;
 				res[1] = errno;
-				(void)write(fd[1], res, sizeof(res));
+				if (write(fd[1], res, sizeof(res)) == -1)
+					_exit(2);
 				_exit(1);
 			}
 			close(f);
@@ -880,7 +899,10 @@ tls_explain(struct bufferevent *bev, short what, const char *who,
 		switch (tls_vclass(vr)) {
 		case TLS_V_NAME:
 			snprintf(buf, len, "%s certificate name '%s' does not "
-			    "match %s", who, names, host);
+			    "match %s%s", who, names, host, leaf != NULL &&
+			    X509_get_ext_by_NID(leaf, NID_subject_alt_name,
+			    -1) < 0 ? " (it has no subjectAltName, and a CN "
+			    "is never taken for a host)" : "");
 			return (TLS_FAIL_NAME);
 		case TLS_V_UNTRUSTED:
 			if (leaf != NULL)

@@ -63,6 +63,9 @@ SSL_CTX	*tls_ctx_new(int, const char *, const char *, const char *, char *,
 	    size_t);
 SSL	*tls_client_ssl(SSL_CTX *, const char *, char *, size_t);
 int	 tls_peer_identity(SSL *, char *, size_t, char *, size_t);
+int	 tls_x509_identity(X509 *, char *, size_t, char *, size_t);
+int	 tls_check_user(const char *, const char *const *, size_t, char *,
+	    size_t);
 void	 tls_describe_error(struct bufferevent *, short, char *, size_t);
 int	 tls_cert_cn(const char *, char *, size_t, char *, size_t);
 int	 tls_check_files(const struct tls_check *, char *, size_t);

@@ -886,6 +886,49 @@ journal_pragma(struct journal *j, const char *sql, sqlite3_int64 *i,
 }
 
 /*
+ * The journal is a credential, as ca_key is: it holds the key that tags
+ * results, every payload and output, and the join tokens' hashes (one
+ * row is a token).  A file of it (the database, its -wal and -shm, which
+ * SQLite makes with the database's mode) that group or others may read
+ * is made its owner's alone (0600), loudly; one that cannot be is
+ * refused, as PostgreSQL refuses a data directory open to others.
+ */
+static int
+journal_private(struct journal *j)
+{
+	static const char *const sfx[] = { "", "-wal", "-shm" };
+	struct stat	 sb;
+	char		 p[PATH_MAX];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if ((size_t)snprintf(p, sizeof(p), "%s%s", j->j_path,
+		    sfx[i]) >= sizeof(p)) {
+			journal_set(j, "%s: path too long", j->j_path);
+			return (-1);
+		}
+		if (stat(p, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+		    (sb.st_mode & 077) == 0)
+			continue;
+		if (chmod(p, sb.st_mode & 0700) == -1) {
+			journal_set(j, "%s is mode 0%03o, open to %s, and cannot "
+			    "be made private: %s; it holds every payload and "
+			    "output and the join tokens: chmod 600 it as its "
+			    "owner", p,
+			    (unsigned)(sb.st_mode & 0777), sb.st_mode & 007 ?
+			    "others" : "its group", strerror(errno));
+			return (-1);
+		}
+		log_warnx("journal file %s was mode 0%03o, open to %s: made "
+		    "0%03o; it holds every payload and output and the join "
+		    "tokens, keep it (and its backups) as ca_key is kept", p,
+		    (unsigned)(sb.st_mode & 0777), sb.st_mode & 007 ?
+		    "others" : "its group", (unsigned)(sb.st_mode & 0700));
+	}
+	return (0);
+}
+
+/*
  * Create a missing file ourselves so that it is 0600; SQLite gives its WAL
  * file the same mode.  An existing file is never opened here: closing any
  * descriptor of a file drops every POSIX lock this process holds on it,
@@ -898,7 +941,7 @@ journal_create(struct journal *j)
 	int		 fd;
 
 	if (stat(j->j_path, &sb) == 0)
-		return (0);
+		return (journal_private(j));
 	if (errno != ENOENT) {
 		journal_set(j, "%s", strerror(errno));
 		return (-1);

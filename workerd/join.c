@@ -67,6 +67,11 @@ static struct {
 	struct event		*renew;		/* the renewal's timer */
 	EVP_PKEY		*pending;	/* key of a renewal asked for */
 	uint64_t		 reqid;
+	char			 dir[CONF_STRMAX];	/* state_dir */
+	int			 chown;		/* root writing for the
+						   directory's owner: */
+	uid_t			 uid;		/* files get its owner */
+	gid_t			 gid;		/* and group */
 } js;
 
 /* Why a join failed: worth trying again (the network, a busy master)? */
@@ -110,6 +115,7 @@ static int	join_write(const char *, const void *, size_t, mode_t, char *,
 static void
 join_paths(const char *dir)
 {
+	snprintf(js.dir, sizeof(js.dir), "%s", dir);
 	snprintf(js.ca, sizeof(js.ca), "%s/ca.pem", dir);
 	snprintf(js.cert, sizeof(js.cert), "%s/worker.pem", dir);
 	snprintf(js.key, sizeof(js.key), "%s/worker.key", dir);
@@ -202,6 +208,7 @@ join_write(const char *path, const void *p, size_t len, mode_t mode,
 	(void)unlink(tmp);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 	    mode)) == -1 ||
+	    (js.chown && fchown(fd, js.uid, js.gid) == -1) ||
 	    fchmod(fd, mode) == -1 ||
 	    write(fd, p, len) != (ssize_t)len ||
 	    fsync(fd) == -1) {
@@ -394,7 +401,7 @@ join_check_master(SSL *ssl, const char *host, const char *hash, X509 **cap,
 	X509_VERIFY_PARAM	*vp;
 	X509			*ca = NULL, *leaf;
 	unsigned char		 ip[16];
-	char			 h[JOIN_HASH_HEX + 1];
+	char			 h[JOIN_HASH_HEX + 1], role[32] = "", cn[64] = "";
 	int			 i, ok = 0;
 
 	if ((chain = SSL_get_peer_cert_chain(ssl)) == NULL ||
@@ -421,6 +428,10 @@ join_check_master(SSL *ssl, const char *host, const char *hash, X509 **cap,
 		goto done;
 	vp = X509_STORE_CTX_get0_param(vc);
 	X509_VERIFY_PARAM_set_purpose(vp, X509_PURPOSE_SSL_SERVER);
+	/* The host in the subjectAltName only, as tls_client_ssl(). */
+	X509_VERIFY_PARAM_set_hostflags(vp,
+	    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS |
+	    X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
 	if (inet_pton(AF_INET, host, ip) == 1 ||
 	    inet_pton(AF_INET6, host, ip) == 1)
 		X509_VERIFY_PARAM_set1_ip_asc(vp, host);
@@ -432,6 +443,21 @@ join_check_master(SSL *ssl, const char *host, const char *hash, X509 **cap,
 		    "under the token's CA for %s: %s: refusing this master",
 		    host, X509_verify_cert_error_string(
 		    X509_STORE_CTX_get_error(vc)));
+	/*
+	 * Any certificate of the CA may verify for a host (a relay's, a
+	 * worker's with a subjectAltName); only the master's (OU=master)
+	 * is given the token, which is a credential.
+	 */
+	else if (tls_x509_identity(leaf, role, sizeof(role), cn,
+	    sizeof(cn)) == -1 || strcmp(role, "master") != 0) {
+		ok = 0;
+		snprintf(err, errlen, "the peer at %s is not a master (role "
+		    "'%s', name '%s'): its certificate is of the token's CA, "
+		    "but only masterd's (OU=master) is given a token: "
+		    "refusing it; point --join at masterd itself, not at a "
+		    "relay or a worker", host, role[0] ? role : "none",
+		    cn[0] ? cn : "none");
+	}
 done:
 	if (!ok && vc == NULL)
 		snprintf(err, errlen, "cannot check the master's certificate");
@@ -629,22 +655,62 @@ done:
 	return (rc);
 }
 
+/*
+ * Can we write our files in the state directory?  Asked before a token
+ * is spent (a join whose certificate cannot be kept spends a use and
+ * leaves a certificate nobody holds) and before a renewal is asked for.
+ * Root writing in a directory another user owns (the daemons' user's
+ * /var/lib/r3q) makes the files that user's, so that the unit, which runs
+ * as that user, can read them after a join by hand.
+ */
+static int
+join_writable(char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		 tmp[CONF_STRMAX + 32];
+	int		 fd;
+
+	if (stat(js.dir, &st) == -1) {
+		snprintf(err, errlen, "state_dir %s: %s", js.dir,
+		    strerror(errno));
+		return (-1);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "state_dir %s: not a directory",
+		    js.dir);
+		return (-1);
+	}
+	js.chown = geteuid() == 0 && st.st_uid != 0;
+	js.uid = st.st_uid;
+	js.gid = st.st_gid;
+	snprintf(tmp, sizeof(tmp), "%s/.writable.%ld", js.dir,
+	    (long)getpid());
+	(void)unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) == -1) {
+		snprintf(err, errlen, "state_dir %s cannot be written by "
+		    "uid %ld: %s; so no token is spent and no certificate "
+		    "asked for: make it the user's that workerd runs as (under "
+		    "workerd.service, StateDirectory= does), or join as that "
+		    "user (runuser -u r3q -- workerd --join ...)", js.dir,
+		    (long)geteuid(), strerror(errno));
+		return (-1);
+	}
+	close(fd);
+	(void)unlink(tmp);
+	return (0);
+}
+
 /* The state directory, made 0700 if missing (its last level only). */
 static int
 join_mkdir(const char *dir, char *err, size_t errlen)
 {
-	struct stat	 st;
-
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
 		snprintf(err, errlen, "state_dir %s: %s", dir,
 		    strerror(errno));
 		return (-1);
 	}
-	if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "state_dir %s: not a directory", dir);
-		return (-1);
-	}
-	return (0);
+	return (join_writable(err, errlen));
 }
 
 /*
@@ -781,6 +847,12 @@ join_renew_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)arg;
 	if (tls_cert_cn(js.cert, role, sizeof(role), cn, sizeof(cn)) == -1) {
 		log_warnx("renewal: cannot read the name in %s", js.cert);
+		return;
+	}
+	if (join_writable(err, sizeof(err)) == -1) {
+		log_warnx("renewal: %s; trying again in %d s", err,
+		    RENEW_RETRY_S);
+		join_renew_arm(RENEW_RETRY_S * 1000ULL);
 		return;
 	}
 	EVP_PKEY_free(js.pending);

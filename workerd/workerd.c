@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -313,8 +315,9 @@ usage(int code)
 	    "  -N name       this worker's name (overrides 'name')\n"
 	    "  -n            check the configuration and the TLS files and "
 	    "exit (-nv prints it)\n"
-	    "  -u user       with -n, check that user can read the TLS "
-	    "files\n"
+	    "  -u user       with -n, check that user can read the "
+	    "configuration file\n"
+	    "                and the TLS files\n"
 	    "  -v            more verbose logging (repeatable)\n"
 	    "  --version     print the version and the protocol version\n"
 	    "  --drain-timeout D  on a drain, give running tasks D, then "
@@ -324,7 +327,8 @@ usage(int code)
 	    "  --join host:port token  join that master's cluster with a "
 	    "token\n"
 	    "                (r3qctl token create) unless state_dir has a "
-	    "certificate\n"
+	    "certificate;\n"
+	    "                token '-' reads it from the standard input\n"
 	    "  --state-dir dir  where a joined worker keeps its key and "
 	    "certificates\n"
 	    "                (overrides 'state_dir')\n"
@@ -394,6 +398,27 @@ flag_set(const char *key, const char *value)
 }
 
 /*
+ * A join token is a credential (one use of it makes a worker of the
+ * cluster): a configuration file that holds one (join =) is refused when
+ * others than its owner and group may read it, as a key is.  root:r3q
+ * 0640 lets workerd.service's user r3q read it and nobody else.
+ */
+static int
+workerd_join_mode(const struct workerd_config *c, char *err, size_t errlen)
+{
+	struct stat	 st;
+
+	if (c->join[0] == '\0' || stat(conffile, &st) == -1 ||
+	    !S_ISREG(st.st_mode) || (st.st_mode & 007) == 0)
+		return (0);
+	snprintf(err, errlen, "%s: permissions 0%03o are too open for a file "
+	    "that holds a join token (join =): others may read the token; "
+	    "chmod 640 and chown root:r3q (the group of the user workerd runs "
+	    "as)", conffile, (unsigned)(st.st_mode & 0777));
+	return (-1);
+}
+
+/*
  * Defaults, then the file, then the environment (R3Q_KEY), then the
  * flags; -1 with a message.
  */
@@ -408,7 +433,8 @@ workerd_load(struct workerd_config *c, char *err, size_t errlen, int *usage)
 	c->kinds = kinds_conf_new();
 	if (conf_load_ext(conffile, workerd_keys, c, conffile_given,
 	    kinds_conf_line, c->kinds, err, errlen) == -1 ||
-	    kinds_conf_check(c->kinds, conffile, err, errlen) == -1)
+	    kinds_conf_check(c->kinds, conffile, err, errlen) == -1 ||
+	    workerd_join_mode(c, err, errlen) == -1)
 		goto fail;
 	if (conf_env(workerd_keys, c, "R3Q_", getenv, msg,
 	    sizeof(msg)) == -1) {
@@ -800,6 +826,23 @@ workerd_sig(evutil_socket_t sig, short ev, void *arg)
 	}
 }
 
+/* --join HOST:PORT -: the token is the standard input's first line. */
+static void
+join_token_stdin(char *tok, size_t len)
+{
+	if (fgets(tok, (int)len, stdin) == NULL) {
+		fprintf(stderr, "workerd: --join %s -: no token on the "
+		    "standard input\n", join_flag);
+		exit(64);
+	}
+	tok[strcspn(tok, "\r\n")] = '\0';
+	if (tok[0] == '\0') {
+		fprintf(stderr, "workerd: --join %s -: an empty line on the "
+		    "standard input, not a token\n", join_flag);
+		exit(64);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -819,7 +862,7 @@ main(int argc, char *argv[])
 	struct load_profile	 lp;
 	struct timeval		 day = { 86400, 0 };
 	const char		*user = NULL;
-	char			 err[1024], *p;
+	char			 err[1024], tok[256], *p;
 	int			 ch, debug = 0, noaction = 0, verbose = 0, u;
 	size_t			 i, k, n = 0;
 
@@ -889,12 +932,28 @@ main(int argc, char *argv[])
 			usage(64);
 		}
 	}
-	/* --join HOST:PORT TOKEN: the token is the one operand. */
+	/*
+	 * --join HOST:PORT TOKEN: the token is the one operand, "-" to read
+	 * it from the standard input.  An operand is overwritten once read,
+	 * so that ps and /proc/PID/cmdline do not show it for the daemon's
+	 * whole life (it was visible from the exec to here).
+	 */
 	if (join_flag != NULL) {
 		if (optind != argc - 1)
 			usage(64);
-		snprintf(join_arg, sizeof(join_arg), "%s %s", join_flag,
-		    argv[optind++]);
+		if (strcmp(argv[optind], "-") == 0)
+			join_token_stdin(tok, sizeof(tok));
+		else {
+			snprintf(tok, sizeof(tok), "%s", argv[optind]);
+			memset(argv[optind], 'x', strlen(argv[optind]));
+		}
+		optind++;
+		if ((size_t)snprintf(join_arg, sizeof(join_arg), "%s %s",
+		    join_flag, tok) >= sizeof(join_arg)) {
+			fprintf(stderr, "workerd: --join: too long\n");
+			exit(64);
+		}
+		explicit_bzero(tok, sizeof(tok));
 		(void)flag_set("join", join_arg);
 	}
 	if (optind != argc || (user != NULL && !noaction))
@@ -919,6 +978,19 @@ main(int argc, char *argv[])
 			fprintf(stderr, "%s\n", err);
 			exit(CONF_EX_CONFIG);
 		}
+		/*
+		 * The file itself first: the unit's user must read it (a
+		 * 0600 root file with join = is a common first try).
+		 */
+		if (user != NULL && strcmp(conffile, "/dev/null") != 0) {
+			const char	*cf[] = { conffile };
+
+			if (tls_check_user(user, cf, 1, err,
+			    sizeof(err)) == -1) {
+				fprintf(stderr, "%s\n", err);
+				exit(CONF_EX_CONFIG);
+			}
+		}
 		if (join_noaction(&conf)) {
 			if (!verbose)
 				fprintf(stderr, "configuration OK (not joined "
@@ -938,6 +1010,12 @@ main(int argc, char *argv[])
 		exit(0);
 	}
 	log_init("workerd", debug, LOG_DAEMON);
+	/*
+	 * A peer that closes while we write is an error to report (EPIPE),
+	 * from the join on: a master gone in the middle of one did end
+	 * workerd silently.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	if (join_setup(&conf, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		exit(CONF_EX_CONFIG);
@@ -966,7 +1044,6 @@ main(int argc, char *argv[])
 	 * the parallelism, one per CPU (doc/design.md).
 	 */
 	openblas_set_num_threads(1);
-	signal(SIGPIPE, SIG_IGN);
 	if (evthread_use_pthreads() == -1)
 		fatalx("evthread_use_pthreads");
 	if ((base = evbase_new()) == NULL)

@@ -1,13 +1,28 @@
 # The master's identity is its certificate's role, not only its CA and
 # name: workerd joins only a peer whose certificate says OU=master.  A fake
 # master presenting a worker's certificate that is valid for the name
-# dialled (CN=localhost, so "localhost" matches) is refused as "not a
-# master (role 'worker')", permanently: workerd exits 78 without sending it
-# a hello.  masterd refuses to start with a worker's certificate, and the
-# real master, with its own, is joined at that same name.
+# dialled (a subjectAltName DNS:localhost) is refused as "not a master
+# (role 'worker')", permanently: workerd exits 78 without sending it a
+# hello.  A worker's certificate whose CN only is the name dialled
+# (CN=localhost, no subjectAltName) is refused earlier, at the name: a CN
+# is never taken for a host.  masterd refuses to start with a worker's
+# certificate, and the real master, with its own, is joined at that same
+# name.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1 localhost
+# A worker's certificate (OU=worker) with a subjectAltName for localhost,
+# as an outsider might come by one: the CA signs what it is asked to.
+C=$T/certs
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -keyout "$C/wsan.key" -subj "/O=R3Q/OU=worker/CN=wsan" \
+    -out "$T/wsan.csr" > /dev/null 2>&1 || fail "openssl req"
+printf 'subjectAltName = DNS:localhost\nextendedKeyUsage = serverAuth, clientAuth\n' \
+    > "$T/wsan.ext"
+openssl x509 -req -in "$T/wsan.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" \
+    -CAcreateserial -days 2 -extfile "$T/wsan.ext" -out "$C/wsan.pem" \
+    > /dev/null 2>&1 || fail "openssl x509 -req"
+chmod 600 "$C/wsan.key"
 
 start_fake_master localhost synth
 sed -e "s/@PORT@/$FAKE_PORT/" > "$T/wf.conf" <<EOC
@@ -21,7 +36,27 @@ rc=0
 timeout 10 "$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 || rc=$?
 grep -q "joined master" "$T/wf.log" &&
     fail "workerd joined a worker posing as its master: $(cat "$T/wf.log")"
-grep -qF "peer at localhost:$FAKE_PORT is not a master or a relay (role 'worker', name 'localhost')" \
+grep -qF "master certificate name 'localhost' does not match localhost (it has no subjectAltName, and a CN is never taken for a host)" \
+    "$T/wf.log" || fail "no word of the missing subjectAltName: $(cat "$T/wf.log")"
+[ "$rc" -eq 78 ] || fail "workerd exited $rc, not 78, after a CN-only peer"
+wait "$FAKE_PID" 2>/dev/null || true
+grep -q "handshake failed" "$T/fake.out" ||
+    fail "the handshake with a CN-only peer went through: $(cat "$T/fake.out")"
+ok "workerd refuses a certificate whose CN only names the host and exits 78"
+
+start_fake_master wsan synth
+sed -e "s/@PORT@/$FAKE_PORT/" > "$T/wf.conf" <<EOC
+master = localhost:@PORT@
+ca = $T/certs/ca.pem
+cert = $T/certs/w1.pem
+key = $T/certs/w1.key
+reconnect_max = 1s
+EOC
+rc=0
+timeout 10 "$WORKERD" -d -f "$T/wf.conf" > "$T/wf.log" 2>&1 || rc=$?
+grep -q "joined master" "$T/wf.log" &&
+    fail "workerd joined a worker posing as its master: $(cat "$T/wf.log")"
+grep -qF "peer at localhost:$FAKE_PORT is not a master or a relay (role 'worker', name 'wsan')" \
     "$T/wf.log" || fail "no word of the peer's role: $(cat "$T/wf.log")"
 grep -q "permanent" "$T/wf.log" || fail "not said to be permanent: $(cat "$T/wf.log")"
 [ "$rc" -eq 78 ] || fail "workerd exited $rc, not 78, after a non-master peer"

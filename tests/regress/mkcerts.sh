@@ -4,7 +4,8 @@
 # default), P-384, RSA or Ed25519 keys, bad values exit 64, a reused CA
 # stays the same and signs keys of another type, --help says where ca.key
 # lives and when to use an existing PKI; and a master and a worker with
-# RSA and with Ed25519 certificates do join over TLS.
+# RSA and with Ed25519 certificates do join over TLS.  A relay's
+# certificate carries --relay-host names, never the master's --host ones.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 # days FILE: the validity of a certificate, in days.
@@ -110,3 +111,24 @@ rc=0
 openssl crl -in "$D/crl.pem" -noout -text | grep -q "Serial Number: $(openssl x509 -in "$D/w2.pem" -noout -serial | cut -d= -f2)" ||
     fail "--revoke FILE: w2 is not in crl.pem"
 ok "--revoke refuses a directory without a CA, a missing name and another CA's certificate; takes a file"
+
+# A relay's certificate carries the names its workers dial (--relay-host),
+# never the master's (--host): it must not pass for the master.
+"$MKCERTS" --host head.example.org --host 10.9.9.9 --relay r1 \
+    --relay-host gw.example.org --relay-host 10.8.8.8 "$T/rel" w1 > "$T/out" 2>&1 ||
+    fail "--relay with --relay-host: $(cat "$T/out")"
+san=$(openssl x509 -in "$T/rel/r1.pem" -noout -ext subjectAltName | tail -n 1)
+case $san in
+*head.example.org*|*10.9.9.9*) fail "a relay certificate carries the master's --host names: $san" ;;
+esac
+case $san in
+*DNS:gw.example.org*"IP Address:10.8.8.8"*) ;;
+*) fail "a relay certificate lacks its --relay-host names: $san" ;;
+esac
+msan=$(openssl x509 -in "$T/rel/master.pem" -noout -ext subjectAltName | tail -n 1)
+case $msan in
+*gw.example.org*|*10.8.8.8*) fail "the master certificate carries --relay-host names: $msan" ;;
+*DNS:head.example.org*) ;;
+*) fail "the master certificate lacks its --host names: $msan" ;;
+esac
+ok "a relay certificate has its --relay-host names, not the master's --host names: $san"

@@ -41,7 +41,7 @@ ip netns exec "${NS}gw" sysctl -qw net.ipv4.ip_forward=0 2>/dev/null || true
 in_ns() { _ns=$1; shift; ip netns exec "$NS$_ns" "$@"; }
 
 ES="--mu 20 --lambda 60 --dim 20 --generations 12 --lu 300 --seed 13 --reevaluate-parents"
-"$MKCERTS" --host 10.77.1.1 --host 10.77.2.1 --relay gw "$T/certs" w1 w2 > /dev/null
+"$MKCERTS" --host 10.77.1.1 --relay gw --relay-host 10.77.2.1 "$T/certs" w1 w2 > /dev/null
 "$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > "$T/local.out" ||
     fail "local run failed"
 answer "$T/local.out" > "$T/local.ans"

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 extern "C" {
+#include "report/measure.h"
 #include "report/times.h"
 #include "es/es.h"
 #include "es/payload.h"
@@ -864,12 +865,6 @@ struct mworker {
 	bool			 dirty = false;
 };
 
-/* One execution, for the measurements (masterd/job.c exec_span). */
-struct span {
-	uint32_t	 wid;
-	uint64_t	 start, end;
-};
-
 /* One generation's report (masterd/job.c gen_report). */
 struct gen_rep {
 	uint32_t	 gen;
@@ -895,7 +890,7 @@ struct master {
 	uint64_t		 batch = 0, first = 0, next_task = 1;
 	size_t			 nbatch = 0;
 	double			 batch_work_ms = 0;
-	std::vector<span>	 spans;
+	std::vector<struct measure_span> spans;	/* executions */
 	std::vector<gen_rep>	 gens;
 	double			 speed_time = 0;
 	uint64_t		 start = 0, end = 0;
@@ -1126,43 +1121,33 @@ master_flush(void)
 
 static void gen_start(void);
 
-/* The paper's measurements of a generation (masterd/job.c job_measure). */
+/*
+ * The paper's measurements of a generation (measure_gen, which masterd's
+ * job.c calls too), over the workers connected now.
+ */
 static void
 gen_measure(const struct sched_batch_report *r, gen_rep *g)
 {
-	std::vector<uint64_t>	 busyv(M.w.size(), 0);
-	uint64_t		 end, win, comm = 0, busy, a, b;
-	double			 speed = 0;
-	uint32_t		 nw = 0;
+	std::vector<struct measure_worker>	 wv(M.w.size());
+	struct measure				 m;
 
-	g->total = r->t_done - r->t_submit;
-	g->sync = r->t_sync ? r->t_done - r->t_sync : 0;
-	g->replicas = r->replicas;
-	g->killed_held = r->cancelled_held;
-	g->killed_running = r->cancelled_running;
-	end = r->t_sync ? r->t_sync : r->t_done;
-	win = end - r->t_submit;
-	for (const span &x : M.spans) {
-		if (x.wid >= busyv.size())
-			continue;
-		a = std::max(x.start, r->t_submit);
-		b = std::min(x.end, end);
-		if (b > a)
-			busyv[x.wid] += b - a;
-	}
 	for (uint32_t i = 0; i < M.w.size(); i++) {
 		if (!M.w[i].live)
-			continue;
-		const host_info &h = workers[M.w[i].host];
-		busy = busyv[i] / h.cpus;
-		comm += busy < win ? win - busy : 0;
-		speed += h.speed * h.cpus;
-		nw++;
+			continue;	/* mw_cpus 0: none */
+		wv[i].mw_cpus = workers[M.w[i].host].cpus;
+		wv[i].mw_speed = workers[M.w[i].host].speed;
 	}
-	g->comm = nw ? comm / nw : 0;
-	g->compute = g->total > g->sync + g->comm ?
-	    g->total - g->sync - g->comm : 0;
-	M.speed_time += speed * (double)g->total;
+	if (measure_gen(r, M.spans.data(), M.spans.size(), wv.data(),
+	    wv.size(), &m) == -1)
+		die(EX_FAIL, "out of memory");
+	g->total = m.m_total;
+	g->sync = m.m_sync;
+	g->comm = m.m_comm;
+	g->compute = m.m_compute;
+	g->replicas = m.m_replicas;
+	g->killed_held = m.m_killed_held;
+	g->killed_running = m.m_killed_running;
+	M.speed_time += m.m_speed_time;
 }
 
 /* A generation is over: measure, select, print, go on (job_batch_over). */
@@ -1379,8 +1364,8 @@ master_results(uint32_t wid, msg *m)
 				w.killed.erase(it);
 			continue;
 		}
-		span x = { wid, (uint64_t)llround(r.start * 1e9),
-		    (uint64_t)llround(r.end * 1e9) };
+		struct measure_span x = { wid, (uint64_t)llround(r.start *
+		    1e9), (uint64_t)llround(r.end * 1e9) };
 		if (r.status == 0) {
 			double	 f;
 			uint64_t digest;
@@ -1388,7 +1373,7 @@ master_results(uint32_t wid, msg *m)
 			memset(&tm, 0, sizeof(tm));
 			tm.at_worker_ns = (uint64_t)llround((r.end -
 			    r.received) * 1e9);
-			tm.exec_ns = x.end - x.start;
+			tm.exec_ns = x.ms_end - x.ms_start;
 			memcpy(&digest, r.output, sizeof(digest));
 			enum sched_verdict v;
 			{
@@ -2825,6 +2810,7 @@ main(int argc, char *argv[])
 	uint32_t	 repl = 0, kh = 0, kr = 0;
 	double		 work_ms = 0, speed_sum = 0, lb = 0, eff = 0, wall;
 	double		 bound;
+	struct measure_eff me;
 	const double	*bx;
 	int		 sargc = 4;
 	char		 a0[] = "r3q-sim", a1[] = "--log=root.thres:critical",
@@ -2913,12 +2899,10 @@ main(int argc, char *argv[])
 		work_ms += g.work_ms;
 		t += g.total;
 	}
-	if (t > 0)
-		speed_sum = M.speed_time / (double)t;
-	if (speed_sum > 0) {
-		lb = work_ms / 1000 / speed_sum;
-		eff = lb / S(M.end - M.start);
-	}
+	measure_efficiency(work_ms, M.speed_time, t, M.end - M.start, &me);
+	speed_sum = me.me_speed_sum;
+	lb = me.me_lower_bound_s;
+	eff = me.me_efficiency;
 	if (!M.error.empty())
 		printf("job 1 failed: %s\n", M.error.c_str());
 	if (!M.error.empty() || M.gens.empty())

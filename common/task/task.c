@@ -1,7 +1,7 @@
 /*
  * The registry of task kinds and what every kind shares: running one by
- * name, naming a status, a result's output, the decoding of the es payload
- * and the Ridge function of the R3Q paper.
+ * name, a result's output, the decoding of the es payload and the Ridge
+ * function of the R3Q paper.  The statuses' names are in status.c.
  */
 #ifdef __linux__
 #include <linux/futex.h>
@@ -163,27 +163,6 @@ task_wait_until(const atomic_int *cancel, double deadline_ms)
 	    NULL) == EINTR)
 		;
 	return (cancel != NULL && atomic_load(cancel) != 0);
-}
-
-/* The name of a status, as logs and the protocol print it. */
-const char *
-task_status_name(int status)
-{
-	switch (status) {
-	case TASK_OK:
-		return ("ok");
-	case TASK_FAILED:
-		return ("failed");
-	case TASK_CANCELLED:
-		return ("cancelled");
-	case TASK_UNKNOWN_KIND:
-		return ("unknown-kind");
-	case TASK_BAD_PARAMS:
-		return ("bad-params");
-	case TASK_UNAVAILABLE:
-		return ("unavailable");
-	}
-	return ("invalid");
 }
 
 /* A result's output and its length in *len; NULL when there is none. */

@@ -18,17 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
-enum task_status {
-	TASK_OK = 0,
-	TASK_FAILED,		/* the kind ran and failed */
-	TASK_CANCELLED,		/* ctx->cancel was raised */
-	TASK_UNKNOWN_KIND,	/* no such kind in this build */
-	TASK_BAD_PARAMS,	/* the payload does not decode or is out
-				   of range */
-	TASK_UNAVAILABLE	/* the kind cannot run on this worker (a
-				   persistent process said 'U'): workerd
-				   withdraws it until a reload */
-};
+#include "task/status.h"
 
 /* One task's input: the caller owns the payload for the whole run. */
 struct task_params {
@@ -110,7 +100,6 @@ const struct task_kind	*task_kind_lookup(const char *);
 const struct task_kind	*task_kind_list(size_t *);
 int			 task_run(const struct task_params *,
 			    const struct task_ctx *, struct task_result *);
-const char		*task_status_name(int);
 double			 task_ridge(const double *, size_t);
 void			 task_cancel_raise(atomic_int *);
 int			 task_wait_until(const atomic_int *, double);

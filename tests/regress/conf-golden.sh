@@ -6,8 +6,11 @@
 # passes them).  -n also checks the TLS files a configuration names, which
 # the golden ones do not have here: -nv prints the configuration before
 # that check, so a run that stops there (status 78, a TLS file named on
-# standard error) still shows what was parsed.
+# standard error) still shows what was parsed.  Each is read from a
+# private copy (umask 077): a workerd configuration that holds a join
+# token is refused when others may read it, and git keeps files 0644.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
+umask 077
 
 for v in r3qconfdir r3qrundir r3qstatedir; do
 	eval "[ -n \"\${$v:-}\" ]" || fail "$v is not set: run me from make check"
@@ -29,7 +32,8 @@ for conf in "$top_srcdir"/tests/conf/*.conf; do
 	workerd-*) bin=$WORKERD ;;
 	*) fail "$conf: name it masterd-* or workerd-*" ;;
 	esac
-	nv "$bin" "$conf" "$T/$name.out"
+	cp "$conf" "$T/$name.conf"
+	nv "$bin" "$T/$name.conf" "$T/$name.out"
 	sed -e "s|@r3qconfdir@|$r3qconfdir|g" -e "s|@r3qrundir@|$r3qrundir|g" \
 	    -e "s|@r3qstatedir@|$r3qstatedir|g" \
 	    "$top_srcdir/tests/conf/$name.ok" > "$T/$name.ok"

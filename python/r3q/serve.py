@@ -12,6 +12,22 @@ for nothing) is the task's output.  With --pickle the payload is unpickled
 first and the return value pickled, for Client.map_pickled(): a DEAP
 evaluate function runs unchanged.
 
+With --any there is no MODULE:FUNCTION: each task names the function it
+runs, by reference, with its arguments and the client's script and files
+(r3q.futures, "python3 -m r3q SCRIPT"); that is the generic kind
+
+    exec python = persistent /usr/bin/python3 -m r3q.serve --any
+
+which an administrator enables once for every program: clients with a
+client certificate then run their own Python on the worker as the
+worker's user, as with Dask and SCOOP.  --pickle runs clients' code too
+(unpickling runs what the pickle names).  pydoc r3q.futures says what
+--any does with a task: the script imported under "__r3q_main__", DEAP's
+creator classes made again, the files written once under
+$TMPDIR/r3q-any-UID/ and the working directory; a function that raises,
+a module the worker lacks or a script that does not import fails that
+task only ('R' with the error), never withdraws the kind.
+
 FUNCTION may be a dotted path inside the module (toolbox.evaluate), and
 MODULE a file (/opt/fit.py).  An exception fails that task only, with the
 last line of its traceback (and where it was raised) as the task's error,

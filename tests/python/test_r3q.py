@@ -599,6 +599,24 @@ class ShipTest(unittest.TestCase):
             self.assertNotEqual(p.returncode, 0)
             self.assertIn("read standard input on a worker", p.stderr)
             self.assertIn("stdin.py", p.stderr)
+            # Files past the limit: refused before the script runs.
+            with open(os.path.join(d, "data", "big.bin"), "wb") as f:
+                f.write(os.urandom(64 * 1024))
+            p = subprocess.run([sys.executable, "-m", "r3q", "prog.py"],
+                               cwd=d, capture_output=True, text=True,
+                               env=dict(os.environ, R3Q_SHIP_LIMIT="32768"),
+                               timeout=120)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(p.stdout, "")
+            self.assertIn("over the limit", p.stderr)
+            self.assertIn("big.bin", p.stderr)
+            self.assertIn("--files", p.stderr)
+            p = subprocess.run([sys.executable, "-m", "r3q", "--files",
+                                "prog.py,data/k.txt", "prog.py"],
+                               cwd=d, capture_output=True, text=True,
+                               env=dict(os.environ, R3Q_SHIP_LIMIT="32768"),
+                               timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
 
 
 class ServeTest(unittest.TestCase):

@@ -166,8 +166,10 @@ class _Sizer:
         self.overhead = float(os.environ.get("R3Q_TASK_COST", "0.0003"))
 
     def slots(self):
+        """R3Q_SLOTS, else the worker processes seen, at least 4: a map
+        of fewer chunks than the workers would never see the others."""
         given = int(os.environ.get("R3Q_SLOTS", "0") or 0)
-        return max(given, len(self.seen), 1) if (given or self.seen) else 4
+        return given if given else max(len(self.seen), 4)
 
     def note(self, ident, secs, n):
         if n <= 0:

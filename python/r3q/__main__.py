@@ -155,6 +155,9 @@ def main(argv=None):
                  (first == argv[0] and first not in ("map", "serve"))):
         return run_script(argv)
     p = _Parser(prog="python3 -m r3q", description=DESCRIPTION,
+                usage="python3 -m r3q [options] COMMAND ...\n"
+                "       python3 -m r3q [--kind KIND] [--files PATH,...] "
+                "SCRIPT [ARGS]",
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--master", help="masterd's host:port (TLS); default "
                    "$R3Q_MASTER, else the control socket")
@@ -171,7 +174,8 @@ def main(argv=None):
                    "python3 -m r3q.serve (serve --help)")
     a = p.parse_args(argv)
     if a.cmd is None:
-        p.error("a command is needed (map, serve); --help says more")
+        p.error("a command (map, serve) or a SCRIPT is needed; --help "
+                "says more")
     import r3q
     try:
         return cmd_map(a)

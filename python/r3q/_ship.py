@@ -315,9 +315,14 @@ def allowed(module, name, extra_modules=()):
         if _is_exception(name):
             return getattr(builtins, name)
         raise UnsafeResult(full)
-    if _under(module, _CLASS_MODULES | _EXTRA | set(extra_modules)):
-        obj = _find(module, name)
-        if isinstance(obj, type):
+    roots = _CLASS_MODULES | _EXTRA | set(extra_modules)
+    if _under(module, roots):
+        # A class defined there, reached through classes only: not
+        # subprocess.Popen, which the module imported.
+        obj = _find(module, name, modules=False)
+        if isinstance(obj, type) and _under(
+                "__main__" if obj.__module__ == SCRIPT_MODULE
+                else obj.__module__, roots):
             return obj
     raise UnsafeResult(full)
 
@@ -327,10 +332,13 @@ def _is_exception(name):
     return isinstance(obj, type) and issubclass(obj, BaseException)
 
 
-def _find(module, name):
+def _find(module, name, modules=True):
     __import__(module)
     obj = sys.modules[module]
     for part in name.split("."):
+        if not modules and isinstance(obj, types.ModuleType) and \
+                obj is not sys.modules[module]:
+            raise UnsafeResult("%s.%s" % (module, name))
         obj = getattr(obj, part)
     return obj
 

@@ -533,6 +533,18 @@ class ShipTest(unittest.TestCase):
                 self.c.map_any(kinds.hostile, [marker])
             time.sleep(0.2)
             self.assertFalse(os.path.exists(marker))
+        # Classes reached through a module the program imported are not
+        # its own: subprocess.Popen is no more allowed as test_r3q's.
+        from r3q import _ship
+        for mod, name in (("test_r3q", "subprocess.Popen"),
+                          ("test_r3q", "os.system"),
+                          ("kinds", "os.system"), ("builtins", "eval"),
+                          ("builtins", "getattr"), ("posix", "system"),
+                          ("test_r3q", "Locked.f")):
+            with self.assertRaises(_ship.UnsafeResult, msg=name):
+                _ship.allowed(mod, name, ["test_r3q", "kinds"])
+        self.assertIs(_ship.allowed("test_r3q", "Locked", ["test_r3q"]),
+                      Locked)
         # What a program's results are made of passes.
         self.assertEqual(list(futures.map(kinds.copy_list, [[1.5, "a"]])),
                          [[1.5, "a", "copied"]])

@@ -49,8 +49,9 @@ standard input at import, say), fails the task with r3q.TaskFailed naming
 it, and no worker withdraws the kind for it.
 
 Results cannot attack the client: a result is unpickled against an
-allowlist (builtins' containers and numbers, the classes of the script
-and of DEAP, NumPy arrays and scalars, array.array, what allow() adds),
+allowlist (builtins' containers and numbers, the classes defined in the
+script, in DEAP and in the mapped function's module, NumPy arrays and
+scalars, array.array, what allow() adds),
 never os, subprocess, builtins.eval, exec, getattr or __import__; a result
 naming anything else fails that task with r3q.UnsafeResult.  trust_results()
 (or R3Q_TRUST_RESULTS=1) unpickles anything instead, for a cluster whose

@@ -75,6 +75,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 
 from . import _ship
 from .errors import TaskFailed, UnsafeResult
@@ -164,7 +165,9 @@ class _Sizer:
         self.lock = threading.Lock()
         self.seen = set()
         self.per_call = None
-        self.overhead = float(os.environ.get("R3Q_TASK_COST", "0.0003"))
+        cost = os.environ.get("R3Q_TASK_COST")
+        self.measure = cost is None
+        self.overhead = float(cost or "0.0003")
 
     def slots(self):
         """R3Q_SLOTS, else the worker processes seen, at least 4: a map
@@ -181,17 +184,30 @@ class _Sizer:
             self.per_call = t if self.per_call is None else \
                 0.5 * self.per_call + 0.5 * t
 
+    def note_cost(self, lags):
+        """A map's chunks' waits beyond their work: the least of them
+        (a chunk that queued behind none) is a task's cost o."""
+        lags = [x for x in lags if x is not None]
+        if not self.measure or not lags:
+            return
+        with self.lock:
+            self.overhead = 0.5 * self.overhead + 0.5 * max(min(lags),
+                                                            1e-5)
+
     def chunksize(self, n):
         """Chunks C minimise the time (W + C o) / S + W / C of n calls
-        of total work W on S slots with a cost o a task: C = sqrt(W S /
-        o), at least S (every slot busy), at most n."""
+        of total work W on S slots with a cost o a task (measured):
+        C = sqrt(W S / o), at most n.  Work shorter than a task's cost
+        goes in fewer chunks than the slots: one round trip is then
+        what a generation costs."""
         s = self.slots()
         if self.per_call is None:
             c = 4 * s
         else:
             w = self.per_call * n
             c = math.sqrt(w * s / self.overhead)
-            c = max(c, s)
+            if w / s > self.overhead:
+                c = max(c, s)
         c = max(1, min(n, int(math.ceil(c))))
         return int(math.ceil(n / c))
 
@@ -201,13 +217,20 @@ _sizer = _Sizer()
 
 class _Chunk:
     """One task: calls [start, start + n) of a map, and what came back."""
-    __slots__ = ("start", "n", "fut", "out", "lock", "extra")
+    __slots__ = ("start", "n", "fut", "out", "lock", "extra", "t0",
+                 "wall", "lag")
 
     def __init__(self, start, n, fut, extra):
         self.start, self.n, self.fut = start, n, fut
         self.out = None
         self.lock = threading.Lock()
         self.extra = extra
+        self.t0 = time.perf_counter()
+        self.wall = self.lag = None
+        fut.add_done_callback(self._done)
+
+    def _done(self, f):
+        self.wall = time.perf_counter() - self.t0
 
     def values(self, timeout=None):
         """(values, error) of the chunk's calls; raises what failed the
@@ -225,6 +248,8 @@ class _Chunk:
                         "trust_results() allows anything)" % (e, str(e)),
                         None, self.start) from None
                 _sizer.note(ident, secs, len(vals) + (err is not None))
+                if self.wall is not None:
+                    self.lag = max(self.wall - secs, 0.0)
                 self.out = (vals, err)
             return self.out
 
@@ -282,6 +307,7 @@ def _ordered(chunks, timeout):
             yield from vals
             if err is not None:
                 _raise(err, c.start)
+        _sizer.note_cost([c.lag for c in chunks])
     finally:
         for c in chunks:
             if not c.fut.done():

@@ -6,7 +6,7 @@ R3Q_PKGS="build-essential autoconf automake libtool pkg-config
 	libevent-dev libssl-dev openssl libprotobuf-c-dev protobuf-c-compiler
 	liblapacke-dev libopenblas-dev libsystemd-dev libsqlite3-dev libsimgrid-dev
 	libcmocka-dev mandoc procps systemd sqlite3 libxml2-utils
-	python3 python3-deap clang libfuzzer-14-dev
+	python3 python3-deap deap-doc python3-scipy clang libfuzzer-14-dev
 	debhelper lintian debootstrap systemd-container"
 
 # Install the packages of R3Q_PKGS that dpkg does not list as installed.

@@ -6,7 +6,9 @@
 # later; this example follows its code and is under the same licence.
 #
 # R3Q changes two lines (marked "# R3Q"): the toolbox's map becomes one
-# R3Q batch per generation, evaluated by workers that run
+# R3Q batch per generation of the named kind that evaluates (kinds= says
+# toolbox.evaluate is what it runs: another function mapped is refused),
+# evaluated by workers that run
 #
 #	exec deap-sphere = persistent /usr/bin/python3 -m r3q.serve --pickle es:toolbox.evaluate
 #	env deap-sphere = PYTHONPATH=/path/to/examples/python
@@ -101,7 +103,8 @@ if __name__ == "__main__":
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args()
     if a.r3q:
-        toolbox.register("map", r3q.Client().executor(a.r3q, codec="pickle").map)  # R3Q
+        toolbox.register("map", r3q.Client().executor(                # R3Q
+            codec="pickle", kinds={toolbox.evaluate: a.r3q}).map)
     pop, logbook, hof = main(a.seed, a.ngen, not a.quiet)
     for record in logbook:
         print(repr(record))

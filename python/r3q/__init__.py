@@ -15,12 +15,17 @@ r3q.serve); unpickling runs code the data names, so pickles are for a
 cluster you trust only.  Client.executor() is a concurrent.futures.Executor
 whose map a DEAP toolbox, or any code written for Executor.map, can use.
 
+r3q.futures is SCOOP's API (map, submit, as_completed...) for any
+function, shipped by reference to the workers' generic kind "python"
+("python3 -m r3q.serve --any"); "python3 -m r3q SCRIPT" runs a program
+written for it, as "python -m scoop SCRIPT" does.  pydoc r3q.futures.
+
 Errors are r3q.Error: TaskFailed (the remote error text), ConnectionLost,
 Cancelled (a concurrent.futures.CancelledError), PayloadTooLarge, Timeout,
 ClientClosed.  "python3 -m r3q --help" says more.
 """
 from .errors import (Cancelled, ClientClosed, ConnectionLost, Error,
-                     PayloadTooLarge, TaskFailed, Timeout)
+                     PayloadTooLarge, TaskFailed, Timeout, UnsafeResult)
 from .client import Client, Executor, Future
 
 try:
@@ -29,4 +34,4 @@ except ImportError:                     # run from the source tree
     __version__ = "unknown"
 __all__ = ["Client", "Executor", "Future", "Error", "TaskFailed",
            "ConnectionLost", "Cancelled", "PayloadTooLarge", "Timeout",
-           "ClientClosed"]
+           "ClientClosed", "UnsafeResult"]

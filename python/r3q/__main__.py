@@ -2,6 +2,8 @@
 
     python3 -m r3q map KIND [FILE]      one task per line, outputs in order
     python3 -m r3q serve [--pickle] MODULE:FUNCTION
+    python3 -m r3q [--kind K] [--files P,...] SCRIPT [ARGS]
+                                        SCRIPT as the client of r3q.futures
 """
 import argparse
 import sys
@@ -34,7 +36,18 @@ On the workers, a Python function as a task kind (workerd.conf(5)):
   exec fit = persistent /usr/bin/python3 -m r3q.serve --pickle mymod:evaluate
   env fit = PYTHONPATH=/opt/fitness
 
-pydoc r3q, pydoc r3q.Client and pydoc r3q.serve say the rest."""
+A program written for SCOOP (from r3q import futures, futures.map...):
+
+  python3 -m r3q [--kind KIND] [--files PATH,...] SCRIPT [ARGS]
+
+runs SCRIPT here as the client, as "python -m scoop SCRIPT" does; the
+workers' generic kind "python" (exec python = persistent /usr/bin/python3
+-m r3q.serve --any) imports it under another name than __main__ to find
+its functions and classes.  Its directory (or the files --files names,
+under the current directory) is the tasks' working directory there.
+
+pydoc r3q, pydoc r3q.Client, pydoc r3q.futures and pydoc r3q.serve say
+the rest."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -73,13 +86,78 @@ def cmd_map(a):
     return rc
 
 
+def run_script(argv):
+    """python3 -m r3q [--kind K] [--files P,...] SCRIPT [ARGS]: SCRIPT
+    runs here as __main__, the client of r3q.futures."""
+    import os
+    import types
+    kind = files = None
+    i = 0
+    while i < len(argv) and argv[i].startswith("--"):
+        opt, eq, val = argv[i].partition("=")
+        if opt not in ("--kind", "--files"):
+            break
+        if not eq:
+            if i + 1 >= len(argv):
+                print("python3 -m r3q: %s needs a value" % opt,
+                      file=sys.stderr)
+                return EX_USAGE
+            i += 1
+            val = argv[i]
+        if opt == "--kind":
+            kind = val
+        else:
+            files = [f for f in val.split(",") if f]
+        i += 1
+    if i >= len(argv):
+        print("python3 -m r3q: a SCRIPT is needed", file=sys.stderr)
+        return EX_USAGE
+    script, args = argv[i], argv[i + 1:]
+    try:
+        with open(script, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        print("python3 -m r3q: %s: %s" % (script, e.strerror),
+              file=sys.stderr)
+        return EX_USAGE
+    from . import futures
+    futures._script = os.path.abspath(script)
+    futures._files = files
+    if kind:
+        futures.use(kind=kind)
+    try:
+        futures._context()          # too many files: say so before running
+    except (OSError, ValueError) as e:
+        print("python3 -m r3q: %s" % e, file=sys.stderr)
+        return 1
+    mod = types.ModuleType("__main__")
+    mod.__file__ = futures._script
+    mod.__builtins__ = __builtins__
+    sys.modules["__main__"] = mod
+    sys.argv = [script] + args
+    sys.path.insert(0, os.path.dirname(futures._script))
+    try:
+        exec(compile(source, script, "exec"), mod.__dict__)
+    finally:
+        futures.shutdown()
+    return 0
+
+
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["serve"]:
         from . import serve
         return serve.main(argv[1:])
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if argv and (argv[0] in ("--kind", "--files") or
+                 argv[0].startswith(("--kind=", "--files=")) or
+                 (first == argv[0] and first not in ("map", "serve"))):
+        return run_script(argv)
     p = _Parser(prog="python3 -m r3q", description=DESCRIPTION,
+                usage="python3 -m r3q [options] COMMAND ...\n"
+                "       python3 -m r3q [--kind KIND] [--files PATH,...] "
+                "SCRIPT [ARGS]",
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--master", help="masterd's host:port (TLS); default "
                    "$R3Q_MASTER, else the control socket")
@@ -96,7 +174,8 @@ def main(argv=None):
                    "python3 -m r3q.serve (serve --help)")
     a = p.parse_args(argv)
     if a.cmd is None:
-        p.error("a command is needed (map, serve); --help says more")
+        p.error("a command (map, serve) or a SCRIPT is needed; --help "
+                "says more")
     import r3q
     try:
         return cmd_map(a)

@@ -534,36 +534,64 @@ class Client:
         map_pickled)."""
         return self.submit(kind, obj, codec="pickle", **kw)
 
-    def executor(self, kind=None, *, codec=None, kinds=None):
+    def executor(self, kind=None, *, codec=None, kinds=None, ship=None):
         """A concurrent.futures.Executor whose tasks run on the cluster:
         see r3q.Executor."""
-        return Executor(self, kind, codec=codec, kinds=kinds)
+        return Executor(self, kind, codec=codec, kinds=kinds, ship=ship)
+
+    def map_any(self, fn, *iterables, chunksize=None, kind="python"):
+        """fn(*args) for each args of zip(*iterables) on the generic kind
+        (workerd.conf: exec python = persistent /usr/bin/python3 -m
+        r3q.serve --any), fn shipped by reference as r3q.futures does;
+        the results as a list, in order.  It is what
+        scipy.optimize.differential_evolution(..., workers=client.map_any,
+        updating="deferred") takes."""
+        from . import futures
+        self._check()
+        return futures.map_list(self, kind, fn, iterables, chunksize)
 
 
 class Executor(concurrent.futures.Executor):
     """A concurrent.futures.Executor over a Client.
 
-    The workers run what workerd.conf installs, never a function the
-    client sends: submit(fn, arg) and map(fn, iterable) run the kind fn
-    stands for with arg (or each item) as the payload.  fn is a kind name,
-    or a callable listed in kinds ({callable: kind}), or anything when the
-    executor has a default kind.  With codec="pickle" arguments and
-    results are Python objects, for "python3 -m r3q.serve --pickle
-    module:function" on the workers.  map() is one batch (client.map) and
-    returns an iterator, as Executor.map does; so a DEAP toolbox takes it
-    as its map:
+    Two ways.  On the generic kind "python" (the default: kind None or
+    "python", or ship=True for another kind served by "python3 -m
+    r3q.serve --any"), submit(fn, *args) and map(fn, *iterables) run fn
+    itself on the workers, shipped by reference as r3q.futures does: any
+    function a module or the script defines at top level, any number of
+    arguments and iterables, results unpickled against r3q.futures'
+    allowlist; map chunks its calls (chunksize= overrides).
 
-        ex = client.executor("evaluate", codec="pickle")
+    On a named kind, the workers run what workerd.conf installs for it,
+    never a function the client sends: submit(fn, arg) and map(fn,
+    iterable) run the kind fn stands for, with arg (or each item) as the
+    payload: fn is a kind name, or a callable listed in kinds ({callable:
+    kind}).  A callable that is not listed is refused (TypeError naming
+    it), even with a default kind: the kind would run its own function,
+    not fn.  With codec="pickle" arguments and results are Python objects,
+    for "python3 -m r3q.serve --pickle module:function" on the workers.
+    map() is one batch (client.map) and returns an iterator, as
+    Executor.map does; so a DEAP toolbox takes it as its map:
+
+        ex = client.executor(codec="pickle",
+                             kinds={toolbox.evaluate: "evaluate"})
         toolbox.register("map", ex.map)
 
     shutdown() stops new submissions (and waits for this executor's
     futures unless wait=False); the client stays open."""
 
-    def __init__(self, client, kind=None, *, codec=None, kinds=None):
+    def __init__(self, client, kind=None, *, codec=None, kinds=None,
+                 ship=None):
         self._client = client
-        self._default = kind
-        self._codec = _codec(codec)
         self._kinds = dict(kinds or {})
+        if ship is None:
+            ship = kind == "python" or (kind is None and not self._kinds)
+        self._ship = bool(ship)
+        self._default = kind if kind is not None or not ship else "python"
+        self._codec = _codec(codec)
+        if self._ship and self._codec is not None:
+            raise TypeError("executor(%r) ships functions with their "
+                            "arguments pickled: no codec" % (self._default,))
         self._futures = weakref.WeakSet()
         self._shutdown = False
         self._lock = threading.Lock()
@@ -576,30 +604,57 @@ class Executor(concurrent.futures.Executor):
                 return self._kinds[fn]
         except TypeError:
             pass
+        from ._ship import describe
         if self._default is not None:
-            return self._default
-        raise TypeError("no kind for %r: name one (executor(kind) or "
-                        "kinds={fn: kind})" % (fn,))
+            raise TypeError(
+                "executor(%r) cannot run %s: the workers run kind %r's own "
+                "function, not one the client names; list it "
+                "(kinds={fn: %r}) if it is that function, or use the "
+                "generic kind (client.executor(\"python\"), workerd.conf: "
+                "exec python = persistent /usr/bin/python3 -m r3q.serve "
+                "--any) to run any function" % (
+                    self._default, describe(fn), self._default,
+                    self._default))
+        raise TypeError("no kind for %s: name one (kinds={fn: kind}), or "
+                        "use the generic kind (client.executor())"
+                        % describe(fn))
 
     def submit(self, fn, /, *args, **kwargs):
-        if kwargs or len(args) != 1:
-            raise TypeError("an r3q task takes one argument, its payload")
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after "
                                    "shutdown")
-            fut = self._client.submit(self._kind_of(fn), args[0],
-                                      codec=self._codec)
+            if self._ship:
+                from . import futures
+                chunks = futures._submit_chunks(
+                    fn, [(args, kwargs)], 1, "Executor.submit",
+                    self._client, self._default)
+                fut = futures.Future(chunks[0])
+            else:
+                if kwargs or len(args) != 1:
+                    raise TypeError("an r3q task of a named kind takes one "
+                                    "argument, its payload")
+                fut = self._client.submit(self._kind_of(fn), args[0],
+                                          codec=self._codec)
             self._futures.add(fut)
         return fut
 
-    def map(self, fn, *iterables, timeout=None, chunksize=1):
-        if len(iterables) != 1:
-            raise TypeError("an r3q task takes one argument: map one "
-                            "iterable")
+    def map(self, fn, *iterables, timeout=None, chunksize=None):
         if self._shutdown:
             raise RuntimeError("cannot schedule new futures after shutdown")
-        results = self._client.map(self._kind_of(fn), iterables[0],
+        if self._ship:
+            from . import futures
+            chunks = futures._submit_chunks(
+                fn, futures._calls(iterables, {}), chunksize,
+                "Executor.map", self._client, self._default)
+            return futures._ordered(chunks, timeout)
+        kind = self._kind_of(fn)
+        if len(iterables) != 1:
+            raise TypeError(
+                "kind %r takes one payload a task: map one iterable, or "
+                "use the generic kind (client.executor()) to call a "
+                "function with several arguments" % (kind,))
+        results = self._client.map(kind, iterables[0],
                                    codec=self._codec, timeout=timeout,
                                    return_exceptions=True)
 
@@ -609,6 +664,31 @@ class Executor(concurrent.futures.Executor):
                     raise r
                 yield r
         return each()
+
+    def imap(self, fn, iterable, chunksize=None):
+        """multiprocessing.Pool.imap: the results in order, as they come
+        (the generic kind only)."""
+        return self.map(fn, iterable, chunksize=chunksize)
+
+    def imap_unordered(self, fn, iterable, chunksize=None):
+        """multiprocessing.Pool.imap_unordered: the results as their
+        chunks complete (the generic kind only)."""
+        if not self._ship:
+            raise TypeError("imap_unordered needs the generic kind")
+        from . import futures
+        chunks = futures._submit_chunks(
+            fn, futures._calls((iterable,), {}), chunksize,
+            "Executor.imap_unordered", self._client, self._default)
+        by = {c.fut: c for c in chunks}
+
+        def gen():
+            for f in concurrent.futures.as_completed(list(by)):
+                c = by[f]
+                vals, err = c.values()
+                yield from vals
+                if err is not None:
+                    futures._raise(err, c.start)
+        return gen()
 
     def shutdown(self, wait=True, *, cancel_futures=False):
         with self._lock:

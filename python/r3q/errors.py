@@ -32,6 +32,13 @@ class TaskFailed(Error):
     master's error: for r3q.serve, the last line of the traceback."""
 
 
+class UnsafeResult(TaskFailed):
+    """A worker's result named something the client does not unpickle
+    from a worker (r3q.futures: os.system, builtins.eval, a function...):
+    the task fails rather than run it.  r3q.futures.allow() and
+    trust_results() say what else to accept."""
+
+
 class ConnectionLost(Error, ConnectionError):
     """The master could not be reached, at first or again within the
     client's ``reconnect`` seconds."""

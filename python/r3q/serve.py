@@ -12,6 +12,22 @@ for nothing) is the task's output.  With --pickle the payload is unpickled
 first and the return value pickled, for Client.map_pickled(): a DEAP
 evaluate function runs unchanged.
 
+With --any there is no MODULE:FUNCTION: each task names the function it
+runs, by reference, with its arguments and the client's script and files
+(r3q.futures, "python3 -m r3q SCRIPT"); that is the generic kind
+
+    exec python = persistent /usr/bin/python3 -m r3q.serve --any
+
+which an administrator enables once for every program: clients with a
+client certificate then run their own Python on the worker as the
+worker's user, as with Dask and SCOOP.  --pickle runs clients' code too
+(unpickling runs what the pickle names).  pydoc r3q.futures says what
+--any does with a task: the script imported under "__r3q_main__", DEAP's
+creator classes made again, the files written once under
+$TMPDIR/r3q-any-UID/ and the working directory; a function that raises,
+a module the worker lacks or a script that does not import fails that
+task only ('R' with the error), never withdraws the kind.
+
 FUNCTION may be a dotted path inside the module (toolbox.evaluate), and
 MODULE a file (/opt/fit.py).  An exception fails that task only, with the
 last line of its traceback (and where it was raised) as the task's error,
@@ -250,9 +266,47 @@ def _output(value):
                     "objects)" % type(value).__name__)
 
 
+def _run_any(payload, interrupt):
+    """One task of --any: a chunk of calls of a function the client
+    shipped by reference (r3q.futures)."""
+    global _in_task, _half_sent, _cancel_seen, _interruptible
+    from . import _ship
+    _in_task, _half_sent, _cancel_seen = True, False, False
+
+    def arm():
+        # Interrupts only once the program is imported and the calls
+        # unpickled: an import cut short leaves broken modules behind.
+        global _interruptible, _cancel_seen
+        if interrupt:
+            _interruptible = True
+            if not _cancel_seen and _frames is not None and \
+                    _frames.cancel_pending(_seq):
+                _cancel_seen = True
+            if _cancel_seen:
+                raise TaskCancelled("cancelled")
+    try:
+        try:
+            _interruptible = False
+            return _ship.run(payload, arm)
+        finally:
+            _interruptible = _in_task = False
+    except TaskCancelled:
+        return b"F", b"cancelled"
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        if _cancel_seen:
+            return b"F", b"cancelled"
+        traceback.print_exc()
+        sys.stderr.flush()
+        return b"F", (_last_line(e) + _where(e.__traceback__)).encode()
+
+
 def _run(fn, use_pickle, payload, interrupt=False):
     """One task: ('R', output) or ('F', message)."""
     global _in_task, _half_sent, _cancel_seen, _interruptible
+    if use_pickle == "any":
+        return _run_any(payload, interrupt)
     if use_pickle:
         try:
             arg = pickle.loads(payload)
@@ -304,8 +358,12 @@ def serve(spec, use_pickle=False, infd=0, outfd=1, interrupt=True):
     os.close(null)
     sys.stdout = sys.stderr
     prog = "r3q.serve"
+    if use_pickle == "any":
+        from . import _ship
+        os.environ["R3Q_ON_WORKER"] = "1"
+        sys.stdin = _ship._NoStdin()
     try:
-        fn = load(spec)
+        fn = load(spec) if use_pickle != "any" else None
         broken = None
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
@@ -365,24 +423,40 @@ def main(argv=None):
         "standard output (workerd.conf(5), \"Persistent kinds\").  "
         "In workerd.conf: exec NAME = persistent /usr/bin/python3 -m "
         "r3q.serve [--pickle] MODULE:FUNCTION, with env NAME = "
-        "PYTHONPATH=DIR if MODULE is not installed.",
+        "PYTHONPATH=DIR if MODULE is not installed; or, once for every "
+        "program, exec python = persistent /usr/bin/python3 -m r3q.serve "
+        "--any.",
         epilog="pydoc r3q.serve says more: exceptions, a module that "
         "fails to import, cancellation, halfway().")
     p.add_argument("--pickle", action="store_true",
-                   help="unpickle each payload and pickle each result "
-                   "(for Client.map_pickled; trusted data only)")
+                   help="unpickle each payload and pickle each result, "
+                   "for Client.map_pickled: unpickling runs code the "
+                   "client's pickle names, so a client with a "
+                   "certificate runs its code on this worker as its user")
+    p.add_argument("--any", action="store_true",
+                   help="run any function a client ships by reference "
+                   "(r3q.futures, python3 -m r3q SCRIPT), with no "
+                   "MODULE:FUNCTION: clients with a client certificate "
+                   "run their own Python as this worker's user, as with "
+                   "Dask and SCOOP")
     p.add_argument("--no-interrupt", dest="interrupt",
                    action="store_false",
                    help="never interrupt a running function when its task "
                    "is cancelled (it may poll r3q.serve.cancelled()); by "
                    "default the cancel raises r3q.serve.TaskCancelled in "
                    "it")
-    p.add_argument("function", metavar="MODULE:FUNCTION",
+    p.add_argument("function", metavar="MODULE:FUNCTION", nargs="?",
                    help="e.g. mymodule:evaluate, /opt/fit.py:evaluate, "
                    "mymodule:toolbox.evaluate")
     a = p.parse_args(argv)
+    if a.any:
+        if a.function is not None or a.pickle:
+            p.error("--any takes no MODULE:FUNCTION and no --pickle")
+    elif a.function is None:
+        p.error("MODULE:FUNCTION is needed (or --any)")
     try:
-        return serve(a.function, a.pickle, interrupt=a.interrupt)
+        return serve(a.function, "any" if a.any else a.pickle,
+                     interrupt=a.interrupt)
     except KeyboardInterrupt:
         return 130
 

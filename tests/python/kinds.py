@@ -70,3 +70,46 @@ def swallow(seconds):
     except Exception as e:
         return "swallowed %r" % (e,)
     return seconds
+
+
+def power(x, y=2, *, add=0):
+    """For the generic kind: shipped by reference, any arguments."""
+    return x ** y + add
+
+
+def copy_list(xs):
+    """Returns a new list: the mapped function's own result, not
+    another's."""
+    return list(xs) + ["copied"]
+
+
+class Boom(Exception):
+    """An exception class the client may unpickle (this module's)."""
+
+
+def boom(x):
+    """Raises on 3."""
+    if x == 3:
+        raise Boom("no threes: %r" % (x,))
+    return x
+
+
+class _System:
+    """A result whose pickle calls os.system on whoever unpickles it."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, ("touch %s" % self.marker,))
+
+
+def hostile(marker):
+    """A hostile worker-side function: returns a pickle that would run a
+    shell command in the client."""
+    return _System(marker)
+
+
+def rosen(x):
+    """SciPy's differential_evolution target (workers=client.map_any)."""
+    return sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)

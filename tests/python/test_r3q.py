@@ -19,7 +19,9 @@ import threading
 import time
 import unittest
 
+import kinds
 import r3q
+from r3q import futures
 
 # Time bounds are multiplied by this: python.sh sets it under scripts/check
 # --sanitize, where this interpreter runs with ASan preloaded.
@@ -167,15 +169,16 @@ class ClientTest(unittest.TestCase):
                          [b"%d" % i for i in range(2000)])
 
     def test_executor(self):
-        with self.c.executor("py-square", codec="pickle") as ex:
+        with self.c.executor("py-square", codec="pickle",
+                             kinds={kinds.square: "py-square"}) as ex:
             self.assertIsInstance(ex, cf.Executor)
-            self.assertEqual(list(ex.map(abs, range(10))),
+            self.assertEqual(list(ex.map(kinds.square, range(10))),
                              [i * i for i in range(10)])
-            self.assertEqual(ex.submit(abs, 7).result(30), 49)
+            self.assertEqual(ex.submit(kinds.square, 7).result(30), 49)
             self.assertEqual(ex.submit("py-echo", b"raw!").result(30),
                              pickle.loads(pickle.dumps(b"raw!")))
         with self.assertRaises(RuntimeError):
-            ex.submit(abs, 1)
+            ex.submit(kinds.square, 1)
         ex = self.c.executor(kinds={len: "py-fail"}, codec="pickle")
         it = ex.map(len, [5])
         with self.assertRaises(r3q.TaskFailed):
@@ -332,6 +335,300 @@ class ClientTest(unittest.TestCase):
         self.assertIsNotNone(m, rest)
         self.assertLess(float(m.group(1)), 10 * SLOW, rest)
         self.assertEqual(p.returncode, 0, err)
+
+
+class Locked:
+    """An object pickle refuses (it holds a lock): its bound method
+    cannot be sent."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def f(self, x):
+        return x
+
+
+class ShipTest(unittest.TestCase):
+    """Functions shipped by reference to the generic kind "python"
+    ("python3 -m r3q.serve --any"): Executor.map honours its function,
+    r3q.futures (SCOOP's API), the allowlist results go through, and bad
+    input refused with its name."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.c = r3q.Client(name="test_ship")
+        futures.use(cls.c)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.close()
+
+    def setUp(self):
+        faulthandler.dump_traceback_later(120, exit=True)
+
+    def tearDown(self):
+        faulthandler.cancel_dump_traceback_later()
+
+    def test_executor_map_honours_fn(self):
+        """The function mapped is the one that runs: never the results
+        of another (toolbox.map(toolbox.clone, pop) must clone)."""
+        ex = self.c.executor("python")
+        xs = [[i, i + 1] for i in range(20)]
+        self.assertEqual(list(ex.map(kinds.copy_list, xs)),
+                         [x + ["copied"] for x in xs])
+        self.assertEqual(list(ex.map(kinds.square, range(10))),
+                         [i * i for i in range(10)])
+        self.assertEqual(list(ex.map(abs, [-3, 4, -5])), [3, 4, 5])
+        # Any number of iterables, zip's semantics (the shortest).
+        self.assertEqual(list(ex.map(kinds.power, [2, 3, 4], [3, 2])),
+                         [8, 9])
+        self.assertEqual(list(ex.map(pow, [2, 3], [5, 2], chunksize=1)),
+                         [32, 9])
+        self.assertEqual(ex.submit(kinds.power, 3, y=3, add=1).result(30),
+                         28)
+        self.assertEqual(list(self.c.executor().map(kinds.square, [7])),
+                         [49])
+        # A named kind runs its own function: another is refused, loudly.
+        named = self.c.executor("py-square", codec="pickle")
+        with self.assertRaises(TypeError) as cm:
+            named.map(kinds.copy_list, xs)
+        self.assertIn("copy_list", str(cm.exception))
+        self.assertIn("exec python = persistent", str(cm.exception))
+        with self.assertRaises(TypeError):
+            named.submit(abs, 1)
+
+    def test_futures_api(self):
+        self.assertEqual(list(futures.map(kinds.square, range(100))),
+                         [i * i for i in range(100)])
+        self.assertEqual(list(futures.map(kinds.power, range(5), range(5),
+                                          add=1)),
+                         [i ** i + 1 for i in range(5)])
+        self.assertEqual(sorted(futures.map_as_completed(kinds.square,
+                                                         range(30))),
+                         [i * i for i in range(30)])
+        fs = [futures.submit(kinds.power, i, 3) for i in range(10)]
+        done, not_done = futures.wait(fs, timeout=60)
+        self.assertEqual((len(done), len(not_done)), (10, 0))
+        self.assertEqual([f.result() for f in fs],
+                         [i ** 3 for i in range(10)])
+        got = sorted(f.result() for f in futures.as_completed(fs, 60))
+        self.assertEqual(got, sorted(i ** 3 for i in range(10)))
+        self.assertEqual(list(futures.map(kinds.square, [])), [])
+
+    def test_chunks(self):
+        """600 small calls go as chunks, and every answer is exact."""
+        xs = list(range(600))
+        self.assertEqual(list(futures.map(kinds.square, xs)),
+                         [x * x for x in xs])
+        self.assertGreater(futures.last_chunksize, 1)
+        self.assertEqual(list(futures.map(kinds.square, xs, chunksize=7)),
+                         [x * x for x in xs])
+        self.assertEqual(futures.last_chunksize, 7)
+        # A failure inside a chunk: the calls before it, then it.
+        it = futures.map(kinds.boom, range(10), chunksize=10)
+        self.assertEqual([next(it) for _ in range(3)], [0, 1, 2])
+        with self.assertRaises(kinds.Boom):
+            next(it)
+
+    def test_pool(self):
+        from r3q import multiprocessing as rmp
+        with rmp.Pool(4) as pool:
+            self.assertEqual(pool.map(kinds.square, range(20)),
+                             [i * i for i in range(20)])
+            self.assertEqual(list(pool.imap(kinds.square, range(20), 3)),
+                             [i * i for i in range(20)])
+            self.assertEqual(sorted(pool.imap_unordered(kinds.square,
+                                                        range(20))),
+                             [i * i for i in range(20)])
+            self.assertEqual(pool.starmap(kinds.power, [(2, 2), (3, 3)]),
+                             [4, 27])
+            self.assertEqual(pool.apply_async(kinds.power, (2, 10)).get(30),
+                             1024)
+        ex = self.c.executor()
+        self.assertEqual(sorted(ex.imap_unordered(kinds.square, range(9))),
+                         [i * i for i in range(9)])
+
+    def test_scipy_differential_evolution(self):
+        try:
+            from scipy.optimize import differential_evolution
+        except ImportError:
+            self.skipTest("no scipy (python3-scipy)")
+        bounds = [(0, 2)] * 3
+        here = differential_evolution(kinds.rosen, bounds, seed=1,
+                                      maxiter=30, updating="deferred",
+                                      polish=False)
+        there = differential_evolution(kinds.rosen, bounds, seed=1,
+                                       maxiter=30, updating="deferred",
+                                       polish=False,
+                                       workers=self.c.map_any)
+        self.assertEqual(list(here.x), list(there.x))
+        self.assertEqual(here.fun, there.fun)
+
+    def test_remote_exception(self):
+        """An exception on the worker is raised here, its type kept, with
+        the worker's traceback as its cause."""
+        with self.assertRaises(kinds.Boom) as cm:
+            list(futures.map(kinds.boom, [1, 2, 3, 4]))
+        self.assertIn("no threes: 3", str(cm.exception))
+        cause = cm.exception.__cause__
+        self.assertIsInstance(cause, futures.RemoteTraceback)
+        self.assertIn("kinds.py", str(cause))
+        self.assertIn("in boom", str(cause))
+        f = futures.submit(kinds.power, "x", 2)
+        self.assertIsInstance(f.exception(30), TypeError)
+        self.assertIn("kinds.power", str(f.exception().__cause__))
+
+    def test_refused_at_submit(self):
+        """What the workers cannot find by reference is refused here, at
+        once, naming the function and what to do."""
+        def closure(x):
+            return x
+        def gen(x):
+            yield x
+        lock = threading.Lock()
+        for fn, words in ((lambda x: x, ("lambda", "def")),
+                          (closure, ("closure", "test_refused_at_submit."
+                                     "<locals>.closure")),
+                          (gen, ("generator", "gen")),
+                          (Locked().f, ("cannot send", "Locked.f"))):
+            for call in (lambda: futures.map(fn, [1]),
+                         lambda: futures.submit(fn, 1),
+                         lambda: self.c.executor().map(fn, [1])):
+                with self.assertRaises(TypeError) as cm:
+                    call()
+                for w in words:
+                    self.assertIn(w, str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            futures.map(kinds.square, [lock])
+        self.assertIn("kinds.square", str(cm.exception))
+
+    def test_worker_without_module(self):
+        """A function from a module only the client has: the task fails
+        naming the module and what to do; the kind serves on."""
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "clientonly.py"), "w") as f:
+                f.write("def f(x):\n    return x\n")
+            sys.path.insert(0, d)
+            try:
+                import clientonly
+            finally:
+                sys.path.remove(d)
+        with self.assertRaises(r3q.TaskFailed) as cm:
+            list(futures.map(clientonly.f, [1]))
+        self.assertIn("No module named 'clientonly'", cm.exception.text)
+        self.assertIn("install", cm.exception.text)
+        self.assertEqual(list(futures.map(kinds.square, [3])), [9])
+
+    def test_hostile_result(self):
+        """A worker-side function returning a pickle that calls os.system:
+        refused in the client, the command never run."""
+        with tempfile.TemporaryDirectory() as d:
+            marker = os.path.join(d, "pwned")
+            with self.assertRaises(r3q.UnsafeResult) as cm:
+                list(futures.map(kinds.hostile, [marker]))
+            self.assertIn("system", cm.exception.text)
+            f = futures.submit(kinds.hostile, marker)
+            self.assertIsInstance(f.exception(30), r3q.UnsafeResult)
+            with self.assertRaises(r3q.UnsafeResult):
+                self.c.map_any(kinds.hostile, [marker])
+            time.sleep(0.2)
+            self.assertFalse(os.path.exists(marker))
+        # Classes reached through a module the program imported are not
+        # its own: subprocess.Popen is no more allowed as test_r3q's.
+        from r3q import _ship
+        for mod, name in (("test_r3q", "subprocess.Popen"),
+                          ("test_r3q", "os.system"),
+                          ("kinds", "os.system"), ("builtins", "eval"),
+                          ("builtins", "getattr"), ("posix", "system"),
+                          ("test_r3q", "Locked.f")):
+            with self.assertRaises(_ship.UnsafeResult, msg=name):
+                _ship.allowed(mod, name, ["test_r3q", "kinds"])
+        self.assertIs(_ship.allowed("test_r3q", "Locked", ["test_r3q"]),
+                      Locked)
+        # What a program's results are made of passes.
+        self.assertEqual(list(futures.map(kinds.copy_list, [[1.5, "a"]])),
+                         [[1.5, "a", "copied"]])
+
+    def test_script(self):
+        """python3 -m r3q SCRIPT: its functions and creator classes made
+        in main() resolve on the workers, its guarded block runs only
+        here, relative paths read its directory; a script that reads
+        standard input at import fails with why."""
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "data"))
+            with open(os.path.join(d, "data", "k.txt"), "w") as f:
+                f.write("7\n")
+            with open(os.path.join(d, "prog.py"), "w") as f:
+                f.write(textwrap.dedent("""
+                    import sys
+                    from deap import base, creator
+                    from r3q import futures
+                    with open("data/k.txt") as f:
+                        K = int(f.read())
+
+                    class Point:
+                        def __init__(self, x):
+                            self.x = x
+
+                    def evaluate(ind):
+                        return Point(sum(ind) * K), type(ind).__name__
+
+                    def main():
+                        creator.create("FitnessMax", base.Fitness,
+                                       weights=(1.0,))
+                        creator.create("Individual", list,
+                                       fitness=creator.FitnessMax)
+                        pop = [creator.Individual([i, i]) for i in range(9)]
+                        out = list(futures.map(evaluate, pop))
+                        print([(p.x, n) for p, n in out])
+                        print(type(out[0][0]).__module__)
+
+                    if __name__ == "__main__":
+                        main()
+                """))
+            p = subprocess.run([sys.executable, "-m", "r3q", "prog.py"],
+                               cwd=d, capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.splitlines(), [
+                repr([(14 * i, "Individual") for i in range(9)]),
+                "__main__"])
+            with open(os.path.join(d, "stdin.py"), "w") as f:
+                f.write(textwrap.dedent("""
+                    import sys
+                    from r3q import futures
+                    LINE = sys.stdin.readline()
+
+                    def f(x):
+                        return x
+
+                    if __name__ == "__main__":
+                        print(list(futures.map(f, [1])))
+                """))
+            p = subprocess.run([sys.executable, "-m", "r3q", "stdin.py"],
+                               cwd=d, capture_output=True, text=True,
+                               input="x\n", timeout=120)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("read standard input on a worker", p.stderr)
+            self.assertIn("stdin.py", p.stderr)
+            # Files past the limit: refused before the script runs.
+            with open(os.path.join(d, "data", "big.bin"), "wb") as f:
+                f.write(os.urandom(64 * 1024))
+            p = subprocess.run([sys.executable, "-m", "r3q", "prog.py"],
+                               cwd=d, capture_output=True, text=True,
+                               env=dict(os.environ, R3Q_SHIP_LIMIT="32768"),
+                               timeout=120)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(p.stdout, "")
+            self.assertIn("over the limit", p.stderr)
+            self.assertIn("big.bin", p.stderr)
+            self.assertIn("--files", p.stderr)
+            p = subprocess.run([sys.executable, "-m", "r3q", "--files",
+                                "prog.py,data/k.txt", "prog.py"],
+                               cwd=d, capture_output=True, text=True,
+                               env=dict(os.environ, R3Q_SHIP_LIMIT="32768"),
+                               timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
 
 
 class ServeTest(unittest.TestCase):

@@ -15,7 +15,12 @@
 # is then withdrawn ('U'): each worker logs it, the master logs it and
 # r3qctl workers shows it with the reason, the other kinds serve on, and a
 # reload (SIGHUP) offers it again.  python3 -m r3q map runs a kind from
-# the shell.
+# the shell.  The generic kind python ("r3q.serve --any"): functions
+# shipped by reference through Executor.map (the function mapped is the
+# one that runs), r3q.futures, r3q.multiprocessing, Client.map_any under
+# SciPy's differential_evolution, chunks, python3 -m r3q SCRIPT with
+# creator classes made in main(), results against the allowlist (a
+# hostile result never runs), and bad input refused with its name.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 PY=${PYTHON:-/usr/bin/python3}
@@ -63,6 +68,7 @@ exec py-sleepy-ni = $SERVE --no-interrupt --pickle kinds:sleepy
 exec py-unpicklable = $SERVE --pickle kinds:unpicklable
 exec py-broken = $SERVE broken:f
 exec py-missing = $SERVE no_such_module:f
+exec python = $SERVE --any
 env = PYTHONPATH=$PYTHONPATH
 env = BROKEN_LOG=$BROKEN_LOG
 env = SLEEPY_LOG=$SLEEPY_LOG"
@@ -95,6 +101,11 @@ timeout 900 "${PYLIB[@]}" -m unittest -v test_r3q > "$T/unittest.log" 2>&1 ||
 grep -E ' \.\.\. ok$' "$T/unittest.log" | sed 's/^/ok - /'
 master_alive
 ok "the r3q API against the cluster (tests/python/test_r3q.py)"
+# Bad input on the generic kind (lambdas, exceptions, a missing module, a
+# hostile result, a script reading stdin) withdrew it nowhere.
+"$R3QCTL" workers | grep "withdrew kind python:" &&
+    fail "the kind python was withdrawn: $("$R3QCTL" workers)"
+ok "bad input to the generic kind python withdrew it on no worker"
 
 # The kinds whose module does not import were withdrawn, with why.
 "$R3QCTL" workers > "$T/workers" || fail "r3qctl workers failed"

@@ -1,0 +1,654 @@
+# Functions shipped by reference, for the generic kind "python"
+# ("python3 -m r3q.serve --any"): the client's side (checking a function,
+# packing a chunk of calls with the program's context) and the worker's
+# (unpacking, importing the program under a name that is not __main__,
+# running the chunk), and the restricted unpickler results go through.
+# Nothing here is public: r3q.futures and r3q.serve say what it does.
+import builtins
+import functools
+import hashlib
+import inspect
+import io
+import os
+import pickle
+import socket
+import sys
+import tempfile
+import time
+import traceback
+import types
+import warnings
+import zlib
+
+MAGIC = b"r3q-any1"
+PROTO = pickle.HIGHEST_PROTOCOL
+# On the workers the program is imported as this module, so that its
+# guarded block (if __name__ == "__main__") does not run there.
+SCRIPT_MODULE = "__r3q_main__"
+# What one task may carry of the program's files (compressed): each task
+# carries them, and masterd's max_payload is 1M by default.
+SHIP_LIMIT = int(os.environ.get("R3Q_SHIP_LIMIT", 512 * 1024))
+
+
+class UnsafeResult(pickle.UnpicklingError):
+    """A result named something the client does not unpickle from a
+    worker (see allowed())."""
+
+
+# ---------------------------------------------------------------------
+# The client: which function, which program, which creator classes.
+
+def describe(fn):
+    """A function's name as a user would look for it."""
+    if isinstance(fn, functools.partial):
+        return "functools.partial(%s, ...)" % describe(fn.func)
+    mod = getattr(fn, "__module__", None)
+    qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__",
+                                                        None)
+    if qual is None:
+        return repr(fn)
+    where = ""
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        where = " (%s:%d)" % (os.path.basename(code.co_filename),
+                              code.co_firstlineno)
+    return "%s.%s%s" % (mod, qual, where) if mod else qual + where
+
+
+def check_function(fn, who):
+    """Refuse, naming it and saying what to do, a function the workers
+    cannot find by reference: a lambda, a nested function or closure, a
+    generator function, a function of an interactive session, or one
+    pickle refuses.  Returns the function's pickle."""
+    if not callable(fn):
+        raise TypeError("%s: %r is not callable" % (who, fn))
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    qual = getattr(inner, "__qualname__", "") or ""
+    name = describe(fn)
+    if getattr(inner, "__name__", None) == "<lambda>":
+        raise TypeError(
+            "%s: cannot run the lambda %s on the workers: they find a "
+            "function by its module and name, and a lambda has none; "
+            "define it with def at the top level of a module or of the "
+            "script" % (who, name))
+    if inspect.isgeneratorfunction(inner) or \
+            inspect.isasyncgenfunction(inner) or \
+            inspect.iscoroutinefunction(inner):
+        raise TypeError(
+            "%s: %s is a generator (or coroutine) function: its value "
+            "cannot come back from a worker; return a list instead"
+            % (who, name))
+    if "<locals>" in qual:
+        raise TypeError(
+            "%s: cannot run %s on the workers: it is defined inside "
+            "another function (a closure), and the workers find a "
+            "function by its module and name; define it at the top level "
+            "of a module or of the script, and pass what it used as "
+            "arguments (functools.partial)" % (who, name))
+    mod = getattr(inner, "__module__", None)
+    if mod == "__main__":
+        main = sys.modules.get("__main__")
+        if getattr(main, "__file__", None) is None:
+            raise TypeError(
+                "%s: %s is defined in an interactive session, which the "
+                "workers cannot import; put it in a module or a script "
+                "(python3 -m r3q SCRIPT)" % (who, name))
+    try:
+        return pickle.dumps(fn, PROTO)
+    except Exception as e:
+        raise TypeError(
+            "%s: cannot send %s to the workers: %s; the workers need a "
+            "function defined at the top level of a module or of the "
+            "script, and arguments pickle can carry"
+            % (who, name, e)) from None
+
+
+class Creator:
+    """deap.creator.create calls, recorded in the client so that the
+    workers make the same classes (in the same order) before they unpickle
+    a task: classes a program creates inside main() exist there too."""
+
+    def __init__(self):
+        self.records = []
+        self.blob = b""
+        self.installed = False
+
+    def install(self):
+        """Wrap deap.creator.create, if DEAP is there."""
+        if self.installed:
+            return
+        try:
+            from deap import creator
+        except ImportError:
+            return
+        orig = creator.create
+        if getattr(orig, "_r3q_recording", False):
+            self.installed = True
+            return
+        rec = self
+
+        @functools.wraps(orig)
+        def create(name, base, **kargs):
+            orig(name, base, **kargs)
+            # Each alone: a record names the classes made before it,
+            # which the worker makes before it unpickles this one.
+            try:
+                rec.records.append(pickle.dumps((name, base, kargs), PROTO))
+            except Exception as e:
+                rec.records.append(e)
+            rec.blob = None
+        create._r3q_recording = True
+        creator.create = create
+        self.installed = True
+
+    def pickled(self):
+        if self.blob is None:
+            for r in self.records:
+                if isinstance(r, Exception):
+                    raise TypeError("cannot send the deap.creator classes "
+                                    "to the workers: %s" % r)
+            self.blob = pickle.dumps(self.records, PROTO)
+        return self.blob
+
+
+creator = Creator()
+
+
+def _walk(root):
+    """The files under root, relative, without hidden files, caches and
+    compiled code."""
+    out = []
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and
+                         x != "__pycache__")
+        for f in sorted(files):
+            if f.startswith(".") or f.endswith((".pyc", ".pyo")):
+                continue
+            out.append(os.path.relpath(os.path.join(d, f), root))
+    return out
+
+
+class Context:
+    """The program the workers import and the files its tasks run among:
+    the script, and its directory or the files declared (relative to the
+    current directory, which the tasks' working directory then stands
+    for).  Content-addressed: workers keep it by its hash."""
+
+    def __init__(self, script=None, files=None):
+        self.hash = b""
+        self.blob = b""
+        self.script = script
+        if script is None and not files:
+            return
+        if files:
+            root = os.getcwd()
+            rels = []
+            for p in files:
+                a = os.path.abspath(p)
+                r = os.path.relpath(a, root)
+                if r.startswith(".."):
+                    raise ValueError("%s is not under the current "
+                                     "directory, which the tasks' working "
+                                     "directory stands for" % p)
+                if os.path.isdir(a):
+                    rels += [os.path.join(r, x) for x in _walk(a)]
+                elif os.path.isfile(a):
+                    rels.append(r)
+                else:
+                    raise FileNotFoundError("cannot ship %s: no such "
+                                            "file" % p)
+        else:
+            root = os.path.dirname(os.path.abspath(script))
+            rels = _walk(root)
+        content = {}
+        for r in rels:
+            with open(os.path.join(root, r), "rb") as f:
+                content[r] = f.read()
+        srel = None
+        if script is not None:
+            a = os.path.abspath(script)
+            srel = os.path.relpath(a, root)
+            if srel.startswith(".."):
+                srel = os.path.join(".r3q-script", os.path.basename(a))
+            if srel not in content:
+                with open(a, "rb") as f:
+                    content[srel] = f.read()
+        blob = zlib.compress(pickle.dumps({"script": srel,
+                                           "files": content}, PROTO), 6)
+        if len(blob) > SHIP_LIMIT:
+            big = sorted(content, key=lambda r: -len(content[r]))[:3]
+            raise ValueError(
+                "the files shipped with each task (%s: %d files, %d KiB "
+                "compressed; the largest %s) are over the limit of %d KiB "
+                "(R3Q_SHIP_LIMIT): name the files the tasks need, with "
+                "python3 -m r3q --files PATH,... or R3Q_FILES=PATH:..." % (
+                    root, len(content), len(blob) // 1024, ", ".join(big),
+                    SHIP_LIMIT // 1024))
+        self.blob = blob
+        self.hash = hashlib.sha256(blob).digest()
+
+
+def pack(ctx, fnblob, calls):
+    """One task's payload: a chunk of calls of one function."""
+    call = pickle.dumps((fnblob, calls), PROTO)
+    return pickle.dumps((MAGIC, ctx.hash, ctx.blob, creator.pickled(), call),
+                        PROTO)
+
+
+# ---------------------------------------------------------------------
+# The client's unpickler: what a worker may name in a result.
+
+# Never, whatever else is allowed.
+_DENY_MODULES = {"os", "posix", "nt", "subprocess", "sys", "shutil",
+                 "importlib", "runpy", "pickle", "_pickle", "marshal",
+                 "ctypes", "socket", "code", "codeop", "pty", "signal",
+                 "io", "_io", "builtins", "functools", "operator", "pdb",
+                 "webbrowser", "multiprocessing", "threading", "asyncio",
+                 "tempfile", "glob", "pathlib", "types", "inspect",
+                 "platform", "commands", "popen2", "posixpath", "ntpath",
+                 "codecs", "_codecs", "gc", "weakref", "atexit", "site",
+                 "zipimport", "pkgutil", "timeit", "trace", "profile",
+                 "cProfile", "bdb", "doctest", "unittest", "r3q"}
+_BUILTINS = {"list", "dict", "tuple", "set", "frozenset", "int", "float",
+             "complex", "str", "bytes", "bytearray", "bool", "slice",
+             "range", "object", "NotImplemented", "Ellipsis"}
+_NAMES = {("copyreg", "_reconstructor"), ("array", "array"),
+          ("array", "_array_reconstructor"),
+          ("collections", "OrderedDict"), ("collections", "deque"),
+          ("collections", "defaultdict"), ("collections", "Counter"),
+          ("decimal", "Decimal"), ("fractions", "Fraction"),
+          ("datetime", "datetime"), ("datetime", "date"),
+          ("datetime", "time"), ("datetime", "timedelta"),
+          ("datetime", "timezone"),
+          ("r3q.errors", "TaskFailed"), ("r3q._ship", "RemoteTraceback")}
+for _m in ("numpy.core.multiarray", "numpy._core.multiarray"):
+    _NAMES |= {(_m, "_reconstruct"), (_m, "scalar")}
+for _m in ("numpy.core.numeric", "numpy._core.numeric"):
+    _NAMES.add((_m, "_frombuffer"))
+_NAMES |= {("numpy", "ndarray"), ("numpy", "dtype"),
+           ("numpy.random", "__RandomState_ctor"),
+           ("numpy.random._pickle", "__randomstate_ctor"),
+           ("numpy.random.mtrand", "RandomState")}
+# Modules whose classes (not functions) a result may name: the program's
+# own, DEAP's, and what the program allows (r3q.futures.allow).
+_CLASS_MODULES = {"deap", "__main__", SCRIPT_MODULE}
+_EXTRA = set()
+_TRUST = [os.environ.get("R3Q_TRUST_RESULTS") == "1"]
+
+
+def allow(*names):
+    """Allow results to name these modules' classes ("mymod"), or these
+    names ("mymod.func")."""
+    for n in names:
+        if not isinstance(n, str) or not n:
+            raise TypeError("allow() takes module or module.name strings")
+        _EXTRA.add(n)
+
+
+def trust(on=True):
+    _TRUST[0] = bool(on)
+
+
+def _root(module):
+    return module.split(".", 1)[0]
+
+
+def _under(module, roots):
+    return any(module == r or module.startswith(r + ".") for r in roots)
+
+
+def allowed(module, name, extra_modules=()):
+    """The object a result's pickle names, if the client lets a worker
+    name it; else UnsafeResult naming it."""
+    if module == SCRIPT_MODULE:
+        module = "__main__"
+    full = "%s.%s" % (module, name)
+    if _root(module) in _DENY_MODULES and not (
+            (module, name) in _NAMES or full in _EXTRA or
+            (module == "builtins" and name in _BUILTINS)):
+        if not (module == "builtins" and _is_exception(name)):
+            raise UnsafeResult(full)
+    if (module, name) in _NAMES or full in _EXTRA or (
+            module == "builtins" and name in _BUILTINS):
+        return _find(module, name)
+    if module == "builtins":
+        if _is_exception(name):
+            return getattr(builtins, name)
+        raise UnsafeResult(full)
+    roots = _CLASS_MODULES | _EXTRA | set(extra_modules)
+    if _under(module, roots):
+        # A class defined there, reached through classes only: not
+        # subprocess.Popen, which the module imported.
+        obj = _find(module, name, modules=False)
+        if isinstance(obj, type) and _under(
+                "__main__" if obj.__module__ == SCRIPT_MODULE
+                else obj.__module__, roots):
+            return obj
+    raise UnsafeResult(full)
+
+
+def _is_exception(name):
+    obj = getattr(builtins, name, None)
+    return isinstance(obj, type) and issubclass(obj, BaseException)
+
+
+def _find(module, name, modules=True):
+    __import__(module)
+    obj = sys.modules[module]
+    for part in name.split("."):
+        if not modules and isinstance(obj, types.ModuleType) and \
+                obj is not sys.modules[module]:
+            raise UnsafeResult("%s.%s" % (module, name))
+        obj = getattr(obj, part)
+    return obj
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, data, extra):
+        super().__init__(io.BytesIO(data))
+        self.extra = extra
+
+    def find_class(self, module, name):
+        if _TRUST[0]:
+            if module == SCRIPT_MODULE:
+                module = "__main__"
+            return super().find_class(module, name)
+        return allowed(module, name, self.extra)
+
+
+def loads(data, extra=()):
+    """Unpickle what a worker sent, against the allowlist."""
+    return _Unpickler(data, extra).load()
+
+
+class RemoteTraceback(Exception):
+    """The traceback of an exception raised on a worker, as text: the
+    __cause__ of the exception re-raised in the client."""
+
+    def __init__(self, tb):
+        super().__init__(tb)
+        self.tb = tb
+
+    def __str__(self):
+        return "\n\n--- on the worker ---\n%s" % self.tb
+
+
+def unpack(data, extra=()):
+    """A task's output: (worker, seconds, values, error), error None or
+    (index, exception or None, text).  UnsafeResult if it names what the
+    client does not unpickle."""
+    try:
+        magic, ident, secs, vblob, err = loads(data)
+    except UnsafeResult:
+        raise
+    except Exception as e:
+        raise ValueError("not an answer of r3q.serve --any: %s" % e)
+    if magic != MAGIC:
+        raise ValueError("not an answer of r3q.serve --any")
+    values = loads(vblob, extra)
+    if err is not None:
+        idx, eblob, text = err
+        exc = None
+        if eblob:
+            try:
+                exc = loads(eblob, extra)
+                if not isinstance(exc, BaseException):
+                    exc = None
+            except Exception:
+                exc = None
+        err = (idx, exc, text)
+    return ident, secs, values, err
+
+
+# ---------------------------------------------------------------------
+# The worker.
+
+class _NoStdin(io.TextIOBase):
+    """Standard input on a worker: reading it is an error that says why."""
+
+    def _refuse(self, *a):
+        raise RuntimeError(
+            "the program read standard input on a worker, which has none: "
+            "read it in the client only, under "
+            "if __name__ == \"__main__\":")
+
+    read = readline = readlines = __next__ = _refuse
+
+    def readable(self):
+        return True
+
+    def fileno(self):
+        self._refuse()
+
+
+class _Active:
+    """The context this worker process has imported (one at a time)."""
+    hash = None
+    error = None
+    root = None
+    module = None
+    creator_blob = None
+    creator_records = []
+    imported = set()        # deap.creator classes the script's import made
+    replayed = set()        # and those made from the client's records
+
+
+_active = _Active()
+_IDENT = "%s:%d" % (socket.gethostname(), os.getpid())
+
+
+def _cache_dir(h):
+    base = os.path.join(tempfile.gettempdir(), "r3q-any-%d" % os.getuid())
+    os.makedirs(base, mode=0o700, exist_ok=True)
+    return os.path.join(base, h.hex())
+
+
+def _materialise(h, blob):
+    """The context's files on disk (once per machine), its root."""
+    d = _cache_dir(h)
+    ctx = pickle.loads(zlib.decompress(blob))
+    if not os.path.isdir(d):
+        tmp = tempfile.mkdtemp(prefix=".new-", dir=os.path.dirname(d))
+        for rel, data in ctx["files"].items():
+            p = os.path.normpath(os.path.join(tmp, rel))
+            if not p.startswith(tmp + os.sep):
+                raise ValueError("a shipped path leaves its directory: %r"
+                                 % rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "wb") as f:
+                f.write(data)
+        try:
+            os.rename(tmp, d)
+        except OSError:
+            import shutil
+            shutil.rmtree(tmp, ignore_errors=True)
+    return d, ctx["script"]
+
+
+def _drop_creator():
+    try:
+        from deap import creator as cr
+    except ImportError:
+        return
+    for n in _active.imported | _active.replayed:
+        if hasattr(cr, n):
+            delattr(cr, n)
+    _active.imported, _active.replayed = set(), set()
+
+
+def _creator_names():
+    """The classes in deap.creator (imported first if DEAP is here)."""
+    try:
+        from deap import creator as cr
+    except ImportError:
+        return set()
+    return {n for n, v in vars(cr).items() if isinstance(v, type)}
+
+
+def _activate(h, blob):
+    """Make the context current: its files the working directory, its
+    script imported as SCRIPT_MODULE (and aliased as __main__, which the
+    client's pickles name)."""
+    if h == _active.hash:
+        if _active.error:
+            raise ImportError(_active.error)
+        if _active.root:
+            os.chdir(_active.root)
+        return
+    _drop_creator()
+    _active.hash, _active.error, _active.module = None, None, None
+    _active.root, _active.creator_blob, _active.creator_records = \
+        None, None, []
+    sys.modules.pop(SCRIPT_MODULE, None)
+    if not h:
+        _active.hash = h
+        return
+    root, script = _materialise(h, blob)
+    _active.root = root
+    os.chdir(root)
+    if script is None:
+        _active.hash = h
+        return
+    path = os.path.join(root, script)
+    sdir = os.path.dirname(path)
+    if sdir not in sys.path:
+        sys.path.insert(0, sdir)
+    before = _creator_names()
+    mod = types.ModuleType(SCRIPT_MODULE)
+    mod.__file__ = path
+    mod.__builtins__ = builtins
+    sys.modules[SCRIPT_MODULE] = mod
+    sys.modules["__main__"] = mod
+    try:
+        with open(path, "rb") as f:
+            code = compile(f.read(), path, "exec")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            exec(code, mod.__dict__)
+    except Exception as e:
+        traceback.print_exc()
+        _active.error = ("cannot import the script %s on worker %s: %s%s"
+                         % (os.path.basename(script), _IDENT,
+                            traceback.format_exception_only(
+                                type(e), e)[-1].strip(),
+                            _where(e.__traceback__)))
+        _active.hash = h
+        raise ImportError(_active.error) from None
+    _active.module = mod
+    _active.imported = _creator_names() - before
+    _active.hash = h
+
+
+def _where(tb):
+    frames = traceback.extract_tb(tb)
+    if not frames:
+        return ""
+    f = frames[-1]
+    return " (at %s:%d in %s)" % (os.path.basename(f.filename), f.lineno,
+                                  f.name)
+
+
+def _replay_creator(blob):
+    """The client's deap.creator.create calls this worker has not made:
+    those the script's import made are skipped, the others (made in
+    main(), say) made again in order, each record unpickled once those
+    before it exist."""
+    if blob == _active.creator_blob:
+        return
+    records = pickle.loads(blob)
+    old = _active.creator_records
+    from deap import creator as cr
+    if records[:len(old)] != old:       # another run of the script
+        for n in _active.replayed:
+            if hasattr(cr, n):
+                delattr(cr, n)
+        _active.replayed = set()
+        old = []
+    create = getattr(cr.create, "__wrapped__", cr.create)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for rec in records[len(old):]:
+            name, base, kargs = pickle.loads(rec)
+            if name in _active.imported:
+                continue                # the script's import made it
+            create(name, base, **kargs)
+            _active.replayed.add(name)
+    _active.creator_records = records
+    _active.creator_blob = blob
+
+
+def run(payload, arm=None):
+    """One task of r3q.serve --any: ('R', answer) or ('F', why).  A
+    cancel (r3q.serve.TaskCancelled, a BaseException) may come anywhere,
+    even inside an import: the modules imported since the task began are
+    then forgotten (a module half imported would stay broken, and those
+    that imported it would hold it), and so is the context if it was
+    being imported, so that the next task imports them again."""
+    mods = set(sys.modules)
+    before = _active.hash
+    try:
+        return _run(payload, arm)
+    except BaseException as e:
+        if isinstance(e, Exception):
+            raise
+        for m in set(sys.modules) - mods:
+            sys.modules.pop(m, None)
+        if _active.hash != before:
+            _active.hash = None
+        raise
+
+
+def _run(payload, arm):
+    t0 = time.monotonic()
+    try:
+        magic, h, blob, cblob, call = pickle.loads(payload)
+        if magic != MAGIC:
+            raise ValueError("bad magic")
+    except Exception as e:
+        return b"F", ("r3q.serve --any: not a payload of r3q.futures (%s)"
+                      % e).encode()
+    try:
+        _activate(h, blob)
+        if cblob:
+            _replay_creator(cblob)
+        fnblob, calls = pickle.loads(call)
+        fn = pickle.loads(fnblob)
+    except Exception as e:
+        if isinstance(e, ImportError) and _active.error:
+            text = _active.error
+        else:
+            text = ("cannot load the function or its arguments on worker "
+                    "%s: %s%s: install what it needs on the workers, or "
+                    "ship the module with the script (python3 -m r3q "
+                    "--files)" % (_IDENT, traceback.format_exception_only(
+                        type(e), e)[-1].strip(), _where(e.__traceback__)))
+        # Not 'F': it would fail the same on every worker, which would
+        # be taken for failing ones.
+        return b"R", pickle.dumps((MAGIC, _IDENT, time.monotonic() - t0,
+                                   pickle.dumps([], PROTO), (0, None, text)),
+                                  PROTO)
+    values = []
+    err = None
+    if arm is not None:
+        arm()
+    for i, (args, kwargs) in enumerate(calls):
+        try:
+            values.append(fn(*args, **kwargs))
+        except Exception as e:
+            tb = "".join(traceback.format_exception(type(e), e,
+                                                    e.__traceback__))
+            try:
+                eblob = pickle.dumps(e, PROTO)
+            except Exception:
+                eblob = None
+            err = (i, eblob, "%s raised %s" % (
+                describe(fn), traceback.format_exception_only(
+                    type(e), e)[-1].strip()) + "\n" + tb)
+            break
+    try:
+        vblob = pickle.dumps(values, PROTO)
+    except Exception as e:
+        return b"F", ("cannot pickle the result of %s: %s" % (
+            describe(fn), e)).encode()
+    return b"R", pickle.dumps((MAGIC, _IDENT, time.monotonic() - t0, vblob,
+                               err), PROTO)

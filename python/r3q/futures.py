@@ -1,0 +1,432 @@
+"""SCOOP's futures API on an R3Q cluster: any function, shipped by reference.
+
+A program written for SCOOP runs on R3Q by changing its import:
+
+    from r3q import futures             # was: from scoop import futures
+
+    def evaluate(ind): ...              # at the top level of the script
+
+    if __name__ == "__main__":
+        toolbox.register("map", futures.map)
+        ...
+
+and is started as the client with "python3 -m r3q SCRIPT [ARGS]" (as
+"python -m scoop SCRIPT"), or with "python3 SCRIPT" alike.  What is
+distributed is what goes through this module: futures.map (so a DEAP
+toolbox's map once registered), map_as_completed and submit.  The builtin
+map, and a direct call such as toolbox.evaluate(ind), run in the client as
+before.
+
+How a call reaches a worker.  The function is sent by reference, as pickle
+sends functions: its module and qualified name; its arguments and its
+result by value (pickle).  The workers run the generic kind "python"
+(workerd.conf: exec python = persistent /usr/bin/python3 -m r3q.serve
+--any), which imports the function's module there.  A function of the
+script is found because the workers import the script too, under the name
+"__r3q_main__", not "__main__": its "if __name__ == '__main__':" block
+runs only in the client.  Classes that deap.creator.create makes, at
+module level or inside main(), are recorded in the client (importing
+r3q.futures wraps creator.create) and made again on the worker, in the
+same order, before a task's arguments are unpickled.  The script's
+directory is shipped with each task (content-addressed: a worker writes it
+once, under $TMPDIR/r3q-any-UID/) and is the tasks' working directory, so
+that a relative path (open("tsp/gr17.json")) reads what it reads in the
+client; "python3 -m r3q --files PATH,..." or R3Q_FILES=PATH:... (paths
+under the current directory) ships those instead, and more than
+R3Q_SHIP_LIMIT bytes (512 KiB compressed) is refused with the largest
+files named.  On a worker, futures.map and submit run in that process (a
+mapped function that itself maps, as DEAP's island example does, runs its
+inner map there).
+
+What cannot be sent is refused when it is submitted, naming the function:
+a lambda, a function defined inside another (a closure), a generator
+function, a function of an interactive session, or anything pickle
+refuses.  An exception the function raises on a worker is raised again
+here, the same type when the client may unpickle it, with the worker's
+traceback as its __cause__ (r3q.futures.RemoteTraceback); a module the
+worker lacks, or a script that fails to import there (one that reads
+standard input at import, say), fails the task with r3q.TaskFailed naming
+it, and no worker withdraws the kind for it.
+
+Results cannot attack the client: a result is unpickled against an
+allowlist (builtins' containers and numbers, the classes defined in the
+script, in DEAP and in the mapped function's module, NumPy arrays and
+scalars, array.array, what allow() adds),
+never os, subprocess, builtins.eval, exec, getattr or __import__; a result
+naming anything else fails that task with r3q.UnsafeResult.  trust_results()
+(or R3Q_TRUST_RESULTS=1) unpickles anything instead, for a cluster whose
+workers and master you trust.
+
+Chunks.  Each task carries a chunk of calls: small evaluations are grouped
+so that the cost of a task (a few hundred microseconds) is paid once per
+chunk.  The chunk size is chosen from the measured time of a call and the
+number of worker processes seen (R3Q_SLOTS tells it at first), or given
+with chunksize=.  A chunk's results are exactly the calls' results, in
+order; replication and suspect detection work per chunk.
+
+Settings: use(client=, kind=) (default: a Client from the R3Q_*
+environment, kind "python", or R3Q_KIND).  futures.last_chunksize says
+the chunk size the last map chose.
+"""
+import builtins
+import concurrent.futures as _cf
+import math
+import os
+import pickle
+import sys
+import threading
+import time
+
+from . import _ship
+from .errors import TaskFailed, UnsafeResult
+
+__all__ = ["map", "map_as_completed", "submit", "as_completed", "wait",
+           "shutdown", "use", "allow", "trust_results", "RemoteTraceback",
+           "FIRST_COMPLETED", "FIRST_EXCEPTION", "ALL_COMPLETED",
+           "TimeoutError", "CancelledError"]
+
+FIRST_COMPLETED = _cf.FIRST_COMPLETED
+FIRST_EXCEPTION = _cf.FIRST_EXCEPTION
+ALL_COMPLETED = _cf.ALL_COMPLETED
+TimeoutError = _cf.TimeoutError
+CancelledError = _cf.CancelledError
+RemoteTraceback = _ship.RemoteTraceback
+allow = _ship.allow
+
+_builtin_map = builtins.map
+_lock = threading.Lock()
+_on_worker = os.environ.get("R3Q_ON_WORKER") == "1"
+_client = None
+_owned = False
+_kind = os.environ.get("R3Q_KIND", "python")
+_script = None          # python3 -m r3q SCRIPT sets it
+_files = None           # and --files
+_ctx = None
+last_chunksize = None
+
+_ship.creator.install()
+
+
+def trust_results(on=True):
+    """Unpickle the workers' results without the allowlist (on=True):
+    for a cluster whose workers and master you trust."""
+    _ship.trust(on)
+
+
+def use(client=None, kind=None):
+    """Run on this r3q.Client (default: one from the R3Q_* environment,
+    made at the first call) and this kind (default "python")."""
+    global _client, _owned, _kind
+    with _lock:
+        if client is not None:
+            _client, _owned = client, False
+        if kind is not None:
+            _kind = kind
+
+
+def _get_client():
+    global _client, _owned
+    with _lock:
+        if _client is None or _client.closed:
+            from .client import Client
+            name = "futures"
+            if _script:
+                name = os.path.basename(_script)
+            _client, _owned = Client(name=name), True
+        return _client
+
+
+def _main_script():
+    """The program's file, if it is a script (not python3 -m MODULE)."""
+    if _script is not None:
+        return _script
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None:
+        return None
+    return getattr(main, "__file__", None)
+
+
+def _context():
+    global _ctx
+    with _lock:
+        if _ctx is None:
+            files = _files
+            if files is None and os.environ.get("R3Q_FILES"):
+                files = [f for f in os.environ["R3Q_FILES"].split(":") if f]
+            _ctx = _ship.Context(_main_script(), files)
+        return _ctx
+
+
+class _Sizer:
+    """What the chunk size is chosen from: a call's measured time, the
+    worker processes seen, and a task's cost."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.seen = set()
+        self.per_call = None
+        cost = os.environ.get("R3Q_TASK_COST")
+        self.measure = cost is None
+        self.overhead = float(cost or "0.0003")
+
+    def slots(self):
+        """R3Q_SLOTS, else the worker processes seen, at least 4: a map
+        of fewer chunks than the workers would never see the others."""
+        given = int(os.environ.get("R3Q_SLOTS", "0") or 0)
+        return given if given else max(len(self.seen), 4)
+
+    def note(self, ident, secs, n):
+        if n <= 0:
+            return
+        with self.lock:
+            self.seen.add(ident)
+            t = secs / n
+            self.per_call = t if self.per_call is None else \
+                0.5 * self.per_call + 0.5 * t
+
+    def note_cost(self, lags):
+        """A map's chunks' waits beyond their work: the least of them
+        (a chunk that queued behind none) is a task's cost o."""
+        lags = [x for x in lags if x is not None]
+        if not self.measure or not lags:
+            return
+        with self.lock:
+            self.overhead = 0.5 * self.overhead + 0.5 * max(min(lags),
+                                                            1e-5)
+
+    def chunksize(self, n):
+        """Chunks C minimise the time (W + C o) / S + W / C of n calls
+        of total work W on S slots with a cost o a task (measured):
+        C = sqrt(W S / o), at most n.  Work shorter than a task's cost
+        goes in fewer chunks than the slots: one round trip is then
+        what a generation costs."""
+        s = self.slots()
+        if self.per_call is None:
+            c = 4 * s
+        else:
+            w = self.per_call * n
+            c = math.sqrt(w * s / self.overhead)
+            if w / s > self.overhead:
+                c = max(c, s)
+        c = max(1, min(n, int(math.ceil(c))))
+        return int(math.ceil(n / c))
+
+
+_sizer = _Sizer()
+
+
+class _Chunk:
+    """One task: calls [start, start + n) of a map, and what came back."""
+    __slots__ = ("start", "n", "fut", "out", "lock", "extra", "t0",
+                 "wall", "lag")
+
+    def __init__(self, start, n, fut, extra):
+        self.start, self.n, self.fut = start, n, fut
+        self.out = None
+        self.lock = threading.Lock()
+        self.extra = extra
+        self.t0 = time.perf_counter()
+        self.wall = self.lag = None
+        fut.add_done_callback(self._done)
+
+    def _done(self, f):
+        self.wall = time.perf_counter() - self.t0
+
+    def values(self, timeout=None):
+        """(values, error) of the chunk's calls; raises what failed the
+        whole task."""
+        with self.lock:
+            if self.out is None:
+                data = self.fut.result(timeout)
+                try:
+                    ident, secs, vals, err = _ship.unpack(data, self.extra)
+                except _ship.UnsafeResult as e:
+                    raise UnsafeResult(
+                        "refused a worker's result: it names %s, which "
+                        "the client does not unpickle from a worker "
+                        "(r3q.futures.allow(%r) allows it; "
+                        "trust_results() allows anything)" % (e, str(e)),
+                        None, self.start) from None
+                _sizer.note(ident, secs, len(vals) + (err is not None))
+                if self.wall is not None:
+                    self.lag = max(self.wall - secs, 0.0)
+                self.out = (vals, err)
+            return self.out
+
+
+def _raise(err, start):
+    idx, exc, text = err
+    if exc is not None:
+        raise exc from RemoteTraceback(text)
+    raise TaskFailed(text, None, start + idx)
+
+
+def _calls(iterables, kwargs):
+    return [(args, kwargs) for args in zip(*iterables)]
+
+
+def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
+    global last_chunksize
+    fnblob = _ship.check_function(fn, who)
+    ctx = _context()
+    client = client or _get_client()
+    kind = kind or _kind
+    n = len(calls)
+    if n == 0:
+        return []
+    if chunksize is None:
+        chunksize = _sizer.chunksize(n)
+    chunksize = max(1, int(chunksize))
+    last_chunksize = chunksize
+    extra = {getattr(getattr(fn, "func", fn), "__module__", None) or
+             "__main__"}
+    chunks = []
+    try:
+        for i in range(0, n, chunksize):
+            part = calls[i:i + chunksize]
+            try:
+                payload = _ship.pack(ctx, fnblob, part)
+            except (pickle.PicklingError, TypeError, AttributeError) as e:
+                raise TypeError("%s: cannot send the arguments of %s (calls "
+                                "%d-%d) to the workers: %s" % (
+                                    who, _ship.describe(fn), i,
+                                    i + len(part) - 1, e)) from None
+            chunks.append(_Chunk(i, len(part), client.submit(kind, payload),
+                                 extra))
+    except BaseException:
+        for c in chunks:
+            c.fut.cancel()
+        raise
+    return chunks
+
+
+def _ordered(chunks, timeout):
+    try:
+        for c in chunks:
+            vals, err = c.values(timeout)
+            yield from vals
+            if err is not None:
+                _raise(err, c.start)
+        _sizer.note_cost([c.lag for c in chunks])
+    finally:
+        for c in chunks:
+            if not c.fut.done():
+                c.fut.cancel()
+
+
+def map(func, *iterables, chunksize=None, timeout=None, **kwargs):
+    """func(*args, **kwargs) for each args of zip(*iterables), run on the
+    cluster; an iterator of the results in order, as the builtin map (and
+    SCOOP's).  Every call is submitted at once (in chunks: chunksize=
+    overrides the size chosen); the iterator raises the first failure when
+    it reaches it.  timeout (s) bounds the wait for each chunk."""
+    if _on_worker:
+        return iter(list(_builtin_map(lambda *a: func(*a, **kwargs),
+                                      *iterables)))
+    chunks = _submit_chunks(func, _calls(iterables, kwargs), chunksize,
+                            "futures.map")
+    return _ordered(chunks, timeout)
+
+
+def map_as_completed(func, *iterables, chunksize=None, timeout=None,
+                     **kwargs):
+    """As map, but the results come as their chunks complete, not in
+    order."""
+    if _on_worker:
+        return map(func, *iterables, **kwargs)
+    chunks = _submit_chunks(func, _calls(iterables, kwargs), chunksize,
+                            "futures.map_as_completed")
+    by = {c.fut: c for c in chunks}
+
+    def gen():
+        try:
+            for f in _cf.as_completed(list(by), timeout):
+                c = by[f]
+                vals, err = c.values()
+                yield from vals
+                if err is not None:
+                    _raise(err, c.start)
+        finally:
+            for c in chunks:
+                if not c.fut.done():
+                    c.fut.cancel()
+    return gen()
+
+
+class Future(_cf.Future):
+    """The outcome of one submit(): result(), exception(), done(),
+    cancel(), add_done_callback(), for wait() and as_completed()."""
+
+    def __init__(self, chunk):
+        super().__init__()
+        self._chunk = chunk
+        chunk.fut.add_done_callback(self._done)
+
+    def _done(self, f):
+        try:
+            if f.cancelled():
+                raise _cf.CancelledError()
+            vals, err = self._chunk.values()
+            if err is not None:
+                _raise(err, 0)
+            self.set_result(vals[0])
+        except _cf.CancelledError:
+            if super().cancel():
+                self.set_running_or_notify_cancel()
+        except BaseException as e:
+            try:
+                self.set_exception(e)
+            except _cf.InvalidStateError:
+                pass
+        else:
+            return
+
+    def cancel(self):
+        if self.done():
+            return self.cancelled()
+        if not self._chunk.fut.cancel():
+            return False
+        if super().cancel():
+            self.set_running_or_notify_cancel()
+        return True
+
+
+def submit(func, *args, **kwargs):
+    """func(*args, **kwargs) on the cluster: a Future at once."""
+    if _on_worker:
+        f = _cf.Future()
+        try:
+            f.set_result(func(*args, **kwargs))
+        except Exception as e:
+            f.set_exception(e)
+        return f
+    chunks = _submit_chunks(func, [(args, kwargs)], 1, "futures.submit")
+    return Future(chunks[0])
+
+
+def as_completed(fs, timeout=None):
+    """The futures of fs as they complete (concurrent.futures')."""
+    return _cf.as_completed(fs, timeout)
+
+
+def wait(fs, timeout=None, return_when=ALL_COMPLETED):
+    """(done, not_done) (concurrent.futures')."""
+    return _cf.wait(fs, timeout, return_when)
+
+
+def shutdown(wait=True):
+    """Close the client this module made (its unfinished futures are
+    cancelled; with wait, they are waited for first)."""
+    global _client
+    with _lock:
+        c, owned = _client, _owned
+        _client = None
+    if c is not None and owned:
+        c.close()
+
+
+def map_list(client, kind, fn, iterables, chunksize=None):
+    """Client.map_any's: the results as a list."""
+    chunks = _submit_chunks(fn, _calls(iterables, {}), chunksize,
+                            "Client.map_any", client, kind)
+    return list(_ordered(chunks, None))

@@ -1,0 +1,125 @@
+# DEAP's own example programs, as Debian's deap-doc installs them (never
+# copies of ours), run through r3q.futures on a local cluster whose
+# workers offer the generic kind python ("python3 -m r3q.serve --any"),
+# configured once for all of them.  Each program is changed only at its
+# imports, by sed at test time:
+#   - onemax_island_scoop.py: "from scoop import futures" becomes "from
+#     r3q import futures" (its toolbox.map(toolbox.algorithm, islands)
+#     maps a function that is not evaluate, and that maps in turn);
+#   - onemax_mp.py: "import multiprocessing" becomes "from r3q import
+#     multiprocessing" (its Pool's map);
+#   - tsp.py, symbreg.py (and cma_minfct.py with R3Q_DEAP_ALL=1: 45 s on
+#     a loaded machine): the two lines DEAP's documentation gives, "from
+#     r3q import futures" after "from deap import tools" and
+#     toolbox.register("map", futures.map) after "toolbox =
+#     base.Toolbox()" (at module level: on the workers futures.map runs
+#     in the process, so the import there starts no client).
+# Each runs as "python3 -m r3q SCRIPT" from its directory, as a user runs
+# it locally; tsp reads tsp/gr17.json (relative to its directory) at
+# import, on the workers too, from the files shipped (--files).  The
+# seeded programs (all but the island one) print the same logbook and
+# hall of fame, bit for bit, as their unchanged local run; each sent its
+# evaluations as tasks.  The island program cannot be bit-identical: its
+# islands evolve in parallel, each with the random state of the worker
+# process it runs in, where the local run draws them all from one state
+# in turn; it must run, send a task per island and migration, and end.
+. "${top_srcdir:-.}/tests/regress/lib.sh"
+
+PY=${PYTHON:-/usr/bin/python3}
+EX=/usr/share/doc/deap-doc/examples
+[ -d "$EX/ga" ] || fail "$EX is missing (scripts/check installs deap-doc)"
+"$PY" -c 'import deap, numpy' 2> /dev/null ||
+    fail "$PY cannot import deap (scripts/check installs python3-deap)"
+src=$(cd "$top_srcdir" && pwd)
+LIBR3Q=$(cd "$top_builddir" && pwd)/lib/.libs/libr3q.so.0
+[ -f "$LIBR3Q" ] || fail "$LIBR3Q is not built"
+export R3Q_LIBRARY=$LIBR3Q
+export PYTHONPATH=$src/python
+PYLIB=("$PY")
+if [ "${R3Q_SANITIZE:-}" = address ]; then
+	PYLIB=(env LD_PRELOAD="${R3Q_LIBASAN:?}"
+	    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY")
+fi
+
+mkcerts w1 w2 w3
+MASTER_EXTRA="suspect_limit = 0"
+start_master
+WORKER_EXTRA="exec python = persistent $PY -m r3q.serve --any
+env = PYTHONPATH=$PYTHONPATH"
+for w in w1 w2 w3; do start_worker "$w" 1; done
+wait_workers 3
+
+# Each worker's process starts and imports DEAP first: a first
+# generation slowed by start-ups makes suspects and copies, which is not
+# what this test is about.
+"${PYLIB[@]}" -c 'from r3q import futures
+import deap.tools, numpy
+list(futures.map(abs, range(64), chunksize=1))' ||
+    fail "the warm-up map failed"
+
+TWO='/^from deap import tools$/a from r3q import futures
+/^toolbox = base.Toolbox()$/a toolbox.register("map", futures.map)'
+mkdir "$T/mod"
+
+# tasks NAME: how many tasks the job named NAME ran (r3qctl jobs).
+tasks() {
+	"$R3QCTL" jobs | awk -v n="$1" '$(NF-1) == n { s += $(NF-2) }
+	    END { print s + 0 }'
+}
+
+# same DIR NAME SED [ARGS]: NAME.py locally and, changed by SED, on R3Q.
+same() {
+	_d=$1 _n=$2 _sed=$3
+	shift 3
+	sed -e "$_sed" "$EX/$_d/$_n.py" > "$T/mod/$_n.py"
+	cmp -s "$EX/$_d/$_n.py" "$T/mod/$_n.py" &&
+	    fail "$_n.py: the sed changed nothing"
+	(cd "$EX/$_d" && "$PY" "$_n.py") > "$T/$_n.local" 2> "$T/$_n.lerr" ||
+	    fail "$_n.py locally: $(tail -n 5 "$T/$_n.lerr")"
+	(cd "$EX/$_d" && "${PYLIB[@]}" -m r3q "$@" "$T/mod/$_n.py") \
+	    > "$T/$_n.r3q" 2> "$T/$_n.rerr" ||
+	    fail "$_n.py on R3Q: $(tail -n 5 "$T/$_n.rerr")"
+	[ -s "$T/$_n.local" ] || fail "$_n.py printed nothing"
+	cmp -s "$T/$_n.local" "$T/$_n.r3q" ||
+	    fail "$_n.py: the outputs differ: $(diff "$T/$_n.local" "$T/$_n.r3q" | head -n 6)"
+	_k=$(tasks "$_n.py")
+	[ "$_k" -gt 0 ] || fail "$_n.py sent no tasks: $("$R3QCTL" jobs)"
+	ok "DEAP's $_d/$_n.py: bit-identical to its local run, $_k tasks on R3Q"
+}
+
+same ga tsp "$TWO" --files tsp/gr17.json
+same gp symbreg "$TWO" --files symbreg.py
+same ga onemax_mp 's/^import multiprocessing$/from r3q import multiprocessing/' \
+    --files onemax_mp.py
+if [ "${R3Q_DEAP_ALL:-0}" = 1 ]; then
+	same es cma_minfct "$TWO" --files cma_minfct.py
+fi
+
+# The island program: "from scoop import futures" -> "from r3q import
+# futures"; it prints nothing: what it ran is in r3qctl jobs.
+sed -e 's/^from scoop import futures$/from r3q import futures/' \
+    "$EX/ga/onemax_island_scoop.py" > "$T/mod/island.py"
+cmp -s "$EX/ga/onemax_island_scoop.py" "$T/mod/island.py" &&
+    fail "onemax_island_scoop.py: the sed changed nothing"
+(cd "$EX/ga" && "${PYLIB[@]}" -m r3q --files onemax_island_scoop.py \
+    "$T/mod/island.py") > "$T/island.out" 2> "$T/island.err" ||
+    fail "onemax_island_scoop.py on R3Q: $(tail -n 5 "$T/island.err")"
+k=$(tasks island.py)
+# 8 rounds (NGEN 40, FREQ 5) of 5 islands, each one toolbox.algorithm.
+[ "$k" -eq 40 ] || fail "the island program ran $k tasks, not 40: $("$R3QCTL" jobs)"
+ok "DEAP's onemax_island_scoop.py with r3q.futures: 40 tasks of toolbox.algorithm (eaSimple), each mapping its island's evaluations in the worker"
+
+# onemax.py calls the builtin map: the two lines change nothing there,
+# and it says so by sending no task (doc/python.md says which calls go).
+sed -e "$TWO" "$EX/ga/onemax.py" > "$T/mod/onemax.py"
+(cd "$EX/ga" && "$PY" onemax.py) > "$T/onemax.local" 2>&1
+(cd "$EX/ga" && "${PYLIB[@]}" -m r3q --files onemax.py "$T/mod/onemax.py") \
+    > "$T/onemax.r3q" 2>&1 || fail "onemax.py on R3Q: $(tail -n 5 "$T/onemax.r3q")"
+cmp -s "$T/onemax.local" "$T/onemax.r3q" || fail "onemax.py: the outputs differ"
+[ "$(tasks onemax.py)" -eq 0 ] || fail "onemax.py sent tasks: $("$R3QCTL" jobs)"
+ok "DEAP's onemax.py maps with the builtin map: the same output, no task sent"
+
+"$R3QCTL" workers | grep "withdrew kind python:" &&
+    fail "the kind python was withdrawn: $("$R3QCTL" workers)"
+master_alive
+ok "the kind python served every program, withdrawn nowhere"

@@ -2,7 +2,7 @@
  * r3q-sim: the unchanged scheduling core (common/sched) and ES driver
  * (common/es) on SimGrid's S4U (issue 23).  One actor plays masterd's
  * loop: decode a message, call the core, drain its actions, send the
- * frames, re-arm one timer at sched_deadline() (masterd/server.c).  One
+ * frames, re-arm one timer at sched_deadline() (masterd/dispatch.c).  One
  * actor per worker plays workerd (workerd/link.c, exec.c): a local FIFO
  * queue, N execution slots, start and half-way notes sent with the
  * results, a heartbeat every second.  Messages cross SimGrid's network
@@ -1044,7 +1044,7 @@ core_ns_of(uint64_t ticks)
 }
 
 /*
- * The lowest free worker id (masterd/server.c worker_id_alloc): the least
+ * The lowest free worker id (masterd/worker.c worker_id_alloc): the least
  * id given back (a min-heap of them), else a new one.  Every id from
  * M.w.size() on is free, so this is the scan's answer in O(log n).
  */
@@ -1207,7 +1207,7 @@ gen_done(const struct sched_batch_report *r)
 	gen_start();
 }
 
-/* Carry out the core's decisions (masterd/server.c server_drain). */
+/* Carry out the core's decisions (masterd/dispatch.c server_drain). */
 static void
 master_drain(void)
 {
@@ -1358,7 +1358,7 @@ worker_gone(uint32_t host)
 	M.lost++;
 }
 
-/* Results of a worker (masterd/server.c worker_results). */
+/* Results of a worker (masterd/worker.c worker_results). */
 static void
 master_results(uint32_t wid, msg *m)
 {

@@ -3,18 +3,18 @@
  * OpenSMTPD's scheduler.c is to its backend.  It alone calls the core
  * (sched_*()) for what workers say and do (the worker protocol and the
  * session layer tell it through dispatch_*()), drains the core's actions
- * into the frames each worker is to be sent (md->workers' w_out, w_cancel,
+ * into the frames each worker is to be sent (its w_out, w_cancel,
  * ...), and flushes them once a pass of the event loop: the journal's
  * commit first, then each worker's Cancel, Assign, Withdraw and TaskPush,
  * then what clients following their jobs are told (control_tell()).  One
  * timer, armed from sched_deadline(), calls the core back at its next
  * deadline.
  *
- * Calls go down from here to the session layer (session_send()), and to
- * the job layer for what an action means for a job (job_task(),
+ * Calls go down from here to the session layer (session_send()), to the
+ * worker protocol for a worker's id and tags (worker_get(), worker_tag()),
+ * and to the job layer for what an action means for a job (job_task(),
  * job_outcome(), job_batch_done(), ...).  The job layer asks for a flush
- * by server_flush_later() and for the core's actions by server_drain();
- * it never sends.
+ * by server_flush_later() and for the core's actions by server_drain().
  */
 #include "config.h"
 
@@ -61,10 +61,10 @@ struct scratch {
 
 /*
  * Dispatch's own state: what it was given at start (the event base, the
- * configuration, which md->conf stays across reloads, and the core it
- * drives, which masterd.c made and frees), the workers with
- * frames to send, the events that flush them and call the core back, and
- * the scratch memory the frames borrow.
+ * configuration, which a reload overwrites in place, and the core it
+ * drives, which masterd.c made and frees), the workers with frames to
+ * send, the events that flush them and call the core back, and the
+ * scratch memory the frames borrow.
  */
 static struct {
 	struct event_base		*base;

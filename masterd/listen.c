@@ -67,8 +67,8 @@ struct rl_slot {
 
 /*
  * The listener's own state, from server_listen() to server_close(): what
- * it was given at start (the event base, the configuration, which
- * md->conf stays across reloads), and what it made.
+ * it was given at start (the event base, and the configuration, which a
+ * reload overwrites in place), and what it made.
  */
 static struct {
 	struct event_base		*base;

@@ -49,10 +49,11 @@ static size_t	session_buffered(struct session *);
 static int	session_unseal(struct session *);
 
 /*
- * The session layer's own state: the event base and configuration it was
- * given at start (session_init(); md->conf stays where it is across
- * reloads), and what serves every session.  The sessions themselves are on
- * md->sessions, which control.c and job.c walk too.
+ * The session layer's own state: the event base and the configuration it
+ * was given at start (session_init(); masterd.c copies a reloaded
+ * configuration over the same one), and what serves every session.  The
+ * sessions themselves are on masterd's session list, which control.c and
+ * job.c walk too.
  */
 static struct {
 	struct event_base		*base;

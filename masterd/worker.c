@@ -48,9 +48,10 @@ static void	worker_peer_addr(struct session *, struct worker *,
 
 /*
  * The worker protocol's own state: what it was given at start (the event
- * base, the configuration, which md->conf stays across reloads), the
+ * base, and the configuration, which a reload overwrites in place), the
  * liveness timer, and the counts of results refused.  The workers are in
- * md->workers, by id, which the job layer and metrics read too.
+ * masterd's worker table, by id, which the job layer and control.c read
+ * too (metrics and exchange.c through worker_get() and worker_next()).
  */
 static struct {
 	struct event_base		*base;

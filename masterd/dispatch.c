@@ -650,6 +650,27 @@ dispatch_worker_load(struct worker *w, uint32_t *held, uint32_t *running)
 	sched_worker_load(dp.core, w->w_id, held, running);
 }
 
+/* The core's counts, for /metrics and /status. */
+void
+dispatch_stats(struct sched_stats *st)
+{
+	sched_get_stats(dp.core, st);
+}
+
+/* The core's estimates of worker w (its rate, round trip); -1: none. */
+int
+dispatch_worker_estimate(struct worker *w, struct sched_estimate *est)
+{
+	return (sched_worker_estimate(dp.core, w->w_id, est));
+}
+
+/* The core's suspicions of worker w; -1: none. */
+int
+dispatch_worker_fault(struct worker *w, struct sched_fault_info *fi)
+{
+	return (sched_worker_fault(dp.core, w->w_id, fi));
+}
+
 /* Tasks worker w started, and tasks halfway through (Progress). */
 void
 dispatch_progress(struct worker *w, const R3q__Progress *p)

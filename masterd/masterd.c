@@ -347,6 +347,18 @@ masterd_mkparent(const char *path, unsigned mode, const char *what)
 		log_info("%s: created %s", what, dir);
 }
 
+/*
+ * A job's default policy and queue_factor, from the configuration (its
+ * names checked when the file was read), spelt as the core spells them.
+ */
+static void
+masterd_apply_policy(void)
+{
+	sched_policy_parse(md->conf.policy, &md->policy);
+	strcpy(md->conf.policy, sched_policy_name(md->policy));
+	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+}
+
 /* Hand the suspect detection settings to the core. */
 void
 masterd_apply_fault(void)
@@ -502,9 +514,7 @@ masterd_reload(void)
 	server_liveness_arm();
 	masterd_apply_fault();
 	masterd_apply_balance();
-	sched_policy_parse(md->conf.policy, &md->policy);
-	strcpy(md->conf.policy, sched_policy_name(md->policy));
-	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+	masterd_apply_policy();
 	log_info("reloaded %s: default policy %s, queue_factor %s, TLS files "
 	    "read again", conffile, sched_policy_name(md->policy),
 	    md->conf.queue_factor);
@@ -616,9 +626,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s: %s\n", conffile, err);
 		exit(CONF_EX_CONFIG);
 	}
-	sched_policy_parse(md->conf.policy, &md->policy);
-	strcpy(md->conf.policy, sched_policy_name(md->policy));
-	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+	masterd_apply_policy();
 	masterd_apply_balance();
 	masterd_apply_trace();
 	if (noaction) {
@@ -666,7 +674,7 @@ main(int argc, char *argv[])
 	exchange_init();
 	server_init(md->base, &md->conf, md->sched);
 	if (server_listen() == -1 || control_listen() == -1 ||
-	    metrics_listen() == -1 || job_journal_open() == -1)
+	    metrics_listen(md->base, &md->conf) == -1 || job_journal_open() == -1)
 		exit(1);
 
 	ev_term = evsignal_new(md->base, SIGTERM, masterd_sig, NULL);
@@ -678,7 +686,8 @@ main(int argc, char *argv[])
 	server_expiry();
 
 	log_info("listening on %s, control socket %s, default policy %s",
-	    server_listen_addr(), md->conf.control, sched_policy_name(md->policy));
+	    server_listen_addr(), md->conf.control,
+	    sched_policy_name(md->policy));
 	notify_watchdog_start(md->base);
 	masterd_status();
 	notify_ready();

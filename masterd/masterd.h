@@ -597,6 +597,9 @@ int	 dispatch_worker_kinds(struct worker *, const uint32_t *, size_t);
 void	 dispatch_worker_pause(struct worker *, int);
 void	 dispatch_worker_drain(struct worker *, uint64_t);
 void	 dispatch_worker_load(struct worker *, uint32_t *, uint32_t *);
+void	 dispatch_stats(struct sched_stats *);
+int	 dispatch_worker_estimate(struct worker *, struct sched_estimate *);
+int	 dispatch_worker_fault(struct worker *, struct sched_fault_info *);
 void	 dispatch_progress(struct worker *, const R3q__Progress *);
 enum sched_verdict dispatch_vote(struct worker *, uint64_t, uint64_t,
 	    const struct sched_timing *, uint64_t);
@@ -605,7 +608,7 @@ int	 dispatch_released(struct worker *, uint64_t, int, uint64_t);
 int	 dispatch_handback(struct worker *, uint64_t, uint64_t);
 
 /* metrics.c */
-int	 metrics_listen(void);
+int	 metrics_listen(struct event_base *, const struct masterd_config *);
 void	 metrics_close(void);
 
 /* control.c */

@@ -28,6 +28,9 @@
 
 static struct evhttp	*http;
 static struct evconnlistener *http_listener;
+/* The configuration metrics_listen() was given: a reload overwrites it
+   in place. */
+static const struct masterd_config *mconf;
 
 /*
  * The HTTP connections, for max_http and connect_rate.  libevent 2.1's
@@ -72,8 +75,8 @@ static uint64_t		 hc_full_said;	/* mono ns of the last line */
 static uint64_t
 metrics_timeout_ms(void)
 {
-	return (md->conf.output_timeout < HTTP_TIMEOUT_MAX ?
-	    md->conf.output_timeout : HTTP_TIMEOUT_MAX);
+	return (mconf->output_timeout < HTTP_TIMEOUT_MAX ?
+	    mconf->output_timeout : HTTP_TIMEOUT_MAX);
 }
 
 /*
@@ -141,7 +144,7 @@ metrics_sweep(void)
 		if (readcb == NULL)
 			hconn_free(hc);
 	}
-	if (hc_full && nhconns < md->conf.max_http && http_listener != NULL) {
+	if (hc_full && nhconns < mconf->max_http && http_listener != NULL) {
 		hc_full = 0;
 		evconnlistener_enable(http_listener);
 	}
@@ -215,7 +218,7 @@ metrics_bev(struct event_base *base, void *arg)
 		fatal("event_new");
 	if (!event_pending(hc_sweeper, EV_TIMEOUT, NULL))
 		event_add(hc_sweeper, &tv);
-	if (nhconns >= md->conf.max_http && !hc_full &&
+	if (nhconns >= mconf->max_http && !hc_full &&
 	    http_listener != NULL) {
 		hc_full = 1;
 		evconnlistener_disable(http_listener);
@@ -326,7 +329,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 
 	(void)arg;
 	metrics_watch(req);
-	sched_get_stats(md->sched, &st);
+	dispatch_stats(&st);
 	worker_refused_counts(&refused, &refused_closed);
 	b = evbuffer_new();
 	evbuffer_add_printf(b,
@@ -474,7 +477,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# TYPE r3q_worker_power gauge\n");
 	i = 0;
 	while ((w = worker_next(&i)) != NULL) {
-		if (sched_worker_estimate(md->sched, w->w_id, &est) == -1)
+		if (dispatch_worker_estimate(w, &est) == -1)
 			continue;
 		evbuffer_add_printf(b, "r3q_worker_power{worker=\"");
 		metrics_label(b, w->w_name);
@@ -486,7 +489,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# TYPE r3q_worker_tasks gauge\n");
 	i = 0;
 	while ((w = worker_next(&i)) != NULL) {
-		sched_worker_load(md->sched, w->w_id, &held, &running);
+		dispatch_worker_load(w, &held, &running);
 		evbuffer_add_printf(b, "r3q_worker_tasks{worker=\"");
 		metrics_label(b, w->w_name);
 		evbuffer_add_printf(b, "\",state=\"held\"} %u\n", held);
@@ -499,7 +502,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "suspect.\n# TYPE r3q_worker_suspicions_total counter\n");
 	i = 0;
 	while ((w = worker_next(&i)) != NULL) {
-		if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+		if (dispatch_worker_fault(w, &fi) == -1)
 			continue;
 		evbuffer_add_printf(b, "r3q_worker_suspicions_total{worker=\"");
 		metrics_label(b, w->w_name);
@@ -577,7 +580,7 @@ metrics_status(struct evhttp_request *req, void *arg)
 
 	(void)arg;
 	metrics_watch(req);
-	sched_get_stats(md->sched, &st);
+	dispatch_stats(&st);
 	b = evbuffer_new();
 	evbuffer_add_printf(b, "{\"version\":\"%s\",\"listen\":",
 	    PACKAGE_VERSION);
@@ -597,14 +600,14 @@ metrics_status(struct evhttp_request *req, void *arg)
 	evbuffer_add_printf(b, "},\"workers\":[");
 	i = 0;
 	while ((w = worker_next(&i)) != NULL) {
-		sched_worker_load(md->sched, w->w_id, &held, &running);
+		dispatch_worker_load(w, &held, &running);
 		evbuffer_add_printf(b, "%s{\"name\":", first ? "" : ",");
 		status_string(b, w->w_name);
 		evbuffer_add_printf(b, ",\"address\":");
 		status_string(b, w->w_session->s_addr);
-		if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+		if (dispatch_worker_fault(w, &fi) == -1)
 			memset(&fi, 0, sizeof(fi));
-		if (sched_worker_estimate(md->sched, w->w_id, &est) == -1)
+		if (dispatch_worker_estimate(w, &est) == -1)
 			memset(&est, 0, sizeof(est));
 		evbuffer_add_printf(b, ",\"cpus\":%u,\"speed\":%g,\"held\":%u,"
 		    "\"running\":%u,\"done\":%" PRIu64 ",\"since\":%" PRIu64
@@ -664,16 +667,17 @@ metrics_other(struct evhttp_request *req, void *arg)
  * means 127.0.0.1.  Returns -1 with a log line on failure.
  */
 int
-metrics_listen(void)
+metrics_listen(struct event_base *base, const struct masterd_config *c)
 {
 	struct evhttp_bound_socket	*bs;
 	struct sockaddr_storage		 ss;
 	socklen_t			 sslen = sizeof(ss);
 	char				 host[256], port[16], a[64];
-	const char			*spec = md->conf.http;
+	const char			*spec = c->http;
 	struct timeval			 tv;
 	int				 p;
 
+	mconf = c;
 	if (strcmp(spec, "none") == 0)
 		return (0);
 	if (strchr(spec, ':') == NULL && strchr(spec, '.') == NULL) {
@@ -684,7 +688,7 @@ metrics_listen(void)
 		log_warnx("http: bad address %s", spec);
 		return (-1);
 	}
-	if ((http = evhttp_new(md->base)) == NULL)
+	if ((http = evhttp_new(base)) == NULL)
 		fatalx("evhttp_new");
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	evhttp_set_cb(http, "/metrics", metrics_prometheus, NULL);

@@ -45,9 +45,7 @@ fz_master_init(const char *journal)
 	masterd_apply_fault();
 	TAILQ_INIT(&md->sessions);
 	TAILQ_INIT(&md->jobs);
-	TAILQ_INIT(&md->dirty);
-	if ((md->arena = frame_arena_new()) == NULL)
-		fatal("frame_arena_new");
+	server_init(md->base, &md->conf, md->sched);
 	md->wall_off = wall_ns() - mono_ns();
 	md->next_job = 1;
 	md->next_task = 1;
@@ -69,7 +67,6 @@ fz_master_free(void)
 	if (md->prune != NULL)
 		event_free(md->prune);
 	event_base_free(md->base);
-	frame_arena_free(md->arena);
 	free(md->workers);
 	free(md);
 	md = NULL;

@@ -1,5 +1,5 @@
 /*
- * Master-planned worker-to-worker operations (issue 22, seed 001;
+ * Master-planned worker-to-worker operations (doc/algorithms.md §2;
  * exchange.h has the interface): measuring the link matrix, and total
  * exchanges scheduled by common/xchg over it.
  *
@@ -156,8 +156,7 @@ x_worker(const struct xop *x, size_t i)
 {
 	struct worker	*w;
 
-	if (x->x_wids[i] >= md->maxworkers ||
-	    (w = md->workers[x->x_wids[i]]) == NULL ||
+	if ((w = worker_get(x->x_wids[i])) == NULL ||
 	    strcmp(w->w_name, x->x_names[i]) != 0)
 		return (NULL);
 	return (w);
@@ -544,7 +543,7 @@ x_named(const struct xop *x, const char *name, uint32_t dflt)
 	return (dflt);
 }
 
-/* A PeerReport from worker w (server.c). */
+/* A PeerReport from worker w (worker.c). */
 void
 exchange_dispatch(struct worker *w, void *arg)
 {
@@ -645,8 +644,7 @@ x_new(int kind, const uint32_t *wids, size_t p, char *err, size_t errlen)
 		return (NULL);
 	}
 	for (i = 0; i < p; i++) {
-		if (wids[i] >= md->maxworkers ||
-		    (w = md->workers[wids[i]]) == NULL) {
+		if ((w = worker_get(wids[i])) == NULL) {
 			snprintf(err, errlen, "no worker with id %u", wids[i]);
 			return (NULL);
 		}
@@ -670,7 +668,7 @@ x_new(int kind, const uint32_t *wids, size_t p, char *err, size_t errlen)
 	x->x_names = xcalloc(p + 1, sizeof(*x->x_names));
 	x->x_addrs = xcalloc(p + 1, sizeof(*x->x_addrs));
 	for (i = 0; i < p; i++) {
-		w = md->workers[wids[i]];
+		w = worker_get(wids[i]);
 		x->x_wids[i] = wids[i];
 		snprintf(x->x_names[i], sizeof(x->x_names[i]), "%s",
 		    w->w_name);
@@ -868,12 +866,13 @@ static uint32_t *
 x_capable(size_t *np)
 {
 	uint32_t	*w = xcalloc(md->maxworkers + 1, sizeof(*w));
-	uint32_t	 i;
+	struct worker	*wk;
+	uint32_t	 i = 0;
 
 	*np = 0;
-	for (i = 0; i < md->maxworkers; i++)
-		if (exchange_capable(md->workers[i]))
-			w[(*np)++] = i;
+	while ((wk = worker_next(&i)) != NULL)
+		if (exchange_capable(wk))
+			w[(*np)++] = wk->w_id;
 	return (w);
 }
 
@@ -941,7 +940,7 @@ exchange_control(void *sarg, void *earg)
 			bytes[i * p + j] = i == j ? 0 : b;
 	if (env->exchange_request->fatal) {
 		/*
-		 * The sizes of the fatal matrix (seed 001 section 4, as
+		 * The sizes of the fatal matrix (doc/algorithms.md §2, as
 		 * xchg_fatal() has them) on whatever links there are: row
 		 * i < p - 1 sends h = (p - 2) x to i + 1 and delta elsewhere;
 		 * the last row delta to 0 and x to 1 .. p - 2.

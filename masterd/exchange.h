@@ -1,6 +1,6 @@
 /*
- * Worker-to-worker total exchanges planned by the master (issue 22,
- * seed 001; the schedulers are common/xchg).  masterd-internal: the island
+ * Worker-to-worker total exchanges planned by the master (doc/algorithms.md
+ * §2; the schedulers are common/xchg).  masterd-internal: the island
  * job (job_islands.c) and r3qctl's "exchange run" both come through here.
  *
  * Workers that set peer_listen advertise a peer address in their Hello
@@ -93,7 +93,7 @@ int	 exchange_capable(const struct worker *);
 /* Bytes workers send in one exchange, at most (a p x p matrix's sum). */
 #define EXCHANGE_MAX_BYTES	(UINT64_C(1) << 40)
 
-/* masterd's side of it (server.c, control.c call these). */
+/* masterd's side of it (worker.c, session.c, control.c call these). */
 void	 exchange_init(void);
 void	 exchange_worker_gone(struct worker *);
 void	 exchange_dispatch(struct worker *, void *);	/* Envelope * */

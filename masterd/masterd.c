@@ -81,7 +81,7 @@ check_qf(const char *v, char *err, size_t errlen)
 	return (0);
 }
 
-/* balance: a balancing mode the core knows (issue 19). */
+/* balance: a balancing mode the core knows (doc/algorithms.md §4). */
 static int
 check_balance(const char *v, char *err, size_t errlen)
 {
@@ -310,10 +310,10 @@ masterd_config_check(const struct masterd_config *c, char *err, size_t len)
 }
 
 /*
- * The balancing defaults (issue 19): the mode a job gets unless it names
- * one, Power's interval and the topology of the paper's pairs.  The names
- * were checked when the file was read; they are printed as the core
- * spells them.
+ * The balancing defaults (doc/algorithms.md §4): the mode a job gets
+ * unless it names one, Power's interval and the topology of the paper's
+ * pairs.  The names were checked when the file was read; they are
+ * printed as the core spells them.
  */
 void
 masterd_apply_balance(void)
@@ -345,6 +345,18 @@ masterd_mkparent(const char *path, unsigned mode, const char *what)
 	*slash = '\0';
 	if (mkdir(dir, (mode_t)mode) == 0)
 		log_info("%s: created %s", what, dir);
+}
+
+/*
+ * A job's default policy and queue_factor, from the configuration (its
+ * names checked when the file was read), spelt as the core spells them.
+ */
+static void
+masterd_apply_policy(void)
+{
+	sched_policy_parse(md->conf.policy, &md->policy);
+	strcpy(md->conf.policy, sched_policy_name(md->policy));
+	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
 }
 
 /* Hand the suspect detection settings to the core. */
@@ -435,47 +447,6 @@ masterd_check_tls(const struct masterd_config *c, const char *user,
 	return (tokens_check(c, err, errlen));
 }
 
-/*
- * Warn of what runs out within 30 days (issue 24, "Expiry"): our
- * certificate, the CA, the CRL's next update; keep the dates for
- * /metrics.  At start, at every reload, and once a day.
- */
-void
-masterd_expiry(void)
-{
-	struct tls_check	 tc;
-	struct tls_expiry	 te;
-
-	memset(&tc, 0, sizeof(tc));
-	tc.tc_ca = md->conf.ca;
-	tc.tc_cert = md->conf.cert;
-	tc.tc_daemon = "masterd";
-	tc.tc_crl = md->conf.crl;
-	if (tls_expiry(md->conf.ca, md->conf.cert, md->crl, &te) == -1) {
-		log_warnx("cannot read %s or %s for their expiry dates",
-		    md->conf.cert, md->conf.ca);
-		return;
-	}
-	md->exp_cert = te.te_cert;
-	md->exp_ca = te.te_ca;
-	md->exp_crl = te.te_crl;
-	tls_expiry_warn(&tc, &te, time(NULL), log_warnx);
-}
-
-static void
-masterd_expiry_daily(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	masterd_expiry();
-}
-
-/*
- * SIGHUP: read the configuration and the TLS files again and apply them
- * without dropping a worker or a job.  A broken file changes nothing.
- * The control socket's path and the journal's take a restart.
- */
 /* The trace key, unless -T said otherwise (checked by check_trace). */
 static void
 masterd_apply_trace(void)
@@ -492,6 +463,11 @@ masterd_apply_trace(void)
 	log_trace_names(bits, md->conf.trace, sizeof(md->conf.trace));
 }
 
+/*
+ * SIGHUP: read the configuration and the TLS files again and apply them
+ * without dropping a worker or a job.  A broken file changes nothing.
+ * The control socket's path and the journal's take a restart.
+ */
 static void
 masterd_reload(void)
 {
@@ -538,13 +514,11 @@ masterd_reload(void)
 	server_liveness_arm();
 	masterd_apply_fault();
 	masterd_apply_balance();
-	sched_policy_parse(md->conf.policy, &md->policy);
-	strcpy(md->conf.policy, sched_policy_name(md->policy));
-	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+	masterd_apply_policy();
 	log_info("reloaded %s: default policy %s, queue_factor %s, TLS files "
 	    "read again", conffile, sched_policy_name(md->policy),
 	    md->conf.queue_factor);
-	masterd_expiry();
+	server_expiry();
 done:
 	notify_ready();
 }
@@ -594,7 +568,6 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event	*ev_term, *ev_int, *ev_hup;
-	struct timeval	 day = { 86400, 0 };
 	const char	*user = NULL;
 	char		 err[1024];
 	int		 ch, debug = 0, noaction = 0, verbose = 0, given = 0;
@@ -653,9 +626,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s: %s\n", conffile, err);
 		exit(CONF_EX_CONFIG);
 	}
-	sched_policy_parse(md->conf.policy, &md->policy);
-	strcpy(md->conf.policy, sched_policy_name(md->policy));
-	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+	masterd_apply_policy();
 	masterd_apply_balance();
 	masterd_apply_trace();
 	if (noaction) {
@@ -695,17 +666,15 @@ main(int argc, char *argv[])
 	masterd_apply_balance();
 	TAILQ_INIT(&md->sessions);
 	TAILQ_INIT(&md->jobs);
-	TAILQ_INIT(&md->dirty);
-	if ((md->arena = frame_arena_new()) == NULL)
-		fatal("frame_arena_new");
 	masterd_nofile();
 	md->wall_off = wall_ns() - mono_ns();
 	md->next_job = 1;
 	md->next_task = 1;
 	md->next_batch = 1;
 	exchange_init();
+	server_init(md->base, &md->conf, md->sched);
 	if (server_listen() == -1 || control_listen() == -1 ||
-	    metrics_listen() == -1 || job_journal_open() == -1)
+	    metrics_listen(md->base, &md->conf) == -1 || job_journal_open() == -1)
 		exit(1);
 
 	ev_term = evsignal_new(md->base, SIGTERM, masterd_sig, NULL);
@@ -714,14 +683,11 @@ main(int argc, char *argv[])
 	evsignal_add(ev_term, NULL);
 	evsignal_add(ev_int, NULL);
 	evsignal_add(ev_hup, NULL);
-	masterd_expiry();
-	if ((md->expiry_ev = event_new(md->base, -1, EV_PERSIST,
-	    masterd_expiry_daily, NULL)) == NULL)
-		fatal("event_new");
-	event_add(md->expiry_ev, &day);
+	server_expiry();
 
 	log_info("listening on %s, control socket %s, default policy %s",
-	    md->listen_addr, md->conf.control, sched_policy_name(md->policy));
+	    server_listen_addr(), md->conf.control,
+	    sched_policy_name(md->policy));
 	notify_watchdog_start(md->base);
 	masterd_status();
 	notify_ready();
@@ -740,9 +706,7 @@ main(int argc, char *argv[])
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);
-	event_free(md->expiry_ev);
 	event_base_free(md->base);
-	frame_arena_free(md->arena);
 	free(md->workers);
 	free(md);
 	return (0);

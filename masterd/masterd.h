@@ -64,7 +64,7 @@ struct masterd_config {
 	uint64_t	 client_buffer;		/* bytes queued to a client */
 	uint64_t	 frame_timeout;		/* ms a frame may take to
 						   arrive once begun */
-	/* Bounded everything (issue 24): marks, limits and caps. */
+	/* Bounded everything: marks, limits and caps. */
 	uint64_t	 worker_buffer;		/* bytes queued to a worker */
 	uint64_t	 output_limit;		/* to any peer: then dropped */
 	uint64_t	 output_timeout;	/* ms over its mark, unread */
@@ -115,8 +115,8 @@ struct rstream;
 
 /*
  * One connection: a worker or a client over TLS, or a client on the control
- * socket.  Owned by the server's session list; dies when the peer goes
- * away, misbehaves, or masterd exits.
+ * socket.  Owned by the session layer (session.c), on md->sessions; dies
+ * when the peer goes away, misbehaves, or masterd exits.
  */
 struct session {
 	TAILQ_ENTRY(session)	 s_entry;
@@ -156,7 +156,7 @@ struct session {
 	int			 s_jheld;	/* reading stopped: the journal
 						   cannot be written */
 	time_t			 s_not_after;	/* its certificate's, Unix s */
-	/* Relays (issue 20, masterd/relay.c). */
+	/* Relays (masterd/relay.c). */
 	int			 s_relay;	/* its certificate says relay */
 	struct rlink		*s_rlink;	/* a relay's link: its streams */
 	struct rstream		*s_rstream;	/* a relayed worker: its stream */
@@ -174,10 +174,6 @@ struct session {
 };
 TAILQ_HEAD(sessionlist, session);
 
-/*
- * A worker known to the core.  Created by a valid hello, freed when its
- * session closes; its tasks then go back to the queue.
- */
 /* A TaskPush to send at the next flush (server_push). */
 struct push_pending {
 	uint64_t		*pp_ids;
@@ -193,6 +189,12 @@ struct push_pending {
 /* Longest text of the relays a relayed worker came through. */
 #define RELAY_VIA_TEXT		128
 
+/*
+ * A worker known to the core.  Created by a valid hello (worker.c), on
+ * md->workers by its id; freed when its session closes, and its tasks
+ * then go back to the queue.  The frames being built for it (w_out ...
+ * w_push) are dispatch.c's.
+ */
 struct worker {
 	uint32_t		 w_id;
 	char			 w_name[64];
@@ -227,7 +229,7 @@ struct worker {
 	size_t			 w_nwithdraw, w_withdrawcap;
 	struct push_pending	*w_push;	/* TaskPush, after Assign */
 	size_t			 w_npush, w_pushcap;
-	int			 w_dirty;	/* on md->dirty */
+	int			 w_dirty;	/* on dispatch.c's list */
 	TAILQ_ENTRY(worker)	 w_dirty_entry;
 	uint64_t		 w_roster_job;	/* job whose roster ... */
 	size_t			 w_roster_idx;	/* ... names it here */
@@ -240,7 +242,7 @@ struct worker {
 	uint64_t		 w_refused_said;	/* mono ns of that line */
 	char			*w_why;		/* its last suspicion, or
 						   NULL */
-	/* draining (issue 25): no new tasks, then it leaves */
+	/* draining: no new tasks, then it leaves */
 	int			 w_draining;
 	int			 w_drain_said;	/* its first Drain came */
 	int			 w_drained;	/* it said done: leaving */
@@ -470,24 +472,16 @@ enum drop {
 struct masterd {
 	struct masterd_config	 conf;
 	struct event_base	*base;
-	struct evbuffer		*plain;		/* a frame before it is sealed
-						   (session_frame()) */
 	struct sched		*sched;
 	enum sched_policy	 policy;
 	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
 	enum sched_balance	 balance;	/* a job's default */
 	uint64_t		 epoch;		/* task id space */
 	struct siphash_key	 mac;		/* tags the copies we send */
-	uint64_t		 refused;	/* results refused: no such copy */
-	uint64_t		 refused_closed;	/* workers closed for it */
 	uint64_t		 boot;		/* this process */
 	struct sessionlist	 sessions;
 	struct joblist		 jobs;
 	struct worker		**workers;	/* indexed by worker id */
-	struct workerlist	 dirty;		/* frames to send */
-	struct event		*flush;		/* sends them */
-	struct event		*accept_pause;	/* out of descriptors */
-	struct frame_arena	*arena;		/* frames read, unpacked */
 	uint32_t		 nworkers;
 	uint32_t		 maxworkers;
 	uint64_t		 next_job;
@@ -502,26 +496,10 @@ struct masterd {
 						   to withdraw it did, until
 						   one offers it again */
 	uint32_t		 nkinds, kindcap;
-	struct evconnlistener	*tls_listener;
 	struct evconnlistener	*ctl_listener;
-	struct event		*liveness;	/* heartbeat_timeout check */
-	struct event		*tick;		/* the core's deadline */
-	uint64_t		 tick_at;	/* when it is armed for */
-	void			*ssl_ctx;
-	struct tls_crl		*crl;		/* NULL: crl = none */
-	time_t			 exp_cert;	/* notAfter of our cert, */
-	time_t			 exp_ca;	/* of the CA, */
-	time_t			 exp_crl;	/* the CRL's nextUpdate */
-	struct event		*expiry_ev;	/* the daily look at them */
-	int			 draining;
-	char			 listen_addr[64];	/* as bound */
 	uint64_t		 wall_off;	/* wall ns - mono ns */
 	struct journal		*journal;	/* NULL: journal = none */
 	struct event		*prune;		/* journal_retention timer */
-	struct event		*reaper;	/* frees dropped sessions */
-	uint32_t		 npaused;	/* sessions over their mark */
-	uint64_t		 dropped[DROP_N];	/* peers dropped */
-	uint64_t		 capped[CAP_N];	/* refusals by cap */
 	/* the journal cannot be written: job_journal_stall() */
 	int			 jstalled;
 	int			 jrewound;	/* jobs reloaded since the
@@ -540,22 +518,11 @@ struct masterd {
 extern struct masterd	*md;
 
 void	 masterd_status(void);
-void	 masterd_expiry(void);
 
-/* server.c */
-int	 server_listen(void);
-int	 server_reload(const struct masterd_config *);
-void	 server_liveness_arm(void);
-void	 server_close(void);
-void	 server_trim(size_t);
-void	 server_flush(void);
-void	 server_flush_later(void);
-void	 server_accept_error(struct evconnlistener *, void *);
-int	 server_connect_allowed(const struct sockaddr *, const char *);
-void	 server_drain(void);
-int	 server_drain_worker(struct worker *, const char *);
-void	 server_push(struct worker *, const uint64_t *, size_t, uint32_t,
-	    const uint64_t *, size_t);
+/* session.c: the session layer */
+void	 session_init(struct event_base *, const struct masterd_config *);
+void	 session_close_all(void);
+struct session *session_new(struct bufferevent *, const char *, int);
 void	 session_send(struct session *, Envelope *);
 int	 session_frame(struct session *, const Envelope *);
 struct evbuffer	*session_in(struct session *);
@@ -570,16 +537,78 @@ void	 session_error_soft(struct session *, uint64_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	 session_pause(struct session *);
 void	 session_output(struct session *);
-void	 session_close(struct session *);
-void	*server_scratch(size_t);
+void	 session_output_check(uint64_t);
+void	 session_role_known(struct session *);
+const char *session_fmt_ms(uint64_t, char *, size_t);
+uint32_t session_npaused(void);
+uint64_t session_dropped(enum drop);
+void	 session_dropped_count(enum drop);
+void	 server_trim(size_t);
 size_t	 server_clients(void);
 uint64_t server_output_bytes(void);
+
+/* listen.c: the TLS listener, and the server side's start and end */
+void	 server_init(struct event_base *, const struct masterd_config *,
+	    struct sched *);
+int	 server_listen(void);
+int	 server_reload(const struct masterd_config *);
+void	 server_close(void);
+void	 server_accept_error(struct evconnlistener *, void *);
+int	 server_connect_allowed(const struct sockaddr *, const char *);
 void	 server_refused(enum cap, const char *, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
-struct session *session_new(struct bufferevent *, const char *, int);
+uint64_t server_capped(enum cap);
+void	 server_cap_count(enum cap);
+struct tls_crl *server_crl(void);
+const char *server_listen_addr(void);
+void	 server_expiry(void);
+void	 server_expiry_dates(time_t *, time_t *, time_t *);
+void	 listen_verified(struct session *);
+
+/* worker.c: the worker protocol */
+void	 worker_init(struct event_base *, const struct masterd_config *);
+void	 worker_close(void);
+struct worker *worker_get(uint32_t);
+struct worker *worker_next(uint32_t *);
+void	 worker_hello(struct session *, Envelope *);
+void	 worker_dispatch(struct session *, Envelope *);
+void	 worker_gone(struct session *);
+void	 worker_free(struct worker *);
+uint64_t worker_tag(const struct worker *, uint64_t);
+void	 worker_killed_add(struct worker *, uint64_t);
+void	 worker_refused_counts(uint64_t *, uint64_t *);
+int	 server_drain_worker(struct worker *, const char *);
+void	 server_liveness_arm(void);
+
+/* dispatch.c: the one caller of the scheduling core, and the sender */
+void	 dispatch_init(struct event_base *, const struct masterd_config *,
+	    struct sched *);
+void	 dispatch_close(void);
+void	 server_drain(void);
+void	 server_flush(void);
+void	 server_flush_later(void);
+void	 server_push(struct worker *, const uint64_t *, size_t, uint32_t,
+	    const uint64_t *, size_t);
+void	*server_scratch(size_t);
+int	 dispatch_unsend(struct worker *, uint64_t);
+int	 dispatch_worker_join(struct worker *);
+void	 dispatch_worker_gone(struct worker *);
+int	 dispatch_worker_kinds(struct worker *, const uint32_t *, size_t);
+void	 dispatch_worker_pause(struct worker *, int);
+void	 dispatch_worker_drain(struct worker *, uint64_t);
+void	 dispatch_worker_load(struct worker *, uint32_t *, uint32_t *);
+void	 dispatch_stats(struct sched_stats *);
+int	 dispatch_worker_estimate(struct worker *, struct sched_estimate *);
+int	 dispatch_worker_fault(struct worker *, struct sched_fault_info *);
+void	 dispatch_progress(struct worker *, const R3q__Progress *);
+enum sched_verdict dispatch_vote(struct worker *, uint64_t, uint64_t,
+	    const struct sched_timing *, uint64_t);
+int	 dispatch_failed(struct worker *, uint64_t, uint64_t);
+int	 dispatch_released(struct worker *, uint64_t, int, uint64_t);
+int	 dispatch_handback(struct worker *, uint64_t, uint64_t);
 
 /* metrics.c */
-int	 metrics_listen(void);
+int	 metrics_listen(struct event_base *, const struct masterd_config *);
 void	 metrics_close(void);
 
 /* control.c */

@@ -28,6 +28,9 @@
 
 static struct evhttp	*http;
 static struct evconnlistener *http_listener;
+/* The configuration metrics_listen() was given: a reload overwrites it
+   in place. */
+static const struct masterd_config *mconf;
 
 /*
  * The HTTP connections, for max_http and connect_rate.  libevent 2.1's
@@ -72,8 +75,8 @@ static uint64_t		 hc_full_said;	/* mono ns of the last line */
 static uint64_t
 metrics_timeout_ms(void)
 {
-	return (md->conf.output_timeout < HTTP_TIMEOUT_MAX ?
-	    md->conf.output_timeout : HTTP_TIMEOUT_MAX);
+	return (mconf->output_timeout < HTTP_TIMEOUT_MAX ?
+	    mconf->output_timeout : HTTP_TIMEOUT_MAX);
 }
 
 /*
@@ -141,7 +144,7 @@ metrics_sweep(void)
 		if (readcb == NULL)
 			hconn_free(hc);
 	}
-	if (hc_full && nhconns < md->conf.max_http && http_listener != NULL) {
+	if (hc_full && nhconns < mconf->max_http && http_listener != NULL) {
 		hc_full = 0;
 		evconnlistener_enable(http_listener);
 	}
@@ -215,11 +218,11 @@ metrics_bev(struct event_base *base, void *arg)
 		fatal("event_new");
 	if (!event_pending(hc_sweeper, EV_TIMEOUT, NULL))
 		event_add(hc_sweeper, &tv);
-	if (nhconns >= md->conf.max_http && !hc_full &&
+	if (nhconns >= mconf->max_http && !hc_full &&
 	    http_listener != NULL) {
 		hc_full = 1;
 		evconnlistener_disable(http_listener);
-		md->capped[CAP_HTTP]++;
+		server_cap_count(CAP_HTTP);
 		now = mono_ns();
 		if (hc_full_said == 0 || now - hc_full_said >= HC_LOG_NS) {
 			log_warnx("http: %u connections open (max_http); not "
@@ -247,7 +250,7 @@ metrics_closed(struct evhttp_connection *evcon, void *arg)
 	    (len = evbuffer_get_length(bufferevent_get_output(bev))) == 0)
 		return;
 	evhttp_connection_get_peer(evcon, &addr, &port);
-	md->dropped[DROP_TIMEOUT]++;
+	session_dropped_count(DROP_TIMEOUT);
 	log_warnx("http client %s:%u dropped: %zu bytes of its answer queued, "
 	    "unread for %llums (output_timeout, at most %ums for HTTP)",
 	    addr != NULL ? addr : "?", port, len, (unsigned long long)
@@ -265,7 +268,7 @@ metrics_watch(struct evhttp_request *req)
 }
 
 /*
- * When certificates run out (issue 24, "Expiry"), as Unix times: alert on
+ * When certificates run out (server_expiry()), as Unix times: alert on
  * r3q_cert_expiry_seconds - time() < 30 * 86400.  Our own, the CA, the
  * CRL's next update (with a crl), and each connected worker's.
  */
@@ -274,27 +277,29 @@ metrics_expiry(struct evbuffer *b)
 {
 	struct worker	*w;
 	uint32_t	 i;
+	time_t		 cert, ca, crl;
 
+	server_expiry_dates(&cert, &ca, &crl);
 	evbuffer_add_printf(b,
 	    "# HELP r3q_cert_expiry_seconds When masterd's certificate, the "
 	    "CA and the CRL's next update run out (Unix time).\n"
 	    "# TYPE r3q_cert_expiry_seconds gauge\n");
-	if (md->exp_cert != 0)
+	if (cert != 0)
 		evbuffer_add_printf(b, "r3q_cert_expiry_seconds{cert=\"master\"}"
-		    " %lld\n", (long long)md->exp_cert);
-	if (md->exp_ca != 0)
+		    " %lld\n", (long long)cert);
+	if (ca != 0)
 		evbuffer_add_printf(b, "r3q_cert_expiry_seconds{cert=\"ca\"} "
-		    "%lld\n", (long long)md->exp_ca);
-	if (md->crl != NULL && md->exp_crl != 0)
+		    "%lld\n", (long long)ca);
+	if (server_crl() != NULL && crl != 0)
 		evbuffer_add_printf(b, "r3q_cert_expiry_seconds{cert=\"crl\"} "
-		    "%lld\n", (long long)md->exp_crl);
+		    "%lld\n", (long long)crl);
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_cert_expiry_seconds When a connected worker's "
 	    "certificate runs out (Unix time).\n"
 	    "# TYPE r3q_worker_cert_expiry_seconds gauge\n");
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL ||
-		    w->w_session->s_not_after == 0)
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {
+		if (w->w_session->s_not_after == 0)
 			continue;
 		evbuffer_add_printf(b, "r3q_worker_cert_expiry_seconds{worker=\"");
 		metrics_label(b, w->w_name);
@@ -304,7 +309,7 @@ metrics_expiry(struct evbuffer *b)
 	evbuffer_add_printf(b,
 	    "# HELP r3q_crl_revoked Certificates the CRL revokes (crl).\n"
 	    "# TYPE r3q_crl_revoked gauge\n"
-	    "r3q_crl_revoked %zu\n", tls_crl_entries(md->crl));
+	    "r3q_crl_revoked %zu\n", tls_crl_entries(server_crl()));
 }
 
 /* GET /metrics: the Prometheus text exposition format. */
@@ -319,11 +324,13 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	struct job		*j;
 	R3q__JobInfo		 info;
 	uint32_t		 i, held, running;
+	uint64_t		 refused, refused_closed;
 	size_t			 nj[4] = { 0, 0, 0, 0 };
 
 	(void)arg;
 	metrics_watch(req);
-	sched_get_stats(md->sched, &st);
+	dispatch_stats(&st);
+	worker_refused_counts(&refused, &refused_closed);
 	b = evbuffer_new();
 	evbuffer_add_printf(b,
 	    "# HELP r3q_workers_connected Workers connected now.\n"
@@ -386,9 +393,9 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# TYPE r3q_tasks_handed_back_total counter\n"
 	    "r3q_tasks_handed_back_total %" PRIu64 "\n",
 	    st.suspect_workers, st.cooling_workers, st.suspects,
-	    st.slow_suspects, st.suspect_replicas, st.killed, md->refused, md->refused_closed,
+	    st.slow_suspects, st.suspect_replicas, st.killed, refused, refused_closed,
 	    st.handed_back);
-	/* A journal that cannot write (issue 24): job_journal_stall(). */
+	/* A journal that cannot write: job_journal_stall(). */
 	evbuffer_add_printf(b,
 	    "# HELP r3q_journal_stalled 1 while the journal cannot be written "
 	    "(nothing is assigned, no result taken).\n"
@@ -440,11 +447,12 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# TYPE r3q_refused_total counter\n",
 	    server_clients(), job_pending_all(), job_memory_all(),
 	    server_output_bytes(),
-	    md->npaused, md->dropped[DROP_LIMIT], md->dropped[DROP_TIMEOUT]);
+	    session_npaused(), session_dropped(DROP_LIMIT),
+	    session_dropped(DROP_TIMEOUT));
 	for (i = 0; i < CAP_N; i++)
 		evbuffer_add_printf(b, "r3q_refused_total{cap=\"%s\"} %" PRIu64
-		    "\n", cap_names[i], md->capped[i]);
-	/* Balancing of held tasks (issue 19). */
+		    "\n", cap_names[i], server_capped(i));
+	/* Balancing of held tasks (doc/algorithms.md §4). */
 	evbuffer_add_printf(b,
 	    "# HELP r3q_withdrawals_total Held tasks asked back from a worker "
 	    "to move them (balancing).\n"
@@ -467,9 +475,9 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_worker_power Results a worker returned in the last "
 	    "power_interval, counted by the master.\n"
 	    "# TYPE r3q_worker_power gauge\n");
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL ||
-		    sched_worker_estimate(md->sched, w->w_id, &est) == -1)
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {
+		if (dispatch_worker_estimate(w, &est) == -1)
 			continue;
 		evbuffer_add_printf(b, "r3q_worker_power{worker=\"");
 		metrics_label(b, w->w_name);
@@ -479,10 +487,9 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_tasks Tasks on a worker now.\n"
 	    "# TYPE r3q_worker_tasks gauge\n");
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL)
-			continue;
-		sched_worker_load(md->sched, w->w_id, &held, &running);
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {
+		dispatch_worker_load(w, &held, &running);
 		evbuffer_add_printf(b, "r3q_worker_tasks{worker=\"");
 		metrics_label(b, w->w_name);
 		evbuffer_add_printf(b, "\",state=\"held\"} %u\n", held);
@@ -493,9 +500,9 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_suspicions_total Times a worker became "
 	    "suspect.\n# TYPE r3q_worker_suspicions_total counter\n");
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL ||
-		    sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {
+		if (dispatch_worker_fault(w, &fi) == -1)
 			continue;
 		evbuffer_add_printf(b, "r3q_worker_suspicions_total{worker=\"");
 		metrics_label(b, w->w_name);
@@ -504,9 +511,8 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	evbuffer_add_printf(b,
 	    "# HELP r3q_worker_tasks_done_total Results accepted from a "
 	    "worker.\n# TYPE r3q_worker_tasks_done_total counter\n");
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL)
-			continue;
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {
 		evbuffer_add_printf(b, "r3q_worker_tasks_done_total{worker=\"");
 		metrics_label(b, w->w_name);
 		evbuffer_add_printf(b, "\"} %" PRIu64 "\n", w->w_done);
@@ -574,11 +580,11 @@ metrics_status(struct evhttp_request *req, void *arg)
 
 	(void)arg;
 	metrics_watch(req);
-	sched_get_stats(md->sched, &st);
+	dispatch_stats(&st);
 	b = evbuffer_new();
 	evbuffer_add_printf(b, "{\"version\":\"%s\",\"listen\":",
 	    PACKAGE_VERSION);
-	status_string(b, md->listen_addr);
+	status_string(b, server_listen_addr());
 	evbuffer_add_printf(b, ",\"policy\":\"%s\",\"tasks\":{\"queued\":%"
 	    PRIu64 ",\"held\":%" PRIu64 ",\"running\":%" PRIu64 ",\"done\":%"
 	    PRIu64 ",\"failed\":%" PRIu64 ",\"replicas\":%" PRIu64 "},"
@@ -592,17 +598,16 @@ metrics_status(struct evhttp_request *req, void *arg)
 	else
 		evbuffer_add_printf(b, "null");
 	evbuffer_add_printf(b, "},\"workers\":[");
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL)
-			continue;
-		sched_worker_load(md->sched, w->w_id, &held, &running);
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {
+		dispatch_worker_load(w, &held, &running);
 		evbuffer_add_printf(b, "%s{\"name\":", first ? "" : ",");
 		status_string(b, w->w_name);
 		evbuffer_add_printf(b, ",\"address\":");
 		status_string(b, w->w_session->s_addr);
-		if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+		if (dispatch_worker_fault(w, &fi) == -1)
 			memset(&fi, 0, sizeof(fi));
-		if (sched_worker_estimate(md->sched, w->w_id, &est) == -1)
+		if (dispatch_worker_estimate(w, &est) == -1)
 			memset(&est, 0, sizeof(est));
 		evbuffer_add_printf(b, ",\"cpus\":%u,\"speed\":%g,\"held\":%u,"
 		    "\"running\":%u,\"done\":%" PRIu64 ",\"since\":%" PRIu64
@@ -662,16 +667,17 @@ metrics_other(struct evhttp_request *req, void *arg)
  * means 127.0.0.1.  Returns -1 with a log line on failure.
  */
 int
-metrics_listen(void)
+metrics_listen(struct event_base *base, const struct masterd_config *c)
 {
 	struct evhttp_bound_socket	*bs;
 	struct sockaddr_storage		 ss;
 	socklen_t			 sslen = sizeof(ss);
 	char				 host[256], port[16], a[64];
-	const char			*spec = md->conf.http;
+	const char			*spec = c->http;
 	struct timeval			 tv;
 	int				 p;
 
+	mconf = c;
 	if (strcmp(spec, "none") == 0)
 		return (0);
 	if (strchr(spec, ':') == NULL && strchr(spec, '.') == NULL) {
@@ -682,7 +688,7 @@ metrics_listen(void)
 		log_warnx("http: bad address %s", spec);
 		return (-1);
 	}
-	if ((http = evhttp_new(md->base)) == NULL)
+	if ((http = evhttp_new(base)) == NULL)
 		fatalx("evhttp_new");
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	evhttp_set_cb(http, "/metrics", metrics_prometheus, NULL);

@@ -1,5 +1,5 @@
 /*
- * Workers behind relays (issue 20; seed 000's R1, seed 004's overlay).  A
+ * Workers behind relays (the relaying of doc/algorithms.md §5).  A
  * relay is a workerd whose certificate says OU=relay: on its one link it
  * is a worker like any other, and it carries besides the traffic of the
  * workers that connected to it, each a stream (proto/r3q.proto,
@@ -333,7 +333,7 @@ relay_cert_parse(const uint8_t *der, size_t len, const char *name,
 }
 
 /*
- * Does crl revoke the certificate of relayed worker s (issue 20: the
+ * Does crl revoke the certificate of relayed worker s (the
  * master's CRL sweep reaches workers behind relays)?  1 with why if so;
  * 0 if not, or if its relay passed no certificate.
  */
@@ -425,11 +425,11 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 			relay_refuse(link, rc->stream, rc->name, why);
 			return;
 		}
-		if (tls_crl_revoked(md->crl, x, why, sizeof(why))) {
+		if (tls_crl_revoked(server_crl(), x, why, sizeof(why))) {
 			X509_free(x);
 			log_warnx("relay %s: %s %s: its certificate is revoked "
 			    "by %s: %s", link->s_name, rc->role, rc->name,
-			    tls_crl_path(md->crl), why);
+			    tls_crl_path(server_crl()), why);
 			relay_refuse(link, rc->stream, rc->name, "its "
 			    "certificate is revoked");
 			return;
@@ -601,7 +601,8 @@ relay_stream_gone(struct session *s)
 /*
  * A relay's link is gone (the relay died, or its link broke): every
  * worker behind it is lost now, in this pass, rather than one
- * heartbeat_timeout each (seed 004: a broken hop fails what used it).
+ * heartbeat_timeout each (as in doc/algorithms.md §5, a broken hop
+ * fails what used it).
  */
 void
 relay_link_gone(struct session *link)

@@ -1,5 +1,5 @@
 /*
- * Join tokens (issue 25, "Join tokens"): masterd as the cluster's small
+ * Join tokens: masterd as the cluster's small
  * certificate authority.  With ca_key set in masterd.conf, masterd holds
  * the CA's private key and
  *

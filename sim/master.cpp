@@ -1,5 +1,5 @@
 /*
- * masterd in r3q-sim: one actor plays masterd's loop (masterd/server.c):
+ * masterd in r3q-sim: one actor plays masterd's loop (masterd/dispatch.c):
  * decode a message, call the unchanged core (common/sched), drain its
  * actions, send the frames, re-arm one timer at sched_deadline(); the ES
  * driver (common/es) makes each generation a batch, and measure_gen()
@@ -125,7 +125,7 @@ core_ns_of(uint64_t ticks)
 }
 
 /*
- * The lowest free worker id (masterd/server.c worker_id_alloc): the least
+ * The lowest free worker id (masterd/worker.c worker_id_alloc): the least
  * id given back (a min-heap of them), else a new one.  Every id from
  * M.w.size() on is free, so this is the scan's answer in O(log n).
  */
@@ -280,7 +280,7 @@ gen_done(const struct sched_batch_report *r)
 	gen_start();
 }
 
-/* Carry out the core's decisions (masterd/server.c server_drain). */
+/* Carry out the core's decisions (masterd/dispatch.c server_drain). */
 static void
 master_drain(void)
 {
@@ -432,7 +432,7 @@ worker_gone(uint32_t host)
 	M.lost++;
 }
 
-/* Results of a worker (masterd/server.c worker_results). */
+/* Results of a worker (masterd/worker.c worker_results). */
 static void
 master_results(uint32_t wid, msg *m)
 {

@@ -2,7 +2,7 @@
  * r3q-sim: the unchanged scheduling core (common/sched) and ES driver
  * (common/es) on SimGrid's S4U.  One actor plays masterd's loop: decode
  * a message, call the core, drain its actions, send the frames, re-arm
- * one timer at sched_deadline() (masterd/server.c).  One actor per worker
+ * one timer at sched_deadline() (masterd/dispatch.c).  One actor per worker
  * plays workerd (workerd/link.c, exec.c): a local FIFO queue, N execution
  * slots, start and half-way notes sent with the results, a heartbeat
  * every second.  Messages cross SimGrid's network model with the byte

@@ -492,16 +492,7 @@ struct masterd {
 	uint32_t		 maxworkers;
 	uint64_t		 next_job;
 	uint64_t		 next_task;
-	uint64_t		 task_mark;	/* journaled: ids below it may
-						   have been handed out */
 	uint64_t		 next_batch;
-	struct task_range	*ranges;	/* by r_first */
-	size_t			 nranges, rangecap;
-	char			**kinds;	/* interned kind names */
-	char			**kind_why;	/* by kind: why the last worker
-						   to withdraw it did, until
-						   one offers it again */
-	uint32_t		 nkinds, kindcap;
 	struct evconnlistener	*tls_listener;
 	struct evconnlistener	*ctl_listener;
 	struct event		*liveness;	/* heartbeat_timeout check */
@@ -517,22 +508,14 @@ struct masterd {
 	char			 listen_addr[64];	/* as bound */
 	uint64_t		 wall_off;	/* wall ns - mono ns */
 	struct journal		*journal;	/* NULL: journal = none */
-	struct event		*prune;		/* journal_retention timer */
 	struct event		*reaper;	/* frees dropped sessions */
 	uint32_t		 npaused;	/* sessions over their mark */
 	uint64_t		 dropped[DROP_N];	/* peers dropped */
 	uint64_t		 capped[CAP_N];	/* refusals by cap */
 	/* the journal cannot be written: job_journal_stall() */
 	int			 jstalled;
-	int			 jrewound;	/* jobs reloaded since the
-						   last failure */
-	int			 jreloading;	/* they are being reloaded */
-	int			 jcode;		/* SQLite's code of it */
-	uint64_t		 jstall_since;	/* mono ns */
 	uint64_t		 jstalls;	/* times it stalled */
 	char			 jwhy[1024];	/* what failed, path and all */
-	struct event		*jretry;	/* the rewind, then retries */
-	struct event		*jcommit;	/* journal_delay's commit */
 	int			 ctl_news;	/* generations to tell those
 						   following their jobs */
 };
@@ -590,16 +573,12 @@ void	 control_job_event(struct job *, const struct gen_report *);
 void	 control_tell(void);
 
 /* job.c: the generic job layer */
+#define TRACE_MAX	1000000	/* executions kept in memory per job */
 struct job *job_new(const struct job_driver *, enum sched_policy, unsigned,
 	    unsigned);
 struct job *job_find(uint64_t);
-int	 job_admit(const char *, char *, size_t);
-int	 job_admit_tasks(const struct job *, uint64_t, char *, size_t);
-int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
-	    size_t);
-uint64_t job_memory_all(void);
-uint64_t job_pending(const struct job *);
-uint64_t job_pending_all(void);
+void	 job_free(struct job *);
+void	 job_forget_all(void);
 struct job_batch *job_batch_open(struct job *, uint32_t, uint64_t);
 uint64_t job_batch_reserve(struct job_batch *, uint64_t, size_t);
 void	 job_batch_submit(struct job_batch *, const struct sched_task *,
@@ -618,27 +597,48 @@ void	 job_span(struct job *, struct worker *, uint32_t, size_t,
 	    const R3q__Result *, enum span_outcome);
 void	 job_withdrawn(struct job *, struct worker *, uint32_t, size_t,
 	    uint64_t, int);
+R3q__WorkerSeen *job_roster_add(struct job *, const char *, uint32_t,
+	    double);
+void	 job_roster_free(struct job *);
 void	 job_end(struct job *, enum job_state);
 void	 job_abort(struct job *, enum job_state);
-void	 job_journal_put(struct job *);
-int	 job_journal_open(void);
-int	 job_journal_commit(void);
-void	 job_journal_due(void);
-void	 job_journal_error(void);
-void	 job_journal_stall(void);
-int	 job_journal_stalled(void);
-int	 job_journal_hold(struct session *);
-void	 job_journal_close(void);
 void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);
+void	 job_kind_unavailable(uint32_t);
+const char *job_state_name(enum job_state);
+void	 job_free_all(void);
+
+/* job_info.c: what clients read of a job */
 void	 job_info(const struct job *, R3q__JobInfo *, int);
 void	 job_info_clear(R3q__JobInfo *);
 void	 job_gen_pb(const struct job *, const struct gen_report *,
 	    R3q__GenReport *);
 int	 job_trace(const struct job *, R3q__JobTrace *, char *, size_t);
 void	 job_trace_clear(R3q__JobTrace *);
-const char *job_state_name(enum job_state);
-void	 job_free_all(void);
+
+/* job_journal.c: the journal's rows, and a stall's state */
+void	 job_journal_hooks(void (*)(int), void (*)(void));
+int	 job_journal_load(void);
+void	 job_journal_unload(void);
+void	 job_journal_put(struct job *);
+void	 job_journal_gen(const struct job *, const struct gen_report *);
+void	 job_journal_mark(uint64_t);
+int	 job_journal_commit(void);
+void	 job_journal_error(void);
+void	 job_journal_stall(void);
+int	 job_journal_stalled(void);
+const char *job_journal_stall_why(void);
+int	 job_journal_reload(size_t *);
+int	 job_journal_resume(void);
+void	 job_journal_prune(void);
+
+/* control_journal.c: the journal's timers, and the sessions a stall holds */
+int	 job_journal_open(void);
+void	 job_journal_due(void);
+int	 job_journal_hold(struct session *);
+void	 job_journal_close(void);
+
+/* kind.c: the kinds' names */
 #define KINDS_PER_WORKER 256
 #define KIND_NAME_MAX	64
 #define BJ_TASKS_MAX	100000	/* tasks in one SubmitTasks */
@@ -646,9 +646,10 @@ int	 kind_check(const char *);
 uint32_t kind_intern(const char *);
 void	 kind_withdrawn(uint32_t, const char *, const char *);
 void	 kind_offered(uint32_t);
-void	 job_kind_unavailable(uint32_t);
 int	 kind_find(const char *, uint32_t *);
 const char *kind_name(uint32_t);
+const char *kind_why(uint32_t);
+void	 kind_free_all(void);
 
 /* relay.c: workers behind relays */
 #define RELAY_VIA_MAX	8	/* relays in a chain */
@@ -672,11 +673,18 @@ void	 tokens_renew(struct session *, Envelope *);
 void	 tokens_control(struct session *, Envelope *);
 void	 tokens_free(void);
 
-/* limits.c: what each role may send */
+/* limits.c: what each role may send, and the caps on jobs */
 #define LIMIT_SMALL	(64u << 10)	/* a hello, a small request */
 #define LIMIT_IDS	(1u << 20)	/* ids in a Progress, CancelTasks */
 uint64_t limits_frame_max(enum role);
 int	 limits_check(enum role, struct frame_shape *, int, char *, size_t);
+int	 job_admit(const char *, char *, size_t);
+int	 job_admit_tasks(const struct job *, uint64_t, char *, size_t);
+int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
+	    size_t);
+uint64_t job_memory_all(void);
+uint64_t job_pending(const struct job *);
+uint64_t job_pending_all(void);
 
 /* job_es.c: the (mu+lambda)-ES */
 extern const struct job_driver job_es_driver;

@@ -293,7 +293,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 }
 
 /*
- * r3qctl drain NAME (issue 25): an operator's request, so only on the
+ * r3qctl drain NAME: an operator's request, so only on the
  * control socket.  The answer is the worker as it is now, draining.
  */
 static void
@@ -375,10 +375,9 @@ control_send_trace(struct session *s, uint64_t reqid, const struct job *j)
 static int
 control_writes(const Envelope *env)
 {
+	if (job_driver_submits(env->body_case) != NULL)
+		return (1);
 	switch (env->body_case) {
-	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
-	case R3Q__ENVELOPE__BODY_SUBMIT_BNB:
-	case R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS:
 	case R3Q__ENVELOPE__BODY_CANCEL_JOB:
 	case R3Q__ENVELOPE__BODY_OPEN_JOB:
 	case R3Q__ENVELOPE__BODY_SUBMIT_TASKS:
@@ -393,12 +392,40 @@ control_writes(const Envelope *env)
 	}
 }
 
+/*
+ * A submission to driver drv: admitted (max_jobs, and the tasks of its
+ * first batch), checked and started by the driver, journaled, answered
+ * with its JobInfo.
+ */
+static void
+control_submit(struct session *s, Envelope *env,
+    const struct job_driver *drv)
+{
+	struct job	*j;
+	char		 err[256];
+
+	if (job_admit(s->s_owner, err, sizeof(err)) == -1 ||
+	    (drv->d_first != NULL && job_admit_tasks(NULL, drv->d_first(env),
+	    err, sizeof(err)) == -1) ||
+	    (j = drv->d_submit(env, s->s_owner, err, sizeof(err))) == NULL) {
+		session_error_soft(s, env->id, "%s", err);
+		return;
+	}
+	snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
+	job_journal_put(j);
+	log_info("job %llu (%s) submitted by %s (%s)%s%s",
+	    (unsigned long long)j->j_id, drv->d_name, s->s_owner, s->s_addr,
+	    j->j_name[0] != '\0' ? ": " : "", j->j_name);
+	control_send_info(s, env->id, j);
+	server_drain();
+}
+
 /* One request from a client. */
 void
 control_dispatch(struct session *s, Envelope *env)
 {
-	struct job	*j;
-	char		 err[256];
+	const struct job_driver	*drv;
+	struct job		*j;
 
 	if (s->s_refused) {
 		session_refuse(s, env->id, "too many clients: %u connected "
@@ -410,77 +437,11 @@ control_dispatch(struct session *s, Envelope *env)
 		    "journal (%s); try again once it can", md->jwhy);
 		return;
 	}
+	if ((drv = job_driver_submits(env->body_case)) != NULL) {
+		control_submit(s, env, drv);
+		return;
+	}
 	switch (env->body_case) {
-	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
-		if (env->submit_es->params == NULL) {
-			session_error_soft(s, env->id, "submit without parameters");
-			break;
-		}
-		/* A generation: lambda offspring, and maybe mu parents. */
-		if (job_admit(s->s_owner, err, sizeof(err)) == -1 ||
-		    job_admit_tasks(NULL, (uint64_t)env->submit_es->params->lambda +
-		    env->submit_es->params->mu, err, sizeof(err)) == -1) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		if ((j = job_es_submit(env->submit_es->params, s->s_owner,
-		    err, sizeof(err))) == NULL) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
-		job_journal_put(j);
-		log_info("job %llu submitted by %s (%s)",
-		    (unsigned long long)j->j_id, s->s_owner, s->s_addr);
-		control_send_info(s, env->id, j);
-		server_drain();
-		break;
-	case R3Q__ENVELOPE__BODY_SUBMIT_BNB:
-		if (env->submit_bnb->params == NULL) {
-			session_error_soft(s, env->id, "submit without parameters");
-			break;
-		}
-		if (job_admit(s->s_owner, err, sizeof(err)) == -1) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		if ((j = job_bnb_submit(env->submit_bnb->params, err,
-		    sizeof(err))) == NULL) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
-		job_journal_put(j);
-		log_info("job %llu (bnb %s) submitted by %s (%s)",
-		    (unsigned long long)j->j_id, j->j_name, s->s_owner,
-		    s->s_addr);
-		control_send_info(s, env->id, j);
-		server_drain();
-		break;
-	case R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS:
-		if (env->submit_islands->params == NULL) {
-			session_error_soft(s, env->id, "submit without parameters");
-			break;
-		}
-		/* An epoch: one task per island. */
-		if (job_admit(s->s_owner, err, sizeof(err)) == -1 ||
-		    job_admit_tasks(NULL, env->submit_islands->params->islands,
-		    err, sizeof(err)) == -1) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		if ((j = job_island_submit(env->submit_islands->params,
-		    s->s_owner, err, sizeof(err))) == NULL) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
-		job_journal_put(j);
-		log_info("job %llu (islands) submitted by %s (%s)",
-		    (unsigned long long)j->j_id, s->s_owner, s->s_addr);
-		control_send_info(s, env->id, j);
-		server_drain();
-		break;
 	case R3Q__ENVELOPE__BODY_JOB_QUERY:
 		if ((j = control_job(s, env->id, env->job_query->job)) == NULL)
 			break;
@@ -530,25 +491,77 @@ control_dispatch(struct session *s, Envelope *env)
 			break;
 		control_send_trace(s, env->id, j);
 		break;
-	case R3Q__ENVELOPE__BODY_OPEN_JOB:
-	case R3Q__ENVELOPE__BODY_SUBMIT_TASKS:
-	case R3Q__ENVELOPE__BODY_CLOSE_BATCH:
-	case R3Q__ENVELOPE__BODY_CANCEL_TASKS:
-	case R3Q__ENVELOPE__BODY_ACK_RESULTS:
-	case R3Q__ENVELOPE__BODY_ATTACH_JOB:
-	case R3Q__ENVELOPE__BODY_CLOSE_JOB:
-		job_batch_dispatch(s, env);
-		break;
 	case R3Q__ENVELOPE__BODY_TOKEN_CREATE:
 	case R3Q__ENVELOPE__BODY_TOKEN_LIST:
 	case R3Q__ENVELOPE__BODY_TOKEN_REVOKE:
 		tokens_control(s, env);
 		break;
 	default:
-		session_error(s, env->id, "unexpected %s message from a "
-		    "client", frame_body_name(env));
+		/* A driver's own requests (the batch driver's). */
+		job_batch_dispatch(s, env);
 		break;
 	}
+}
+
+/*
+ * A request that is a driver's own (d_request): the batch driver's
+ * OpenJob, SubmitTasks and the rest.  None takes it: the session closes.
+ */
+void
+job_batch_dispatch(struct session *s, Envelope *env)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_request != NULL && d->d_request(s, env) == 0)
+			return;
+	session_error(s, env->id, "unexpected %s message from a client",
+	    frame_body_name(env));
+}
+
+/* Session s goes away: the drivers whose client it was wait for it. */
+void
+job_batch_detach(struct session *s)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_detach != NULL)
+			d->d_detach(s);
+}
+
+/* Is s a job's client (or waiting for a job to close)? */
+int
+job_batch_attached(const struct session *s)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_attached != NULL && d->d_attached(s))
+			return (1);
+	return (0);
+}
+
+/* A paused client's output drained: the drivers send it more. */
+void
+job_batch_writable(struct session *s)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_writable != NULL)
+			d->d_writable(s);
+}
+
+/* At the flush, after the journal's commit: what drivers send clients. */
+void
+job_batch_flush(void)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_flush != NULL)
+			d->d_flush();
 }
 
 /* A connection on the control socket. */

@@ -144,10 +144,57 @@ job_trim(void)
 	}
 }
 
-/* A new running job of driver drv, on the job list. */
+/* The settings of a job whose client chose none: masterd.conf's. */
+void
+job_sched_default(struct job_sched *js)
+{
+	js->js_policy = md->policy;
+	js->js_qf = md->queue_factor;
+	js->js_balance = md->balance;
+	js->js_verify = md->conf.verify;
+}
+
+/*
+ * A client's choice of scheduling settings over the defaults in js, for
+ * every driver: policy and balance by name (NULL or "": the default), a
+ * queue factor and verify (0: the default).  -1 with a message.
+ */
+int
+job_sched_parse(struct job_sched *js, const char *policy, uint32_t qf,
+    const char *balance, uint32_t verify, char *err, size_t errlen)
+{
+	if (policy != NULL && policy[0] != '\0' &&
+	    sched_policy_parse(policy, &js->js_policy) == -1) {
+		snprintf(err, errlen, "unknown policy '%s' (%s)", policy,
+		    sched_policy_list());
+		return (-1);
+	}
+	if (qf > SCHED_QF_MAX && qf != SCHED_QF_AUTO) {
+		snprintf(err, errlen, "queue factor must be at most %d",
+		    SCHED_QF_MAX);
+		return (-1);
+	}
+	if (balance != NULL && balance[0] != '\0' &&
+	    sched_balance_parse(balance, &js->js_balance) == -1) {
+		snprintf(err, errlen, "unknown balance '%s' (none, one, power, "
+		    "global)", balance);
+		return (-1);
+	}
+	if (verify > SCHED_VERIFY_MAX) {
+		snprintf(err, errlen, "verify must be from 1 to %d",
+		    SCHED_VERIFY_MAX);
+		return (-1);
+	}
+	if (qf != 0)
+		js->js_qf = qf;
+	if (verify != 0)
+		js->js_verify = verify;
+	return (0);
+}
+
+/* A new running job of driver drv with settings js, on the job list. */
 struct job *
-job_new(const struct job_driver *drv, enum sched_policy pol, unsigned qf,
-    unsigned verify)
+job_new(const struct job_driver *drv, const struct job_sched *js)
 {
 	struct job	*j;
 
@@ -156,10 +203,10 @@ job_new(const struct job_driver *drv, enum sched_policy pol, unsigned qf,
 	j->j_drv = drv;
 	j->j_id = md->next_job++;
 	j->j_state = JOB_RUNNING;
-	j->j_policy = pol;
-	j->j_qf = qf;
-	j->j_verify = verify;
-	j->j_balance = md->balance;	/* a driver may set its own */
+	j->j_policy = js->js_policy;
+	j->j_qf = js->js_qf;
+	j->j_verify = js->js_verify;
+	j->j_balance = js->js_balance;
 	TAILQ_INIT(&j->j_batches);
 	j->j_start = mono_ns();
 	j->j_start_wall = j->j_start + md->wall_off;
@@ -758,10 +805,8 @@ job_end(struct job *j, enum job_state st)
 		}
 	}
 	job_journal_put(j);
-	/* A bnb job resumes from its snapshot, never from its results. */
-	if (md->journal != NULL && (strcmp(j->j_drv->d_name, "es") == 0 ||
-	    strcmp(j->j_drv->d_name, "bnb") == 0 ||
-	    strcmp(j->j_drv->d_name, "islands") == 0) &&
+	/* Its results were only needed to resume it. */
+	if (md->journal != NULL && (j->j_drv->d_flags & JD_DROP_RESULTS) &&
 	    journal_results_drop(md->journal, j->j_id) == -1)
 		job_journal_error();
 	job_journal_commit();

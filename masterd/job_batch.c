@@ -435,8 +435,8 @@ bj_detach(struct job *j)
 }
 
 /* A session goes away: its jobs wait for it for client_timeout. */
-void
-job_batch_detach(struct session *s)
+static void
+bj_session_gone(struct session *s)
 {
 	struct job	*j;
 
@@ -450,8 +450,8 @@ job_batch_detach(struct session *s)
 }
 
 /* Is s a batch job's client, or waiting for one to close? */
-int
-job_batch_attached(const struct session *s)
+static int
+bj_attached(const struct session *s)
 {
 	struct job	*j;
 
@@ -464,34 +464,13 @@ job_batch_attached(const struct session *s)
 
 /* A job's settings from an OpenJob; -1 with a message. */
 static int
-bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, enum sched_policy *pol,
+bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, struct job_sched *js,
     char *err, size_t errlen)
 {
-	enum sched_balance	 bal;
-
-	*pol = md->policy;
-	if (o->policy != NULL && o->policy[0] != '\0' &&
-	    sched_policy_parse(o->policy, pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    o->policy);
+	job_sched_default(js);
+	if (job_sched_parse(js, o->policy, o->queue_factor, o->balance,
+	    o->verify, err, errlen) == -1)
 		return (-1);
-	}
-	if (o->queue_factor > SCHED_QF_MAX && o->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most %d",
-		    SCHED_QF_MAX);
-		return (-1);
-	}
-	if (o->balance != NULL && o->balance[0] != '\0' &&
-	    sched_balance_parse(o->balance, NULL) == -1) {
-		snprintf(err, errlen, "unknown balance '%s' (none, one, power, "
-		    "global)", o->balance);
-		return (-1);
-	}
-	if (o->verify > SCHED_VERIFY_MAX) {
-		snprintf(err, errlen, "verify must be from 1 to %d",
-		    SCHED_VERIFY_MAX);
-		return (-1);
-	}
 	if (o->max_attempts > 1000 || o->max_kills > 1000) {
 		snprintf(err, errlen, "max_attempts and max_kills must be at "
 		    "most 1000");
@@ -501,17 +480,13 @@ bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, enum sched_policy *pol,
 	set->name = xstrdup(o->name != NULL ? o->name : "");
 	if (strlen(set->name) >= 64)
 		set->name[63] = '\0';
-	set->policy = xstrdup(sched_policy_name(*pol));
-	bal = md->balance;
-	if (o->balance != NULL && o->balance[0] != '\0')
-		(void)sched_balance_parse(o->balance, &bal);
-	set->balance = xstrdup(sched_balance_name(bal));
-	set->queue_factor = o->queue_factor ? o->queue_factor :
-	    md->queue_factor;
+	set->policy = xstrdup(sched_policy_name(js->js_policy));
+	set->balance = xstrdup(sched_balance_name(js->js_balance));
+	set->queue_factor = js->js_qf;
 	set->max_attempts = o->max_attempts ? o->max_attempts :
 	    md->conf.max_attempts;
 	set->max_kills = o->max_kills ? o->max_kills : md->conf.max_kills;
-	set->verify = o->verify ? o->verify : md->conf.verify;
+	set->verify = js->js_verify;
 	set->client_timeout_ms = o->client_timeout_ms ? o->client_timeout_ms :
 	    (uint32_t)(md->conf.client_timeout > UINT32_MAX ? UINT32_MAX :
 	    md->conf.client_timeout);
@@ -524,7 +499,7 @@ bj_open(struct session *s, uint64_t reqid, const R3q__OpenJob *o)
 {
 	struct job		*j;
 	struct bjob		*bj;
-	enum sched_policy	 pol;
+	struct job_sched	 js;
 	char			 err[256];
 
 	if (job_admit(s->s_owner, err, sizeof(err)) == -1) {
@@ -532,15 +507,13 @@ bj_open(struct session *s, uint64_t reqid, const R3q__OpenJob *o)
 		return;
 	}
 	bj = xcalloc(1, sizeof(*bj));
-	if (bj_settings(o, &bj->bj_open, &pol, err, sizeof(err)) == -1) {
+	if (bj_settings(o, &bj->bj_open, &js, err, sizeof(err)) == -1) {
 		free(bj);
 		session_error_soft(s, reqid, "%s", err);
 		return;
 	}
-	j = job_new(&job_batch_driver, pol, bj->bj_open.queue_factor,
-	    bj->bj_open.verify);
+	j = job_new(&job_batch_driver, &js);
 	j->j_ds = bj;
-	(void)sched_balance_parse(bj->bj_open.balance, &j->j_balance);
 	str_vis(j->j_name, sizeof(j->j_name), bj->bj_open.name);
 	snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
 	job_journal_put(j);
@@ -818,9 +791,9 @@ bj_close_job(struct session *s, uint64_t reqid, const R3q__CloseJob *c)
 	server_drain();
 }
 
-/* The batch requests of a client. */
-void
-job_batch_dispatch(struct session *s, Envelope *env)
+/* The batch requests of a client; -1 if env is none of them. */
+static int
+bj_request(struct session *s, Envelope *env)
 {
 	struct job	*j;
 
@@ -882,8 +855,9 @@ job_batch_dispatch(struct session *s, Envelope *env)
 		bj_close_job(s, env->id, env->close_job);
 		break;
 	default:
-		break;
+		return (-1);
 	}
+	return (0);
 }
 
 /*
@@ -958,8 +932,8 @@ bj_push(struct job *j)
 }
 
 /* After the journal's commit: push what is new to each job's client. */
-void
-job_batch_flush(void)
+static void
+bj_flush(void)
 {
 	struct job	*j;
 
@@ -969,8 +943,8 @@ job_batch_flush(void)
 }
 
 /* A paused client's output drained: push more, read again. */
-void
-job_batch_writable(struct session *s)
+static void
+bj_writable(struct session *s)
 {
 	struct job	*j;
 
@@ -1442,7 +1416,7 @@ bj_load(struct job *j, const struct journal_job *row,
 	struct bj_batch		*bb;
 	struct bj_result	*r;
 	R3q__OpenJob		*o;
-	enum sched_policy	 pol;
+	struct job_sched	 js;
 	uint64_t		 v;
 	uint32_t		 nb = j->j_nbatches;
 	size_t			 i, idx, ntasks = 0;
@@ -1455,17 +1429,17 @@ bj_load(struct job *j, const struct journal_job *row,
 		snprintf(err, errlen, "unreadable parameters");
 		return (-1);
 	}
-	if (bj_settings(o, &bj->bj_open, &pol, err, errlen) == -1) {
+	if (bj_settings(o, &bj->bj_open, &js, err, errlen) == -1) {
 		r3q__open_job__free_unpacked(o, NULL);
 		r3q__open_job__init(&bj->bj_open);
 		return (-1);
 	}
 	bj->bj_open.client_timeout_ms = o->client_timeout_ms;
 	r3q__open_job__free_unpacked(o, NULL);
-	j->j_policy = pol;
-	j->j_qf = bj->bj_open.queue_factor;
-	j->j_verify = bj->bj_open.verify;
-	(void)sched_balance_parse(bj->bj_open.balance, &j->j_balance);
+	j->j_policy = js.js_policy;
+	j->j_qf = js.js_qf;
+	j->j_verify = js.js_verify;
+	j->j_balance = js.js_balance;
 	bj->bj_acked = st != NULL ? st->acked : 0;
 	bj->bj_sent = bj->bj_acked;
 	if (j->j_state != JOB_RUNNING)
@@ -1564,6 +1538,11 @@ bj_load(struct job *j, const struct journal_job *row,
 
 const struct job_driver job_batch_driver = {
 	.d_name = "batch",
+	.d_request = bj_request,
+	.d_detach = bj_session_gone,
+	.d_attached = bj_attached,
+	.d_writable = bj_writable,
+	.d_flush = bj_flush,
 	.d_task = bj_task,
 	.d_result = bj_result,
 	.d_batch_done = bj_batch_done,

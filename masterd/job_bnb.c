@@ -531,10 +531,12 @@ bnb_job_start(struct job *j)
 }
 
 /* Check a client's parameters and start a bnb job; NULL with a message. */
-struct job *
-job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
+static struct job *
+job_bnb_submit(const Envelope *env, const char *owner, char *err,
+    size_t errlen)
 {
-	enum sched_policy	 pol = SCHED_POLICY_RWQ;
+	const R3q__BnbParams	*p = env->submit_bnb->params;
+	struct job_sched	 js;
 	struct job		*j;
 	struct bnb_job		*bj;
 	struct bnb_sub		*root;
@@ -542,17 +544,18 @@ job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
 	int32_t			 inc;
 	size_t			 len;
 
-	if (p->policy != NULL && p->policy[0] != '\0' &&
-	    sched_policy_parse(p->policy, &pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    p->policy);
+	(void)owner;
+	if (p == NULL) {
+		snprintf(err, errlen, "submit without parameters");
 		return (NULL);
 	}
-	if (p->queue_factor > SCHED_QF_MAX && p->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most %d",
-		    SCHED_QF_MAX);
+	/* Not the master's default policy: rwq suits a search. */
+	job_sched_default(&js);
+	js.js_policy = SCHED_POLICY_RWQ;
+	js.js_verify = 1;
+	if (job_sched_parse(&js, p->policy, p->queue_factor, NULL, 0, err,
+	    errlen) == -1)
 		return (NULL);
-	}
 	if ((len = bnb_payload_len(p->jobs, p->machines, p->jobs)) >
 	    md->conf.max_payload) {
 		snprintf(err, errlen, "a task of %u jobs and %u machines is "
@@ -588,8 +591,7 @@ job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
 	bj->bj_inc = inc;
 	bj->bj_nodes = nodes;
 	bj->bj_stats.root_subproblems = (uint32_t)bnb_pool_size(bj->bj_pool);
-	j = job_new(&job_bnb_driver, pol,
-	    p->queue_factor ? p->queue_factor : md->queue_factor, 1);
+	j = job_new(&job_bnb_driver, &js);
 	j->j_ds = bj;
 	j->j_keep_copies = bj->bj_params.no_interrupt;
 	bnb_job_settle(j);
@@ -1187,6 +1189,9 @@ job_bnb_load(struct job *j, const struct journal_job *row,
 
 const struct job_driver job_bnb_driver = {
 	.d_name = "bnb",
+	.d_flags = JD_DROP_RESULTS,
+	.d_body = R3Q__ENVELOPE__BODY_SUBMIT_BNB,
+	.d_submit = job_bnb_submit,
 	.d_task = bnb_job_task,
 	.d_result = bnb_job_result,
 	.d_batch_done = bnb_job_batch_done,

@@ -208,47 +208,42 @@ job_es_start(struct job *j, uint64_t first, const uint8_t *have)
 	job_es_feed(j);
 }
 
+/* Tasks of an es job's first generation: lambda offspring, mu parents. */
+static uint64_t
+job_es_first(const Envelope *env)
+{
+	const R3q__EsParams	*p = env->submit_es->params;
+
+	return (p != NULL ? (uint64_t)p->lambda + p->mu : 0);
+}
+
 /* Check a client's parameters and start an es job; NULL with a message. */
-struct job *
-job_es_submit(const R3q__EsParams *p, const char *owner, char *err,
+static struct job *
+job_es_submit(const Envelope *env, const char *owner, char *err,
     size_t errlen)
 {
+	const R3q__EsParams	*p = env->submit_es->params;
 	struct es_params	 ep;
-	enum sched_policy	 pol = md->policy;
-	enum sched_balance	 bal = md->balance;
+	struct job_sched	 js;
 	struct job		*j;
 	struct es		*es;
 
+	if (p == NULL) {
+		snprintf(err, errlen, "submit without parameters");
+		return (NULL);
+	}
 	if (job_es_params(p, &ep, err, errlen) == -1)
 		return (NULL);
 	if (p->lu > LU_MAX) {
 		snprintf(err, errlen, "lu must be at most %d", LU_MAX);
 		return (NULL);
 	}
-	if (p->policy != NULL && p->policy[0] != '\0' &&
-	    sched_policy_parse(p->policy, &pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    p->policy);
+	job_sched_default(&js);
+	if (job_sched_parse(&js, p->policy, p->queue_factor, p->balance,
+	    p->verify, err, errlen) == -1)
 		return (NULL);
-	}
-	if (p->balance != NULL && p->balance[0] != '\0' &&
-	    sched_balance_parse(p->balance, &bal) == -1) {
-		snprintf(err, errlen, "unknown balance '%s' (none, one, power, "
-		    "global)", p->balance);
-		return (NULL);
-	}
-	if (p->queue_factor > SCHED_QF_MAX && p->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most %d",
-		    SCHED_QF_MAX);
-		return (NULL);
-	}
 	if (!(p->work_ms >= 0) || p->work_ms > 3600000) {
 		snprintf(err, errlen, "work_ms must be from 0 to 3600000");
-		return (NULL);
-	}
-	if (p->verify > SCHED_VERIFY_MAX) {
-		snprintf(err, errlen, "verify must be from 1 to %d",
-		    SCHED_VERIFY_MAX);
 		return (NULL);
 	}
 	if (es_payload_len(p->dim) > md->conf.max_payload) {
@@ -265,10 +260,7 @@ job_es_submit(const R3q__EsParams *p, const char *owner, char *err,
 		snprintf(err, errlen, "out of memory");
 		return (NULL);
 	}
-	j = job_new(&job_es_driver, pol,
-	    p->queue_factor ? p->queue_factor : md->queue_factor,
-	    p->verify ? p->verify : md->conf.verify);
-	j->j_balance = bal;
+	j = job_new(&job_es_driver, &js);
 	j->j_mem = es_mem_bytes(&ep);
 	j->j_ds = xcalloc(1, sizeof(struct es_job));
 	EJ(j)->ej_es = es;
@@ -590,6 +582,10 @@ job_es_load(struct job *j, const struct journal_job *row,
 
 const struct job_driver job_es_driver = {
 	.d_name = "es",
+	.d_flags = JD_DROP_RESULTS,
+	.d_body = R3Q__ENVELOPE__BODY_SUBMIT_ES,
+	.d_first = job_es_first,
+	.d_submit = job_es_submit,
 	.d_task = job_es_task,
 	.d_result = job_es_result,
 	.d_batch_done = job_es_batch_done,

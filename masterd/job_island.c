@@ -202,28 +202,36 @@ island_job_start(struct job *j, uint64_t first, const uint8_t *have)
 	free(t);
 }
 
+/* Tasks of an island job's first epoch: one per island. */
+static uint64_t
+island_job_first(const Envelope *env)
+{
+	const R3q__IslandParams	*q = env->submit_islands->params;
+
+	return (q != NULL ? q->islands : 0);
+}
+
 /* Check a client's parameters and start the job; NULL with a message. */
-struct job *
-job_island_submit(const R3q__IslandParams *q, const char *owner, char *err,
+static struct job *
+island_job_submit(const Envelope *env, const char *owner, char *err,
     size_t errlen)
 {
+	const R3q__IslandParams	*q = env->submit_islands->params;
 	struct island_params	 p;
-	enum sched_policy	 pol = md->policy;
+	struct job_sched	 js;
 	struct job		*j;
 
+	if (q == NULL) {
+		snprintf(err, errlen, "submit without parameters");
+		return (NULL);
+	}
 	if (island_job_params(q, &p, err, errlen) == -1)
 		return (NULL);
-	if (q->policy != NULL && q->policy[0] != '\0' &&
-	    sched_policy_parse(q->policy, &pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    q->policy);
+	job_sched_default(&js);
+	js.js_verify = 1;
+	if (job_sched_parse(&js, q->policy, q->queue_factor, NULL, 0, err,
+	    errlen) == -1)
 		return (NULL);
-	}
-	if (q->queue_factor > SCHED_QF_MAX && q->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most %d",
-		    SCHED_QF_MAX);
-		return (NULL);
-	}
 	if (island_payload_len(&p, 1) > md->conf.max_payload) {
 		snprintf(err, errlen, "an island's task is %zu bytes, over "
 		    "max_payload (%llu): fewer migrants, islands, mu or "
@@ -234,8 +242,7 @@ job_island_submit(const R3q__IslandParams *q, const char *owner, char *err,
 	if (job_admit_memory(NULL, owner, island_job_memory(&p), err,
 	    errlen) == -1)
 		return (NULL);
-	j = job_new(&job_island_driver, pol,
-	    q->queue_factor ? q->queue_factor : md->queue_factor, 1);
+	j = job_new(&job_island_driver, &js);
 	j->j_ds = xcalloc(1, sizeof(struct island_job));
 	island_job_setup(j, q);
 	island_job_start(j, 0, NULL);
@@ -739,6 +746,10 @@ island_job_load(struct job *j, const struct journal_job *row,
 
 const struct job_driver job_island_driver = {
 	.d_name = "islands",
+	.d_flags = JD_DROP_RESULTS,
+	.d_body = R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS,
+	.d_first = island_job_first,
+	.d_submit = island_job_submit,
 	.d_task = island_job_task,
 	.d_result = island_job_result,
 	.d_batch_done = island_job_batch_done,

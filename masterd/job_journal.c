@@ -398,21 +398,6 @@ job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 	return (0);
 }
 
-/* The driver of a journal row; NULL if this masterd has no such one. */
-static const struct job_driver *
-job_driver_find(const char *name)
-{
-	if (strcmp(name, job_es_driver.d_name) == 0)
-		return (&job_es_driver);
-	if (strcmp(name, job_batch_driver.d_name) == 0)
-		return (&job_batch_driver);
-	if (strcmp(name, job_bnb_driver.d_name) == 0)
-		return (&job_bnb_driver);
-	if (strcmp(name, job_island_driver.d_name) == 0)
-		return (&job_island_driver);
-	return (NULL);
-}
-
 /* One job from the journal: kept as it ended, or resumed. */
 static int
 job_load(void *arg, const struct journal_job *row)

@@ -302,12 +302,49 @@ struct job_batch;
 struct journal_job;
 
 /*
+ * A job's scheduling settings: what a client may choose (policy, queue
+ * factor, balance, verify), checked once for every driver
+ * (job_sched_parse()).
+ */
+struct job_sched {
+	enum sched_policy	 js_policy;
+	unsigned		 js_qf;		/* or SCHED_QF_AUTO */
+	enum sched_balance	 js_balance;
+	unsigned		 js_verify;	/* machines that must agree */
+};
+
+/*
  * What makes a job a kind of job: the operations the generic layer
- * (job.c) calls.  The es driver (job_es.c) runs the ES one generation a
- * batch; the batch driver (job_batch.c) runs a client's tasks.
+ * (job.c) calls, and how a client submits one.  Every driver is a row of
+ * the table in job_drivers.c; nothing outside that table tells drivers
+ * apart by name.
  */
 struct job_driver {
-	const char	*d_name;		/* es, batch */
+	const char	*d_name;		/* es, batch, bnb, islands... */
+	unsigned	 d_flags;
+#define JD_DROP_RESULTS	0x01	/* its results serve only to resume it:
+				   they leave the journal when it ends */
+	/*
+	 * A client's submission: Envelope body d_body (0: none) starts a
+	 * job of this driver.  d_first gives the tasks of its first batch,
+	 * admitted (max_queued_tasks) before d_submit checks the request
+	 * and starts the job for owner, or returns NULL with a message.
+	 */
+	int		 d_body;
+	uint64_t	(*d_first)(const Envelope *);
+	struct job	*(*d_submit)(const Envelope *, const char *, char *,
+			    size_t);
+	/*
+	 * A driver whose client holds a session (the batch driver): its
+	 * requests (-1: not one of its bodies), the session gone, is s its
+	 * client, s can take more output, and what to send at the flush.
+	 * All optional; called from the control side only.
+	 */
+	int		(*d_request)(struct session *, Envelope *);
+	void		(*d_detach)(struct session *);
+	int		(*d_attached)(const struct session *);
+	void		(*d_writable)(struct session *);
+	void		(*d_flush)(void);
 	/* Fill a task being sent: its kind and payload (borrowed). */
 	void		(*d_task)(struct job *, struct job_batch *, size_t,
 			    R3q__Task *);
@@ -574,8 +611,10 @@ void	 control_tell(void);
 
 /* job.c: the generic job layer */
 #define TRACE_MAX	1000000	/* executions kept in memory per job */
-struct job *job_new(const struct job_driver *, enum sched_policy, unsigned,
-	    unsigned);
+struct job *job_new(const struct job_driver *, const struct job_sched *);
+void	 job_sched_default(struct job_sched *);
+int	 job_sched_parse(struct job_sched *, const char *, uint32_t,
+	    const char *, uint32_t, char *, size_t);
 struct job *job_find(uint64_t);
 void	 job_free(struct job *);
 void	 job_forget_all(void);
@@ -686,22 +725,18 @@ uint64_t job_memory_all(void);
 uint64_t job_pending(const struct job *);
 uint64_t job_pending_all(void);
 
-/* job_es.c: the (mu+lambda)-ES */
+/* job_drivers.c: the table of drivers */
+const struct job_driver *job_driver_find(const char *);
+const struct job_driver *job_driver_submits(int);
+const struct job_driver *job_driver_next(const struct job_driver *);
+
+/* job_es.c, job_bnb.c, job_island.c, job_batch.c: the drivers */
 extern const struct job_driver job_es_driver;
-struct job *job_es_submit(const R3q__EsParams *, const char *, char *,
-	    size_t);
-
-/* job_bnb.c: branch and bound, the permutation flow shop */
 extern const struct job_driver job_bnb_driver;
-struct job *job_bnb_submit(const R3q__BnbParams *, char *, size_t);
-
-/* job_island.c: the island-model ES (issue 22) */
 extern const struct job_driver job_island_driver;
-struct job *job_island_submit(const R3q__IslandParams *, const char *,
-	    char *, size_t);
-
-/* job_batch.c: a client's tasks */
 extern const struct job_driver job_batch_driver;
+
+/* control.c (and control_batch.c): what server.c calls of the drivers */
 void	 job_batch_dispatch(struct session *, Envelope *);
 void	 job_batch_detach(struct session *);
 int	 job_batch_attached(const struct session *);

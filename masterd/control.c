@@ -97,49 +97,61 @@ control_send_gens(struct session *s, const struct job *j)
 }
 
 /*
- * Tell every client following job j about a generation (g) or its end
- * (NULL).  A generation's report waits for control_tell(), from
- * server_flush() once the next generation's tasks have gone to the
- * workers: a report to a client waits for the journal's commit, and the
- * commit, at a generation's end, had sat between its last result and the
- * next generation's first Assign (issue 26, fine grain).  The end goes at
- * once, after the reports not sent yet.
+ * The job layer marked work (job_mark()): frames to send before the
+ * payloads they borrow go, the core's actions to carry out, and news for
+ * the flush (control_tell(), a driver's d_flush), which must then come.
  */
-void
-control_job_event(struct job *j, const struct gen_report *g)
+static void
+control_wake(unsigned what)
 {
-	struct session	*s;
-
-	if (g != NULL) {
-		md->ctl_news = 1;
+	if (what & JOB_NEWS_FLUSH)
+		server_flush();
+	if (what & JOB_NEWS_DRAIN)
+		server_drain();
+	if (what & (JOB_NEWS_TELL | JOB_NEWS_STATUS | JOB_NEWS_CLIENTS))
 		server_flush_later();
-		return;
-	}
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
-		if (s->s_role != ROLE_CLIENT || s->s_watch != j->j_id)
-			continue;
-		control_send_gens(s, j);
-		control_send_info(s, s->s_watch_req, j);
-		s->s_watch = 0;
-	}
 }
 
-/* The generations control_job_event() kept: to those who follow them. */
+/* The control side's part in running jobs: what the job layer marks. */
+void
+control_init(void)
+{
+	job_wake_set(control_wake);
+}
+
+/*
+ * At the flush, once the workers' frames have gone: the payloads built
+ * for them can go, and the job layer's news is told.  A generation's
+ * report waits for this, once the next generation's tasks have gone to
+ * the workers: a report to a client waits for the journal's commit, and
+ * the commit, at a generation's end, would sit between its last result
+ * and the next generation's first Assign.  A job's end goes to those who
+ * follow it after the reports they have not had.
+ */
 void
 control_tell(void)
 {
 	struct session	*s;
 	struct job	*j;
+	unsigned	 n;
 
-	if (!md->ctl_news)
+	job_scratch_reset(0);
+	if ((n = job_news_take()) == 0)
 		return;
-	md->ctl_news = 0;
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
-		if (s->s_role != ROLE_CLIENT || s->s_watch == 0 ||
-		    (j = job_find(s->s_watch)) == NULL)
-			continue;
-		control_send_gens(s, j);
+	if (n & JOB_NEWS_TELL) {
+		TAILQ_FOREACH(s, &md->sessions, s_entry) {
+			if (s->s_role != ROLE_CLIENT || s->s_watch == 0 ||
+			    (j = job_find(s->s_watch)) == NULL)
+				continue;
+			control_send_gens(s, j);
+			if (j->j_state != JOB_RUNNING) {
+				control_send_info(s, s->s_watch_req, j);
+				s->s_watch = 0;
+			}
+		}
 	}
+	if (n & JOB_NEWS_STATUS)
+		masterd_status();
 }
 
 /* r3qctl jobs. */

@@ -209,15 +209,16 @@ cj_prune_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
- * Open the journal at startup (making its directory) with its timers, and
- * resume what it holds (job_journal_load()).  -1 (logged) if it cannot be
- * used.
+ * Start the jobs: the control side's hooks (control_init()), then the
+ * journal (its directory made) with its timers, resuming what it holds
+ * (job_journal_load()).  -1 (logged) if the journal cannot be used.
  */
 int
 job_journal_open(void)
 {
 	struct timeval	 tv = { 3600, 0 };
 
+	control_init();
 	if (strcmp(md->conf.journal, "none") == 0)
 		return (0);
 	masterd_mkparent(md->conf.journal, 0750, "journal");
@@ -235,10 +236,11 @@ job_journal_open(void)
 	return (0);
 }
 
-/* At exit: commit and close, and free the timers. */
+/* At exit: commit and close, and free the timers (client_timeout's too). */
 void
 job_journal_close(void)
 {
+	control_batch_close();
 	if (cj.cj_prune != NULL)
 		event_free(cj.cj_prune);
 	cj.cj_prune = NULL;

@@ -15,8 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <event2/bufferevent.h>
-#include <event2/event.h>
 
 #include "journal.h"
 #include "log.h"
@@ -36,6 +34,29 @@ static struct {
 	size_t			 r_n, r_cap;
 } rg;
 static uint64_t	 next_batch = 1;
+
+/*
+ * What the job layer leaves the control side to do (job_mark()): news
+ * kept for control_tell() at the flush, and wake, which the control side
+ * registered (job_wake_set()) and which is told at once of any mark.
+ */
+static struct {
+	unsigned	  n_news;	/* JOB_NEWS_TELL, JOB_NEWS_STATUS */
+	void		(*n_wake)(unsigned);
+} news;
+
+/*
+ * Memory for payloads built as tasks are sent (job_scratch()): it lives
+ * until the frames leave, at the next flush (job_scratch_reset()).
+ */
+struct scratch {
+	struct scratch	*sc_next;
+	size_t		 sc_cap;
+	size_t		 sc_used;
+	uint8_t		 sc_data[];
+};
+#define SCRATCH_CHUNK	65536
+static struct scratch	*scratch;
 
 static void	job_trace_free(struct job *);
 static void	job_batch_free(struct job_batch *);
@@ -93,6 +114,74 @@ job_kind_unavailable(uint32_t id)
 	if (n > 0)
 		log_warnx("%zu task%s failed: %s", n, n == 1 ? "" : "s",
 		    why);
+}
+
+/* The control side's: what to do when the job layer marks work. */
+void
+job_wake_set(void (*wake)(unsigned))
+{
+	news.n_wake = wake;
+}
+
+/*
+ * Mark work for the control side: JOB_NEWS_TELL (a generation, or an
+ * end, for those who follow the job) and JOB_NEWS_STATUS wait for the
+ * flush; JOB_NEWS_DRAIN (the core has work: carry out its actions) and
+ * JOB_NEWS_FLUSH (send the frames being built, before the payloads they
+ * borrow go) are done at once.
+ */
+void
+job_mark(unsigned what)
+{
+	news.n_news |= what & (JOB_NEWS_TELL | JOB_NEWS_STATUS);
+	if (news.n_wake != NULL)
+		news.n_wake(what);
+}
+
+/* Take the news kept for control_tell(). */
+unsigned
+job_news_take(void)
+{
+	unsigned	 n = news.n_news;
+
+	news.n_news = 0;
+	return (n);
+}
+
+/* n bytes that live until the frames being built have left. */
+void *
+job_scratch(size_t n)
+{
+	struct scratch	*sc;
+	void		*p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (scratch == NULL || scratch->sc_cap - scratch->sc_used < n) {
+		sc = xcalloc(1, sizeof(*sc) + (n > SCRATCH_CHUNK ? n :
+		    SCRATCH_CHUNK));
+		sc->sc_cap = n > SCRATCH_CHUNK ? n : SCRATCH_CHUNK;
+		sc->sc_next = scratch;
+		scratch = sc;
+	}
+	p = scratch->sc_data + scratch->sc_used;
+	scratch->sc_used += n;
+	return (p);
+}
+
+/* The frames left: the scratch is free again (all: give it all back). */
+void
+job_scratch_reset(int all)
+{
+	struct scratch	*sc;
+
+	while (scratch != NULL && (all || scratch->sc_next != NULL ||
+	    scratch->sc_cap != SCRATCH_CHUNK)) {
+		sc = scratch;
+		scratch = sc->sc_next;
+		free(sc);
+	}
+	if (scratch != NULL)
+		scratch->sc_used = 0;
 }
 
 /* A job by id. */
@@ -810,8 +899,7 @@ job_end(struct job *j, enum job_state st)
 	    journal_results_drop(md->journal, j->j_id) == -1)
 		job_journal_error();
 	job_journal_commit();
-	control_job_event(j, NULL);
-	masterd_status();
+	job_mark(JOB_NEWS_TELL | JOB_NEWS_STATUS);
 }
 
 /*
@@ -822,7 +910,7 @@ job_end(struct job *j, enum job_state st)
 void
 job_abort(struct job *j, enum job_state st)
 {
-	server_flush();
+	job_mark(JOB_NEWS_FLUSH);
 	job_end(j, st);
 }
 
@@ -867,8 +955,7 @@ job_batch_over(struct job_batch *b, const struct sched_batch_report *rep)
 	j->j_drv->d_batch_done(j, b, &j->j_gens[j->j_ngens]);
 	j->j_ngens++;
 	job_journal_gen(j, &j->j_gens[j->j_ngens - 1]);
-	control_job_event(j, &j->j_gens[j->j_ngens - 1]);
-	masterd_status();
+	job_mark(JOB_NEWS_TELL | JOB_NEWS_STATUS);
 	if (j->j_drv->d_next != NULL)
 		j->j_drv->d_next(j, b);
 }
@@ -918,6 +1005,7 @@ job_free_all(void)
 
 	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
 		job_free(j);
+	job_scratch_reset(1);
 	free(rg.r_v);
 	memset(&rg, 0, sizeof(rg));
 	kind_free_all();

@@ -624,7 +624,7 @@ bnb_job_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 	len = bnb_payload_len(bj->bj_inst.n, bj->bj_inst.m,
 	    s->depth + s->back);
 	t->payload.len = len;
-	t->payload.data = server_scratch(len);
+	t->payload.data = job_scratch(len);
 	if (bnb_payload_encode(t->payload.data, len, &bj->bj_inst,
 	    (int)bj->bj_params.lb, (int)bj->bj_params.branching, bj->bj_inc,
 	    bj->bj_params.node_budget, s) == -1)

@@ -158,7 +158,7 @@ job_es_more(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	job_es_feed(j);
-	server_drain();
+	job_mark(JOB_NEWS_DRAIN);
 }
 
 /*
@@ -282,7 +282,7 @@ job_es_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 
 	(void)b;
 	t->payload.len = len;
-	t->payload.data = server_scratch(len);
+	t->payload.data = job_scratch(len);
 	es_payload_encode(t->payload.data, ej->ej_params.lu,
 	    ej->ej_params.spin ? ES_PAYLOAD_SPIN : 0, ej->ej_params.work_ms,
 	    es_batch_x(ej->ej_es, idx), ej->ej_params.dim);

@@ -259,7 +259,7 @@ island_job_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 
 	(void)b;
 	t->payload.len = len;
-	t->payload.data = server_scratch(len);
+	t->payload.data = job_scratch(len);
 	island_payload_build(t->payload.data, &ij->ij_p, (uint32_t)idx,
 	    ij->ij_params.spin ? ISLAND_F_SPIN : 0, ij->ij_params.work_ms,
 	    st ? (const uint8_t *const *)ij->ij_state : NULL);
@@ -441,7 +441,7 @@ island_exchange_go(evutil_socket_t fd, short ev, void *arg)
 	if (j == NULL || j->j_ds == NULL || IJ(j)->ij_xchg != 0)
 		return;
 	island_job_go(j);
-	server_drain();
+	job_mark(JOB_NEWS_DRAIN);
 }
 
 static void

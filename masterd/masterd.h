@@ -553,8 +553,6 @@ struct masterd {
 	int			 jstalled;
 	uint64_t		 jstalls;	/* times it stalled */
 	char			 jwhy[1024];	/* what failed, path and all */
-	int			 ctl_news;	/* generations to tell those
-						   following their jobs */
 };
 
 extern struct masterd	*md;
@@ -606,11 +604,22 @@ void	 metrics_close(void);
 int	 control_listen(void);
 void	 control_close(void);
 void	 control_dispatch(struct session *, Envelope *);
-void	 control_job_event(struct job *, const struct gen_report *);
+void	 control_init(void);
 void	 control_tell(void);
+void	 control_batch_close(void);
 
 /* job.c: the generic job layer */
 #define TRACE_MAX	1000000	/* executions kept in memory per job */
+#define JOB_NEWS_TELL	0x01	/* job_mark(): a generation or an end */
+#define JOB_NEWS_STATUS	0x02	/* ... what masterd_status() says */
+#define JOB_NEWS_DRAIN	0x04	/* ... the core has work: now */
+#define JOB_NEWS_FLUSH	0x08	/* ... send the frames built: now */
+#define JOB_NEWS_CLIENTS 0x10	/* ... a driver's d_flush has work */
+void	 job_wake_set(void (*)(unsigned));
+void	 job_mark(unsigned);
+unsigned job_news_take(void);
+void	*job_scratch(size_t);
+void	 job_scratch_reset(int);
 struct job *job_new(const struct job_driver *, const struct job_sched *);
 void	 job_sched_default(struct job_sched *);
 int	 job_sched_parse(struct job_sched *, const char *, uint32_t,
@@ -736,7 +745,7 @@ extern const struct job_driver job_bnb_driver;
 extern const struct job_driver job_island_driver;
 extern const struct job_driver job_batch_driver;
 
-/* control.c (and control_batch.c): what server.c calls of the drivers */
+/* control.c: what server.c calls of the drivers (through the table) */
 void	 job_batch_dispatch(struct session *, Envelope *);
 void	 job_batch_detach(struct session *);
 int	 job_batch_attached(const struct session *);

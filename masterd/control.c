@@ -101,6 +101,19 @@ control_send_gens(struct session *s, const struct job *j)
  * payloads they borrow go, the core's actions to carry out, and news for
  * the flush (control_tell(), a driver's d_flush), which must then come.
  */
+static struct event	*ctl_more;	/* the drivers' next pass */
+
+/* The loop's next pass: the drivers that asked go on (job_more()). */
+static void
+control_more(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	job_go_on();
+	server_drain();
+}
+
 static void
 control_wake(unsigned what)
 {
@@ -110,6 +123,12 @@ control_wake(unsigned what)
 		server_drain();
 	if (what & (JOB_NEWS_TELL | JOB_NEWS_STATUS | JOB_NEWS_CLIENTS))
 		server_flush_later();
+	if (what & JOB_NEWS_MORE) {
+		if (ctl_more == NULL && (ctl_more = event_new(md->base, -1, 0,
+		    control_more, NULL)) == NULL)
+			fatal("%s: event_new", __func__);
+		event_active(ctl_more, 0, 0);
+	}
 }
 
 /* The control side's part in running jobs: what the job layer marks. */
@@ -117,6 +136,16 @@ void
 control_init(void)
 {
 	job_wake_set(control_wake);
+}
+
+/* At exit: the control side's timers for the jobs. */
+void
+control_fini(void)
+{
+	if (ctl_more != NULL)
+		event_free(ctl_more);
+	ctl_more = NULL;
+	control_batch_close();
 }
 
 /*
@@ -565,11 +594,27 @@ job_batch_writable(struct session *s)
 			d->d_writable(s);
 }
 
-/* At the flush, after the journal's commit: what drivers send clients. */
+/*
+ * At the flush, after the journal's commit: the TaskPushes drivers asked
+ * for (after the Assign being built, which the flush sends first), and
+ * what drivers send their clients.
+ */
 void
 job_batch_flush(void)
 {
 	const struct job_driver	*d;
+	struct job_push		*p;
+	struct worker		*w;
+	size_t			 i, n;
+
+	p = job_pushes(&n);
+	for (i = 0; i < n; i++)
+		if (p[i].p_wid < md->maxworkers &&
+		    (w = md->workers[p[i].p_wid]) != NULL &&
+		    w->w_node == p[i].p_node)
+			server_push(w, p[i].p_ids, p[i].p_n, p[i].p_bound,
+			    p[i].p_donate, p[i].p_ndonate);
+	job_pushes_clear();
 
 	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
 		if (d->d_flush != NULL)

@@ -236,11 +236,11 @@ job_journal_open(void)
 	return (0);
 }
 
-/* At exit: commit and close, and free the timers (client_timeout's too). */
+/* At exit: commit and close, and free the timers (control_fini()'s too). */
 void
 job_journal_close(void)
 {
-	control_batch_close();
+	control_fini();
 	if (cj.cj_prune != NULL)
 		event_free(cj.cj_prune);
 	cj.cj_prune = NULL;

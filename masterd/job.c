@@ -7,14 +7,11 @@
  */
 #include "config.h"
 
-#include <sys/statvfs.h>
-
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
 
 #include "journal.h"
 #include "log.h"
@@ -37,13 +34,19 @@ static uint64_t	 next_batch = 1;
 
 /*
  * What the job layer leaves the control side to do (job_mark()): news
- * kept for control_tell() at the flush, and wake, which the control side
+ * kept for control_tell at the flush, and wake, which the control side
  * registered (job_wake_set()) and which is told at once of any mark.
  */
 static struct {
 	unsigned	  n_news;	/* JOB_NEWS_TELL, JOB_NEWS_STATUS */
 	void		(*n_wake)(unsigned);
 } news;
+
+/* TaskPushes for workers, kept until the flush (job_push()). */
+static struct {
+	struct job_push	*pu_v;
+	size_t		 pu_n, pu_cap;
+} pu;
 
 /*
  * Memory for payloads built as tasks are sent (job_scratch()): it lives
@@ -138,7 +141,84 @@ job_mark(unsigned what)
 		news.n_wake(what);
 }
 
-/* Take the news kept for control_tell(). */
+/*
+ * Have j's driver go on from the loop's next pass (d_more): a large
+ * generation fed to the core a chunk a pass, an epoch after an exchange.
+ */
+void
+job_more(struct job *j)
+{
+	j->j_more = 1;
+	job_mark(JOB_NEWS_MORE);
+}
+
+/* The loop's next pass: the drivers that asked to go on do. */
+void
+job_go_on(void)
+{
+	struct job	*j;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		if (j->j_more) {
+			j->j_more = 0;
+			j->j_drv->d_more(j);
+		}
+}
+
+/*
+ * Send worker w a TaskPush at the flush, after the Assign being built (a
+ * push may name tasks it carries): bound (0: none) for tasks ids, and the
+ * tasks in donate asked to give part of their work back.
+ */
+void
+job_push(const struct worker *w, const uint64_t *ids, size_t n,
+    uint32_t bound, const uint64_t *donate, size_t ndonate)
+{
+	struct job_push	*p;
+
+	if (pu.pu_n == pu.pu_cap) {
+		pu.pu_cap = pu.pu_cap ? pu.pu_cap * 2 : 8;
+		if ((pu.pu_v = reallocarray(pu.pu_v, pu.pu_cap,
+		    sizeof(*pu.pu_v))) == NULL)
+			fatal("%s", __func__);
+	}
+	p = &pu.pu_v[pu.pu_n++];
+	p->p_wid = w->w_id;
+	p->p_node = w->w_node;
+	p->p_ids = xcalloc(n + 1, sizeof(*ids));
+	if (n > 0)
+		memcpy(p->p_ids, ids, n * sizeof(*ids));
+	p->p_n = n;
+	p->p_bound = bound;
+	p->p_donate = xcalloc(ndonate + 1, sizeof(*donate));
+	if (ndonate > 0)
+		memcpy(p->p_donate, donate, ndonate * sizeof(*donate));
+	p->p_ndonate = ndonate;
+	job_mark(JOB_NEWS_CLIENTS);
+}
+
+/* The TaskPushes kept for the flush; job_pushes_clear() once sent. */
+struct job_push *
+job_pushes(size_t *n)
+{
+	*n = pu.pu_n;
+	return (pu.pu_v);
+}
+
+/* The TaskPushes were sent (or their workers are gone): forget them. */
+void
+job_pushes_clear(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < pu.pu_n; i++) {
+		free(pu.pu_v[i].p_ids);
+		free(pu.pu_v[i].p_donate);
+	}
+	pu.pu_n = 0;
+}
+
+/* Take the news kept for control_tell. */
 unsigned
 job_news_take(void)
 {
@@ -539,7 +619,7 @@ job_task(struct job_batch *b, size_t idx, uint64_t tid, R3q__Task *t)
 /*
  * The accepted output of task idx of b.  It is journaled in the
  * transaction that is committed before anything else leaves masterd
- * (job_journal_commit() from server_flush()), then its driver takes it.
+ * (job_journal_commit() from the server's flush), then its driver takes it.
  */
 static void
 job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
@@ -1006,6 +1086,9 @@ job_free_all(void)
 	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
 		job_free(j);
 	job_scratch_reset(1);
+	job_pushes_clear();
+	free(pu.pu_v);
+	memset(&pu, 0, sizeof(pu));
 	free(rg.r_v);
 	memset(&rg, 0, sizeof(rg));
 	kind_free_all();

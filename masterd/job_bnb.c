@@ -358,7 +358,7 @@ bnb_job_push(struct job *j, const uint64_t *donate, size_t ndonate)
 				break;
 		if (k == w->w_nkinds)
 			continue;
-		server_push(w, ids, n, bj->bj_inc != BNB_NONE ?
+		job_push(w, ids, n, bj->bj_inc != BNB_NONE ?
 		    (uint32_t)bj->bj_inc : 0, donate, ndonate);
 		bj->bj_stats.pushes++;
 	}

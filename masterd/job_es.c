@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/event.h>
-
 #include "es/es.h"
 #include "es/payload.h"
 #include "journal.h"
@@ -34,7 +32,6 @@ struct es_job {
 	struct job_batch *ej_pb;	/* its batch, NULL: none pending */
 	uint64_t	*ej_pend;	/* its task ids */
 	size_t		 ej_npend, ej_pendoff;
-	struct event	*ej_more;
 };
 
 #define EJ_CHUNK	8192	/* tasks to the core in one loop pass, at
@@ -139,26 +136,22 @@ job_es_feed(struct job *j)
 	job_batch_submit(ej->ej_pb, t, n);
 	free(t);
 	if (ej->ej_pendoff < ej->ej_npend) {
-		event_active(ej->ej_more, 0, 0);
+		job_more(j);
 		return;
 	}
 	job_batch_close(ej->ej_pb);
 	job_es_pend_clear(ej);
 }
 
+/* The next chunk, from the loop's next pass (job_more()). */
 static void
-job_es_more(evutil_socket_t fd, short ev, void *arg)
+job_es_more(struct job *j)
 {
-	struct job	*j = arg;
-
-	(void)fd;
-	(void)ev;
 	if (j->j_state != JOB_RUNNING) {
 		job_es_pend_clear(EJ(j));
 		return;
 	}
 	job_es_feed(j);
-	job_mark(JOB_NEWS_DRAIN);
 }
 
 /*
@@ -199,9 +192,6 @@ job_es_start(struct job *j, uint64_t first, const uint8_t *have)
 		return;
 	}
 	job_es_pend_clear(ej);
-	if (ej->ej_more == NULL && (ej->ej_more = event_new(md->base, -1, 0,
-	    job_es_more, j)) == NULL)
-		fatalx("%s: event_new", __func__);
 	ej->ej_pb = b;
 	ej->ej_pend = t;
 	ej->ej_npend = nt;
@@ -426,8 +416,6 @@ job_es_free(struct job *j)
 
 	if (ej == NULL)
 		return;
-	if (ej->ej_more != NULL)
-		event_free(ej->ej_more);
 	job_es_pend_clear(ej);
 	es_free(ej->ej_es);
 	free(ej->ej_params.policy);
@@ -596,4 +584,5 @@ const struct job_driver job_es_driver = {
 	.d_load = job_es_load,
 	.d_end = job_es_end,
 	.d_free = job_es_free,
+	.d_more = job_es_more,
 };

@@ -426,29 +426,21 @@ island_job_go(struct job *j)
  * exchange_cancel(), exchange_capable(), and md->workers[wid] (a
  * worker's id from j->j_out_wid, recorded per island in ij_wid).
  */
-#include <event2/event.h>
-
 #include "exchange.h"
 
 /* The exchange is over: the next epoch (its migrants in its payloads). */
 static void
-island_exchange_go(evutil_socket_t fd, short ev, void *arg)
+island_exchange_go(struct job *j)
 {
-	struct job	*j = job_find((uint64_t)(uintptr_t)arg);
-
-	(void)fd;
-	(void)ev;
-	if (j == NULL || j->j_ds == NULL || IJ(j)->ij_xchg != 0)
+	if (j->j_ds == NULL || IJ(j)->ij_xchg != 0)
 		return;
 	island_job_go(j);
-	job_mark(JOB_NEWS_DRAIN);
 }
 
 static void
 island_exchange_done(void *arg, const struct exchange_result *r)
 {
 	struct job	*j = job_find((uint64_t)(uintptr_t)arg);
-	struct timeval	 zero = { 0, 0 };
 	size_t		 k;
 
 	if (j == NULL || j->j_ds == NULL)
@@ -470,9 +462,7 @@ island_exchange_done(void *arg, const struct exchange_result *r)
 	 * its exchange from worker_free(), before the core forgets it, and
 	 * the epoch's tasks must not go to it.
 	 */
-	if (event_base_once(md->base, -1, EV_TIMEOUT, island_exchange_go,
-	    arg, &zero) == -1)
-		fatalx("%s: event_base_once", __func__);
+	job_more(j);
 }
 
 static int
@@ -760,4 +750,5 @@ const struct job_driver job_island_driver = {
 	.d_load = island_job_load,
 	.d_end = island_job_end,
 	.d_free = island_job_free,
+	.d_more = island_exchange_go,
 };

@@ -188,7 +188,7 @@ job_journal_error(void)
 
 /*
  * A journal that cannot write (issue 24): a full disk, an I/O error, a
- * failed commit.  session_send() promises that nothing leaves masterd
+ * failed commit.  session_send promises that nothing leaves masterd
  * before what it rests on is journaled, so masterd stalls: it stops taking
  * results and assigning tasks until a write goes through again.
  *
@@ -208,8 +208,8 @@ job_journal_error(void)
  *
  * The rewind and the retries run from the control side's timer
  * (control_journal.c), never in the middle of the callback that met the
- * failure; until then session_send() withholds
- * every frame (job_journal_commit() fails).  One line is logged when the
+ * failure; until then session_send withholds every frame
+ * (job_journal_commit() fails).  One line is logged when the
  * journal stalls, one when it resumes.
  */
 void

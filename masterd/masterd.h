@@ -386,6 +386,8 @@ struct job_driver {
 	void		(*d_lost)(struct job *, struct job_batch *, size_t,
 			    const void *, size_t);
 	void		(*d_free)(struct job *);
+	/* Optional: go on, from the loop's next pass (job_more()). */
+	void		(*d_more)(struct job *);
 };
 
 /* How a task ended, for a driver and a client (TaskOutcome.status). */
@@ -475,6 +477,8 @@ struct job {
 	uint64_t		 j_held;	/* bytes of outcomes kept until
 						   the client acknowledges
 						   them, counted too */
+	int			 j_more;	/* its driver goes on next
+						   pass (job_more()) */
 	R3q__Span		*j_trace;	/* them, without a journal */
 	size_t			 j_ntrace, j_tracecap;
 };
@@ -606,6 +610,7 @@ void	 control_close(void);
 void	 control_dispatch(struct session *, Envelope *);
 void	 control_init(void);
 void	 control_tell(void);
+void	 control_fini(void);
 void	 control_batch_close(void);
 
 /* job.c: the generic job layer */
@@ -615,8 +620,25 @@ void	 control_batch_close(void);
 #define JOB_NEWS_DRAIN	0x04	/* ... the core has work: now */
 #define JOB_NEWS_FLUSH	0x08	/* ... send the frames built: now */
 #define JOB_NEWS_CLIENTS 0x10	/* ... a driver's d_flush has work */
+#define JOB_NEWS_MORE	0x20	/* ... a driver goes on next pass */
+/* A TaskPush a driver wants sent to a worker at the flush (job_push()). */
+struct job_push {
+	uint32_t	 p_wid;		/* the worker, */
+	uint64_t	 p_node;	/* if it is still that one */
+	uint64_t	*p_ids;
+	size_t		 p_n;
+	uint32_t	 p_bound;
+	uint64_t	*p_donate;
+	size_t		 p_ndonate;
+};
 void	 job_wake_set(void (*)(unsigned));
+void	 job_push(const struct worker *, const uint64_t *, size_t, uint32_t,
+	    const uint64_t *, size_t);
+struct job_push *job_pushes(size_t *);
+void	 job_pushes_clear(void);
 void	 job_mark(unsigned);
+void	 job_more(struct job *);
+void	 job_go_on(void);
 unsigned job_news_take(void);
 void	*job_scratch(size_t);
 void	 job_scratch_reset(int);

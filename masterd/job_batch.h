@@ -59,6 +59,8 @@ struct bj_batch {
 
 #define BJ(j)	((struct bjob *)(j)->j_ds)
 
+extern const struct job_driver job_batch_driver;
+
 /* job_batch.c */
 struct bj_result *bj_res(struct job *, uint64_t);
 void	 bj_ack(struct job *, uint64_t);

@@ -11,11 +11,24 @@
 
 #include "masterd.h"
 
+/*
+ * The drivers, one row each: its declaration and its entry.  A unit test
+ * that includes this file may add its own after them (JOB_DRIVERS_TEST,
+ * tests/unit/test_driver.c).
+ */
+extern const struct job_driver job_es_driver;		/* job_es.c */
+extern const struct job_driver job_batch_driver;	/* job_batch.c */
+extern const struct job_driver job_bnb_driver;		/* job_bnb.c */
+extern const struct job_driver job_island_driver;	/* job_island.c */
+
 static const struct job_driver *const job_drivers[] = {
 	&job_es_driver,
 	&job_batch_driver,
 	&job_bnb_driver,
 	&job_island_driver,
+#ifdef JOB_DRIVERS_TEST
+	JOB_DRIVERS_TEST
+#endif
 };
 #define NDRIVERS	(sizeof(job_drivers) / sizeof(job_drivers[0]))
 

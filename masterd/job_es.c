@@ -20,6 +20,8 @@
 #include "masterd.h"
 #include "util.h"
 
+extern const struct job_driver job_es_driver;
+
 #define LU_MAX		20000
 
 /* The driver's state of a job. */
@@ -85,7 +87,7 @@ job_es_set_params(struct job *j, const R3q__EsParams *p)
  * Tasks given to the core at once: EJ_CHUNK, or more with many CPUs.  A
  * generation's first chunk is only what the CPUs can hold, so that its
  * first task goes out as soon as the ES has made it, and the cost before
- * it follows the cluster, not lambda (issue 26, part 5).
+ * it follows the cluster, not lambda.
  */
 static size_t
 job_es_chunk(int first)
@@ -160,8 +162,8 @@ job_es_more(struct job *j)
  * journal, the individuals marked in have already have their result and
  * only the others are submitted.  A large generation goes to the core a
  * chunk a loop pass (job_es_feed): its first tasks go out at once, not
- * after all lambda have been added (issue 26: lambda = 200,000 took 130 ms
- * of masterd's CPU before the first went out).
+ * after all lambda have been added (lambda = 200,000 took 130 ms of
+ * masterd's CPU before the first went out).
  */
 static void
 job_es_start(struct job *j, uint64_t first, const uint8_t *have)

@@ -1,6 +1,6 @@
 /*
- * The islands job driver: the island-model ES of issue 22 ("The job that
- * uses it"), common/es/island.h.  One batch is one epoch; its p tasks,
+ * The islands job driver: the island-model ES of common/es/island.h
+ * ("The job that uses it").  One batch is one epoch; its p tasks,
  * of the built-in kind "island", are the p islands: an island is a task,
  * so it runs in one execution slot (thread) of a worker, and a worker
  * with n slots may run n islands at once.  Islands are not pinned: each
@@ -37,6 +37,8 @@
 #include "masterd.h"
 #include "util.h"
 #include "xchg/xchg.h"
+
+extern const struct job_driver job_island_driver;
 
 #define IJ_MAX_BYTES	(UINT64_C(1) << 30)	/* migrant_bytes, at most */
 
@@ -407,14 +409,13 @@ island_job_go(struct job *j)
 }
 
 /*
- * >>>>>>>>>>>>>>>>>>>> PEER EXCHANGE HOOK (issue 22) <<<<<<<<<<<<<<<<<<<<
- *
- * When every island's last epoch ran on a worker with peer_listen, this
- * moves the
- * --migrant-bytes padding of every island pair between the workers that
- * ran the two islands' last epoch, as one master-planned total exchange
+ * The peer exchange (doc/algorithms.md §2).  When every island's last
+ * epoch ran on a worker with peer_listen, this moves the --migrant-bytes
+ * padding of every island pair between the workers that ran the two
+ * islands' last epoch, as one master-planned total exchange
  * (exchange_start, --exchange-algo), and returns 1: the next epoch
- * starts from island_exchange_go(), in the loop once it is over.
+ * starts from island_exchange_go() (its d_more, job_more()), in the
+ * loop's next pass once it is over.
  * Islands that ran on the same worker exchange nothing over the network;
  * fewer than two workers, a worker gone or not peer-capable: no exchange
  * (return 0).  The real migrants still go through the master (the

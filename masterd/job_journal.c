@@ -187,7 +187,7 @@ job_journal_error(void)
 }
 
 /*
- * A journal that cannot write (issue 24): a full disk, an I/O error, a
+ * A journal that cannot write: a full disk, an I/O error, a
  * failed commit.  session_send promises that nothing leaves masterd
  * before what it rests on is journaled, so masterd stalls: it stops taking
  * results and assigning tasks until a write goes through again.

@@ -1,6 +1,6 @@
 /*
- * What each kind of peer may send masterd, and how much of it (issue 24,
- * "found by a hostile peer").  A frame is judged by its 8-byte header,
+ * What each kind of peer may send masterd, and how much of it, against
+ * a hostile peer.  A frame is judged by its 8-byte header,
  * then by a look at its wire format (frame_peek, frame_count), before
  * protobuf-c unpacks a byte of it: a type the peer's role never sends,
  * a frame longer than its type needs, or a repeated field with more
@@ -46,9 +46,9 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_RELEASED,	R_WR, 1u << 20, LIMIT_IDS },
 	{ R3Q__ENVELOPE__BODY_DRAIN,	R_WR, 1u << 20, LIMIT_IDS },
 	{ R3Q__ENVELOPE__BODY_TASK_NEWS, R_WR, ANY,	 0 },
-	/* Exchanges (issue 22): a worker's report of its sends. */
+	/* Exchanges: a worker's report of its sends. */
 	{ R3Q__ENVELOPE__BODY_PEER_REPORT, R_WR, ANY,	 LIMIT_IDS },
-	/* A relay (issue 20): its workers' bytes, in chunks, and streams. */
+	/* A relay: its workers' bytes, in chunks, and streams. */
 	{ R3Q__ENVELOPE__BODY_RELAY_DATA, R_RELAY, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_RELAY_CONTROL, R_RELAY, SMALL, RELAY_VIA_MAX },
 	/* A joiner (no certificate), or a worker renewing its own. */

@@ -285,7 +285,7 @@ enum span_outcome {
 
 /*
  * A span's flags, kept in the journal's replica column: an extra copy,
- * and (issue 19) a copy that came by a move, or was released for one.
+ * and a copy that came by a move (balancing), or was released for one.
  */
 #define SPAN_F_REPLICA	1
 #define SPAN_F_MOVED	2
@@ -760,12 +760,6 @@ uint64_t job_pending_all(void);
 const struct job_driver *job_driver_find(const char *);
 const struct job_driver *job_driver_submits(int);
 const struct job_driver *job_driver_next(const struct job_driver *);
-
-/* job_es.c, job_bnb.c, job_island.c, job_batch.c: the drivers */
-extern const struct job_driver job_es_driver;
-extern const struct job_driver job_bnb_driver;
-extern const struct job_driver job_island_driver;
-extern const struct job_driver job_batch_driver;
 
 /* control.c: what server.c calls of the drivers (through the table) */
 void	 job_batch_dispatch(struct session *, Envelope *);

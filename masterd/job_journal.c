@@ -63,6 +63,7 @@ job_journal_hooks(void (*stalled)(int), void (*committed)(void))
 void
 job_journal_put(struct job *j)
 {
+	struct journal		*jl = md->journal;
 	struct journal_job	 jj;
 	struct job_batch	*b, *cur = NULL;
 	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
@@ -70,7 +71,7 @@ job_journal_put(struct job *j)
 	uint8_t			*params, *extra;
 	size_t			 i;
 
-	if (md->journal == NULL)
+	if (jl == NULL)
 		return;
 	roster = xcalloc(j->j_nroster + 1, sizeof(*roster));
 	for (i = 0; i < j->j_nroster; i++)
@@ -109,9 +110,9 @@ job_journal_put(struct job *j)
 	extra = xcalloc(1, jj.extralen + 1);
 	r3q__job_state__pack(&st, extra);
 	jj.extra = extra;
-	if (journal_job_put(md->journal, &jj) == -1 ||
-	    journal_meta_set(md->journal, "next_job", md->next_job) == -1 ||
-	    journal_meta_set(md->journal, "next_task", md->next_task >
+	if (journal_job_put(jl, &jj) == -1 ||
+	    journal_meta_set(jl, "next_job", md->next_job) == -1 ||
+	    journal_meta_set(jl, "next_task", md->next_task >
 	    jst.jj_mark ? md->next_task : jst.jj_mark) == -1)
 		job_journal_error();
 	free(params);
@@ -264,13 +265,14 @@ job_journal_stall_why(void)
 int
 job_journal_reload(size_t *njobs)
 {
+	struct journal	*jl = md->journal;
 	struct job	*j;
 	uint64_t	 v;
 	int		 rc;
 
 	*njobs = 0;
-	if (journal_rollback(md->journal) == -1) {
-		log_debug("%s", journal_error(md->journal));
+	if (journal_rollback(jl) == -1) {
+		log_debug("%s", journal_error(jl));
 		return (-1);
 	}
 	/*
@@ -280,16 +282,16 @@ job_journal_reload(size_t *njobs)
 	 * and written for real by the first commit after resuming.
 	 */
 	jst.jj_reloading = 1;
-	rc = journal_load_jobs(md->journal, job_load, NULL);
+	rc = journal_load_jobs(jl, job_load, NULL);
 	jst.jj_reloading = 0;
 	if (rc == -1)
-		log_warnx("%s", journal_error(md->journal));
-	if (journal_rollback(md->journal) == -1 || rc == -1) {
+		log_warnx("%s", journal_error(jl));
+	if (journal_rollback(jl) == -1 || rc == -1) {
 		job_forget_all();
 		return (-1);
 	}
 	/* The mark of the ids handed out, as journaled: moved past again. */
-	if (journal_meta_get(md->journal, "next_task", &v) == 0)
+	if (journal_meta_get(jl, "next_task", &v) == 0)
 		jst.jj_mark = v;
 	else
 		jst.jj_mark = 0;
@@ -330,18 +332,19 @@ job_journal_room(void)
 int
 job_journal_resume(void)
 {
-	char	 took[32];
+	struct journal	*jl = md->journal;
+	char		 took[32];
 
-	if ((journal_failed(md->journal) &&
-	    journal_rollback(md->journal) == -1) ||
-	    !job_journal_room() || journal_probe(md->journal) == -1)
+	if ((journal_failed(jl) &&
+	    journal_rollback(jl) == -1) ||
+	    !job_journal_room() || journal_probe(jl) == -1)
 		return (-1);
 	md->jstalled = 0;
 	conf_format_duration(took, sizeof(took),
 	    (mono_ns() - jst.jj_since) / NS_PER_MS);
 	log_info("journal %s can be written again, after %s: resuming "
 	    "(workers are welcome, tasks assigned)",
-	    journal_path(md->journal), took);
+	    journal_path(jl), took);
 	return (0);
 }
 
@@ -349,16 +352,17 @@ job_journal_resume(void)
 void
 job_journal_prune(void)
 {
+	struct journal	*jl = md->journal;
 	uint64_t	 keep = md->conf.journal_retention * NS_PER_MS;
 	uint64_t	 now = wall_ns();
 	size_t		 n;
 
-	if (md->journal == NULL || keep == 0 || keep >= now)
+	if (jl == NULL || keep == 0 || keep >= now)
 		return;
 	if (md->jstalled)
 		return;
-	if (journal_prune(md->journal, now - keep, &n) == -1 ||
-	    journal_commit(md->journal) == -1) {
+	if (journal_prune(jl, now - keep, &n) == -1 ||
+	    journal_commit(jl) == -1) {
 		job_journal_error();
 		return;
 	}
@@ -402,6 +406,7 @@ job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 static int
 job_load(void *arg, const struct journal_job *row)
 {
+	struct journal		*jl = md->journal;
 	const struct job_driver	*drv;
 	struct job		*j;
 	R3q__JobState		*st = NULL;
@@ -412,7 +417,7 @@ job_load(void *arg, const struct journal_job *row)
 	(void)arg;
 	if ((drv = job_driver_find(row->driver)) == NULL) {
 		log_warnx("%s: job %llu has unknown driver '%s'; skipped",
-		    journal_path(md->journal), (unsigned long long)row->id,
+		    journal_path(jl), (unsigned long long)row->id,
 		    row->driver);
 		return (0);
 	}
@@ -451,7 +456,7 @@ job_load(void *arg, const struct journal_job *row)
 		j->j_end = j->j_start + st->elapsed_ns;
 	} else
 		j->j_end = j->j_start;
-	if (journal_load_gens(md->journal, j->j_id, job_load_gen, j) == -1) {
+	if (journal_load_gens(jl, j->j_id, job_load_gen, j) == -1) {
 		if (st != NULL)
 			r3q__job_state__free_unpacked(st, NULL);
 		free(j->j_gens);
@@ -462,7 +467,7 @@ job_load(void *arg, const struct journal_job *row)
 	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
 	if (drv->d_load(j, row, st, err, sizeof(err)) == -1) {
 		log_warnx("%s: job %llu cannot resume: %s",
-		    journal_path(md->journal), (unsigned long long)j->j_id,
+		    journal_path(jl), (unsigned long long)j->j_id,
 		    err);
 		snprintf(j->j_error, sizeof(j->j_error), "cannot resume "
 		    "from the journal: %s", err);
@@ -478,16 +483,17 @@ job_load(void *arg, const struct journal_job *row)
 static int
 job_journal_key(const char *name, uint64_t *k)
 {
+	struct journal	*jl = md->journal;
 	uint64_t	 v;
 	int		 rc;
 
-	if ((rc = journal_meta_get(md->journal, name, &v)) == -1)
+	if ((rc = journal_meta_get(jl, name, &v)) == -1)
 		return (-1);
 	if (rc == 0 && v != 0) {
 		*k = v;
 		return (0);
 	}
-	return (journal_meta_set(md->journal, name, *k));
+	return (journal_meta_set(jl, name, *k));
 }
 
 /*
@@ -499,41 +505,42 @@ job_journal_key(const char *name, uint64_t *k)
 int
 job_journal_load(void)
 {
+	struct journal	*jl;
 	char		 err[512];
 	uint64_t	 v;
 	int		 rc;
 
-	if ((md->journal = journal_open(md->conf.journal, err,
+	if ((jl = md->journal = journal_open(md->conf.journal, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return (-1);
 	}
-	if ((rc = journal_meta_get(md->journal, "epoch", &v)) == -1)
+	if ((rc = journal_meta_get(jl, "epoch", &v)) == -1)
 		goto fail;
 	if (rc == 0 && v != 0)
 		md->epoch = v;
-	else if (journal_meta_set(md->journal, "epoch", md->epoch) == -1)
+	else if (journal_meta_set(jl, "epoch", md->epoch) == -1)
 		goto fail;
 	/* The key of the copies' tags: a restart keeps them valid. */
 	if (job_journal_key("tag_key0", &md->mac.k0) == -1 ||
 	    job_journal_key("tag_key1", &md->mac.k1) == -1)
 		goto fail;
-	if ((rc = journal_meta_get(md->journal, "next_job", &v)) == -1)
+	if ((rc = journal_meta_get(jl, "next_job", &v)) == -1)
 		goto fail;
 	if (rc == 0 && v > md->next_job)
 		md->next_job = v;
-	if ((rc = journal_meta_get(md->journal, "next_task", &v)) == -1)
+	if ((rc = journal_meta_get(jl, "next_task", &v)) == -1)
 		goto fail;
 	if (rc == 0 && v > md->next_task)
 		md->next_task = jst.jj_mark = v;
 	job_journal_prune();
-	if (journal_load_jobs(md->journal, job_load, NULL) == -1)
+	if (journal_load_jobs(jl, job_load, NULL) == -1)
 		goto fail;
 	job_journal_commit();
 	return (0);
  fail:
-	log_warnx("%s", journal_error(md->journal));
-	journal_close(md->journal);
+	log_warnx("%s", journal_error(jl));
+	journal_close(jl);
 	md->journal = NULL;
 	return (-1);
 }

@@ -1,9 +1,20 @@
 /*
  * The generic job layer: the job list, a job's batches and the ranges of
  * task ids that find a task's batch and index, the executions (spans) and
- * the paper's measurements of each batch, the rosters, the journal rows,
- * and what clients read (JobInfo, JobTrace).  What a job computes is its
- * driver's business (struct job_driver): job_es.c, job_batch.c.
+ * the paper's measurements of each batch (job_measure(), doc/algorithms.md
+ * §1.6), the rosters, and the settings a client may choose.  What a job
+ * computes is its driver's business (struct job_driver, the table in
+ * job_drivers.c); what clients read is job_info.c's, the journal's rows
+ * job_journal.c's, the kinds kind.c's, the caps limits.c's.
+ *
+ * The layer calls down only: the core, the journal, its drivers.  What
+ * the server and the control side must do it marks (job_mark()): news
+ * for those who follow a job, told at the flush by control_tell; the
+ * core's actions to carry out, the frames to send, a driver's clients to
+ * serve, a driver to go on at the next pass (job_more()), a TaskPush
+ * (job_push()), which the control side does through the wake it
+ * registered.  Payloads built as tasks are sent live in job_scratch()
+ * until the flush.
  */
 #include "config.h"
 

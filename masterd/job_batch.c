@@ -10,6 +10,11 @@
  * Several jobs share the workers through the core: a worker takes the
  * task of lowest priority among the batches of kinds it offers, and equal
  * priorities run in submission order, whichever job they belong to.
+ *
+ * This file is the job side: the tasks, the outcomes kept for the client,
+ * the journal.  The client's requests and what is sent to it are
+ * control_batch.c's; this side marks what is to be sent (struct bjob in
+ * job_batch.h) and the flush sends it.
  */
 #include "config.h"
 

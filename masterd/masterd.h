@@ -401,7 +401,7 @@ enum job_outcome {
 
 /*
  * A batch of a job: a generation (es) or a client's batch.  Its task ids
- * are ranges handed out as tasks are added (md->ranges finds them).  In
+ * are ranges handed out as tasks are added (job.c's ranges find them).  In
  * the core while b_live; kept a while after (JOB_PAST) for late reports.
  */
 struct job_batch {

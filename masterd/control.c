@@ -679,31 +679,32 @@ int
 control_listen(void)
 {
 	struct sockaddr_un	 sun;
+	const char		*path = md->conf.control;
 	mode_t			 old;
 	int			 fd;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	if (strlen(md->conf.control) >= sizeof(sun.sun_path)) {
-		log_warnx("control: path too long: %s", md->conf.control);
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_warnx("control: path too long: %s", path);
 		return (-1);
 	}
-	strcpy(sun.sun_path, md->conf.control);
+	strcpy(sun.sun_path, path);
 	/* Its directory (e.g. /run/r3q) if it does not exist. */
-	masterd_mkparent(md->conf.control, 0755, "control");
+	masterd_mkparent(path, 0755, "control");
 	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
 		log_warn("control: socket");
 		return (-1);
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
 		log_warnx("control: %s is in use: is another masterd "
-		    "running?", md->conf.control);
+		    "running?", path);
 		close(fd);
 		return (-1);
 	}
 	close(fd);
-	if (unlink(md->conf.control) == -1 && errno != ENOENT) {
-		log_warn("control: unlink %s", md->conf.control);
+	if (unlink(path) == -1 && errno != ENOENT) {
+		log_warn("control: unlink %s", path);
 		return (-1);
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
@@ -713,7 +714,7 @@ control_listen(void)
 	}
 	old = umask(S_IXUSR | S_IXGRP | S_IRWXO);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		log_warn("control: bind %s", md->conf.control);
+		log_warn("control: bind %s", path);
 		umask(old);
 		close(fd);
 		return (-1);
@@ -722,7 +723,7 @@ control_listen(void)
 	md->ctl_listener = evconnlistener_new(md->base, control_accept, NULL,
 	    LEV_OPT_CLOSE_ON_FREE, 16, fd);
 	if (md->ctl_listener == NULL) {
-		log_warn("control: listen %s", md->conf.control);
+		log_warn("control: listen %s", path);
 		close(fd);
 		return (-1);
 	}

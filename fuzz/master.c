@@ -64,8 +64,6 @@ fz_master_free(void)
 	job_journal_close();
 	job_free_all();
 	sched_free(md->sched);
-	if (md->prune != NULL)
-		event_free(md->prune);
 	event_base_free(md->base);
 	free(md->workers);
 	free(md);

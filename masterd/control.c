@@ -97,49 +97,90 @@ control_send_gens(struct session *s, const struct job *j)
 }
 
 /*
- * Tell every client following job j about a generation (g) or its end
- * (NULL).  A generation's report waits for control_tell(), from
- * server_flush() once the next generation's tasks have gone to the
- * workers: a report to a client waits for the journal's commit, and the
- * commit, at a generation's end, had sat between its last result and the
- * next generation's first Assign (issue 26, fine grain).  The end goes at
- * once, after the reports not sent yet.
+ * The job layer marked work (job_mark()): frames to send before the
+ * payloads they borrow go, the core's actions to carry out, and news for
+ * the flush (control_tell(), a driver's d_flush), which must then come.
  */
-void
-control_job_event(struct job *j, const struct gen_report *g)
-{
-	struct session	*s;
+static struct event	*ctl_more;	/* the drivers' next pass */
 
-	if (g != NULL) {
-		md->ctl_news = 1;
+/* The loop's next pass: the drivers that asked go on (job_more()). */
+static void
+control_more(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	job_go_on();
+	server_drain();
+}
+
+static void
+control_wake(unsigned what)
+{
+	if (what & JOB_NEWS_FLUSH)
+		server_flush();
+	if (what & JOB_NEWS_DRAIN)
+		server_drain();
+	if (what & (JOB_NEWS_TELL | JOB_NEWS_STATUS | JOB_NEWS_CLIENTS))
 		server_flush_later();
-		return;
-	}
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
-		if (s->s_role != ROLE_CLIENT || s->s_watch != j->j_id)
-			continue;
-		control_send_gens(s, j);
-		control_send_info(s, s->s_watch_req, j);
-		s->s_watch = 0;
+	if (what & JOB_NEWS_MORE) {
+		if (ctl_more == NULL && (ctl_more = event_new(md->base, -1, 0,
+		    control_more, NULL)) == NULL)
+			fatal("%s: event_new", __func__);
+		event_active(ctl_more, 0, 0);
 	}
 }
 
-/* The generations control_job_event() kept: to those who follow them. */
+/* The control side's part in running jobs: what the job layer marks. */
+void
+control_init(void)
+{
+	job_wake_set(control_wake);
+}
+
+/* At exit: the control side's timers for the jobs. */
+void
+control_fini(void)
+{
+	if (ctl_more != NULL)
+		event_free(ctl_more);
+	ctl_more = NULL;
+	control_batch_close();
+}
+
+/*
+ * At the flush, once the workers' frames have gone: the payloads built
+ * for them can go, and the job layer's news is told.  A generation's
+ * report waits for this, once the next generation's tasks have gone to
+ * the workers: a report to a client waits for the journal's commit, and
+ * the commit, at a generation's end, would sit between its last result
+ * and the next generation's first Assign.  A job's end goes to those who
+ * follow it after the reports they have not had.
+ */
 void
 control_tell(void)
 {
 	struct session	*s;
 	struct job	*j;
+	unsigned	 n;
 
-	if (!md->ctl_news)
+	job_scratch_reset(0);
+	if ((n = job_news_take()) == 0)
 		return;
-	md->ctl_news = 0;
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
-		if (s->s_role != ROLE_CLIENT || s->s_watch == 0 ||
-		    (j = job_find(s->s_watch)) == NULL)
-			continue;
-		control_send_gens(s, j);
+	if (n & JOB_NEWS_TELL) {
+		TAILQ_FOREACH(s, &md->sessions, s_entry) {
+			if (s->s_role != ROLE_CLIENT || s->s_watch == 0 ||
+			    (j = job_find(s->s_watch)) == NULL)
+				continue;
+			control_send_gens(s, j);
+			if (j->j_state != JOB_RUNNING) {
+				control_send_info(s, s->s_watch_req, j);
+				s->s_watch = 0;
+			}
+		}
 	}
+	if (n & JOB_NEWS_STATUS)
+		masterd_status();
 }
 
 /* r3qctl jobs. */
@@ -293,7 +334,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 }
 
 /*
- * r3qctl drain NAME (issue 25): an operator's request, so only on the
+ * r3qctl drain NAME: an operator's request, so only on the
  * control socket.  The answer is the worker as it is now, draining.
  */
 static void
@@ -375,10 +416,9 @@ control_send_trace(struct session *s, uint64_t reqid, const struct job *j)
 static int
 control_writes(const Envelope *env)
 {
+	if (job_driver_submits(env->body_case) != NULL)
+		return (1);
 	switch (env->body_case) {
-	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
-	case R3Q__ENVELOPE__BODY_SUBMIT_BNB:
-	case R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS:
 	case R3Q__ENVELOPE__BODY_CANCEL_JOB:
 	case R3Q__ENVELOPE__BODY_OPEN_JOB:
 	case R3Q__ENVELOPE__BODY_SUBMIT_TASKS:
@@ -393,12 +433,40 @@ control_writes(const Envelope *env)
 	}
 }
 
+/*
+ * A submission to driver drv: admitted (max_jobs, and the tasks of its
+ * first batch), checked and started by the driver, journaled, answered
+ * with its JobInfo.
+ */
+static void
+control_submit(struct session *s, Envelope *env,
+    const struct job_driver *drv)
+{
+	struct job	*j;
+	char		 err[256];
+
+	if (job_admit(s->s_owner, err, sizeof(err)) == -1 ||
+	    (drv->d_first != NULL && job_admit_tasks(NULL, drv->d_first(env),
+	    err, sizeof(err)) == -1) ||
+	    (j = drv->d_submit(env, s->s_owner, err, sizeof(err))) == NULL) {
+		session_error_soft(s, env->id, "%s", err);
+		return;
+	}
+	snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
+	job_journal_put(j);
+	log_info("job %llu (%s) submitted by %s (%s)%s%s",
+	    (unsigned long long)j->j_id, drv->d_name, s->s_owner, s->s_addr,
+	    j->j_name[0] != '\0' ? ": " : "", j->j_name);
+	control_send_info(s, env->id, j);
+	server_drain();
+}
+
 /* One request from a client. */
 void
 control_dispatch(struct session *s, Envelope *env)
 {
-	struct job	*j;
-	char		 err[256];
+	const struct job_driver	*drv;
+	struct job		*j;
 
 	if (s->s_refused) {
 		session_refuse(s, env->id, "too many clients: %u connected "
@@ -410,77 +478,11 @@ control_dispatch(struct session *s, Envelope *env)
 		    "journal (%s); try again once it can", md->jwhy);
 		return;
 	}
+	if ((drv = job_driver_submits(env->body_case)) != NULL) {
+		control_submit(s, env, drv);
+		return;
+	}
 	switch (env->body_case) {
-	case R3Q__ENVELOPE__BODY_SUBMIT_ES:
-		if (env->submit_es->params == NULL) {
-			session_error_soft(s, env->id, "submit without parameters");
-			break;
-		}
-		/* A generation: lambda offspring, and maybe mu parents. */
-		if (job_admit(s->s_owner, err, sizeof(err)) == -1 ||
-		    job_admit_tasks(NULL, (uint64_t)env->submit_es->params->lambda +
-		    env->submit_es->params->mu, err, sizeof(err)) == -1) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		if ((j = job_es_submit(env->submit_es->params, s->s_owner,
-		    err, sizeof(err))) == NULL) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
-		job_journal_put(j);
-		log_info("job %llu submitted by %s (%s)",
-		    (unsigned long long)j->j_id, s->s_owner, s->s_addr);
-		control_send_info(s, env->id, j);
-		server_drain();
-		break;
-	case R3Q__ENVELOPE__BODY_SUBMIT_BNB:
-		if (env->submit_bnb->params == NULL) {
-			session_error_soft(s, env->id, "submit without parameters");
-			break;
-		}
-		if (job_admit(s->s_owner, err, sizeof(err)) == -1) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		if ((j = job_bnb_submit(env->submit_bnb->params, err,
-		    sizeof(err))) == NULL) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
-		job_journal_put(j);
-		log_info("job %llu (bnb %s) submitted by %s (%s)",
-		    (unsigned long long)j->j_id, j->j_name, s->s_owner,
-		    s->s_addr);
-		control_send_info(s, env->id, j);
-		server_drain();
-		break;
-	case R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS:
-		if (env->submit_islands->params == NULL) {
-			session_error_soft(s, env->id, "submit without parameters");
-			break;
-		}
-		/* An epoch: one task per island. */
-		if (job_admit(s->s_owner, err, sizeof(err)) == -1 ||
-		    job_admit_tasks(NULL, env->submit_islands->params->islands,
-		    err, sizeof(err)) == -1) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		if ((j = job_island_submit(env->submit_islands->params,
-		    s->s_owner, err, sizeof(err))) == NULL) {
-			session_error_soft(s, env->id, "%s", err);
-			break;
-		}
-		snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
-		job_journal_put(j);
-		log_info("job %llu (islands) submitted by %s (%s)",
-		    (unsigned long long)j->j_id, s->s_owner, s->s_addr);
-		control_send_info(s, env->id, j);
-		server_drain();
-		break;
 	case R3Q__ENVELOPE__BODY_JOB_QUERY:
 		if ((j = control_job(s, env->id, env->job_query->job)) == NULL)
 			break;
@@ -530,25 +532,93 @@ control_dispatch(struct session *s, Envelope *env)
 			break;
 		control_send_trace(s, env->id, j);
 		break;
-	case R3Q__ENVELOPE__BODY_OPEN_JOB:
-	case R3Q__ENVELOPE__BODY_SUBMIT_TASKS:
-	case R3Q__ENVELOPE__BODY_CLOSE_BATCH:
-	case R3Q__ENVELOPE__BODY_CANCEL_TASKS:
-	case R3Q__ENVELOPE__BODY_ACK_RESULTS:
-	case R3Q__ENVELOPE__BODY_ATTACH_JOB:
-	case R3Q__ENVELOPE__BODY_CLOSE_JOB:
-		job_batch_dispatch(s, env);
-		break;
 	case R3Q__ENVELOPE__BODY_TOKEN_CREATE:
 	case R3Q__ENVELOPE__BODY_TOKEN_LIST:
 	case R3Q__ENVELOPE__BODY_TOKEN_REVOKE:
 		tokens_control(s, env);
 		break;
 	default:
-		session_error(s, env->id, "unexpected %s message from a "
-		    "client", frame_body_name(env));
+		/* A driver's own requests (the batch driver's). */
+		job_batch_dispatch(s, env);
 		break;
 	}
+}
+
+/*
+ * A request that is a driver's own (d_request): the batch driver's
+ * OpenJob, SubmitTasks and the rest.  None takes it: the session closes.
+ */
+void
+job_batch_dispatch(struct session *s, Envelope *env)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_request != NULL && d->d_request(s, env) == 0)
+			return;
+	session_error(s, env->id, "unexpected %s message from a client",
+	    frame_body_name(env));
+}
+
+/* Session s goes away: the drivers whose client it was wait for it. */
+void
+job_batch_detach(struct session *s)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_detach != NULL)
+			d->d_detach(s);
+}
+
+/* Is s a job's client (or waiting for a job to close)? */
+int
+job_batch_attached(const struct session *s)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_attached != NULL && d->d_attached(s))
+			return (1);
+	return (0);
+}
+
+/* A paused client's output drained: the drivers send it more. */
+void
+job_batch_writable(struct session *s)
+{
+	const struct job_driver	*d;
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_writable != NULL)
+			d->d_writable(s);
+}
+
+/*
+ * At the flush, after the journal's commit: the TaskPushes drivers asked
+ * for (after the Assign being built, which the flush sends first), and
+ * what drivers send their clients.
+ */
+void
+job_batch_flush(void)
+{
+	const struct job_driver	*d;
+	struct job_push		*p;
+	struct worker		*w;
+	size_t			 i, n;
+
+	p = job_pushes(&n);
+	for (i = 0; i < n; i++)
+		if (p[i].p_wid < md->maxworkers &&
+		    (w = md->workers[p[i].p_wid]) != NULL &&
+		    w->w_node == p[i].p_node)
+			server_push(w, p[i].p_ids, p[i].p_n, p[i].p_bound,
+			    p[i].p_donate, p[i].p_ndonate);
+	job_pushes_clear();
+
+	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
+		if (d->d_flush != NULL)
+			d->d_flush();
 }
 
 /* A connection on the control socket. */
@@ -609,31 +679,32 @@ int
 control_listen(void)
 {
 	struct sockaddr_un	 sun;
+	const char		*path = md->conf.control;
 	mode_t			 old;
 	int			 fd;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	if (strlen(md->conf.control) >= sizeof(sun.sun_path)) {
-		log_warnx("control: path too long: %s", md->conf.control);
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_warnx("control: path too long: %s", path);
 		return (-1);
 	}
-	strcpy(sun.sun_path, md->conf.control);
+	strcpy(sun.sun_path, path);
 	/* Its directory (e.g. /run/r3q) if it does not exist. */
-	masterd_mkparent(md->conf.control, 0755, "control");
+	masterd_mkparent(path, 0755, "control");
 	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
 		log_warn("control: socket");
 		return (-1);
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
 		log_warnx("control: %s is in use: is another masterd "
-		    "running?", md->conf.control);
+		    "running?", path);
 		close(fd);
 		return (-1);
 	}
 	close(fd);
-	if (unlink(md->conf.control) == -1 && errno != ENOENT) {
-		log_warn("control: unlink %s", md->conf.control);
+	if (unlink(path) == -1 && errno != ENOENT) {
+		log_warn("control: unlink %s", path);
 		return (-1);
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
@@ -643,7 +714,7 @@ control_listen(void)
 	}
 	old = umask(S_IXUSR | S_IXGRP | S_IRWXO);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		log_warn("control: bind %s", md->conf.control);
+		log_warn("control: bind %s", path);
 		umask(old);
 		close(fd);
 		return (-1);
@@ -652,7 +723,7 @@ control_listen(void)
 	md->ctl_listener = evconnlistener_new(md->base, control_accept, NULL,
 	    LEV_OPT_CLOSE_ON_FREE, 16, fd);
 	if (md->ctl_listener == NULL) {
-		log_warn("control: listen %s", md->conf.control);
+		log_warn("control: listen %s", path);
 		close(fd);
 		return (-1);
 	}

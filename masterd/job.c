@@ -1,22 +1,28 @@
 /*
  * The generic job layer: the job list, a job's batches and the ranges of
  * task ids that find a task's batch and index, the executions (spans) and
- * the paper's measurements of each batch, the rosters, the journal rows,
- * and what clients read (JobInfo, JobTrace).  What a job computes is its
- * driver's business (struct job_driver): job_es.c, job_batch.c.
+ * the paper's measurements of each batch (job_measure(), doc/algorithms.md
+ * §1.6), the rosters, and the settings a client may choose.  What a job
+ * computes is its driver's business (struct job_driver, the table in
+ * job_drivers.c); what clients read is job_info.c's, the journal's rows
+ * job_journal.c's, the kinds kind.c's, the caps limits.c's.
+ *
+ * The layer calls down only: the core, the journal, its drivers.  What
+ * the server and the control side must do it marks (job_mark()): news
+ * for those who follow a job, told at the flush by control_tell; the
+ * core's actions to carry out, the frames to send, a driver's clients to
+ * serve, a driver to go on at the next pass (job_more()), a TaskPush
+ * (job_push()), which the control side does through the wake it
+ * registered.  Payloads built as tasks are sent live in job_scratch()
+ * until the flush.
  */
 #include "config.h"
-
-#include <sys/statvfs.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#include <event2/bufferevent.h>
-#include <event2/event.h>
 
 #include "journal.h"
 #include "log.h"
@@ -26,15 +32,48 @@
 
 #define JOBS_KEEP	1000	/* finished jobs remembered */
 #define TRACE_MAX	1000000	/* executions kept in memory per job */
-#define KINDS_MAX	65536	/* distinct kind names interned */
-#define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
-#define JOURNAL_ROOM	(1ULL << 20)	/* free bytes to resume after a
-					   full disk */
+
+/*
+ * The ranges of task ids, by first id (job_range_add()), and the core's
+ * next batch id.  Owned by this file: a range dies with its batch.
+ */
+static struct {
+	struct task_range	*r_v;
+	size_t			 r_n, r_cap;
+} rg;
+static uint64_t	 next_batch = 1;
+
+/*
+ * What the job layer leaves the control side to do (job_mark()): news
+ * kept for control_tell at the flush, and wake, which the control side
+ * registered (job_wake_set()) and which is told at once of any mark.
+ */
+static struct {
+	unsigned	  n_news;	/* JOB_NEWS_TELL, JOB_NEWS_STATUS */
+	void		(*n_wake)(unsigned);
+} news;
+
+/* TaskPushes for workers, kept until the flush (job_push()). */
+static struct {
+	struct job_push	*pu_v;
+	size_t		 pu_n, pu_cap;
+} pu;
+
+/*
+ * Memory for payloads built as tasks are sent (job_scratch()): it lives
+ * until the frames leave, at the next flush (job_scratch_reset()).
+ */
+struct scratch {
+	struct scratch	*sc_next;
+	size_t		 sc_cap;
+	size_t		 sc_used;
+	uint8_t		 sc_data[];
+};
+#define SCRATCH_CHUNK	65536
+static struct scratch	*scratch;
 
 static void	job_trace_free(struct job *);
-static void	job_roster_free(struct job *);
 static void	job_batch_free(struct job_batch *);
-static int	job_load(void *, const struct journal_job *);
 
 const char *
 job_state_name(enum job_state st)
@@ -53,88 +92,6 @@ job_state_name(enum job_state st)
 }
 
 /*
- * Kinds are names interned at run time: a worker advertises any names, a
- * client asks for any; the core sees their numbers.  There is no cap but
- * KINDS_MAX, which only a hostile peer reaches.
- */
-int
-kind_find(const char *name, uint32_t *id)
-{
-	uint32_t	 i;
-
-	for (i = 0; i < md->nkinds; i++)
-		if (strcmp(md->kinds[i], name) == 0) {
-			*id = i;
-			return (0);
-		}
-	return (-1);
-}
-
-/* Is name a kind's name: 1 to KIND_NAME_MAX printable characters? */
-int
-kind_check(const char *name)
-{
-	size_t	 i;
-
-	for (i = 0; name[i] != '\0'; i++)
-		if (i >= KIND_NAME_MAX || name[i] <= ' ' || name[i] > '~')
-			return (-1);
-	return (i > 0 ? 0 : -1);
-}
-
-/* The number of kind name, interned if new; UINT32_MAX if full. */
-uint32_t
-kind_intern(const char *name)
-{
-	uint32_t	 id;
-
-	if (kind_find(name, &id) == 0)
-		return (id);
-	if (md->nkinds >= KINDS_MAX)
-		return (UINT32_MAX);
-	if (md->nkinds == md->kindcap) {
-		md->kindcap = md->kindcap ? md->kindcap * 2 : 16;
-		if ((md->kinds = reallocarray(md->kinds, md->kindcap,
-		    sizeof(*md->kinds))) == NULL ||
-		    (md->kind_why = reallocarray(md->kind_why, md->kindcap,
-		    sizeof(*md->kind_why))) == NULL)
-			fatal("%s", __func__);
-	}
-	md->kind_why[md->nkinds] = NULL;
-	md->kinds[md->nkinds] = xstrdup(name);
-	return (md->nkinds++);
-}
-
-/*
- * Worker wname withdrew kind id: it cannot run there (why, from the
- * kind's own process).  Remember why; should no connected worker offer
- * the kind now, its waiting tasks fail with it (job_kind_unavailable()).
- */
-void
-kind_withdrawn(uint32_t id, const char *wname, const char *why)
-{
-	char	 buf[768];
-
-	if (id >= md->nkinds)
-		return;
-	snprintf(buf, sizeof(buf), "kind %s is unavailable on every worker "
-	    "that offered it (%s: %s)", md->kinds[id], wname, why);
-	free(md->kind_why[id]);
-	md->kind_why[id] = xstrdup(buf);
-	job_kind_unavailable(id);
-}
-
-/* A worker offers kind id: its tasks wait for workers again. */
-void
-kind_offered(uint32_t id)
-{
-	if (id < md->nkinds && md->kind_why[id] != NULL) {
-		free(md->kind_why[id]);
-		md->kind_why[id] = NULL;
-	}
-}
-
-/*
  * No connected worker offers kind id, and the last to withdraw it said
  * why it cannot run: the tasks of that kind in live batches would wait
  * for ever, so they fail now with that reason, each reported to its
@@ -146,10 +103,11 @@ job_kind_unavailable(uint32_t id)
 {
 	struct job		*j;
 	struct job_batch	*b;
+	const char		*why;
 	uint64_t		 now = mono_ns();
 	size_t			 i, n = 0;
 
-	if (id >= md->nkinds || md->kind_why[id] == NULL ||
+	if ((why = kind_why(id)) == NULL ||
 	    sched_kind_workers(md->sched, id) > 0)
 		return;
 	TAILQ_FOREACH(j, &md->jobs, j_entry) {
@@ -162,20 +120,159 @@ job_kind_unavailable(uint32_t id)
 				if (sched_task_cancel(md->sched,
 				    job_task_id(b, i), now) == 0) {
 					job_outcome(b, i, OUTCOME_FAILED,
-					    md->kind_why[id]);
+					    why);
 					n++;
 				}
 		}
 	}
 	if (n > 0)
 		log_warnx("%zu task%s failed: %s", n, n == 1 ? "" : "s",
-		    md->kind_why[id]);
+		    why);
 }
 
-const char *
-kind_name(uint32_t id)
+/* The control side's: what to do when the job layer marks work. */
+void
+job_wake_set(void (*wake)(unsigned))
 {
-	return (id < md->nkinds ? md->kinds[id] : "?");
+	news.n_wake = wake;
+}
+
+/*
+ * Mark work for the control side: JOB_NEWS_TELL (a generation, or an
+ * end, for those who follow the job) and JOB_NEWS_STATUS wait for the
+ * flush; JOB_NEWS_DRAIN (the core has work: carry out its actions) and
+ * JOB_NEWS_FLUSH (send the frames being built, before the payloads they
+ * borrow go) are done at once.
+ */
+void
+job_mark(unsigned what)
+{
+	news.n_news |= what & (JOB_NEWS_TELL | JOB_NEWS_STATUS);
+	if (news.n_wake != NULL)
+		news.n_wake(what);
+}
+
+/*
+ * Have j's driver go on from the loop's next pass (d_more): a large
+ * generation fed to the core a chunk a pass, an epoch after an exchange.
+ */
+void
+job_more(struct job *j)
+{
+	j->j_more = 1;
+	job_mark(JOB_NEWS_MORE);
+}
+
+/* The loop's next pass: the drivers that asked to go on do. */
+void
+job_go_on(void)
+{
+	struct job	*j;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		if (j->j_more) {
+			j->j_more = 0;
+			j->j_drv->d_more(j);
+		}
+}
+
+/*
+ * Send worker w a TaskPush at the flush, after the Assign being built (a
+ * push may name tasks it carries): bound (0: none) for tasks ids, and the
+ * tasks in donate asked to give part of their work back.
+ */
+void
+job_push(const struct worker *w, const uint64_t *ids, size_t n,
+    uint32_t bound, const uint64_t *donate, size_t ndonate)
+{
+	struct job_push	*p;
+
+	if (pu.pu_n == pu.pu_cap) {
+		pu.pu_cap = pu.pu_cap ? pu.pu_cap * 2 : 8;
+		if ((pu.pu_v = reallocarray(pu.pu_v, pu.pu_cap,
+		    sizeof(*pu.pu_v))) == NULL)
+			fatal("%s", __func__);
+	}
+	p = &pu.pu_v[pu.pu_n++];
+	p->p_wid = w->w_id;
+	p->p_node = w->w_node;
+	p->p_ids = xcalloc(n + 1, sizeof(*ids));
+	if (n > 0)
+		memcpy(p->p_ids, ids, n * sizeof(*ids));
+	p->p_n = n;
+	p->p_bound = bound;
+	p->p_donate = xcalloc(ndonate + 1, sizeof(*donate));
+	if (ndonate > 0)
+		memcpy(p->p_donate, donate, ndonate * sizeof(*donate));
+	p->p_ndonate = ndonate;
+	job_mark(JOB_NEWS_CLIENTS);
+}
+
+/* The TaskPushes kept for the flush; job_pushes_clear() once sent. */
+struct job_push *
+job_pushes(size_t *n)
+{
+	*n = pu.pu_n;
+	return (pu.pu_v);
+}
+
+/* The TaskPushes were sent (or their workers are gone): forget them. */
+void
+job_pushes_clear(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < pu.pu_n; i++) {
+		free(pu.pu_v[i].p_ids);
+		free(pu.pu_v[i].p_donate);
+	}
+	pu.pu_n = 0;
+}
+
+/* Take the news kept for control_tell. */
+unsigned
+job_news_take(void)
+{
+	unsigned	 n = news.n_news;
+
+	news.n_news = 0;
+	return (n);
+}
+
+/* n bytes that live until the frames being built have left. */
+void *
+job_scratch(size_t n)
+{
+	struct scratch	*sc;
+	void		*p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (scratch == NULL || scratch->sc_cap - scratch->sc_used < n) {
+		sc = xcalloc(1, sizeof(*sc) + (n > SCRATCH_CHUNK ? n :
+		    SCRATCH_CHUNK));
+		sc->sc_cap = n > SCRATCH_CHUNK ? n : SCRATCH_CHUNK;
+		sc->sc_next = scratch;
+		scratch = sc;
+	}
+	p = scratch->sc_data + scratch->sc_used;
+	scratch->sc_used += n;
+	return (p);
+}
+
+/* The frames left: the scratch is free again (all: give it all back). */
+void
+job_scratch_reset(int all)
+{
+	struct scratch	*sc;
+
+	while (scratch != NULL && (all || scratch->sc_next != NULL ||
+	    scratch->sc_cap != SCRATCH_CHUNK)) {
+		sc = scratch;
+		scratch = sc->sc_next;
+		free(sc);
+	}
+	if (scratch != NULL)
+		scratch->sc_used = 0;
 }
 
 /* A job by id. */
@@ -190,176 +287,8 @@ job_find(uint64_t id)
 	return (NULL);
 }
 
-/*
- * May owner start another job (max_jobs, max_jobs_per_client)?  Only
- * running jobs count.  0, or -1 with the error for the client, the
- * refusal counted and logged.
- */
-int
-job_admit(const char *owner, char *err, size_t len)
-{
-	struct job	*j;
-	unsigned	 n = 0, mine = 0;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
-		if (j->j_state != JOB_RUNNING)
-			continue;
-		n++;
-		if (strcmp(j->j_owner, owner) == 0)
-			mine++;
-	}
-	if (n >= md->conf.max_jobs) {
-		snprintf(err, len, "too many jobs: %u running (max_jobs); try "
-		    "again when one has ended", n);
-		server_refused(CAP_JOBS, owner, "a new job: %u running "
-		    "(max_jobs)", n);
-		return (-1);
-	}
-	if (mine >= md->conf.max_jobs_per_client) {
-		snprintf(err, len, "too many jobs: %s has %u running "
-		    "(max_jobs_per_client); try again when one has ended",
-		    owner, mine);
-		server_refused(CAP_JOBS_CLIENT, owner, "a new job: %u of its "
-		    "own running (max_jobs_per_client)", mine);
-		return (-1);
-	}
-	return (0);
-}
-
-/* Tasks of j not yet ended (queued, held or running). */
-uint64_t
-job_pending(const struct job *j)
-{
-	const struct job_batch	*b;
-	uint64_t		 n = 0;
-
-	TAILQ_FOREACH(b, &j->j_batches, b_entry)
-		if (b->b_live)
-			n += b->b_n - b->b_nover;
-	return (n);
-}
-
-/* Tasks of every running job not yet ended. */
-uint64_t
-job_pending_all(void)
-{
-	const struct job	*j;
-	uint64_t		 n = 0;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
-		if (j->j_state == JOB_RUNNING)
-			n += job_pending(j);
-	return (n);
-}
-
-/*
- * May n more tasks be added to j (j NULL: to a new job)?  max_job_tasks
- * and max_queued_tasks bound the tasks not yet ended.  0, or -1 with the
- * error for the client, the refusal counted and logged.
- */
-int
-job_admit_tasks(const struct job *j, uint64_t n, char *err, size_t len)
-{
-	uint64_t	 mine = j != NULL ? job_pending(j) : 0;
-	uint64_t	 all = job_pending_all();
-	const char	*owner = j != NULL ? j->j_owner : "a client";
-
-	if (mine + n > md->conf.max_job_tasks) {
-		snprintf(err, len, "too many tasks: %llu more would make %llu "
-		    "not yet ended in this job, more than max_job_tasks (%u)",
-		    (unsigned long long)n, (unsigned long long)(mine + n),
-		    md->conf.max_job_tasks);
-		server_refused(CAP_JOB_TASKS, owner, "%llu tasks: %llu would "
-		    "wait in one job (max_job_tasks)", (unsigned long long)n,
-		    (unsigned long long)(mine + n));
-		return (-1);
-	}
-	if (all + n > md->conf.max_queued_tasks) {
-		snprintf(err, len, "too many tasks: %llu more would make %llu "
-		    "not yet ended in all, more than max_queued_tasks (%u); "
-		    "try again later", (unsigned long long)n,
-		    (unsigned long long)(all + n), md->conf.max_queued_tasks);
-		server_refused(CAP_QUEUED, owner, "%llu tasks: %llu would "
-		    "wait in all (max_queued_tasks)", (unsigned long long)n,
-		    (unsigned long long)(all + n));
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * Bytes of running jobs' state and of every job's outcomes not yet
- * acknowledged: an ended batch job keeps those until its client takes
- * them or client_timeout passes (max_memory).
- */
-uint64_t
-job_memory_all(void)
-{
-	const struct job	*j;
-	uint64_t		 n = 0;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
-		if (j->j_state == JOB_RUNNING)
-			n += j->j_mem;
-		n += j->j_held;
-	}
-	return (n);
-}
-
-/*
- * May j (NULL: a new job of owner's) hold bytes more of state: an
- * evolution strategy's populations, an island model's states, a batch
- * job's payloads?  max_job_memory and max_memory bound what the clients'
- * parameters make masterd allocate, so that no request can exhaust its
- * memory.  A batch job's outcomes not yet acknowledged count too: they
- * cannot be refused, but a client that takes its outcomes without ever
- * acknowledging them can submit no more once they fill the job's share.
- * 0, or -1 with the error for the client, the refusal counted and logged.
- */
-int
-job_admit_memory(const struct job *j, const char *owner, uint64_t bytes,
-    char *err, size_t len)
-{
-	uint64_t	 mine = j != NULL ? j->j_mem + j->j_held : 0;
-	uint64_t	 all = job_memory_all();
-	int		 n;
-
-	if (j != NULL)
-		owner = j->j_owner;
-	if (mine > md->conf.max_job_memory ||
-	    bytes > md->conf.max_job_memory - mine) {
-		n = snprintf(err, len, "too much memory: %llu more bytes would "
-		    "make this job's state %llu bytes, more than "
-		    "max_job_memory (%llu)", (unsigned long long)bytes,
-		    (unsigned long long)(mine + bytes),
-		    (unsigned long long)md->conf.max_job_memory);
-		if (j != NULL && j->j_held > 0 && n > 0 && (size_t)n < len)
-			snprintf(err + n, len - n, "; %llu bytes of it are "
-			    "outcomes not yet acknowledged",
-			    (unsigned long long)j->j_held);
-		server_refused(CAP_JOB_MEMORY, owner, "%llu bytes: one job "
-		    "would hold %llu (max_job_memory)",
-		    (unsigned long long)bytes,
-		    (unsigned long long)(mine + bytes));
-		return (-1);
-	}
-	if (bytes > md->conf.max_memory - (all < md->conf.max_memory ?
-	    all : md->conf.max_memory)) {
-		snprintf(err, len, "too much memory: %llu more bytes would "
-		    "make the jobs' state %llu bytes, more than "
-		    "max_memory (%llu); try again later",
-		    (unsigned long long)bytes, (unsigned long long)(all + bytes),
-		    (unsigned long long)md->conf.max_memory);
-		server_refused(CAP_MEMORY, owner, "%llu bytes: the jobs would "
-		    "hold %llu (max_memory)", (unsigned long long)bytes,
-		    (unsigned long long)(all + bytes));
-		return (-1);
-	}
-	return (0);
-}
-
 /* Free one job. */
-static void
+void
 job_free(struct job *j)
 {
 	struct job_batch	*b;
@@ -395,10 +324,57 @@ job_trim(void)
 	}
 }
 
-/* A new running job of driver drv, on the job list. */
+/* The settings of a job whose client chose none: masterd.conf's. */
+void
+job_sched_default(struct job_sched *js)
+{
+	js->js_policy = md->policy;
+	js->js_qf = md->queue_factor;
+	js->js_balance = md->balance;
+	js->js_verify = md->conf.verify;
+}
+
+/*
+ * A client's choice of scheduling settings over the defaults in js, for
+ * every driver: policy and balance by name (NULL or "": the default), a
+ * queue factor and verify (0: the default).  -1 with a message.
+ */
+int
+job_sched_parse(struct job_sched *js, const char *policy, uint32_t qf,
+    const char *balance, uint32_t verify, char *err, size_t errlen)
+{
+	if (policy != NULL && policy[0] != '\0' &&
+	    sched_policy_parse(policy, &js->js_policy) == -1) {
+		snprintf(err, errlen, "unknown policy '%s' (%s)", policy,
+		    sched_policy_list());
+		return (-1);
+	}
+	if (qf > SCHED_QF_MAX && qf != SCHED_QF_AUTO) {
+		snprintf(err, errlen, "queue factor must be at most %d",
+		    SCHED_QF_MAX);
+		return (-1);
+	}
+	if (balance != NULL && balance[0] != '\0' &&
+	    sched_balance_parse(balance, &js->js_balance) == -1) {
+		snprintf(err, errlen, "unknown balance '%s' (none, one, power, "
+		    "global)", balance);
+		return (-1);
+	}
+	if (verify > SCHED_VERIFY_MAX) {
+		snprintf(err, errlen, "verify must be from 1 to %d",
+		    SCHED_VERIFY_MAX);
+		return (-1);
+	}
+	if (qf != 0)
+		js->js_qf = qf;
+	if (verify != 0)
+		js->js_verify = verify;
+	return (0);
+}
+
+/* A new running job of driver drv with settings js, on the job list. */
 struct job *
-job_new(const struct job_driver *drv, enum sched_policy pol, unsigned qf,
-    unsigned verify)
+job_new(const struct job_driver *drv, const struct job_sched *js)
 {
 	struct job	*j;
 
@@ -407,10 +383,10 @@ job_new(const struct job_driver *drv, enum sched_policy pol, unsigned qf,
 	j->j_drv = drv;
 	j->j_id = md->next_job++;
 	j->j_state = JOB_RUNNING;
-	j->j_policy = pol;
-	j->j_qf = qf;
-	j->j_verify = verify;
-	j->j_balance = md->balance;	/* a driver may set its own */
+	j->j_policy = js->js_policy;
+	j->j_qf = js->js_qf;
+	j->j_verify = js->js_verify;
+	j->j_balance = js->js_balance;
 	TAILQ_INIT(&j->j_batches);
 	j->j_start = mono_ns();
 	j->j_start_wall = j->j_start + md->wall_off;
@@ -433,10 +409,10 @@ static void
 job_range_add(struct job_batch *b, uint64_t first, size_t n, size_t idx0)
 {
 	struct task_range	*r;
-	size_t			 lo = 0, hi = md->nranges, mid;
+	size_t			 lo = 0, hi = rg.r_n, mid;
 
-	if (md->nranges > 0) {
-		r = &md->ranges[md->nranges - 1];
+	if (rg.r_n > 0) {
+		r = &rg.r_v[rg.r_n - 1];
 		if (r->r_batch == b && r->r_first + r->r_n == first &&
 		    r->r_idx0 + r->r_n == idx0 && r->r_n + n <= UINT32_MAX) {
 			r->r_n += (uint32_t)n;
@@ -445,32 +421,32 @@ job_range_add(struct job_batch *b, uint64_t first, size_t n, size_t idx0)
 		if (first < r->r_first + r->r_n) {
 			while (lo < hi) {
 				mid = lo + (hi - lo) / 2;
-				if (md->ranges[mid].r_first < first)
+				if (rg.r_v[mid].r_first < first)
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
-			if ((lo < md->nranges && first + n >
-			    md->ranges[lo].r_first) || (lo > 0 && first <
-			    md->ranges[lo - 1].r_first +
-			    md->ranges[lo - 1].r_n))
+			if ((lo < rg.r_n && first + n >
+			    rg.r_v[lo].r_first) || (lo > 0 && first <
+			    rg.r_v[lo - 1].r_first +
+			    rg.r_v[lo - 1].r_n))
 				fatalx("%s: task ids %llu.. overlap another "
 				    "batch's", __func__,
 				    (unsigned long long)first);
 		} else
-			lo = md->nranges;
+			lo = rg.r_n;
 	}
-	if (md->nranges == md->rangecap) {
-		md->rangecap = md->rangecap ? md->rangecap * 2 : 64;
-		if ((md->ranges = reallocarray(md->ranges, md->rangecap,
-		    sizeof(*md->ranges))) == NULL)
+	if (rg.r_n == rg.r_cap) {
+		rg.r_cap = rg.r_cap ? rg.r_cap * 2 : 64;
+		if ((rg.r_v = reallocarray(rg.r_v, rg.r_cap,
+		    sizeof(*rg.r_v))) == NULL)
 			fatal("%s", __func__);
 	}
-	if (lo < md->nranges)
-		memmove(&md->ranges[lo + 1], &md->ranges[lo],
-		    (md->nranges - lo) * sizeof(*md->ranges));
-	md->nranges++;
-	r = &md->ranges[lo];
+	if (lo < rg.r_n)
+		memmove(&rg.r_v[lo + 1], &rg.r_v[lo],
+		    (rg.r_n - lo) * sizeof(*rg.r_v));
+	rg.r_n++;
+	r = &rg.r_v[lo];
 	r->r_first = first;
 	r->r_n = (uint32_t)n;
 	r->r_idx0 = (uint32_t)idx0;
@@ -483,10 +459,10 @@ job_range_drop(const struct job_batch *b)
 {
 	size_t	 i, n;
 
-	for (i = n = 0; i < md->nranges; i++)
-		if (md->ranges[i].r_batch != b)
-			md->ranges[n++] = md->ranges[i];
-	md->nranges = n;
+	for (i = n = 0; i < rg.r_n; i++)
+		if (rg.r_v[i].r_batch != b)
+			rg.r_v[n++] = rg.r_v[i];
+	rg.r_n = n;
 }
 
 /*
@@ -496,12 +472,12 @@ job_range_drop(const struct job_batch *b)
 struct job_batch *
 job_task_find(uint64_t tid, size_t *idx)
 {
-	size_t			 lo = 0, hi = md->nranges, mid;
+	size_t			 lo = 0, hi = rg.r_n, mid;
 	const struct task_range	*r;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		r = &md->ranges[mid];
+		r = &rg.r_v[mid];
 		if (tid < r->r_first)
 			hi = mid;
 		else if (tid >= r->r_first + r->r_n)
@@ -520,11 +496,11 @@ job_task_id(const struct job_batch *b, size_t idx)
 {
 	size_t	 i;
 
-	for (i = 0; i < md->nranges; i++)
-		if (md->ranges[i].r_batch == b && idx >= md->ranges[i].r_idx0 &&
-		    idx < (size_t)md->ranges[i].r_idx0 + md->ranges[i].r_n)
-			return (md->ranges[i].r_first + (idx -
-			    md->ranges[i].r_idx0));
+	for (i = 0; i < rg.r_n; i++)
+		if (rg.r_v[i].r_batch == b && idx >= rg.r_v[i].r_idx0 &&
+		    idx < (size_t)rg.r_v[i].r_idx0 + rg.r_v[i].r_n)
+			return (rg.r_v[i].r_first + (idx -
+			    rg.r_v[i].r_idx0));
 	return (0);
 }
 
@@ -568,7 +544,7 @@ job_batch_open(struct job *j, uint32_t kind, uint64_t client)
 	b->b_gen = j->j_nbatches++;
 	b->b_client = client;
 	b->b_kind = kind;
-	b->b_id = md->next_batch++;
+	b->b_id = next_batch++;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.policy = j->j_policy;
 	cfg.queue_factor = j->j_qf;
@@ -623,18 +599,7 @@ job_batch_reserve(struct job_batch *b, uint64_t first, size_t n)
 		first = md->next_task;
 	if (first + n > md->next_task)
 		md->next_task = first + n;
-	/*
-	 * The journal keeps a mark ahead of the ids handed out, moved a
-	 * block at a time: after a restart no id is handed out again, so a
-	 * worker still holding a copy from before cannot take a new task for
-	 * it.  (A resumed es batch keeps its own ids, on purpose.)
-	 */
-	if (md->journal != NULL && md->next_task > md->task_mark) {
-		md->task_mark = md->next_task + TASK_MARK_BLOCK;
-		if (journal_meta_set(md->journal, "next_task",
-		    md->task_mark) == -1)
-			job_journal_error();
-	}
+	job_journal_mark(md->next_task);
 	if (n > 0)
 		job_range_add(b, first, n, b->b_n);
 	b->b_n += n;
@@ -658,14 +623,14 @@ job_task(struct job_batch *b, size_t idx, uint64_t tid, R3q__Task *t)
 {
 	r3q__task__init(t);
 	t->id = tid;
-	t->kind = md->kinds[b->b_kind];
+	t->kind = (char *)(uintptr_t)kind_name(b->b_kind);
 	b->b_job->j_drv->d_task(b->b_job, b, idx, t);
 }
 
 /*
  * The accepted output of task idx of b.  It is journaled in the
  * transaction that is committed before anything else leaves masterd
- * (job_journal_commit() from server_flush()), then its driver takes it.
+ * (job_journal_commit() from the server's flush), then its driver takes it.
  */
 static void
 job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
@@ -733,7 +698,7 @@ job_task_why(struct job_batch *b, size_t idx, const char *text)
 }
 
 /* Note that worker name (cpus, speed) ran tasks of j. */
-static R3q__WorkerSeen *
+R3q__WorkerSeen *
 job_roster_add(struct job *j, const char *name, uint32_t cpus, double speed)
 {
 	R3q__WorkerSeen	*r;
@@ -758,7 +723,8 @@ job_roster_add(struct job *j, const char *name, uint32_t cpus, double speed)
 	return (r);
 }
 
-static void
+/* Forget the workers that ran tasks of j. */
+void
 job_roster_free(struct job *j)
 {
 	size_t	 i;
@@ -1019,15 +985,12 @@ job_end(struct job *j, enum job_state st)
 		}
 	}
 	job_journal_put(j);
-	/* A bnb job resumes from its snapshot, never from its results. */
-	if (md->journal != NULL && (strcmp(j->j_drv->d_name, "es") == 0 ||
-	    strcmp(j->j_drv->d_name, "bnb") == 0 ||
-	    strcmp(j->j_drv->d_name, "islands") == 0) &&
+	/* Its results were only needed to resume it. */
+	if (md->journal != NULL && (j->j_drv->d_flags & JD_DROP_RESULTS) &&
 	    journal_results_drop(md->journal, j->j_id) == -1)
 		job_journal_error();
 	job_journal_commit();
-	control_job_event(j, NULL);
-	masterd_status();
+	job_mark(JOB_NEWS_TELL | JOB_NEWS_STATUS);
 }
 
 /*
@@ -1038,7 +1001,7 @@ job_end(struct job *j, enum job_state st)
 void
 job_abort(struct job *j, enum job_state st)
 {
-	server_flush();
+	job_mark(JOB_NEWS_FLUSH);
 	job_end(j, st);
 }
 
@@ -1048,44 +1011,6 @@ job_cancel(struct job *j, const char *why)
 {
 	snprintf(j->j_error, sizeof(j->j_error), "%s", why);
 	job_abort(j, JOB_CANCELLED);
-}
-
-/* Pack a generation's report for the journal or a client. */
-void
-job_gen_pb(const struct job *j, const struct gen_report *g,
-    R3q__GenReport *pb)
-{
-	r3q__gen_report__init(pb);
-	pb->job = j->j_id;
-	pb->generation = g->g_gen;
-	pb->best = g->g_best;
-	pb->elapsed_ns = g->g_elapsed;
-	pb->tasks = g->g_tasks;
-	pb->total_ns = g->g_total;
-	pb->sync_ns = g->g_sync;
-	pb->comm_ns = g->g_comm;
-	pb->compute_ns = g->g_compute;
-	pb->replicas = g->g_replicas;
-	pb->killed_held = g->g_killed_held;
-	pb->killed_running = g->g_killed_running;
-}
-
-/* Journal a finished generation's report. */
-static void
-job_journal_gen(const struct job *j, const struct gen_report *g)
-{
-	R3q__GenReport	 pb;
-	uint8_t		 buf[256];
-	size_t		 len;
-
-	if (md->journal == NULL)
-		return;
-	job_gen_pb(j, g, &pb);
-	if ((len = r3q__gen_report__get_packed_size(&pb)) > sizeof(buf))
-		fatalx("%s: report of %zu bytes", __func__, len);
-	r3q__gen_report__pack(&pb, buf);
-	if (journal_gen_put(md->journal, j->j_id, g->g_gen, buf, len) == -1)
-		job_journal_error();
 }
 
 
@@ -1121,8 +1046,7 @@ job_batch_over(struct job_batch *b, const struct sched_batch_report *rep)
 	j->j_drv->d_batch_done(j, b, &j->j_gens[j->j_ngens]);
 	j->j_ngens++;
 	job_journal_gen(j, &j->j_gens[j->j_ngens - 1]);
-	control_job_event(j, &j->j_gens[j->j_ngens - 1]);
-	masterd_status();
+	job_mark(JOB_NEWS_TELL | JOB_NEWS_STATUS);
 	if (j->j_drv->d_next != NULL)
 		j->j_drv->d_next(j, b);
 }
@@ -1154,121 +1078,14 @@ job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 	}
 }
 
-/*
- * Job totals, and the parallel efficiency LB / E of the paper: LB is the
- * job's reference work over the sum of the speeds of its workers (averaged
- * over the job's time, as workers may come and go), E the elapsed time.
- * Only a synthetic load has a known reference work.
- */
-static void
-job_totals(const struct job *j, R3q__JobInfo *info)
-{
-	const struct gen_report	*g;
-	uint64_t		 t = 0;
-	size_t			 i;
-
-	for (i = 0; i < j->j_ngens; i++) {
-		g = &j->j_gens[i];
-		info->sync_ns += g->g_sync;
-		info->comm_ns += g->g_comm;
-		info->compute_ns += g->g_compute;
-		info->replicas += g->g_replicas;
-		info->killed_held += g->g_killed_held;
-		info->killed_running += g->g_killed_running;
-		info->work_ms += g->g_tasks * j->j_work_ms;
-		t += g->g_total;
-	}
-	if (t > 0)
-		info->speed_sum = j->j_speed_time / (double)t;
-	if (info->work_ms > 0 && info->speed_sum > 0) {
-		info->lower_bound_s = info->work_ms / 1000.0 / info->speed_sum;
-		if (info->elapsed_ns > 0)
-			info->efficiency = info->lower_bound_s /
-			    ((double)info->elapsed_ns / 1e9);
-	}
-}
-
-/*
- * Why none of a running job's tasks can run, if so: a live batch whose
- * kind no connected worker offers.  "" otherwise.
- */
-static void
-job_waiting(const struct job *j, char *buf, size_t len)
-{
-	const struct job_batch	*b;
-
-	buf[0] = '\0';
-	if (j->j_state != JOB_RUNNING)
-		return;
-	if (md->jstalled) {
-		snprintf(buf, len, "the journal cannot be written (%s); "
-		    "nothing is assigned until it can", journal_errstr(md->jcode));
-		return;
-	}
-	TAILQ_FOREACH(b, &j->j_batches, b_entry)
-		if (b->b_live && b->b_nover < b->b_n &&
-		    sched_kind_workers(md->sched, b->b_kind) == 0) {
-			snprintf(buf, len, "no worker offers kind %s",
-			    kind_name(b->b_kind));
-			return;
-		}
-}
-
-/* Fill a JobInfo; with full, everything its driver has (and gens). */
+/* Free every job, without a word to anyone (a rewind of the journal). */
 void
-job_info(const struct job *j, R3q__JobInfo *info, int full)
+job_forget_all(void)
 {
-	const struct job_batch	*b;
-	char			 wait[512];
-	size_t			 i;
+	struct job	*j;
 
-	r3q__job_info__init(info);
-	info->id = j->j_id;
-	info->state = (char *)(uintptr_t)job_state_name(j->j_state);
-	info->policy = (char *)(uintptr_t)sched_policy_name(j->j_policy);
-	info->balance = (char *)(uintptr_t)sched_balance_name(j->j_balance);
-	info->moved = j->j_moved;
-	info->driver = (char *)(uintptr_t)j->j_drv->d_name;
-	info->name = (char *)(uintptr_t)j->j_name;
-	info->owner = (char *)(uintptr_t)j->j_owner;
-	job_waiting(j, wait, sizeof(wait));
-	info->waiting = xstrdup(wait);
-	info->generation = j->j_ngens ? j->j_gens[j->j_ngens - 1].g_gen : 0;
-	info->error = (char *)(uintptr_t)j->j_error;
-	info->elapsed_ns = (j->j_state == JOB_RUNNING ? mono_ns() :
-	    j->j_end) - j->j_start;
-	info->tasks_done = j->j_done;
-	info->tasks_failed = j->j_failed;
-	info->results_dropped = j->j_dropped;
-	info->submitted_unix = j->j_submitted;
-	info->executions = j->j_execs;
-	TAILQ_FOREACH(b, &j->j_batches, b_entry) {
-		if (b->b_live && !b->b_closed)
-			info->batches_open++;
-	}
-	job_totals(j, info);
-	j->j_drv->d_info(j, info, full);
-	if (!full || j->j_ngens == 0)
-		return;
-	info->n_gens = j->j_ngens;
-	info->gens = xcalloc(j->j_ngens, sizeof(*info->gens));
-	for (i = 0; i < j->j_ngens; i++) {
-		info->gens[i] = xcalloc(1, sizeof(**info->gens));
-		job_gen_pb(j, &j->j_gens[i], info->gens[i]);
-	}
-}
-
-/* Free what job_info allocated. */
-void
-job_info_clear(R3q__JobInfo *info)
-{
-	size_t	 i;
-
-	for (i = 0; i < info->n_gens; i++)
-		free(info->gens[i]);
-	free(info->gens);
-	free(info->waiting);
-	info->waiting = NULL;
+	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
+		job_free(j);
 }
 
 /* At exit. */
@@ -1276,729 +1093,14 @@ void
 job_free_all(void)
 {
 	struct job	*j;
-	size_t		 i;
 
 	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
 		job_free(j);
-	free(md->ranges);
-	md->ranges = NULL;
-	md->nranges = md->rangecap = 0;
-	for (i = 0; i < md->nkinds; i++) {
-		free(md->kinds[i]);
-		free(md->kind_why[i]);
-	}
-	free(md->kinds);
-	free(md->kind_why);
-	md->kinds = NULL;
-	md->kind_why = NULL;
-	md->nkinds = md->kindcap = 0;
-}
-
-/*
- * The journal (masterd.conf journal): each job's row, its batch reports,
- * its accepted results, a batch job's tasks, and the task executions.
- * Writes pile up in one transaction that job_journal_commit() ends before
- * anything leaves masterd, so a result counts only once it is on disk as
- * far as a crash of masterd goes (WAL, synchronous=NORMAL: a power loss
- * may still take the last commits).
- */
-
-/* Write j's row: driver, parameters, state, current batch, first id. */
-void
-job_journal_put(struct job *j)
-{
-	struct journal_job	 jj;
-	struct job_batch	*b, *cur = NULL;
-	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
-	R3q__WorkerSeen		**roster;
-	uint8_t			*params, *extra;
-	size_t			 i;
-
-	if (md->journal == NULL)
-		return;
-	roster = xcalloc(j->j_nroster + 1, sizeof(*roster));
-	for (i = 0; i < j->j_nroster; i++)
-		roster[i] = &j->j_roster[i];
-	st.n_workers = j->j_nroster;
-	st.workers = roster;
-	st.executions = j->j_execs;
-	st.done = j->j_done;
-	st.failed = j->j_failed;
-	st.dropped = j->j_dropped;
-	st.speed_time = j->j_speed_time;
-	st.name = j->j_name;
-	st.owner = j->j_owner;
-	st.batches = j->j_nbatches;
-	st.seq = j->j_seq;
-	if (j->j_state != JOB_RUNNING)
-		st.elapsed_ns = j->j_end - j->j_start;
-	if (j->j_drv->d_state != NULL)
-		j->j_drv->d_state(j, &st);
-	memset(&jj, 0, sizeof(jj));
-	jj.id = j->j_id;
-	snprintf(jj.driver, sizeof(jj.driver), "%s", j->j_drv->d_name);
-	params = j->j_drv->d_params(j, &jj.paramslen);
-	jj.params = params;
-	snprintf(jj.state, sizeof(jj.state), "%s", job_state_name(j->j_state));
-	jj.submitted_ns = j->j_start_wall;
-	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : j->j_end + md->wall_off;
-	/* The oldest live batch: where a resumed es job starts again. */
-	TAILQ_FOREACH(b, &j->j_batches, b_entry)
-		if (b->b_live && (cur == NULL || b->b_gen < cur->b_gen))
-			cur = b;
-	jj.gen = cur != NULL ? cur->b_gen : j->j_nbatches;
-	jj.first_task = cur != NULL ? job_task_id(cur, 0) : 0;
-	snprintf(jj.error, sizeof(jj.error), "%s", j->j_error);
-	jj.extralen = r3q__job_state__get_packed_size(&st);
-	extra = xcalloc(1, jj.extralen + 1);
-	r3q__job_state__pack(&st, extra);
-	jj.extra = extra;
-	if (journal_job_put(md->journal, &jj) == -1 ||
-	    journal_meta_set(md->journal, "next_job", md->next_job) == -1 ||
-	    journal_meta_set(md->journal, "next_task", md->next_task >
-	    md->task_mark ? md->next_task : md->task_mark) == -1)
-		job_journal_error();
-	free(params);
-	free(extra);
-	free(roster);
-}
-
-/*
- * End the journal's transaction: what was accepted is now kept.  -1 if it
- * is not (the journal cannot be written, see job_journal_stall()): then
- * nothing built on it may leave masterd.
- */
-int
-job_journal_commit(void)
-{
-	if (md->journal == NULL)
-		return (0);
-	if (journal_commit(md->journal) == -1) {
-		job_journal_error();
-		return (-1);
-	}
-	if (md->jcommit != NULL && evtimer_pending(md->jcommit, NULL))
-		evtimer_del(md->jcommit);
-	return (0);
-}
-
-/*
- * Commit, unless what is pending may wait a little (issue 26, "durability
- * for free").  A frame to a worker rests on nothing a crash could make
- * untrue: a worker keeps nothing because masterd told it so (it forgets a
- * result once sent, acknowledged or not), and whatever it does in answer
- * reaches the journal after what it answers, in the same transaction or a
- * later one.  So frames to workers do not wait for the commit; only those
- * to a client or r3qctl do (session_send()): nothing said to anyone
- * outside rests on what is not journaled.  What is pending is committed
- * journal_delay after it is first found open, at the latest; a crash
- * before loses that much accepted work, which the restart does again as
- * it does the tasks that were running.  journal_delay 0: before every
- * frame, as for clients.
- */
-void
-job_journal_due(void)
-{
-	struct timeval	 tv;
-
-	/* Stalled: the rewind and its retries (md->jretry) see to it. */
-	if (md->journal == NULL || md->jstalled ||
-	    !journal_pending(md->journal))
-		return;
-	if (md->conf.journal_delay == 0 || md->jcommit == NULL) {
-		(void)job_journal_commit();
-		return;
-	}
-	/* Armed already: it fires within journal_delay of the first write. */
-	if (!evtimer_pending(md->jcommit, NULL)) {
-		tv.tv_sec = (time_t)(md->conf.journal_delay / 1000);
-		tv.tv_usec = (suseconds_t)(md->conf.journal_delay % 1000) *
-		    1000;
-		if (evtimer_add(md->jcommit, &tv) == -1)
-			(void)job_journal_commit();
-	}
-}
-
-/* journal_delay is over: commit what waited (not while stalled). */
-static void
-job_journal_due_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	if (!md->jstalled)
-		(void)job_journal_commit();
-}
-
-/*
- * A journal write failed: a refusal of that one write (a duplicate) is
- * logged; a failure of the journal itself (journal_failed()) stalls.
- */
-void
-job_journal_error(void)
-{
-	if (journal_failed(md->journal)) {
-		job_journal_stall();
-		return;
-	}
-	log_warnx("%s", journal_error(md->journal));
-}
-
-/*
- * A journal that cannot write (issue 24): a full disk, an I/O error, a
- * failed commit.  session_send() promises that nothing leaves masterd
- * before what it rests on is journaled, so masterd stalls: it stops taking
- * results and assigning tasks until a write goes through again.
- *
- * Workers hold a result only until they have sent it (workerd/link.c
- * keeps an outbox while disconnected, and nothing is acknowledged), so
- * withholding an acknowledgement would keep nothing anywhere.  Instead
- * masterd does in place what a restart from the journal does, the path
- * every durability test already covers: it rolls back what was pending,
- * drops the workers (their running tasks finish into their outboxes, and
- * the copies' tags stay valid, so those results still count when they
- * come back), frees every job and loads them again as the journal holds
- * them.  What was accepted but not committed is simply done again; the
- * answer is the undisturbed one.  Until writes go through, workers that
- * say hello are closed (without an error, which workerd would take as
- * permanent) and try again after their backoff; clients keep the control
- * socket, but requests that write are refused.
- *
- * The rewind and the retries run from md->jretry, never in the middle of
- * the callback that met the failure; until then session_send() withholds
- * every frame (job_journal_commit() fails).  One line is logged when the
- * journal stalls, one when it resumes.
- */
-void
-job_journal_stall(void)
-{
-	struct timeval	 now = { 0, 0 };
-	char		 retry[32];
-
-	/* A reload's own writes: rolled back after it, see the rewind. */
-	if (md->jreloading)
-		return;
-	md->jrewound = 0;
-	if (!md->jstalled) {
-		md->jstalled = 1;
-		md->jstall_since = mono_ns();
-		md->jstalls++;
-		md->jcode = journal_failed(md->journal);
-		snprintf(md->jwhy, sizeof(md->jwhy), "%s",
-		    journal_error(md->journal));
-		conf_format_duration(retry, sizeof(retry),
-		    md->conf.journal_retry);
-		log_warnx("%s: the journal is stalled: no result is taken and "
-		    "no task assigned until it can be written again (tried "
-		    "every %s)", md->jwhy, retry);
-		masterd_status();
-	}
-	/* The rewind, at once; then the retries. */
-	if (md->jretry != NULL)
-		evtimer_add(md->jretry, &now);
-}
-
-/* Is the journal stalled? */
-int
-job_journal_stalled(void)
-{
-	return (md->jstalled);
-}
-
-/*
- * Should session s wait before its next frame is read?  While the journal
- * cannot be written, a batch job's client would submit, acknowledge or
- * close what cannot be journaled; refusing it would fail its tasks, and
- * dropping it would have it reconnect at once, again and again.  So its
- * frames wait, unread, until the journal resumes.
- */
-int
-job_journal_hold(struct session *s)
-{
-	if (!md->jstalled || s->s_role != ROLE_CLIENT ||
-	    !job_batch_attached(s))
-		return (0);
-	if (!s->s_jheld) {
-		s->s_jheld = 1;
-		bufferevent_disable(s->s_bev, EV_READ);
-	}
-	return (1);
-}
-
-/* The journal resumed: read the clients that waited. */
-static void
-job_journal_release(void)
-{
-	struct session	*s;
-
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
-		if (!s->s_jheld)
-			continue;
-		s->s_jheld = 0;
-		if (s->s_paused || s->s_closing)
-			continue;
-		bufferevent_enable(s->s_bev, EV_READ);
-		bufferevent_trigger(s->s_bev, EV_READ,
-		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
-	}
-}
-
-/* Free every job, without a word to anyone. */
-static void
-job_forget_all(void)
-{
-	struct job	*j;
-
-	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
-		job_free(j);
-	server_drain();
-}
-
-/*
- * Bring the jobs back to what the journal holds: drop the peers that
- * hold or were sent what may rest on the lost writes (every worker, every
- * batch job's client: it reattaches and gets again what it has not
- * acknowledged), roll back, and load every job again, as at start-up.
- * -1 if the journal cannot even be rolled back or read: tried again at
- * the next retry.
- */
-static int
-job_journal_rewind(void)
-{
-	struct session	*s;
-	uint64_t	 v;
-	size_t		 nw = 0, nc = 0, njobs = 0;
-	struct job	*j;
-	int		 rc;
-
- again:
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
-		if (s->s_worker != NULL || job_batch_attached(s)) {
-			if (s->s_worker != NULL)
-				nw++;
-			else
-				nc++;
-			session_free(s);
-			goto again;
-		}
-	}
-	job_forget_all();
-	if (journal_rollback(md->journal) == -1) {
-		log_debug("%s", journal_error(md->journal));
-		return (-1);
-	}
-	/*
-	 * Load the jobs as at start-up.  What the load writes (a resumed
-	 * job's row, the mark of the ids) only restates what the journal
-	 * holds, and would fail again on a full disk: it is rolled back,
-	 * and written for real by the first commit after resuming.
-	 */
-	md->jreloading = 1;
-	rc = journal_load_jobs(md->journal, job_load, NULL);
-	md->jreloading = 0;
-	if (rc == -1)
-		log_warnx("%s", journal_error(md->journal));
-	if (journal_rollback(md->journal) == -1 || rc == -1) {
-		job_forget_all();
-		return (-1);
-	}
-	/* The mark of the ids handed out, as journaled: moved past again. */
-	if (journal_meta_get(md->journal, "next_task", &v) == 0)
-		md->task_mark = v;
-	else
-		md->task_mark = 0;
-	md->jrewound = 1;
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
-		njobs++;
-	log_info("journal %s: back to what it holds: %zu jobs reloaded, %zu "
-	    "workers and %zu clients dropped", journal_path(md->journal),
-	    njobs, nw, nc);
-	masterd_status();
-	return (0);
-}
-
-/*
- * Enough room to go on after a full disk?  A write of a page may go
- * through where a generation's results will not: ask for JOURNAL_ROOM
- * free, or resuming would only stall again at once.
- */
-static int
-job_journal_room(void)
-{
-	struct statvfs	 sv;
-	char		 dir[CONF_STRMAX], *slash;
-
-	if (!journal_is_full(md->jcode))
-		return (1);
-	snprintf(dir, sizeof(dir), "%s", md->conf.journal);
-	if ((slash = strrchr(dir, '/')) == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	if (statvfs(dir, &sv) == -1)
-		return (1);
-	return ((uint64_t)sv.f_bavail * sv.f_frsize >= JOURNAL_ROOM);
-}
-
-/* The stalled journal's timer: rewind if needed, then try a write. */
-static void
-job_journal_retry(evutil_socket_t fd, short ev, void *arg)
-{
-	struct timeval	 tv;
-	char		 took[32];
-
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	if (!md->jstalled)
-		return;
-	if (md->jrewound || job_journal_rewind() == 0) {
-		if ((!journal_failed(md->journal) ||
-		    journal_rollback(md->journal) == 0) &&
-		    job_journal_room() &&
-		    journal_probe(md->journal) == 0) {
-			md->jstalled = 0;
-			conf_format_duration(took, sizeof(took),
-			    (mono_ns() - md->jstall_since) / NS_PER_MS);
-			log_info("journal %s can be written again, after %s: "
-			    "resuming (workers are welcome, tasks assigned)",
-			    journal_path(md->journal), took);
-			masterd_status();
-			job_journal_release();
-			return;
-		}
-	}
-	tv.tv_sec = md->conf.journal_retry / 1000;
-	tv.tv_usec = (md->conf.journal_retry % 1000) * 1000;
-	evtimer_add(md->jretry, &tv);
-}
-
-/* Drop the finished jobs older than journal_retention (0: keep them). */
-static void
-job_journal_prune(evutil_socket_t fd, short ev, void *arg)
-{
-	uint64_t	 keep = md->conf.journal_retention * NS_PER_MS;
-	uint64_t	 now = wall_ns();
-	size_t		 n;
-
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	if (md->journal == NULL || keep == 0 || keep >= now)
-		return;
-	if (md->jstalled)
-		return;
-	if (journal_prune(md->journal, now - keep, &n) == -1 ||
-	    journal_commit(md->journal) == -1) {
-		job_journal_error();
-		return;
-	}
-	if (n > 0)
-		log_info("journal: dropped %zu jobs finished more than %llus "
-		    "ago (journal_retention)", n, (unsigned long long)
-		    (md->conf.journal_retention / 1000));
-}
-
-static int
-job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
-{
-	struct job		*j = arg;
-	struct gen_report	*g;
-	R3q__GenReport		*pb;
-
-	if ((pb = r3q__gen_report__unpack(NULL, len, blob)) == NULL) {
-		return (0);
-	}
-	if ((j->j_gens = reallocarray(j->j_gens, j->j_ngens + 1,
-	    sizeof(*j->j_gens))) == NULL)
-		fatal("%s", __func__);
-	g = &j->j_gens[j->j_ngens++];
-	memset(g, 0, sizeof(*g));
-	g->g_gen = gen;
-	g->g_best = pb->best;
-	g->g_elapsed = pb->elapsed_ns;
-	g->g_tasks = pb->tasks;
-	g->g_total = pb->total_ns;
-	g->g_sync = pb->sync_ns;
-	g->g_comm = pb->comm_ns;
-	g->g_compute = pb->compute_ns;
-	g->g_replicas = pb->replicas;
-	g->g_killed_held = pb->killed_held;
-	g->g_killed_running = pb->killed_running;
-	r3q__gen_report__free_unpacked(pb, NULL);
-	return (0);
-}
-
-
-/* The driver of a journal row; NULL if this masterd has no such one. */
-static const struct job_driver *
-job_driver_find(const char *name)
-{
-	if (strcmp(name, job_es_driver.d_name) == 0)
-		return (&job_es_driver);
-	if (strcmp(name, job_batch_driver.d_name) == 0)
-		return (&job_batch_driver);
-	if (strcmp(name, job_bnb_driver.d_name) == 0)
-		return (&job_bnb_driver);
-	if (strcmp(name, job_island_driver.d_name) == 0)
-		return (&job_island_driver);
-	return (NULL);
-}
-
-/* One job from the journal: kept as it ended, or resumed. */
-static int
-job_load(void *arg, const struct journal_job *row)
-{
-	const struct job_driver	*drv;
-	struct job		*j;
-	R3q__JobState		*st = NULL;
-	uint64_t		 now = mono_ns(), wnow = wall_ns();
-	char			 err[160];
-	size_t			 i;
-
-	(void)arg;
-	if ((drv = job_driver_find(row->driver)) == NULL) {
-		log_warnx("%s: job %llu has unknown driver '%s'; skipped",
-		    journal_path(md->journal), (unsigned long long)row->id,
-		    row->driver);
-		return (0);
-	}
-	if (row->extra != NULL)
-		st = r3q__job_state__unpack(NULL, row->extralen, row->extra);
-	if (row->id >= md->next_job)
-		md->next_job = row->id + 1;
-	j = xcalloc(1, sizeof(*j));
-	j->j_id = row->id;
-	j->j_drv = drv;
-	TAILQ_INIT(&j->j_batches);
-	j->j_start = now - (wnow > row->submitted_ns ? wnow -
-	    row->submitted_ns : 0);
-	j->j_start_wall = row->submitted_ns;
-	j->j_submitted = row->submitted_ns / NS_PER_SEC;
-	snprintf(j->j_error, sizeof(j->j_error), "%s", row->error);
-	j->j_state = JOB_RUNNING;
-	if (strcmp(row->state, "running") != 0)
-		j->j_state = strcmp(row->state, "done") == 0 ? JOB_DONE :
-		    strcmp(row->state, "cancelled") == 0 ? JOB_CANCELLED :
-		    JOB_FAILED;
-	if (st != NULL) {
-		j->j_done = st->done;
-		j->j_failed = st->failed;
-		j->j_dropped = st->dropped;
-		j->j_speed_time = st->speed_time;
-		j->j_execs = st->executions;
-		j->j_nbatches = st->batches;
-		j->j_seq = st->seq;
-		snprintf(j->j_name, sizeof(j->j_name), "%s", st->name);
-		snprintf(j->j_owner, sizeof(j->j_owner), "%s", st->owner);
-		for (i = 0; i < st->n_workers; i++)
-			job_roster_add(j, st->workers[i]->name,
-			    st->workers[i]->cpus, st->workers[i]->speed)->delay_ms =
-			    st->workers[i]->delay_ms;
-		j->j_end = j->j_start + st->elapsed_ns;
-	} else
-		j->j_end = j->j_start;
-	if (journal_load_gens(md->journal, j->j_id, job_load_gen, j) == -1) {
-		if (st != NULL)
-			r3q__job_state__free_unpacked(st, NULL);
-		free(j->j_gens);
-		job_roster_free(j);
-		free(j);
-		return (-1);
-	}
-	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
-	if (drv->d_load(j, row, st, err, sizeof(err)) == -1) {
-		log_warnx("%s: job %llu cannot resume: %s",
-		    journal_path(md->journal), (unsigned long long)j->j_id,
-		    err);
-		snprintf(j->j_error, sizeof(j->j_error), "cannot resume "
-		    "from the journal: %s", err);
-		if (j->j_state == JOB_RUNNING)
-			job_end(j, JOB_FAILED);
-	}
-	if (st != NULL)
-		r3q__job_state__free_unpacked(st, NULL);
-	return (0);
-}
-
-/* Take a key word from the journal, or put ours there; -1 on error. */
-static int
-job_journal_key(const char *name, uint64_t *k)
-{
-	uint64_t	 v;
-	int		 rc;
-
-	if ((rc = journal_meta_get(md->journal, name, &v)) == -1)
-		return (-1);
-	if (rc == 0 && v != 0) {
-		*k = v;
-		return (0);
-	}
-	return (journal_meta_set(md->journal, name, *k));
-}
-
-/*
- * Open the journal at startup and resume what it holds: the epoch (so the
- * results workers finished while masterd was down still count), the id
- * counters, and every job.  -1 (logged) if it cannot be used.
- */
-int
-job_journal_open(void)
-{
-	struct timeval	 tv = { 3600, 0 };
-	char		 err[512];
-	uint64_t	 v;
-	int		 rc;
-
-	if (strcmp(md->conf.journal, "none") == 0)
-		return (0);
-	masterd_mkparent(md->conf.journal, 0750, "journal");
-	if ((md->jretry = evtimer_new(md->base, job_journal_retry,
-	    NULL)) == NULL)
-		fatalx("cannot make the journal's retry timer");
-	if ((md->jcommit = evtimer_new(md->base, job_journal_due_cb,
-	    NULL)) == NULL)
-		fatalx("cannot make the journal's commit timer");
-	if ((md->journal = journal_open(md->conf.journal, err,
-	    sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return (-1);
-	}
-	if ((rc = journal_meta_get(md->journal, "epoch", &v)) == -1)
-		goto fail;
-	if (rc == 0 && v != 0)
-		md->epoch = v;
-	else if (journal_meta_set(md->journal, "epoch", md->epoch) == -1)
-		goto fail;
-	/* The key of the copies' tags: a restart keeps them valid. */
-	if (job_journal_key("tag_key0", &md->mac.k0) == -1 ||
-	    job_journal_key("tag_key1", &md->mac.k1) == -1)
-		goto fail;
-	if ((rc = journal_meta_get(md->journal, "next_job", &v)) == -1)
-		goto fail;
-	if (rc == 0 && v > md->next_job)
-		md->next_job = v;
-	if ((rc = journal_meta_get(md->journal, "next_task", &v)) == -1)
-		goto fail;
-	if (rc == 0 && v > md->next_task)
-		md->next_task = md->task_mark = v;
-	job_journal_prune(-1, 0, NULL);
-	if (journal_load_jobs(md->journal, job_load, NULL) == -1)
-		goto fail;
-	job_journal_commit();
-	md->prune = event_new(md->base, -1, EV_PERSIST, job_journal_prune,
-	    NULL);
-	if (md->prune == NULL || evtimer_add(md->prune, &tv) == -1)
-		fatalx("cannot arm the journal_retention timer");
-	return (0);
- fail:
-	log_warnx("%s", journal_error(md->journal));
-	journal_close(md->journal);
-	md->journal = NULL;
-	return (-1);
-}
-
-/* At exit: commit and close. */
-void
-job_journal_close(void)
-{
-	if (md->prune != NULL)
-		event_free(md->prune);
-	md->prune = NULL;
-	if (md->journal != NULL) {
-		job_journal_commit();
-		journal_close(md->journal);
-		md->journal = NULL;
-	}
-	if (md->jretry != NULL)
-		event_free(md->jretry);
-	md->jretry = NULL;
-	if (md->jcommit != NULL)
-		event_free(md->jcommit);
-	md->jcommit = NULL;
-}
-
-/* Collect the journal's spans of a job into a JobTrace. */
-static int
-job_trace_span(void *arg, const struct journal_span *js)
-{
-	R3q__JobTrace	*t = arg;
-	R3q__Span	*sp;
-
-	if ((t->spans = reallocarray(t->spans, t->n_spans + 1,
-	    sizeof(*t->spans))) == NULL)
-		fatal("%s", __func__);
-	sp = xcalloc(1, sizeof(*sp));
-	r3q__span__init(sp);
-	sp->gen = js->gen;
-	sp->idx = js->idx;
-	sp->task = js->task;
-	sp->worker = xstrdup(js->worker);
-	sp->slot = js->slot;
-	sp->start_ns = js->start_ns;
-	sp->end_ns = js->end_ns;
-	sp->outcome = js->outcome;
-	sp->replica = (js->replica & SPAN_F_REPLICA) != 0;
-	sp->moved = (js->replica & SPAN_F_MOVED) != 0;
-	t->spans[t->n_spans++] = sp;
-	return (0);
-}
-
-/*
- * Everything r3qctl report draws: the job with its generations, every
- * task execution (from the journal, or from memory without one) and the
- * workers that ran them.  -1 with a message.
- */
-int
-job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
-{
-	size_t	 i, n;
-
-	r3q__job_trace__init(t);
-	t->info = xcalloc(1, sizeof(*t->info));
-	job_info(j, t->info, 1);
-	t->start_ns = j->j_start_wall;
-	t->n_workers = j->j_nroster;
-	t->workers = xcalloc(j->j_nroster + 1, sizeof(*t->workers));
-	for (i = 0; i < j->j_nroster; i++)
-		t->workers[i] = &j->j_roster[i];
-	if (md->journal == NULL) {
-		n = j->j_ntrace < TRACE_MAX ? j->j_ntrace : TRACE_MAX;
-		t->spans = xcalloc(n + 1, sizeof(*t->spans));
-		for (i = 0; i < n; i++) {
-			t->spans[i] = xcalloc(1, sizeof(*t->spans[i]));
-			*t->spans[i] = j->j_trace[i];
-			t->spans[i]->worker = xstrdup(j->j_trace[i].worker);
-		}
-		t->n_spans = n;
-		return (0);
-	}
-	if (journal_load_spans(md->journal, j->j_id, job_trace_span, t) ==
-	    -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
-		job_trace_clear(t);
-		return (-1);
-	}
-	return (0);
-}
-
-/* Free what job_trace() allocated. */
-void
-job_trace_clear(R3q__JobTrace *t)
-{
-	size_t	 i;
-
-	for (i = 0; i < t->n_spans; i++) {
-		free(t->spans[i]->worker);
-		free(t->spans[i]);
-	}
-	free(t->spans);
-	free(t->workers);
-	if (t->info != NULL) {
-		job_info_clear(t->info);
-		free(t->info);
-	}
-	r3q__job_trace__init(t);
+	job_scratch_reset(1);
+	job_pushes_clear();
+	free(pu.pu_v);
+	memset(&pu, 0, sizeof(pu));
+	free(rg.r_v);
+	memset(&rg, 0, sizeof(rg));
+	kind_free_all();
 }

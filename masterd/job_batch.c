@@ -10,6 +10,11 @@
  * Several jobs share the workers through the core: a worker takes the
  * task of lowest priority among the batches of kinds it offers, and equal
  * priorities run in submission order, whichever job they belong to.
+ *
+ * This file is the job side: the tasks, the outcomes kept for the client,
+ * the journal.  The client's requests and what is sent to it are
+ * control_batch.c's; this side marks what is to be sent (struct bjob in
+ * job_batch.h) and the flush sends it.
  */
 #include "config.h"
 
@@ -18,69 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
-
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
 #include "task/task.h"
 #include "util.h"
-
-#define BJ_PUSH_MAX	1024	/* outcomes in one TaskResults */
-#define BJ_PUSH_BYTES	(1U << 20)	/* ... and bytes, past the first */
-
-/* One outcome not yet acknowledged. */
-struct bj_result {
-	uint64_t	 r_key;
-	uint64_t	 r_batch;	/* the client's number */
-	uint32_t	 r_status;
-	uint8_t		*r_out;
-	size_t		 r_len;
-	char		*r_error;
-};
-
-/* The driver's state of a job. */
-struct bjob {
-	R3q__OpenJob	 bj_open;	/* as opened, defaults settled */
-	struct u64map	 bj_keys;	/* key -> gen << 32 | idx */
-	struct u64map	 bj_batches;	/* client number -> gen + 1 */
-	struct session	*bj_session;	/* attached client, or NULL */
-	uint64_t	 bj_req;	/* its request id, for pushes */
-	uint64_t	 bj_acked;	/* outcomes acknowledged */
-	uint64_t	 bj_sent;	/* outcomes sent to this session */
-	struct bj_result *bj_res;	/* ring: seq acked + 1 .. j_seq */
-	size_t		 bj_rhead, bj_rcap;
-	int		 bj_closing;	/* CloseJob came */
-	uint64_t	 bj_close_req;
-	struct session	*bj_close_s;
-	struct event	*bj_timeout;	/* client_timeout */
-	int		 bj_dirty;	/* outcomes to push */
-};
-
-/* A batch's tasks, by index. */
-struct bj_batch {
-	uint8_t		**bb_payload;	/* NULL once over */
-	uint32_t	 *bb_len;
-	uint64_t	 *bb_key;
-	uint8_t		 *bb_over;
-	size_t		  bb_cap;
-};
-
-#define BJ(j)	((struct bjob *)(j)->j_ds)
-
-static void	bj_push(struct job *);
-
-/* May session s act on job j? */
-static int
-bj_may(const struct session *s, const struct job *j)
-{
-	return (s->s_admin || strcmp(s->s_owner, j->j_owner) == 0);
-}
+#include "job_batch.h"
 
 /* The outcome of seq (acked < seq <= j_seq). */
-static struct bj_result *
+struct bj_result *
 bj_res(struct job *j, uint64_t seq)
 {
 	struct bjob	*bj = BJ(j);
@@ -185,8 +136,60 @@ bj_res_ack(struct job *j, uint64_t seq)
 		bj->bj_sent = bj->bj_acked;
 }
 
+/* The client acknowledged the outcomes up to seq: journaled. */
+void
+bj_ack(struct job *j, uint64_t seq)
+{
+	if (seq > j->j_seq)
+		seq = j->j_seq;
+	if (seq > BJ(j)->bj_acked) {
+		bj_res_ack(j, seq);
+		job_journal_put(j);
+	}
+}
+
+/*
+ * No client came back to an ended job: it lets go of the outcomes it kept
+ * for one, which stay in the journal.  How many it let go of.
+ */
+uint64_t
+bj_let_go(struct job *j)
+{
+	struct bjob	*bj = BJ(j);
+	uint64_t	 n;
+
+	if ((n = j->j_seq - bj->bj_acked) == 0)
+		return (0);
+	bj_res_ack(j, j->j_seq);
+	free(bj->bj_res);
+	bj->bj_res = NULL;
+	bj->bj_rcap = bj->bj_rhead = 0;
+	/* Journaled: a restart must not bring them back. */
+	job_journal_put(j);
+	job_journal_commit();
+	return (n);
+}
+
+/*
+ * The client left (or the job ended, or was loaded, without it): the
+ * client_timeout clock starts, if there is anything to wait for.  The
+ * client side's timer takes the deadline at the flush.
+ */
+void
+bj_wait(struct job *j)
+{
+	struct bjob	*bj = BJ(j);
+
+	bj->bj_session = NULL;
+	if (j->j_state != JOB_RUNNING && j->j_seq == bj->bj_acked)
+		return;
+	bj->bj_deadline = mono_ns() + (uint64_t)bj->bj_open.client_timeout_ms *
+	    NS_PER_MS;
+	job_mark(JOB_NEWS_CLIENTS);
+}
+
 /* The client's batch number n of j; NULL if none or forgotten. */
-static struct job_batch *
+struct job_batch *
 bj_batch(struct job *j, uint64_t n, int *known)
 {
 	uint64_t	 v;
@@ -222,7 +225,7 @@ bj_batch_grow(struct job_batch *b, size_t n)
 }
 
 /* Open the client's batch number n of kind; journaled. */
-static struct job_batch *
+struct job_batch *
 bj_batch_open(struct job *j, uint64_t n, uint32_t kind)
 {
 	struct job_batch	*b;
@@ -235,7 +238,7 @@ bj_batch_open(struct job *j, uint64_t n, uint32_t kind)
 }
 
 /* Journal b's row (open or closed). */
-static void
+void
 bj_batch_journal(const struct job_batch *b)
 {
 	struct journal_batch	 jb;
@@ -253,7 +256,7 @@ bj_batch_journal(const struct job_batch *b)
 }
 
 /* Add tasks to b: indices b_n.., to the core unless over already. */
-static void
+void
 bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
     const uint32_t *lens, const int32_t *prios, const uint32_t *copies,
     const uint8_t *over, size_t n, int journal)
@@ -312,7 +315,7 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
 }
 
 /* Close b: the core replicates its tail now, and ends it once over. */
-static void
+void
 bj_batch_close(struct job_batch *b)
 {
 	if (b->b_closed)
@@ -321,177 +324,15 @@ bj_batch_close(struct job_batch *b)
 	bj_batch_journal(b);
 }
 
-/* Answer with a JobOpened. */
-static void
-bj_send_opened(struct session *s, uint64_t reqid, struct job *j)
-{
-	Envelope	 env = R3Q__ENVELOPE__INIT;
-	R3q__JobOpened	 o = R3Q__JOB_OPENED__INIT;
-
-	o.job = j->j_id;
-	o.acked = BJ(j)->bj_acked;
-	o.seq = j->j_seq;
-	o.max_payload = md->conf.max_payload;
-	o.max_tasks = md->conf.max_job_tasks;
-	o.max_memory = md->conf.max_job_memory;
-	o.state = (char *)(uintptr_t)job_state_name(j->j_state);
-	env.id = reqid;
-	env.body_case = R3Q__ENVELOPE__BODY_JOB_OPENED;
-	env.job_opened = &o;
-	session_send(s, &env);
-}
-
-/* Stop the client_timeout clock: a client is here. */
-static void
-bj_attach(struct job *j, struct session *s, uint64_t reqid, uint64_t acked)
-{
-	struct bjob	*bj = BJ(j);
-	struct session	*o;
-
-	if ((o = bj->bj_session) != NULL && o != s) {
-		log_info("job %llu: client %s (%s) takes over from %s",
-		    (unsigned long long)j->j_id, s->s_owner, s->s_addr,
-		    o->s_addr);
-		bj->bj_session = NULL;
-	}
-	if (bj->bj_timeout != NULL)
-		evtimer_del(bj->bj_timeout);
-	bj->bj_session = s;
-	bj->bj_req = reqid;
-	if (acked > j->j_seq)
-		acked = j->j_seq;
-	if (acked > bj->bj_acked) {
-		bj_res_ack(j, acked);
-		job_journal_put(j);
-	}
-	bj->bj_sent = acked > bj->bj_acked ? acked : bj->bj_acked;
-	bj_send_opened(s, reqid, j);
-	bj->bj_dirty = 1;
-}
-
-static void	bj_detach(struct job *);
-
-/*
- * client_timeout passed without a client: a running job is cancelled (and
- * its outcomes wait one more client_timeout); an ended one lets go of the
- * outcomes it kept for the client, which stay in the journal.
- */
-static void
-bj_timeout(evutil_socket_t fd, short ev, void *arg)
-{
-	struct job	*j = arg;
-	struct bjob	*bj = BJ(j);
-	char		 why[128];
-	uint64_t	 n;
-
-	(void)fd;
-	(void)ev;
-	if (bj->bj_session != NULL)
-		return;
-	if (j->j_state != JOB_RUNNING) {
-		if ((n = j->j_seq - bj->bj_acked) == 0)
-			return;
-		bj_res_ack(j, j->j_seq);
-		free(bj->bj_res);
-		bj->bj_res = NULL;
-		bj->bj_rcap = bj->bj_rhead = 0;
-		/* Journaled: a restart must not bring them back. */
-		job_journal_put(j);
-		job_journal_commit();
-		log_info("job %llu: no client came back for client_timeout; "
-		    "%llu outcomes it did not acknowledge leave memory",
-		    (unsigned long long)j->j_id, (unsigned long long)n);
-		return;
-	}
-	snprintf(why, sizeof(why), "its client stayed away longer than "
-	    "client_timeout (%llus)", (unsigned long long)
-	    (bj->bj_open.client_timeout_ms / 1000));
-	log_warnx("job %llu cancelled: %s", (unsigned long long)j->j_id, why);
-	job_cancel(j, why);
-	bj_detach(j);
-	server_drain();
-}
-
-/*
- * The client left (or the job ended without it): start the client_timeout
- * clock, if there is anything to wait for.
- */
-static void
-bj_detach(struct job *j)
-{
-	struct bjob	*bj = BJ(j);
-	struct timeval	 tv;
-	uint64_t	 ms = bj->bj_open.client_timeout_ms;
-
-	bj->bj_session = NULL;
-	if (j->j_state != JOB_RUNNING && j->j_seq == bj->bj_acked)
-		return;
-	if (bj->bj_timeout == NULL &&
-	    (bj->bj_timeout = evtimer_new(md->base, bj_timeout, j)) == NULL)
-		fatal("%s", __func__);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(bj->bj_timeout, &tv);
-}
-
-/* A session goes away: its jobs wait for it for client_timeout. */
-void
-job_batch_detach(struct session *s)
-{
-	struct job	*j;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
-		if (j->j_drv == &job_batch_driver) {
-			if (BJ(j)->bj_session == s)
-				bj_detach(j);
-			if (BJ(j)->bj_close_s == s)
-				BJ(j)->bj_close_s = NULL;
-		}
-}
-
-/* Is s a batch job's client, or waiting for one to close? */
-int
-job_batch_attached(const struct session *s)
-{
-	struct job	*j;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
-		if (j->j_drv == &job_batch_driver &&
-		    (BJ(j)->bj_session == s || BJ(j)->bj_close_s == s))
-			return (1);
-	return (0);
-}
-
 /* A job's settings from an OpenJob; -1 with a message. */
 static int
-bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, enum sched_policy *pol,
+bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, struct job_sched *js,
     char *err, size_t errlen)
 {
-	enum sched_balance	 bal;
-
-	*pol = md->policy;
-	if (o->policy != NULL && o->policy[0] != '\0' &&
-	    sched_policy_parse(o->policy, pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    o->policy);
+	job_sched_default(js);
+	if (job_sched_parse(js, o->policy, o->queue_factor, o->balance,
+	    o->verify, err, errlen) == -1)
 		return (-1);
-	}
-	if (o->queue_factor > SCHED_QF_MAX && o->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most %d",
-		    SCHED_QF_MAX);
-		return (-1);
-	}
-	if (o->balance != NULL && o->balance[0] != '\0' &&
-	    sched_balance_parse(o->balance, NULL) == -1) {
-		snprintf(err, errlen, "unknown balance '%s' (none, one, power, "
-		    "global)", o->balance);
-		return (-1);
-	}
-	if (o->verify > SCHED_VERIFY_MAX) {
-		snprintf(err, errlen, "verify must be from 1 to %d",
-		    SCHED_VERIFY_MAX);
-		return (-1);
-	}
 	if (o->max_attempts > 1000 || o->max_kills > 1000) {
 		snprintf(err, errlen, "max_attempts and max_kills must be at "
 		    "most 1000");
@@ -501,264 +342,52 @@ bj_settings(const R3q__OpenJob *o, R3q__OpenJob *set, enum sched_policy *pol,
 	set->name = xstrdup(o->name != NULL ? o->name : "");
 	if (strlen(set->name) >= 64)
 		set->name[63] = '\0';
-	set->policy = xstrdup(sched_policy_name(*pol));
-	bal = md->balance;
-	if (o->balance != NULL && o->balance[0] != '\0')
-		(void)sched_balance_parse(o->balance, &bal);
-	set->balance = xstrdup(sched_balance_name(bal));
-	set->queue_factor = o->queue_factor ? o->queue_factor :
-	    md->queue_factor;
+	set->policy = xstrdup(sched_policy_name(js->js_policy));
+	set->balance = xstrdup(sched_balance_name(js->js_balance));
+	set->queue_factor = js->js_qf;
 	set->max_attempts = o->max_attempts ? o->max_attempts :
 	    md->conf.max_attempts;
 	set->max_kills = o->max_kills ? o->max_kills : md->conf.max_kills;
-	set->verify = o->verify ? o->verify : md->conf.verify;
+	set->verify = js->js_verify;
 	set->client_timeout_ms = o->client_timeout_ms ? o->client_timeout_ms :
 	    (uint32_t)(md->conf.client_timeout > UINT32_MAX ? UINT32_MAX :
 	    md->conf.client_timeout);
 	return (0);
 }
 
-/* OpenJob: a new batch job, owned by the session's client. */
-static void
-bj_open(struct session *s, uint64_t reqid, const R3q__OpenJob *o)
+/* A new batch job of owner, opened with o; NULL with a message. */
+struct job *
+bj_new(const R3q__OpenJob *o, const char *owner, char *err, size_t errlen)
 {
 	struct job		*j;
 	struct bjob		*bj;
-	enum sched_policy	 pol;
-	char			 err[256];
+	struct job_sched	 js;
 
-	if (job_admit(s->s_owner, err, sizeof(err)) == -1) {
-		session_error_soft(s, reqid, "%s", err);
-		return;
-	}
 	bj = xcalloc(1, sizeof(*bj));
-	if (bj_settings(o, &bj->bj_open, &pol, err, sizeof(err)) == -1) {
+	if (bj_settings(o, &bj->bj_open, &js, err, errlen) == -1) {
 		free(bj);
-		session_error_soft(s, reqid, "%s", err);
-		return;
+		return (NULL);
 	}
-	j = job_new(&job_batch_driver, pol, bj->bj_open.queue_factor,
-	    bj->bj_open.verify);
+	j = job_new(&job_batch_driver, &js);
 	j->j_ds = bj;
-	(void)sched_balance_parse(bj->bj_open.balance, &j->j_balance);
 	str_vis(j->j_name, sizeof(j->j_name), bj->bj_open.name);
-	snprintf(j->j_owner, sizeof(j->j_owner), "%s", s->s_owner);
+	snprintf(j->j_owner, sizeof(j->j_owner), "%s", owner);
 	job_journal_put(j);
-	log_info("batch job %llu '%s' opened by %s (%s)",
-	    (unsigned long long)j->j_id, j->j_name, s->s_owner, s->s_addr);
-	bj_attach(j, s, reqid, 0);
-	masterd_status();
-}
-
-/* The job a client request names, if it may; NULL (refused) if not. */
-static struct job *
-bj_job(struct session *s, uint64_t reqid, uint64_t id, int running)
-{
-	struct job	*j;
-
-	if ((j = job_find(id)) == NULL) {
-		session_error_soft(s, reqid, "no such job %llu",
-		    (unsigned long long)id);
-		return (NULL);
-	}
-	if (j->j_drv != &job_batch_driver) {
-		session_error_soft(s, reqid, "job %llu is an %s job, not a "
-		    "batch job", (unsigned long long)id, j->j_drv->d_name);
-		return (NULL);
-	}
-	if (!bj_may(s, j)) {
-		log_warnx("client %s (%s) asked for job %llu of %s: refused",
-		    s->s_owner, s->s_addr, (unsigned long long)id, j->j_owner);
-		session_error_soft(s, reqid, "job %llu belongs to %s, not to "
-		    "%s", (unsigned long long)id, j->j_owner, s->s_owner);
-		return (NULL);
-	}
-	if (running && (j->j_state != JOB_RUNNING || BJ(j)->bj_closing)) {
-		session_error_soft(s, reqid, "job %llu is %s", (unsigned long
-		    long)id, j->j_state != JOB_RUNNING ?
-		    job_state_name(j->j_state) : "closed");
-		return (NULL);
-	}
+	job_mark(JOB_NEWS_STATUS);
 	return (j);
 }
 
-/*
- * SubmitTasks: check every task before taking any (the frame is taken or
- * refused whole), skip keys the job has (a client resubmits after a
- * reconnect), and hand the rest to the core.
- */
-static void
-bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
+/* The client cancels the tasks of keys: those not over end cancelled. */
+void
+bj_cancel_keys(struct job *j, const uint64_t *keys, size_t n)
 {
-	struct job		*j;
-	struct job_batch	*b;
-	struct u64map		 seen;
-	R3q__TaskSpec		*ts;
-	uint8_t			**pay, *isnew = NULL;
-	uint64_t		*keys;
-	uint32_t		*lens, *copies, kind;
-	int32_t			*prios;
-	size_t			 i, k, n = 0;
-	uint64_t		 bytes;
-	int			 known;
-	char			 err[256];
-
-	if ((j = bj_job(s, reqid, st->job, 1)) == NULL)
-		return;
-	if (st->batch == 0) {
-		session_error_soft(s, reqid, "batch numbers start at 1");
-		return;
-	}
-	if (kind_check(st->kind) == -1) {
-		session_error_soft(s, reqid, "bad kind name '%.64s': a kind is "
-		    "1 to %d printable characters", st->kind, KIND_NAME_MAX);
-		return;
-	}
-	if (st->n_tasks > BJ_TASKS_MAX) {
-		session_error_soft(s, reqid, "%zu tasks in one frame, more "
-		    "than %d", st->n_tasks, BJ_TASKS_MAX);
-		return;
-	}
-	u64map_init(&seen);
-	isnew = xcalloc(st->n_tasks + 1, 1);
-	for (i = 0; i < st->n_tasks; i++) {
-		ts = st->tasks[i];
-		if (ts->payload.len > md->conf.max_payload) {
-			session_error_soft(s, reqid, "task %llu: payload of "
-			    "%zu bytes is over max_payload (%llu)",
-			    (unsigned long long)ts->key, ts->payload.len,
-			    (unsigned long long)md->conf.max_payload);
-			goto out;
-		}
-		if (ts->priority < INT32_MIN || ts->priority > INT32_MAX) {
-			session_error_soft(s, reqid, "task %llu: priority %lld "
-			    "is out of range (%d to %d)",
-			    (unsigned long long)ts->key,
-			    (long long)ts->priority, INT32_MIN, INT32_MAX);
-			goto out;
-		}
-		if (ts->copies > SCHED_COPIES_MAX) {
-			session_error_soft(s, reqid, "task %llu: copies %u is "
-			    "out of range (1 to %d)",
-			    (unsigned long long)ts->key, ts->copies,
-			    SCHED_COPIES_MAX);
-			goto out;
-		}
-		/*
-		 * A key twice in one frame: only keys out of increasing order
-		 * (libr3q's never are) need the set to tell.
-		 */
-		if (i > 0 && ts->key <= st->tasks[i - 1]->key) {
-			if (seen.m_n == 0)
-				for (k = 0; k < i; k++)
-					if (u64map_put(&seen,
-					    st->tasks[k]->key, 1) == -1)
-						fatal("%s", __func__);
-			if (u64map_get(&seen, ts->key, NULL)) {
-				session_error_soft(s, reqid, "task key %llu "
-				    "appears twice",
-				    (unsigned long long)ts->key);
-				goto out;
-			}
-		}
-		if (seen.m_n > 0 && u64map_put(&seen, ts->key, 1) == -1)
-			fatal("%s", __func__);
-		if (!u64map_get(&BJ(j)->bj_keys, ts->key, NULL)) {
-			isnew[i] = 1;
-			n++;
-		}
-	}
-	b = bj_batch(j, st->batch, &known);
-	if (n == 0 && known) {
-		/* All there already: a resubmission after a reconnect. */
-		if (st->close && b != NULL)
-			bj_batch_close(b);
-		goto out;
-	}
-	if (known && (b == NULL || b->b_closed)) {
-		session_error_soft(s, reqid, "batch %llu of job %llu is closed",
-		    (unsigned long long)st->batch, (unsigned long long)j->j_id);
-		goto out;
-	}
-	if (n == 0) {
-		session_error_soft(s, reqid, "batch %llu of job %llu has no "
-		    "tasks", (unsigned long long)st->batch,
-		    (unsigned long long)j->j_id);
-		goto out;
-	}
-	for (i = 0, bytes = 0; i < st->n_tasks; i++)
-		if (isnew[i])
-			bytes += st->tasks[i]->payload.len;
-	if (job_admit_tasks(j, n, err, sizeof(err)) == -1 ||
-	    job_admit_memory(j, NULL, bytes, err, sizeof(err)) == -1) {
-		session_error_soft(s, reqid, "%s", err);
-		goto out;
-	}
-	if ((kind = kind_intern(st->kind)) == UINT32_MAX) {
-		session_error_soft(s, reqid, "too many kinds");
-		goto out;
-	}
-	if (b != NULL && b->b_kind != kind) {
-		session_error_soft(s, reqid, "batch %llu has kind %s, not %.64s",
-		    (unsigned long long)st->batch, kind_name(b->b_kind),
-		    st->kind);
-		goto out;
-	}
-	if (b == NULL) {
-		b = bj_batch_open(j, st->batch, kind);
-		bj_batch_journal(b);
-	}
-	keys = xcalloc(n, sizeof(*keys));
-	pay = xcalloc(n, sizeof(*pay));
-	lens = xcalloc(n, sizeof(*lens));
-	copies = xcalloc(n, sizeof(*copies));
-	prios = xcalloc(n, sizeof(*prios));
-	for (i = n = 0; i < st->n_tasks; i++) {
-		ts = st->tasks[i];
-		if (!isnew[i])
-			continue;
-		keys[n] = ts->key;
-		/* An empty payload takes no memory. */
-		pay[n] = NULL;
-		if (ts->payload.len > 0) {
-			pay[n] = xcalloc(1, ts->payload.len);
-			memcpy(pay[n], ts->payload.data, ts->payload.len);
-		}
-		lens[n] = (uint32_t)ts->payload.len;
-		prios[n] = (int32_t)ts->priority;
-		copies[n] = ts->copies;
-		n++;
-	}
-	bj_batch_add(b, keys, pay, lens, prios, copies, NULL, n, 1);
-	if (st->close)
-		bj_batch_close(b);
-	free(keys);
-	free(pay);
-	free(lens);
-	free(copies);
-	free(prios);
-	/* A kind every worker withdrew: these fail at once, with why. */
-	job_kind_unavailable(kind);
-	server_drain();
- out:
-	free(isnew);
-	u64map_free(&seen);
-}
-
-/* CancelTasks: each one still running ends as cancelled. */
-static void
-bj_cancel_tasks(struct session *s, uint64_t reqid, const R3q__CancelTasks *c)
-{
-	struct job		*j;
 	struct job_batch	*b;
 	struct bj_batch		*bb;
 	uint64_t		 v;
 	size_t			 i, idx;
 
-	if ((j = bj_job(s, reqid, c->job, 1)) == NULL)
-		return;
-	for (i = 0; i < c->n_keys; i++) {
-		if (!u64map_get(&BJ(j)->bj_keys, c->keys[i], &v))
+	for (i = 0; i < n; i++) {
+		if (!u64map_get(&BJ(j)->bj_keys, keys[i], &v))
 			continue;
 		if ((b = job_batch_by_gen(j, (uint32_t)(v >> 32))) == NULL ||
 		    !b->b_live)
@@ -772,211 +401,20 @@ bj_cancel_tasks(struct session *s, uint64_t reqid, const R3q__CancelTasks *c)
 		job_outcome(b, idx, OUTCOME_CANCELLED, "cancelled by the "
 		    "client");
 	}
-	server_drain();
 }
 
-/* The job is over: answer a CloseJob with its JobInfo. */
-static void
-bj_closed(struct job *j)
+/* The client closes the running job: it ends once its batches are over. */
+void
+bj_close(struct job *j)
 {
-	struct bjob	*bj = BJ(j);
-	Envelope	 env = R3Q__ENVELOPE__INIT;
-	R3q__JobInfo	 info;
-
-	if (bj->bj_close_s == NULL)
-		return;
-	job_info(j, &info, 0);
-	env.id = bj->bj_close_req;
-	env.body_case = R3Q__ENVELOPE__BODY_JOB_INFO;
-	env.job_info = &info;
-	session_send(bj->bj_close_s, &env);
-	job_info_clear(&info);
-	bj->bj_close_s = NULL;
-}
-
-/* CloseJob: no more batches; the job ends once its tasks have. */
-static void
-bj_close_job(struct session *s, uint64_t reqid, const R3q__CloseJob *c)
-{
-	struct job		*j;
 	struct job_batch	*b;
 
-	if ((j = bj_job(s, reqid, c->job, 0)) == NULL)
-		return;
-	BJ(j)->bj_close_s = s;
-	BJ(j)->bj_close_req = reqid;
-	if (j->j_state != JOB_RUNNING) {
-		bj_closed(j);
-		return;
-	}
 	BJ(j)->bj_closing = 1;
 	TAILQ_FOREACH(b, &j->j_batches, b_entry)
 		if (b->b_live)
 			bj_batch_close(b);
 	if (j->j_nlive == 0)
 		job_end(j, JOB_DONE);
-	server_drain();
-}
-
-/* The batch requests of a client. */
-void
-job_batch_dispatch(struct session *s, Envelope *env)
-{
-	struct job	*j;
-
-	switch (env->body_case) {
-	case R3Q__ENVELOPE__BODY_OPEN_JOB:
-		bj_open(s, env->id, env->open_job);
-		break;
-	case R3Q__ENVELOPE__BODY_SUBMIT_TASKS:
-		bj_submit(s, env->id, env->submit_tasks);
-		break;
-	case R3Q__ENVELOPE__BODY_CLOSE_BATCH:
-		if ((j = bj_job(s, env->id, env->close_batch->job, 0)) == NULL)
-			break;
-		{
-			struct job_batch	*b;
-			int			 known;
-
-			b = bj_batch(j, env->close_batch->batch, &known);
-			if (!known) {
-				session_error_soft(s, env->id, "job %llu has "
-				    "no batch %llu", (unsigned long long)j->j_id,
-				    (unsigned long long)
-				    env->close_batch->batch);
-				break;
-			}
-			if (b != NULL)
-				bj_batch_close(b);
-		}
-		server_drain();
-		break;
-	case R3Q__ENVELOPE__BODY_CANCEL_TASKS:
-		bj_cancel_tasks(s, env->id, env->cancel_tasks);
-		break;
-	case R3Q__ENVELOPE__BODY_ACK_RESULTS:
-		if ((j = bj_job(s, env->id, env->ack_results->job, 0)) == NULL)
-			break;
-		if (env->ack_results->seq > j->j_seq) {
-			session_error_soft(s, env->id, "job %llu has %llu "
-			    "results, not %llu", (unsigned long long)j->j_id,
-			    (unsigned long long)j->j_seq,
-			    (unsigned long long)env->ack_results->seq);
-			break;
-		}
-		if (env->ack_results->seq > BJ(j)->bj_acked) {
-			bj_res_ack(j, env->ack_results->seq);
-			job_journal_put(j);
-		}
-		break;
-	case R3Q__ENVELOPE__BODY_ATTACH_JOB:
-		if ((j = bj_job(s, env->id, env->attach_job->job, 0)) == NULL)
-			break;
-		log_info("job %llu: client %s (%s) attached, acknowledged %llu",
-		    (unsigned long long)j->j_id, s->s_owner, s->s_addr,
-		    (unsigned long long)env->attach_job->acked);
-		bj_attach(j, s, env->id, env->attach_job->acked);
-		bj_push(j);
-		break;
-	case R3Q__ENVELOPE__BODY_CLOSE_JOB:
-		bj_close_job(s, env->id, env->close_job);
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * Send j's client the outcomes it has not had, in frames of up to
- * BJ_PUSH_MAX, while its output buffer is under client_buffer; past
- * that, stop reading from it until it drains (job_batch_writable()).
- */
-static void
-bj_push(struct job *j)
-{
-	struct bjob		*bj = BJ(j);
-	struct session		*s = bj->bj_session;
-	struct bj_result	*r;
-	Envelope		 env = R3Q__ENVELOPE__INIT;
-	R3q__TaskResults	 tr = R3Q__TASK_RESULTS__INIT;
-	R3q__TaskOutcome	*ov = NULL, **op = NULL;
-	size_t			 n, i, bytes, cap = 0;
-
-	bj->bj_dirty = 0;
-	if (s == NULL || s->s_closing)
-		return;
-	while (bj->bj_sent < j->j_seq) {
-		if (evbuffer_get_length(bufferevent_get_output(s->s_bev)) >=
-		    md->conf.client_buffer) {
-			session_pause(s);
-			break;
-		}
-		n = j->j_seq - bj->bj_sent;
-		if (n > BJ_PUSH_MAX)
-			n = BJ_PUSH_MAX;
-		/* A frame of BJ_PUSH_BYTES at most, past its first outcome. */
-		for (i = 0, bytes = 0; i < n && (i == 0 ||
-		    bytes < BJ_PUSH_BYTES); i++)
-			bytes += bj_res(j, bj->bj_sent + 1 + i)->r_len + 64;
-		n = i;
-		/*
-		 * Arrays for this frame's outcomes, as big as it needs: most
-		 * pushes carry a few, and BJ_PUSH_MAX of each, zeroed, was
-		 * 100 KB a push.
-		 */
-		if (n > cap) {
-			free(ov);
-			free(op);
-			ov = xcalloc(n, sizeof(*ov));
-			op = xcalloc(n, sizeof(*op));
-			cap = n;
-		}
-		for (i = 0; i < n; i++) {
-			r = bj_res(j, bj->bj_sent + 1 + i);
-			r3q__task_outcome__init(&ov[i]);
-			ov[i].key = r->r_key;
-			ov[i].seq = bj->bj_sent + 1 + i;
-			ov[i].status = r->r_status;
-			ov[i].output.data = r->r_out;
-			ov[i].output.len = r->r_len;
-			ov[i].error = r->r_error != NULL ? r->r_error :
-			    (char *)(uintptr_t)"";
-			ov[i].batch = r->r_batch;
-			op[i] = &ov[i];
-		}
-		tr.job = j->j_id;
-		tr.n_results = n;
-		tr.results = op;
-		env.id = bj->bj_req;
-		env.body_case = R3Q__ENVELOPE__BODY_TASK_RESULTS;
-		env.task_results = &tr;
-		session_send(s, &env);
-		bj->bj_sent += n;
-	}
-	free(ov);
-	free(op);
-}
-
-/* After the journal's commit: push what is new to each job's client. */
-void
-job_batch_flush(void)
-{
-	struct job	*j;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
-		if (j->j_drv == &job_batch_driver && BJ(j)->bj_dirty)
-			bj_push(j);
-}
-
-/* A paused client's output drained: push more, read again. */
-void
-job_batch_writable(struct session *s)
-{
-	struct job	*j;
-
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
-		if (j->j_drv == &job_batch_driver && BJ(j)->bj_session == s)
-			bj_push(j);
 }
 
 static void
@@ -1019,29 +457,30 @@ bj_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 	bj->bj_dirty = 1;
 }
 
-/* A closed batch is over: tell the client, with its figures. */
+/*
+ * A closed batch is over: its BatchDone, with its figures, goes to the
+ * client at the flush, after the outcomes of its tasks.
+ */
 static void
 bj_batch_done(struct job *j, struct job_batch *b, struct gen_report *g)
 {
-	struct session	*s = BJ(j)->bj_session;
-	Envelope	 env = R3Q__ENVELOPE__INIT;
-	R3q__BatchDone	 bd = R3Q__BATCH_DONE__INIT;
-	R3q__GenReport	 r;
+	struct bjob	*bj = BJ(j);
+	struct bj_done	*d;
 
 	g->g_best = 0;
-	if (s == NULL || s->s_closing)
+	if (bj->bj_session == NULL)
 		return;
-	job_gen_pb(j, g, &r);
-	r.best = 0;
-	bd.job = j->j_id;
-	bd.batch = b->b_client;
-	bd.report = &r;
-	/* After the outcomes of its tasks. */
-	bj_push(j);
-	env.id = BJ(j)->bj_req;
-	env.body_case = R3Q__ENVELOPE__BODY_BATCH_DONE;
-	env.batch_done = &bd;
-	session_send(s, &env);
+	if (bj->bj_ndone == bj->bj_donecap) {
+		bj->bj_donecap = bj->bj_donecap ? bj->bj_donecap * 2 : 4;
+		if ((bj->bj_done = reallocarray(bj->bj_done, bj->bj_donecap,
+		    sizeof(*bj->bj_done))) == NULL)
+			fatal("%s", __func__);
+	}
+	d = &bj->bj_done[bj->bj_ndone++];
+	d->d_batch = b->b_client;
+	job_gen_pb(j, g, &d->d_report);
+	d->d_report.best = 0;
+	job_mark(JOB_NEWS_CLIENTS);
 }
 
 /* A closing job whose last batch is over ends. */
@@ -1095,8 +534,7 @@ bj_end(struct job *j)
 	struct bj_batch		*bb;
 	size_t			 i;
 
-	if (bj->bj_timeout != NULL)
-		evtimer_del(bj->bj_timeout);
+	bj->bj_deadline = 0;
 	TAILQ_FOREACH(b, &j->j_batches, b_entry) {
 		if (!b->b_live)
 			continue;
@@ -1107,11 +545,12 @@ bj_end(struct job *j)
 				    j->j_error[0] ? j->j_error :
 				    "the job was cancelled");
 	}
+	/* The client hears of the end, and a CloseJob its answer, at the flush. */
 	bj->bj_dirty = 1;
-	bj_closed(j);
+	job_mark(JOB_NEWS_CLIENTS);
 	/* Without a client, its outcomes wait client_timeout for one. */
 	if (bj->bj_session == NULL)
-		bj_detach(j);
+		bj_wait(j);
 }
 
 static void
@@ -1144,8 +583,7 @@ bj_free(struct job *j)
 	free(bj->bj_res);
 	u64map_free(&bj->bj_keys);
 	u64map_free(&bj->bj_batches);
-	if (bj->bj_timeout != NULL)
-		event_free(bj->bj_timeout);
+	free(bj->bj_done);
 	/* A job whose parameters could not load has the init's strings. */
 	if (bj->bj_open.name != protobuf_c_empty_string)
 		free(bj->bj_open.name);
@@ -1365,7 +803,7 @@ bj_load_rows(struct job *j, struct bj_load *l, int ended_only, char *err,
  * An ended batch job from the journal whose client has not acknowledged
  * all its outcomes: those outcomes come back into memory, as they were
  * before masterd stopped, for a client that reattaches, and leave it
- * after client_timeout without one (bj_detach).  Nothing goes to the
+ * after client_timeout without one (bj_wait()).  Nothing goes to the
  * core.  Without them a reattaching client made bj_push() index an empty
  * ring: masterd died of a division by zero (tests/regress/
  * batch-ended.sh).  If they cannot be read, none is kept: the client is
@@ -1408,7 +846,7 @@ bj_load_ended(struct job *j, char *err, size_t errlen)
 	    "yet acknowledged, kept for client_timeout",
 	    (unsigned long long)j->j_id, job_state_name(j->j_state),
 	    (unsigned long long)(j->j_seq - bj->bj_acked));
-	bj_detach(j);
+	bj_wait(j);
 	rc = 0;
  out:
 	if (rc == -1) {
@@ -1442,7 +880,7 @@ bj_load(struct job *j, const struct journal_job *row,
 	struct bj_batch		*bb;
 	struct bj_result	*r;
 	R3q__OpenJob		*o;
-	enum sched_policy	 pol;
+	struct job_sched	 js;
 	uint64_t		 v;
 	uint32_t		 nb = j->j_nbatches;
 	size_t			 i, idx, ntasks = 0;
@@ -1455,17 +893,17 @@ bj_load(struct job *j, const struct journal_job *row,
 		snprintf(err, errlen, "unreadable parameters");
 		return (-1);
 	}
-	if (bj_settings(o, &bj->bj_open, &pol, err, errlen) == -1) {
+	if (bj_settings(o, &bj->bj_open, &js, err, errlen) == -1) {
 		r3q__open_job__free_unpacked(o, NULL);
 		r3q__open_job__init(&bj->bj_open);
 		return (-1);
 	}
 	bj->bj_open.client_timeout_ms = o->client_timeout_ms;
 	r3q__open_job__free_unpacked(o, NULL);
-	j->j_policy = pol;
-	j->j_qf = bj->bj_open.queue_factor;
-	j->j_verify = bj->bj_open.verify;
-	(void)sched_balance_parse(bj->bj_open.balance, &j->j_balance);
+	j->j_policy = js.js_policy;
+	j->j_qf = js.js_qf;
+	j->j_verify = js.js_verify;
+	j->j_balance = js.js_balance;
 	bj->bj_acked = st != NULL ? st->acked : 0;
 	bj->bj_sent = bj->bj_acked;
 	if (j->j_state != JOB_RUNNING)
@@ -1526,7 +964,7 @@ bj_load(struct job *j, const struct journal_job *row,
 	}
 	log_info("batch job %llu resumed from the journal: %zu outcomes not "
 	    "yet acknowledged", (unsigned long long)j->j_id, l.l_nres);
-	bj_detach(j);
+	bj_wait(j);
 	rc = 0;
  out:
 	if (rc == -1) {
@@ -1562,8 +1000,14 @@ bj_load(struct job *j, const struct journal_job *row,
 	return (rc);
 }
 
+/* The client side's hooks are control_batch.c's. */
 const struct job_driver job_batch_driver = {
 	.d_name = "batch",
+	.d_request = bj_request,
+	.d_detach = bj_session_gone,
+	.d_attached = bj_attached,
+	.d_writable = bj_writable,
+	.d_flush = bj_flush,
 	.d_task = bj_task,
 	.d_result = bj_result,
 	.d_batch_done = bj_batch_done,

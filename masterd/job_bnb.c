@@ -12,18 +12,17 @@
  * The job is done, and the makespan proved optimal, when the pool is
  * empty and nothing is out.
  *
- * Protocol 6 (issue 18): a worker's better makespan comes as news
+ * Protocol 6: a worker's better makespan comes as news
  * (TaskNews) before its task ends; checked, it prunes the pool and is
  * pushed (TaskPush) at once to every worker for every task out, which
- * prune with it at their next node (incumbent exchange, seed 004's
- * exchange_bound, by push).  When the pool is empty and CPUs offering
+ * prune with it at their next node (incumbent exchange, by push).  When the pool is empty and CPUs offering
  * pfsp are idle, running tasks are asked to donate the open nodes
  * nearest their root (they stop exploring them): no node is explored
  * twice (BnbStats.duplicated stays 0 without copies).  --resplit keeps
- * seed 004's behaviour instead for the comparison: a running task's
+ * the older way instead, for the comparison: a running task's
  * subproblem is split at the master and its children sent while it runs
  * on, its frontier thrown away when it ends, its nodes counted as
- * duplicated.  Multiplicity (seed 002 section 3.1) is the core's copies
+ * duplicated.  Multiplicity (doc/algorithms.md §3.1) is the core's copies
  * of a task; no_interrupt leaves the losers running (keep_copies), and
  * the nodes of the outputs of copies that lost count as duplicated.
  *
@@ -46,214 +45,11 @@
 #include "masterd.h"
 #include "util.h"
 
-#define BJ_CAP_MIN	2		/* subproblems out, at least */
-#define BJ_CAP_MAX	100000		/* max_out, at most */
-#define BJ_SAVE_NS	(200 * NS_PER_MS)	/* snapshots, at most one per */
-#define BJ_SPLIT_MAX	8		/* split_depth, at most */
-#define BJ_MULT_MAX	64		/* multiplicity's entries, at most */
+#include "job_bnb.h"
 
-/* A task's flags (bj_flags, by task index). */
-#define BJF_ASKED	0x01		/* asked to donate, not answered */
-#define BJF_RESPLIT	0x02		/* re-split while it ran (resplit) */
-#define BJF_COPIES	0x04		/* sent with several copies */
-
-/* A task out, in send order but for removals. */
-struct bj_live {
-	size_t		 l_idx;
-	uint64_t	 l_id;
-	uint32_t	 l_copies;
-};
-
-/* The driver's state of a job; owned by the job, freed with it. */
-struct bnb_job {
-	R3q__BnbParams		 bj_params;	/* as submitted, settled */
-	struct bnb_instance	 bj_inst;
-	struct bnb_problem	*bj_pb;		/* NULL once ended */
-	struct bnb_pool		*bj_pool;	/* NULL once ended */
-	struct job_batch	*bj_batch;	/* the open one, or NULL */
-	struct bnb_sub		**bj_out;	/* by task index; NULL: over */
-	uint8_t			*bj_flags;	/* by task index: BJF_* */
-	size_t			 bj_outcap;
-	size_t			 bj_nout;	/* of them, out */
-	struct bj_live		*bj_live;	/* the bj_nout out */
-	size_t			 bj_livecap;
-	size_t			 bj_nasked;	/* BJF_ASKED among them */
-	size_t			 bj_ncopies;	/* their copies */
-	R3q__BnbStats		 bj_stats;
-	int32_t			 bj_inc;	/* incumbent, BNB_NONE */
-	uint16_t		 bj_perm[BNB_MAX_JOBS];
-	uint32_t		 bj_perm32[BNB_MAX_JOBS];	/* for JobInfo */
-	uint64_t		 bj_nodes;
-	uint64_t		 bj_tasks;	/* outputs taken */
-	int			 bj_proved;
-	uint64_t		 bj_saved;	/* mono ns of the last snapshot */
-};
-
-#define BJ(j)	((struct bnb_job *)(j)->j_ds)
+extern const struct job_driver job_bnb_driver;
 
 static void	bnb_job_pump(struct job *);
-static void	bnb_job_free_ds(struct bnb_job *);
-
-/* Copy what a client sent into bj's own parameters. */
-static void
-bnb_job_copy(struct bnb_job *bj, const R3q__BnbParams *p)
-{
-	R3q__BnbParams	*q = &bj->bj_params;
-
-	r3q__bnb_params__init(q);
-	q->problem = xstrdup("pfsp");
-	q->jobs = p->jobs;
-	q->machines = p->machines;
-	q->n_times = p->n_times;
-	q->times = xcalloc(p->n_times + 1, sizeof(*q->times));
-	if (p->n_times > 0)
-		memcpy(q->times, p->times, p->n_times * sizeof(*q->times));
-	q->name = xstrdup(p->name != NULL ? p->name : "");
-	q->lb = p->lb;
-	q->branching = p->branching;
-	q->node_budget = p->node_budget;
-	q->upper_bound = p->upper_bound;
-	q->n_upper_perm = p->n_upper_perm;
-	q->upper_perm = xcalloc(p->n_upper_perm + 1, sizeof(*q->upper_perm));
-	if (p->n_upper_perm > 0)
-		memcpy(q->upper_perm, p->upper_perm,
-		    p->n_upper_perm * sizeof(*q->upper_perm));
-	q->policy = NULL;	/* not protobuf-c's empty string: freed */
-	q->queue_factor = p->queue_factor;
-	q->max_out = p->max_out;
-	q->instance = p->instance;
-	q->n_multiplicity = p->n_multiplicity;
-	q->multiplicity = xcalloc(p->n_multiplicity + 1,
-	    sizeof(*q->multiplicity));
-	if (p->n_multiplicity > 0)
-		memcpy(q->multiplicity, p->multiplicity, p->n_multiplicity *
-		    sizeof(*q->multiplicity));
-	q->no_interrupt = p->no_interrupt;
-	q->split_depth = p->split_depth;
-	q->exchange_ms = p->exchange_ms;
-	q->resplit = p->resplit;
-}
-
-/* The job's own settings into its parameters, as journaled. */
-static void
-bnb_job_settle(struct job *j)
-{
-	R3q__BnbParams	*q = &BJ(j)->bj_params;
-
-	free(q->policy);
-	q->policy = xstrdup(sched_policy_name(j->j_policy));
-	q->queue_factor = j->j_qf;
-	snprintf(j->j_name, sizeof(j->j_name), "%s", q->name);
-}
-
-/*
- * The instance and the problem of the job's parameters, and the known
- * upper bound as incumbent; -1 with a message if they make no problem.
- */
-static int
-bnb_job_problem(struct bnb_job *bj, char *err, size_t errlen)
-{
-	const R3q__BnbParams	*p = &bj->bj_params;
-	uint32_t		 i;
-	int32_t			 c;
-
-	if (p->problem == NULL || strcmp(p->problem, "pfsp") != 0) {
-		snprintf(err, errlen, "unknown problem '%s' (pfsp)",
-		    p->problem != NULL ? p->problem : "");
-		return (-1);
-	}
-	if (p->jobs < 1 || p->jobs > BNB_MAX_JOBS || p->machines < 1 ||
-	    p->machines > BNB_MAX_MACHINES) {
-		snprintf(err, errlen, "%u jobs and %u machines: from 1 to %d "
-		    "jobs and 1 to %d machines", p->jobs, p->machines,
-		    BNB_MAX_JOBS, BNB_MAX_MACHINES);
-		return (-1);
-	}
-	if (p->n_times != (size_t)p->jobs * p->machines) {
-		snprintf(err, errlen, "%zu processing times for %u jobs and "
-		    "%u machines", p->n_times, p->jobs, p->machines);
-		return (-1);
-	}
-	if (p->lb != BNB_LB1 && p->lb != BNB_LB2) {
-		snprintf(err, errlen, "lb must be 1 or 2");
-		return (-1);
-	}
-	if (p->branching != BNB_FORWARD && p->branching != BNB_BIDIR) {
-		snprintf(err, errlen, "branching must be 1 (forward) or 2 "
-		    "(bidir)");
-		return (-1);
-	}
-	if (p->max_out > BJ_CAP_MAX) {
-		snprintf(err, errlen, "max_out must be at most %d",
-		    BJ_CAP_MAX);
-		return (-1);
-	}
-	if (p->n_multiplicity > BJ_MULT_MAX) {
-		snprintf(err, errlen, "multiplicity has %zu entries, at most "
-		    "%d", p->n_multiplicity, BJ_MULT_MAX);
-		return (-1);
-	}
-	for (i = 0; i < p->n_multiplicity; i++)
-		if (p->multiplicity[i] < 1 ||
-		    p->multiplicity[i] > SCHED_COPIES_MAX) {
-			snprintf(err, errlen, "multiplicity %u: copies of a "
-			    "task go from 1 to %d", p->multiplicity[i],
-			    SCHED_COPIES_MAX);
-			return (-1);
-		}
-	if (p->split_depth > BJ_SPLIT_MAX) {
-		snprintf(err, errlen, "split_depth %u: at most %d",
-		    p->split_depth, BJ_SPLIT_MAX);
-		return (-1);
-	}
-	memset(&bj->bj_inst, 0, sizeof(bj->bj_inst));
-	bj->bj_inst.n = p->jobs;
-	bj->bj_inst.m = p->machines;
-	bj->bj_inst.seed = -1;
-	bj->bj_inst.ub = -1;
-	bj->bj_inst.lb = -1;
-	bj->bj_inst.index = p->instance;
-	bj->bj_inst.p = xcalloc(p->n_times, sizeof(int32_t));
-	for (i = 0; i < p->n_times; i++) {
-		if (p->times[i] > BNB_MAX_TIME) {
-			snprintf(err, errlen, "processing time %u is over %d",
-			    p->times[i], BNB_MAX_TIME);
-			return (-1);
-		}
-		bj->bj_inst.p[i] = (int32_t)p->times[i];
-	}
-	if ((bj->bj_pb = bnb_problem_make(&bj->bj_inst, (int)p->lb,
-	    (int)p->branching, err, errlen)) == NULL)
-		return (-1);
-	bj->bj_inc = BNB_NONE;
-	if (p->n_upper_perm == 0)
-		return (0);
-	/* A known permutation: its makespan, recomputed, is the incumbent. */
-	if (p->n_upper_perm != p->jobs) {
-		snprintf(err, errlen, "upper_perm has %zu jobs, not %u",
-		    p->n_upper_perm, p->jobs);
-		return (-1);
-	}
-	for (i = 0; i < p->jobs; i++) {
-		if (p->upper_perm[i] >= p->jobs)
-			break;
-		bj->bj_perm[i] = (uint16_t)p->upper_perm[i];
-	}
-	if (i < p->jobs || bnb_perm_check(bj->bj_perm, p->jobs,
-	    p->jobs) == -1) {
-		snprintf(err, errlen, "upper_perm is not a permutation of the "
-		    "%u jobs", p->jobs);
-		return (-1);
-	}
-	c = bnb_makespan(&bj->bj_inst, bj->bj_perm, p->jobs);
-	if (p->upper_bound != 0 && (uint32_t)c != p->upper_bound) {
-		snprintf(err, errlen, "upper_perm's makespan is %" PRId32
-		    ", not upper_bound %u", c, p->upper_bound);
-		return (-1);
-	}
-	bj->bj_inc = c;
-	return (0);
-}
 
 /* The CPUs of the workers that offer pfsp now. */
 static size_t
@@ -358,7 +154,7 @@ bnb_job_push(struct job *j, const uint64_t *donate, size_t ndonate)
 				break;
 		if (k == w->w_nkinds)
 			continue;
-		server_push(w, ids, n, bj->bj_inc != BNB_NONE ?
+		job_push(w, ids, n, bj->bj_inc != BNB_NONE ?
 		    (uint32_t)bj->bj_inc : 0, donate, ndonate);
 		bj->bj_stats.pushes++;
 	}
@@ -368,7 +164,7 @@ bnb_job_push(struct job *j, const uint64_t *donate, size_t ndonate)
 /*
  * The pool ran dry and CPUs are idle: ask that many running tasks to
  * donate (the oldest first, not asked yet, of one copy), or, under
- * resplit, re-split them here as seed 004 did; returns how many were
+ * resplit, re-split them here (the older way); returns how many were
  * re-split.
  */
 static size_t
@@ -436,7 +232,7 @@ bnb_job_grow(struct bnb_job *bj, size_t idx)
 }
 
 /* Journal the job's row with a snapshot of its search. */
-static void
+void
 bnb_job_save(struct job *j)
 {
 	BJ(j)->bj_saved = mono_ns();
@@ -471,7 +267,7 @@ bnb_job_pump(struct job *j)
 			free(s);
 			continue;
 		}
-		/* Copies by the bound's rank among those open (seed 002). */
+		/* Copies by the bound's rank among those open (§3.1). */
 		copies = 1;
 		if (p->n_multiplicity > 0) {
 			for (i = rank = 0; i < bj->bj_nout; i++)
@@ -521,7 +317,7 @@ bnb_job_pump(struct job *j)
 }
 
 /* Open the job's batch and send its first subproblems. */
-static void
+void
 bnb_job_start(struct job *j)
 {
 	struct bnb_job	*bj = BJ(j);
@@ -531,10 +327,12 @@ bnb_job_start(struct job *j)
 }
 
 /* Check a client's parameters and start a bnb job; NULL with a message. */
-struct job *
-job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
+static struct job *
+job_bnb_submit(const Envelope *env, const char *owner, char *err,
+    size_t errlen)
 {
-	enum sched_policy	 pol = SCHED_POLICY_RWQ;
+	const R3q__BnbParams	*p = env->submit_bnb->params;
+	struct job_sched	 js;
 	struct job		*j;
 	struct bnb_job		*bj;
 	struct bnb_sub		*root;
@@ -542,17 +340,18 @@ job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
 	int32_t			 inc;
 	size_t			 len;
 
-	if (p->policy != NULL && p->policy[0] != '\0' &&
-	    sched_policy_parse(p->policy, &pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    p->policy);
+	(void)owner;
+	if (p == NULL) {
+		snprintf(err, errlen, "submit without parameters");
 		return (NULL);
 	}
-	if (p->queue_factor > SCHED_QF_MAX && p->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most %d",
-		    SCHED_QF_MAX);
+	/* Not the master's default policy: rwq suits a search. */
+	job_sched_default(&js);
+	js.js_policy = SCHED_POLICY_RWQ;
+	js.js_verify = 1;
+	if (job_sched_parse(&js, p->policy, p->queue_factor, NULL, 0, err,
+	    errlen) == -1)
 		return (NULL);
-	}
 	if ((len = bnb_payload_len(p->jobs, p->machines, p->jobs)) >
 	    md->conf.max_payload) {
 		snprintf(err, errlen, "a task of %u jobs and %u machines is "
@@ -588,8 +387,7 @@ job_bnb_submit(const R3q__BnbParams *p, char *err, size_t errlen)
 	bj->bj_inc = inc;
 	bj->bj_nodes = nodes;
 	bj->bj_stats.root_subproblems = (uint32_t)bnb_pool_size(bj->bj_pool);
-	j = job_new(&job_bnb_driver, pol,
-	    p->queue_factor ? p->queue_factor : md->queue_factor, 1);
+	j = job_new(&job_bnb_driver, &js);
 	j->j_ds = bj;
 	j->j_keep_copies = bj->bj_params.no_interrupt;
 	bnb_job_settle(j);
@@ -622,7 +420,7 @@ bnb_job_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 	len = bnb_payload_len(bj->bj_inst.n, bj->bj_inst.m,
 	    s->depth + s->back);
 	t->payload.len = len;
-	t->payload.data = server_scratch(len);
+	t->payload.data = job_scratch(len);
 	if (bnb_payload_encode(t->payload.data, len, &bj->bj_inst,
 	    (int)bj->bj_params.lb, (int)bj->bj_params.branching, bj->bj_inc,
 	    bj->bj_params.node_budget, s) == -1)
@@ -904,94 +702,6 @@ bnb_job_info(const struct job *j, R3q__JobInfo *info, int full)
 	info->permutation = bj->bj_perm32;
 }
 
-/* Its parameters for the journal: BnbParams, settled. */
-static uint8_t *
-bnb_job_pack(const struct job *j, size_t *len)
-{
-	uint8_t	*p;
-
-	*len = r3q__bnb_params__get_packed_size(&BJ(j)->bj_params);
-	p = xcalloc(1, *len + 1);
-	r3q__bnb_params__pack(&BJ(j)->bj_params, p);
-	return (p);
-}
-
-/* Append subproblem s to the snapshot at *p. */
-static uint8_t *
-bnb_job_put_sub(uint8_t *p, const struct bnb_sub *s)
-{
-	uint32_t	 v = (uint32_t)s->lb, i;
-
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-	p[4] = (uint8_t)s->depth;
-	p[5] = (uint8_t)(s->depth >> 8);
-	p[6] = (uint8_t)s->back;
-	p[7] = (uint8_t)(s->back >> 8);
-	p += 8;
-	for (i = 0; i < s->depth + s->back; i++, p += 2) {
-		p[0] = (uint8_t)s->prefix[i];
-		p[1] = (uint8_t)(s->prefix[i] >> 8);
-	}
-	return (p);
-}
-
-/*
- * The search's snapshot.  The memory stays until the next one (a
- * JobState is packed at once by the caller).
- */
-static void
-bnb_job_state(const struct job *j, R3q__JobState *st)
-{
-	static R3q__BnbState	 bs;
-	static uint32_t		*perm;
-	static uint8_t		*subs;
-	struct bnb_job		*bj = BJ(j);
-	const struct bnb_sub	*s;
-	size_t			 i, n, len = 0;
-	uint8_t			*p;
-
-	r3q__bnb_state__init(&bs);
-	free(perm);
-	free(subs);
-	perm = NULL;
-	subs = NULL;
-	bs.nodes = bj->bj_nodes;
-	bs.tasks = bj->bj_tasks;
-	bs.proved = bj->bj_proved;
-	bs.stats = &bj->bj_stats;
-	if (bj->bj_inc != BNB_NONE) {
-		bs.incumbent = (uint32_t)bj->bj_inc;
-		perm = xcalloc(bj->bj_inst.n + 1, sizeof(*perm));
-		for (i = 0; i < bj->bj_inst.n; i++)
-			perm[i] = bj->bj_perm[i];
-		bs.n_perm = bj->bj_inst.n;
-		bs.perm = perm;
-	}
-	if (j->j_state == JOB_RUNNING && bj->bj_pool != NULL) {
-		n = bnb_pool_size(bj->bj_pool);
-		for (i = 0; i < n; i++) {
-			s = bnb_pool_at(bj->bj_pool, i);
-			len += 8 + 2 * (size_t)(s->depth + s->back);
-		}
-		for (i = 0; i < bj->bj_outcap; i++)
-			if ((s = bj->bj_out[i]) != NULL)
-				len += 8 + 2 * (size_t)(s->depth + s->back);
-		p = subs = xcalloc(1, len + 1);
-		for (i = 0; i < n; i++)
-			p = bnb_job_put_sub(p, bnb_pool_at(bj->bj_pool, i));
-		for (i = 0; i < bj->bj_outcap; i++)
-			if ((s = bj->bj_out[i]) != NULL)
-				p = bnb_job_put_sub(p, s);
-		bs.subs.data = subs;
-		bs.subs.len = len;
-		bs.nsubs = n + bj->bj_nout;
-	}
-	st->bnb = &bs;
-}
-
 /* The job ended: the search's memory goes, the answer stays. */
 static void
 bnb_job_end(struct job *j)
@@ -1015,7 +725,7 @@ bnb_job_end(struct job *j)
 }
 
 /* Free a driver state, attached to a job or not. */
-static void
+void
 bnb_job_free_ds(struct bnb_job *bj)
 {
 	size_t		 i;
@@ -1047,146 +757,11 @@ bnb_job_free(struct job *j)
 	j->j_ds = NULL;
 }
 
-/*
- * The open subproblems of a snapshot into the pool; -1 with a message if
- * one is not a subproblem of an n-job instance.
- */
-static int
-bnb_job_load_subs(struct bnb_job *bj, const R3q__BnbState *bs, char *err,
-    size_t errlen)
-{
-	const uint8_t	*p = bs->subs.data, *end = p + bs->subs.len;
-	uint16_t	 jobs[BNB_MAX_JOBS];
-	uint8_t		 seen[BNB_MAX_JOBS];
-	uint32_t	 n = bj->bj_inst.n, depth, back, i;
-	int32_t		 lb;
-	struct bnb_sub	*s;
-	size_t		 k = 0;
-
-	while (p < end) {
-		if (end - p < 8)
-			goto bad;
-		lb = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-		    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-		depth = (uint32_t)p[4] | (uint32_t)p[5] << 8;
-		back = (uint32_t)p[6] | (uint32_t)p[7] << 8;
-		p += 8;
-		if (depth + back > n || (size_t)(end - p) < 2 * (depth + back))
-			goto bad;
-		memset(seen, 0, sizeof(seen));
-		for (i = 0; i < depth + back; i++, p += 2) {
-			jobs[i] = (uint16_t)(p[0] | p[1] << 8);
-			if (jobs[i] >= n || seen[jobs[i]]++)
-				goto bad;
-		}
-		if ((s = bnb_sub_make(jobs, depth, jobs + depth, back,
-		    lb)) == NULL || bnb_pool_push(bj->bj_pool, s) == -1)
-			fatal("%s", __func__);
-		k++;
-	}
-	if (k != bs->nsubs)
-		goto bad;
-	return (0);
- bad:
-	snprintf(err, errlen, "the snapshot's subproblem %zu is not one of "
-	    "a %u-job instance", k, n);
-	return (-1);
-}
-
-/*
- * A bnb job from the journal: its parameters, its answer and, if it
- * runs, its search from the last snapshot (the root's if none).
- */
-static int
-job_bnb_load(struct job *j, const struct journal_job *row,
-    const R3q__JobState *st, char *err, size_t errlen)
-{
-	struct bnb_job		*bj;
-	const R3q__BnbState	*bs = st != NULL ? st->bnb : NULL;
-	R3q__BnbParams		*p;
-	enum sched_policy	 pol = SCHED_POLICY_R3Q;
-	struct bnb_sub		*root;
-	uint32_t		 i;
-
-	j->j_ds = bj = xcalloc(1, sizeof(*bj));
-	r3q__bnb_stats__init(&bj->bj_stats);
-	bj->bj_inc = BNB_NONE;
-	if ((p = r3q__bnb_params__unpack(NULL, row->paramslen,
-	    row->params)) == NULL) {
-		r3q__bnb_params__init(&bj->bj_params);
-		/* ours to free (bnb_free), as job_es.c does */
-		bj->bj_params.problem = xstrdup("?");
-		bj->bj_params.name = xstrdup("?");
-		bj->bj_params.policy = xstrdup("?");
-		snprintf(err, errlen, "unreadable parameters");
-		return (-1);
-	}
-	(void)sched_policy_parse(p->policy, &pol);
-	j->j_policy = pol;
-	j->j_qf = p->queue_factor;
-	j->j_verify = 1;
-	bnb_job_copy(bj, p);
-	r3q__bnb_params__free_unpacked(p, NULL);
-	j->j_keep_copies = bj->bj_params.no_interrupt;
-	bnb_job_settle(j);
-	if (st != NULL && st->name != NULL && st->name[0] != '\0')
-		snprintf(j->j_name, sizeof(j->j_name), "%s", st->name);
-	if (bnb_job_problem(bj, err, errlen) == -1)
-		return (-1);
-	if (bs != NULL && bs->stats != NULL) {
-		bj->bj_stats.duplicated = bs->stats->duplicated;
-		bj->bj_stats.donations = bs->stats->donations;
-		bj->bj_stats.donated = bs->stats->donated;
-		bj->bj_stats.news = bs->stats->news;
-		bj->bj_stats.improved = bs->stats->improved;
-		bj->bj_stats.pushes = bs->stats->pushes;
-		bj->bj_stats.resplits = bs->stats->resplits;
-		bj->bj_stats.lost_copies = bs->stats->lost_copies;
-		bj->bj_stats.pruned_pushed = bs->stats->pruned_pushed;
-		bj->bj_stats.root_subproblems = bs->stats->root_subproblems;
-		bj->bj_stats.copies = bs->stats->copies;
-	}
-	if (bs != NULL) {
-		bj->bj_nodes = bs->nodes;
-		bj->bj_tasks = bs->tasks;
-		bj->bj_proved = bs->proved;
-		if (bs->incumbent != 0 && bs->n_perm == bj->bj_inst.n) {
-			for (i = 0; i < bs->n_perm; i++)
-				bj->bj_perm[i] = (uint16_t)(bs->perm[i] <
-				    bj->bj_inst.n ? bs->perm[i] : 0);
-			if (bnb_perm_check(bj->bj_perm, bj->bj_inst.n,
-			    bj->bj_inst.n) == 0 && bnb_makespan(&bj->bj_inst,
-			    bj->bj_perm, bj->bj_inst.n) ==
-			    (int32_t)bs->incumbent)
-				bj->bj_inc = (int32_t)bs->incumbent;
-		}
-	}
-	if (j->j_state != JOB_RUNNING) {
-		bnb_problem_free(bj->bj_pb);
-		bj->bj_pb = NULL;
-		return (0);
-	}
-	if ((bj->bj_pool = bnb_pool_new()) == NULL)
-		fatal("%s", __func__);
-	if (bs != NULL && bs->subs.len > 0) {
-		if (bnb_job_load_subs(bj, bs, err, errlen) == -1)
-			return (-1);
-	} else if (bs == NULL || !bs->proved) {
-		if ((root = bnb_sub_new(NULL, 0, bnb_bound(bj->bj_pb, NULL,
-		    0))) == NULL || bnb_pool_push(bj->bj_pool, root) == -1)
-			fatal("%s", __func__);
-	}
-	log_info("job %llu resumed with %zu open subproblems, makespan "
-	    "%" PRId32 ", %" PRIu64 " nodes", (unsigned long long)j->j_id,
-	    bnb_pool_size(bj->bj_pool), bj->bj_inc, bj->bj_nodes);
-	bnb_job_start(j);
-	if (j->j_state == JOB_RUNNING)
-		bnb_job_save(j);
-	return (0);
-}
-
 const struct job_driver job_bnb_driver = {
 	.d_name = "bnb",
+	.d_flags = JD_DROP_RESULTS,
+	.d_body = R3Q__ENVELOPE__BODY_SUBMIT_BNB,
+	.d_submit = job_bnb_submit,
 	.d_task = bnb_job_task,
 	.d_result = bnb_job_result,
 	.d_batch_done = bnb_job_batch_done,

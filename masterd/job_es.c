@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/event.h>
-
 #include "es/es.h"
 #include "es/payload.h"
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
 #include "util.h"
+
+extern const struct job_driver job_es_driver;
 
 #define LU_MAX		20000
 
@@ -34,7 +34,6 @@ struct es_job {
 	struct job_batch *ej_pb;	/* its batch, NULL: none pending */
 	uint64_t	*ej_pend;	/* its task ids */
 	size_t		 ej_npend, ej_pendoff;
-	struct event	*ej_more;
 };
 
 #define EJ_CHUNK	8192	/* tasks to the core in one loop pass, at
@@ -88,7 +87,7 @@ job_es_set_params(struct job *j, const R3q__EsParams *p)
  * Tasks given to the core at once: EJ_CHUNK, or more with many CPUs.  A
  * generation's first chunk is only what the CPUs can hold, so that its
  * first task goes out as soon as the ES has made it, and the cost before
- * it follows the cluster, not lambda (issue 26, part 5).
+ * it follows the cluster, not lambda.
  */
 static size_t
 job_es_chunk(int first)
@@ -139,26 +138,22 @@ job_es_feed(struct job *j)
 	job_batch_submit(ej->ej_pb, t, n);
 	free(t);
 	if (ej->ej_pendoff < ej->ej_npend) {
-		event_active(ej->ej_more, 0, 0);
+		job_more(j);
 		return;
 	}
 	job_batch_close(ej->ej_pb);
 	job_es_pend_clear(ej);
 }
 
+/* The next chunk, from the loop's next pass (job_more()). */
 static void
-job_es_more(evutil_socket_t fd, short ev, void *arg)
+job_es_more(struct job *j)
 {
-	struct job	*j = arg;
-
-	(void)fd;
-	(void)ev;
 	if (j->j_state != JOB_RUNNING) {
 		job_es_pend_clear(EJ(j));
 		return;
 	}
 	job_es_feed(j);
-	server_drain();
 }
 
 /*
@@ -167,8 +162,8 @@ job_es_more(evutil_socket_t fd, short ev, void *arg)
  * journal, the individuals marked in have already have their result and
  * only the others are submitted.  A large generation goes to the core a
  * chunk a loop pass (job_es_feed): its first tasks go out at once, not
- * after all lambda have been added (issue 26: lambda = 200,000 took 130 ms
- * of masterd's CPU before the first went out).
+ * after all lambda have been added (lambda = 200,000 took 130 ms of
+ * masterd's CPU before the first went out).
  */
 static void
 job_es_start(struct job *j, uint64_t first, const uint8_t *have)
@@ -199,56 +194,48 @@ job_es_start(struct job *j, uint64_t first, const uint8_t *have)
 		return;
 	}
 	job_es_pend_clear(ej);
-	if (ej->ej_more == NULL && (ej->ej_more = event_new(md->base, -1, 0,
-	    job_es_more, j)) == NULL)
-		fatalx("%s: event_new", __func__);
 	ej->ej_pb = b;
 	ej->ej_pend = t;
 	ej->ej_npend = nt;
 	job_es_feed(j);
 }
 
+/* Tasks of an es job's first generation: lambda offspring, mu parents. */
+static uint64_t
+job_es_first(const Envelope *env)
+{
+	const R3q__EsParams	*p = env->submit_es->params;
+
+	return (p != NULL ? (uint64_t)p->lambda + p->mu : 0);
+}
+
 /* Check a client's parameters and start an es job; NULL with a message. */
-struct job *
-job_es_submit(const R3q__EsParams *p, const char *owner, char *err,
+static struct job *
+job_es_submit(const Envelope *env, const char *owner, char *err,
     size_t errlen)
 {
+	const R3q__EsParams	*p = env->submit_es->params;
 	struct es_params	 ep;
-	enum sched_policy	 pol = md->policy;
-	enum sched_balance	 bal = md->balance;
+	struct job_sched	 js;
 	struct job		*j;
 	struct es		*es;
 
+	if (p == NULL) {
+		snprintf(err, errlen, "submit without parameters");
+		return (NULL);
+	}
 	if (job_es_params(p, &ep, err, errlen) == -1)
 		return (NULL);
 	if (p->lu > LU_MAX) {
 		snprintf(err, errlen, "lu must be at most %d", LU_MAX);
 		return (NULL);
 	}
-	if (p->policy != NULL && p->policy[0] != '\0' &&
-	    sched_policy_parse(p->policy, &pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    p->policy);
+	job_sched_default(&js);
+	if (job_sched_parse(&js, p->policy, p->queue_factor, p->balance,
+	    p->verify, err, errlen) == -1)
 		return (NULL);
-	}
-	if (p->balance != NULL && p->balance[0] != '\0' &&
-	    sched_balance_parse(p->balance, &bal) == -1) {
-		snprintf(err, errlen, "unknown balance '%s' (none, one, power, "
-		    "global)", p->balance);
-		return (NULL);
-	}
-	if (p->queue_factor > SCHED_QF_MAX && p->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most %d",
-		    SCHED_QF_MAX);
-		return (NULL);
-	}
 	if (!(p->work_ms >= 0) || p->work_ms > 3600000) {
 		snprintf(err, errlen, "work_ms must be from 0 to 3600000");
-		return (NULL);
-	}
-	if (p->verify > SCHED_VERIFY_MAX) {
-		snprintf(err, errlen, "verify must be from 1 to %d",
-		    SCHED_VERIFY_MAX);
 		return (NULL);
 	}
 	if (es_payload_len(p->dim) > md->conf.max_payload) {
@@ -265,10 +252,7 @@ job_es_submit(const R3q__EsParams *p, const char *owner, char *err,
 		snprintf(err, errlen, "out of memory");
 		return (NULL);
 	}
-	j = job_new(&job_es_driver, pol,
-	    p->queue_factor ? p->queue_factor : md->queue_factor,
-	    p->verify ? p->verify : md->conf.verify);
-	j->j_balance = bal;
+	j = job_new(&job_es_driver, &js);
 	j->j_mem = es_mem_bytes(&ep);
 	j->j_ds = xcalloc(1, sizeof(struct es_job));
 	EJ(j)->ej_es = es;
@@ -290,7 +274,7 @@ job_es_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 
 	(void)b;
 	t->payload.len = len;
-	t->payload.data = server_scratch(len);
+	t->payload.data = job_scratch(len);
 	es_payload_encode(t->payload.data, ej->ej_params.lu,
 	    ej->ej_params.spin ? ES_PAYLOAD_SPIN : 0, ej->ej_params.work_ms,
 	    es_batch_x(ej->ej_es, idx), ej->ej_params.dim);
@@ -434,8 +418,6 @@ job_es_free(struct job *j)
 
 	if (ej == NULL)
 		return;
-	if (ej->ej_more != NULL)
-		event_free(ej->ej_more);
 	job_es_pend_clear(ej);
 	es_free(ej->ej_es);
 	free(ej->ej_params.policy);
@@ -590,6 +572,10 @@ job_es_load(struct job *j, const struct journal_job *row,
 
 const struct job_driver job_es_driver = {
 	.d_name = "es",
+	.d_flags = JD_DROP_RESULTS,
+	.d_body = R3Q__ENVELOPE__BODY_SUBMIT_ES,
+	.d_first = job_es_first,
+	.d_submit = job_es_submit,
 	.d_task = job_es_task,
 	.d_result = job_es_result,
 	.d_batch_done = job_es_batch_done,
@@ -600,4 +586,5 @@ const struct job_driver job_es_driver = {
 	.d_load = job_es_load,
 	.d_end = job_es_end,
 	.d_free = job_es_free,
+	.d_more = job_es_more,
 };

@@ -1,6 +1,6 @@
 /*
- * The islands job driver: the island-model ES of issue 22 ("The job that
- * uses it"), common/es/island.h.  One batch is one epoch; its p tasks,
+ * The islands job driver: the island-model ES of common/es/island.h
+ * ("The job that uses it").  One batch is one epoch; its p tasks,
  * of the built-in kind "island", are the p islands: an island is a task,
  * so it runs in one execution slot (thread) of a worker, and a worker
  * with n slots may run n islands at once.  Islands are not pinned: each
@@ -37,6 +37,8 @@
 #include "masterd.h"
 #include "util.h"
 #include "xchg/xchg.h"
+
+extern const struct job_driver job_island_driver;
 
 #define IJ_MAX_BYTES	(UINT64_C(1) << 30)	/* migrant_bytes, at most */
 
@@ -202,28 +204,36 @@ island_job_start(struct job *j, uint64_t first, const uint8_t *have)
 	free(t);
 }
 
+/* Tasks of an island job's first epoch: one per island. */
+static uint64_t
+island_job_first(const Envelope *env)
+{
+	const R3q__IslandParams	*q = env->submit_islands->params;
+
+	return (q != NULL ? q->islands : 0);
+}
+
 /* Check a client's parameters and start the job; NULL with a message. */
-struct job *
-job_island_submit(const R3q__IslandParams *q, const char *owner, char *err,
+static struct job *
+island_job_submit(const Envelope *env, const char *owner, char *err,
     size_t errlen)
 {
+	const R3q__IslandParams	*q = env->submit_islands->params;
 	struct island_params	 p;
-	enum sched_policy	 pol = md->policy;
+	struct job_sched	 js;
 	struct job		*j;
 
+	if (q == NULL) {
+		snprintf(err, errlen, "submit without parameters");
+		return (NULL);
+	}
 	if (island_job_params(q, &p, err, errlen) == -1)
 		return (NULL);
-	if (q->policy != NULL && q->policy[0] != '\0' &&
-	    sched_policy_parse(q->policy, &pol) == -1) {
-		snprintf(err, errlen, "unknown policy '%s' (wq, rr, rwq, r3q)",
-		    q->policy);
+	job_sched_default(&js);
+	js.js_verify = 1;
+	if (job_sched_parse(&js, q->policy, q->queue_factor, NULL, 0, err,
+	    errlen) == -1)
 		return (NULL);
-	}
-	if (q->queue_factor > SCHED_QF_MAX && q->queue_factor != SCHED_QF_AUTO) {
-		snprintf(err, errlen, "queue factor must be at most %d",
-		    SCHED_QF_MAX);
-		return (NULL);
-	}
 	if (island_payload_len(&p, 1) > md->conf.max_payload) {
 		snprintf(err, errlen, "an island's task is %zu bytes, over "
 		    "max_payload (%llu): fewer migrants, islands, mu or "
@@ -234,8 +244,7 @@ job_island_submit(const R3q__IslandParams *q, const char *owner, char *err,
 	if (job_admit_memory(NULL, owner, island_job_memory(&p), err,
 	    errlen) == -1)
 		return (NULL);
-	j = job_new(&job_island_driver, pol,
-	    q->queue_factor ? q->queue_factor : md->queue_factor, 1);
+	j = job_new(&job_island_driver, &js);
 	j->j_ds = xcalloc(1, sizeof(struct island_job));
 	island_job_setup(j, q);
 	island_job_start(j, 0, NULL);
@@ -252,7 +261,7 @@ island_job_task(struct job *j, struct job_batch *b, size_t idx, R3q__Task *t)
 
 	(void)b;
 	t->payload.len = len;
-	t->payload.data = server_scratch(len);
+	t->payload.data = job_scratch(len);
 	island_payload_build(t->payload.data, &ij->ij_p, (uint32_t)idx,
 	    ij->ij_params.spin ? ISLAND_F_SPIN : 0, ij->ij_params.work_ms,
 	    st ? (const uint8_t *const *)ij->ij_state : NULL);
@@ -400,14 +409,13 @@ island_job_go(struct job *j)
 }
 
 /*
- * >>>>>>>>>>>>>>>>>>>> PEER EXCHANGE HOOK (issue 22) <<<<<<<<<<<<<<<<<<<<
- *
- * When every island's last epoch ran on a worker with peer_listen, this
- * moves the
- * --migrant-bytes padding of every island pair between the workers that
- * ran the two islands' last epoch, as one master-planned total exchange
+ * The peer exchange (doc/algorithms.md §2).  When every island's last
+ * epoch ran on a worker with peer_listen, this moves the --migrant-bytes
+ * padding of every island pair between the workers that ran the two
+ * islands' last epoch, as one master-planned total exchange
  * (exchange_start, --exchange-algo), and returns 1: the next epoch
- * starts from island_exchange_go(), in the loop once it is over.
+ * starts from island_exchange_go() (its d_more, job_more()), in the
+ * loop's next pass once it is over.
  * Islands that ran on the same worker exchange nothing over the network;
  * fewer than two workers, a worker gone or not peer-capable: no exchange
  * (return 0).  The real migrants still go through the master (the
@@ -419,29 +427,21 @@ island_job_go(struct job *j)
  * exchange_cancel(), exchange_capable(), and md->workers[wid] (a
  * worker's id from j->j_out_wid, recorded per island in ij_wid).
  */
-#include <event2/event.h>
-
 #include "exchange.h"
 
 /* The exchange is over: the next epoch (its migrants in its payloads). */
 static void
-island_exchange_go(evutil_socket_t fd, short ev, void *arg)
+island_exchange_go(struct job *j)
 {
-	struct job	*j = job_find((uint64_t)(uintptr_t)arg);
-
-	(void)fd;
-	(void)ev;
-	if (j == NULL || j->j_ds == NULL || IJ(j)->ij_xchg != 0)
+	if (j->j_ds == NULL || IJ(j)->ij_xchg != 0)
 		return;
 	island_job_go(j);
-	server_drain();
 }
 
 static void
 island_exchange_done(void *arg, const struct exchange_result *r)
 {
 	struct job	*j = job_find((uint64_t)(uintptr_t)arg);
-	struct timeval	 zero = { 0, 0 };
 	size_t		 k;
 
 	if (j == NULL || j->j_ds == NULL)
@@ -463,9 +463,7 @@ island_exchange_done(void *arg, const struct exchange_result *r)
 	 * its exchange from worker_free(), before the core forgets it, and
 	 * the epoch's tasks must not go to it.
 	 */
-	if (event_base_once(md->base, -1, EV_TIMEOUT, island_exchange_go,
-	    arg, &zero) == -1)
-		fatalx("%s: event_base_once", __func__);
+	job_more(j);
 }
 
 static int
@@ -739,6 +737,10 @@ island_job_load(struct job *j, const struct journal_job *row,
 
 const struct job_driver job_island_driver = {
 	.d_name = "islands",
+	.d_flags = JD_DROP_RESULTS,
+	.d_body = R3Q__ENVELOPE__BODY_SUBMIT_ISLANDS,
+	.d_first = island_job_first,
+	.d_submit = island_job_submit,
 	.d_task = island_job_task,
 	.d_result = island_job_result,
 	.d_batch_done = island_job_batch_done,
@@ -749,4 +751,5 @@ const struct job_driver job_island_driver = {
 	.d_load = island_job_load,
 	.d_end = island_job_end,
 	.d_free = island_job_free,
+	.d_more = island_exchange_go,
 };

@@ -1,6 +1,6 @@
 /*
- * What each kind of peer may send masterd, and how much of it (issue 24,
- * "found by a hostile peer").  A frame is judged by its 8-byte header,
+ * What each kind of peer may send masterd, and how much of it, against
+ * a hostile peer.  A frame is judged by its 8-byte header,
  * then by a look at its wire format (frame_peek, frame_count), before
  * protobuf-c unpacks a byte of it: a type the peer's role never sends,
  * a frame longer than its type needs, or a repeated field with more
@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "bnb/pfsp.h"
 #include "masterd.h"
@@ -45,9 +46,9 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_RELEASED,	R_WR, 1u << 20, LIMIT_IDS },
 	{ R3Q__ENVELOPE__BODY_DRAIN,	R_WR, 1u << 20, LIMIT_IDS },
 	{ R3Q__ENVELOPE__BODY_TASK_NEWS, R_WR, ANY,	 0 },
-	/* Exchanges (issue 22): a worker's report of its sends. */
+	/* Exchanges: a worker's report of its sends. */
 	{ R3Q__ENVELOPE__BODY_PEER_REPORT, R_WR, ANY,	 LIMIT_IDS },
-	/* A relay (issue 20): its workers' bytes, in chunks, and streams. */
+	/* A relay: its workers' bytes, in chunks, and streams. */
 	{ R3Q__ENVELOPE__BODY_RELAY_DATA, R_RELAY, SMALL, 0 },
 	{ R3Q__ENVELOPE__BODY_RELAY_CONTROL, R_RELAY, SMALL, RELAY_VIA_MAX },
 	/* A joiner (no certificate), or a worker renewing its own. */
@@ -150,6 +151,174 @@ limits_check(enum role r, struct frame_shape *fs, int count, char *err,
 	    sizeof(why)) == -1) {
 		snprintf(err, errlen, "%s message from %s refused: %s",
 		    frame_type_name(fs->fs_body), limits_role(r), why);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * May owner start another job (max_jobs, max_jobs_per_client)?  Only
+ * running jobs count.  0, or -1 with the error for the client, the
+ * refusal counted and logged.
+ */
+int
+job_admit(const char *owner, char *err, size_t len)
+{
+	struct job	*j;
+	unsigned	 n = 0, mine = 0;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		if (j->j_state != JOB_RUNNING)
+			continue;
+		n++;
+		if (strcmp(j->j_owner, owner) == 0)
+			mine++;
+	}
+	if (n >= md->conf.max_jobs) {
+		snprintf(err, len, "too many jobs: %u running (max_jobs); try "
+		    "again when one has ended", n);
+		server_refused(CAP_JOBS, owner, "a new job: %u running "
+		    "(max_jobs)", n);
+		return (-1);
+	}
+	if (mine >= md->conf.max_jobs_per_client) {
+		snprintf(err, len, "too many jobs: %s has %u running "
+		    "(max_jobs_per_client); try again when one has ended",
+		    owner, mine);
+		server_refused(CAP_JOBS_CLIENT, owner, "a new job: %u of its "
+		    "own running (max_jobs_per_client)", mine);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Tasks of j not yet ended (queued, held or running). */
+uint64_t
+job_pending(const struct job *j)
+{
+	const struct job_batch	*b;
+	uint64_t		 n = 0;
+
+	TAILQ_FOREACH(b, &j->j_batches, b_entry)
+		if (b->b_live)
+			n += b->b_n - b->b_nover;
+	return (n);
+}
+
+/* Tasks of every running job not yet ended. */
+uint64_t
+job_pending_all(void)
+{
+	const struct job	*j;
+	uint64_t		 n = 0;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		if (j->j_state == JOB_RUNNING)
+			n += job_pending(j);
+	return (n);
+}
+
+/*
+ * May n more tasks be added to j (j NULL: to a new job)?  max_job_tasks
+ * and max_queued_tasks bound the tasks not yet ended.  0, or -1 with the
+ * error for the client, the refusal counted and logged.
+ */
+int
+job_admit_tasks(const struct job *j, uint64_t n, char *err, size_t len)
+{
+	uint64_t	 mine = j != NULL ? job_pending(j) : 0;
+	uint64_t	 all = job_pending_all();
+	const char	*owner = j != NULL ? j->j_owner : "a client";
+
+	if (mine + n > md->conf.max_job_tasks) {
+		snprintf(err, len, "too many tasks: %llu more would make %llu "
+		    "not yet ended in this job, more than max_job_tasks (%u)",
+		    (unsigned long long)n, (unsigned long long)(mine + n),
+		    md->conf.max_job_tasks);
+		server_refused(CAP_JOB_TASKS, owner, "%llu tasks: %llu would "
+		    "wait in one job (max_job_tasks)", (unsigned long long)n,
+		    (unsigned long long)(mine + n));
+		return (-1);
+	}
+	if (all + n > md->conf.max_queued_tasks) {
+		snprintf(err, len, "too many tasks: %llu more would make %llu "
+		    "not yet ended in all, more than max_queued_tasks (%u); "
+		    "try again later", (unsigned long long)n,
+		    (unsigned long long)(all + n), md->conf.max_queued_tasks);
+		server_refused(CAP_QUEUED, owner, "%llu tasks: %llu would "
+		    "wait in all (max_queued_tasks)", (unsigned long long)n,
+		    (unsigned long long)(all + n));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Bytes of running jobs' state and of every job's outcomes not yet
+ * acknowledged: an ended batch job keeps those until its client takes
+ * them or client_timeout passes (max_memory).
+ */
+uint64_t
+job_memory_all(void)
+{
+	const struct job	*j;
+	uint64_t		 n = 0;
+
+	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+		if (j->j_state == JOB_RUNNING)
+			n += j->j_mem;
+		n += j->j_held;
+	}
+	return (n);
+}
+
+/*
+ * May j (NULL: a new job of owner's) hold bytes more of state: an
+ * evolution strategy's populations, an island model's states, a batch
+ * job's payloads?  max_job_memory and max_memory bound what the clients'
+ * parameters make masterd allocate, so that no request can exhaust its
+ * memory.  A batch job's outcomes not yet acknowledged count too: they
+ * cannot be refused, but a client that takes its outcomes without ever
+ * acknowledging them can submit no more once they fill the job's share.
+ * 0, or -1 with the error for the client, the refusal counted and logged.
+ */
+int
+job_admit_memory(const struct job *j, const char *owner, uint64_t bytes,
+    char *err, size_t len)
+{
+	uint64_t	 mine = j != NULL ? j->j_mem + j->j_held : 0;
+	uint64_t	 all = job_memory_all();
+	int		 n;
+
+	if (j != NULL)
+		owner = j->j_owner;
+	if (mine > md->conf.max_job_memory ||
+	    bytes > md->conf.max_job_memory - mine) {
+		n = snprintf(err, len, "too much memory: %llu more bytes would "
+		    "make this job's state %llu bytes, more than "
+		    "max_job_memory (%llu)", (unsigned long long)bytes,
+		    (unsigned long long)(mine + bytes),
+		    (unsigned long long)md->conf.max_job_memory);
+		if (j != NULL && j->j_held > 0 && n > 0 && (size_t)n < len)
+			snprintf(err + n, len - n, "; %llu bytes of it are "
+			    "outcomes not yet acknowledged",
+			    (unsigned long long)j->j_held);
+		server_refused(CAP_JOB_MEMORY, owner, "%llu bytes: one job "
+		    "would hold %llu (max_job_memory)",
+		    (unsigned long long)bytes,
+		    (unsigned long long)(mine + bytes));
+		return (-1);
+	}
+	if (bytes > md->conf.max_memory - (all < md->conf.max_memory ?
+	    all : md->conf.max_memory)) {
+		snprintf(err, len, "too much memory: %llu more bytes would "
+		    "make the jobs' state %llu bytes, more than "
+		    "max_memory (%llu); try again later",
+		    (unsigned long long)bytes, (unsigned long long)(all + bytes),
+		    (unsigned long long)md->conf.max_memory);
+		server_refused(CAP_MEMORY, owner, "%llu bytes: the jobs would "
+		    "hold %llu (max_memory)", (unsigned long long)bytes,
+		    (unsigned long long)(all + bytes));
 		return (-1);
 	}
 	return (0);

@@ -287,7 +287,7 @@ enum span_outcome {
 
 /*
  * A span's flags, kept in the journal's replica column: an extra copy,
- * and (issue 19) a copy that came by a move, or was released for one.
+ * and a copy that came by a move (balancing), or was released for one.
  */
 #define SPAN_F_REPLICA	1
 #define SPAN_F_MOVED	2
@@ -304,12 +304,49 @@ struct job_batch;
 struct journal_job;
 
 /*
+ * A job's scheduling settings: what a client may choose (policy, queue
+ * factor, balance, verify), checked once for every driver
+ * (job_sched_parse()).
+ */
+struct job_sched {
+	enum sched_policy	 js_policy;
+	unsigned		 js_qf;		/* or SCHED_QF_AUTO */
+	enum sched_balance	 js_balance;
+	unsigned		 js_verify;	/* machines that must agree */
+};
+
+/*
  * What makes a job a kind of job: the operations the generic layer
- * (job.c) calls.  The es driver (job_es.c) runs the ES one generation a
- * batch; the batch driver (job_batch.c) runs a client's tasks.
+ * (job.c) calls, and how a client submits one.  Every driver is a row of
+ * the table in job_drivers.c; nothing outside that table tells drivers
+ * apart by name.
  */
 struct job_driver {
-	const char	*d_name;		/* es, batch */
+	const char	*d_name;		/* es, batch, bnb, islands... */
+	unsigned	 d_flags;
+#define JD_DROP_RESULTS	0x01	/* its results serve only to resume it:
+				   they leave the journal when it ends */
+	/*
+	 * A client's submission: Envelope body d_body (0: none) starts a
+	 * job of this driver.  d_first gives the tasks of its first batch,
+	 * admitted (max_queued_tasks) before d_submit checks the request
+	 * and starts the job for owner, or returns NULL with a message.
+	 */
+	int		 d_body;
+	uint64_t	(*d_first)(const Envelope *);
+	struct job	*(*d_submit)(const Envelope *, const char *, char *,
+			    size_t);
+	/*
+	 * A driver whose client holds a session (the batch driver): its
+	 * requests (-1: not one of its bodies), the session gone, is s its
+	 * client, s can take more output, and what to send at the flush.
+	 * All optional; called from the control side only.
+	 */
+	int		(*d_request)(struct session *, Envelope *);
+	void		(*d_detach)(struct session *);
+	int		(*d_attached)(const struct session *);
+	void		(*d_writable)(struct session *);
+	void		(*d_flush)(void);
 	/* Fill a task being sent: its kind and payload (borrowed). */
 	void		(*d_task)(struct job *, struct job_batch *, size_t,
 			    R3q__Task *);
@@ -351,6 +388,8 @@ struct job_driver {
 	void		(*d_lost)(struct job *, struct job_batch *, size_t,
 			    const void *, size_t);
 	void		(*d_free)(struct job *);
+	/* Optional: go on, from the loop's next pass (job_more()). */
+	void		(*d_more)(struct job *);
 };
 
 /* How a task ended, for a driver and a client (TaskOutcome.status). */
@@ -364,7 +403,7 @@ enum job_outcome {
 
 /*
  * A batch of a job: a generation (es) or a client's batch.  Its task ids
- * are ranges handed out as tasks are added (md->ranges finds them).  In
+ * are ranges handed out as tasks are added (job.c's ranges find them).  In
  * the core while b_live; kept a while after (JOB_PAST) for late reports.
  */
 struct job_batch {
@@ -440,6 +479,8 @@ struct job {
 	uint64_t		 j_held;	/* bytes of outcomes kept until
 						   the client acknowledges
 						   them, counted too */
+	int			 j_more;	/* its driver goes on next
+						   pass (job_more()) */
 	R3q__Span		*j_trace;	/* them, without a journal */
 	size_t			 j_ntrace, j_tracecap;
 };
@@ -486,33 +527,14 @@ struct masterd {
 	uint32_t		 maxworkers;
 	uint64_t		 next_job;
 	uint64_t		 next_task;
-	uint64_t		 task_mark;	/* journaled: ids below it may
-						   have been handed out */
 	uint64_t		 next_batch;
-	struct task_range	*ranges;	/* by r_first */
-	size_t			 nranges, rangecap;
-	char			**kinds;	/* interned kind names */
-	char			**kind_why;	/* by kind: why the last worker
-						   to withdraw it did, until
-						   one offers it again */
-	uint32_t		 nkinds, kindcap;
 	struct evconnlistener	*ctl_listener;
 	uint64_t		 wall_off;	/* wall ns - mono ns */
 	struct journal		*journal;	/* NULL: journal = none */
-	struct event		*prune;		/* journal_retention timer */
 	/* the journal cannot be written: job_journal_stall() */
 	int			 jstalled;
-	int			 jrewound;	/* jobs reloaded since the
-						   last failure */
-	int			 jreloading;	/* they are being reloaded */
-	int			 jcode;		/* SQLite's code of it */
-	uint64_t		 jstall_since;	/* mono ns */
 	uint64_t		 jstalls;	/* times it stalled */
 	char			 jwhy[1024];	/* what failed, path and all */
-	struct event		*jretry;	/* the rewind, then retries */
-	struct event		*jcommit;	/* journal_delay's commit */
-	int			 ctl_news;	/* generations to tell those
-						   following their jobs */
 };
 
 extern struct masterd	*md;
@@ -615,20 +637,47 @@ void	 metrics_close(void);
 int	 control_listen(void);
 void	 control_close(void);
 void	 control_dispatch(struct session *, Envelope *);
-void	 control_job_event(struct job *, const struct gen_report *);
+void	 control_init(void);
 void	 control_tell(void);
+void	 control_fini(void);
+void	 control_batch_close(void);
 
 /* job.c: the generic job layer */
-struct job *job_new(const struct job_driver *, enum sched_policy, unsigned,
-	    unsigned);
+#define TRACE_MAX	1000000	/* executions kept in memory per job */
+#define JOB_NEWS_TELL	0x01	/* job_mark(): a generation or an end */
+#define JOB_NEWS_STATUS	0x02	/* ... what masterd_status() says */
+#define JOB_NEWS_DRAIN	0x04	/* ... the core has work: now */
+#define JOB_NEWS_FLUSH	0x08	/* ... send the frames built: now */
+#define JOB_NEWS_CLIENTS 0x10	/* ... a driver's d_flush has work */
+#define JOB_NEWS_MORE	0x20	/* ... a driver goes on next pass */
+/* A TaskPush a driver wants sent to a worker at the flush (job_push()). */
+struct job_push {
+	uint32_t	 p_wid;		/* the worker, */
+	uint64_t	 p_node;	/* if it is still that one */
+	uint64_t	*p_ids;
+	size_t		 p_n;
+	uint32_t	 p_bound;
+	uint64_t	*p_donate;
+	size_t		 p_ndonate;
+};
+void	 job_wake_set(void (*)(unsigned));
+void	 job_push(const struct worker *, const uint64_t *, size_t, uint32_t,
+	    const uint64_t *, size_t);
+struct job_push *job_pushes(size_t *);
+void	 job_pushes_clear(void);
+void	 job_mark(unsigned);
+void	 job_more(struct job *);
+void	 job_go_on(void);
+unsigned job_news_take(void);
+void	*job_scratch(size_t);
+void	 job_scratch_reset(int);
+struct job *job_new(const struct job_driver *, const struct job_sched *);
+void	 job_sched_default(struct job_sched *);
+int	 job_sched_parse(struct job_sched *, const char *, uint32_t,
+	    const char *, uint32_t, char *, size_t);
 struct job *job_find(uint64_t);
-int	 job_admit(const char *, char *, size_t);
-int	 job_admit_tasks(const struct job *, uint64_t, char *, size_t);
-int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
-	    size_t);
-uint64_t job_memory_all(void);
-uint64_t job_pending(const struct job *);
-uint64_t job_pending_all(void);
+void	 job_free(struct job *);
+void	 job_forget_all(void);
 struct job_batch *job_batch_open(struct job *, uint32_t, uint64_t);
 uint64_t job_batch_reserve(struct job_batch *, uint64_t, size_t);
 void	 job_batch_submit(struct job_batch *, const struct sched_task *,
@@ -647,27 +696,48 @@ void	 job_span(struct job *, struct worker *, uint32_t, size_t,
 	    const R3q__Result *, enum span_outcome);
 void	 job_withdrawn(struct job *, struct worker *, uint32_t, size_t,
 	    uint64_t, int);
+R3q__WorkerSeen *job_roster_add(struct job *, const char *, uint32_t,
+	    double);
+void	 job_roster_free(struct job *);
 void	 job_end(struct job *, enum job_state);
 void	 job_abort(struct job *, enum job_state);
-void	 job_journal_put(struct job *);
-int	 job_journal_open(void);
-int	 job_journal_commit(void);
-void	 job_journal_due(void);
-void	 job_journal_error(void);
-void	 job_journal_stall(void);
-int	 job_journal_stalled(void);
-int	 job_journal_hold(struct session *);
-void	 job_journal_close(void);
 void	 job_batch_done(uint64_t, const struct sched_batch_report *);
 void	 job_cancel(struct job *, const char *);
+void	 job_kind_unavailable(uint32_t);
+const char *job_state_name(enum job_state);
+void	 job_free_all(void);
+
+/* job_info.c: what clients read of a job */
 void	 job_info(const struct job *, R3q__JobInfo *, int);
 void	 job_info_clear(R3q__JobInfo *);
 void	 job_gen_pb(const struct job *, const struct gen_report *,
 	    R3q__GenReport *);
 int	 job_trace(const struct job *, R3q__JobTrace *, char *, size_t);
 void	 job_trace_clear(R3q__JobTrace *);
-const char *job_state_name(enum job_state);
-void	 job_free_all(void);
+
+/* job_journal.c: the journal's rows, and a stall's state */
+void	 job_journal_hooks(void (*)(int), void (*)(void));
+int	 job_journal_load(void);
+void	 job_journal_unload(void);
+void	 job_journal_put(struct job *);
+void	 job_journal_gen(const struct job *, const struct gen_report *);
+void	 job_journal_mark(uint64_t);
+int	 job_journal_commit(void);
+void	 job_journal_error(void);
+void	 job_journal_stall(void);
+int	 job_journal_stalled(void);
+const char *job_journal_stall_why(void);
+int	 job_journal_reload(size_t *);
+int	 job_journal_resume(void);
+void	 job_journal_prune(void);
+
+/* control_journal.c: the journal's timers, and the sessions a stall holds */
+int	 job_journal_open(void);
+void	 job_journal_due(void);
+int	 job_journal_hold(struct session *);
+void	 job_journal_close(void);
+
+/* kind.c: the kinds' names */
 #define KINDS_PER_WORKER 256
 #define KIND_NAME_MAX	64
 #define BJ_TASKS_MAX	100000	/* tasks in one SubmitTasks */
@@ -675,9 +745,10 @@ int	 kind_check(const char *);
 uint32_t kind_intern(const char *);
 void	 kind_withdrawn(uint32_t, const char *, const char *);
 void	 kind_offered(uint32_t);
-void	 job_kind_unavailable(uint32_t);
 int	 kind_find(const char *, uint32_t *);
 const char *kind_name(uint32_t);
+const char *kind_why(uint32_t);
+void	 kind_free_all(void);
 
 /* relay.c: workers behind relays */
 #define RELAY_VIA_MAX	8	/* relays in a chain */
@@ -701,28 +772,25 @@ void	 tokens_renew(struct session *, Envelope *);
 void	 tokens_control(struct session *, Envelope *);
 void	 tokens_free(void);
 
-/* limits.c: what each role may send */
+/* limits.c: what each role may send, and the caps on jobs */
 #define LIMIT_SMALL	(64u << 10)	/* a hello, a small request */
 #define LIMIT_IDS	(1u << 20)	/* ids in a Progress, CancelTasks */
 uint64_t limits_frame_max(enum role);
 int	 limits_check(enum role, struct frame_shape *, int, char *, size_t);
-
-/* job_es.c: the (mu+lambda)-ES */
-extern const struct job_driver job_es_driver;
-struct job *job_es_submit(const R3q__EsParams *, const char *, char *,
+int	 job_admit(const char *, char *, size_t);
+int	 job_admit_tasks(const struct job *, uint64_t, char *, size_t);
+int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
 	    size_t);
+uint64_t job_memory_all(void);
+uint64_t job_pending(const struct job *);
+uint64_t job_pending_all(void);
 
-/* job_bnb.c: branch and bound, the permutation flow shop */
-extern const struct job_driver job_bnb_driver;
-struct job *job_bnb_submit(const R3q__BnbParams *, char *, size_t);
+/* job_drivers.c: the table of drivers */
+const struct job_driver *job_driver_find(const char *);
+const struct job_driver *job_driver_submits(int);
+const struct job_driver *job_driver_next(const struct job_driver *);
 
-/* job_island.c: the island-model ES (issue 22) */
-extern const struct job_driver job_island_driver;
-struct job *job_island_submit(const R3q__IslandParams *, const char *,
-	    char *, size_t);
-
-/* job_batch.c: a client's tasks */
-extern const struct job_driver job_batch_driver;
+/* control.c: what server.c calls of the drivers (through the table) */
 void	 job_batch_dispatch(struct session *, Envelope *);
 void	 job_batch_detach(struct session *);
 int	 job_batch_attached(const struct session *);

@@ -120,6 +120,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -3473,6 +3474,22 @@ sched_policy_name(enum sched_policy p)
 	if ((unsigned)p >= SCHED_POLICY_COUNT)
 		return ("?");
 	return (sched_policy_names[p]);
+}
+
+/* The policies' names, "wq, rr, rwq, r3q", for a message that lists them. */
+const char *
+sched_policy_list(void)
+{
+	static char	 list[64];
+	size_t		 off = 0;
+	int		 i;
+
+	if (list[0] != '\0')
+		return (list);
+	for (i = 0; i < SCHED_POLICY_COUNT; i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+		    i > 0 ? ", " : "", sched_policy_names[i]);
+	return (list);
 }
 
 /* Parse a policy name, case-insensitively. */

@@ -256,6 +256,7 @@ struct sched_stats {
 struct sched;
 
 const char	*sched_policy_name(enum sched_policy);
+const char	*sched_policy_list(void);
 int		 sched_policy_parse(const char *, enum sched_policy *);
 const char	*sched_balance_name(enum sched_balance);
 int		 sched_balance_parse(const char *, enum sched_balance *);

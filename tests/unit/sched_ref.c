@@ -21,6 +21,7 @@
 #define sched_kind_workers	ref_sched_kind_workers
 #define sched_new	ref_sched_new
 #define sched_next_action	ref_sched_next_action
+#define sched_policy_list	ref_sched_policy_list
 #define sched_policy_name	ref_sched_policy_name
 #define sched_policy_parse	ref_sched_policy_parse
 #define sched_progress	ref_sched_progress

@@ -1,0 +1,237 @@
+/*
+ * What clients read of a job: its JobInfo (totals, the paper's
+ * efficiency, why it waits, its driver's fields), its generations'
+ * reports, and the JobTrace that r3qctl report draws.  Marshalling only:
+ * nothing here changes a job.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal.h"
+#include "log.h"
+#include "masterd.h"
+#include "util.h"
+
+/* Pack a generation's report for the journal or a client. */
+void
+job_gen_pb(const struct job *j, const struct gen_report *g,
+    R3q__GenReport *pb)
+{
+	r3q__gen_report__init(pb);
+	pb->job = j->j_id;
+	pb->generation = g->g_gen;
+	pb->best = g->g_best;
+	pb->elapsed_ns = g->g_elapsed;
+	pb->tasks = g->g_tasks;
+	pb->total_ns = g->g_total;
+	pb->sync_ns = g->g_sync;
+	pb->comm_ns = g->g_comm;
+	pb->compute_ns = g->g_compute;
+	pb->replicas = g->g_replicas;
+	pb->killed_held = g->g_killed_held;
+	pb->killed_running = g->g_killed_running;
+}
+
+/*
+ * Job totals, and the parallel efficiency LB / E of the paper: LB is the
+ * job's reference work over the sum of the speeds of its workers (averaged
+ * over the job's time, as workers may come and go), E the elapsed time.
+ * Only a synthetic load has a known reference work.
+ */
+static void
+job_totals(const struct job *j, R3q__JobInfo *info)
+{
+	const struct gen_report	*g;
+	uint64_t		 t = 0;
+	size_t			 i;
+
+	for (i = 0; i < j->j_ngens; i++) {
+		g = &j->j_gens[i];
+		info->sync_ns += g->g_sync;
+		info->comm_ns += g->g_comm;
+		info->compute_ns += g->g_compute;
+		info->replicas += g->g_replicas;
+		info->killed_held += g->g_killed_held;
+		info->killed_running += g->g_killed_running;
+		info->work_ms += g->g_tasks * j->j_work_ms;
+		t += g->g_total;
+	}
+	if (t > 0)
+		info->speed_sum = j->j_speed_time / (double)t;
+	if (info->work_ms > 0 && info->speed_sum > 0) {
+		info->lower_bound_s = info->work_ms / 1000.0 / info->speed_sum;
+		if (info->elapsed_ns > 0)
+			info->efficiency = info->lower_bound_s /
+			    ((double)info->elapsed_ns / 1e9);
+	}
+}
+
+/*
+ * Why none of a running job's tasks can run, if so: a live batch whose
+ * kind no connected worker offers.  "" otherwise.
+ */
+static void
+job_waiting(const struct job *j, char *buf, size_t len)
+{
+	const struct job_batch	*b;
+	const char		*why;
+
+	buf[0] = '\0';
+	if (j->j_state != JOB_RUNNING)
+		return;
+	if ((why = job_journal_stall_why()) != NULL) {
+		snprintf(buf, len, "the journal cannot be written (%s); "
+		    "nothing is assigned until it can", why);
+		return;
+	}
+	TAILQ_FOREACH(b, &j->j_batches, b_entry)
+		if (b->b_live && b->b_nover < b->b_n &&
+		    sched_kind_workers(md->sched, b->b_kind) == 0) {
+			snprintf(buf, len, "no worker offers kind %s",
+			    kind_name(b->b_kind));
+			return;
+		}
+}
+
+/* Fill a JobInfo; with full, everything its driver has (and gens). */
+void
+job_info(const struct job *j, R3q__JobInfo *info, int full)
+{
+	const struct job_batch	*b;
+	char			 wait[512];
+	size_t			 i;
+
+	r3q__job_info__init(info);
+	info->id = j->j_id;
+	info->state = (char *)(uintptr_t)job_state_name(j->j_state);
+	info->policy = (char *)(uintptr_t)sched_policy_name(j->j_policy);
+	info->balance = (char *)(uintptr_t)sched_balance_name(j->j_balance);
+	info->moved = j->j_moved;
+	info->driver = (char *)(uintptr_t)j->j_drv->d_name;
+	info->name = (char *)(uintptr_t)j->j_name;
+	info->owner = (char *)(uintptr_t)j->j_owner;
+	job_waiting(j, wait, sizeof(wait));
+	info->waiting = xstrdup(wait);
+	info->generation = j->j_ngens ? j->j_gens[j->j_ngens - 1].g_gen : 0;
+	info->error = (char *)(uintptr_t)j->j_error;
+	info->elapsed_ns = (j->j_state == JOB_RUNNING ? mono_ns() :
+	    j->j_end) - j->j_start;
+	info->tasks_done = j->j_done;
+	info->tasks_failed = j->j_failed;
+	info->results_dropped = j->j_dropped;
+	info->submitted_unix = j->j_submitted;
+	info->executions = j->j_execs;
+	TAILQ_FOREACH(b, &j->j_batches, b_entry) {
+		if (b->b_live && !b->b_closed)
+			info->batches_open++;
+	}
+	job_totals(j, info);
+	j->j_drv->d_info(j, info, full);
+	if (!full || j->j_ngens == 0)
+		return;
+	info->n_gens = j->j_ngens;
+	info->gens = xcalloc(j->j_ngens, sizeof(*info->gens));
+	for (i = 0; i < j->j_ngens; i++) {
+		info->gens[i] = xcalloc(1, sizeof(**info->gens));
+		job_gen_pb(j, &j->j_gens[i], info->gens[i]);
+	}
+}
+
+/* Free what job_info allocated. */
+void
+job_info_clear(R3q__JobInfo *info)
+{
+	size_t	 i;
+
+	for (i = 0; i < info->n_gens; i++)
+		free(info->gens[i]);
+	free(info->gens);
+	free(info->waiting);
+	info->waiting = NULL;
+}
+
+/* Collect the journal's spans of a job into a JobTrace. */
+static int
+job_trace_span(void *arg, const struct journal_span *js)
+{
+	R3q__JobTrace	*t = arg;
+	R3q__Span	*sp;
+
+	if ((t->spans = reallocarray(t->spans, t->n_spans + 1,
+	    sizeof(*t->spans))) == NULL)
+		fatal("%s", __func__);
+	sp = xcalloc(1, sizeof(*sp));
+	r3q__span__init(sp);
+	sp->gen = js->gen;
+	sp->idx = js->idx;
+	sp->task = js->task;
+	sp->worker = xstrdup(js->worker);
+	sp->slot = js->slot;
+	sp->start_ns = js->start_ns;
+	sp->end_ns = js->end_ns;
+	sp->outcome = js->outcome;
+	sp->replica = (js->replica & SPAN_F_REPLICA) != 0;
+	sp->moved = (js->replica & SPAN_F_MOVED) != 0;
+	t->spans[t->n_spans++] = sp;
+	return (0);
+}
+
+/*
+ * Everything r3qctl report draws: the job with its generations, every
+ * task execution (from the journal, or from memory without one) and the
+ * workers that ran them.  -1 with a message.
+ */
+int
+job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
+{
+	size_t	 i, n;
+
+	r3q__job_trace__init(t);
+	t->info = xcalloc(1, sizeof(*t->info));
+	job_info(j, t->info, 1);
+	t->start_ns = j->j_start_wall;
+	t->n_workers = j->j_nroster;
+	t->workers = xcalloc(j->j_nroster + 1, sizeof(*t->workers));
+	for (i = 0; i < j->j_nroster; i++)
+		t->workers[i] = &j->j_roster[i];
+	if (md->journal == NULL) {
+		n = j->j_ntrace < TRACE_MAX ? j->j_ntrace : TRACE_MAX;
+		t->spans = xcalloc(n + 1, sizeof(*t->spans));
+		for (i = 0; i < n; i++) {
+			t->spans[i] = xcalloc(1, sizeof(*t->spans[i]));
+			*t->spans[i] = j->j_trace[i];
+			t->spans[i]->worker = xstrdup(j->j_trace[i].worker);
+		}
+		t->n_spans = n;
+		return (0);
+	}
+	if (journal_load_spans(md->journal, j->j_id, job_trace_span, t) ==
+	    -1) {
+		snprintf(err, errlen, "%s", journal_error(md->journal));
+		job_trace_clear(t);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Free what job_trace() allocated. */
+void
+job_trace_clear(R3q__JobTrace *t)
+{
+	size_t	 i;
+
+	for (i = 0; i < t->n_spans; i++) {
+		free(t->spans[i]->worker);
+		free(t->spans[i]);
+	}
+	free(t->spans);
+	free(t->workers);
+	if (t->info != NULL) {
+		job_info_clear(t->info);
+		free(t->info);
+	}
+	r3q__job_trace__init(t);
+}

@@ -1,0 +1,557 @@
+/*
+ * The journal (masterd.conf journal), the job side: each job's row, its
+ * batch reports, its accepted results, a batch job's tasks, and the task
+ * executions.  Writes pile up in one transaction that job_journal_commit()
+ * ends before anything leaves masterd, so a result counts only once it is
+ * on disk as far as a crash of masterd goes (WAL, synchronous=NORMAL: a
+ * power loss may still take the last commits).
+ *
+ * A journal that cannot be written stalls masterd (job_journal_stall());
+ * this file keeps the state of the stall and brings the jobs back to what
+ * the journal holds (job_journal_reload()).  The timers that commit late
+ * and retry, and the sessions held meanwhile, are the control side's
+ * (control_journal.c), which registers its hooks here.
+ */
+#include "config.h"
+
+#include <sys/statvfs.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal.h"
+#include "log.h"
+#include "masterd.h"
+#include "util.h"
+
+#define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
+#define JOURNAL_ROOM	(1ULL << 20)	/* free bytes to resume after a
+					   full disk */
+
+/*
+ * The journal's state beyond md->journal, owned by this file: the mark of
+ * the task ids journaled ahead, and the stall (md->jstalled, md->jwhy and
+ * md->jstalls, which the status, the metrics and the joins read, are set
+ * here too).  The hooks are the control side's (job_journal_hooks()).
+ */
+static struct {
+	uint64_t	  jj_mark;	/* ids below it may have been handed
+					   out */
+	int		  jj_code;	/* SQLite's code of the stall */
+	uint64_t	  jj_since;	/* mono ns it stalled */
+	int		  jj_reloading;	/* the jobs are being reloaded */
+	void		(*jj_stalled)(int);
+	void		(*jj_committed)(void);
+} jst;
+
+static int	job_load(void *, const struct journal_job *);
+
+/*
+ * The control side's hooks: stalled(first) once a write failed (first:
+ * the journal was not stalled yet), to arm its retries; committed() after
+ * each commit, to drop a commit that waited for journal_delay.
+ */
+void
+job_journal_hooks(void (*stalled)(int), void (*committed)(void))
+{
+	jst.jj_stalled = stalled;
+	jst.jj_committed = committed;
+}
+
+/* Write j's row: driver, parameters, state, current batch, first id. */
+void
+job_journal_put(struct job *j)
+{
+	struct journal		*jl = md->journal;
+	struct journal_job	 jj;
+	struct job_batch	*b, *cur = NULL;
+	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
+	R3q__WorkerSeen		**roster;
+	uint8_t			*params, *extra;
+	size_t			 i;
+
+	if (jl == NULL)
+		return;
+	roster = xcalloc(j->j_nroster + 1, sizeof(*roster));
+	for (i = 0; i < j->j_nroster; i++)
+		roster[i] = &j->j_roster[i];
+	st.n_workers = j->j_nroster;
+	st.workers = roster;
+	st.executions = j->j_execs;
+	st.done = j->j_done;
+	st.failed = j->j_failed;
+	st.dropped = j->j_dropped;
+	st.speed_time = j->j_speed_time;
+	st.name = j->j_name;
+	st.owner = j->j_owner;
+	st.batches = j->j_nbatches;
+	st.seq = j->j_seq;
+	if (j->j_state != JOB_RUNNING)
+		st.elapsed_ns = j->j_end - j->j_start;
+	if (j->j_drv->d_state != NULL)
+		j->j_drv->d_state(j, &st);
+	memset(&jj, 0, sizeof(jj));
+	jj.id = j->j_id;
+	snprintf(jj.driver, sizeof(jj.driver), "%s", j->j_drv->d_name);
+	params = j->j_drv->d_params(j, &jj.paramslen);
+	jj.params = params;
+	snprintf(jj.state, sizeof(jj.state), "%s", job_state_name(j->j_state));
+	jj.submitted_ns = j->j_start_wall;
+	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : j->j_end + md->wall_off;
+	/* The oldest live batch: where a resumed es job starts again. */
+	TAILQ_FOREACH(b, &j->j_batches, b_entry)
+		if (b->b_live && (cur == NULL || b->b_gen < cur->b_gen))
+			cur = b;
+	jj.gen = cur != NULL ? cur->b_gen : j->j_nbatches;
+	jj.first_task = cur != NULL ? job_task_id(cur, 0) : 0;
+	snprintf(jj.error, sizeof(jj.error), "%s", j->j_error);
+	jj.extralen = r3q__job_state__get_packed_size(&st);
+	extra = xcalloc(1, jj.extralen + 1);
+	r3q__job_state__pack(&st, extra);
+	jj.extra = extra;
+	if (journal_job_put(jl, &jj) == -1 ||
+	    journal_meta_set(jl, "next_job", md->next_job) == -1 ||
+	    journal_meta_set(jl, "next_task", md->next_task >
+	    jst.jj_mark ? md->next_task : jst.jj_mark) == -1)
+		job_journal_error();
+	free(params);
+	free(extra);
+	free(roster);
+}
+
+/* Journal a finished generation's report. */
+void
+job_journal_gen(const struct job *j, const struct gen_report *g)
+{
+	R3q__GenReport	 pb;
+	uint8_t		 buf[256];
+	size_t		 len;
+
+	if (md->journal == NULL)
+		return;
+	job_gen_pb(j, g, &pb);
+	if ((len = r3q__gen_report__get_packed_size(&pb)) > sizeof(buf))
+		fatalx("%s: report of %zu bytes", __func__, len);
+	r3q__gen_report__pack(&pb, buf);
+	if (journal_gen_put(md->journal, j->j_id, g->g_gen, buf, len) == -1)
+		job_journal_error();
+}
+
+/*
+ * Task ids up to next were handed out.  The journal keeps a mark ahead of
+ * them, moved a block at a time: after a restart no id is handed out
+ * again, so a worker still holding a copy from before cannot take a new
+ * task for it.  (A resumed es batch keeps its own ids, on purpose.)
+ */
+void
+job_journal_mark(uint64_t next)
+{
+	if (md->journal == NULL || next <= jst.jj_mark)
+		return;
+	jst.jj_mark = next + TASK_MARK_BLOCK;
+	if (journal_meta_set(md->journal, "next_task", jst.jj_mark) == -1)
+		job_journal_error();
+}
+
+/*
+ * End the journal's transaction: what was accepted is now kept.  -1 if it
+ * is not (the journal cannot be written, see job_journal_stall()): then
+ * nothing built on it may leave masterd.
+ */
+int
+job_journal_commit(void)
+{
+	if (md->journal == NULL)
+		return (0);
+	if (journal_commit(md->journal) == -1) {
+		job_journal_error();
+		return (-1);
+	}
+	if (jst.jj_committed != NULL)
+		jst.jj_committed();
+	return (0);
+}
+
+/*
+ * A journal write failed: a refusal of that one write (a duplicate) is
+ * logged; a failure of the journal itself (journal_failed()) stalls.
+ */
+void
+job_journal_error(void)
+{
+	if (journal_failed(md->journal)) {
+		job_journal_stall();
+		return;
+	}
+	log_warnx("%s", journal_error(md->journal));
+}
+
+/*
+ * A journal that cannot write: a full disk, an I/O error, a
+ * failed commit.  session_send promises that nothing leaves masterd
+ * before what it rests on is journaled, so masterd stalls: it stops taking
+ * results and assigning tasks until a write goes through again.
+ *
+ * Workers hold a result only until they have sent it (workerd/link.c
+ * keeps an outbox while disconnected, and nothing is acknowledged), so
+ * withholding an acknowledgement would keep nothing anywhere.  Instead
+ * masterd does in place what a restart from the journal does, the path
+ * every durability test already covers: it rolls back what was pending,
+ * drops the workers (their running tasks finish into their outboxes, and
+ * the copies' tags stay valid, so those results still count when they
+ * come back), frees every job and loads them again as the journal holds
+ * them.  What was accepted but not committed is simply done again; the
+ * answer is the undisturbed one.  Until writes go through, workers that
+ * say hello are closed (without an error, which workerd would take as
+ * permanent) and try again after their backoff; clients keep the control
+ * socket, but requests that write are refused.
+ *
+ * The rewind and the retries run from the control side's timer
+ * (control_journal.c), never in the middle of the callback that met the
+ * failure; until then session_send withholds every frame
+ * (job_journal_commit() fails).  One line is logged when the
+ * journal stalls, one when it resumes.
+ */
+void
+job_journal_stall(void)
+{
+	char		 retry[32];
+	int		 first = 0;
+
+	/* A reload's own writes: rolled back after it, see the rewind. */
+	if (jst.jj_reloading)
+		return;
+	if (!md->jstalled) {
+		first = 1;
+		md->jstalled = 1;
+		jst.jj_since = mono_ns();
+		md->jstalls++;
+		jst.jj_code = journal_failed(md->journal);
+		snprintf(md->jwhy, sizeof(md->jwhy), "%s",
+		    journal_error(md->journal));
+		conf_format_duration(retry, sizeof(retry),
+		    md->conf.journal_retry);
+		log_warnx("%s: the journal is stalled: no result is taken and "
+		    "no task assigned until it can be written again (tried "
+		    "every %s)", md->jwhy, retry);
+	}
+	/* The rewind, at once; then the retries. */
+	if (jst.jj_stalled != NULL)
+		jst.jj_stalled(first);
+}
+
+/* Is the journal stalled? */
+int
+job_journal_stalled(void)
+{
+	return (md->jstalled);
+}
+
+/* SQLite's words for why the journal is stalled; NULL if it is not. */
+const char *
+job_journal_stall_why(void)
+{
+	return (md->jstalled ? journal_errstr(jst.jj_code) : NULL);
+}
+
+/*
+ * Bring the jobs back to what the journal holds, once the control side
+ * has dropped the peers that hold or were sent what may rest on the lost
+ * writes and freed the jobs (job_forget_all()): roll back and load every
+ * job again, as at start-up.  -1 if the journal cannot even be rolled back
+ * or read (the jobs are forgotten again): tried again at the next retry.
+ */
+int
+job_journal_reload(size_t *njobs)
+{
+	struct journal	*jl = md->journal;
+	struct job	*j;
+	uint64_t	 v;
+	int		 rc;
+
+	*njobs = 0;
+	if (journal_rollback(jl) == -1) {
+		log_debug("%s", journal_error(jl));
+		return (-1);
+	}
+	/*
+	 * Load the jobs as at start-up.  What the load writes (a resumed
+	 * job's row, the mark of the ids) only restates what the journal
+	 * holds, and would fail again on a full disk: it is rolled back,
+	 * and written for real by the first commit after resuming.
+	 */
+	jst.jj_reloading = 1;
+	rc = journal_load_jobs(jl, job_load, NULL);
+	jst.jj_reloading = 0;
+	if (rc == -1)
+		log_warnx("%s", journal_error(jl));
+	if (journal_rollback(jl) == -1 || rc == -1) {
+		job_forget_all();
+		return (-1);
+	}
+	/* The mark of the ids handed out, as journaled: moved past again. */
+	if (journal_meta_get(jl, "next_task", &v) == 0)
+		jst.jj_mark = v;
+	else
+		jst.jj_mark = 0;
+	TAILQ_FOREACH(j, &md->jobs, j_entry)
+		(*njobs)++;
+	return (0);
+}
+
+/*
+ * Enough room to go on after a full disk?  A write of a page may go
+ * through where a generation's results will not: ask for JOURNAL_ROOM
+ * free, or resuming would only stall again at once.
+ */
+static int
+job_journal_room(void)
+{
+	struct statvfs	 sv;
+	char		 dir[CONF_STRMAX], *slash;
+
+	if (!journal_is_full(jst.jj_code))
+		return (1);
+	snprintf(dir, sizeof(dir), "%s", md->conf.journal);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (statvfs(dir, &sv) == -1)
+		return (1);
+	return ((uint64_t)sv.f_bavail * sv.f_frsize >= JOURNAL_ROOM);
+}
+
+/*
+ * May the stalled journal be written again: rolled back, room enough, a
+ * write that goes through?  Then the stall ends (logged) and 0; else -1.
+ */
+int
+job_journal_resume(void)
+{
+	struct journal	*jl = md->journal;
+	char		 took[32];
+
+	if ((journal_failed(jl) &&
+	    journal_rollback(jl) == -1) ||
+	    !job_journal_room() || journal_probe(jl) == -1)
+		return (-1);
+	md->jstalled = 0;
+	conf_format_duration(took, sizeof(took),
+	    (mono_ns() - jst.jj_since) / NS_PER_MS);
+	log_info("journal %s can be written again, after %s: resuming "
+	    "(workers are welcome, tasks assigned)",
+	    journal_path(jl), took);
+	return (0);
+}
+
+/* Drop the finished jobs older than journal_retention (0: keep them). */
+void
+job_journal_prune(void)
+{
+	struct journal	*jl = md->journal;
+	uint64_t	 keep = md->conf.journal_retention * NS_PER_MS;
+	uint64_t	 now = wall_ns();
+	size_t		 n;
+
+	if (jl == NULL || keep == 0 || keep >= now)
+		return;
+	if (md->jstalled)
+		return;
+	if (journal_prune(jl, now - keep, &n) == -1 ||
+	    journal_commit(jl) == -1) {
+		job_journal_error();
+		return;
+	}
+	if (n > 0)
+		log_info("journal: dropped %zu jobs finished more than %llus "
+		    "ago (journal_retention)", n, (unsigned long long)
+		    (md->conf.journal_retention / 1000));
+}
+
+static int
+job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
+{
+	struct job		*j = arg;
+	struct gen_report	*g;
+	R3q__GenReport		*pb;
+
+	if ((pb = r3q__gen_report__unpack(NULL, len, blob)) == NULL) {
+		return (0);
+	}
+	if ((j->j_gens = reallocarray(j->j_gens, j->j_ngens + 1,
+	    sizeof(*j->j_gens))) == NULL)
+		fatal("%s", __func__);
+	g = &j->j_gens[j->j_ngens++];
+	memset(g, 0, sizeof(*g));
+	g->g_gen = gen;
+	g->g_best = pb->best;
+	g->g_elapsed = pb->elapsed_ns;
+	g->g_tasks = pb->tasks;
+	g->g_total = pb->total_ns;
+	g->g_sync = pb->sync_ns;
+	g->g_comm = pb->comm_ns;
+	g->g_compute = pb->compute_ns;
+	g->g_replicas = pb->replicas;
+	g->g_killed_held = pb->killed_held;
+	g->g_killed_running = pb->killed_running;
+	r3q__gen_report__free_unpacked(pb, NULL);
+	return (0);
+}
+
+/* One job from the journal: kept as it ended, or resumed. */
+static int
+job_load(void *arg, const struct journal_job *row)
+{
+	struct journal		*jl = md->journal;
+	const struct job_driver	*drv;
+	struct job		*j;
+	R3q__JobState		*st = NULL;
+	uint64_t		 now = mono_ns(), wnow = wall_ns();
+	char			 err[160];
+	size_t			 i;
+
+	(void)arg;
+	if ((drv = job_driver_find(row->driver)) == NULL) {
+		log_warnx("%s: job %llu has unknown driver '%s'; skipped",
+		    journal_path(jl), (unsigned long long)row->id,
+		    row->driver);
+		return (0);
+	}
+	if (row->extra != NULL)
+		st = r3q__job_state__unpack(NULL, row->extralen, row->extra);
+	if (row->id >= md->next_job)
+		md->next_job = row->id + 1;
+	j = xcalloc(1, sizeof(*j));
+	j->j_id = row->id;
+	j->j_drv = drv;
+	TAILQ_INIT(&j->j_batches);
+	j->j_start = now - (wnow > row->submitted_ns ? wnow -
+	    row->submitted_ns : 0);
+	j->j_start_wall = row->submitted_ns;
+	j->j_submitted = row->submitted_ns / NS_PER_SEC;
+	snprintf(j->j_error, sizeof(j->j_error), "%s", row->error);
+	j->j_state = JOB_RUNNING;
+	if (strcmp(row->state, "running") != 0)
+		j->j_state = strcmp(row->state, "done") == 0 ? JOB_DONE :
+		    strcmp(row->state, "cancelled") == 0 ? JOB_CANCELLED :
+		    JOB_FAILED;
+	if (st != NULL) {
+		j->j_done = st->done;
+		j->j_failed = st->failed;
+		j->j_dropped = st->dropped;
+		j->j_speed_time = st->speed_time;
+		j->j_execs = st->executions;
+		j->j_nbatches = st->batches;
+		j->j_seq = st->seq;
+		snprintf(j->j_name, sizeof(j->j_name), "%s", st->name);
+		snprintf(j->j_owner, sizeof(j->j_owner), "%s", st->owner);
+		for (i = 0; i < st->n_workers; i++)
+			job_roster_add(j, st->workers[i]->name,
+			    st->workers[i]->cpus, st->workers[i]->speed)->delay_ms =
+			    st->workers[i]->delay_ms;
+		j->j_end = j->j_start + st->elapsed_ns;
+	} else
+		j->j_end = j->j_start;
+	if (journal_load_gens(jl, j->j_id, job_load_gen, j) == -1) {
+		if (st != NULL)
+			r3q__job_state__free_unpacked(st, NULL);
+		free(j->j_gens);
+		job_roster_free(j);
+		free(j);
+		return (-1);
+	}
+	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
+	if (drv->d_load(j, row, st, err, sizeof(err)) == -1) {
+		log_warnx("%s: job %llu cannot resume: %s",
+		    journal_path(jl), (unsigned long long)j->j_id,
+		    err);
+		snprintf(j->j_error, sizeof(j->j_error), "cannot resume "
+		    "from the journal: %s", err);
+		if (j->j_state == JOB_RUNNING)
+			job_end(j, JOB_FAILED);
+	}
+	if (st != NULL)
+		r3q__job_state__free_unpacked(st, NULL);
+	return (0);
+}
+
+/* Take a key word from the journal, or put ours there; -1 on error. */
+static int
+job_journal_key(const char *name, uint64_t *k)
+{
+	struct journal	*jl = md->journal;
+	uint64_t	 v;
+	int		 rc;
+
+	if ((rc = journal_meta_get(jl, name, &v)) == -1)
+		return (-1);
+	if (rc == 0 && v != 0) {
+		*k = v;
+		return (0);
+	}
+	return (journal_meta_set(jl, name, *k));
+}
+
+/*
+ * Open the journal at startup (its directory made already) and resume
+ * what it holds: the epoch (so the results workers finished while
+ * masterd was down still count), the id counters, and every job.  -1
+ * (logged) if it cannot be used.
+ */
+int
+job_journal_load(void)
+{
+	struct journal	*jl;
+	char		 err[512];
+	uint64_t	 v;
+	int		 rc;
+
+	if ((jl = md->journal = journal_open(md->conf.journal, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return (-1);
+	}
+	if ((rc = journal_meta_get(jl, "epoch", &v)) == -1)
+		goto fail;
+	if (rc == 0 && v != 0)
+		md->epoch = v;
+	else if (journal_meta_set(jl, "epoch", md->epoch) == -1)
+		goto fail;
+	/* The key of the copies' tags: a restart keeps them valid. */
+	if (job_journal_key("tag_key0", &md->mac.k0) == -1 ||
+	    job_journal_key("tag_key1", &md->mac.k1) == -1)
+		goto fail;
+	if ((rc = journal_meta_get(jl, "next_job", &v)) == -1)
+		goto fail;
+	if (rc == 0 && v > md->next_job)
+		md->next_job = v;
+	if ((rc = journal_meta_get(jl, "next_task", &v)) == -1)
+		goto fail;
+	if (rc == 0 && v > md->next_task)
+		md->next_task = jst.jj_mark = v;
+	job_journal_prune();
+	if (journal_load_jobs(jl, job_load, NULL) == -1)
+		goto fail;
+	job_journal_commit();
+	return (0);
+ fail:
+	log_warnx("%s", journal_error(jl));
+	journal_close(jl);
+	md->journal = NULL;
+	return (-1);
+}
+
+/* At exit: commit and close. */
+void
+job_journal_unload(void)
+{
+	if (md->journal != NULL) {
+		job_journal_commit();
+		journal_close(md->journal);
+		md->journal = NULL;
+	}
+}

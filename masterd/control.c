@@ -25,7 +25,6 @@
 #include "exchange.h"
 #include "log.h"
 #include "masterd.h"
-#include "task/task.h"
 #include "util.h"
 
 /*

@@ -20,7 +20,6 @@
 
 #include "log.h"
 #include "masterd.h"
-#include "task/task.h"
 #include "util.h"
 #include "job_batch.h"
 

@@ -27,7 +27,7 @@
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
-#include "task/task.h"
+#include "report/measure.h"
 #include "util.h"
 
 #define JOBS_KEEP	1000	/* finished jobs remembered */
@@ -868,54 +868,46 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 }
 
 /*
- * The paper's measurements of one generation (doc/algorithms.md 1.6):
- * synchronisation wait runs from the core's t_sync to the last result;
- * communication time is the average, over the workers, of the time before
- * t_sync in which a worker's CPUs were not executing a task; computation
- * is what remains.  Worker times were converted to our clock on arrival.
+ * The paper's measurements of one generation (doc/algorithms.md §1.6, as
+ * measure_gen() takes them) over the workers connected now.  Worker times
+ * were converted to our clock on arrival.
  */
 static void
 job_measure(struct job *j, struct job_batch *bt,
     const struct sched_batch_report *r, struct gen_report *g)
 {
-	struct exec_span	*x;
+	struct measure_span	*xs;
+	struct measure_worker	*ws;
+	struct measure		 m;
 	struct worker		*w;
-	uint64_t		 end, busy, win, comm = 0, a, b, *busyv;
-	double			 speed = 0;
-	uint32_t		 i, nw = 0;
+	uint32_t		 i;
 	size_t			 k;
 
-	g->g_total = r->t_done - r->t_submit;
-	g->g_sync = r->t_sync ? r->t_done - r->t_sync : 0;
-	g->g_replicas = r->replicas;
-	g->g_killed_held = r->cancelled_held;
-	g->g_killed_running = r->cancelled_running;
-	end = r->t_sync ? r->t_sync : r->t_done;
-	win = end - r->t_submit;
-	/* One pass over the executions, by worker id. */
-	busyv = xcalloc(md->maxworkers + 1, sizeof(*busyv));
+	xs = xcalloc(bt->b_nspans + 1, sizeof(*xs));
 	for (k = 0; k < bt->b_nspans; k++) {
-		x = &bt->b_spans[k];
-		if (x->x_wid >= md->maxworkers)
-			continue;
-		a = x->x_start > r->t_submit ? x->x_start : r->t_submit;
-		b = x->x_end < end ? x->x_end : end;
-		if (b > a)
-			busyv[x->x_wid] += b - a;
+		xs[k].ms_wid = bt->b_spans[k].x_wid;
+		xs[k].ms_start = bt->b_spans[k].x_start;
+		xs[k].ms_end = bt->b_spans[k].x_end;
 	}
+	ws = xcalloc(md->maxworkers + 1, sizeof(*ws));
 	for (i = 0; i < md->maxworkers; i++) {
 		if ((w = md->workers[i]) == NULL)
-			continue;
-		busy = busyv[i] / w->w_cpus;
-		comm += busy < win ? win - busy : 0;
-		speed += w->w_speed * w->w_cpus;
-		nw++;
+			continue;	/* mw_cpus 0: none */
+		ws[i].mw_cpus = w->w_cpus;
+		ws[i].mw_speed = w->w_speed;
 	}
-	free(busyv);
-	g->g_comm = nw ? comm / nw : 0;
-	g->g_compute = g->g_total > g->g_sync + g->g_comm ?
-	    g->g_total - g->g_sync - g->g_comm : 0;
-	j->j_speed_time += speed * (double)g->g_total;
+	if (measure_gen(r, xs, bt->b_nspans, ws, md->maxworkers, &m) == -1)
+		fatal("%s", __func__);
+	free(xs);
+	free(ws);
+	g->g_total = m.m_total;
+	g->g_sync = m.m_sync;
+	g->g_comm = m.m_comm;
+	g->g_compute = m.m_compute;
+	g->g_replicas = m.m_replicas;
+	g->g_killed_held = m.m_killed_held;
+	g->g_killed_running = m.m_killed_running;
+	j->j_speed_time += m.m_speed_time;
 }
 
 /*

@@ -26,7 +26,6 @@
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
-#include "task/task.h"
 #include "util.h"
 #include "job_batch.h"
 

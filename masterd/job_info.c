@@ -13,6 +13,7 @@
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
+#include "report/measure.h"
 #include "util.h"
 
 /* Pack a generation's report for the journal or a client. */
@@ -45,6 +46,7 @@ static void
 job_totals(const struct job *j, R3q__JobInfo *info)
 {
 	const struct gen_report	*g;
+	struct measure_eff	 e;
 	uint64_t		 t = 0;
 	size_t			 i;
 
@@ -59,14 +61,11 @@ job_totals(const struct job *j, R3q__JobInfo *info)
 		info->work_ms += g->g_tasks * j->j_work_ms;
 		t += g->g_total;
 	}
-	if (t > 0)
-		info->speed_sum = j->j_speed_time / (double)t;
-	if (info->work_ms > 0 && info->speed_sum > 0) {
-		info->lower_bound_s = info->work_ms / 1000.0 / info->speed_sum;
-		if (info->elapsed_ns > 0)
-			info->efficiency = info->lower_bound_s /
-			    ((double)info->elapsed_ns / 1e9);
-	}
+	measure_efficiency(info->work_ms, j->j_speed_time, t,
+	    info->elapsed_ns, &e);
+	info->speed_sum = e.me_speed_sum;
+	info->lower_bound_s = e.me_lower_bound_s;
+	info->efficiency = e.me_efficiency;
 }
 
 /*

@@ -24,7 +24,7 @@
 #include "exchange.h"
 #include "log.h"
 #include "masterd.h"
-#include "task/task.h"
+#include "task/status.h"
 #include "util.h"
 
 /* Append to a growable array of T; the caller owns it. */

@@ -329,6 +329,28 @@ scratch_reset(int all)
 }
 
 /*
+ * Take out of w's Assign the copies of tasks that ended after the copy
+ * was drained into it: a result read since, whose cancel of this copy is
+ * not drained yet when a flush comes in the middle of a drain (a batch
+ * done, a task failed).  Their payloads may be gone with the outcome, or
+ * with the batch; the worker is told of the cancel, which it ignores.
+ */
+static void
+server_drop_ended(struct worker *w)
+{
+	struct job_batch	*b;
+	size_t			 i, idx;
+
+	for (i = 0; i < w->w_nout;) {
+		if ((b = job_task_find(w->w_outv[i].id, &idx)) == NULL ||
+		    !b->b_live || job_task_ended(b, idx))
+			(void)dispatch_unsend(w, w->w_outv[i].id);
+		else
+			i++;
+	}
+}
+
+/*
  * Send what the drained actions left for each worker: cancels first.  The
  * journal's transaction is committed now, or within journal_delay if only
  * workers are told (job_journal_due()); what goes to a client waits for
@@ -360,6 +382,7 @@ server_flush(void)
 			session_send(w->w_session, &env);
 			w->w_ncancel = 0;
 		}
+		server_drop_ended(w);
 		if (w->w_nout > 0) {
 			r3q__envelope__init(&env);
 			r3q__assign__init(&a);
@@ -467,9 +490,15 @@ server_drain(void)
 				    (unsigned long long)a.task, a.wid);
 				break;
 			}
-			/* A job that ended in this drain takes its tasks. */
+			/*
+			 * A job that ended in this drain takes its tasks; a
+			 * task whose outcome was taken after the core handed
+			 * this copy out (a result read before this drain) is
+			 * not sent: its payload may be gone, and the core's
+			 * cancel of the copy follows.
+			 */
 			if ((b = job_task_find(a.task, &idx)) == NULL ||
-			    !b->b_live)
+			    !b->b_live || job_task_ended(b, idx))
 				break;
 			if (w->w_nout == w->w_outcap) {
 				w->w_outcap = w->w_outcap ? w->w_outcap * 2 :

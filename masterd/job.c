@@ -525,6 +525,7 @@ job_batch_free(struct job_batch *b)
 			free((char *)(uintptr_t)b->b_why.m_slots[i].v);
 	u64map_free(&b->b_why);
 	free(b->b_spans);
+	free(b->b_ended);
 	free(b);
 }
 
@@ -617,6 +618,18 @@ job_batch_close(struct job_batch *b)
 		sched_batch_close(md->sched, b->b_id, mono_ns());
 }
 
+/*
+ * Has task idx of b ended (its outcome taken)?  A copy of it the core
+ * handed out before that, still in the actions not yet drained, must not
+ * be packed: its driver may have freed the payload with the outcome.
+ */
+int
+job_task_ended(const struct job_batch *b, size_t idx)
+{
+	return (idx / 8 < b->b_endedlen &&
+	    (b->b_ended[idx / 8] & (1u << (idx % 8))) != 0);
+}
+
 /* The message of task idx (id tid) of b: its driver's payload, sent now. */
 void
 job_task(struct job_batch *b, size_t idx, uint64_t tid, R3q__Task *t)
@@ -640,8 +653,16 @@ job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
 	struct job		*j = b->b_job;
 	uint64_t		 seq = ++j->j_seq;
 	char			*old;
+	size_t			 n;
 
 	b->b_nover++;
+	if (idx / 8 >= b->b_endedlen) {
+		n = b->b_n > idx ? (b->b_n + 7) / 8 : idx / 8 + 1;
+		b->b_ended = xreallocarray(b->b_ended, n, 1);
+		memset(b->b_ended + b->b_endedlen, 0, n - b->b_endedlen);
+		b->b_endedlen = n;
+	}
+	b->b_ended[idx / 8] |= 1u << (idx % 8);
 	if ((old = job_task_why(b, idx, NULL)) != NULL)
 		free(old);
 	if (md->journal != NULL) {

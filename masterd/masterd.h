@@ -422,6 +422,8 @@ struct job_batch {
 	void			*b_ds;		/* the driver's */
 	struct u64map		 b_why;		/* idx -> its last failure
 						   (char *) */
+	uint8_t			*b_ended;	/* bit idx: task idx ended */
+	size_t			 b_endedlen;	/* bytes of it */
 };
 TAILQ_HEAD(batchlist, job_batch);
 #define JOB_PAST	4
@@ -688,6 +690,7 @@ struct job_batch *job_batch_by_gen(const struct job *, uint32_t);
 struct job_batch *job_task_find(uint64_t, size_t *);
 uint64_t job_task_id(const struct job_batch *, size_t);
 void	 job_task(struct job_batch *, size_t, uint64_t, R3q__Task *);
+int	 job_task_ended(const struct job_batch *, size_t);
 void	 job_output(struct job_batch *, size_t, const void *, size_t);
 char	*job_task_why(struct job_batch *, size_t, const char *);
 void	 job_outcome(struct job_batch *, size_t, enum job_outcome,

@@ -99,7 +99,7 @@ bnb_usage(int code)
 	    "  --ig N              iterated greedy iterations for the first "
 	    "upper bound\n"
 	    "                      (1000; 0: NEH only)\n"
-	    "  --policy P          wq, rr, rwq or r3q (rwq)\n"
+	    "  --policy P          %s (rwq)\n"
 	    "  --multiplicity LIST copies per task, N or N,N,... by bound "
 	    "rank (1)\n"
 	    "  --interrupt on|off  interrupt the other copies when one "
@@ -118,7 +118,8 @@ bnb_usage(int code)
 	    "--local;\n"
 	    "--policy, --multiplicity, --interrupt, --split-depth, "
 	    "--exchange and\n"
-	    "--resplit are for the cluster (without --local)\n");
+	    "--resplit are for the cluster (without --local)\n",
+	    sched_policy_list());
 	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))
 		code = EX_FAIL;
 	exit(code);
@@ -219,7 +220,6 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 		{ "split-depth",	required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 }
 	};
-	enum sched_policy	 pol;
 	uint64_t		 v;
 	int			 ch;
 
@@ -307,10 +307,7 @@ bnb_parse(int argc, char *argv[], struct bnb_opts *o)
 			o->node_budget = v;
 			break;
 		case 'p':
-			if (sched_policy_parse(optarg, &pol) == -1)
-				die(EX_USAGE, "--policy: '%s' is not one of "
-				    "wq, rr, rwq, r3q", optarg);
-			o->policy = optarg;
+			o->policy = cmd_parse_policy(optarg);
 			bnb_cluster(o, "--policy");
 			break;
 		case 'R':

@@ -265,7 +265,6 @@ parse_es(const struct cmd_entry *self, int argc, char *argv[],
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	enum sched_policy	 pol;
 	char			*end;
 	uint64_t		 v;
 	int			 ch;
@@ -309,10 +308,7 @@ parse_es(const struct cmd_entry *self, int argc, char *argv[],
 			o->p.seed = v;
 			break;
 		case 'p':
-			if (sched_policy_parse(optarg, &pol) == -1)
-				die(EX_USAGE, "--policy: '%s' is not one of "
-				    "wq, rr, rwq, r3q", optarg);
-			o->p.policy = optarg;
+			o->p.policy = cmd_parse_policy(optarg);
 			break;
 		case 'r':
 			o->p.reevaluate_parents = 1;

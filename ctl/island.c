@@ -114,7 +114,6 @@ islands_parse(int argc, char *argv[], struct islands_opts *o)
 		{ NULL,			0,		   NULL, 0 }
 	};
 	struct island_params	 ip;
-	enum sched_policy	 pol;
 	uint64_t		 v;
 	char			*end, err[256];
 	int			 ch;
@@ -191,10 +190,7 @@ islands_parse(int argc, char *argv[], struct islands_opts *o)
 			o->p.spin = 1;
 			break;
 		case 'p':
-			if (sched_policy_parse(optarg, &pol) == -1)
-				die(EX_USAGE, "--policy: unknown policy '%s' "
-				    "(wq, rr, rwq, r3q)", optarg);
-			o->p.policy = optarg;
+			o->p.policy = cmd_parse_policy(optarg);
 			break;
 		case 'Q':
 			if (strcmp(optarg, "auto") == 0)

@@ -88,7 +88,7 @@ map_usage(int code)
 	    "  --json              one JSON object per task: index, status, "
 	    "output\n"
 	    "                      (output_base64 if not UTF-8), error\n"
-	    "  --policy P          wq, rr, rwq or r3q (the master's default "
+	    "  --policy P          %s (the master's default "
 	    "otherwise)\n"
 	    "  --queue-factor N    1 to 128, or auto\n"
 	    "  --balance B         none, one, power or global: move held "
@@ -103,7 +103,7 @@ map_usage(int code)
 	    "one task of KIND per line of FILE (or standard input, or -); "
 	    "outputs in\n"
 	    "input order, failures on standard error; exit 0 only if every "
-	    "task succeeded\n");
+	    "task succeeded\n", sched_policy_list());
 	if (code == EX_OK && (fflush(stdout) == EOF || ferror(stdout)))
 		code = EX_FAIL;
 	exit(code);
@@ -269,7 +269,6 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	enum sched_policy	 pol;
 	uint64_t		 v;
 	char			*end;
 	double			 d;
@@ -287,10 +286,7 @@ map_parse(int argc, char *argv[], struct map_opts *o)
 			o->json = 1;
 			break;
 		case 'p':
-			if (sched_policy_parse(optarg, &pol) == -1)
-				die(EX_USAGE, "--policy: '%s' is not one "
-				    "of wq, rr, rwq, r3q", optarg);
-			o->policy = optarg;
+			o->policy = cmd_parse_policy(optarg);
 			break;
 		case 'B':
 			if (sched_balance_parse(optarg, NULL) == -1)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "r3qctl.h"
+#include "sched/sched.h"
 #include "util.h"
 
 #define CONTROL_DEFAULT	R3Q_RUNDIR "/masterd.sock"	/* from configure */
@@ -120,6 +121,18 @@ die(int code, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(code);
+}
+
+/* A --policy argument: a policy's name, or die listing them. */
+char *
+cmd_parse_policy(char *s)
+{
+	enum sched_policy	 p;
+
+	if (sched_policy_parse(s, &p) == -1)
+		die(EX_USAGE, "--policy: '%s' is not one of %s", s,
+		    sched_policy_list());
+	return (s);
 }
 
 /* A job id argument. */

@@ -54,6 +54,7 @@ void		 cmd_usage(const struct cmd_entry *, int)
 		    __attribute__((noreturn));
 int		 cmd_parse_none(const struct cmd_entry *, int, char *[]);
 uint64_t	 cmd_parse_job(const char *);
+char		*cmd_parse_policy(char *);
 extern const char *ctl_sflag;	/* -s */
 
 /* client.c: the connection to masterd. */

@@ -107,7 +107,7 @@ void		 r3q_signal(struct r3q *);
 /* A job's settings; zero fields take the master's defaults. */
 struct r3q_job_options {
 	const char	*name;
-	const char	*policy;	/* wq, rr, rwq, r3q */
+	const char	*policy;	/* a policy's name (r3q(3)) */
 	unsigned	 queue_factor;	/* R3Q_QF_AUTO: auto */
 	unsigned	 max_attempts;
 	unsigned	 max_kills;

@@ -474,7 +474,7 @@ parse_opts(int argc, char *argv[])
 		case 'p':
 			if (sched_policy_parse(optarg, &O.policy) == -1)
 				die(EX_USAGE, "--policy: '%s' is not one of "
-				    "wq, rr, rwq, r3q", optarg);
+				    "%s", optarg, sched_policy_list());
 			break;
 		case 'Q':
 			if (strcmp(optarg, "auto") == 0)

@@ -3476,7 +3476,7 @@ sched_policy_name(enum sched_policy p)
 	return (sched_policy_names[p]);
 }
 
-/* The policies' names, "wq, rr, rwq, r3q", for a message that lists them. */
+/* The policies' names, comma-separated, for a message that lists them. */
 const char *
 sched_policy_list(void)
 {

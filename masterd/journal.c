@@ -51,7 +51,7 @@
 #define JOURNAL_BUSY_MS		1000
 
 /*
- * WAL checkpoints (issue 26, "durability for free").  SQLite's own
+ * WAL checkpoints ("durability for free").  SQLite's own
  * checkpoint runs inside the commit that takes the WAL past 1000 pages:
  * in masterd's event loop, two fsyncs long (on ext4, 10-15 commits of a
  * 20-generation job took 1 ms or more, the longest 42 ms).  Instead a
@@ -241,7 +241,7 @@ static const char *const journal_sql[JS_NSTMTS] = {
  * inline: failures are rare.  Tasks are a rowid table with their key in an
  * index, for the same reason as large outputs: payloads are arbitrary.
  *
- * Task executions, kept for the reports (version 3, issue 26): version 2
+ * Task executions, kept for the reports (version 3): version 2
  * gave each its row in spans, a rowid table with an index on job, two
  * b-tree inserts a task and three pages written by nearly every commit.
  * Now the executions journaled between two commits are packed, a job's at
@@ -251,7 +251,7 @@ static const char *const journal_sql[JS_NSTMTS] = {
  * by (job, a number counted per job), for a single b-tree.  But such a
  * b-tree carries whole rows, about 480 bytes, in its interior pages, and
  * it splits a full page among three: a commit of 400 tasks wrote 18 pages
- * of WAL for 4 of rows (issue 26, "durability for free").  Version 5 keys
+ * of WAL for 4 of rows ("durability for free").  Version 5 keys
  * them by JOURNAL_KEY in rowid tables, whose interior pages hold keys
  * alone and whose last page, when full, simply gets a next one: 11 pages.
  */
@@ -259,7 +259,7 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	"CREATE TABLE execs (key INTEGER PRIMARY KEY, job INTEGER, " \
 	"    id INTEGER, n INTEGER, spans BLOB);"
 /*
- * Accepted results (version 4, issue 26, "durability for free"): version 3
+ * Accepted results (version 4, "durability for free"): version 3
  * gave each its row, one b-tree insert a task, which was 40 % of masterd's
  * time at 200,000 no-op tasks a second with the journal on.  Now the
  * results journaled between two commits are packed, a job's at a time,
@@ -304,7 +304,7 @@ static const char journal_schema_sql[] =
 	JOURNAL_TABLE_BATCHES;
 
 /*
- * Join tokens and the certificates issued (issue 25): tables of their own,
+ * Join tokens and the certificates issued: tables of their own,
  * made if missing at every open, so that a version 2 file of an older
  * masterd takes them without a schema change.  A token's secret is kept
  * only as its SHA-256.  Both are small and rarely written: their
@@ -582,7 +582,7 @@ journal_fail(struct journal *j, const char *what)
  * message, and refuse every write from now on until journal_rollback().
  * Whether SQLite rolled back one statement or the whole transaction, what
  * is pending no longer matches what the caller believes it wrote, and a
- * later commit of the rest would journal half of it (issue 24, "A journal
+ * later commit of the rest would journal half of it ("A journal
  * that cannot write").
  */
 static void
@@ -1394,7 +1394,7 @@ journal_upgrade4(struct journal *j, int version, const char *sql)
 /*
  * Is the file sound?  A journal truncated mid-page or with a page
  * overwritten would otherwise open, and fail -- or, worse, load less than
- * it holds -- only when a job's rows are read (issue 24, "Bad input").
+ * it holds -- only when a job's rows are read (bad input).
  * SQLite's quick_check reads every page and checks every b-tree, in
  * O(pages): measured 0.11 s for 100,000 results and their spans (7 MB),
  * 1.6 s for a million (70 MB).  It does not compare indexes with their

@@ -874,7 +874,7 @@ gantt_bar(struct out *o, const struct gantt *g, const struct report_span *s,
 	    "</rect>\n", s->slot, (double)s->start_ns / 1e9,
 	    (double)end / 1e9, (double)(end - s->start_ns) / 1e9,
 	    outcome_text(s->outcome));
-	/* Moved by balancing (issue 19): a blue wedge at its start. */
+	/* Moved by balancing (doc/algorithms.md §4): a blue wedge at its start. */
 	if (s->moved)
 		out_printf(o, "<polygon class=\"moved\" points=\"%.2f,%.2f "
 		    "%.2f,%.2f %.2f,%.2f\" fill=\"%s\"/>\n", x, y, x + 6,

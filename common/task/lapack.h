@@ -5,8 +5,8 @@
  * ridge-lu task with an LU runs.  Linking OpenBLAS costs every start of
  * the program its relocations and constructor: r3qctl --version ran 18.9
  * million instructions with it linked and 4.9 million without (Debian
- * 12), 19.2 and 11.2 ms on a quiet machine (issue 26, part 5: r3qctl
- * submit returns in 5 ms).
+ * 12), 19.2 and 11.2 ms on a quiet machine (so that r3qctl submit returns
+ * in 5 ms).
  */
 #ifndef R3Q_TASK_LAPACK_H
 #define R3Q_TASK_LAPACK_H

@@ -85,6 +85,13 @@ ctl_recv_any(void)
 
 	ctl_connect();
 	for (;;) {
+		/*
+		 * A signal caught before the connection was made woke no
+		 * wait (ctl_catch() had none to wake): see to it before
+		 * blocking.  One caught from now on wakes the wait.
+		 */
+		if (ctl_nsig > 0 && ctl_onsignal != NULL)
+			ctl_onsignal();
 		rc = lr_admin_recv(ctl_conn, &env, -1);
 		if (ctl_nsig > 0 && ctl_onsignal != NULL)
 			ctl_onsignal();

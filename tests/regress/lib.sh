@@ -22,7 +22,7 @@ for _v in $(env | sed -n 's/^\(R3Q_[A-Z0-9_]*\)=.*/\1/p'); do
 	*) unset "$_v" ;;
 	esac
 done
-unset SLURM_CPUS_ON_NODE
+unset SLURM_CPUS_ON_NODE SLURM_CPUS_PER_TASK
 
 T=$(mktemp -d /tmp/r3q-regress.XXXXXX)
 PIDS=""

@@ -114,7 +114,14 @@ slurm_stop() {
 
 # slurm_shipped: the built scripts, as make install would put them, but
 # naming this build's workerd and the copy in $SLURMDIR.
+# R3Q_SLURMDIR=/usr/share/r3q/slurm (a packaged node) runs the installed
+# scripts instead, as they are.
 slurm_shipped() {
+	if [ -n "${R3Q_SLURMDIR:-}" ]; then
+		SLURMDIR=$R3Q_SLURMDIR
+		echo "# the installed scripts in $SLURMDIR"
+		return 0
+	fi
 	SLURMDIR=$T/slurm-share
 	mkdir -p "$SLURMDIR"
 	for _f in r3q-workers.sbatch r3q-slurm-worker; do

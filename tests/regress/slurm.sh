@@ -13,7 +13,9 @@
 #    (SLURM_CPUS_PER_TASK, the affinity mask), not 2 each;
 #  - after each job its state directory, key and certificate, is gone;
 #  - the variant with certificates in a shared directory (R3Q_CERTS)
-#    joins as the node's host name.
+#    joins as the node's host name;
+#  - a 2-minute job: the script's #SBATCH --signal=TERM@60 drains the
+#    worker before the time limit, and the job completes (not TIMEOUT).
 # Skips, on a line of its own, without root or slurm-wlm and munge.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 . "${top_srcdir:-.}/tests/regress/slurm-lib.sh"
@@ -133,6 +135,12 @@ else
 	echo "SKIP: sbatch -n2 -c1: this node has $SLURM_CPUS CPU"
 fi
 
+# 5 (while 4 runs). The time limit: the script's #SBATCH --signal=TERM@60
+# drains the worker before the limit of 2 minutes; the job completes.
+tok=$("$R3QCTL" token create --uses 1 --ttl 1h 2> /dev/null)
+j5=$(R3Q_TOKEN=$tok submit -n1 -c1 --time=2) || fail "sbatch failed"
+w5=$H-$j5-0
+
 # 4. Certificates in a shared directory: the worker is the node.
 j4=$(R3Q_CERTS=$C submit -n1 -c1 --time=10) || fail "sbatch failed"
 waitfor "'$R3QCTL' workers | grep -q '^$H '" 60 ||
@@ -141,5 +149,13 @@ scancel "$j4"
 gone_job "$j4" $((SLURM_KILLWAIT + 15))
 grep -q "worker $H drained and left" "$T/masterd.log" || fail "$H did not drain"
 ok "R3Q_CERTS: worker $H joined with its certificate, drained at scancel"
+waitfor "grep -q 'worker $w5 drained and left' '$T/masterd.log'" 150 ||
+    fail "$w5 did not drain before its time limit: $(slurm_job_state "$j5") $(grep "$w5" "$T/masterd.log" | tail -n 2)"
+gone_job "$j5" 30
+st=$(slurm_job_state "$j5")
+[ "$st" = COMPLETED ] || fail "job $j5 ended $st, not COMPLETED"
+grep -q "worker $w5 draining (SIGTERM)" "$T/masterd.log" || fail "$w5 drained for another reason"
+no_state
+ok "time limit 2 min: #SBATCH --signal=TERM@60 drained $w5 before it; the job COMPLETED, its state gone"
 master_alive
 echo "# the Slurm test took $(($(date +%s) - t0)) s"

@@ -7,7 +7,8 @@
 #  - once the tasks are done and idle has passed, it drains them: back to
 #    0 workers and no job in Slurm's queue, no state left in TMPDIR;
 #  - a job whose walltime nears is drained drain_before it, and replaced
-#    while tasks wait.
+#    while tasks wait;
+#  - a job Slurm refuses has its token revoked.
 # Prints the timeline (tasks waiting, jobs, workers joined and draining).
 # Skips, on a line of its own, without root or slurm-wlm and munge.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
@@ -106,6 +107,18 @@ waitfor "grep -q 'drained worker .* (walltime in [0-9]* s)' '$T/factory.log'" 60
     fail "no drain before the walltime: $(tail -n 5 "$T/factory.log")"
 waitfor "[ \$(grep -c 'submitted job' '$T/factory.log') -ge 2 ]" 30 ||
     fail "the drained worker was not replaced: $(tail -n 5 "$T/factory.log")"
+# A job Slurm refuses (no such partition): its token is revoked.
+env -u R3Q_CONTROL python3 "$top_builddir/slurm/r3q-factory" \
+    --master "127.0.0.1:$PORT" --http "127.0.0.1:$HTTP_PORT" \
+    --control "$T/ctl.sock" --r3qctl "$R3QCTL" --once \
+    --script "$SLURMDIR/r3q-workers.sbatch" --workdir "$T" \
+    --job-name r3q-factory-bad --submit-arg=--partition=nonesuch \
+    > "$T/bad.log" 2>&1 || fail "r3q-factory --once: $(cat "$T/bad.log")"
+grep -q "round failed: sbatch: exit 1: .*partition" "$T/bad.log" ||
+    fail "a refused job: $(cat "$T/bad.log")"
+"$R3QCTL" token list | grep -q " revoked$" ||
+    fail "its token was not revoked: $("$R3QCTL" token list)"
+ok "a job Slurm refuses: the round says why, its token is revoked"
 "$R3QCTL" cancel "$job" > /dev/null 2>&1 || true
 waitfor "[ \$($T/njobs) -eq 0 ]" 60 || fail "jobs left: $(squeue)"
 ! grep -q " lost" "$T/masterd.log" || fail "a worker was lost: $(grep ' lost' "$T/masterd.log")"

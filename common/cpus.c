@@ -1,10 +1,14 @@
 /*
- * The CPUs a worker uses by default.  Under Slurm,
- * SLURM_CPUS_ON_NODE is what the allocation gave this node; else a CPU
- * quota of the cgroup we run in (cgroup v2 cpu.max, v1 cfs_quota_us over
- * cfs_period_us, rounded up, the smallest along the path to the root) caps
- * the CPUs of our affinity mask (a cpuset, taskset, HTCondor's or PBS's
- * binding), which are the online CPUs when nothing binds us.
+ * The CPUs a worker uses by default: the smallest of what binds it.  The
+ * CPUs of our affinity mask (a cpuset, taskset, Slurm's task binding,
+ * HTCondor's or PBS's), which are the online CPUs when nothing binds us;
+ * a CPU quota of the cgroup we run in (cgroup v2 cpu.max, v1 cfs_quota_us
+ * over cfs_period_us, rounded up, the smallest along the path to the
+ * root); and under Slurm what the allocation gave this node
+ * (SLURM_CPUS_ON_NODE) and each task (SLURM_CPUS_PER_TASK).  Slurm's
+ * counts alone are not enough: two tasks of one step on a node (srun -n2
+ * -c1) each see the node's count, and a count above the mask would run
+ * more threads than the CPUs they share.
  */
 #include "config.h"
 
@@ -66,16 +70,15 @@ cpus_quota(const char *cpu_max, const char *quota, const char *period)
 	return ((qv + pv - 1) / pv);
 }
 
-/* The decision, from what was read; *why says what decided it. */
+/*
+ * The decision, from what was read; *why says what decided it.  Of equal
+ * counts, Slurm's are named, the ones the user asked for.
+ */
 unsigned
 cpus_decide(const struct cpus_probe *p, const char **why)
 {
 	long	 n, q;
 
-	if ((n = cpus_number(p->cp_slurm, CPUS_MAX)) > 0) {
-		*why = "SLURM_CPUS_ON_NODE";
-		return ((unsigned)n);
-	}
 	if (p->cp_affinity > 0) {
 		n = p->cp_affinity;
 		*why = "the affinity mask";
@@ -90,6 +93,14 @@ cpus_decide(const struct cpus_probe *p, const char **why)
 	if (q > 0 && q < n) {
 		n = q;
 		*why = "the cgroup's CPU quota";
+	}
+	if ((q = cpus_number(p->cp_slurm, CPUS_MAX)) > 0 && q <= n) {
+		n = q;
+		*why = "SLURM_CPUS_ON_NODE";
+	}
+	if ((q = cpus_number(p->cp_slurm_task, CPUS_MAX)) > 0 && q <= n) {
+		n = q;
+		*why = "SLURM_CPUS_PER_TASK";
 	}
 	return (n > CPUS_MAX ? CPUS_MAX : (unsigned)n);
 }
@@ -207,6 +218,7 @@ cpus_detect(const char **why)
 
 	memset(&p, 0, sizeof(p));
 	p.cp_slurm = getenv("SLURM_CPUS_ON_NODE");
+	p.cp_slurm_task = getenv("SLURM_CPUS_PER_TASK");
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		p.cp_affinity = CPU_COUNT(&set);
 	p.cp_online = sysconf(_SC_NPROCESSORS_ONLN);

@@ -1,7 +1,6 @@
 /*
- * How many CPUs this process may use (so that a worker a batch
- * system starts runs as many execution threads as it was given, not as
- * the machine has).
+ * How many CPUs this process may use: a worker that a batch system starts
+ * runs as many execution threads as it was given, not as the machine has.
  */
 #ifndef R3Q_CPUS_H
 #define R3Q_CPUS_H
@@ -11,6 +10,7 @@
 /* What the machine says; the strings as read (NULL: not there). */
 struct cpus_probe {
 	const char	*cp_slurm;	/* $SLURM_CPUS_ON_NODE */
+	const char	*cp_slurm_task;	/* $SLURM_CPUS_PER_TASK */
 	const char	*cp_cpu_max;	/* cgroup v2 cpu.max: "max 100000",
 					   "200000 100000" */
 	const char	*cp_cfs_quota;	/* cgroup v1 cpu.cfs_quota_us: -1, or */

@@ -7,7 +7,8 @@ R3Q_PKGS="build-essential autoconf automake libtool pkg-config
 	liblapacke-dev libopenblas-dev libsystemd-dev libsqlite3-dev libsimgrid-dev
 	libcmocka-dev mandoc procps systemd sqlite3 libxml2-utils
 	python3 python3-deap deap-doc python3-scipy clang libfuzzer-14-dev
-	debhelper lintian debootstrap systemd-container"
+	debhelper lintian debootstrap systemd-container
+	slurm-wlm munge"
 
 # Install the packages of R3Q_PKGS that dpkg does not list as installed.
 r3q_install_deps() {

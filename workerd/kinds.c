@@ -573,7 +573,7 @@ int
 kinds_conf_audit(const struct kinds_conf *ks, const char *file,
     void (*warn)(const char *, ...))
 {
-	struct stat	 st;
+	struct stat	 st, null;
 	const char	*path;
 	size_t		 i;
 	int		 n = 0;
@@ -588,6 +588,10 @@ kinds_conf_audit(const struct kinds_conf *ks, const char *file,
 		if (i > 0 && ks->ks_v[i - 1].kc_type == -1)
 			continue;
 		if (stat(path, &st) == -1)
+			continue;
+		/* -f /dev/null: no file, nothing anyone could change. */
+		if (i == 0 && S_ISCHR(st.st_mode) && stat("/dev/null",
+		    &null) == 0 && st.st_rdev == null.st_rdev)
 			continue;
 		if (st.st_uid != 0) {
 			warn("%s is owned by uid %u, not root: that user can "

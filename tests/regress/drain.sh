@@ -1,6 +1,7 @@
-# Workers from a batch system (issue 25): a workerd started with no
-# configuration file, only flags and R3Q_ variables (flags winning), takes
-# its CPUs from SLURM_CPUS_ON_NODE, joins and runs tasks of an ES job.
+# Workers from a batch system: a workerd started with no configuration
+# file, only flags and R3Q_ variables (flags winning), takes its CPUs from
+# SLURM_CPUS_ON_NODE when that is the smallest count, never more than its
+# affinity mask allows, joins and runs tasks of an ES job.
 # SIGTERM mid-job drains it: the tasks it holds go back to the master at
 # once (the master logs the drain and how many), it leaves with status 0,
 # nothing is lost (no running copy is killed) and the job's answer is the
@@ -37,7 +38,8 @@ start_env() {
 	# shellcheck disable=SC2086
 	env R3Q_MASTER="127.0.0.1:$PORT" R3Q_CA="$C/ca.pem" \
 	    R3Q_CERT="$C/$_n.pem" R3Q_KEY="$C/$_n.key" R3Q_RECONNECT_MAX=1s \
-	    R3Q_SPEED=2 SLURM_CPUS_ON_NODE=3 \
+	    R3Q_SPEED=2 R3Q_CPUS="${CPUS:-3}" \
+	    SLURM_CPUS_ON_NODE="${SLURM_ON:-1}" \
 	    "$WORKERD" -d -v $NOFILE --speed 1 "$@" >> "$T/$_n.log" 2>&1 &
 	eval "WPID_$_n=$!"
 	PIDS="$PIDS $!"
@@ -54,16 +56,48 @@ gone() {
 	[ "$_rc" -eq 0 ] || fail "$2: the worker exited with status $_rc"
 }
 
-start_env w1 --drain-timeout 30s
+# cpus 0 (R3Q_CPUS=0): the smallest of the machine's counts and Slurm's.
+CPUS=0 start_env w2
 wait_workers 1
-r=$(row w1)
-[ "$(echo "$r" | awk '{print $3}')" = 3 ] ||
-    fail "SLURM_CPUS_ON_NODE=3 did not give 3 CPUs: $r"
+r=$(row w2)
+[ "$(echo "$r" | awk '{print $3}')" = 1 ] ||
+    fail "SLURM_CPUS_ON_NODE=1 did not give 1 CPU: $r"
 [ "$(echo "$r" | awk '{print $4}')" = 1.00 ] ||
     fail "--speed 1 did not win over R3Q_SPEED=2: $r"
-grep -q 'execution threads (SLURM_CPUS_ON_NODE)' "$T/w1.log" ||
+grep -q 'execution threads (SLURM_CPUS_ON_NODE)' "$T/w2.log" ||
     fail "workerd does not say where its CPU count came from"
-ok "a worker with no file, only R3Q_ variables and flags, joins: 3 CPUs from SLURM_CPUS_ON_NODE, a flag over the environment"
+kill -TERM "$WPID_w2"
+gone "$WPID_w2" "w2 idle"
+ok "a worker with no file, only R3Q_ variables and flags, joins: 1 CPU from SLURM_CPUS_ON_NODE, a flag over the environment"
+# A node's count above the affinity mask (two tasks of a step on one
+# node each see the node's) is capped by the mask.
+aff=$(nproc)
+mv "$T/w2.log" "$T/w2.0.log"
+CPUS=0 SLURM_ON=4096 start_env w2
+wait_workers 1
+r=$(row w2)
+n=$(echo "$r" | awk '{print $3}')
+[ "$n" -ge 1 ] && [ "$n" -le "$aff" ] ||
+    fail "SLURM_CPUS_ON_NODE=4096 on $aff CPUs gave $n: $r"
+grep -qE "execution threads \((the affinity mask|the cgroup's CPU quota)\)" "$T/w2.log" ||
+    fail "SLURM_CPUS_ON_NODE=4096 decided: $(grep 'execution threads' "$T/w2.log")"
+kill -TERM "$WPID_w2"
+gone "$WPID_w2" "w2 idle"
+mv "$T/w2.log" "$T/w2.1.log"
+ok "SLURM_CPUS_ON_NODE=4096 on a mask of $aff CPUs: $n ($(sed -n 's/.*execution threads (\(.*\)).*/\1/p' "$T/w2.1.log"))"
+
+start_env w1 --drain-timeout 30s
+wait_workers 1
+[ "$(row w1 | awk '{print $3}')" = 3 ] || fail "R3Q_CPUS=3: $(row w1)"
+
+# -f /dev/null (the batch scripts' "no file") is no file anyone could
+# change: no alarm about who may write it.
+"$WORKERD" -n -f /dev/null -m "127.0.0.1:$PORT" --ca "$C/ca.pem" \
+    --cert "$C/w1.pem" --key "$C/w1.key" > "$T/null.out" 2>&1 ||
+    fail "workerd -n -f /dev/null: $(cat "$T/null.out")"
+! grep -q "writable\|owned by" "$T/null.out" ||
+    fail "workerd -n -f /dev/null warns: $(cat "$T/null.out")"
+ok "-f /dev/null: no warning about who may write it"
 
 # A bad value in the environment is named.
 rc=0

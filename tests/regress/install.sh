@@ -178,12 +178,25 @@ check_tree() {
 	files_paths "$(find "$r" -name r3qctl.1)" | grep -qxF "$rdir/masterd.sock" ||
 	    fail "$1: r3qctl(1) FILES lacks $rdir/masterd.sock"
 
-	# No page names a path of ours outside the three directories.
+	# The Slurm scripts name the installed workerd and each other.
+	ddir=$prefix/share/r3q
+	for f in r3q-workers.sbatch r3q-slurm-worker; do
+		[ -x "$r$ddir/slurm/$f" ] || fail "$1: $ddir/slurm/$f not installed"
+		! grep -n '@[a-z]*@' "$r$ddir/slurm/$f" > "$T/left" ||
+		    fail "$1: $f: left unsubstituted: $(cat "$T/left")"
+	done
+	grep -qx "WORKERD=$prefix/sbin/workerd" "$r$ddir/slurm/r3q-slurm-worker" ||
+	    fail "$1: r3q-slurm-worker runs $(grep '^WORKERD=' "$r$ddir/slurm/r3q-slurm-worker")"
+	grep -qx "    $ddir/slurm/r3q-slurm-worker" "$r$ddir/slurm/r3q-workers.sbatch" ||
+	    fail "$1: r3q-workers.sbatch does not run $ddir/slurm/r3q-slurm-worker"
+
+	# No page names a path of ours outside the three directories and
+	# the data directory.
 	for page in $(find "$r" -name '*.[1358]'); do
-		page_paths "$page" | grep -vE "^($cdir|$rdir|$sdir)(/|$)" \
+		page_paths "$page" | grep -vE "^($cdir|$rdir|$sdir|$ddir)(/|$)" \
 		    > "$T/stray" || true
 		[ ! -s "$T/stray" ] ||
-		    fail "$1: ${page##*/} names $(tr '\n' ' ' < "$T/stray")outside $cdir, $rdir, $sdir"
+		    fail "$1: ${page##*/} names $(tr '\n' ' ' < "$T/stray")outside $cdir, $rdir, $sdir, $ddir"
 		! grep -n '@[a-z]*@' "$page" > "$T/left" ||
 		    fail "$1: ${page##*/}: left unsubstituted: $(cat "$T/left")"
 	done

@@ -39,7 +39,7 @@ S=$T/state
 # R3Q_ variables, flags, its state in $S, nothing in /etc.
 start_batch() {
 	# shellcheck disable=SC2086
-	env R3Q_RECONNECT_MAX=1s R3Q_DRAIN_TIMEOUT=30s SLURM_CPUS_ON_NODE=3 \
+	env R3Q_RECONNECT_MAX=1s R3Q_DRAIN_TIMEOUT=30s R3Q_CPUS=3 \
 	    "$WORKERD" -d -v $NOFILE --state-dir "$S" "$@" >> "$T/b1.log" 2>&1 &
 	WPID=$!
 	PIDS="$PIDS $!"
@@ -71,7 +71,7 @@ openssl verify -CAfile "$C/ca.pem" "$S/worker.pem" > /dev/null ||
     fail "b1's certificate does not verify under the CA"
 sn=$(openssl x509 -in "$S/worker.pem" -noout -serial | cut -d= -f2)
 "$R3QCTL" workers | awk '$1 == "b1"' | awk '{ exit !($3 == 3) }' ||
-    fail "b1 does not have SLURM_CPUS_ON_NODE=3 CPUs: $("$R3QCTL" workers)"
+    fail "b1 does not have R3Q_CPUS=3 CPUs: $("$R3QCTL" workers)"
 ok "a workerd with no file, only R3Q_ variables, flags and --join, joined: certificate $sn in $S"
 
 # 2. Tasks of a job, then SIGTERM mid-job: 3 tasks running, up to 9 held

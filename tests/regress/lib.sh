@@ -18,11 +18,11 @@ MKCERTS=$top_srcdir/scripts/mkcerts
 # the daemons and clients a test starts.  The harness's own stay.
 for _v in $(env | sed -n 's/^\(R3Q_[A-Z0-9_]*\)=.*/\1/p'); do
 	case $_v in
-	R3Q_SANITIZE|R3Q_SANITIZER_DIR|R3Q_LIBASAN) ;;
+	R3Q_SANITIZE|R3Q_SANITIZER_DIR|R3Q_LIBASAN|R3Q_SLURMDIR) ;;
 	*) unset "$_v" ;;
 	esac
 done
-unset SLURM_CPUS_ON_NODE
+unset SLURM_CPUS_ON_NODE SLURM_CPUS_PER_TASK
 
 T=$(mktemp -d /tmp/r3q-regress.XXXXXX)
 PIDS=""

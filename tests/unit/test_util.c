@@ -104,9 +104,10 @@ test_trace_parse(void **state)
 }
 
 /*
- * The CPUs a worker takes by default (issue 25): SLURM_CPUS_ON_NODE when
- * set, else a cgroup quota (v2 or v1, rounded up) capping the affinity
- * mask, else the online CPUs.
+ * The CPUs a worker takes by default: the smallest of the affinity mask
+ * (else the online CPUs), a cgroup quota (v2 or v1, rounded up),
+ * SLURM_CPUS_ON_NODE and SLURM_CPUS_PER_TASK.  Two tasks of srun -n2 -c1
+ * on a 2-CPU node see SLURM_CPUS_ON_NODE=2 and a mask of one CPU: 1 each.
  */
 static void
 test_cpus(void **state)
@@ -146,6 +147,27 @@ test_cpus(void **state)
 	assert_int_equal(cpus_decide(&p, &why), 4);
 	p.cp_slurm = "3x";
 	assert_int_equal(cpus_decide(&p, &why), 4);
+	p.cp_slurm = "8";		/* the node's count, above the mask */
+	assert_int_equal(cpus_decide(&p, &why), 4);
+	assert_string_equal(why, "the affinity mask");
+	p.cp_slurm = "4";		/* equal: Slurm's is named */
+	assert_int_equal(cpus_decide(&p, &why), 4);
+	assert_string_equal(why, "SLURM_CPUS_ON_NODE");
+	p.cp_cpu_max = "200000 100000";	/* the quota below both */
+	assert_int_equal(cpus_decide(&p, &why), 2);
+	assert_string_equal(why, "the cgroup's CPU quota");
+	p.cp_cpu_max = NULL;
+	p.cp_slurm = "2";		/* srun -n2 -c1 on a 2-CPU node */
+	p.cp_slurm_task = "1";
+	p.cp_affinity = 1;
+	assert_int_equal(cpus_decide(&p, &why), 1);
+	assert_string_equal(why, "SLURM_CPUS_PER_TASK");
+	p.cp_affinity = 2;		/* not bound (no task plugin) */
+	assert_int_equal(cpus_decide(&p, &why), 1);
+	assert_string_equal(why, "SLURM_CPUS_PER_TASK");
+	p.cp_slurm_task = "x";
+	assert_int_equal(cpus_decide(&p, &why), 2);
+	assert_string_equal(why, "SLURM_CPUS_ON_NODE");
 	memset(&p, 0, sizeof(p));
 	assert_int_equal(cpus_decide(&p, &why), 1);
 	assert_true(cpus_detect(&why) >= 1);

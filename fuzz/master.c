@@ -65,7 +65,6 @@ fz_master_free(void)
 	job_free_all();
 	sched_free(md->sched);
 	event_base_free(md->base);
-	free(md->workers);
 	free(md);
 	md = NULL;
 }

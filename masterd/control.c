@@ -271,16 +271,15 @@ control_list_workers(struct session *s, uint64_t reqid)
 	size_t			  nk = 0, k, n = 0, off = 0;
 	uint32_t		  i;
 
-	for (i = 0; i < md->maxworkers; i++)
-		if (md->workers[i] != NULL)
-			nk += md->workers[i]->w_nkinds;
-	infos = xcalloc(md->nworkers + 1, sizeof(*infos));
-	whys = xcalloc(md->nworkers + 1, sizeof(*whys));
-	ptrs = xcalloc(md->nworkers + 1, sizeof(*ptrs));
+	i = 0;
+	while ((w = worker_next(&i)) != NULL)
+		nk += w->w_nkinds;
+	infos = xcalloc(worker_count() + 1, sizeof(*infos));
+	whys = xcalloc(worker_count() + 1, sizeof(*whys));
+	ptrs = xcalloc(worker_count() + 1, sizeof(*ptrs));
 	names = xcalloc(nk + 1, sizeof(*names));
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL)
-			continue;
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {
 		r3q__worker_info__init(&infos[n]);
 		infos[n].id = w->w_id;
 		infos[n].name = w->w_name;
@@ -352,12 +351,10 @@ control_drain_worker(struct session *s, uint64_t reqid, const char *name)
 		    "operator on the control socket may", vis);
 		return;
 	}
-	for (i = 0; i < md->maxworkers; i++)
-		if (md->workers[i] != NULL &&
-		    strcmp(md->workers[i]->w_name, name) == 0) {
-			w = md->workers[i];
+	i = 0;
+	while ((w = worker_next(&i)) != NULL)
+		if (strcmp(w->w_name, name) == 0)
 			break;
-		}
 	if (w == NULL) {
 		session_error_soft(s, reqid, "no worker named '%s' is "
 		    "connected", vis);
@@ -608,8 +605,7 @@ job_batch_flush(void)
 
 	p = job_pushes(&n);
 	for (i = 0; i < n; i++)
-		if (p[i].p_wid < md->maxworkers &&
-		    (w = md->workers[p[i].p_wid]) != NULL &&
+		if ((w = worker_get(p[i].p_wid)) != NULL &&
 		    w->w_node == p[i].p_node)
 			server_push(w, p[i].p_ids, p[i].p_n, p[i].p_bound,
 			    p[i].p_donate, p[i].p_ndonate);

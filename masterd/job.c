@@ -910,14 +910,13 @@ job_measure(struct job *j, struct job_batch *bt,
 		xs[k].ms_start = bt->b_spans[k].x_start;
 		xs[k].ms_end = bt->b_spans[k].x_end;
 	}
-	ws = xcalloc(md->maxworkers + 1, sizeof(*ws));
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL)
-			continue;	/* mw_cpus 0: none */
-		ws[i].mw_cpus = w->w_cpus;
-		ws[i].mw_speed = w->w_speed;
+	ws = xcalloc(worker_ids() + 1, sizeof(*ws));
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {	/* the others' mw_cpus 0 */
+		ws[w->w_id].mw_cpus = w->w_cpus;
+		ws[w->w_id].mw_speed = w->w_speed;
 	}
-	if (measure_gen(r, xs, bt->b_nspans, ws, md->maxworkers, &m) == -1)
+	if (measure_gen(r, xs, bt->b_nspans, ws, worker_ids(), &m) == -1)
 		fatal("%s", __func__);
 	free(xs);
 	free(ws);

@@ -92,12 +92,12 @@ job_es_set_params(struct job *j, const R3q__EsParams *p)
 static size_t
 job_es_chunk(int first)
 {
+	struct worker	*w;
 	size_t		 cpus = 0, n;
-	uint32_t	 i;
+	uint32_t	 i = 0;
 
-	for (i = 0; i < md->maxworkers; i++)
-		if (md->workers[i] != NULL)
-			cpus += md->workers[i]->w_cpus;
+	while ((w = worker_next(&i)) != NULL)
+		cpus += w->w_cpus;
 	n = cpus * EJ_CHUNK_CPU;
 	if (first)
 		return (n > EJ_FIRST_MIN ? n : EJ_FIRST_MIN);

@@ -475,7 +475,7 @@ server_accept_error(struct evconnlistener *l, void *arg)
 		return;
 	}
 	log_warnx("accept: %s (%u workers connected); no new connections "
-	    "for 1s", evutil_socket_error_to_string(err), md->nworkers);
+	    "for 1s", evutil_socket_error_to_string(err), worker_count());
 	evconnlistener_disable(l);
 	if (ls.accept_pause == NULL && (ls.accept_pause = evtimer_new(
 	    ls.base, server_accept_resume, NULL)) == NULL)

@@ -394,7 +394,7 @@ masterd_status(void)
 		notify_status("journal stalled, nothing assigned: %s; %zu jobs "
 		    "waiting", md->jwhy, n);
 	else
-		notify_status("%u workers, %zu jobs running%s%s", md->nworkers,
+		notify_status("%u workers, %zu jobs running%s%s", worker_count(),
 		    n, n ? ": " : "", jobs);
 }
 
@@ -707,7 +707,6 @@ main(int argc, char *argv[])
 	event_free(ev_int);
 	event_free(ev_hup);
 	event_base_free(md->base);
-	free(md->workers);
 	free(md);
 	return (0);
 }

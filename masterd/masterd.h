@@ -190,8 +190,8 @@ struct push_pending {
 #define RELAY_VIA_TEXT		128
 
 /*
- * A worker known to the core.  Created by a valid hello (worker.c), on
- * md->workers by its id; freed when its session closes, and its tasks
+ * A worker known to the core.  Created by a valid hello (worker.c), in
+ * its table by id; freed when its session closes, and its tasks
  * then go back to the queue.  The frames being built for it (w_out ...
  * w_push) are dispatch.c's.
  */
@@ -524,9 +524,6 @@ struct masterd {
 	uint64_t		 boot;		/* this process */
 	struct sessionlist	 sessions;
 	struct joblist		 jobs;
-	struct worker		**workers;	/* indexed by worker id */
-	uint32_t		 nworkers;
-	uint32_t		 maxworkers;
 	uint64_t		 next_job;
 	uint64_t		 next_task;
 	uint64_t		 next_batch;
@@ -594,6 +591,8 @@ void	 worker_init(struct event_base *, const struct masterd_config *);
 void	 worker_close(void);
 struct worker *worker_get(uint32_t);
 struct worker *worker_next(uint32_t *);
+uint32_t worker_count(void);
+uint32_t worker_ids(void);
 void	 worker_hello(struct session *, Envelope *);
 void	 worker_dispatch(struct session *, Envelope *);
 void	 worker_gone(struct session *);

@@ -354,7 +354,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# TYPE r3q_copies_terminated_total counter\n"
 	    "r3q_copies_terminated_total{while=\"held\"} %" PRIu64 "\n"
 	    "r3q_copies_terminated_total{while=\"running\"} %" PRIu64 "\n",
-	    md->nworkers, st.queued, st.held, st.running, st.done, st.failed,
+	    worker_count(), st.queued, st.held, st.running, st.done, st.failed,
 	    st.replicas, st.cancelled_held, st.cancelled_running);
 	evbuffer_add_printf(b,
 	    "# HELP r3q_workers_suspect Workers suspect now (relative "

@@ -49,9 +49,7 @@ fz_master_init(const char *journal)
 	md->wall_off = wall_ns() - mono_ns();
 	md->next_job = 1;
 	md->next_task = 1;
-	md->next_batch = 1;
-	if (job_journal_open() == -1)
-		md->journal = NULL;	/* said in the log */
+	(void)job_journal_open();	/* a failure said in the log */
 	exchange_init();
 }
 

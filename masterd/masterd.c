@@ -45,8 +45,8 @@ check_policy(const char *v, char *err, size_t errlen)
 	enum sched_policy	 p;
 
 	if (sched_policy_parse(v, &p) == -1) {
-		snprintf(err, errlen, "policy: '%s' is not one of wq, rr, "
-		    "rwq, r3q", v);
+		snprintf(err, errlen, "policy: '%s' is not one of %s", v,
+		    sched_policy_list());
 		return (-1);
 	}
 	return (0);
@@ -670,7 +670,6 @@ main(int argc, char *argv[])
 	md->wall_off = wall_ns() - mono_ns();
 	md->next_job = 1;
 	md->next_task = 1;
-	md->next_batch = 1;
 	exchange_init();
 	server_init(md->base, &md->conf, md->sched);
 	if (server_listen() == -1 || control_listen() == -1 ||

@@ -526,7 +526,6 @@ struct masterd {
 	struct joblist		 jobs;
 	uint64_t		 next_job;
 	uint64_t		 next_task;
-	uint64_t		 next_batch;
 	struct evconnlistener	*ctl_listener;
 	uint64_t		 wall_off;	/* wall ns - mono ns */
 	struct journal		*journal;	/* NULL: journal = none */

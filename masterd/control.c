@@ -471,7 +471,8 @@ control_dispatch(struct session *s, Envelope *env)
 	}
 	if (job_journal_stalled() && control_writes(env)) {
 		session_error_soft(s, env->id, "masterd cannot write its "
-		    "journal (%s); try again once it can", md->jwhy);
+		    "journal (%s); try again once it can",
+		    job_journal_stall_text());
 		return;
 	}
 	if ((drv = job_driver_submits(env->body_case)) != NULL) {

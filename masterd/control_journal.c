@@ -68,11 +68,12 @@ cj_committed(void)
 void
 job_journal_due(void)
 {
+	struct journal	*jl = job_journal_handle();
 	struct timeval	 tv;
 
 	/* Stalled: the rewind and its retries (cj_retry) see to it. */
-	if (md->journal == NULL || job_journal_stalled() ||
-	    !journal_pending(md->journal))
+	if (jl == NULL || job_journal_stalled() ||
+	    !journal_pending(jl))
 		return;
 	if (md->conf.journal_delay == 0 || cj.cj_commit == NULL) {
 		(void)job_journal_commit();
@@ -170,8 +171,8 @@ cj_rewind(void)
 		return (-1);
 	cj.cj_rewound = 1;
 	log_info("journal %s: back to what it holds: %zu jobs reloaded, %zu "
-	    "workers and %zu clients dropped", journal_path(md->journal),
-	    njobs, nw, nc);
+	    "workers and %zu clients dropped",
+	    journal_path(job_journal_handle()), njobs, nw, nc);
 	masterd_status();
 	return (0);
 }

@@ -665,7 +665,7 @@ job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
 	b->b_ended[idx / 8] |= 1u << (idx % 8);
 	if ((old = job_task_why(b, idx, NULL)) != NULL)
 		free(old);
-	if (md->journal != NULL) {
+	if (job_journal_handle() != NULL) {
 		memset(&jr, 0, sizeof(jr));
 		jr.job = j->j_id;
 		jr.gen = b->b_gen;
@@ -675,7 +675,7 @@ job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
 		jr.output = out;
 		jr.outlen = len;
 		jr.error = why;
-		if (journal_result_add(md->journal, &jr) == -1)
+		if (journal_result_add(job_journal_handle(), &jr) == -1)
 			job_journal_error();
 	}
 	j->j_drv->d_result(j, b, idx, seq, o, out, len, why);
@@ -787,7 +787,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	}
 	if (o != SPAN_WITHDRAWN)
 		j->j_execs++;
-	if (md->journal == NULL) {
+	if (job_journal_handle() == NULL) {
 		/* Without a journal, memory bounds what a report can draw. */
 		if (j->j_ntrace >= TRACE_MAX) {
 			if (j->j_ntrace == TRACE_MAX) {
@@ -832,7 +832,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	js.end_ns = end;
 	js.outcome = (uint32_t)o;
 	js.replica = (uint32_t)replica & (SPAN_F_REPLICA | SPAN_F_MOVED);
-	if (journal_span_add(md->journal, &js) == -1)
+	if (journal_span_add(job_journal_handle(), &js) == -1)
 		job_journal_error();
 }
 
@@ -982,6 +982,7 @@ job_batch_retire(struct job_batch *b)
 void
 job_end(struct job *j, enum job_state st)
 {
+	struct journal		*jl = job_journal_handle();
 	struct job_batch	*b, *next;
 
 	j->j_state = st;
@@ -998,8 +999,8 @@ job_end(struct job *j, enum job_state st)
 	}
 	job_journal_put(j);
 	/* Its results were only needed to resume it. */
-	if (md->journal != NULL && (j->j_drv->d_flags & JD_DROP_RESULTS) &&
-	    journal_results_drop(md->journal, j->j_id) == -1)
+	if (jl != NULL && (j->j_drv->d_flags & JD_DROP_RESULTS) &&
+	    journal_results_drop(jl, j->j_id) == -1)
 		job_journal_error();
 	job_journal_commit();
 	job_mark(JOB_NEWS_TELL | JOB_NEWS_STATUS);

@@ -471,6 +471,7 @@ static int
 job_es_replay(struct job *j, const struct journal_job *row, char *err,
     size_t errlen)
 {
+	struct journal	*jl = job_journal_handle();
 	struct es_job	*ej = EJ(j);
 	struct es_load	 el;
 	uint8_t		*have;
@@ -479,9 +480,9 @@ job_es_replay(struct job *j, const struct journal_job *row, char *err,
 	int		 rc = -1;
 
 	memset(&el, 0, sizeof(el));
-	if (journal_load_results(md->journal, j->j_id, job_es_load_result,
+	if (journal_load_results(jl, j->j_id, job_es_load_result,
 	    &el) == -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
+		snprintf(err, errlen, "%s", journal_error(jl));
 		goto out;
 	}
 	for (gen = 0; gen < row->gen; gen++) {

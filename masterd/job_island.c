@@ -638,6 +638,7 @@ static int
 island_job_load(struct job *j, const struct journal_job *row,
     const R3q__JobState *st, char *err, size_t errlen)
 {
+	struct journal		*jl = job_journal_handle();
 	struct island_job	*ij;
 	R3q__IslandInfo		*in;
 	struct island_load	 il;
@@ -704,9 +705,9 @@ island_job_load(struct job *j, const struct journal_job *row,
 	memset(&il, 0, sizeof(il));
 	il.j = j;
 	il.gen = row->gen;
-	if (journal_load_results(md->journal, j->j_id,
+	if (journal_load_results(jl, j->j_id,
 	    island_job_load_result, &il) == -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
+		snprintf(err, errlen, "%s", journal_error(jl));
 		return (-1);
 	}
 	if (il.bad) {

@@ -30,12 +30,18 @@
 					   full disk */
 
 /*
- * The journal's state beyond md->journal, owned by this file: the mark of
- * the task ids journaled ahead, and the stall (md->jstalled, md->jwhy and
- * md->jstalls, which the status, the metrics and the joins read, are set
- * here too).  The hooks are the control side's (job_journal_hooks()).
+ * The journal's state, owned by this file: its handle (others take it
+ * from job_journal_handle()), the mark of the task ids journaled ahead,
+ * and the stall, which the status, the metrics and the joins read
+ * through job_journal_stalled() and job_journal_stall_text().  The hooks
+ * are the control side's (job_journal_hooks()).
  */
 static struct {
+	struct journal	 *jj_journal;	/* NULL: journal = none */
+	int		  jj_stall;	/* cannot be written:
+					   job_journal_stall() */
+	uint64_t	  jj_stalls;	/* times it stalled */
+	char		  jj_why[1024];	/* what failed, path and all */
 	uint64_t	  jj_mark;	/* ids below it may have been handed
 					   out */
 	int		  jj_code;	/* SQLite's code of the stall */
@@ -63,7 +69,7 @@ job_journal_hooks(void (*stalled)(int), void (*committed)(void))
 void
 job_journal_put(struct job *j)
 {
-	struct journal		*jl = md->journal;
+	struct journal		*jl = jst.jj_journal;
 	struct journal_job	 jj;
 	struct job_batch	*b, *cur = NULL;
 	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
@@ -128,13 +134,13 @@ job_journal_gen(const struct job *j, const struct gen_report *g)
 	uint8_t		 buf[256];
 	size_t		 len;
 
-	if (md->journal == NULL)
+	if (jst.jj_journal == NULL)
 		return;
 	job_gen_pb(j, g, &pb);
 	if ((len = r3q__gen_report__get_packed_size(&pb)) > sizeof(buf))
 		fatalx("%s: report of %zu bytes", __func__, len);
 	r3q__gen_report__pack(&pb, buf);
-	if (journal_gen_put(md->journal, j->j_id, g->g_gen, buf, len) == -1)
+	if (journal_gen_put(jst.jj_journal, j->j_id, g->g_gen, buf, len) == -1)
 		job_journal_error();
 }
 
@@ -147,10 +153,10 @@ job_journal_gen(const struct job *j, const struct gen_report *g)
 void
 job_journal_mark(uint64_t next)
 {
-	if (md->journal == NULL || next <= jst.jj_mark)
+	if (jst.jj_journal == NULL || next <= jst.jj_mark)
 		return;
 	jst.jj_mark = next + TASK_MARK_BLOCK;
-	if (journal_meta_set(md->journal, "next_task", jst.jj_mark) == -1)
+	if (journal_meta_set(jst.jj_journal, "next_task", jst.jj_mark) == -1)
 		job_journal_error();
 }
 
@@ -162,9 +168,9 @@ job_journal_mark(uint64_t next)
 int
 job_journal_commit(void)
 {
-	if (md->journal == NULL)
+	if (jst.jj_journal == NULL)
 		return (0);
-	if (journal_commit(md->journal) == -1) {
+	if (journal_commit(jst.jj_journal) == -1) {
 		job_journal_error();
 		return (-1);
 	}
@@ -180,11 +186,11 @@ job_journal_commit(void)
 void
 job_journal_error(void)
 {
-	if (journal_failed(md->journal)) {
+	if (journal_failed(jst.jj_journal)) {
 		job_journal_stall();
 		return;
 	}
-	log_warnx("%s", journal_error(md->journal));
+	log_warnx("%s", journal_error(jst.jj_journal));
 }
 
 /*
@@ -222,37 +228,58 @@ job_journal_stall(void)
 	/* A reload's own writes: rolled back after it, see the rewind. */
 	if (jst.jj_reloading)
 		return;
-	if (!md->jstalled) {
+	if (!jst.jj_stall) {
 		first = 1;
-		md->jstalled = 1;
+		jst.jj_stall = 1;
 		jst.jj_since = mono_ns();
-		md->jstalls++;
-		jst.jj_code = journal_failed(md->journal);
-		snprintf(md->jwhy, sizeof(md->jwhy), "%s",
-		    journal_error(md->journal));
+		jst.jj_stalls++;
+		jst.jj_code = journal_failed(jst.jj_journal);
+		snprintf(jst.jj_why, sizeof(jst.jj_why), "%s",
+		    journal_error(jst.jj_journal));
 		conf_format_duration(retry, sizeof(retry),
 		    md->conf.journal_retry);
 		log_warnx("%s: the journal is stalled: no result is taken and "
 		    "no task assigned until it can be written again (tried "
-		    "every %s)", md->jwhy, retry);
+		    "every %s)", jst.jj_why, retry);
 	}
 	/* The rewind, at once; then the retries. */
 	if (jst.jj_stalled != NULL)
 		jst.jj_stalled(first);
 }
 
+/* The journal, or NULL if masterd runs without one (journal = none). */
+struct journal *
+job_journal_handle(void)
+{
+	return (jst.jj_journal);
+}
+
 /* Is the journal stalled? */
 int
 job_journal_stalled(void)
 {
-	return (md->jstalled);
+	return (jst.jj_stall);
+}
+
+/* Times the journal stalled since masterd started (metrics). */
+uint64_t
+job_journal_stalls(void)
+{
+	return (jst.jj_stalls);
+}
+
+/* What failed, path and all, while the journal is stalled; else NULL. */
+const char *
+job_journal_stall_text(void)
+{
+	return (jst.jj_stall ? jst.jj_why : NULL);
 }
 
 /* SQLite's words for why the journal is stalled; NULL if it is not. */
 const char *
 job_journal_stall_why(void)
 {
-	return (md->jstalled ? journal_errstr(jst.jj_code) : NULL);
+	return (jst.jj_stall ? journal_errstr(jst.jj_code) : NULL);
 }
 
 /*
@@ -265,7 +292,7 @@ job_journal_stall_why(void)
 int
 job_journal_reload(size_t *njobs)
 {
-	struct journal	*jl = md->journal;
+	struct journal	*jl = jst.jj_journal;
 	struct job	*j;
 	uint64_t	 v;
 	int		 rc;
@@ -332,14 +359,14 @@ job_journal_room(void)
 int
 job_journal_resume(void)
 {
-	struct journal	*jl = md->journal;
+	struct journal	*jl = jst.jj_journal;
 	char		 took[32];
 
 	if ((journal_failed(jl) &&
 	    journal_rollback(jl) == -1) ||
 	    !job_journal_room() || journal_probe(jl) == -1)
 		return (-1);
-	md->jstalled = 0;
+	jst.jj_stall = 0;
 	conf_format_duration(took, sizeof(took),
 	    (mono_ns() - jst.jj_since) / NS_PER_MS);
 	log_info("journal %s can be written again, after %s: resuming "
@@ -352,14 +379,14 @@ job_journal_resume(void)
 void
 job_journal_prune(void)
 {
-	struct journal	*jl = md->journal;
+	struct journal	*jl = jst.jj_journal;
 	uint64_t	 keep = md->conf.journal_retention * NS_PER_MS;
 	uint64_t	 now = wall_ns();
 	size_t		 n;
 
 	if (jl == NULL || keep == 0 || keep >= now)
 		return;
-	if (md->jstalled)
+	if (jst.jj_stall)
 		return;
 	if (journal_prune(jl, now - keep, &n) == -1 ||
 	    journal_commit(jl) == -1) {
@@ -406,7 +433,7 @@ job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 static int
 job_load(void *arg, const struct journal_job *row)
 {
-	struct journal		*jl = md->journal;
+	struct journal		*jl = jst.jj_journal;
 	const struct job_driver	*drv;
 	struct job		*j;
 	R3q__JobState		*st = NULL;
@@ -483,7 +510,7 @@ job_load(void *arg, const struct journal_job *row)
 static int
 job_journal_key(const char *name, uint64_t *k)
 {
-	struct journal	*jl = md->journal;
+	struct journal	*jl = jst.jj_journal;
 	uint64_t	 v;
 	int		 rc;
 
@@ -510,7 +537,7 @@ job_journal_load(void)
 	uint64_t	 v;
 	int		 rc;
 
-	if ((jl = md->journal = journal_open(md->conf.journal, err,
+	if ((jl = jst.jj_journal = journal_open(md->conf.journal, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return (-1);
@@ -541,7 +568,7 @@ job_journal_load(void)
  fail:
 	log_warnx("%s", journal_error(jl));
 	journal_close(jl);
-	md->journal = NULL;
+	jst.jj_journal = NULL;
 	return (-1);
 }
 
@@ -549,9 +576,9 @@ job_journal_load(void)
 void
 job_journal_unload(void)
 {
-	if (md->journal != NULL) {
+	if (jst.jj_journal != NULL) {
 		job_journal_commit();
-		journal_close(md->journal);
-		md->journal = NULL;
+		journal_close(jst.jj_journal);
+		jst.jj_journal = NULL;
 	}
 }

@@ -390,9 +390,9 @@ masterd_status(void)
 			    "%sjob %llu batch %zu", n > 1 ? ", " : "",
 			    (unsigned long long)j->j_id, j->j_ngens);
 	}
-	if (md->jstalled)
+	if (job_journal_stalled())
 		notify_status("journal stalled, nothing assigned: %s; %zu jobs "
-		    "waiting", md->jwhy, n);
+		    "waiting", job_journal_stall_text(), n);
 	else
 		notify_status("%u workers, %zu jobs running%s%s", worker_count(),
 		    n, n ? ": " : "", jobs);

@@ -528,11 +528,6 @@ struct masterd {
 	uint64_t		 next_task;
 	struct evconnlistener	*ctl_listener;
 	uint64_t		 wall_off;	/* wall ns - mono ns */
-	struct journal		*journal;	/* NULL: journal = none */
-	/* the journal cannot be written: job_journal_stall() */
-	int			 jstalled;
-	uint64_t		 jstalls;	/* times it stalled */
-	char			 jwhy[1024];	/* what failed, path and all */
 };
 
 extern struct masterd	*md;
@@ -726,7 +721,10 @@ void	 job_journal_mark(uint64_t);
 int	 job_journal_commit(void);
 void	 job_journal_error(void);
 void	 job_journal_stall(void);
+struct journal *job_journal_handle(void);
 int	 job_journal_stalled(void);
+uint64_t job_journal_stalls(void);
+const char *job_journal_stall_text(void);
 const char *job_journal_stall_why(void);
 int	 job_journal_reload(size_t *);
 int	 job_journal_resume(void);

@@ -316,6 +316,7 @@ metrics_expiry(struct evbuffer *b)
 static void
 metrics_prometheus(struct evhttp_request *req, void *arg)
 {
+	struct journal		*jl = job_journal_handle();
 	struct sched_stats	 st;
 	struct sched_fault_info	 fi;
 	struct sched_estimate	 est;
@@ -412,9 +413,9 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "(at most one a journal_delay while only workers are told).\n"
 	    "# TYPE r3q_journal_commits_total counter\n"
 	    "r3q_journal_commits_total %" PRIu64 "\n",
-	    md->jstalled, md->jstalls,
-	    md->journal != NULL ? journal_failures(md->journal) : 0,
-	    md->journal != NULL ? journal_commits(md->journal) : 0);
+	    job_journal_stalled(), job_journal_stalls(),
+	    jl != NULL ? journal_failures(jl) : 0,
+	    jl != NULL ? journal_commits(jl) : 0);
 
 	evbuffer_add_printf(b,
 	    "# HELP r3q_clients_connected Clients connected now (TLS and "
@@ -591,10 +592,10 @@ metrics_status(struct evhttp_request *req, void *arg)
 	    "\"journal\":{\"stalled\":%s,\"error\":",
 	    sched_policy_name(md->policy), st.queued, st.held,
 	    st.running, st.done, st.failed, st.replicas,
-	    md->jstalled ? "true" : "false");
+	    job_journal_stalled() ? "true" : "false");
 	/* Why it stalled: the last failure, while stalled; null otherwise. */
-	if (md->jstalled)
-		status_string(b, md->jwhy);
+	if (job_journal_stalled())
+		status_string(b, job_journal_stall_text());
 	else
 		evbuffer_add_printf(b, "null");
 	evbuffer_add_printf(b, "},\"workers\":[");

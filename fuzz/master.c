@@ -44,11 +44,8 @@ fz_master_init(const char *journal)
 		fatal("sched_new");
 	masterd_apply_fault();
 	TAILQ_INIT(&md->sessions);
-	TAILQ_INIT(&md->jobs);
 	server_init(md->base, &md->conf, md->sched);
-	md->wall_off = wall_ns() - mono_ns();
-	md->next_job = 1;
-	md->next_task = 1;
+	job_init(md->sched, &md->conf);
 	(void)job_journal_open();	/* a failure said in the log */
 	exchange_init();
 }

@@ -192,12 +192,12 @@ control_list_jobs(struct session *s, uint64_t reqid)
 	struct job	 *j;
 	size_t		  n = 0, i;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		n++;
 	infos = xcalloc(n + 1, sizeof(*infos));
 	ptrs = xcalloc(n + 1, sizeof(*ptrs));
 	i = 0;
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (!control_may(s, j))
 			continue;
 		job_info(j, &infos[i], 0);

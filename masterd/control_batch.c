@@ -132,7 +132,7 @@ bj_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	ct.ct_at = 0;
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_drv != &job_batch_driver || BJ(j) == NULL ||
 		    BJ(j)->bj_deadline == 0 || BJ(j)->bj_deadline > now)
 			continue;
@@ -150,7 +150,7 @@ bj_timer_arm(void)
 	struct timeval	 tv;
 	uint64_t	 at = 0, now, ns;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_drv == &job_batch_driver && BJ(j) != NULL &&
 		    BJ(j)->bj_deadline != 0 && (at == 0 ||
 		    BJ(j)->bj_deadline < at))
@@ -178,7 +178,7 @@ bj_session_gone(struct session *s)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_drv == &job_batch_driver) {
 			if (BJ(j)->bj_session == s)
 				bj_wait(j);
@@ -193,7 +193,7 @@ bj_attached(const struct session *s)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_drv == &job_batch_driver &&
 		    (BJ(j)->bj_session == s || BJ(j)->bj_close_s == s))
 			return (1);
@@ -637,7 +637,7 @@ bj_flush(void)
 	struct job	*j;
 	struct bjob	*bj;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_drv != &job_batch_driver || (bj = BJ(j)) == NULL)
 			continue;
 		if (bj->bj_ndone > 0)
@@ -656,7 +656,7 @@ bj_writable(struct session *s)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_drv == &job_batch_driver && BJ(j)->bj_session == s)
 			bj_push(j);
 }

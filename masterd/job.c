@@ -44,6 +44,22 @@ static struct {
 static uint64_t	 next_batch = 1;
 
 /*
+ * The job list and the ids handed out, owned by this file (others walk
+ * the list with job_first() and job_next()), the offset of the wall
+ * clock from the monotonic one, and what the layer was given at start
+ * (job_init()): the core, and the configuration, which a reload
+ * overwrites in place.
+ */
+static struct {
+	struct joblist			 list;
+	uint64_t			 next_job;
+	uint64_t			 next_task;
+	uint64_t			 wall_off;	/* wall ns - mono ns */
+	struct sched			*sched;
+	const struct masterd_config	*conf;
+} jobs;
+
+/*
  * What the job layer leaves the control side to do (job_mark()): news
  * kept for control_tell at the flush, and wake, which the control side
  * registered (job_wake_set()) and which is told at once of any mark.
@@ -74,6 +90,64 @@ static struct scratch	*scratch;
 
 static void	job_trace_free(struct job *);
 static void	job_batch_free(struct job_batch *);
+
+/* Start the job layer over the core sched, under configuration c. */
+void
+job_init(struct sched *sched, const struct masterd_config *c)
+{
+	TAILQ_INIT(&jobs.list);
+	jobs.next_job = 1;
+	jobs.next_task = 1;
+	jobs.wall_off = wall_ns() - mono_ns();
+	jobs.sched = sched;
+	jobs.conf = c;
+}
+
+/* The first job of the list (the oldest); NULL if there is none. */
+struct job *
+job_first(void)
+{
+	return (TAILQ_FIRST(&jobs.list));
+}
+
+/* The job after j on the list; NULL after the last. */
+struct job *
+job_next(const struct job *j)
+{
+	return (TAILQ_NEXT(j, j_entry));
+}
+
+/* A job made from the journal (job_journal.c) joins the list. */
+void
+job_adopt(struct job *j)
+{
+	TAILQ_INSERT_TAIL(&jobs.list, j, j_entry);
+}
+
+/* The next job id and the next task id to hand out. */
+void
+job_ids(uint64_t *next_job, uint64_t *next_task)
+{
+	*next_job = jobs.next_job;
+	*next_task = jobs.next_task;
+}
+
+/* Hand out no job id below next_job and no task id below next_task. */
+void
+job_ids_raise(uint64_t next_job, uint64_t next_task)
+{
+	if (next_job > jobs.next_job)
+		jobs.next_job = next_job;
+	if (next_task > jobs.next_task)
+		jobs.next_task = next_task;
+}
+
+/* The wall clock's ns at monotonic ns mono, as the journal keeps it. */
+uint64_t
+job_wall(uint64_t mono)
+{
+	return (mono + jobs.wall_off);
+}
 
 const char *
 job_state_name(enum job_state st)
@@ -108,16 +182,16 @@ job_kind_unavailable(uint32_t id)
 	size_t			 i, n = 0;
 
 	if ((why = kind_why(id)) == NULL ||
-	    sched_kind_workers(md->sched, id) > 0)
+	    sched_kind_workers(jobs.sched, id) > 0)
 		return;
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	TAILQ_FOREACH(j, &jobs.list, j_entry) {
 		if (j->j_state != JOB_RUNNING)
 			continue;
 		TAILQ_FOREACH(b, &j->j_batches, b_entry) {
 			if (!b->b_live || b->b_kind != id)
 				continue;
 			for (i = 0; i < b->b_n; i++)
-				if (sched_task_cancel(md->sched,
+				if (sched_task_cancel(jobs.sched,
 				    job_task_id(b, i), now) == 0) {
 					job_outcome(b, i, OUTCOME_FAILED,
 					    why);
@@ -169,7 +243,7 @@ job_go_on(void)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	TAILQ_FOREACH(j, &jobs.list, j_entry)
 		if (j->j_more) {
 			j->j_more = 0;
 			j->j_drv->d_more(j);
@@ -281,7 +355,7 @@ job_find(uint64_t id)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	TAILQ_FOREACH(j, &jobs.list, j_entry)
 		if (j->j_id == id)
 			return (j);
 	return (NULL);
@@ -293,7 +367,7 @@ job_free(struct job *j)
 {
 	struct job_batch	*b;
 
-	TAILQ_REMOVE(&md->jobs, j, j_entry);
+	TAILQ_REMOVE(&jobs.list, j, j_entry);
 	while ((b = TAILQ_FIRST(&j->j_batches)) != NULL)
 		job_batch_free(b);
 	if (j->j_drv->d_free != NULL)
@@ -311,10 +385,10 @@ job_trim(void)
 	struct job	*j, *next;
 	size_t		 n = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	TAILQ_FOREACH(j, &jobs.list, j_entry)
 		if (j->j_state != JOB_RUNNING)
 			n++;
-	for (j = TAILQ_FIRST(&md->jobs); j != NULL && n > JOBS_KEEP;
+	for (j = TAILQ_FIRST(&jobs.list); j != NULL && n > JOBS_KEEP;
 	    j = next) {
 		next = TAILQ_NEXT(j, j_entry);
 		if (j->j_state != JOB_RUNNING) {
@@ -331,7 +405,7 @@ job_sched_default(struct job_sched *js)
 	js->js_policy = md->policy;
 	js->js_qf = md->queue_factor;
 	js->js_balance = md->balance;
-	js->js_verify = md->conf.verify;
+	js->js_verify = jobs.conf->verify;
 }
 
 /*
@@ -381,7 +455,7 @@ job_new(const struct job_driver *drv, const struct job_sched *js)
 	job_trim();
 	j = xcalloc(1, sizeof(*j));
 	j->j_drv = drv;
-	j->j_id = md->next_job++;
+	j->j_id = jobs.next_job++;
 	j->j_state = JOB_RUNNING;
 	j->j_policy = js->js_policy;
 	j->j_qf = js->js_qf;
@@ -389,9 +463,9 @@ job_new(const struct job_driver *drv, const struct job_sched *js)
 	j->j_balance = js->js_balance;
 	TAILQ_INIT(&j->j_batches);
 	j->j_start = mono_ns();
-	j->j_start_wall = j->j_start + md->wall_off;
+	j->j_start_wall = job_wall(j->j_start);
 	j->j_submitted = wall_ns() / NS_PER_SEC;
-	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
+	TAILQ_INSERT_TAIL(&jobs.list, j, j_entry);
 	return (j);
 }
 
@@ -511,7 +585,7 @@ job_batch_free(struct job_batch *b)
 	size_t		 i;
 
 	if (b->b_live) {
-		sched_batch_abort(md->sched, b->b_id, mono_ns());
+		sched_batch_abort(jobs.sched, b->b_id, mono_ns());
 		j->j_nlive--;
 	}
 	if (j->j_drv->d_batch_free != NULL)
@@ -550,12 +624,12 @@ job_batch_open(struct job *j, uint32_t kind, uint64_t client)
 	cfg.policy = j->j_policy;
 	cfg.queue_factor = j->j_qf;
 	cfg.kind = kind;
-	cfg.max_attempts = md->conf.max_attempts;
-	cfg.max_kills = md->conf.max_kills;
+	cfg.max_attempts = jobs.conf->max_attempts;
+	cfg.max_kills = jobs.conf->max_kills;
 	cfg.verify = j->j_verify;
 	cfg.balance = j->j_balance;
 	cfg.keep_copies = j->j_keep_copies;
-	if (sched_batch_open(md->sched, b->b_id, &cfg, mono_ns()) == -1)
+	if (sched_batch_open(jobs.sched, b->b_id, &cfg, mono_ns()) == -1)
 		fatal("%s: core refused batch %llu", __func__,
 		    (unsigned long long)b->b_id);
 	b->b_live = 1;
@@ -581,7 +655,7 @@ job_batch_by_gen(const struct job *j, uint32_t gen)
 void
 job_batch_submit(struct job_batch *b, const struct sched_task *t, size_t n)
 {
-	if (n > 0 && sched_batch_add(md->sched, b->b_id, t, n,
+	if (n > 0 && sched_batch_add(jobs.sched, b->b_id, t, n,
 	    mono_ns()) == -1)
 		fatal("%s: core refused tasks of batch %llu", __func__,
 		    (unsigned long long)b->b_id);
@@ -597,10 +671,10 @@ uint64_t
 job_batch_reserve(struct job_batch *b, uint64_t first, size_t n)
 {
 	if (first == 0)
-		first = md->next_task;
-	if (first + n > md->next_task)
-		md->next_task = first + n;
-	job_journal_mark(md->next_task);
+		first = jobs.next_task;
+	if (first + n > jobs.next_task)
+		jobs.next_task = first + n;
+	job_journal_mark(jobs.next_task);
 	if (n > 0)
 		job_range_add(b, first, n, b->b_n);
 	b->b_n += n;
@@ -615,7 +689,7 @@ job_batch_close(struct job_batch *b)
 		return;
 	b->b_closed = 1;
 	if (b->b_live)
-		sched_batch_close(md->sched, b->b_id, mono_ns());
+		sched_batch_close(jobs.sched, b->b_id, mono_ns());
 }
 
 /*
@@ -873,8 +947,8 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	if (j->j_state != JOB_RUNNING || (b = job_batch_by_gen(j, gen)) ==
 	    NULL || !b->b_live)
 		return;		/* its batch is measured already */
-	start = r->start_ns > md->wall_off ? r->start_ns - md->wall_off : 0;
-	end = r->end_ns > md->wall_off ? r->end_ns - md->wall_off : 0;
+	start = r->start_ns > jobs.wall_off ? r->start_ns - jobs.wall_off : 0;
+	end = r->end_ns > jobs.wall_off ? r->end_ns - jobs.wall_off : 0;
 	if (b->b_nspans == b->b_spancap) {
 		b->b_spancap = b->b_spancap ? b->b_spancap * 2 : 128;
 		ns = reallocarray(b->b_spans, b->b_spancap, sizeof(*ns));
@@ -993,7 +1067,7 @@ job_end(struct job *j, enum job_state st)
 	for (b = TAILQ_FIRST(&j->j_batches); b != NULL; b = next) {
 		next = TAILQ_NEXT(b, b_entry);
 		if (b->b_live) {
-			sched_batch_abort(md->sched, b->b_id, mono_ns());
+			sched_batch_abort(jobs.sched, b->b_id, mono_ns());
 			job_batch_retire(b);
 		}
 	}
@@ -1069,7 +1143,7 @@ void
 job_batch_finished(struct job_batch *b)
 {
 	if (b->b_live)
-		sched_batch_abort(md->sched, b->b_id, mono_ns());
+		sched_batch_abort(jobs.sched, b->b_id, mono_ns());
 	job_batch_over(b, NULL);
 }
 
@@ -1080,7 +1154,7 @@ job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 	struct job		*j;
 	struct job_batch	*b;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	TAILQ_FOREACH(j, &jobs.list, j_entry) {
 		if (j->j_state != JOB_RUNNING || j->j_nlive == 0)
 			continue;
 		TAILQ_FOREACH(b, &j->j_batches, b_entry)
@@ -1097,7 +1171,7 @@ job_forget_all(void)
 {
 	struct job	*j;
 
-	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
+	while ((j = TAILQ_FIRST(&jobs.list)) != NULL)
 		job_free(j);
 }
 
@@ -1107,7 +1181,7 @@ job_free_all(void)
 {
 	struct job	*j;
 
-	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
+	while ((j = TAILQ_FIRST(&jobs.list)) != NULL)
 		job_free(j);
 	job_scratch_reset(1);
 	job_pushes_clear();

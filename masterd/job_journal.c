@@ -75,6 +75,7 @@ job_journal_put(struct job *j)
 	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
 	R3q__WorkerSeen		**roster;
 	uint8_t			*params, *extra;
+	uint64_t		 nj, nt;
 	size_t			 i;
 
 	if (jl == NULL)
@@ -104,7 +105,7 @@ job_journal_put(struct job *j)
 	jj.params = params;
 	snprintf(jj.state, sizeof(jj.state), "%s", job_state_name(j->j_state));
 	jj.submitted_ns = j->j_start_wall;
-	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : j->j_end + md->wall_off;
+	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : job_wall(j->j_end);
 	/* The oldest live batch: where a resumed es job starts again. */
 	TAILQ_FOREACH(b, &j->j_batches, b_entry)
 		if (b->b_live && (cur == NULL || b->b_gen < cur->b_gen))
@@ -116,10 +117,11 @@ job_journal_put(struct job *j)
 	extra = xcalloc(1, jj.extralen + 1);
 	r3q__job_state__pack(&st, extra);
 	jj.extra = extra;
+	job_ids(&nj, &nt);
 	if (journal_job_put(jl, &jj) == -1 ||
-	    journal_meta_set(jl, "next_job", md->next_job) == -1 ||
-	    journal_meta_set(jl, "next_task", md->next_task >
-	    jst.jj_mark ? md->next_task : jst.jj_mark) == -1)
+	    journal_meta_set(jl, "next_job", nj) == -1 ||
+	    journal_meta_set(jl, "next_task", nt > jst.jj_mark ? nt :
+	    jst.jj_mark) == -1)
 		job_journal_error();
 	free(params);
 	free(extra);
@@ -322,7 +324,7 @@ job_journal_reload(size_t *njobs)
 		jst.jj_mark = v;
 	else
 		jst.jj_mark = 0;
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		(*njobs)++;
 	return (0);
 }
@@ -450,8 +452,7 @@ job_load(void *arg, const struct journal_job *row)
 	}
 	if (row->extra != NULL)
 		st = r3q__job_state__unpack(NULL, row->extralen, row->extra);
-	if (row->id >= md->next_job)
-		md->next_job = row->id + 1;
+	job_ids_raise(row->id + 1, 0);
 	j = xcalloc(1, sizeof(*j));
 	j->j_id = row->id;
 	j->j_drv = drv;
@@ -491,7 +492,7 @@ job_load(void *arg, const struct journal_job *row)
 		free(j);
 		return (-1);
 	}
-	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
+	job_adopt(j);
 	if (drv->d_load(j, row, st, err, sizeof(err)) == -1) {
 		log_warnx("%s: job %llu cannot resume: %s",
 		    journal_path(jl), (unsigned long long)j->j_id,
@@ -534,7 +535,7 @@ job_journal_load(void)
 {
 	struct journal	*jl;
 	char		 err[512];
-	uint64_t	 v;
+	uint64_t	 v, nj, nt;
 	int		 rc;
 
 	if ((jl = jst.jj_journal = journal_open(md->conf.journal, err,
@@ -554,12 +555,15 @@ job_journal_load(void)
 		goto fail;
 	if ((rc = journal_meta_get(jl, "next_job", &v)) == -1)
 		goto fail;
-	if (rc == 0 && v > md->next_job)
-		md->next_job = v;
+	if (rc == 0)
+		job_ids_raise(v, 0);
 	if ((rc = journal_meta_get(jl, "next_task", &v)) == -1)
 		goto fail;
-	if (rc == 0 && v > md->next_task)
-		md->next_task = jst.jj_mark = v;
+	job_ids(&nj, &nt);
+	if (rc == 0 && v > nt) {
+		job_ids_raise(0, v);
+		jst.jj_mark = v;
+	}
 	job_journal_prune();
 	if (journal_load_jobs(jl, job_load, NULL) == -1)
 		goto fail;

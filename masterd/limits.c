@@ -167,7 +167,7 @@ job_admit(const char *owner, char *err, size_t len)
 	struct job	*j;
 	unsigned	 n = 0, mine = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_state != JOB_RUNNING)
 			continue;
 		n++;
@@ -212,7 +212,7 @@ job_pending_all(void)
 	const struct job	*j;
 	uint64_t		 n = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_state == JOB_RUNNING)
 			n += job_pending(j);
 	return (n);
@@ -264,7 +264,7 @@ job_memory_all(void)
 	const struct job	*j;
 	uint64_t		 n = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_state == JOB_RUNNING)
 			n += j->j_mem;
 		n += j->j_held;

@@ -382,7 +382,7 @@ masterd_status(void)
 	size_t		 off = 0, n = 0;
 
 	jobs[0] = '\0';
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_state != JOB_RUNNING)
 			continue;
 		if (n++ < 4 && off < sizeof(jobs))
@@ -665,11 +665,8 @@ main(int argc, char *argv[])
 	masterd_apply_fault();
 	masterd_apply_balance();
 	TAILQ_INIT(&md->sessions);
-	TAILQ_INIT(&md->jobs);
 	masterd_nofile();
-	md->wall_off = wall_ns() - mono_ns();
-	md->next_job = 1;
-	md->next_task = 1;
+	job_init(md->sched, &md->conf);
 	exchange_init();
 	server_init(md->base, &md->conf, md->sched);
 	if (server_listen() == -1 || control_listen() == -1 ||

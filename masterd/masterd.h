@@ -523,11 +523,7 @@ struct masterd {
 	struct siphash_key	 mac;		/* tags the copies we send */
 	uint64_t		 boot;		/* this process */
 	struct sessionlist	 sessions;
-	struct joblist		 jobs;
-	uint64_t		 next_job;
-	uint64_t		 next_task;
 	struct evconnlistener	*ctl_listener;
-	uint64_t		 wall_off;	/* wall ns - mono ns */
 };
 
 extern struct masterd	*md;
@@ -655,6 +651,13 @@ struct job_push {
 	uint64_t	*p_donate;
 	size_t		 p_ndonate;
 };
+void	 job_init(struct sched *, const struct masterd_config *);
+struct job *job_first(void);
+struct job *job_next(const struct job *);
+void	 job_adopt(struct job *);
+void	 job_ids(uint64_t *, uint64_t *);
+void	 job_ids_raise(uint64_t, uint64_t);
+uint64_t job_wall(uint64_t);
 void	 job_wake_set(void (*)(unsigned));
 void	 job_push(const struct worker *, const uint64_t *, size_t, uint32_t,
 	    const uint64_t *, size_t);

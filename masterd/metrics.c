@@ -521,7 +521,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 
 	metrics_expiry(b);
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		nj[j->j_state]++;
 	evbuffer_add_printf(b,
 	    "# HELP r3q_jobs Jobs by state.\n# TYPE r3q_jobs gauge\n"
@@ -532,7 +532,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	evbuffer_add_printf(b,
 	    "# HELP r3q_job_generation Generations completed by a running "
 	    "job.\n# TYPE r3q_job_generation gauge\n");
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_state == JOB_RUNNING)
 			evbuffer_add_printf(b, "r3q_job_generation{job=\"%" PRIu64
 			    "\"} %zu\n", j->j_id, j->j_ngens);
@@ -540,7 +540,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_job_efficiency Parallel efficiency LB/E of a running "
 	    "job with a synthetic load.\n"
 	    "# TYPE r3q_job_efficiency gauge\n");
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_state != JOB_RUNNING || j->j_work_ms <= 0)
 			continue;
 		/* No sample until a generation has given the lower bound. */
@@ -625,7 +625,7 @@ metrics_status(struct evhttp_request *req, void *arg)
 	}
 	evbuffer_add_printf(b, "],\"jobs\":[");
 	first = 1;
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		/*
 		 * Before its first generation a job has no generation and no
 		 * best; without a synthetic load (or before a generation)

@@ -43,7 +43,6 @@ fz_master_init(const char *journal)
 	if ((md->sched = sched_new()) == NULL)
 		fatal("sched_new");
 	masterd_apply_fault();
-	TAILQ_INIT(&md->sessions);
 	server_init(md->base, &md->conf, md->sched);
 	job_init(md->sched, &md->conf);
 	(void)job_journal_open();	/* a failure said in the log */
@@ -101,7 +100,7 @@ fz_peer_alive(const struct fz_peer *p)
 {
 	struct session	*s;
 
-	TAILQ_FOREACH(s, &md->sessions, s_entry)
+	for (s = session_first(); s != NULL; s = session_next(s))
 		if (s == p->p_s)
 			return (!s->s_closing);
 	return (0);

@@ -167,7 +167,7 @@ control_tell(void)
 	if ((n = job_news_take()) == 0)
 		return;
 	if (n & JOB_NEWS_TELL) {
-		TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		for (s = session_first(); s != NULL; s = session_next(s)) {
 			if (s->s_role != ROLE_CLIENT || s->s_watch == 0 ||
 			    (j = job_find(s->s_watch)) == NULL)
 				continue;

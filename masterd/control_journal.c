@@ -126,7 +126,7 @@ cj_release(void)
 {
 	struct session	*s;
 
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+	for (s = session_first(); s != NULL; s = session_next(s)) {
 		if (!s->s_jheld)
 			continue;
 		s->s_jheld = 0;
@@ -153,7 +153,7 @@ cj_rewind(void)
 	int		 rc;
 
  again:
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+	for (s = session_first(); s != NULL; s = session_next(s)) {
 		if (s->s_worker != NULL || job_batch_attached(s)) {
 			if (s->s_worker != NULL)
 				nw++;

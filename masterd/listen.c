@@ -577,7 +577,7 @@ server_revoke_sweep(void)
 
 	if (ls.crl == NULL)
 		return;
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+	for (s = session_first(); s != NULL; s = session_next(s)) {
 		if (s->s_closing)
 			continue;
 		/* Behind a relay: the certificate it passed (relay.c). */

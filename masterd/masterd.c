@@ -664,7 +664,6 @@ main(int argc, char *argv[])
 		fatal("sched_new");
 	masterd_apply_fault();
 	masterd_apply_balance();
-	TAILQ_INIT(&md->sessions);
 	masterd_nofile();
 	job_init(md->sched, &md->conf);
 	exchange_init();

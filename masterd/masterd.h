@@ -115,7 +115,7 @@ struct rstream;
 
 /*
  * One connection: a worker or a client over TLS, or a client on the control
- * socket.  Owned by the session layer (session.c), on md->sessions; dies
+ * socket.  Owned by the session layer (session.c), on its list; dies
  * when the peer goes away, misbehaves, or masterd exits.
  */
 struct session {
@@ -522,7 +522,6 @@ struct masterd {
 	uint64_t		 epoch;		/* task id space */
 	struct siphash_key	 mac;		/* tags the copies we send */
 	uint64_t		 boot;		/* this process */
-	struct sessionlist	 sessions;
 	struct evconnlistener	*ctl_listener;
 };
 
@@ -534,6 +533,8 @@ void	 masterd_status(void);
 void	 session_init(struct event_base *, const struct masterd_config *);
 void	 session_close_all(void);
 struct session *session_new(struct bufferevent *, const char *, int);
+struct session *session_first(void);
+struct session *session_next(const struct session *);
 void	 session_send(struct session *, Envelope *);
 int	 session_frame(struct session *, const Envelope *);
 struct evbuffer	*session_in(struct session *);

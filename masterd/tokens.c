@@ -653,7 +653,7 @@ tokens_join(struct session *s, Envelope *env)
 		tokens_refuse(s, env->id, 0, "%s", err);
 		return;
 	}
-	TAILQ_FOREACH(o, &md->sessions, s_entry)
+	for (o = session_first(); o != NULL; o = session_next(o))
 		if (o->s_worker != NULL && strcmp(o->s_worker->w_name,
 		    name) == 0)
 			break;

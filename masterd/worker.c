@@ -386,7 +386,7 @@ worker_hello(struct session *s, Envelope *env)
 	    &nk)) == NULL)
 		return;
 	/* The same name again: the old connection is dead or a duplicate. */
-	TAILQ_FOREACH(o, &md->sessions, s_entry) {
+	for (o = session_first(); o != NULL; o = session_next(o)) {
 		if (o != s && o->s_worker != NULL &&
 		    strcmp(o->s_worker->w_name, s->s_name) == 0) {
 			log_warnx("worker %s connected again from %s; dropping "

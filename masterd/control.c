@@ -233,7 +233,7 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 	why[0] = '\0';
 	wi->state = (char *)(uintptr_t)"ok";
 	wi->why = why;
-	if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+	if (dispatch_worker_fault(w, &fi) == -1)
 		return;
 	if (w->w_draining) {
 		wi->draining = 1;
@@ -296,9 +296,8 @@ control_list_workers(struct session *s, uint64_t reqid)
 			names[off++] = (char *)(uintptr_t)kind_name(
 			    w->w_kinds[k]);
 		infos[n].n_kinds = w->w_nkinds;
-		sched_worker_load(md->sched, w->w_id, &infos[n].held,
-		    &infos[n].running);
-		if (sched_worker_estimate(md->sched, w->w_id, &est) == 0) {
+		dispatch_worker_load(w, &infos[n].held, &infos[n].running);
+		if (dispatch_worker_estimate(w, &est) == 0) {
 			infos[n].rtt_ns = est.rtt_ns;
 			infos[n].task_ns = est.task_ns;
 			infos[n].capacity = est.cap;
@@ -370,7 +369,7 @@ control_drain_worker(struct session *s, uint64_t reqid, const char *name)
 	wi.done = w->w_done;
 	wi.since_unix = w->w_since;
 	wi.speed = w->w_speed;
-	sched_worker_load(md->sched, w->w_id, &wi.held, &wi.running);
+	dispatch_worker_load(w, &wi.held, &wi.running);
 	control_worker_health(w, &wi, why, sizeof(why));
 	wd.worker = &wi;
 	env.id = reqid;

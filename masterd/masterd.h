@@ -610,10 +610,13 @@ void	 dispatch_worker_gone(struct worker *);
 int	 dispatch_worker_kinds(struct worker *, const uint32_t *, size_t);
 void	 dispatch_worker_pause(struct worker *, int);
 void	 dispatch_worker_drain(struct worker *, uint64_t);
-void	 dispatch_worker_load(struct worker *, uint32_t *, uint32_t *);
+void	 dispatch_worker_load(const struct worker *, uint32_t *,
+	    uint32_t *);
 void	 dispatch_stats(struct sched_stats *);
-int	 dispatch_worker_estimate(struct worker *, struct sched_estimate *);
-int	 dispatch_worker_fault(struct worker *, struct sched_fault_info *);
+int	 dispatch_worker_estimate(const struct worker *,
+	    struct sched_estimate *);
+int	 dispatch_worker_fault(const struct worker *,
+	    struct sched_fault_info *);
 void	 dispatch_progress(struct worker *, const R3q__Progress *);
 enum sched_verdict dispatch_vote(struct worker *, uint64_t, uint64_t,
 	    const struct sched_timing *, uint64_t);

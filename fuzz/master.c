@@ -45,6 +45,7 @@ fz_master_init(const char *journal)
 	masterd_apply_fault();
 	server_init(md->base, &md->conf, md->sched);
 	job_init(md->sched, &md->conf);
+	limits_init(&md->conf);
 	(void)job_journal_open();	/* a failure said in the log */
 	exchange_init();
 }

@@ -97,8 +97,8 @@ static void	server_expiry_daily(evutil_socket_t, short, void *);
 
 /*
  * Set up the server side on base under configuration c, without sockets
- * (server_listen() binds them): the session layer, the worker protocol
- * and dispatch, which drives core.
+ * (server_listen() binds them): the session layer, the worker protocol,
+ * dispatch, which drives core, and the relays.
  */
 void
 server_init(struct event_base *base, const struct masterd_config *c,
@@ -109,6 +109,7 @@ server_init(struct event_base *base, const struct masterd_config *c,
 	session_init(base, c);
 	worker_init(base, c);
 	dispatch_init(base, c, core);
+	relay_init(base, c);
 }
 
 /* The CRL in force; NULL: crl = none. */

@@ -666,6 +666,7 @@ main(int argc, char *argv[])
 	masterd_apply_balance();
 	masterd_nofile();
 	job_init(md->sched, &md->conf);
+	limits_init(&md->conf);
 	exchange_init();
 	server_init(md->base, &md->conf, md->sched);
 	if (server_listen() == -1 || control_listen() == -1 ||

@@ -758,6 +758,7 @@ void	 kind_free_all(void);
 
 /* relay.c: workers behind relays */
 #define RELAY_VIA_MAX	8	/* relays in a chain */
+void	 relay_init(struct event_base *, const struct masterd_config *);
 void	 relay_control(struct session *, Envelope *);
 void	 relay_data(struct session *, Envelope *);
 void	 relay_link_gone(struct session *);
@@ -781,6 +782,7 @@ void	 tokens_free(void);
 /* limits.c: what each role may send, and the caps on jobs */
 #define LIMIT_SMALL	(64u << 10)	/* a hello, a small request */
 #define LIMIT_IDS	(1u << 20)	/* ids in a Progress, CancelTasks */
+void	 limits_init(const struct masterd_config *);
 uint64_t limits_frame_max(enum role);
 int	 limits_check(enum role, struct frame_shape *, int, char *, size_t);
 int	 job_admit(const char *, char *, size_t);

@@ -44,9 +44,11 @@ fz_master_init(const char *journal)
 		fatal("sched_new");
 	masterd_apply_fault();
 	server_init(md->base, &md->conf, md->sched);
+	control_init(md->base, &md->conf);
 	job_init(md->sched, &md->conf);
 	limits_init(&md->conf);
-	(void)job_journal_open();	/* a failure said in the log */
+	/* A failure is said in the log. */
+	(void)job_journal_open(md->base, &md->conf);
 	exchange_init();
 }
 

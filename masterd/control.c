@@ -96,6 +96,17 @@ control_send_gens(struct session *s, const struct job *j)
 }
 
 /*
+ * The control side's own state: what it was given at start
+ * (control_init()): the event base, and the configuration, which a
+ * reload overwrites in place; and the control socket's listener.
+ */
+static struct {
+	struct event_base		*base;
+	const struct masterd_config	*conf;
+	struct evconnlistener		*listener;
+} ctl;
+
+/*
  * The job layer marked work (job_mark()): frames to send before the
  * payloads they borrow go, the core's actions to carry out, and news for
  * the flush (control_tell(), a driver's d_flush), which must then come.
@@ -123,17 +134,23 @@ control_wake(unsigned what)
 	if (what & (JOB_NEWS_TELL | JOB_NEWS_STATUS | JOB_NEWS_CLIENTS))
 		server_flush_later();
 	if (what & JOB_NEWS_MORE) {
-		if (ctl_more == NULL && (ctl_more = event_new(md->base, -1, 0,
+		if (ctl_more == NULL && (ctl_more = event_new(ctl.base, -1, 0,
 		    control_more, NULL)) == NULL)
 			fatal("%s: event_new", __func__);
 		event_active(ctl_more, 0, 0);
 	}
 }
 
-/* The control side's part in running jobs: what the job layer marks. */
+/*
+ * Start the control side on base, under configuration c; its part in
+ * running jobs: what the job layer marks.
+ */
 void
-control_init(void)
+control_init(struct event_base *base, const struct masterd_config *c)
 {
+	ctl.base = base;
+	ctl.conf = c;
+	control_batch_init(base, c);
 	job_wake_set(control_wake);
 }
 
@@ -249,7 +266,7 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 		snprintf(why, len, "suspect %u times within %llus "
 		    "(suspect_limit %u): no new tasks for %llus more; last: "
 		    "%s", fi.recent, (unsigned long long)
-		    (md->conf.suspect_window / 1000), md->conf.suspect_limit,
+		    (ctl.conf->suspect_window / 1000), ctl.conf->suspect_limit,
 		    (unsigned long long)(wi->cooldown_ms + 999) / 1000,
 		    STR_OR_EMPTY(w->w_why));
 	} else if (fi.suspect_copies > 0 && !w->w_draining) {
@@ -306,7 +323,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 		/* The heartbeat's own count, per power_interval: shown only. */
 		if (w->w_hb_interval > 0)
 			infos[n].power_reported = (uint32_t)((uint64_t)
-			    w->w_hb_finished * md->conf.power_interval /
+			    w->w_hb_finished * ctl.conf->power_interval /
 			    w->w_hb_interval);
 		infos[n].speed = w->w_speed;
 		infos[n].last_heartbeat_ms = w->w_last_hb ? (mono_ns() -
@@ -394,7 +411,7 @@ control_send_trace(struct session *s, uint64_t reqid, const struct job *j)
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_JOB_TRACE;
 	env.job_trace = &t;
-	if ((len = r3q__envelope__get_packed_size(&env)) > md->conf.max_frame)
+	if ((len = r3q__envelope__get_packed_size(&env)) > ctl.conf->max_frame)
 		session_error_soft(s, reqid, "job %llu has %zu task executions, "
 		    "%zu bytes: more than max_frame", (unsigned long long)
 		    j->j_id, t.n_spans, len);
@@ -465,7 +482,7 @@ control_dispatch(struct session *s, Envelope *env)
 
 	if (s->s_refused) {
 		session_refuse(s, env->id, "too many clients: %u connected "
-		    "(max_clients); try again later", md->conf.max_clients);
+		    "(max_clients); try again later", ctl.conf->max_clients);
 		return;
 	}
 	if (job_journal_stalled() && control_writes(env)) {
@@ -632,7 +649,7 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	(void)sa;
 	(void)salen;
 	(void)arg;
-	bev = bufferevent_socket_new(md->base, fd, BEV_OPT_CLOSE_ON_FREE |
+	bev = bufferevent_socket_new(ctl.base, fd, BEV_OPT_CLOSE_ON_FREE |
 	    BEV_OPT_DEFER_CALLBACKS);
 	if (bev == NULL) {
 		log_warnx("control: cannot create a bufferevent");
@@ -658,7 +675,7 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	 * answer to its first request (closing before r3qctl has written it
 	 * would leave r3qctl a broken pipe, not a reason), within 5 seconds.
 	 */
-	if (server_clients() > md->conf.max_clients) {
+	if (server_clients() > ctl.conf->max_clients) {
 		server_refused(CAP_CLIENTS, s->s_owner, "%zu clients connected "
 		    "(max_clients)", server_clients() - 1);
 		s->s_refused = 1;
@@ -674,7 +691,7 @@ int
 control_listen(void)
 {
 	struct sockaddr_un	 sun;
-	const char		*path = md->conf.control;
+	const char		*path = ctl.conf->control;
 	mode_t			 old;
 	int			 fd;
 
@@ -715,24 +732,32 @@ control_listen(void)
 		return (-1);
 	}
 	umask(old);
-	md->ctl_listener = evconnlistener_new(md->base, control_accept, NULL,
+	ctl.listener = evconnlistener_new(ctl.base, control_accept, NULL,
 	    LEV_OPT_CLOSE_ON_FREE, 16, fd);
-	if (md->ctl_listener == NULL) {
+	if (ctl.listener == NULL) {
 		log_warn("control: listen %s", path);
 		close(fd);
 		return (-1);
 	}
-	evconnlistener_set_error_cb(md->ctl_listener, server_accept_error);
+	evconnlistener_set_error_cb(ctl.listener, server_accept_error);
 	return (0);
+}
+
+/* The listener's pause after accept() failed is over: accept again. */
+void
+control_listen_resume(void)
+{
+	if (ctl.listener != NULL)
+		evconnlistener_enable(ctl.listener);
 }
 
 /* Close the control socket and remove its file. */
 void
 control_close(void)
 {
-	if (md->ctl_listener == NULL)
+	if (ctl.listener == NULL)
 		return;
-	evconnlistener_free(md->ctl_listener);
-	md->ctl_listener = NULL;
-	unlink(md->conf.control);
+	evconnlistener_free(ctl.listener);
+	ctl.listener = NULL;
+	unlink(ctl.conf->control);
 }

@@ -36,8 +36,23 @@ static struct {
 	uint64_t	 ct_at;		/* mono ns it is armed for, 0: not */
 } ct;
 
+/*
+ * What control_batch_init() was given: the event base, and the
+ * configuration, which a reload overwrites in place.
+ */
+static struct event_base		*base;
+static const struct masterd_config	*conf;
+
 static void	bj_push(struct job *);
 static void	bj_timer_arm(void);
+
+/* Serve batch jobs' clients on base, under configuration c. */
+void
+control_batch_init(struct event_base *b, const struct masterd_config *c)
+{
+	base = b;
+	conf = c;
+}
 
 /* May session s act on job j? */
 static int
@@ -56,9 +71,9 @@ bj_send_opened(struct session *s, uint64_t reqid, struct job *j)
 	o.job = j->j_id;
 	o.acked = BJ(j)->bj_acked;
 	o.seq = j->j_seq;
-	o.max_payload = md->conf.max_payload;
-	o.max_tasks = md->conf.max_job_tasks;
-	o.max_memory = md->conf.max_job_memory;
+	o.max_payload = conf->max_payload;
+	o.max_tasks = conf->max_job_tasks;
+	o.max_memory = conf->max_job_memory;
 	o.state = (char *)(uintptr_t)job_state_name(j->j_state);
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_JOB_OPENED;
@@ -158,7 +173,7 @@ bj_timer_arm(void)
 	if (at == ct.ct_at)
 		return;
 	if (ct.ct_ev == NULL &&
-	    (ct.ct_ev = evtimer_new(md->base, bj_timeout_cb, NULL)) == NULL)
+	    (ct.ct_ev = evtimer_new(base, bj_timeout_cb, NULL)) == NULL)
 		fatal("%s", __func__);
 	ct.ct_at = at;
 	if (at == 0) {
@@ -290,11 +305,11 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	isnew = xcalloc(st->n_tasks + 1, 1);
 	for (i = 0; i < st->n_tasks; i++) {
 		ts = st->tasks[i];
-		if (ts->payload.len > md->conf.max_payload) {
+		if (ts->payload.len > conf->max_payload) {
 			session_error_soft(s, reqid, "task %llu: payload of "
 			    "%zu bytes is over max_payload (%llu)",
 			    (unsigned long long)ts->key, ts->payload.len,
-			    (unsigned long long)md->conf.max_payload);
+			    (unsigned long long)conf->max_payload);
 			goto out;
 		}
 		if (ts->priority < INT32_MIN || ts->priority > INT32_MAX) {
@@ -548,7 +563,7 @@ bj_push(struct job *j)
 		return;
 	while (bj->bj_sent < j->j_seq) {
 		if (evbuffer_get_length(bufferevent_get_output(s->s_bev)) >=
-		    md->conf.client_buffer) {
+		    conf->client_buffer) {
 			session_pause(s);
 			break;
 		}

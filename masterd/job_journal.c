@@ -47,6 +47,8 @@ static struct {
 	int		  jj_code;	/* SQLite's code of the stall */
 	uint64_t	  jj_since;	/* mono ns it stalled */
 	int		  jj_reloading;	/* the jobs are being reloaded */
+	/* the configuration job_journal_load() was given */
+	const struct masterd_config *jj_conf;
 	void		(*jj_stalled)(int);
 	void		(*jj_committed)(void);
 } jst;
@@ -239,7 +241,7 @@ job_journal_stall(void)
 		snprintf(jst.jj_why, sizeof(jst.jj_why), "%s",
 		    journal_error(jst.jj_journal));
 		conf_format_duration(retry, sizeof(retry),
-		    md->conf.journal_retry);
+		    jst.jj_conf->journal_retry);
 		log_warnx("%s: the journal is stalled: no result is taken and "
 		    "no task assigned until it can be written again (tried "
 		    "every %s)", jst.jj_why, retry);
@@ -342,7 +344,7 @@ job_journal_room(void)
 
 	if (!journal_is_full(jst.jj_code))
 		return (1);
-	snprintf(dir, sizeof(dir), "%s", md->conf.journal);
+	snprintf(dir, sizeof(dir), "%s", jst.jj_conf->journal);
 	if ((slash = strrchr(dir, '/')) == NULL)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == dir)
@@ -382,11 +384,13 @@ void
 job_journal_prune(void)
 {
 	struct journal	*jl = jst.jj_journal;
-	uint64_t	 keep = md->conf.journal_retention * NS_PER_MS;
-	uint64_t	 now = wall_ns();
+	uint64_t	 keep, now = wall_ns();
 	size_t		 n;
 
-	if (jl == NULL || keep == 0 || keep >= now)
+	if (jl == NULL)
+		return;
+	keep = jst.jj_conf->journal_retention * NS_PER_MS;
+	if (keep == 0 || keep >= now)
 		return;
 	if (jst.jj_stall)
 		return;
@@ -398,7 +402,7 @@ job_journal_prune(void)
 	if (n > 0)
 		log_info("journal: dropped %zu jobs finished more than %llus "
 		    "ago (journal_retention)", n, (unsigned long long)
-		    (md->conf.journal_retention / 1000));
+		    (jst.jj_conf->journal_retention / 1000));
 }
 
 static int
@@ -525,20 +529,22 @@ job_journal_key(const char *name, uint64_t *k)
 }
 
 /*
- * Open the journal at startup (its directory made already) and resume
- * what it holds: the epoch (so the results workers finished while
+ * Open the journal at startup (its directory made already), under
+ * configuration c (a reload overwrites it in place), and resume what it
+ * holds: the epoch (so the results workers finished while
  * masterd was down still count), the id counters, and every job.  -1
  * (logged) if it cannot be used.
  */
 int
-job_journal_load(void)
+job_journal_load(const struct masterd_config *c)
 {
 	struct journal	*jl;
 	char		 err[512];
 	uint64_t	 v, nj, nt;
 	int		 rc;
 
-	if ((jl = jst.jj_journal = journal_open(md->conf.journal, err,
+	jst.jj_conf = c;
+	if ((jl = jst.jj_journal = journal_open(c->journal, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return (-1);

@@ -454,8 +454,7 @@ server_accept_resume(evutil_socket_t fd, short ev, void *arg)
 	(void)arg;
 	if (ls.tls != NULL)
 		evconnlistener_enable(ls.tls);
-	if (md->ctl_listener != NULL)
-		evconnlistener_enable(md->ctl_listener);
+	control_listen_resume();
 }
 
 /*

@@ -669,8 +669,10 @@ main(int argc, char *argv[])
 	limits_init(&md->conf);
 	exchange_init();
 	server_init(md->base, &md->conf, md->sched);
+	control_init(md->base, &md->conf);
 	if (server_listen() == -1 || control_listen() == -1 ||
-	    metrics_listen(md->base, &md->conf) == -1 || job_journal_open() == -1)
+	    metrics_listen(md->base, &md->conf) == -1 ||
+	    job_journal_open(md->base, &md->conf) == -1)
 		exit(1);
 
 	ev_term = evsignal_new(md->base, SIGTERM, masterd_sig, NULL);

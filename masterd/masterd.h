@@ -522,7 +522,6 @@ struct masterd {
 	uint64_t		 epoch;		/* task id space */
 	struct siphash_key	 mac;		/* tags the copies we send */
 	uint64_t		 boot;		/* this process */
-	struct evconnlistener	*ctl_listener;
 };
 
 extern struct masterd	*md;
@@ -632,9 +631,12 @@ void	 metrics_close(void);
 int	 control_listen(void);
 void	 control_close(void);
 void	 control_dispatch(struct session *, Envelope *);
-void	 control_init(void);
+void	 control_init(struct event_base *, const struct masterd_config *);
+void	 control_listen_resume(void);
 void	 control_tell(void);
 void	 control_fini(void);
+void	 control_batch_init(struct event_base *,
+	    const struct masterd_config *);
 void	 control_batch_close(void);
 
 /* job.c: the generic job layer */
@@ -720,7 +722,7 @@ void	 job_trace_clear(R3q__JobTrace *);
 
 /* job_journal.c: the journal's rows, and a stall's state */
 void	 job_journal_hooks(void (*)(int), void (*)(void));
-int	 job_journal_load(void);
+int	 job_journal_load(const struct masterd_config *);
 void	 job_journal_unload(void);
 void	 job_journal_put(struct job *);
 void	 job_journal_gen(const struct job *, const struct gen_report *);
@@ -738,7 +740,8 @@ int	 job_journal_resume(void);
 void	 job_journal_prune(void);
 
 /* control_journal.c: the journal's timers, and the sessions a stall holds */
-int	 job_journal_open(void);
+int	 job_journal_open(struct event_base *,
+	    const struct masterd_config *);
 void	 job_journal_due(void);
 int	 job_journal_hold(struct session *);
 void	 job_journal_close(void);

@@ -103,6 +103,21 @@ job_init(struct sched *sched, const struct masterd_config *c)
 	jobs.conf = c;
 }
 
+/* Take task idx of b out of the core; -1 if the core had it no more. */
+int
+job_task_cancel(struct job_batch *b, size_t idx)
+{
+	return (sched_task_cancel(jobs.sched, job_task_id(b, idx),
+	    mono_ns()));
+}
+
+/* How many workers offer kind now, as the core counts them. */
+size_t
+job_kind_workers(uint32_t kind)
+{
+	return (sched_kind_workers(jobs.sched, kind));
+}
+
 /* The first job of the list (the oldest); NULL if there is none. */
 struct job *
 job_first(void)

@@ -395,8 +395,7 @@ bj_cancel_keys(struct job *j, const uint64_t *keys, size_t n)
 		bb = b->b_ds;
 		if (bb->bb_over[idx])
 			continue;
-		(void)sched_task_cancel(md->sched, job_task_id(b, idx),
-		    mono_ns());
+		(void)job_task_cancel(b, idx);
 		job_outcome(b, idx, OUTCOME_CANCELLED, "cancelled by the "
 		    "client");
 	}

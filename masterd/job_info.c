@@ -88,7 +88,7 @@ job_waiting(const struct job *j, char *buf, size_t len)
 	}
 	TAILQ_FOREACH(b, &j->j_batches, b_entry)
 		if (b->b_live && b->b_nover < b->b_n &&
-		    sched_kind_workers(md->sched, b->b_kind) == 0) {
+		    job_kind_workers(b->b_kind) == 0) {
 			snprintf(buf, len, "no worker offers kind %s",
 			    kind_name(b->b_kind));
 			return;

@@ -664,6 +664,8 @@ void	 job_adopt(struct job *);
 void	 job_ids(uint64_t *, uint64_t *);
 void	 job_ids_raise(uint64_t, uint64_t);
 uint64_t job_wall(uint64_t);
+int	 job_task_cancel(struct job_batch *, size_t);
+size_t	 job_kind_workers(uint32_t);
 void	 job_wake_set(void (*)(unsigned));
 void	 job_push(const struct worker *, const uint64_t *, size_t, uint32_t,
 	    const uint64_t *, size_t);

@@ -32,8 +32,6 @@ fz_master_init(const char *journal)
 	md->conf.max_memory = md->conf.max_job_memory = 16ULL << 20;
 	snprintf(md->conf.journal, sizeof(md->conf.journal), "%s",
 	    journal != NULL ? journal : "none");
-	sched_policy_parse(md->conf.policy, &md->policy);
-	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
 	md->epoch = FZ_EPOCH;
 	md->boot = 2;
 	md->mac.k0 = 0x0706050403020100ULL;

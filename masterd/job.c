@@ -413,13 +413,19 @@ job_trim(void)
 	}
 }
 
-/* The settings of a job whose client chose none: masterd.conf's. */
+/*
+ * The settings of a job whose client chose none: masterd.conf's (its
+ * names checked when the file was read).
+ */
 void
 job_sched_default(struct job_sched *js)
 {
-	js->js_policy = md->policy;
-	js->js_qf = md->queue_factor;
-	js->js_balance = md->balance;
+	js->js_policy = SCHED_POLICY_R3Q;
+	(void)sched_policy_parse(jobs.conf->policy, &js->js_policy);
+	js->js_qf = SCHED_QF_AUTO;
+	(void)masterd_parse_qf(jobs.conf->queue_factor, &js->js_qf);
+	js->js_balance = SCHED_BALANCE_NONE;
+	(void)sched_balance_parse(jobs.conf->balance, &js->js_balance);
 	js->js_verify = jobs.conf->verify;
 }
 

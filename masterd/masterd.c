@@ -318,10 +318,11 @@ masterd_config_check(const struct masterd_config *c, char *err, size_t len)
 void
 masterd_apply_balance(void)
 {
+	enum sched_balance	 b = SCHED_BALANCE_NONE;
 	enum sched_topology	 t = SCHED_TOPO_RING;
 
-	sched_balance_parse(md->conf.balance, &md->balance);
-	strcpy(md->conf.balance, sched_balance_name(md->balance));
+	sched_balance_parse(md->conf.balance, &b);
+	strcpy(md->conf.balance, sched_balance_name(b));
 	sched_topology_parse(md->conf.balance_topology, &t);
 	strcpy(md->conf.balance_topology, sched_topology_name(t));
 	if (md->sched != NULL)
@@ -348,15 +349,17 @@ masterd_mkparent(const char *path, unsigned mode, const char *what)
 }
 
 /*
- * A job's default policy and queue_factor, from the configuration (its
- * names checked when the file was read), spelt as the core spells them.
+ * A job's default policy, spelt as the core spells it (its name checked
+ * when the file was read).  The job layer and the worker protocol read
+ * the default policy and queue_factor from the configuration.
  */
 static void
 masterd_apply_policy(void)
 {
-	sched_policy_parse(md->conf.policy, &md->policy);
-	strcpy(md->conf.policy, sched_policy_name(md->policy));
-	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+	enum sched_policy	 p = SCHED_POLICY_R3Q;
+
+	sched_policy_parse(md->conf.policy, &p);
+	strcpy(md->conf.policy, sched_policy_name(p));
 }
 
 /* Hand the suspect detection settings to the core. */
@@ -516,7 +519,7 @@ masterd_reload(void)
 	masterd_apply_balance();
 	masterd_apply_policy();
 	log_info("reloaded %s: default policy %s, queue_factor %s, TLS files "
-	    "read again", conffile, sched_policy_name(md->policy),
+	    "read again", conffile, md->conf.policy,
 	    md->conf.queue_factor);
 	server_expiry();
 done:
@@ -685,7 +688,7 @@ main(int argc, char *argv[])
 
 	log_info("listening on %s, control socket %s, default policy %s",
 	    server_listen_addr(), md->conf.control,
-	    sched_policy_name(md->policy));
+	    md->conf.policy);
 	notify_watchdog_start(md->base);
 	masterd_status();
 	notify_ready();

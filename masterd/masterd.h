@@ -516,9 +516,6 @@ struct masterd {
 	struct masterd_config	 conf;
 	struct event_base	*base;
 	struct sched		*sched;
-	enum sched_policy	 policy;
-	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
-	enum sched_balance	 balance;	/* a job's default */
 	uint64_t		 epoch;		/* task id space */
 	struct siphash_key	 mac;		/* tags the copies we send */
 	uint64_t		 boot;		/* this process */

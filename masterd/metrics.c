@@ -590,7 +590,7 @@ metrics_status(struct evhttp_request *req, void *arg)
 	    PRIu64 ",\"held\":%" PRIu64 ",\"running\":%" PRIu64 ",\"done\":%"
 	    PRIu64 ",\"failed\":%" PRIu64 ",\"replicas\":%" PRIu64 "},"
 	    "\"journal\":{\"stalled\":%s,\"error\":",
-	    sched_policy_name(md->policy), st.queued, st.held,
+	    mconf->policy, st.queued, st.held,
 	    st.running, st.done, st.failed, st.replicas,
 	    job_journal_stalled() ? "true" : "false");
 	/* Why it stalled: the last failure, while stalled; null otherwise. */

@@ -349,6 +349,7 @@ worker_hello(struct session *s, Envelope *env)
 	struct worker		*w;
 	struct session		*o;
 	uint32_t		*kinds;
+	unsigned		 qf = SCHED_QF_AUTO;
 	size_t			 nk;
 
 	if (env->body_case != R3Q__ENVELOPE__BODY_HELLO) {
@@ -432,8 +433,9 @@ worker_hello(struct session *s, Envelope *env)
 	wel.worker_id = w->w_id;
 	wel.epoch = md->epoch;
 	wel.boot = md->boot;
-	wel.queue_len = (md->queue_factor == SCHED_QF_AUTO ? 2 :
-	    md->queue_factor) * h->cpus;
+	/* The default queue_factor (checked when the file was read). */
+	(void)masterd_parse_qf(wk.conf->queue_factor, &qf);
+	wel.queue_len = (qf == SCHED_QF_AUTO ? 2 : qf) * h->cpus;
 	out.id = env->id;
 	out.body_case = R3Q__ENVELOPE__BODY_WELCOME;
 	out.welcome = &wel;

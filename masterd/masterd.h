@@ -511,7 +511,15 @@ enum drop {
 	DROP_N
 };
 
-/* The whole daemon's state; one instance, owned by main. */
+/*
+ * What main keeps for the whole daemon; one instance, owned by main: the
+ * configuration (a reload copies the new one over it, so the files that
+ * keep a pointer to it from their init see the change), the event base
+ * and the core, which main hands to the layers at start, and this run's
+ * identity: the epoch and the key of the copies' tags (the journal's, if
+ * it holds them) and the boot id.  The rest of masterd's state belongs to
+ * the one file that uses it.
+ */
 struct masterd {
 	struct masterd_config	 conf;
 	struct event_base	*base;

@@ -121,7 +121,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int		 i;
 
 	fz_master_init(fz_tmpfile(data, size));
-	if (md->journal != NULL) {
+	if (job_journal_handle() != NULL) {
 		fz_peer_new(&w, 1, ROLE_NONE, "w1");
 		fz_hello(&w, "w1", 4);
 		for (i = 0; i < 4 && fz_work(&w) > 0; i++)

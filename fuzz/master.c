@@ -32,8 +32,6 @@ fz_master_init(const char *journal)
 	md->conf.max_memory = md->conf.max_job_memory = 16ULL << 20;
 	snprintf(md->conf.journal, sizeof(md->conf.journal), "%s",
 	    journal != NULL ? journal : "none");
-	sched_policy_parse(md->conf.policy, &md->policy);
-	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
 	md->epoch = FZ_EPOCH;
 	md->boot = 2;
 	md->mac.k0 = 0x0706050403020100ULL;
@@ -43,15 +41,12 @@ fz_master_init(const char *journal)
 	if ((md->sched = sched_new()) == NULL)
 		fatal("sched_new");
 	masterd_apply_fault();
-	TAILQ_INIT(&md->sessions);
-	TAILQ_INIT(&md->jobs);
 	server_init(md->base, &md->conf, md->sched);
-	md->wall_off = wall_ns() - mono_ns();
-	md->next_job = 1;
-	md->next_task = 1;
-	md->next_batch = 1;
-	if (job_journal_open() == -1)
-		md->journal = NULL;	/* said in the log */
+	control_init(md->base, &md->conf);
+	job_init(md->sched, &md->conf);
+	limits_init(&md->conf);
+	/* A failure is said in the log. */
+	(void)job_journal_open(md->base, &md->conf);
 	exchange_init();
 }
 
@@ -65,7 +60,6 @@ fz_master_free(void)
 	job_free_all();
 	sched_free(md->sched);
 	event_base_free(md->base);
-	free(md->workers);
 	free(md);
 	md = NULL;
 }
@@ -107,7 +101,7 @@ fz_peer_alive(const struct fz_peer *p)
 {
 	struct session	*s;
 
-	TAILQ_FOREACH(s, &md->sessions, s_entry)
+	for (s = session_first(); s != NULL; s = session_next(s))
 		if (s == p->p_s)
 			return (!s->s_closing);
 	return (0);

@@ -96,6 +96,17 @@ control_send_gens(struct session *s, const struct job *j)
 }
 
 /*
+ * The control side's own state: what it was given at start
+ * (control_init()): the event base, and the configuration, which a
+ * reload overwrites in place; and the control socket's listener.
+ */
+static struct {
+	struct event_base		*base;
+	const struct masterd_config	*conf;
+	struct evconnlistener		*listener;
+} ctl;
+
+/*
  * The job layer marked work (job_mark()): frames to send before the
  * payloads they borrow go, the core's actions to carry out, and news for
  * the flush (control_tell(), a driver's d_flush), which must then come.
@@ -123,17 +134,23 @@ control_wake(unsigned what)
 	if (what & (JOB_NEWS_TELL | JOB_NEWS_STATUS | JOB_NEWS_CLIENTS))
 		server_flush_later();
 	if (what & JOB_NEWS_MORE) {
-		if (ctl_more == NULL && (ctl_more = event_new(md->base, -1, 0,
+		if (ctl_more == NULL && (ctl_more = event_new(ctl.base, -1, 0,
 		    control_more, NULL)) == NULL)
 			fatal("%s: event_new", __func__);
 		event_active(ctl_more, 0, 0);
 	}
 }
 
-/* The control side's part in running jobs: what the job layer marks. */
+/*
+ * Start the control side on base, under configuration c; its part in
+ * running jobs: what the job layer marks.
+ */
 void
-control_init(void)
+control_init(struct event_base *base, const struct masterd_config *c)
 {
+	ctl.base = base;
+	ctl.conf = c;
+	control_batch_init(base, c);
 	job_wake_set(control_wake);
 }
 
@@ -167,7 +184,7 @@ control_tell(void)
 	if ((n = job_news_take()) == 0)
 		return;
 	if (n & JOB_NEWS_TELL) {
-		TAILQ_FOREACH(s, &md->sessions, s_entry) {
+		for (s = session_first(); s != NULL; s = session_next(s)) {
 			if (s->s_role != ROLE_CLIENT || s->s_watch == 0 ||
 			    (j = job_find(s->s_watch)) == NULL)
 				continue;
@@ -192,12 +209,12 @@ control_list_jobs(struct session *s, uint64_t reqid)
 	struct job	 *j;
 	size_t		  n = 0, i;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		n++;
 	infos = xcalloc(n + 1, sizeof(*infos));
 	ptrs = xcalloc(n + 1, sizeof(*ptrs));
 	i = 0;
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (!control_may(s, j))
 			continue;
 		job_info(j, &infos[i], 0);
@@ -233,7 +250,7 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 	why[0] = '\0';
 	wi->state = (char *)(uintptr_t)"ok";
 	wi->why = why;
-	if (sched_worker_fault(md->sched, w->w_id, &fi) == -1)
+	if (dispatch_worker_fault(w, &fi) == -1)
 		return;
 	if (w->w_draining) {
 		wi->draining = 1;
@@ -249,7 +266,7 @@ control_worker_health(const struct worker *w, R3q__WorkerInfo *wi,
 		snprintf(why, len, "suspect %u times within %llus "
 		    "(suspect_limit %u): no new tasks for %llus more; last: "
 		    "%s", fi.recent, (unsigned long long)
-		    (md->conf.suspect_window / 1000), md->conf.suspect_limit,
+		    (ctl.conf->suspect_window / 1000), ctl.conf->suspect_limit,
 		    (unsigned long long)(wi->cooldown_ms + 999) / 1000,
 		    STR_OR_EMPTY(w->w_why));
 	} else if (fi.suspect_copies > 0 && !w->w_draining) {
@@ -271,16 +288,15 @@ control_list_workers(struct session *s, uint64_t reqid)
 	size_t			  nk = 0, k, n = 0, off = 0;
 	uint32_t		  i;
 
-	for (i = 0; i < md->maxworkers; i++)
-		if (md->workers[i] != NULL)
-			nk += md->workers[i]->w_nkinds;
-	infos = xcalloc(md->nworkers + 1, sizeof(*infos));
-	whys = xcalloc(md->nworkers + 1, sizeof(*whys));
-	ptrs = xcalloc(md->nworkers + 1, sizeof(*ptrs));
+	i = 0;
+	while ((w = worker_next(&i)) != NULL)
+		nk += w->w_nkinds;
+	infos = xcalloc(worker_count() + 1, sizeof(*infos));
+	whys = xcalloc(worker_count() + 1, sizeof(*whys));
+	ptrs = xcalloc(worker_count() + 1, sizeof(*ptrs));
 	names = xcalloc(nk + 1, sizeof(*names));
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL)
-			continue;
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {
 		r3q__worker_info__init(&infos[n]);
 		infos[n].id = w->w_id;
 		infos[n].name = w->w_name;
@@ -297,9 +313,8 @@ control_list_workers(struct session *s, uint64_t reqid)
 			names[off++] = (char *)(uintptr_t)kind_name(
 			    w->w_kinds[k]);
 		infos[n].n_kinds = w->w_nkinds;
-		sched_worker_load(md->sched, w->w_id, &infos[n].held,
-		    &infos[n].running);
-		if (sched_worker_estimate(md->sched, w->w_id, &est) == 0) {
+		dispatch_worker_load(w, &infos[n].held, &infos[n].running);
+		if (dispatch_worker_estimate(w, &est) == 0) {
 			infos[n].rtt_ns = est.rtt_ns;
 			infos[n].task_ns = est.task_ns;
 			infos[n].capacity = est.cap;
@@ -308,7 +323,7 @@ control_list_workers(struct session *s, uint64_t reqid)
 		/* The heartbeat's own count, per power_interval: shown only. */
 		if (w->w_hb_interval > 0)
 			infos[n].power_reported = (uint32_t)((uint64_t)
-			    w->w_hb_finished * md->conf.power_interval /
+			    w->w_hb_finished * ctl.conf->power_interval /
 			    w->w_hb_interval);
 		infos[n].speed = w->w_speed;
 		infos[n].last_heartbeat_ms = w->w_last_hb ? (mono_ns() -
@@ -352,12 +367,10 @@ control_drain_worker(struct session *s, uint64_t reqid, const char *name)
 		    "operator on the control socket may", vis);
 		return;
 	}
-	for (i = 0; i < md->maxworkers; i++)
-		if (md->workers[i] != NULL &&
-		    strcmp(md->workers[i]->w_name, name) == 0) {
-			w = md->workers[i];
+	i = 0;
+	while ((w = worker_next(&i)) != NULL)
+		if (strcmp(w->w_name, name) == 0)
 			break;
-		}
 	if (w == NULL) {
 		session_error_soft(s, reqid, "no worker named '%s' is "
 		    "connected", vis);
@@ -373,7 +386,7 @@ control_drain_worker(struct session *s, uint64_t reqid, const char *name)
 	wi.done = w->w_done;
 	wi.since_unix = w->w_since;
 	wi.speed = w->w_speed;
-	sched_worker_load(md->sched, w->w_id, &wi.held, &wi.running);
+	dispatch_worker_load(w, &wi.held, &wi.running);
 	control_worker_health(w, &wi, why, sizeof(why));
 	wd.worker = &wi;
 	env.id = reqid;
@@ -398,7 +411,7 @@ control_send_trace(struct session *s, uint64_t reqid, const struct job *j)
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_JOB_TRACE;
 	env.job_trace = &t;
-	if ((len = r3q__envelope__get_packed_size(&env)) > md->conf.max_frame)
+	if ((len = r3q__envelope__get_packed_size(&env)) > ctl.conf->max_frame)
 		session_error_soft(s, reqid, "job %llu has %zu task executions, "
 		    "%zu bytes: more than max_frame", (unsigned long long)
 		    j->j_id, t.n_spans, len);
@@ -469,12 +482,13 @@ control_dispatch(struct session *s, Envelope *env)
 
 	if (s->s_refused) {
 		session_refuse(s, env->id, "too many clients: %u connected "
-		    "(max_clients); try again later", md->conf.max_clients);
+		    "(max_clients); try again later", ctl.conf->max_clients);
 		return;
 	}
 	if (job_journal_stalled() && control_writes(env)) {
 		session_error_soft(s, env->id, "masterd cannot write its "
-		    "journal (%s); try again once it can", md->jwhy);
+		    "journal (%s); try again once it can",
+		    job_journal_stall_text());
 		return;
 	}
 	if ((drv = job_driver_submits(env->body_case)) != NULL) {
@@ -608,8 +622,7 @@ job_batch_flush(void)
 
 	p = job_pushes(&n);
 	for (i = 0; i < n; i++)
-		if (p[i].p_wid < md->maxworkers &&
-		    (w = md->workers[p[i].p_wid]) != NULL &&
+		if ((w = worker_get(p[i].p_wid)) != NULL &&
 		    w->w_node == p[i].p_node)
 			server_push(w, p[i].p_ids, p[i].p_n, p[i].p_bound,
 			    p[i].p_donate, p[i].p_ndonate);
@@ -636,7 +649,7 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	(void)sa;
 	(void)salen;
 	(void)arg;
-	bev = bufferevent_socket_new(md->base, fd, BEV_OPT_CLOSE_ON_FREE |
+	bev = bufferevent_socket_new(ctl.base, fd, BEV_OPT_CLOSE_ON_FREE |
 	    BEV_OPT_DEFER_CALLBACKS);
 	if (bev == NULL) {
 		log_warnx("control: cannot create a bufferevent");
@@ -662,7 +675,7 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	 * answer to its first request (closing before r3qctl has written it
 	 * would leave r3qctl a broken pipe, not a reason), within 5 seconds.
 	 */
-	if (server_clients() > md->conf.max_clients) {
+	if (server_clients() > ctl.conf->max_clients) {
 		server_refused(CAP_CLIENTS, s->s_owner, "%zu clients connected "
 		    "(max_clients)", server_clients() - 1);
 		s->s_refused = 1;
@@ -678,7 +691,7 @@ int
 control_listen(void)
 {
 	struct sockaddr_un	 sun;
-	const char		*path = md->conf.control;
+	const char		*path = ctl.conf->control;
 	mode_t			 old;
 	int			 fd;
 
@@ -719,24 +732,32 @@ control_listen(void)
 		return (-1);
 	}
 	umask(old);
-	md->ctl_listener = evconnlistener_new(md->base, control_accept, NULL,
+	ctl.listener = evconnlistener_new(ctl.base, control_accept, NULL,
 	    LEV_OPT_CLOSE_ON_FREE, 16, fd);
-	if (md->ctl_listener == NULL) {
+	if (ctl.listener == NULL) {
 		log_warn("control: listen %s", path);
 		close(fd);
 		return (-1);
 	}
-	evconnlistener_set_error_cb(md->ctl_listener, server_accept_error);
+	evconnlistener_set_error_cb(ctl.listener, server_accept_error);
 	return (0);
+}
+
+/* The listener's pause after accept() failed is over: accept again. */
+void
+control_listen_resume(void)
+{
+	if (ctl.listener != NULL)
+		evconnlistener_enable(ctl.listener);
 }
 
 /* Close the control socket and remove its file. */
 void
 control_close(void)
 {
-	if (md->ctl_listener == NULL)
+	if (ctl.listener == NULL)
 		return;
-	evconnlistener_free(md->ctl_listener);
-	md->ctl_listener = NULL;
-	unlink(md->conf.control);
+	evconnlistener_free(ctl.listener);
+	ctl.listener = NULL;
+	unlink(ctl.conf->control);
 }

@@ -36,8 +36,23 @@ static struct {
 	uint64_t	 ct_at;		/* mono ns it is armed for, 0: not */
 } ct;
 
+/*
+ * What control_batch_init() was given: the event base, and the
+ * configuration, which a reload overwrites in place.
+ */
+static struct event_base		*base;
+static const struct masterd_config	*conf;
+
 static void	bj_push(struct job *);
 static void	bj_timer_arm(void);
+
+/* Serve batch jobs' clients on base, under configuration c. */
+void
+control_batch_init(struct event_base *b, const struct masterd_config *c)
+{
+	base = b;
+	conf = c;
+}
 
 /* May session s act on job j? */
 static int
@@ -56,9 +71,9 @@ bj_send_opened(struct session *s, uint64_t reqid, struct job *j)
 	o.job = j->j_id;
 	o.acked = BJ(j)->bj_acked;
 	o.seq = j->j_seq;
-	o.max_payload = md->conf.max_payload;
-	o.max_tasks = md->conf.max_job_tasks;
-	o.max_memory = md->conf.max_job_memory;
+	o.max_payload = conf->max_payload;
+	o.max_tasks = conf->max_job_tasks;
+	o.max_memory = conf->max_job_memory;
 	o.state = (char *)(uintptr_t)job_state_name(j->j_state);
 	env.id = reqid;
 	env.body_case = R3Q__ENVELOPE__BODY_JOB_OPENED;
@@ -132,7 +147,7 @@ bj_timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	ct.ct_at = 0;
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_drv != &job_batch_driver || BJ(j) == NULL ||
 		    BJ(j)->bj_deadline == 0 || BJ(j)->bj_deadline > now)
 			continue;
@@ -150,7 +165,7 @@ bj_timer_arm(void)
 	struct timeval	 tv;
 	uint64_t	 at = 0, now, ns;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_drv == &job_batch_driver && BJ(j) != NULL &&
 		    BJ(j)->bj_deadline != 0 && (at == 0 ||
 		    BJ(j)->bj_deadline < at))
@@ -158,7 +173,7 @@ bj_timer_arm(void)
 	if (at == ct.ct_at)
 		return;
 	if (ct.ct_ev == NULL &&
-	    (ct.ct_ev = evtimer_new(md->base, bj_timeout_cb, NULL)) == NULL)
+	    (ct.ct_ev = evtimer_new(base, bj_timeout_cb, NULL)) == NULL)
 		fatal("%s", __func__);
 	ct.ct_at = at;
 	if (at == 0) {
@@ -178,7 +193,7 @@ bj_session_gone(struct session *s)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_drv == &job_batch_driver) {
 			if (BJ(j)->bj_session == s)
 				bj_wait(j);
@@ -193,7 +208,7 @@ bj_attached(const struct session *s)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_drv == &job_batch_driver &&
 		    (BJ(j)->bj_session == s || BJ(j)->bj_close_s == s))
 			return (1);
@@ -290,11 +305,11 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	isnew = xcalloc(st->n_tasks + 1, 1);
 	for (i = 0; i < st->n_tasks; i++) {
 		ts = st->tasks[i];
-		if (ts->payload.len > md->conf.max_payload) {
+		if (ts->payload.len > conf->max_payload) {
 			session_error_soft(s, reqid, "task %llu: payload of "
 			    "%zu bytes is over max_payload (%llu)",
 			    (unsigned long long)ts->key, ts->payload.len,
-			    (unsigned long long)md->conf.max_payload);
+			    (unsigned long long)conf->max_payload);
 			goto out;
 		}
 		if (ts->priority < INT32_MIN || ts->priority > INT32_MAX) {
@@ -548,7 +563,7 @@ bj_push(struct job *j)
 		return;
 	while (bj->bj_sent < j->j_seq) {
 		if (evbuffer_get_length(bufferevent_get_output(s->s_bev)) >=
-		    md->conf.client_buffer) {
+		    conf->client_buffer) {
 			session_pause(s);
 			break;
 		}
@@ -637,7 +652,7 @@ bj_flush(void)
 	struct job	*j;
 	struct bjob	*bj;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_drv != &job_batch_driver || (bj = BJ(j)) == NULL)
 			continue;
 		if (bj->bj_ndone > 0)
@@ -656,7 +671,7 @@ bj_writable(struct session *s)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_drv == &job_batch_driver && BJ(j)->bj_session == s)
 			bj_push(j);
 }

@@ -21,10 +21,13 @@
 
 /*
  * The journal's timers, owned by this file from job_journal_open() to
- * job_journal_close(); cj_rewound: the jobs were reloaded since the last
- * failure.
+ * job_journal_close(), with the event base and the configuration (which
+ * a reload overwrites in place) it was given there; cj_rewound: the jobs
+ * were reloaded since the last failure.
  */
 static struct {
+	struct event_base		*cj_base;
+	const struct masterd_config	*cj_conf;
 	struct event	*cj_retry;	/* the rewind, then retries */
 	struct event	*cj_commit;	/* journal_delay's commit */
 	struct event	*cj_prune;	/* journal_retention */
@@ -68,20 +71,21 @@ cj_committed(void)
 void
 job_journal_due(void)
 {
+	struct journal	*jl = job_journal_handle();
 	struct timeval	 tv;
 
 	/* Stalled: the rewind and its retries (cj_retry) see to it. */
-	if (md->journal == NULL || job_journal_stalled() ||
-	    !journal_pending(md->journal))
+	if (jl == NULL || job_journal_stalled() ||
+	    !journal_pending(jl))
 		return;
-	if (md->conf.journal_delay == 0 || cj.cj_commit == NULL) {
+	if (cj.cj_conf->journal_delay == 0 || cj.cj_commit == NULL) {
 		(void)job_journal_commit();
 		return;
 	}
 	/* Armed already: it fires within journal_delay of the first write. */
 	if (!evtimer_pending(cj.cj_commit, NULL)) {
-		tv.tv_sec = (time_t)(md->conf.journal_delay / 1000);
-		tv.tv_usec = (suseconds_t)(md->conf.journal_delay % 1000) *
+		tv.tv_sec = (time_t)(cj.cj_conf->journal_delay / 1000);
+		tv.tv_usec = (suseconds_t)(cj.cj_conf->journal_delay % 1000) *
 		    1000;
 		if (evtimer_add(cj.cj_commit, &tv) == -1)
 			(void)job_journal_commit();
@@ -125,7 +129,7 @@ cj_release(void)
 {
 	struct session	*s;
 
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+	for (s = session_first(); s != NULL; s = session_next(s)) {
 		if (!s->s_jheld)
 			continue;
 		s->s_jheld = 0;
@@ -152,7 +156,7 @@ cj_rewind(void)
 	int		 rc;
 
  again:
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+	for (s = session_first(); s != NULL; s = session_next(s)) {
 		if (s->s_worker != NULL || job_batch_attached(s)) {
 			if (s->s_worker != NULL)
 				nw++;
@@ -170,8 +174,8 @@ cj_rewind(void)
 		return (-1);
 	cj.cj_rewound = 1;
 	log_info("journal %s: back to what it holds: %zu jobs reloaded, %zu "
-	    "workers and %zu clients dropped", journal_path(md->journal),
-	    njobs, nw, nc);
+	    "workers and %zu clients dropped",
+	    journal_path(job_journal_handle()), njobs, nw, nc);
 	masterd_status();
 	return (0);
 }
@@ -193,8 +197,8 @@ cj_retry_cb(evutil_socket_t fd, short ev, void *arg)
 		cj_release();
 		return;
 	}
-	tv.tv_sec = md->conf.journal_retry / 1000;
-	tv.tv_usec = (md->conf.journal_retry % 1000) * 1000;
+	tv.tv_sec = cj.cj_conf->journal_retry / 1000;
+	tv.tv_usec = (cj.cj_conf->journal_retry % 1000) * 1000;
 	evtimer_add(cj.cj_retry, &tv);
 }
 
@@ -209,28 +213,29 @@ cj_prune_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
- * Start the jobs: the control side's hooks (control_init()), then the
- * journal (its directory made) with its timers, resuming what it holds
+ * Start the jobs on base, under configuration c: the journal (its
+ * directory made) with its timers, resuming what it holds
  * (job_journal_load()).  -1 (logged) if the journal cannot be used.
  */
 int
-job_journal_open(void)
+job_journal_open(struct event_base *base, const struct masterd_config *c)
 {
 	struct timeval	 tv = { 3600, 0 };
 
-	control_init();
-	if (strcmp(md->conf.journal, "none") == 0)
+	cj.cj_base = base;
+	cj.cj_conf = c;
+	if (strcmp(cj.cj_conf->journal, "none") == 0)
 		return (0);
-	masterd_mkparent(md->conf.journal, 0750, "journal");
-	if ((cj.cj_retry = evtimer_new(md->base, cj_retry_cb, NULL)) == NULL)
+	masterd_mkparent(cj.cj_conf->journal, 0750, "journal");
+	if ((cj.cj_retry = evtimer_new(cj.cj_base, cj_retry_cb, NULL)) == NULL)
 		fatalx("cannot make the journal's retry timer");
-	if ((cj.cj_commit = evtimer_new(md->base, cj_commit_cb,
+	if ((cj.cj_commit = evtimer_new(cj.cj_base, cj_commit_cb,
 	    NULL)) == NULL)
 		fatalx("cannot make the journal's commit timer");
 	job_journal_hooks(cj_stalled, cj_committed);
-	if (job_journal_load() == -1)
+	if (job_journal_load(c) == -1)
 		return (-1);
-	cj.cj_prune = event_new(md->base, -1, EV_PERSIST, cj_prune_cb, NULL);
+	cj.cj_prune = event_new(cj.cj_base, -1, EV_PERSIST, cj_prune_cb, NULL);
 	if (cj.cj_prune == NULL || evtimer_add(cj.cj_prune, &tv) == -1)
 		fatalx("cannot arm the journal_retention timer");
 	return (0);

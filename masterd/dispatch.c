@@ -674,7 +674,7 @@ dispatch_worker_drain(struct worker *w, uint64_t now)
 
 /* What worker w holds and runs now, as the core counts. */
 void
-dispatch_worker_load(struct worker *w, uint32_t *held, uint32_t *running)
+dispatch_worker_load(const struct worker *w, uint32_t *held, uint32_t *running)
 {
 	sched_worker_load(dp.core, w->w_id, held, running);
 }
@@ -688,14 +688,14 @@ dispatch_stats(struct sched_stats *st)
 
 /* The core's estimates of worker w (its rate, round trip); -1: none. */
 int
-dispatch_worker_estimate(struct worker *w, struct sched_estimate *est)
+dispatch_worker_estimate(const struct worker *w, struct sched_estimate *est)
 {
 	return (sched_worker_estimate(dp.core, w->w_id, est));
 }
 
 /* The core's suspicions of worker w; -1: none. */
 int
-dispatch_worker_fault(struct worker *w, struct sched_fault_info *fi)
+dispatch_worker_fault(const struct worker *w, struct sched_fault_info *fi)
 {
 	return (sched_worker_fault(dp.core, w->w_id, fi));
 }

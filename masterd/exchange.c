@@ -865,7 +865,7 @@ x_client_done(void *arg, const struct exchange_result *r)
 static uint32_t *
 x_capable(size_t *np)
 {
-	uint32_t	*w = xcalloc(md->maxworkers + 1, sizeof(*w));
+	uint32_t	*w = xcalloc(worker_ids() + 1, sizeof(*w));
 	struct worker	*wk;
 	uint32_t	 i = 0;
 

@@ -44,6 +44,22 @@ static struct {
 static uint64_t	 next_batch = 1;
 
 /*
+ * The job list and the ids handed out, owned by this file (others walk
+ * the list with job_first() and job_next()), the offset of the wall
+ * clock from the monotonic one, and what the layer was given at start
+ * (job_init()): the core, and the configuration, which a reload
+ * overwrites in place.
+ */
+static struct {
+	struct joblist			 list;
+	uint64_t			 next_job;
+	uint64_t			 next_task;
+	uint64_t			 wall_off;	/* wall ns - mono ns */
+	struct sched			*sched;
+	const struct masterd_config	*conf;
+} jobs;
+
+/*
  * What the job layer leaves the control side to do (job_mark()): news
  * kept for control_tell at the flush, and wake, which the control side
  * registered (job_wake_set()) and which is told at once of any mark.
@@ -74,6 +90,79 @@ static struct scratch	*scratch;
 
 static void	job_trace_free(struct job *);
 static void	job_batch_free(struct job_batch *);
+
+/* Start the job layer over the core sched, under configuration c. */
+void
+job_init(struct sched *sched, const struct masterd_config *c)
+{
+	TAILQ_INIT(&jobs.list);
+	jobs.next_job = 1;
+	jobs.next_task = 1;
+	jobs.wall_off = wall_ns() - mono_ns();
+	jobs.sched = sched;
+	jobs.conf = c;
+}
+
+/* Take task idx of b out of the core; -1 if the core had it no more. */
+int
+job_task_cancel(struct job_batch *b, size_t idx)
+{
+	return (sched_task_cancel(jobs.sched, job_task_id(b, idx),
+	    mono_ns()));
+}
+
+/* How many workers offer kind now, as the core counts them. */
+size_t
+job_kind_workers(uint32_t kind)
+{
+	return (sched_kind_workers(jobs.sched, kind));
+}
+
+/* The first job of the list (the oldest); NULL if there is none. */
+struct job *
+job_first(void)
+{
+	return (TAILQ_FIRST(&jobs.list));
+}
+
+/* The job after j on the list; NULL after the last. */
+struct job *
+job_next(const struct job *j)
+{
+	return (TAILQ_NEXT(j, j_entry));
+}
+
+/* A job made from the journal (job_journal.c) joins the list. */
+void
+job_adopt(struct job *j)
+{
+	TAILQ_INSERT_TAIL(&jobs.list, j, j_entry);
+}
+
+/* The next job id and the next task id to hand out. */
+void
+job_ids(uint64_t *next_job, uint64_t *next_task)
+{
+	*next_job = jobs.next_job;
+	*next_task = jobs.next_task;
+}
+
+/* Hand out no job id below next_job and no task id below next_task. */
+void
+job_ids_raise(uint64_t next_job, uint64_t next_task)
+{
+	if (next_job > jobs.next_job)
+		jobs.next_job = next_job;
+	if (next_task > jobs.next_task)
+		jobs.next_task = next_task;
+}
+
+/* The wall clock's ns at monotonic ns mono, as the journal keeps it. */
+uint64_t
+job_wall(uint64_t mono)
+{
+	return (mono + jobs.wall_off);
+}
 
 const char *
 job_state_name(enum job_state st)
@@ -108,16 +197,16 @@ job_kind_unavailable(uint32_t id)
 	size_t			 i, n = 0;
 
 	if ((why = kind_why(id)) == NULL ||
-	    sched_kind_workers(md->sched, id) > 0)
+	    sched_kind_workers(jobs.sched, id) > 0)
 		return;
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	TAILQ_FOREACH(j, &jobs.list, j_entry) {
 		if (j->j_state != JOB_RUNNING)
 			continue;
 		TAILQ_FOREACH(b, &j->j_batches, b_entry) {
 			if (!b->b_live || b->b_kind != id)
 				continue;
 			for (i = 0; i < b->b_n; i++)
-				if (sched_task_cancel(md->sched,
+				if (sched_task_cancel(jobs.sched,
 				    job_task_id(b, i), now) == 0) {
 					job_outcome(b, i, OUTCOME_FAILED,
 					    why);
@@ -169,7 +258,7 @@ job_go_on(void)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	TAILQ_FOREACH(j, &jobs.list, j_entry)
 		if (j->j_more) {
 			j->j_more = 0;
 			j->j_drv->d_more(j);
@@ -281,7 +370,7 @@ job_find(uint64_t id)
 {
 	struct job	*j;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	TAILQ_FOREACH(j, &jobs.list, j_entry)
 		if (j->j_id == id)
 			return (j);
 	return (NULL);
@@ -293,7 +382,7 @@ job_free(struct job *j)
 {
 	struct job_batch	*b;
 
-	TAILQ_REMOVE(&md->jobs, j, j_entry);
+	TAILQ_REMOVE(&jobs.list, j, j_entry);
 	while ((b = TAILQ_FIRST(&j->j_batches)) != NULL)
 		job_batch_free(b);
 	if (j->j_drv->d_free != NULL)
@@ -311,10 +400,10 @@ job_trim(void)
 	struct job	*j, *next;
 	size_t		 n = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	TAILQ_FOREACH(j, &jobs.list, j_entry)
 		if (j->j_state != JOB_RUNNING)
 			n++;
-	for (j = TAILQ_FIRST(&md->jobs); j != NULL && n > JOBS_KEEP;
+	for (j = TAILQ_FIRST(&jobs.list); j != NULL && n > JOBS_KEEP;
 	    j = next) {
 		next = TAILQ_NEXT(j, j_entry);
 		if (j->j_state != JOB_RUNNING) {
@@ -324,14 +413,20 @@ job_trim(void)
 	}
 }
 
-/* The settings of a job whose client chose none: masterd.conf's. */
+/*
+ * The settings of a job whose client chose none: masterd.conf's (its
+ * names checked when the file was read).
+ */
 void
 job_sched_default(struct job_sched *js)
 {
-	js->js_policy = md->policy;
-	js->js_qf = md->queue_factor;
-	js->js_balance = md->balance;
-	js->js_verify = md->conf.verify;
+	js->js_policy = SCHED_POLICY_R3Q;
+	(void)sched_policy_parse(jobs.conf->policy, &js->js_policy);
+	js->js_qf = SCHED_QF_AUTO;
+	(void)masterd_parse_qf(jobs.conf->queue_factor, &js->js_qf);
+	js->js_balance = SCHED_BALANCE_NONE;
+	(void)sched_balance_parse(jobs.conf->balance, &js->js_balance);
+	js->js_verify = jobs.conf->verify;
 }
 
 /*
@@ -381,7 +476,7 @@ job_new(const struct job_driver *drv, const struct job_sched *js)
 	job_trim();
 	j = xcalloc(1, sizeof(*j));
 	j->j_drv = drv;
-	j->j_id = md->next_job++;
+	j->j_id = jobs.next_job++;
 	j->j_state = JOB_RUNNING;
 	j->j_policy = js->js_policy;
 	j->j_qf = js->js_qf;
@@ -389,9 +484,9 @@ job_new(const struct job_driver *drv, const struct job_sched *js)
 	j->j_balance = js->js_balance;
 	TAILQ_INIT(&j->j_batches);
 	j->j_start = mono_ns();
-	j->j_start_wall = j->j_start + md->wall_off;
+	j->j_start_wall = job_wall(j->j_start);
 	j->j_submitted = wall_ns() / NS_PER_SEC;
-	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
+	TAILQ_INSERT_TAIL(&jobs.list, j, j_entry);
 	return (j);
 }
 
@@ -511,7 +606,7 @@ job_batch_free(struct job_batch *b)
 	size_t		 i;
 
 	if (b->b_live) {
-		sched_batch_abort(md->sched, b->b_id, mono_ns());
+		sched_batch_abort(jobs.sched, b->b_id, mono_ns());
 		j->j_nlive--;
 	}
 	if (j->j_drv->d_batch_free != NULL)
@@ -550,12 +645,12 @@ job_batch_open(struct job *j, uint32_t kind, uint64_t client)
 	cfg.policy = j->j_policy;
 	cfg.queue_factor = j->j_qf;
 	cfg.kind = kind;
-	cfg.max_attempts = md->conf.max_attempts;
-	cfg.max_kills = md->conf.max_kills;
+	cfg.max_attempts = jobs.conf->max_attempts;
+	cfg.max_kills = jobs.conf->max_kills;
 	cfg.verify = j->j_verify;
 	cfg.balance = j->j_balance;
 	cfg.keep_copies = j->j_keep_copies;
-	if (sched_batch_open(md->sched, b->b_id, &cfg, mono_ns()) == -1)
+	if (sched_batch_open(jobs.sched, b->b_id, &cfg, mono_ns()) == -1)
 		fatal("%s: core refused batch %llu", __func__,
 		    (unsigned long long)b->b_id);
 	b->b_live = 1;
@@ -581,7 +676,7 @@ job_batch_by_gen(const struct job *j, uint32_t gen)
 void
 job_batch_submit(struct job_batch *b, const struct sched_task *t, size_t n)
 {
-	if (n > 0 && sched_batch_add(md->sched, b->b_id, t, n,
+	if (n > 0 && sched_batch_add(jobs.sched, b->b_id, t, n,
 	    mono_ns()) == -1)
 		fatal("%s: core refused tasks of batch %llu", __func__,
 		    (unsigned long long)b->b_id);
@@ -597,10 +692,10 @@ uint64_t
 job_batch_reserve(struct job_batch *b, uint64_t first, size_t n)
 {
 	if (first == 0)
-		first = md->next_task;
-	if (first + n > md->next_task)
-		md->next_task = first + n;
-	job_journal_mark(md->next_task);
+		first = jobs.next_task;
+	if (first + n > jobs.next_task)
+		jobs.next_task = first + n;
+	job_journal_mark(jobs.next_task);
 	if (n > 0)
 		job_range_add(b, first, n, b->b_n);
 	b->b_n += n;
@@ -615,7 +710,7 @@ job_batch_close(struct job_batch *b)
 		return;
 	b->b_closed = 1;
 	if (b->b_live)
-		sched_batch_close(md->sched, b->b_id, mono_ns());
+		sched_batch_close(jobs.sched, b->b_id, mono_ns());
 }
 
 /*
@@ -665,7 +760,7 @@ job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
 	b->b_ended[idx / 8] |= 1u << (idx % 8);
 	if ((old = job_task_why(b, idx, NULL)) != NULL)
 		free(old);
-	if (md->journal != NULL) {
+	if (job_journal_handle() != NULL) {
 		memset(&jr, 0, sizeof(jr));
 		jr.job = j->j_id;
 		jr.gen = b->b_gen;
@@ -675,7 +770,7 @@ job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
 		jr.output = out;
 		jr.outlen = len;
 		jr.error = why;
-		if (journal_result_add(md->journal, &jr) == -1)
+		if (journal_result_add(job_journal_handle(), &jr) == -1)
 			job_journal_error();
 	}
 	j->j_drv->d_result(j, b, idx, seq, o, out, len, why);
@@ -787,7 +882,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	}
 	if (o != SPAN_WITHDRAWN)
 		j->j_execs++;
-	if (md->journal == NULL) {
+	if (job_journal_handle() == NULL) {
 		/* Without a journal, memory bounds what a report can draw. */
 		if (j->j_ntrace >= TRACE_MAX) {
 			if (j->j_ntrace == TRACE_MAX) {
@@ -832,7 +927,7 @@ job_journal_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	js.end_ns = end;
 	js.outcome = (uint32_t)o;
 	js.replica = (uint32_t)replica & (SPAN_F_REPLICA | SPAN_F_MOVED);
-	if (journal_span_add(md->journal, &js) == -1)
+	if (journal_span_add(job_journal_handle(), &js) == -1)
 		job_journal_error();
 }
 
@@ -873,8 +968,8 @@ job_span(struct job *j, struct worker *w, uint32_t gen, size_t idx,
 	if (j->j_state != JOB_RUNNING || (b = job_batch_by_gen(j, gen)) ==
 	    NULL || !b->b_live)
 		return;		/* its batch is measured already */
-	start = r->start_ns > md->wall_off ? r->start_ns - md->wall_off : 0;
-	end = r->end_ns > md->wall_off ? r->end_ns - md->wall_off : 0;
+	start = r->start_ns > jobs.wall_off ? r->start_ns - jobs.wall_off : 0;
+	end = r->end_ns > jobs.wall_off ? r->end_ns - jobs.wall_off : 0;
 	if (b->b_nspans == b->b_spancap) {
 		b->b_spancap = b->b_spancap ? b->b_spancap * 2 : 128;
 		ns = reallocarray(b->b_spans, b->b_spancap, sizeof(*ns));
@@ -910,14 +1005,13 @@ job_measure(struct job *j, struct job_batch *bt,
 		xs[k].ms_start = bt->b_spans[k].x_start;
 		xs[k].ms_end = bt->b_spans[k].x_end;
 	}
-	ws = xcalloc(md->maxworkers + 1, sizeof(*ws));
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL)
-			continue;	/* mw_cpus 0: none */
-		ws[i].mw_cpus = w->w_cpus;
-		ws[i].mw_speed = w->w_speed;
+	ws = xcalloc(worker_ids() + 1, sizeof(*ws));
+	i = 0;
+	while ((w = worker_next(&i)) != NULL) {	/* the others' mw_cpus 0 */
+		ws[w->w_id].mw_cpus = w->w_cpus;
+		ws[w->w_id].mw_speed = w->w_speed;
 	}
-	if (measure_gen(r, xs, bt->b_nspans, ws, md->maxworkers, &m) == -1)
+	if (measure_gen(r, xs, bt->b_nspans, ws, worker_ids(), &m) == -1)
 		fatal("%s", __func__);
 	free(xs);
 	free(ws);
@@ -983,6 +1077,7 @@ job_batch_retire(struct job_batch *b)
 void
 job_end(struct job *j, enum job_state st)
 {
+	struct journal		*jl = job_journal_handle();
 	struct job_batch	*b, *next;
 
 	j->j_state = st;
@@ -993,14 +1088,14 @@ job_end(struct job *j, enum job_state st)
 	for (b = TAILQ_FIRST(&j->j_batches); b != NULL; b = next) {
 		next = TAILQ_NEXT(b, b_entry);
 		if (b->b_live) {
-			sched_batch_abort(md->sched, b->b_id, mono_ns());
+			sched_batch_abort(jobs.sched, b->b_id, mono_ns());
 			job_batch_retire(b);
 		}
 	}
 	job_journal_put(j);
 	/* Its results were only needed to resume it. */
-	if (md->journal != NULL && (j->j_drv->d_flags & JD_DROP_RESULTS) &&
-	    journal_results_drop(md->journal, j->j_id) == -1)
+	if (jl != NULL && (j->j_drv->d_flags & JD_DROP_RESULTS) &&
+	    journal_results_drop(jl, j->j_id) == -1)
 		job_journal_error();
 	job_journal_commit();
 	job_mark(JOB_NEWS_TELL | JOB_NEWS_STATUS);
@@ -1069,7 +1164,7 @@ void
 job_batch_finished(struct job_batch *b)
 {
 	if (b->b_live)
-		sched_batch_abort(md->sched, b->b_id, mono_ns());
+		sched_batch_abort(jobs.sched, b->b_id, mono_ns());
 	job_batch_over(b, NULL);
 }
 
@@ -1080,7 +1175,7 @@ job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 	struct job		*j;
 	struct job_batch	*b;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	TAILQ_FOREACH(j, &jobs.list, j_entry) {
 		if (j->j_state != JOB_RUNNING || j->j_nlive == 0)
 			continue;
 		TAILQ_FOREACH(b, &j->j_batches, b_entry)
@@ -1097,7 +1192,7 @@ job_forget_all(void)
 {
 	struct job	*j;
 
-	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
+	while ((j = TAILQ_FIRST(&jobs.list)) != NULL)
 		job_free(j);
 }
 
@@ -1107,7 +1202,7 @@ job_free_all(void)
 {
 	struct job	*j;
 
-	while ((j = TAILQ_FIRST(&md->jobs)) != NULL)
+	while ((j = TAILQ_FIRST(&jobs.list)) != NULL)
 		job_free(j);
 	job_scratch_reset(1);
 	job_pushes_clear();

@@ -242,7 +242,7 @@ bj_batch_journal(const struct job_batch *b)
 {
 	struct journal_batch	 jb;
 
-	if (md->journal == NULL)
+	if (job_journal_handle() == NULL)
 		return;
 	memset(&jb, 0, sizeof(jb));
 	jb.job = b->b_job->j_id;
@@ -250,7 +250,7 @@ bj_batch_journal(const struct job_batch *b)
 	jb.client = b->b_client;
 	jb.kind = kind_name(b->b_kind);
 	jb.closed = b->b_closed;
-	if (journal_batch_put(md->journal, &jb) == -1)
+	if (journal_batch_put(job_journal_handle(), &jb) == -1)
 		job_journal_error();
 }
 
@@ -269,7 +269,7 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
 
 	first = job_batch_reserve(b, 0, n);
 	t = xcalloc(n + 1, sizeof(*t));
-	if (journal && md->journal != NULL)
+	if (journal && job_journal_handle() != NULL)
 		jt = xcalloc(n + 1, sizeof(*jt));
 	for (i = 0; i < n; i++) {
 		bb->bb_payload[idx0 + i] = payloads[i];
@@ -299,7 +299,7 @@ bj_batch_add(struct job_batch *b, const uint64_t *keys, uint8_t **payloads,
 		nt++;
 	}
 	/* The frame's tasks are one row of the journal. */
-	if (jt != NULL && journal_tasks_add(md->journal, jt, n) == -1)
+	if (jt != NULL && journal_tasks_add(job_journal_handle(), jt, n) == -1)
 		job_journal_error();
 	free(jt);
 	/* Those over already (a resumed job) need no payload. */
@@ -395,8 +395,7 @@ bj_cancel_keys(struct job *j, const uint64_t *keys, size_t n)
 		bb = b->b_ds;
 		if (bb->bb_over[idx])
 			continue;
-		(void)sched_task_cancel(md->sched, job_task_id(b, idx),
-		    mono_ns());
+		(void)job_task_cancel(b, idx);
 		job_outcome(b, idx, OUTCOME_CANCELLED, "cancelled by the "
 		    "client");
 	}
@@ -780,6 +779,8 @@ static int
 bj_load_rows(struct job *j, struct bj_load *l, int ended_only, char *err,
     size_t errlen)
 {
+	struct journal	*jl = job_journal_handle();
+
 	memset(l, 0, sizeof(*l));
 	l->l_job = j;
 	l->l_acked = BJ(j)->bj_acked;
@@ -787,12 +788,12 @@ bj_load_rows(struct job *j, struct bj_load *l, int ended_only, char *err,
 	u64map_init(&l->l_ended);
 	u64map_init(&l->l_tkeys);
 	u64map_init(&l->l_clients);
-	if (journal_load_batches(md->journal, j->j_id, bj_load_batch,
+	if (journal_load_batches(jl, j->j_id, bj_load_batch,
 	    l) == -1 ||
-	    journal_load_results(md->journal, j->j_id, bj_load_result,
+	    journal_load_results(jl, j->j_id, bj_load_result,
 	    l) == -1 ||
-	    journal_load_tasks(md->journal, j->j_id, bj_load_task, l) == -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
+	    journal_load_tasks(jl, j->j_id, bj_load_task, l) == -1) {
+		snprintf(err, errlen, "%s", journal_error(jl));
 		return (-1);
 	}
 	return (0);

@@ -60,9 +60,7 @@ bnb_job_cpus(void)
 	uint32_t		 i, kind;
 
 	if (kind_find("pfsp", &kind) == 0)
-		for (i = 0; i < md->maxworkers; i++) {
-			if ((w = md->workers[i]) == NULL)
-				continue;
+		for (i = 0; (w = worker_next(&i)) != NULL;) {
 			for (k = 0; k < w->w_nkinds; k++)
 				if (w->w_kinds[k] == kind) {
 					cpus += w->w_cpus;
@@ -146,9 +144,7 @@ bnb_job_push(struct job *j, const uint64_t *donate, size_t ndonate)
 	ids = xcalloc(n, sizeof(*ids));
 	for (k = 0; k < n; k++)
 		ids[k] = bj->bj_live[k].l_id;
-	for (i = 0; i < md->maxworkers; i++) {
-		if ((w = md->workers[i]) == NULL)
-			continue;
+	for (i = 0; (w = worker_next(&i)) != NULL;) {
 		for (k = 0; k < w->w_nkinds; k++)
 			if (w->w_kinds[k] == kind)
 				break;

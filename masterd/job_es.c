@@ -92,12 +92,12 @@ job_es_set_params(struct job *j, const R3q__EsParams *p)
 static size_t
 job_es_chunk(int first)
 {
+	struct worker	*w;
 	size_t		 cpus = 0, n;
-	uint32_t	 i;
+	uint32_t	 i = 0;
 
-	for (i = 0; i < md->maxworkers; i++)
-		if (md->workers[i] != NULL)
-			cpus += md->workers[i]->w_cpus;
+	while ((w = worker_next(&i)) != NULL)
+		cpus += w->w_cpus;
 	n = cpus * EJ_CHUNK_CPU;
 	if (first)
 		return (n > EJ_FIRST_MIN ? n : EJ_FIRST_MIN);
@@ -471,6 +471,7 @@ static int
 job_es_replay(struct job *j, const struct journal_job *row, char *err,
     size_t errlen)
 {
+	struct journal	*jl = job_journal_handle();
 	struct es_job	*ej = EJ(j);
 	struct es_load	 el;
 	uint8_t		*have;
@@ -479,9 +480,9 @@ job_es_replay(struct job *j, const struct journal_job *row, char *err,
 	int		 rc = -1;
 
 	memset(&el, 0, sizeof(el));
-	if (journal_load_results(md->journal, j->j_id, job_es_load_result,
+	if (journal_load_results(jl, j->j_id, job_es_load_result,
 	    &el) == -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
+		snprintf(err, errlen, "%s", journal_error(jl));
 		goto out;
 	}
 	for (gen = 0; gen < row->gen; gen++) {

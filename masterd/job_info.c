@@ -88,7 +88,7 @@ job_waiting(const struct job *j, char *buf, size_t len)
 	}
 	TAILQ_FOREACH(b, &j->j_batches, b_entry)
 		if (b->b_live && b->b_nover < b->b_n &&
-		    sched_kind_workers(md->sched, b->b_kind) == 0) {
+		    job_kind_workers(b->b_kind) == 0) {
 			snprintf(buf, len, "no worker offers kind %s",
 			    kind_name(b->b_kind));
 			return;
@@ -186,7 +186,8 @@ job_trace_span(void *arg, const struct journal_span *js)
 int
 job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
 {
-	size_t	 i, n;
+	struct journal	*jl = job_journal_handle();
+	size_t		 i, n;
 
 	r3q__job_trace__init(t);
 	t->info = xcalloc(1, sizeof(*t->info));
@@ -196,7 +197,7 @@ job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
 	t->workers = xcalloc(j->j_nroster + 1, sizeof(*t->workers));
 	for (i = 0; i < j->j_nroster; i++)
 		t->workers[i] = &j->j_roster[i];
-	if (md->journal == NULL) {
+	if (jl == NULL) {
 		n = j->j_ntrace < TRACE_MAX ? j->j_ntrace : TRACE_MAX;
 		t->spans = xcalloc(n + 1, sizeof(*t->spans));
 		for (i = 0; i < n; i++) {
@@ -207,9 +208,9 @@ job_trace(const struct job *j, R3q__JobTrace *t, char *err, size_t errlen)
 		t->n_spans = n;
 		return (0);
 	}
-	if (journal_load_spans(md->journal, j->j_id, job_trace_span, t) ==
+	if (journal_load_spans(jl, j->j_id, job_trace_span, t) ==
 	    -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
+		snprintf(err, errlen, "%s", journal_error(jl));
 		job_trace_clear(t);
 		return (-1);
 	}

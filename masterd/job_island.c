@@ -424,7 +424,7 @@ island_job_go(struct job *j)
  * bit of the answer: it is logged, counted (exchanges_failed) and the job
  * goes on.  The time from an exchange's start to its end is the job's
  * time in migration (migration_ns).  What it needs: exchange_start(),
- * exchange_cancel(), exchange_capable(), and md->workers[wid] (a
+ * exchange_cancel(), exchange_capable(), and worker_get(wid) (a
  * worker's id from j->j_out_wid, recorded per island in ij_wid).
  */
 #include "exchange.h"
@@ -478,8 +478,7 @@ island_exchange_hook(struct job *j)
 	if (ij->ij_params.migrant_bytes == 0)
 		return (0);
 	for (a = 0; a < ij->ij_p.islands; a++) {
-		w = ij->ij_wid[a] < md->maxworkers ? md->workers[ij->ij_wid[a]] :
-		    NULL;
+		w = worker_get(ij->ij_wid[a]);
 		if (w == NULL || !exchange_capable(w))
 			return (0);
 		for (x = 0; x < n && wids[x] != ij->ij_wid[a]; x++)
@@ -639,6 +638,7 @@ static int
 island_job_load(struct job *j, const struct journal_job *row,
     const R3q__JobState *st, char *err, size_t errlen)
 {
+	struct journal		*jl = job_journal_handle();
 	struct island_job	*ij;
 	R3q__IslandInfo		*in;
 	struct island_load	 il;
@@ -705,9 +705,9 @@ island_job_load(struct job *j, const struct journal_job *row,
 	memset(&il, 0, sizeof(il));
 	il.j = j;
 	il.gen = row->gen;
-	if (journal_load_results(md->journal, j->j_id,
+	if (journal_load_results(jl, j->j_id,
 	    island_job_load_result, &il) == -1) {
-		snprintf(err, errlen, "%s", journal_error(md->journal));
+		snprintf(err, errlen, "%s", journal_error(jl));
 		return (-1);
 	}
 	if (il.bad) {

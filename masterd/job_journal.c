@@ -30,17 +30,25 @@
 					   full disk */
 
 /*
- * The journal's state beyond md->journal, owned by this file: the mark of
- * the task ids journaled ahead, and the stall (md->jstalled, md->jwhy and
- * md->jstalls, which the status, the metrics and the joins read, are set
- * here too).  The hooks are the control side's (job_journal_hooks()).
+ * The journal's state, owned by this file: its handle (others take it
+ * from job_journal_handle()), the mark of the task ids journaled ahead,
+ * and the stall, which the status, the metrics and the joins read
+ * through job_journal_stalled() and job_journal_stall_text().  The hooks
+ * are the control side's (job_journal_hooks()).
  */
 static struct {
+	struct journal	 *jj_journal;	/* NULL: journal = none */
+	int		  jj_stall;	/* cannot be written:
+					   job_journal_stall() */
+	uint64_t	  jj_stalls;	/* times it stalled */
+	char		  jj_why[1024];	/* what failed, path and all */
 	uint64_t	  jj_mark;	/* ids below it may have been handed
 					   out */
 	int		  jj_code;	/* SQLite's code of the stall */
 	uint64_t	  jj_since;	/* mono ns it stalled */
 	int		  jj_reloading;	/* the jobs are being reloaded */
+	/* the configuration job_journal_load() was given */
+	const struct masterd_config *jj_conf;
 	void		(*jj_stalled)(int);
 	void		(*jj_committed)(void);
 } jst;
@@ -63,12 +71,13 @@ job_journal_hooks(void (*stalled)(int), void (*committed)(void))
 void
 job_journal_put(struct job *j)
 {
-	struct journal		*jl = md->journal;
+	struct journal		*jl = jst.jj_journal;
 	struct journal_job	 jj;
 	struct job_batch	*b, *cur = NULL;
 	R3q__JobState		 st = R3Q__JOB_STATE__INIT;
 	R3q__WorkerSeen		**roster;
 	uint8_t			*params, *extra;
+	uint64_t		 nj, nt;
 	size_t			 i;
 
 	if (jl == NULL)
@@ -98,7 +107,7 @@ job_journal_put(struct job *j)
 	jj.params = params;
 	snprintf(jj.state, sizeof(jj.state), "%s", job_state_name(j->j_state));
 	jj.submitted_ns = j->j_start_wall;
-	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : j->j_end + md->wall_off;
+	jj.ended_ns = j->j_state == JOB_RUNNING ? 0 : job_wall(j->j_end);
 	/* The oldest live batch: where a resumed es job starts again. */
 	TAILQ_FOREACH(b, &j->j_batches, b_entry)
 		if (b->b_live && (cur == NULL || b->b_gen < cur->b_gen))
@@ -110,10 +119,11 @@ job_journal_put(struct job *j)
 	extra = xcalloc(1, jj.extralen + 1);
 	r3q__job_state__pack(&st, extra);
 	jj.extra = extra;
+	job_ids(&nj, &nt);
 	if (journal_job_put(jl, &jj) == -1 ||
-	    journal_meta_set(jl, "next_job", md->next_job) == -1 ||
-	    journal_meta_set(jl, "next_task", md->next_task >
-	    jst.jj_mark ? md->next_task : jst.jj_mark) == -1)
+	    journal_meta_set(jl, "next_job", nj) == -1 ||
+	    journal_meta_set(jl, "next_task", nt > jst.jj_mark ? nt :
+	    jst.jj_mark) == -1)
 		job_journal_error();
 	free(params);
 	free(extra);
@@ -128,13 +138,13 @@ job_journal_gen(const struct job *j, const struct gen_report *g)
 	uint8_t		 buf[256];
 	size_t		 len;
 
-	if (md->journal == NULL)
+	if (jst.jj_journal == NULL)
 		return;
 	job_gen_pb(j, g, &pb);
 	if ((len = r3q__gen_report__get_packed_size(&pb)) > sizeof(buf))
 		fatalx("%s: report of %zu bytes", __func__, len);
 	r3q__gen_report__pack(&pb, buf);
-	if (journal_gen_put(md->journal, j->j_id, g->g_gen, buf, len) == -1)
+	if (journal_gen_put(jst.jj_journal, j->j_id, g->g_gen, buf, len) == -1)
 		job_journal_error();
 }
 
@@ -147,10 +157,10 @@ job_journal_gen(const struct job *j, const struct gen_report *g)
 void
 job_journal_mark(uint64_t next)
 {
-	if (md->journal == NULL || next <= jst.jj_mark)
+	if (jst.jj_journal == NULL || next <= jst.jj_mark)
 		return;
 	jst.jj_mark = next + TASK_MARK_BLOCK;
-	if (journal_meta_set(md->journal, "next_task", jst.jj_mark) == -1)
+	if (journal_meta_set(jst.jj_journal, "next_task", jst.jj_mark) == -1)
 		job_journal_error();
 }
 
@@ -162,9 +172,9 @@ job_journal_mark(uint64_t next)
 int
 job_journal_commit(void)
 {
-	if (md->journal == NULL)
+	if (jst.jj_journal == NULL)
 		return (0);
-	if (journal_commit(md->journal) == -1) {
+	if (journal_commit(jst.jj_journal) == -1) {
 		job_journal_error();
 		return (-1);
 	}
@@ -180,11 +190,11 @@ job_journal_commit(void)
 void
 job_journal_error(void)
 {
-	if (journal_failed(md->journal)) {
+	if (journal_failed(jst.jj_journal)) {
 		job_journal_stall();
 		return;
 	}
-	log_warnx("%s", journal_error(md->journal));
+	log_warnx("%s", journal_error(jst.jj_journal));
 }
 
 /*
@@ -222,37 +232,58 @@ job_journal_stall(void)
 	/* A reload's own writes: rolled back after it, see the rewind. */
 	if (jst.jj_reloading)
 		return;
-	if (!md->jstalled) {
+	if (!jst.jj_stall) {
 		first = 1;
-		md->jstalled = 1;
+		jst.jj_stall = 1;
 		jst.jj_since = mono_ns();
-		md->jstalls++;
-		jst.jj_code = journal_failed(md->journal);
-		snprintf(md->jwhy, sizeof(md->jwhy), "%s",
-		    journal_error(md->journal));
+		jst.jj_stalls++;
+		jst.jj_code = journal_failed(jst.jj_journal);
+		snprintf(jst.jj_why, sizeof(jst.jj_why), "%s",
+		    journal_error(jst.jj_journal));
 		conf_format_duration(retry, sizeof(retry),
-		    md->conf.journal_retry);
+		    jst.jj_conf->journal_retry);
 		log_warnx("%s: the journal is stalled: no result is taken and "
 		    "no task assigned until it can be written again (tried "
-		    "every %s)", md->jwhy, retry);
+		    "every %s)", jst.jj_why, retry);
 	}
 	/* The rewind, at once; then the retries. */
 	if (jst.jj_stalled != NULL)
 		jst.jj_stalled(first);
 }
 
+/* The journal, or NULL if masterd runs without one (journal = none). */
+struct journal *
+job_journal_handle(void)
+{
+	return (jst.jj_journal);
+}
+
 /* Is the journal stalled? */
 int
 job_journal_stalled(void)
 {
-	return (md->jstalled);
+	return (jst.jj_stall);
+}
+
+/* Times the journal stalled since masterd started (metrics). */
+uint64_t
+job_journal_stalls(void)
+{
+	return (jst.jj_stalls);
+}
+
+/* What failed, path and all, while the journal is stalled; else NULL. */
+const char *
+job_journal_stall_text(void)
+{
+	return (jst.jj_stall ? jst.jj_why : NULL);
 }
 
 /* SQLite's words for why the journal is stalled; NULL if it is not. */
 const char *
 job_journal_stall_why(void)
 {
-	return (md->jstalled ? journal_errstr(jst.jj_code) : NULL);
+	return (jst.jj_stall ? journal_errstr(jst.jj_code) : NULL);
 }
 
 /*
@@ -265,7 +296,7 @@ job_journal_stall_why(void)
 int
 job_journal_reload(size_t *njobs)
 {
-	struct journal	*jl = md->journal;
+	struct journal	*jl = jst.jj_journal;
 	struct job	*j;
 	uint64_t	 v;
 	int		 rc;
@@ -295,7 +326,7 @@ job_journal_reload(size_t *njobs)
 		jst.jj_mark = v;
 	else
 		jst.jj_mark = 0;
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		(*njobs)++;
 	return (0);
 }
@@ -313,7 +344,7 @@ job_journal_room(void)
 
 	if (!journal_is_full(jst.jj_code))
 		return (1);
-	snprintf(dir, sizeof(dir), "%s", md->conf.journal);
+	snprintf(dir, sizeof(dir), "%s", jst.jj_conf->journal);
 	if ((slash = strrchr(dir, '/')) == NULL)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == dir)
@@ -332,14 +363,14 @@ job_journal_room(void)
 int
 job_journal_resume(void)
 {
-	struct journal	*jl = md->journal;
+	struct journal	*jl = jst.jj_journal;
 	char		 took[32];
 
 	if ((journal_failed(jl) &&
 	    journal_rollback(jl) == -1) ||
 	    !job_journal_room() || journal_probe(jl) == -1)
 		return (-1);
-	md->jstalled = 0;
+	jst.jj_stall = 0;
 	conf_format_duration(took, sizeof(took),
 	    (mono_ns() - jst.jj_since) / NS_PER_MS);
 	log_info("journal %s can be written again, after %s: resuming "
@@ -352,14 +383,16 @@ job_journal_resume(void)
 void
 job_journal_prune(void)
 {
-	struct journal	*jl = md->journal;
-	uint64_t	 keep = md->conf.journal_retention * NS_PER_MS;
-	uint64_t	 now = wall_ns();
+	struct journal	*jl = jst.jj_journal;
+	uint64_t	 keep, now = wall_ns();
 	size_t		 n;
 
-	if (jl == NULL || keep == 0 || keep >= now)
+	if (jl == NULL)
 		return;
-	if (md->jstalled)
+	keep = jst.jj_conf->journal_retention * NS_PER_MS;
+	if (keep == 0 || keep >= now)
+		return;
+	if (jst.jj_stall)
 		return;
 	if (journal_prune(jl, now - keep, &n) == -1 ||
 	    journal_commit(jl) == -1) {
@@ -369,7 +402,7 @@ job_journal_prune(void)
 	if (n > 0)
 		log_info("journal: dropped %zu jobs finished more than %llus "
 		    "ago (journal_retention)", n, (unsigned long long)
-		    (md->conf.journal_retention / 1000));
+		    (jst.jj_conf->journal_retention / 1000));
 }
 
 static int
@@ -406,7 +439,7 @@ job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 static int
 job_load(void *arg, const struct journal_job *row)
 {
-	struct journal		*jl = md->journal;
+	struct journal		*jl = jst.jj_journal;
 	const struct job_driver	*drv;
 	struct job		*j;
 	R3q__JobState		*st = NULL;
@@ -423,8 +456,7 @@ job_load(void *arg, const struct journal_job *row)
 	}
 	if (row->extra != NULL)
 		st = r3q__job_state__unpack(NULL, row->extralen, row->extra);
-	if (row->id >= md->next_job)
-		md->next_job = row->id + 1;
+	job_ids_raise(row->id + 1, 0);
 	j = xcalloc(1, sizeof(*j));
 	j->j_id = row->id;
 	j->j_drv = drv;
@@ -464,7 +496,7 @@ job_load(void *arg, const struct journal_job *row)
 		free(j);
 		return (-1);
 	}
-	TAILQ_INSERT_TAIL(&md->jobs, j, j_entry);
+	job_adopt(j);
 	if (drv->d_load(j, row, st, err, sizeof(err)) == -1) {
 		log_warnx("%s: job %llu cannot resume: %s",
 		    journal_path(jl), (unsigned long long)j->j_id,
@@ -483,7 +515,7 @@ job_load(void *arg, const struct journal_job *row)
 static int
 job_journal_key(const char *name, uint64_t *k)
 {
-	struct journal	*jl = md->journal;
+	struct journal	*jl = jst.jj_journal;
 	uint64_t	 v;
 	int		 rc;
 
@@ -497,20 +529,22 @@ job_journal_key(const char *name, uint64_t *k)
 }
 
 /*
- * Open the journal at startup (its directory made already) and resume
- * what it holds: the epoch (so the results workers finished while
+ * Open the journal at startup (its directory made already), under
+ * configuration c (a reload overwrites it in place), and resume what it
+ * holds: the epoch (so the results workers finished while
  * masterd was down still count), the id counters, and every job.  -1
  * (logged) if it cannot be used.
  */
 int
-job_journal_load(void)
+job_journal_load(const struct masterd_config *c)
 {
 	struct journal	*jl;
 	char		 err[512];
-	uint64_t	 v;
+	uint64_t	 v, nj, nt;
 	int		 rc;
 
-	if ((jl = md->journal = journal_open(md->conf.journal, err,
+	jst.jj_conf = c;
+	if ((jl = jst.jj_journal = journal_open(c->journal, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return (-1);
@@ -527,12 +561,15 @@ job_journal_load(void)
 		goto fail;
 	if ((rc = journal_meta_get(jl, "next_job", &v)) == -1)
 		goto fail;
-	if (rc == 0 && v > md->next_job)
-		md->next_job = v;
+	if (rc == 0)
+		job_ids_raise(v, 0);
 	if ((rc = journal_meta_get(jl, "next_task", &v)) == -1)
 		goto fail;
-	if (rc == 0 && v > md->next_task)
-		md->next_task = jst.jj_mark = v;
+	job_ids(&nj, &nt);
+	if (rc == 0 && v > nt) {
+		job_ids_raise(0, v);
+		jst.jj_mark = v;
+	}
 	job_journal_prune();
 	if (journal_load_jobs(jl, job_load, NULL) == -1)
 		goto fail;
@@ -541,7 +578,7 @@ job_journal_load(void)
  fail:
 	log_warnx("%s", journal_error(jl));
 	journal_close(jl);
-	md->journal = NULL;
+	jst.jj_journal = NULL;
 	return (-1);
 }
 
@@ -549,9 +586,9 @@ job_journal_load(void)
 void
 job_journal_unload(void)
 {
-	if (md->journal != NULL) {
+	if (jst.jj_journal != NULL) {
 		job_journal_commit();
-		journal_close(md->journal);
-		md->journal = NULL;
+		journal_close(jst.jj_journal);
+		jst.jj_journal = NULL;
 	}
 }

@@ -35,6 +35,9 @@ struct limit {
 	uint64_t	 l_rep;		/* elements in one repeated field */
 };
 
+/* The configuration, which a reload overwrites in place (limits_init()). */
+static const struct masterd_config	*conf;
+
 static const struct limit limits[] = {
 	/* A worker, before its hello and after. */
 	{ R3Q__ENVELOPE__BODY_HELLO,	R_NONE,	  SMALL, KINDS_PER_WORKER },
@@ -78,6 +81,13 @@ static const struct limit limits[] = {
 	{ R3Q__ENVELOPE__BODY_EXCHANGE_REQUEST, R_CLIENT, SMALL, 0 },
 };
 
+/* Judge frames and jobs under configuration c from now on. */
+void
+limits_init(const struct masterd_config *c)
+{
+	conf = c;
+}
+
 static const char *
 limits_role(enum role r)
 {
@@ -101,7 +111,7 @@ uint64_t
 limits_frame_max(enum role r)
 {
 	return (r == ROLE_NONE || r == ROLE_JOINER ? SMALL :
-	    md->conf.max_frame);
+	    conf->max_frame);
 }
 
 /*
@@ -137,7 +147,7 @@ limits_check(enum role r, struct frame_shape *fs, int count, char *err,
 			    frame_type_name(fs->fs_body), limits_role(r));
 		return (-1);
 	}
-	bytes = l->l_bytes != ANY ? l->l_bytes : md->conf.max_frame;
+	bytes = l->l_bytes != ANY ? l->l_bytes : conf->max_frame;
 	if (fs->fs_len > bytes) {
 		snprintf(err, errlen, "%s message of %zu bytes from %s: more "
 		    "than its limit of %llu", frame_type_name(fs->fs_body),
@@ -167,21 +177,21 @@ job_admit(const char *owner, char *err, size_t len)
 	struct job	*j;
 	unsigned	 n = 0, mine = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_state != JOB_RUNNING)
 			continue;
 		n++;
 		if (strcmp(j->j_owner, owner) == 0)
 			mine++;
 	}
-	if (n >= md->conf.max_jobs) {
+	if (n >= conf->max_jobs) {
 		snprintf(err, len, "too many jobs: %u running (max_jobs); try "
 		    "again when one has ended", n);
 		server_refused(CAP_JOBS, owner, "a new job: %u running "
 		    "(max_jobs)", n);
 		return (-1);
 	}
-	if (mine >= md->conf.max_jobs_per_client) {
+	if (mine >= conf->max_jobs_per_client) {
 		snprintf(err, len, "too many jobs: %s has %u running "
 		    "(max_jobs_per_client); try again when one has ended",
 		    owner, mine);
@@ -212,7 +222,7 @@ job_pending_all(void)
 	const struct job	*j;
 	uint64_t		 n = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_state == JOB_RUNNING)
 			n += job_pending(j);
 	return (n);
@@ -230,21 +240,21 @@ job_admit_tasks(const struct job *j, uint64_t n, char *err, size_t len)
 	uint64_t	 all = job_pending_all();
 	const char	*owner = j != NULL ? j->j_owner : "a client";
 
-	if (mine + n > md->conf.max_job_tasks) {
+	if (mine + n > conf->max_job_tasks) {
 		snprintf(err, len, "too many tasks: %llu more would make %llu "
 		    "not yet ended in this job, more than max_job_tasks (%u)",
 		    (unsigned long long)n, (unsigned long long)(mine + n),
-		    md->conf.max_job_tasks);
+		    conf->max_job_tasks);
 		server_refused(CAP_JOB_TASKS, owner, "%llu tasks: %llu would "
 		    "wait in one job (max_job_tasks)", (unsigned long long)n,
 		    (unsigned long long)(mine + n));
 		return (-1);
 	}
-	if (all + n > md->conf.max_queued_tasks) {
+	if (all + n > conf->max_queued_tasks) {
 		snprintf(err, len, "too many tasks: %llu more would make %llu "
 		    "not yet ended in all, more than max_queued_tasks (%u); "
 		    "try again later", (unsigned long long)n,
-		    (unsigned long long)(all + n), md->conf.max_queued_tasks);
+		    (unsigned long long)(all + n), conf->max_queued_tasks);
 		server_refused(CAP_QUEUED, owner, "%llu tasks: %llu would "
 		    "wait in all (max_queued_tasks)", (unsigned long long)n,
 		    (unsigned long long)(all + n));
@@ -264,7 +274,7 @@ job_memory_all(void)
 	const struct job	*j;
 	uint64_t		 n = 0;
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_state == JOB_RUNNING)
 			n += j->j_mem;
 		n += j->j_held;
@@ -292,13 +302,13 @@ job_admit_memory(const struct job *j, const char *owner, uint64_t bytes,
 
 	if (j != NULL)
 		owner = j->j_owner;
-	if (mine > md->conf.max_job_memory ||
-	    bytes > md->conf.max_job_memory - mine) {
+	if (mine > conf->max_job_memory ||
+	    bytes > conf->max_job_memory - mine) {
 		n = snprintf(err, len, "too much memory: %llu more bytes would "
 		    "make this job's state %llu bytes, more than "
 		    "max_job_memory (%llu)", (unsigned long long)bytes,
 		    (unsigned long long)(mine + bytes),
-		    (unsigned long long)md->conf.max_job_memory);
+		    (unsigned long long)conf->max_job_memory);
 		if (j != NULL && j->j_held > 0 && n > 0 && (size_t)n < len)
 			snprintf(err + n, len - n, "; %llu bytes of it are "
 			    "outcomes not yet acknowledged",
@@ -309,13 +319,13 @@ job_admit_memory(const struct job *j, const char *owner, uint64_t bytes,
 		    (unsigned long long)(mine + bytes));
 		return (-1);
 	}
-	if (bytes > md->conf.max_memory - (all < md->conf.max_memory ?
-	    all : md->conf.max_memory)) {
+	if (bytes > conf->max_memory - (all < conf->max_memory ?
+	    all : conf->max_memory)) {
 		snprintf(err, len, "too much memory: %llu more bytes would "
 		    "make the jobs' state %llu bytes, more than "
 		    "max_memory (%llu); try again later",
 		    (unsigned long long)bytes, (unsigned long long)(all + bytes),
-		    (unsigned long long)md->conf.max_memory);
+		    (unsigned long long)conf->max_memory);
 		server_refused(CAP_MEMORY, owner, "%llu bytes: the jobs would "
 		    "hold %llu (max_memory)", (unsigned long long)bytes,
 		    (unsigned long long)(all + bytes));

@@ -97,8 +97,8 @@ static void	server_expiry_daily(evutil_socket_t, short, void *);
 
 /*
  * Set up the server side on base under configuration c, without sockets
- * (server_listen() binds them): the session layer, the worker protocol
- * and dispatch, which drives core.
+ * (server_listen() binds them): the session layer, the worker protocol,
+ * dispatch, which drives core, and the relays.
  */
 void
 server_init(struct event_base *base, const struct masterd_config *c,
@@ -109,6 +109,7 @@ server_init(struct event_base *base, const struct masterd_config *c,
 	session_init(base, c);
 	worker_init(base, c);
 	dispatch_init(base, c, core);
+	relay_init(base, c);
 }
 
 /* The CRL in force; NULL: crl = none. */
@@ -453,8 +454,7 @@ server_accept_resume(evutil_socket_t fd, short ev, void *arg)
 	(void)arg;
 	if (ls.tls != NULL)
 		evconnlistener_enable(ls.tls);
-	if (md->ctl_listener != NULL)
-		evconnlistener_enable(md->ctl_listener);
+	control_listen_resume();
 }
 
 /*
@@ -475,7 +475,7 @@ server_accept_error(struct evconnlistener *l, void *arg)
 		return;
 	}
 	log_warnx("accept: %s (%u workers connected); no new connections "
-	    "for 1s", evutil_socket_error_to_string(err), md->nworkers);
+	    "for 1s", evutil_socket_error_to_string(err), worker_count());
 	evconnlistener_disable(l);
 	if (ls.accept_pause == NULL && (ls.accept_pause = evtimer_new(
 	    ls.base, server_accept_resume, NULL)) == NULL)
@@ -577,7 +577,7 @@ server_revoke_sweep(void)
 
 	if (ls.crl == NULL)
 		return;
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+	for (s = session_first(); s != NULL; s = session_next(s)) {
 		if (s->s_closing)
 			continue;
 		/* Behind a relay: the certificate it passed (relay.c). */

@@ -45,8 +45,8 @@ check_policy(const char *v, char *err, size_t errlen)
 	enum sched_policy	 p;
 
 	if (sched_policy_parse(v, &p) == -1) {
-		snprintf(err, errlen, "policy: '%s' is not one of wq, rr, "
-		    "rwq, r3q", v);
+		snprintf(err, errlen, "policy: '%s' is not one of %s", v,
+		    sched_policy_list());
 		return (-1);
 	}
 	return (0);
@@ -318,10 +318,11 @@ masterd_config_check(const struct masterd_config *c, char *err, size_t len)
 void
 masterd_apply_balance(void)
 {
+	enum sched_balance	 b = SCHED_BALANCE_NONE;
 	enum sched_topology	 t = SCHED_TOPO_RING;
 
-	sched_balance_parse(md->conf.balance, &md->balance);
-	strcpy(md->conf.balance, sched_balance_name(md->balance));
+	sched_balance_parse(md->conf.balance, &b);
+	strcpy(md->conf.balance, sched_balance_name(b));
 	sched_topology_parse(md->conf.balance_topology, &t);
 	strcpy(md->conf.balance_topology, sched_topology_name(t));
 	if (md->sched != NULL)
@@ -348,15 +349,17 @@ masterd_mkparent(const char *path, unsigned mode, const char *what)
 }
 
 /*
- * A job's default policy and queue_factor, from the configuration (its
- * names checked when the file was read), spelt as the core spells them.
+ * A job's default policy, spelt as the core spells it (its name checked
+ * when the file was read).  The job layer and the worker protocol read
+ * the default policy and queue_factor from the configuration.
  */
 static void
 masterd_apply_policy(void)
 {
-	sched_policy_parse(md->conf.policy, &md->policy);
-	strcpy(md->conf.policy, sched_policy_name(md->policy));
-	masterd_parse_qf(md->conf.queue_factor, &md->queue_factor);
+	enum sched_policy	 p = SCHED_POLICY_R3Q;
+
+	sched_policy_parse(md->conf.policy, &p);
+	strcpy(md->conf.policy, sched_policy_name(p));
 }
 
 /* Hand the suspect detection settings to the core. */
@@ -382,7 +385,7 @@ masterd_status(void)
 	size_t		 off = 0, n = 0;
 
 	jobs[0] = '\0';
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_state != JOB_RUNNING)
 			continue;
 		if (n++ < 4 && off < sizeof(jobs))
@@ -390,11 +393,11 @@ masterd_status(void)
 			    "%sjob %llu batch %zu", n > 1 ? ", " : "",
 			    (unsigned long long)j->j_id, j->j_ngens);
 	}
-	if (md->jstalled)
+	if (job_journal_stalled())
 		notify_status("journal stalled, nothing assigned: %s; %zu jobs "
-		    "waiting", md->jwhy, n);
+		    "waiting", job_journal_stall_text(), n);
 	else
-		notify_status("%u workers, %zu jobs running%s%s", md->nworkers,
+		notify_status("%u workers, %zu jobs running%s%s", worker_count(),
 		    n, n ? ": " : "", jobs);
 }
 
@@ -516,7 +519,7 @@ masterd_reload(void)
 	masterd_apply_balance();
 	masterd_apply_policy();
 	log_info("reloaded %s: default policy %s, queue_factor %s, TLS files "
-	    "read again", conffile, sched_policy_name(md->policy),
+	    "read again", conffile, md->conf.policy,
 	    md->conf.queue_factor);
 	server_expiry();
 done:
@@ -664,17 +667,15 @@ main(int argc, char *argv[])
 		fatal("sched_new");
 	masterd_apply_fault();
 	masterd_apply_balance();
-	TAILQ_INIT(&md->sessions);
-	TAILQ_INIT(&md->jobs);
 	masterd_nofile();
-	md->wall_off = wall_ns() - mono_ns();
-	md->next_job = 1;
-	md->next_task = 1;
-	md->next_batch = 1;
+	job_init(md->sched, &md->conf);
+	limits_init(&md->conf);
 	exchange_init();
 	server_init(md->base, &md->conf, md->sched);
+	control_init(md->base, &md->conf);
 	if (server_listen() == -1 || control_listen() == -1 ||
-	    metrics_listen(md->base, &md->conf) == -1 || job_journal_open() == -1)
+	    metrics_listen(md->base, &md->conf) == -1 ||
+	    job_journal_open(md->base, &md->conf) == -1)
 		exit(1);
 
 	ev_term = evsignal_new(md->base, SIGTERM, masterd_sig, NULL);
@@ -687,7 +688,7 @@ main(int argc, char *argv[])
 
 	log_info("listening on %s, control socket %s, default policy %s",
 	    server_listen_addr(), md->conf.control,
-	    sched_policy_name(md->policy));
+	    md->conf.policy);
 	notify_watchdog_start(md->base);
 	masterd_status();
 	notify_ready();
@@ -707,7 +708,6 @@ main(int argc, char *argv[])
 	event_free(ev_int);
 	event_free(ev_hup);
 	event_base_free(md->base);
-	free(md->workers);
 	free(md);
 	return (0);
 }

@@ -115,7 +115,7 @@ struct rstream;
 
 /*
  * One connection: a worker or a client over TLS, or a client on the control
- * socket.  Owned by the session layer (session.c), on md->sessions; dies
+ * socket.  Owned by the session layer (session.c), on its list; dies
  * when the peer goes away, misbehaves, or masterd exits.
  */
 struct session {
@@ -190,8 +190,8 @@ struct push_pending {
 #define RELAY_VIA_TEXT		128
 
 /*
- * A worker known to the core.  Created by a valid hello (worker.c), on
- * md->workers by its id; freed when its session closes, and its tasks
+ * A worker known to the core.  Created by a valid hello (worker.c), in
+ * its table by id; freed when its session closes, and its tasks
  * then go back to the queue.  The frames being built for it (w_out ...
  * w_push) are dispatch.c's.
  */
@@ -511,32 +511,22 @@ enum drop {
 	DROP_N
 };
 
-/* The whole daemon's state; one instance, owned by main. */
+/*
+ * What main keeps for the whole daemon; one instance, owned by main: the
+ * configuration (a reload copies the new one over it, so the files that
+ * keep a pointer to it from their init see the change), the event base
+ * and the core, which main hands to the layers at start, and this run's
+ * identity: the epoch and the key of the copies' tags (the journal's, if
+ * it holds them) and the boot id.  The rest of masterd's state belongs to
+ * the one file that uses it.
+ */
 struct masterd {
 	struct masterd_config	 conf;
 	struct event_base	*base;
 	struct sched		*sched;
-	enum sched_policy	 policy;
-	unsigned		 queue_factor;	/* or SCHED_QF_AUTO */
-	enum sched_balance	 balance;	/* a job's default */
 	uint64_t		 epoch;		/* task id space */
 	struct siphash_key	 mac;		/* tags the copies we send */
 	uint64_t		 boot;		/* this process */
-	struct sessionlist	 sessions;
-	struct joblist		 jobs;
-	struct worker		**workers;	/* indexed by worker id */
-	uint32_t		 nworkers;
-	uint32_t		 maxworkers;
-	uint64_t		 next_job;
-	uint64_t		 next_task;
-	uint64_t		 next_batch;
-	struct evconnlistener	*ctl_listener;
-	uint64_t		 wall_off;	/* wall ns - mono ns */
-	struct journal		*journal;	/* NULL: journal = none */
-	/* the journal cannot be written: job_journal_stall() */
-	int			 jstalled;
-	uint64_t		 jstalls;	/* times it stalled */
-	char			 jwhy[1024];	/* what failed, path and all */
 };
 
 extern struct masterd	*md;
@@ -547,6 +537,8 @@ void	 masterd_status(void);
 void	 session_init(struct event_base *, const struct masterd_config *);
 void	 session_close_all(void);
 struct session *session_new(struct bufferevent *, const char *, int);
+struct session *session_first(void);
+struct session *session_next(const struct session *);
 void	 session_send(struct session *, Envelope *);
 int	 session_frame(struct session *, const Envelope *);
 struct evbuffer	*session_in(struct session *);
@@ -594,6 +586,8 @@ void	 worker_init(struct event_base *, const struct masterd_config *);
 void	 worker_close(void);
 struct worker *worker_get(uint32_t);
 struct worker *worker_next(uint32_t *);
+uint32_t worker_count(void);
+uint32_t worker_ids(void);
 void	 worker_hello(struct session *, Envelope *);
 void	 worker_dispatch(struct session *, Envelope *);
 void	 worker_gone(struct session *);
@@ -620,10 +614,13 @@ void	 dispatch_worker_gone(struct worker *);
 int	 dispatch_worker_kinds(struct worker *, const uint32_t *, size_t);
 void	 dispatch_worker_pause(struct worker *, int);
 void	 dispatch_worker_drain(struct worker *, uint64_t);
-void	 dispatch_worker_load(struct worker *, uint32_t *, uint32_t *);
+void	 dispatch_worker_load(const struct worker *, uint32_t *,
+	    uint32_t *);
 void	 dispatch_stats(struct sched_stats *);
-int	 dispatch_worker_estimate(struct worker *, struct sched_estimate *);
-int	 dispatch_worker_fault(struct worker *, struct sched_fault_info *);
+int	 dispatch_worker_estimate(const struct worker *,
+	    struct sched_estimate *);
+int	 dispatch_worker_fault(const struct worker *,
+	    struct sched_fault_info *);
 void	 dispatch_progress(struct worker *, const R3q__Progress *);
 enum sched_verdict dispatch_vote(struct worker *, uint64_t, uint64_t,
 	    const struct sched_timing *, uint64_t);
@@ -639,9 +636,12 @@ void	 metrics_close(void);
 int	 control_listen(void);
 void	 control_close(void);
 void	 control_dispatch(struct session *, Envelope *);
-void	 control_init(void);
+void	 control_init(struct event_base *, const struct masterd_config *);
+void	 control_listen_resume(void);
 void	 control_tell(void);
 void	 control_fini(void);
+void	 control_batch_init(struct event_base *,
+	    const struct masterd_config *);
 void	 control_batch_close(void);
 
 /* job.c: the generic job layer */
@@ -662,6 +662,15 @@ struct job_push {
 	uint64_t	*p_donate;
 	size_t		 p_ndonate;
 };
+void	 job_init(struct sched *, const struct masterd_config *);
+struct job *job_first(void);
+struct job *job_next(const struct job *);
+void	 job_adopt(struct job *);
+void	 job_ids(uint64_t *, uint64_t *);
+void	 job_ids_raise(uint64_t, uint64_t);
+uint64_t job_wall(uint64_t);
+int	 job_task_cancel(struct job_batch *, size_t);
+size_t	 job_kind_workers(uint32_t);
 void	 job_wake_set(void (*)(unsigned));
 void	 job_push(const struct worker *, const uint64_t *, size_t, uint32_t,
 	    const uint64_t *, size_t);
@@ -720,7 +729,7 @@ void	 job_trace_clear(R3q__JobTrace *);
 
 /* job_journal.c: the journal's rows, and a stall's state */
 void	 job_journal_hooks(void (*)(int), void (*)(void));
-int	 job_journal_load(void);
+int	 job_journal_load(const struct masterd_config *);
 void	 job_journal_unload(void);
 void	 job_journal_put(struct job *);
 void	 job_journal_gen(const struct job *, const struct gen_report *);
@@ -728,14 +737,18 @@ void	 job_journal_mark(uint64_t);
 int	 job_journal_commit(void);
 void	 job_journal_error(void);
 void	 job_journal_stall(void);
+struct journal *job_journal_handle(void);
 int	 job_journal_stalled(void);
+uint64_t job_journal_stalls(void);
+const char *job_journal_stall_text(void);
 const char *job_journal_stall_why(void);
 int	 job_journal_reload(size_t *);
 int	 job_journal_resume(void);
 void	 job_journal_prune(void);
 
 /* control_journal.c: the journal's timers, and the sessions a stall holds */
-int	 job_journal_open(void);
+int	 job_journal_open(struct event_base *,
+	    const struct masterd_config *);
 void	 job_journal_due(void);
 int	 job_journal_hold(struct session *);
 void	 job_journal_close(void);
@@ -755,6 +768,7 @@ void	 kind_free_all(void);
 
 /* relay.c: workers behind relays */
 #define RELAY_VIA_MAX	8	/* relays in a chain */
+void	 relay_init(struct event_base *, const struct masterd_config *);
 void	 relay_control(struct session *, Envelope *);
 void	 relay_data(struct session *, Envelope *);
 void	 relay_link_gone(struct session *);
@@ -778,6 +792,7 @@ void	 tokens_free(void);
 /* limits.c: what each role may send, and the caps on jobs */
 #define LIMIT_SMALL	(64u << 10)	/* a hello, a small request */
 #define LIMIT_IDS	(1u << 20)	/* ids in a Progress, CancelTasks */
+void	 limits_init(const struct masterd_config *);
 uint64_t limits_frame_max(enum role);
 int	 limits_check(enum role, struct frame_shape *, int, char *, size_t);
 int	 job_admit(const char *, char *, size_t);

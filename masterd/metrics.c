@@ -316,6 +316,7 @@ metrics_expiry(struct evbuffer *b)
 static void
 metrics_prometheus(struct evhttp_request *req, void *arg)
 {
+	struct journal		*jl = job_journal_handle();
 	struct sched_stats	 st;
 	struct sched_fault_info	 fi;
 	struct sched_estimate	 est;
@@ -354,7 +355,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# TYPE r3q_copies_terminated_total counter\n"
 	    "r3q_copies_terminated_total{while=\"held\"} %" PRIu64 "\n"
 	    "r3q_copies_terminated_total{while=\"running\"} %" PRIu64 "\n",
-	    md->nworkers, st.queued, st.held, st.running, st.done, st.failed,
+	    worker_count(), st.queued, st.held, st.running, st.done, st.failed,
 	    st.replicas, st.cancelled_held, st.cancelled_running);
 	evbuffer_add_printf(b,
 	    "# HELP r3q_workers_suspect Workers suspect now (relative "
@@ -412,9 +413,9 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "(at most one a journal_delay while only workers are told).\n"
 	    "# TYPE r3q_journal_commits_total counter\n"
 	    "r3q_journal_commits_total %" PRIu64 "\n",
-	    md->jstalled, md->jstalls,
-	    md->journal != NULL ? journal_failures(md->journal) : 0,
-	    md->journal != NULL ? journal_commits(md->journal) : 0);
+	    job_journal_stalled(), job_journal_stalls(),
+	    jl != NULL ? journal_failures(jl) : 0,
+	    jl != NULL ? journal_commits(jl) : 0);
 
 	evbuffer_add_printf(b,
 	    "# HELP r3q_clients_connected Clients connected now (TLS and "
@@ -520,7 +521,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 
 	metrics_expiry(b);
 
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		nj[j->j_state]++;
 	evbuffer_add_printf(b,
 	    "# HELP r3q_jobs Jobs by state.\n# TYPE r3q_jobs gauge\n"
@@ -531,7 +532,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	evbuffer_add_printf(b,
 	    "# HELP r3q_job_generation Generations completed by a running "
 	    "job.\n# TYPE r3q_job_generation gauge\n");
-	TAILQ_FOREACH(j, &md->jobs, j_entry)
+	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_state == JOB_RUNNING)
 			evbuffer_add_printf(b, "r3q_job_generation{job=\"%" PRIu64
 			    "\"} %zu\n", j->j_id, j->j_ngens);
@@ -539,7 +540,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_job_efficiency Parallel efficiency LB/E of a running "
 	    "job with a synthetic load.\n"
 	    "# TYPE r3q_job_efficiency gauge\n");
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		if (j->j_state != JOB_RUNNING || j->j_work_ms <= 0)
 			continue;
 		/* No sample until a generation has given the lower bound. */
@@ -589,12 +590,12 @@ metrics_status(struct evhttp_request *req, void *arg)
 	    PRIu64 ",\"held\":%" PRIu64 ",\"running\":%" PRIu64 ",\"done\":%"
 	    PRIu64 ",\"failed\":%" PRIu64 ",\"replicas\":%" PRIu64 "},"
 	    "\"journal\":{\"stalled\":%s,\"error\":",
-	    sched_policy_name(md->policy), st.queued, st.held,
+	    mconf->policy, st.queued, st.held,
 	    st.running, st.done, st.failed, st.replicas,
-	    md->jstalled ? "true" : "false");
+	    job_journal_stalled() ? "true" : "false");
 	/* Why it stalled: the last failure, while stalled; null otherwise. */
-	if (md->jstalled)
-		status_string(b, md->jwhy);
+	if (job_journal_stalled())
+		status_string(b, job_journal_stall_text());
 	else
 		evbuffer_add_printf(b, "null");
 	evbuffer_add_printf(b, "},\"workers\":[");
@@ -624,7 +625,7 @@ metrics_status(struct evhttp_request *req, void *arg)
 	}
 	evbuffer_add_printf(b, "],\"jobs\":[");
 	first = 1;
-	TAILQ_FOREACH(j, &md->jobs, j_entry) {
+	for (j = job_first(); j != NULL; j = job_next(j)) {
 		/*
 		 * Before its first generation a job has no generation and no
 		 * best; without a synthetic load (or before a generation)

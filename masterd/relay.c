@@ -86,6 +86,21 @@ struct rlink {
 	uint64_t		 rl_unknown_said;	/* mono ns of that line */
 };
 
+/*
+ * What relay_init() was given: the event base, and the configuration,
+ * which a reload overwrites in place.
+ */
+static struct event_base		*base;
+static const struct masterd_config	*conf;
+
+/* Start relaying on base (server_init()), under configuration c. */
+void
+relay_init(struct event_base *b, const struct masterd_config *c)
+{
+	base = b;
+	conf = c;
+}
+
 /* A certificate name as the relay asserts it: what mkcerts issues. */
 static int
 relay_name_ok(const char *n)
@@ -200,7 +215,7 @@ relay_credit(struct rstream *rs)
 	    evbuffer_get_length(bufferevent_get_output(rs->rs_far));
 	if (have >= FRAME_HDRLEN && evbuffer_copyout(in, head,
 	    sizeof(head)) == (ev_ssize_t)sizeof(head) &&
-	    frame_header_decode(head, md->conf.max_frame, &flen, err,
+	    frame_header_decode(head, conf->max_frame, &flen, err,
 	    sizeof(err)) == 0 && FRAME_HDRLEN + (uint64_t)flen > need)
 		need = FRAME_HDRLEN + (uint64_t)flen;
 	if (have + rs->rs_out >= need)
@@ -255,7 +270,7 @@ relay_sess_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 			if (dt > RELAY_HOLD_MAX_NS)
 				dt = RELAY_HOLD_MAX_NS;
 			if (rs->rs_hold == NULL && (rs->rs_hold =
-			    evtimer_new(md->base, relay_hold_over, rs)) == NULL)
+			    evtimer_new(base, relay_hold_over, rs)) == NULL)
 				fatal("evtimer_new");
 			tv.tv_sec = (time_t)(dt / NS_PER_SEC);
 			tv.tv_usec = (suseconds_t)(dt % NS_PER_SEC / 1000);
@@ -437,7 +452,7 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 		X509_free(x);
 	}
 	if (link->s_rlink != NULL && u64map_count(&link->s_rlink->rl_streams) >=
-	    md->conf.max_workers) {
+	    conf->max_workers) {
 		relay_refuse(link, rc->stream, rc->name, "more streams than "
 		    "max_workers");
 		return;
@@ -446,7 +461,7 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 		link->s_rlink = xcalloc(1, sizeof(*link->s_rlink));
 		u64map_init(&link->s_rlink->rl_streams);
 	}
-	if (bufferevent_pair_new(md->base, BEV_OPT_DEFER_CALLBACKS,
+	if (bufferevent_pair_new(base, BEV_OPT_DEFER_CALLBACKS,
 	    pair) == -1)
 		fatal("bufferevent_pair_new");
 	snprintf(addr, sizeof(addr), "%s", rc->address[0] != '\0' ?
@@ -549,7 +564,7 @@ relay_data(struct session *link, Envelope *env)
 	 * worker's limit.  Past that, the relay does not bound its worker.
 	 */
 	have = evbuffer_get_length(bufferevent_get_output(rs->rs_far));
-	if (have + rd->data.len > 2 * (md->conf.max_frame + FRAME_HDRLEN) +
+	if (have + rd->data.len > 2 * (conf->max_frame + FRAME_HDRLEN) +
 	    LIMIT_SMALL) {
 		log_warnx("relay %s: worker %s: more bytes queued for it than "
 		    "its frames may hold; closing its stream", link->s_name,

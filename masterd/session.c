@@ -51,13 +51,14 @@ static int	session_unseal(struct session *);
 /*
  * The session layer's own state: the event base and the configuration it
  * was given at start (session_init(); masterd.c copies a reloaded
- * configuration over the same one), and what serves every session.  The
- * sessions themselves are on masterd's session list, which control.c and
- * job.c walk too.
+ * configuration over the same one), the list of sessions, which others
+ * walk with session_first() and session_next(), and what serves every
+ * session.
  */
 static struct {
 	struct event_base		*base;
 	const struct masterd_config	*conf;
+	struct sessionlist		 list;
 	struct evbuffer			*plain;		/* a frame before it is
 							   sealed */
 	struct frame_arena		*arena;		/* frames read, unpacked */
@@ -79,8 +80,23 @@ session_init(struct event_base *base, const struct masterd_config *c)
 {
 	se.base = base;
 	se.conf = c;
+	TAILQ_INIT(&se.list);
 	if (se.arena == NULL && (se.arena = frame_arena_new()) == NULL)
 		fatal("frame_arena_new");
+}
+
+/* The first session (the oldest); NULL if there is none. */
+struct session *
+session_first(void)
+{
+	return (TAILQ_FIRST(&se.list));
+}
+
+/* The session after s; NULL after the last. */
+struct session *
+session_next(const struct session *s)
+{
+	return (TAILQ_NEXT(s, s_entry));
 }
 
 /* A duration in ms for a log line: "1.5s", "10m", "250ms". */
@@ -111,7 +127,7 @@ session_new(struct bufferevent *bev, const char *addr, int tls)
 	snprintf(s->s_name, sizeof(s->s_name), "%s", tls ? "unauthenticated" :
 	    "control");
 	s->s_role = tls ? ROLE_NONE : ROLE_CLIENT;
-	TAILQ_INSERT_TAIL(&md->sessions, s, s_entry);
+	TAILQ_INSERT_TAIL(&se.list, s, s_entry);
 	bufferevent_setcb(bev, session_read, NULL, session_event, s);
 	if (tls) {
 		/*
@@ -370,7 +386,7 @@ session_free(struct session *s)
 		se.npaused--;
 	if (s->s_outcb != NULL)
 		evbuffer_remove_cb_entry(out, s->s_outcb);
-	TAILQ_REMOVE(&md->sessions, s, s_entry);
+	TAILQ_REMOVE(&se.list, s, s_entry);
 	/* Its buffers, and about what a TLS connection takes besides. */
 	server_trim(session_buffered(s) +
 	    evbuffer_get_length(bufferevent_get_output(s->s_bev)) +
@@ -672,7 +688,7 @@ session_reap(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	for (;;) {
-		TAILQ_FOREACH(s, &md->sessions, s_entry)
+		TAILQ_FOREACH(s, &se.list, s_entry)
 			if (s->s_dropped)
 				break;
 		if (s == NULL)
@@ -754,7 +770,7 @@ session_output_check(uint64_t now)
 	struct session	*s;
 	uint64_t	 limit = se.conf->output_timeout * NS_PER_MS;
 
-	TAILQ_FOREACH(s, &md->sessions, s_entry) {
+	TAILQ_FOREACH(s, &se.list, s_entry) {
 		if (s->s_dropped || (!s->s_paused && !s->s_closing) ||
 		    s->s_outcb == NULL || evbuffer_get_length(
 		    bufferevent_get_output(s->s_bev)) == 0)
@@ -771,7 +787,7 @@ server_clients(void)
 	struct session	*s;
 	size_t		 n = 0;
 
-	TAILQ_FOREACH(s, &md->sessions, s_entry)
+	TAILQ_FOREACH(s, &se.list, s_entry)
 		if (s->s_role == ROLE_CLIENT && !s->s_closing && !s->s_refused)
 			n++;
 	return (n);
@@ -784,7 +800,7 @@ server_output_bytes(void)
 	struct session	*s;
 	uint64_t	 n = 0;
 
-	TAILQ_FOREACH(s, &md->sessions, s_entry)
+	TAILQ_FOREACH(s, &se.list, s_entry)
 		n += evbuffer_get_length(bufferevent_get_output(s->s_bev));
 	return (n);
 }
@@ -1008,13 +1024,13 @@ session_close_all(void)
 {
 	struct session	*s;
 
-	while ((s = TAILQ_FIRST(&md->sessions)) != NULL) {
+	while ((s = TAILQ_FIRST(&se.list)) != NULL) {
 		if (s->s_worker != NULL) {
 			s->s_worker->w_session = NULL;
 			worker_free(s->s_worker);
 			s->s_worker = NULL;
 		}
-		TAILQ_REMOVE(&md->sessions, s, s_entry);
+		TAILQ_REMOVE(&se.list, s, s_entry);
 		relay_forget(s);
 		bufferevent_free(s->s_bev);
 		if (s->s_in != NULL)

@@ -570,6 +570,7 @@ tokens_answer(struct session *s, uint64_t reqid, char *pem, size_t pemlen,
 void
 tokens_join(struct session *s, Envelope *env)
 {
+	struct journal		*jl = job_journal_handle();
 	R3q__JoinRequest	*jr = env->join_request;
 	struct journal_token	 t;
 	struct journal_cert	 jc;
@@ -603,14 +604,15 @@ tokens_join(struct session *s, Envelope *env)
 		    (1 - js->js_tries) * JOIN_REFILL_S + 0.5);
 		return;
 	}
-	if (md->journal == NULL) {
+	if (jl == NULL) {
 		tokens_refuse(s, env->id, 0, "this master keeps no journal "
 		    "(journal = none), where join tokens live");
 		return;
 	}
 	if (job_journal_stalled()) {
 		tokens_refuse(s, env->id, R3Q_ERROR_BUSY, "masterd cannot "
-		    "write its journal (%s): no join until it can", md->jwhy);
+		    "write its journal (%s): no join until it can",
+		    job_journal_stall_text());
 		return;
 	}
 	if (join_request_parse(jr->token, &tok, err, sizeof(err)) == -1) {
@@ -618,9 +620,9 @@ tokens_join(struct session *s, Envelope *env)
 		tokens_refuse(s, env->id, 0, "%s", err);
 		return;
 	}
-	if ((rc = journal_token_get(md->journal, tok.jt_id, &t)) == -1) {
+	if ((rc = journal_token_get(jl, tok.jt_id, &t)) == -1) {
 		tokens_refuse(s, env->id, R3Q_ERROR_BUSY, "%s",
-		    journal_error(md->journal));
+		    journal_error(jl));
 		return;
 	}
 	join_sha256_hex(tok.jt_secret, strlen(tok.jt_secret), hash);
@@ -651,7 +653,7 @@ tokens_join(struct session *s, Envelope *env)
 		tokens_refuse(s, env->id, 0, "%s", err);
 		return;
 	}
-	TAILQ_FOREACH(o, &md->sessions, s_entry)
+	for (o = session_first(); o != NULL; o = session_next(o))
 		if (o->s_worker != NULL && strcmp(o->s_worker->w_name,
 		    name) == 0)
 			break;
@@ -677,8 +679,8 @@ tokens_join(struct session *s, Envelope *env)
 	jc.not_after = not_after;
 	snprintf(jc.token, sizeof(jc.token), "%s", t.id);
 	snprintf(jc.addr, sizeof(jc.addr), "%s", s->s_addr);
-	if (journal_token_put(md->journal, &t) == -1 ||
-	    journal_cert_add(md->journal, &jc) == -1 ||
+	if (journal_token_put(jl, &t) == -1 ||
+	    journal_cert_add(jl, &jc) == -1 ||
 	    job_journal_commit() == -1) {
 		free(pem);
 		tokens_refuse(s, env->id, R3Q_ERROR_BUSY, "masterd cannot "
@@ -720,7 +722,7 @@ tokens_renew(struct session *s, Envelope *env)
 		    "without a token");
 		return;
 	}
-	if (md->journal == NULL || job_journal_stalled()) {
+	if (job_journal_handle() == NULL || job_journal_stalled()) {
 		session_error_soft(s, env->id, "masterd cannot journal a "
 		    "certificate now: renew later");
 		return;
@@ -760,7 +762,7 @@ tokens_renew(struct session *s, Envelope *env)
 	jc.issued = (uint64_t)time(NULL);
 	jc.not_after = not_after;
 	snprintf(jc.addr, sizeof(jc.addr), "%s", s->s_addr);
-	if (journal_cert_add(md->journal, &jc) == -1) {
+	if (journal_cert_add(job_journal_handle(), &jc) == -1) {
 		free(pem);
 		job_journal_error();
 		session_error_soft(s, env->id, "masterd cannot journal a "
@@ -856,6 +858,7 @@ tokens_cert_one(void *arg, const struct journal_cert *c)
 static void
 tokens_send_list(struct session *s, uint64_t reqid, int certs)
 {
+	struct journal		*jl = job_journal_handle();
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__TokenAnswer	 ta = R3Q__TOKEN_ANSWER__INIT;
 	R3q__CertList		 cl = R3Q__CERT_LIST__INIT;
@@ -864,10 +867,10 @@ tokens_send_list(struct session *s, uint64_t reqid, int certs)
 	int			 rc;
 
 	memset(&l, 0, sizeof(l));
-	rc = certs ? journal_load_certs(md->journal, tokens_cert_one, &l) :
-	    journal_load_tokens(md->journal, tokens_list_one, &l);
+	rc = certs ? journal_load_certs(jl, tokens_cert_one, &l) :
+	    journal_load_tokens(jl, tokens_list_one, &l);
 	if (rc == -1) {
-		session_error_soft(s, reqid, "%s", journal_error(md->journal));
+		session_error_soft(s, reqid, "%s", journal_error(jl));
 		goto done;
 	}
 	(void)tokens_str(&l, "");
@@ -909,6 +912,7 @@ done:
 static void
 tokens_create(struct session *s, uint64_t reqid, const R3q__TokenCreate *tc)
 {
+	struct journal		*jl = job_journal_handle();
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__TokenAnswer	 ta = R3Q__TOKEN_ANSWER__INIT;
 	R3q__TokenInfo		 ti, *tip = &ti;
@@ -935,10 +939,10 @@ tokens_create(struct session *s, uint64_t reqid, const R3q__TokenCreate *tc)
 			session_error_soft(s, reqid, "%s", err);
 			return;
 		}
-		if ((rc = journal_token_get(md->journal, jt.jt_id,
+		if ((rc = journal_token_get(jl, jt.jt_id,
 		    &old)) == -1) {
 			session_error_soft(s, reqid, "%s",
-			    journal_error(md->journal));
+			    journal_error(jl));
 			return;
 		}
 	} while (rc == 0 && ++tries < 8);
@@ -948,7 +952,7 @@ tokens_create(struct session *s, uint64_t reqid, const R3q__TokenCreate *tc)
 	t.created = (uint64_t)time(NULL);
 	t.expires = t.created + ttl;
 	t.uses = uses;
-	if (journal_token_put(md->journal, &t) == -1 ||
+	if (journal_token_put(jl, &t) == -1 ||
 	    job_journal_commit() == -1) {
 		OPENSSL_cleanse(&jt, sizeof(jt));
 		job_journal_error();
@@ -977,6 +981,7 @@ tokens_create(struct session *s, uint64_t reqid, const R3q__TokenCreate *tc)
 static void
 tokens_revoke(struct session *s, uint64_t reqid, const char *id)
 {
+	struct journal		*jl = job_journal_handle();
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__TokenAnswer	 ta = R3Q__TOKEN_ANSWER__INIT;
 	R3q__TokenInfo		 ti, *tip = &ti;
@@ -984,18 +989,18 @@ tokens_revoke(struct session *s, uint64_t reqid, const char *id)
 	int			 rc;
 
 	if (strlen(id) != JOIN_ID_HEX ||
-	    (rc = journal_token_get(md->journal, id, &t)) == 1) {
+	    (rc = journal_token_get(jl, id, &t)) == 1) {
 		session_error_soft(s, reqid, "no token %.*s", JOIN_ID_HEX + 8,
 		    id);
 		return;
 	}
 	if (rc == -1) {
-		session_error_soft(s, reqid, "%s", journal_error(md->journal));
+		session_error_soft(s, reqid, "%s", journal_error(jl));
 		return;
 	}
 	if (!t.revoked) {
 		t.revoked = 1;
-		if (journal_token_put(md->journal, &t) == -1 ||
+		if (journal_token_put(jl, &t) == -1 ||
 		    job_journal_commit() == -1) {
 			job_journal_error();
 			session_error_soft(s, reqid, "masterd cannot write its "
@@ -1030,7 +1035,7 @@ tokens_control(struct session *s, Envelope *env)
 	}
 	if (env->body_case == R3Q__ENVELOPE__BODY_TOKEN_LIST &&
 	    env->token_list->certs) {
-		if (md->journal == NULL) {
+		if (job_journal_handle() == NULL) {
 			session_error_soft(s, env->id, "no journal (journal = "
 			    "none): no certificates are issued");
 			return;
@@ -1044,7 +1049,7 @@ tokens_control(struct session *s, Envelope *env)
 		    "signs the workers' certificates; see masterd.conf(5))");
 		return;
 	}
-	if (md->journal == NULL) {
+	if (job_journal_handle() == NULL) {
 		session_error_soft(s, env->id, "join tokens are kept in the "
 		    "journal, and masterd.conf says journal = none");
 		return;

@@ -49,13 +49,16 @@ static void	worker_peer_addr(struct session *, struct worker *,
 /*
  * The worker protocol's own state: what it was given at start (the event
  * base, and the configuration, which a reload overwrites in place), the
- * liveness timer, and the counts of results refused.  The workers are in
- * masterd's worker table, by id, which the job layer and control.c read
- * too (metrics and exchange.c through worker_get() and worker_next()).
+ * worker table, the liveness timer, and the counts of results refused.
+ * The table holds the workers by id; the others read it through
+ * worker_get(), worker_next(), worker_count() and worker_ids().
  */
 static struct {
 	struct event_base		*base;
 	const struct masterd_config	*conf;
+	struct worker			**table;	/* by id */
+	uint32_t			 nworkers;	/* in it */
+	uint32_t			 maxworkers;	/* its size */
 	struct event			*liveness;	/* heartbeat_timeout
 							   check */
 	uint64_t			 refused;	/* results refused: no
@@ -72,7 +75,7 @@ worker_init(struct event_base *base, const struct masterd_config *c)
 	wk.conf = c;
 }
 
-/* Stop the liveness check: masterd exits. */
+/* Stop the liveness check and free the table: masterd exits. */
 void
 worker_close(void)
 {
@@ -80,6 +83,9 @@ worker_close(void)
 		event_free(wk.liveness);
 		wk.liveness = NULL;
 	}
+	free(wk.table);
+	wk.table = NULL;
+	wk.nworkers = wk.maxworkers = 0;
 }
 
 /* Results refused so far, and workers closed for them (metrics). */
@@ -94,9 +100,23 @@ worker_refused_counts(uint64_t *refused, uint64_t *closed)
 struct worker *
 worker_get(uint32_t wid)
 {
-	if (wid >= md->maxworkers)
+	if (wid >= wk.maxworkers)
 		return (NULL);
-	return (md->workers[wid]);
+	return (wk.table[wid]);
+}
+
+/* How many workers are connected. */
+uint32_t
+worker_count(void)
+{
+	return (wk.nworkers);
+}
+
+/* Every worker id is below this: the size of an array indexed by id. */
+uint32_t
+worker_ids(void)
+{
+	return (wk.maxworkers);
 }
 
 /*
@@ -108,8 +128,8 @@ worker_next(uint32_t *i)
 {
 	struct worker	*w;
 
-	while (*i < md->maxworkers)
-		if ((w = md->workers[(*i)++]) != NULL)
+	while (*i < wk.maxworkers)
+		if ((w = wk.table[(*i)++]) != NULL)
 			return (w);
 	return (NULL);
 }
@@ -121,16 +141,16 @@ worker_id_alloc(void)
 	struct worker	**nw;
 	uint32_t	  i, n;
 
-	for (i = 0; i < md->maxworkers; i++)
-		if (md->workers[i] == NULL)
+	for (i = 0; i < wk.maxworkers; i++)
+		if (wk.table[i] == NULL)
 			return (i);
-	n = md->maxworkers ? md->maxworkers * 2 : 16;
-	if ((nw = reallocarray(md->workers, n, sizeof(*nw))) == NULL)
+	n = wk.maxworkers ? wk.maxworkers * 2 : 16;
+	if ((nw = reallocarray(wk.table, n, sizeof(*nw))) == NULL)
 		fatal("worker table");
-	memset(nw + md->maxworkers, 0, (n - md->maxworkers) * sizeof(*nw));
-	md->workers = nw;
-	i = md->maxworkers;
-	md->maxworkers = n;
+	memset(nw + wk.maxworkers, 0, (n - wk.maxworkers) * sizeof(*nw));
+	wk.table = nw;
+	i = wk.maxworkers;
+	wk.maxworkers = n;
 	return (i);
 }
 
@@ -196,8 +216,8 @@ worker_free(struct worker *w)
 {
 	exchange_worker_gone(w);
 	dispatch_worker_gone(w);
-	md->workers[w->w_id] = NULL;
-	md->nworkers--;
+	wk.table[w->w_id] = NULL;
+	wk.nworkers--;
 	if (w->w_session != NULL)
 		w->w_session->s_worker = NULL;
 	masterd_status();
@@ -329,6 +349,7 @@ worker_hello(struct session *s, Envelope *env)
 	struct worker		*w;
 	struct session		*o;
 	uint32_t		*kinds;
+	unsigned		 qf = SCHED_QF_AUTO;
 	size_t			 nk;
 
 	if (env->body_case != R3Q__ENVELOPE__BODY_HELLO) {
@@ -366,7 +387,7 @@ worker_hello(struct session *s, Envelope *env)
 	    &nk)) == NULL)
 		return;
 	/* The same name again: the old connection is dead or a duplicate. */
-	TAILQ_FOREACH(o, &md->sessions, s_entry) {
+	for (o = session_first(); o != NULL; o = session_next(o)) {
 		if (o != s && o->s_worker != NULL &&
 		    strcmp(o->s_worker->w_name, s->s_name) == 0) {
 			log_warnx("worker %s connected again from %s; dropping "
@@ -376,9 +397,9 @@ worker_hello(struct session *s, Envelope *env)
 			break;
 		}
 	}
-	if (md->nworkers >= wk.conf->max_workers) {
+	if (wk.nworkers >= wk.conf->max_workers) {
 		server_refused(CAP_WORKERS, s->s_name, "%u workers connected "
-		    "(max_workers)", md->nworkers);
+		    "(max_workers)", wk.nworkers);
 		free(kinds);
 		session_refuse(s, env->id, "too many workers: %u connected "
 		    "(max_workers); try again later", wk.conf->max_workers);
@@ -402,8 +423,8 @@ worker_hello(struct session *s, Envelope *env)
 	w->w_session = s;
 	w->w_since = wall_ns() / NS_PER_SEC;
 	w->w_last_seen = mono_ns();
-	md->workers[w->w_id] = w;
-	md->nworkers++;
+	wk.table[w->w_id] = w;
+	wk.nworkers++;
 	s->s_worker = w;
 	s->s_role = ROLE_WORKER;
 	session_role_known(s);
@@ -412,8 +433,9 @@ worker_hello(struct session *s, Envelope *env)
 	wel.worker_id = w->w_id;
 	wel.epoch = md->epoch;
 	wel.boot = md->boot;
-	wel.queue_len = (md->queue_factor == SCHED_QF_AUTO ? 2 :
-	    md->queue_factor) * h->cpus;
+	/* The default queue_factor (checked when the file was read). */
+	(void)masterd_parse_qf(wk.conf->queue_factor, &qf);
+	wel.queue_len = (qf == SCHED_QF_AUTO ? 2 : qf) * h->cpus;
 	out.id = env->id;
 	out.body_case = R3Q__ENVELOPE__BODY_WELCOME;
 	out.welcome = &wel;

@@ -316,7 +316,7 @@ check_one(enum ctx c, const ProtobufCFieldDescriptor *f, enum pbgen_mode m)
 
 	/* masterd is whole: the job gets done, by w1 or by w2. */
 	if (c == CTX_EARLY && alive && fz_peer_alive(&w) &&
-	    md->nworkers > 0)
+	    worker_count() > 0)
 		joined = 1;		/* its Hello was a good one */
 	if (joined && fz_peer_alive(&w)) {
 		give_back(&w, as, nas);

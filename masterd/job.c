@@ -1,6 +1,6 @@
 /*
- * The generic job layer: the job list, a job's batches and the ranges of
- * task ids that find a task's batch and index, the executions (spans) and
+ * The generic job layer: the job list, a job's batches (their task ids'
+ * ranges are job_range.c's), the executions (spans) and
  * the paper's measurements of each batch (job_measure(), doc/algorithms.md
  * §1.6), the rosters, and the settings a client may choose.  What a job
  * computes is its driver's business (struct job_driver, the table in
@@ -33,14 +33,7 @@
 #define JOBS_KEEP	1000	/* finished jobs remembered */
 #define TRACE_MAX	1000000	/* executions kept in memory per job */
 
-/*
- * The ranges of task ids, by first id (job_range_add()), and the core's
- * next batch id.  Owned by this file: a range dies with its batch.
- */
-static struct {
-	struct task_range	*r_v;
-	size_t			 r_n, r_cap;
-} rg;
+/* The core's next batch id. */
 static uint64_t	 next_batch = 1;
 
 /*
@@ -488,115 +481,6 @@ job_new(const struct job_driver *drv, const struct job_sched *js)
 	j->j_submitted = wall_ns() / NS_PER_SEC;
 	TAILQ_INSERT_TAIL(&jobs.list, j, j_entry);
 	return (j);
-}
-
-/*
- * The ranges of task ids, sorted by first id, a task found by binary
- * search.  Ids are handed out in increasing order, so a range is nearly
- * always appended, or extends the last one of the same batch.  Not when
- * jobs resume from the journal: a batch job's tasks take new ids while an
- * es job's generation keeps its old ones (job_batch_reserve()), and a
- * batch job loaded before an es job of a lower id put its ranges first
- * (masterd died at start on such a journal: "task id 80 out of order").
- * Such a range goes in its place; ranges never overlap.
- */
-static void
-job_range_add(struct job_batch *b, uint64_t first, size_t n, size_t idx0)
-{
-	struct task_range	*r;
-	size_t			 lo = 0, hi = rg.r_n, mid;
-
-	if (rg.r_n > 0) {
-		r = &rg.r_v[rg.r_n - 1];
-		if (r->r_batch == b && r->r_first + r->r_n == first &&
-		    r->r_idx0 + r->r_n == idx0 && r->r_n + n <= UINT32_MAX) {
-			r->r_n += (uint32_t)n;
-			return;
-		}
-		if (first < r->r_first + r->r_n) {
-			while (lo < hi) {
-				mid = lo + (hi - lo) / 2;
-				if (rg.r_v[mid].r_first < first)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if ((lo < rg.r_n && first + n >
-			    rg.r_v[lo].r_first) || (lo > 0 && first <
-			    rg.r_v[lo - 1].r_first +
-			    rg.r_v[lo - 1].r_n))
-				fatalx("%s: task ids %llu.. overlap another "
-				    "batch's", __func__,
-				    (unsigned long long)first);
-		} else
-			lo = rg.r_n;
-	}
-	if (rg.r_n == rg.r_cap) {
-		rg.r_cap = rg.r_cap ? rg.r_cap * 2 : 64;
-		if ((rg.r_v = reallocarray(rg.r_v, rg.r_cap,
-		    sizeof(*rg.r_v))) == NULL)
-			fatal("%s", __func__);
-	}
-	if (lo < rg.r_n)
-		memmove(&rg.r_v[lo + 1], &rg.r_v[lo],
-		    (rg.r_n - lo) * sizeof(*rg.r_v));
-	rg.r_n++;
-	r = &rg.r_v[lo];
-	r->r_first = first;
-	r->r_n = (uint32_t)n;
-	r->r_idx0 = (uint32_t)idx0;
-	r->r_batch = b;
-}
-
-/* Forget b's ranges. */
-static void
-job_range_drop(const struct job_batch *b)
-{
-	size_t	 i, n;
-
-	for (i = n = 0; i < rg.r_n; i++)
-		if (rg.r_v[i].r_batch != b)
-			rg.r_v[n++] = rg.r_v[i];
-	rg.r_n = n;
-}
-
-/*
- * The batch (live, or one of its job's last JOB_PAST) holding task tid,
- * and the task's index in it; NULL if none does.
- */
-struct job_batch *
-job_task_find(uint64_t tid, size_t *idx)
-{
-	size_t			 lo = 0, hi = rg.r_n, mid;
-	const struct task_range	*r;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		r = &rg.r_v[mid];
-		if (tid < r->r_first)
-			hi = mid;
-		else if (tid >= r->r_first + r->r_n)
-			lo = mid + 1;
-		else {
-			*idx = r->r_idx0 + (size_t)(tid - r->r_first);
-			return (r->r_batch);
-		}
-	}
-	return (NULL);
-}
-
-/* The id of task idx of b; 0 if its range is gone. */
-uint64_t
-job_task_id(const struct job_batch *b, size_t idx)
-{
-	size_t	 i;
-
-	for (i = 0; i < rg.r_n; i++)
-		if (rg.r_v[i].r_batch == b && idx >= rg.r_v[i].r_idx0 &&
-		    idx < (size_t)rg.r_v[i].r_idx0 + rg.r_v[i].r_n)
-			return (rg.r_v[i].r_first + (idx -
-			    rg.r_v[i].r_idx0));
-	return (0);
 }
 
 static void
@@ -1208,7 +1092,6 @@ job_free_all(void)
 	job_pushes_clear();
 	free(pu.pu_v);
 	memset(&pu, 0, sizeof(pu));
-	free(rg.r_v);
-	memset(&rg, 0, sizeof(rg));
+	job_range_free_all();
 	kind_free_all();
 }

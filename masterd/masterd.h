@@ -696,8 +696,6 @@ void	 job_batch_submit(struct job_batch *, const struct sched_task *,
 void	 job_batch_close(struct job_batch *);
 void	 job_batch_finished(struct job_batch *);
 struct job_batch *job_batch_by_gen(const struct job *, uint32_t);
-struct job_batch *job_task_find(uint64_t, size_t *);
-uint64_t job_task_id(const struct job_batch *, size_t);
 void	 job_task(struct job_batch *, size_t, uint64_t, R3q__Task *);
 int	 job_task_ended(const struct job_batch *, size_t);
 void	 job_output(struct job_batch *, size_t, const void *, size_t);
@@ -718,6 +716,13 @@ void	 job_cancel(struct job *, const char *);
 void	 job_kind_unavailable(uint32_t);
 const char *job_state_name(enum job_state);
 void	 job_free_all(void);
+
+/* job_range.c: which batch and task a task id names */
+void	 job_range_add(struct job_batch *, uint64_t, size_t, size_t);
+void	 job_range_drop(const struct job_batch *);
+struct job_batch *job_task_find(uint64_t, size_t *);
+uint64_t job_task_id(const struct job_batch *, size_t);
+void	 job_range_free_all(void);
 
 /* job_info.c: what clients read of a job */
 void	 job_info(const struct job *, R3q__JobInfo *, int);

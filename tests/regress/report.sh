@@ -18,8 +18,22 @@ job=$("$R3QCTL" submit es --mu 4 --lambda 9 --dim 5 --generations 4 \
 # when it stops: count them once the workers hold and run nothing.
 waitfor "'$R3QCTL' workers | awk 'NR > 1 && (\$7 != 0 || \$8 != 0) { bad = 1 } END { exit bad }'" 10 ||
     fail "copies left on the workers: $("$R3QCTL" workers)"
-"$R3QCTL" result "$job" --json > "$T/result.json"
-execs=$(grep -oE '"executions":[0-9]+' "$T/result.json" | cut -d: -f2)
+# An interrupted copy is counted when its worker reports it, which can
+# come after the core counts it as no longer running: read the count
+# until it has stayed the same for a second.
+execs=-1
+for _i in $(seq 1 50); do
+	"$R3QCTL" result "$job" --json > "$T/result.json"
+	_n=$(grep -oE '"executions":[0-9]+' "$T/result.json" | cut -d: -f2)
+	if [ "$_n" = "$execs" ]; then
+		_same=$((_same + 1))
+		[ "$_same" -ge 4 ] && break
+	else
+		execs=$_n
+		_same=0
+	fi
+	sleep 0.25
+done
 [ "${execs:-0}" -ge 13 ] || fail "too few executions: $execs"
 
 "$R3QCTL" report "$job" -o "$T/rep" --trace "$T/trace.json" > "$T/rep.out" ||

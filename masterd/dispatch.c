@@ -35,17 +35,6 @@ static void	worker_dirty(struct worker *);
 static void	server_push_clear(struct worker *);
 static void	scratch_reset(int);
 
-/* Append to a growable array of T; the caller owns it. */
-#define APPEND(arr, n, cap, v) do {					\
-	if ((n) == (cap)) {						\
-		(cap) = (cap) ? (cap) * 2 : 16;				\
-		if (((arr) = reallocarray((arr), (cap),			\
-		    sizeof(*(arr)))) == NULL)				\
-			fatal("reallocarray");				\
-	}								\
-	(arr)[(n)++] = (v);						\
-} while (0)
-
 /*
  * Memory for what the frames being built borrow (the payloads a driver
  * makes as a task is sent): a bump allocator in chunks, emptied once the

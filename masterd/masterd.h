@@ -488,6 +488,20 @@ struct job {
 };
 TAILQ_HEAD(joblist, job);
 
+/*
+ * Append v to a growable array arr of n elements and cap allocated; the
+ * caller owns it.  No memory is fatal() (log.h).
+ */
+#define APPEND(arr, n, cap, v) do {					\
+	if ((n) == (cap)) {						\
+		(cap) = (cap) ? (cap) * 2 : 16;				\
+		if (((arr) = reallocarray((arr), (cap),			\
+		    sizeof(*(arr)))) == NULL)				\
+			fatal("reallocarray");				\
+	}								\
+	(arr)[(n)++] = (v);						\
+} while (0)
+
 /* The caps of masterd.conf, for their refusal counters (metrics). */
 enum cap {
 	CAP_WORKERS,		/* max_workers */

@@ -27,17 +27,6 @@
 #include "task/status.h"
 #include "util.h"
 
-/* Append to a growable array of T; the caller owns it. */
-#define APPEND(arr, n, cap, v) do {					\
-	if ((n) == (cap)) {						\
-		(cap) = (cap) ? (cap) * 2 : 16;				\
-		if (((arr) = reallocarray((arr), (cap),			\
-		    sizeof(*(arr)))) == NULL)				\
-			fatal("reallocarray");				\
-	}								\
-	(arr)[(n)++] = (v);						\
-} while (0)
-
 /* Results for copies a worker does not hold: logged, then closed. */
 #define REFUSED_LOG_NS	(10 * NS_PER_SEC)	/* a line per worker at most */
 #define REFUSED_MAX	64		/* then it is disconnected */

@@ -1,15 +1,20 @@
-# Worker-to-worker exchanges over real, rate-limited links (issue 22).
+# Worker-to-worker exchanges over real, rate-limited links.
 # Four workers, each in its own network namespace, joined by veth pairs to
 # a bridge in a fifth namespace (where masterd runs); each worker's egress
 # is shaped by tc htb, one class per destination, so every ordered pair
 # (i, j) has its own rate.  netem is not available, so the start-up cost is
-# peer_delay, emulated in workerd.  Checks: the measured matrix matches the
-# configured rates within 20 %; an exchange of a few MB per event ends
-# within 15 % of its schedule's prediction; with all links at one rate and
-# the fatal matrix's message sizes, the portfolio's exchange ends
-# measurably sooner than caterpillar's (both printed); an island ES job
-# whose migrants (1 MB a message) cross these links gives the answer of
-# r3qctl islands --local, bytes moved worker to worker.
+# peer_delay, emulated in workerd.  Checks, only on the sides a loaded
+# machine cannot move (it can only make things slower): all 12 links are
+# measured, none above 1.2 x its configured rate nor with a start-up below
+# peer_delay; an exchange of a few MB per event ends no sooner than 0.85 x
+# its schedule's prediction; the fatal matrix's exchange runs with
+# caterpillar and the portfolio; an island ES job whose migrants (1 MB a
+# message) cross these links gives the answer of r3qctl islands --local,
+# bytes moved worker to worker.  The figures that load moves (each link
+# within 20 % of its rate, the exchange within 15 % of its prediction,
+# the portfolio measurably sooner than caterpillar) are printed, and
+# asserted only in the benchmark (PEER_NETNS_BENCH, below): make check
+# holds no timing assertion.
 #
 # PEER_NETNS_BENCH=FILE (bench/exchange --real): after the checks, run
 # caterpillar, open shop and the portfolio on both matrices, print a table
@@ -116,11 +121,19 @@ EOC
 done
 wait_workers 4
 
-# The matrix: every link within 20 % of its rate; under a sanitizer, on a
-# loaded machine, the sending workerd may not keep up with its link (3.86
-# of 6 MB/s seen): at least half of it then.
-lo=0.8
-[ -z "${R3Q_SANITIZE:-}" ] || lo=0.5
+# timing CHECK MESSAGE: in the benchmark a failure; in make check, where a
+# loaded machine may slow a sender below its link (3.86 of 6 MB/s seen
+# under a sanitizer), a printed figure.
+timing() {
+	if eval "$1"; then
+		return 0
+	fi
+	[ -n "${PEER_NETNS_BENCH:-}" ] && fail "$2"
+	echo "figure (asserted only by bench/exchange --real): $2"
+}
+
+# The matrix: no link above 1.2 x its rate (the shaping holds), every
+# start-up at least peer_delay; within 20 % of its rate in the benchmark.
 "$R3QCTL" links --measure --bytes 3M > "$T/links.out" 2> "$T/links.err" ||
     fail "links --measure: $(cat "$T/links.err")"
 cat "$T/links.out"
@@ -128,25 +141,27 @@ n=0
 while read -r src dst su mbs age; do
 	[ "$src" != SRC ] || continue
 	want=$(rate "${src#w}" "${dst#w}")
-	awk -v m="$mbs" -v w="$want" -v lo="$lo" 'BEGIN { r = m / (w / 8); exit !(r > lo && r < 1.2) }' ||
-	    fail "$src -> $dst: measured $mbs MB/s, configured $(awk -v w="$want" 'BEGIN { print w / 8 }') MB/s"
+	awk -v m="$mbs" -v w="$want" 'BEGIN { exit !(m / (w / 8) < 1.2) }' ||
+	    fail "$src -> $dst: measured $mbs MB/s, above its configured $(awk -v w="$want" 'BEGIN { print w / 8 }') MB/s"
+	timing "awk -v m=$mbs -v w=$want 'BEGIN { exit !(m / (w / 8) > 0.8) }'" \
+	    "$src -> $dst: measured $mbs MB/s, below 0.8 x its configured $(awk -v w="$want" 'BEGIN { print w / 8 }') MB/s"
 	awk -v s="$su" 'BEGIN { exit !(s >= 10000) }' ||
 	    fail "$src -> $dst: start-up $su us, below peer_delay"
 	n=$((n + 1))
 done < "$T/links.out"
 [ "$n" -eq 12 ] || fail "expected 12 links, got $n"
-ok "12 links measured within 20 % of their configured rates"
+ok "12 links measured, none above its configured rate"
 
-# An exchange of 2 MB per event: within 15 % of the prediction.
+# An exchange of 2 MB per event: no sooner than the links allow (0.85 x
+# the prediction); within 15 % of it in the benchmark.
 "$R3QCTL" exchange run --bytes 2M > "$T/ex.out" 2> "$T/ex.err" ||
     fail "exchange run: $(cat "$T/ex.err" "$T/ex.out")"
 cat "$T/ex.out"
 r=$(sed -n 's/^measured: .*(\([0-9.]*\) x predicted.*/\1/p' "$T/ex.out")
-# Under a sanitizer workerd's own work per byte counts beside the links'
-# (scripts/check --sanitize measured 1.217): the upper bound there is
-# 15 % times SAN_SLOW over the prediction.
-awk -v r="$r" -v s="$SAN_SLOW" 'BEGIN { exit !(r > 0.85 && r < 1 + 0.15 * s) }' ||
-    fail "measured / predicted = $r, not within 15 % (x $SAN_SLOW)"
+awk -v r="$r" 'BEGIN { exit !(r > 0.85) }' ||
+    fail "measured / predicted = $r: sooner than the links allow"
+timing "awk -v r=$r 'BEGIN { exit !(r < 1.15) }'" \
+    "measured / predicted = $r, more than 15 % over the prediction"
 ok "an exchange of 2 MB an event ended at $r x its prediction"
 
 # The fatal matrix, built: all links at 4 MB/s, the fatal sizes (x = 1 MB).
@@ -167,8 +182,10 @@ fatal() {
 tc_=$(fatal caterpillar)
 tp_=$(fatal portfolio)
 echo "fatal matrix, p = 4, x = 1 MB at 4 MB/s: caterpillar $tc_ s, portfolio $tp_ s"
-awk -v c="$tc_" -v p="$tp_" 'BEGIN { exit !(p < 0.9 * c) }' ||
-    fail "the portfolio ($tp_ s) is not measurably sooner than caterpillar ($tc_ s)"
+[ -n "$tc_" ] && [ -n "$tp_" ] ||
+    fail "the fatal matrix's exchanges printed no time: $(cat "$T/fatal-caterpillar.out" "$T/fatal-portfolio.out")"
+timing "awk -v c=$tc_ -v p=$tp_ 'BEGIN { exit !(p < 0.9 * c) }'" \
+    "the portfolio ($tp_ s) is not measurably sooner than caterpillar ($tc_ s)"
 ok "fatal matrix: portfolio $tp_ s, caterpillar $tc_ s"
 
 # The island ES through the namespaces: one island a worker (wq, each

@@ -302,7 +302,7 @@ listen_role(struct session *s)
 			return;
 		}
 		s->s_role = ROLE_CLIENT;
-		snprintf(s->s_owner, sizeof(s->s_owner), "%s", name);
+		snprintf(s->s_owner, sizeof(s->s_owner), "tls:%s", name);
 		session_role_known(s);
 		log_debug("%s: TLS up, client %s", s->s_addr, name);
 	} else {

@@ -130,7 +130,7 @@ struct session {
 	uint64_t		 s_watch;	/* job a client follows */
 	uint64_t		 s_watch_req;	/* its request id */
 	size_t			 s_watch_gen;	/* its reports sent so far */
-	char			 s_owner[64];	/* CN, or uid:NAME */
+	char			 s_owner[80];	/* unix:NAME or tls:CN */
 	int			 s_admin;	/* sees every job */
 	int			 s_verified;	/* TLS handshake done */
 	/*
@@ -453,7 +453,7 @@ struct job {
 	enum sched_balance	 j_balance;
 	uint64_t		 j_moved;	/* tasks moved by balancing */
 	char			 j_name[64];
-	char			 j_owner[64];	/* CN, or uid:NAME */
+	char			 j_owner[80];	/* unix:NAME or tls:CN */
 	struct batchlist	 j_batches;	/* live ones, then past */
 	uint32_t		 j_nbatches;	/* numbers handed out */
 	size_t			 j_nlive;
@@ -741,6 +741,7 @@ void	 job_range_free_all(void);
 /* job_info.c: what clients read of a job */
 void	 job_info(const struct job *, R3q__JobInfo *, int);
 void	 job_info_clear(R3q__JobInfo *);
+void	 job_owner_load(char *, size_t, const char *);
 void	 job_gen_pb(const struct job *, const struct gen_report *,
 	    R3q__GenReport *);
 int	 job_trace(const struct job *, R3q__JobTrace *, char *, size_t);

@@ -361,6 +361,11 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 		    (unsigned long long)st->batch, (unsigned long long)j->j_id);
 		goto out;
 	}
+	/* A new batch: max_batches_job and max_batches_client. */
+	if (!known && job_admit_batch(j, err, sizeof(err)) == -1) {
+		session_error_soft(s, reqid, "%s", err);
+		goto out;
+	}
 	if (n == 0) {
 		session_error_soft(s, reqid, "batch %llu of job %llu has no "
 		    "tasks", (unsigned long long)st->batch,

@@ -79,6 +79,10 @@ struct masterd_config {
 	unsigned	 connect_rate;		/* per second per address */
 	unsigned	 connect_burst;
 	unsigned	 max_http;		/* HTTP connections at once */
+	unsigned	 max_http_per_addr;	/* ... from one address; 0: a
+						   quarter of max_http */
+	unsigned	 max_batches_job;	/* not ended, in one job */
+	unsigned	 max_batches_client;	/* ... in one owner's jobs */
 	uint64_t	 journal_retry;		/* ms between tries of a
 						   stalled journal */
 	uint64_t	 journal_delay;		/* ms a commit may wait
@@ -514,6 +518,9 @@ enum cap {
 	CAP_JOB_MEMORY,		/* max_job_memory */
 	CAP_CONNECT_RATE,	/* connect_rate */
 	CAP_HTTP,		/* max_http */
+	CAP_BATCHES_JOB,	/* max_batches_job */
+	CAP_BATCHES_CLIENT,	/* max_batches_client */
+	CAP_HTTP_ADDR,		/* max_http_per_addr */
 	CAP_N
 };
 extern const char *const cap_names[CAP_N];
@@ -817,6 +824,7 @@ uint64_t limits_frame_max(enum role);
 int	 limits_check(enum role, struct frame_shape *, int, char *, size_t);
 int	 job_admit(const char *, char *, size_t);
 int	 job_admit_tasks(const struct job *, uint64_t, char *, size_t);
+int	 job_admit_batch(const struct job *, char *, size_t);
 int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
 	    size_t);
 uint64_t job_memory_all(void);

@@ -30,7 +30,9 @@
 /*
  * May client s see and act on job j?  The control socket's clients may
  * (root or the r3q group: the socket's mode guards it); a TLS client only
- * on its own jobs.
+ * on its own jobs.  Owners name how their client authenticated
+ * (unix:NAME, tls:CN), so that a certificate's CN never passes for a
+ * Unix user's name; another's job is "no such job", as one that is not.
  */
 static int
 control_may(const struct session *s, const struct job *j)
@@ -532,7 +534,7 @@ control_dispatch(struct session *s, Envelope *env)
 		}
 		job_cancel(j, "cancelled by a client");
 		log_info("job %llu cancelled by %s (%s)",
-		    (unsigned long long)j->j_id, s->s_name, s->s_addr);
+		    (unsigned long long)j->j_id, s->s_owner, s->s_addr);
 		control_send_info(s, env->id, j);
 		server_drain();
 		break;
@@ -659,17 +661,18 @@ control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	s = session_new(bev, "control", 0);
 	/* Whoever could connect may see every job: the socket's mode. */
 	s->s_admin = 1;
+	/* Its owner is unix:NAME, never a bare name a CN could match. */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == 0) {
 		if ((pw = getpwuid(uc.uid)) != NULL)
-			snprintf(s->s_owner, sizeof(s->s_owner), "%s",
+			snprintf(s->s_owner, sizeof(s->s_owner), "unix:%s",
 			    pw->pw_name);
 		else
-			snprintf(s->s_owner, sizeof(s->s_owner), "uid:%u",
+			snprintf(s->s_owner, sizeof(s->s_owner), "unix:uid:%u",
 			    (unsigned)uc.uid);
 		snprintf(s->s_addr, sizeof(s->s_addr), "control, pid %d",
 		    (int)uc.pid);
 	} else
-		snprintf(s->s_owner, sizeof(s->s_owner), "control");
+		snprintf(s->s_owner, sizeof(s->s_owner), "unix:control");
 	/*
 	 * It counts itself among the clients.  Refused, it is told so in
 	 * answer to its first request (closing before r3qctl has written it

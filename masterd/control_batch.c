@@ -54,7 +54,7 @@ control_batch_init(struct event_base *b, const struct masterd_config *c)
 	conf = c;
 }
 
-/* May session s act on job j? */
+/* May session s act on job j (its owner's, or an operator's)? */
 static int
 bj_may(const struct session *s, const struct job *j)
 {
@@ -238,7 +238,13 @@ bj_job(struct session *s, uint64_t reqid, uint64_t id, int running)
 {
 	struct job	*j;
 
-	if ((j = job_find(id)) == NULL) {
+	/* Another's job is no such job, as control_job() says: not even
+	   its driver is told. */
+	if ((j = job_find(id)) == NULL || !bj_may(s, j)) {
+		if (j != NULL)
+			log_warnx("client %s (%s) asked for job %llu of %s: "
+			    "refused", s->s_owner, s->s_addr,
+			    (unsigned long long)id, j->j_owner);
 		session_error_soft(s, reqid, "no such job %llu",
 		    (unsigned long long)id);
 		return (NULL);
@@ -246,13 +252,6 @@ bj_job(struct session *s, uint64_t reqid, uint64_t id, int running)
 	if (j->j_drv != &job_batch_driver) {
 		session_error_soft(s, reqid, "job %llu is an %s job, not a "
 		    "batch job", (unsigned long long)id, j->j_drv->d_name);
-		return (NULL);
-	}
-	if (!bj_may(s, j)) {
-		log_warnx("client %s (%s) asked for job %llu of %s: refused",
-		    s->s_owner, s->s_addr, (unsigned long long)id, j->j_owner);
-		session_error_soft(s, reqid, "job %llu belongs to %s, not to "
-		    "%s", (unsigned long long)id, j->j_owner, s->s_owner);
 		return (NULL);
 	}
 	if (running && (j->j_state != JOB_RUNNING || BJ(j)->bj_closing)) {
@@ -360,6 +359,11 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	if (known && (b == NULL || b->b_closed)) {
 		session_error_soft(s, reqid, "batch %llu of job %llu is closed",
 		    (unsigned long long)st->batch, (unsigned long long)j->j_id);
+		goto out;
+	}
+	/* A new batch: max_batches_job and max_batches_client. */
+	if (!known && job_admit_batch(j, err, sizeof(err)) == -1) {
+		session_error_soft(s, reqid, "%s", err);
 		goto out;
 	}
 	if (n == 0) {

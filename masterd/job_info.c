@@ -1,11 +1,13 @@
 /*
  * What clients read of a job: its JobInfo (totals, the paper's
  * efficiency, why it waits, its driver's fields), its generations'
- * reports, and the JobTrace that r3qctl report draws.  Marshalling only:
- * nothing here changes a job.
+ * reports, and the JobTrace that r3qctl report draws; and its owner
+ * as a journal of an older masterd named it.  Marshalling only: nothing
+ * here changes a job.
  */
 #include "config.h"
 
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,4 +236,55 @@ job_trace_clear(R3q__JobTrace *t)
 		free(t->info);
 	}
 	r3q__job_trace__init(t);
+}
+
+/* Bare owners of an older journal whose kind job_owner_load() keeps. */
+#define JOB_OWNERS_SEEN	16
+
+/*
+ * A job's owner as the journal holds it, in dst.  Owners say how their
+ * client authenticated: unix:NAME on the control socket, tls:CN with a
+ * client certificate.  An older masterd wrote the bare name, which a
+ * certificate's CN could match: uid:N and control came only from the
+ * control socket, so does a name that is a user of this host (root
+ * first); any other bare name was a certificate's.  A name that is both
+ * a user and some CN is the user's: its job is then the operators' (who
+ * see every job on the control socket), never the certificate holder's.
+ */
+void
+job_owner_load(char *dst, size_t len, const char *owner)
+{
+	/*
+	 * The names asked of the user database (which may be a network
+	 * service) so far: an old journal's many jobs have few owners, and
+	 * its finished jobs keep their bare names until they are pruned.
+	 */
+	static struct {
+		char	name[64];
+		int	user;
+	}		 seen[JOB_OWNERS_SEEN];
+	static size_t	 nseen;
+	size_t		 i;
+	int		 user;
+
+	if (owner[0] == '\0' || strncmp(owner, "unix:", 5) == 0 ||
+	    strncmp(owner, "tls:", 4) == 0) {
+		snprintf(dst, len, "%s", owner);
+		return;
+	}
+	for (i = 0; i < nseen && i < JOB_OWNERS_SEEN; i++)
+		if (strcmp(seen[i].name, owner) == 0)
+			break;
+	if (i < nseen && i < JOB_OWNERS_SEEN)
+		user = seen[i].user;
+	else {
+		user = strncmp(owner, "uid:", 4) == 0 ||
+		    strcmp(owner, "control") == 0 || getpwnam(owner) != NULL;
+		i = nseen++ % JOB_OWNERS_SEEN;
+		snprintf(seen[i].name, sizeof(seen[i].name), "%s", owner);
+		seen[i].user = user;
+		log_info("jobs of an older masterd's journal owned by %s are "
+		    "now %s%s's", owner, user ? "unix:" : "tls:", owner);
+	}
+	snprintf(dst, len, "%s%s", user ? "unix:" : "tls:", owner);
 }

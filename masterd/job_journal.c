@@ -480,7 +480,7 @@ job_load(void *arg, const struct journal_job *row)
 		j->j_nbatches = st->batches;
 		j->j_seq = st->seq;
 		snprintf(j->j_name, sizeof(j->j_name), "%s", st->name);
-		snprintf(j->j_owner, sizeof(j->j_owner), "%s", st->owner);
+		job_owner_load(j->j_owner, sizeof(j->j_owner), st->owner);
 		for (i = 0; i < st->n_workers; i++)
 			job_roster_add(j, st->workers[i]->name,
 			    st->workers[i]->cpus, st->workers[i]->speed)->delay_ms =

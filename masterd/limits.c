@@ -202,6 +202,47 @@ job_admit(const char *owner, char *err, size_t len)
 	return (0);
 }
 
+/*
+ * May j open another batch (max_batches_job, max_batches_client)?  Only
+ * live batches count (those not yet ended: a closed batch whose tasks
+ * still run is live), j's and then those of every job of its owner: a
+ * batch that never ends, of a kind no worker offers, still costs the
+ * core, so one client may not leave more than its share.  0, or -1
+ * with the error for the client, naming the cap and the client, the
+ * refusal counted and logged.
+ */
+int
+job_admit_batch(const struct job *j, char *err, size_t len)
+{
+	const struct job	*o;
+	uint64_t		 mine = 0;
+
+	if (j->j_nlive >= conf->max_batches_job) {
+		snprintf(err, len, "too many batches: job %llu of %s has %llu "
+		    "not ended (max_batches_job); open one once another has "
+		    "ended", (unsigned long long)j->j_id, j->j_owner,
+		    (unsigned long long)j->j_nlive);
+		server_refused(CAP_BATCHES_JOB, j->j_owner, "a new batch of "
+		    "job %llu: %llu not ended (max_batches_job)",
+		    (unsigned long long)j->j_id, (unsigned long long)j->j_nlive);
+		return (-1);
+	}
+	for (o = job_first(); o != NULL; o = job_next(o))
+		if (o->j_state == JOB_RUNNING &&
+		    strcmp(o->j_owner, j->j_owner) == 0)
+			mine += o->j_nlive;
+	if (mine >= conf->max_batches_client) {
+		snprintf(err, len, "too many batches: %s has %llu not ended "
+		    "in its jobs (max_batches_client); open one once another "
+		    "has ended", j->j_owner, (unsigned long long)mine);
+		server_refused(CAP_BATCHES_CLIENT, j->j_owner, "a new batch: "
+		    "%llu of its own not ended (max_batches_client)",
+		    (unsigned long long)mine);
+		return (-1);
+	}
+	return (0);
+}
+
 /* Tasks of j not yet ended (queued, held or running). */
 uint64_t
 job_pending(const struct job *j)

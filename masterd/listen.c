@@ -43,7 +43,8 @@ static void	listen_seal(struct session *);
 const char *const cap_names[CAP_N] = {
 	"max_workers", "max_clients", "max_jobs", "max_jobs_per_client",
 	"max_queued_tasks", "max_job_tasks", "max_memory", "max_job_memory",
-	"connect_rate", "max_http"
+	"connect_rate", "max_http", "max_batches_job", "max_batches_client",
+	"max_http_per_addr"
 };
 
 /* Refusals by a cap: a log line per cap at most every CAP_LOG_NS. */
@@ -302,7 +303,7 @@ listen_role(struct session *s)
 			return;
 		}
 		s->s_role = ROLE_CLIENT;
-		snprintf(s->s_owner, sizeof(s->s_owner), "%s", name);
+		snprintf(s->s_owner, sizeof(s->s_owner), "tls:%s", name);
 		session_role_known(s);
 		log_debug("%s: TLS up, client %s", s->s_addr, name);
 	} else {

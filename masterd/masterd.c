@@ -205,6 +205,12 @@ const struct conf_key masterd_keys[] = {
 	{ "connect_burst",	CONF_UINT,	OFF(connect_burst), 1, 1000000,
 	    NULL },
 	{ "max_http",		CONF_UINT,	OFF(max_http),	1, 100000, NULL },
+	{ "max_http_per_addr",	CONF_UINT,	OFF(max_http_per_addr), 0,
+	    100000, NULL },
+	{ "max_batches_job",	CONF_UINT,	OFF(max_batches_job), 1,
+	    100000000, NULL },
+	{ "max_batches_client",	CONF_UINT,	OFF(max_batches_client), 1,
+	    100000000, NULL },
 	{ "balance",		CONF_STRING,	OFF(balance),	0, 0,
 	    check_balance },
 	{ "power_interval",	CONF_DURATION,	OFF(power_interval),
@@ -268,6 +274,9 @@ masterd_config_defaults(struct masterd_config *c)
 	c->connect_burst = 1000;
 	strcpy(c->trace, "none");
 	c->max_http = 64;
+	c->max_http_per_addr = 0;
+	c->max_batches_job = 100000;
+	c->max_batches_client = 100000;
 	strcpy(c->balance, "none");
 	c->power_interval = SCHED_POWER_INTERVAL_DEFAULT / 1000000;
 	strcpy(c->balance_topology, "ring");

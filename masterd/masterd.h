@@ -79,6 +79,10 @@ struct masterd_config {
 	unsigned	 connect_rate;		/* per second per address */
 	unsigned	 connect_burst;
 	unsigned	 max_http;		/* HTTP connections at once */
+	unsigned	 max_http_per_addr;	/* ... from one address; 0: a
+						   quarter of max_http */
+	unsigned	 max_batches_job;	/* not ended, in one job */
+	unsigned	 max_batches_client;	/* ... in one owner's jobs */
 	uint64_t	 journal_retry;		/* ms between tries of a
 						   stalled journal */
 	uint64_t	 journal_delay;		/* ms a commit may wait
@@ -130,7 +134,7 @@ struct session {
 	uint64_t		 s_watch;	/* job a client follows */
 	uint64_t		 s_watch_req;	/* its request id */
 	size_t			 s_watch_gen;	/* its reports sent so far */
-	char			 s_owner[64];	/* CN, or uid:NAME */
+	char			 s_owner[80];	/* unix:NAME or tls:CN */
 	int			 s_admin;	/* sees every job */
 	int			 s_verified;	/* TLS handshake done */
 	/*
@@ -453,7 +457,7 @@ struct job {
 	enum sched_balance	 j_balance;
 	uint64_t		 j_moved;	/* tasks moved by balancing */
 	char			 j_name[64];
-	char			 j_owner[64];	/* CN, or uid:NAME */
+	char			 j_owner[80];	/* unix:NAME or tls:CN */
 	struct batchlist	 j_batches;	/* live ones, then past */
 	uint32_t		 j_nbatches;	/* numbers handed out */
 	size_t			 j_nlive;
@@ -514,6 +518,9 @@ enum cap {
 	CAP_JOB_MEMORY,		/* max_job_memory */
 	CAP_CONNECT_RATE,	/* connect_rate */
 	CAP_HTTP,		/* max_http */
+	CAP_BATCHES_JOB,	/* max_batches_job */
+	CAP_BATCHES_CLIENT,	/* max_batches_client */
+	CAP_HTTP_ADDR,		/* max_http_per_addr */
 	CAP_N
 };
 extern const char *const cap_names[CAP_N];
@@ -741,6 +748,7 @@ void	 job_range_free_all(void);
 /* job_info.c: what clients read of a job */
 void	 job_info(const struct job *, R3q__JobInfo *, int);
 void	 job_info_clear(R3q__JobInfo *);
+void	 job_owner_load(char *, size_t, const char *);
 void	 job_gen_pb(const struct job *, const struct gen_report *,
 	    R3q__GenReport *);
 int	 job_trace(const struct job *, R3q__JobTrace *, char *, size_t);
@@ -816,6 +824,7 @@ uint64_t limits_frame_max(enum role);
 int	 limits_check(enum role, struct frame_shape *, int, char *, size_t);
 int	 job_admit(const char *, char *, size_t);
 int	 job_admit_tasks(const struct job *, uint64_t, char *, size_t);
+int	 job_admit_batch(const struct job *, char *, size_t);
 int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
 	    size_t);
 uint64_t job_memory_all(void);

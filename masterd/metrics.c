@@ -8,6 +8,9 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,12 +36,13 @@ static struct evconnlistener *http_listener;
 static const struct masterd_config *mconf;
 
 /*
- * The HTTP connections, for max_http and connect_rate.  libevent 2.1's
- * evhttp has no hook at accept: the bufferevent it asks metrics_bev for
- * is the only handle on a new connection, and it gets its socket after.
- * So each is kept here with a reference of ours: a zero-delay event
- * (hc_check), which runs once evhttp has given it its socket and before
- * the loop polls it, checks the peer against connect_rate and shuts a
+ * The HTTP connections, for max_http, max_http_per_addr and
+ * connect_rate.  libevent 2.1's evhttp has no hook at accept: the
+ * bufferevent it asks metrics_bev for is the only handle on a new
+ * connection, and it gets its socket after.  So each is kept here with a
+ * reference of ours: a zero-delay event (hc_check), which runs once
+ * evhttp has given it its socket and before the loop polls it, checks
+ * the peer against connect_rate and its address's share and shuts a
  * refused one down (evhttp sees it close and frees it, no request read);
  * and metrics_sweep sees when evhttp has freed it (its callbacks are
  * gone) and drops our reference, which closes the socket.  At max_http
@@ -48,6 +52,9 @@ static const struct masterd_config *mconf;
 struct hconn {
 	struct bufferevent	*hc_bev;
 	struct event		*hc_check;
+	char			 hc_addr[INET6_ADDRSTRLEN]; /* once checked */
+	int			 hc_shut;	/* closed by us: evhttp frees
+						   it soon */
 	TAILQ_ENTRY(hconn)	 hc_entry;
 };
 static TAILQ_HEAD(, hconn) hconns = TAILQ_HEAD_INITIALIZER(hconns);
@@ -55,6 +62,7 @@ static unsigned		 nhconns;
 static struct event	*hc_sweeper;	/* while there are any */
 static int		 hc_full;	/* at max_http: not accepting */
 static uint64_t		 hc_full_said;	/* mono ns of the last line */
+static uint64_t		 hc_addr_said;	/* ... of max_http_per_addr's */
 #define HC_SWEEP_MS	200
 #define HC_LOG_NS	(10 * NS_PER_SEC)
 
@@ -161,9 +169,85 @@ metrics_sweep_cb(evutil_socket_t fd, short ev, void *arg)
 	metrics_sweep();
 }
 
+/* max_http_per_addr, or its default: a quarter of max_http, at least 1. */
+static unsigned
+hconn_addr_max(void)
+{
+	if (mconf->max_http_per_addr != 0)
+		return (mconf->max_http_per_addr);
+	return (mconf->max_http >= 4 ? mconf->max_http / 4 : 1);
+}
+
+/*
+ * max_http_per_addr: no address holds more than its share of max_http,
+ * so that one process holding idle connections cannot keep a monitor
+ * elsewhere from its scrape.  Past the share, the address's oldest idle
+ * connection (no answer queued to it) is closed for the new one: a
+ * monitor on the same host as the process that holds them still gets
+ * its scrape.  With none idle the new one is refused.  0, or -1 if hc
+ * must go.
+ */
+static int
+hconn_share(struct hconn *hc)
+{
+	struct hconn	*o, *idle = NULL;
+	unsigned	 n = 0;
+	uint64_t	 now;
+	int		 say;
+
+	TAILQ_FOREACH(o, &hconns, hc_entry) {
+		if (o->hc_shut || strcmp(o->hc_addr, hc->hc_addr) != 0)
+			continue;
+		n++;
+		if (idle == NULL && o != hc && evbuffer_get_length(
+		    bufferevent_get_output(o->hc_bev)) == 0)
+			idle = o;
+	}
+	if (n <= hconn_addr_max())
+		return (0);
+	server_cap_count(CAP_HTTP_ADDR);
+	now = mono_ns();
+	if ((say = hc_addr_said == 0 || now - hc_addr_said >= HC_LOG_NS))
+		hc_addr_said = now;
+	if (idle != NULL) {
+		if (say)
+			log_warnx("http: %s holds %u connections "
+			    "(max_http_per_addr %u): its oldest idle one "
+			    "closed for a new one", hc->hc_addr, n - 1,
+			    hconn_addr_max());
+		idle->hc_shut = 1;
+		shutdown(bufferevent_getfd(idle->hc_bev), SHUT_RDWR);
+		return (0);
+	}
+	if (say)
+		log_warnx("http: connection from %s refused: it holds %u, "
+		    "none idle (max_http_per_addr %u)", hc->hc_addr, n - 1,
+		    hconn_addr_max());
+	return (-1);
+}
+
+/* The address of ss without its port, for max_http_per_addr. */
+static void
+hconn_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	const void	*a;
+
+	if (ss->ss_family == AF_INET)
+		a = &((const struct sockaddr_in *)(const void *)ss)->sin_addr;
+	else if (ss->ss_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)(const void *)ss)->sin6_addr;
+	else {
+		snprintf(buf, len, "local");
+		return;
+	}
+	if (inet_ntop(ss->ss_family, a, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+}
+
 /*
  * A new HTTP connection, its socket now set by evhttp: from an address
- * over connect_rate, it is shut down before anything is read from it.
+ * over connect_rate, or over its share with none of its own idle, it is
+ * shut down before anything is read from it.
  */
 static void
 hconn_check(evutil_socket_t unused, short ev, void *arg)
@@ -183,13 +267,18 @@ hconn_check(evutil_socket_t unused, short ev, void *arg)
 	    getpeername(fd, (struct sockaddr *)&ss, &sslen) == -1)
 		return;
 	sockaddr_str((struct sockaddr *)&ss, addr, sizeof(addr));
-	if (!server_connect_allowed((struct sockaddr *)&ss, addr))
+	hconn_addr(&ss, hc->hc_addr, sizeof(hc->hc_addr));
+	if (!server_connect_allowed((struct sockaddr *)&ss, addr) ||
+	    hconn_share(hc) == -1) {
+		hc->hc_shut = 1;
 		shutdown(fd, SHUT_RDWR);
+	}
 }
 
 /*
  * A new HTTP connection: its input is bounded (HTTP_INPUT_MAX), it is
- * checked against connect_rate, and counted for max_http.
+ * checked against connect_rate and max_http_per_addr, and counted for
+ * max_http.
  */
 static struct bufferevent *
 metrics_bev(struct event_base *base, void *arg)

@@ -25,6 +25,16 @@
  *			error
  *   jobs		list the jobs it may see: "job N STATE OWNER" lines
  *   cancel JOB		cancel JOB; print "cancelled" or the error
+ *   touch JOB		every request that names a job, on JOB: attach,
+ *			submit, closebatch, canceltasks, ack, closejob,
+ *			cancel, query, trace; print "REQUEST: error: TEXT"
+ *			or "REQUEST: answered" for each
+ *   batches N [JOB]	open a job (or take JOB, which it must own) and
+ *			submit one task of kind no-such-kind to each of
+ *			its batches 1 to N (JOB: N+1 to 2N); print "job J"
+ *			then "batch B: accepted" or "batch B: error: TEXT";
+ *			the batches stay, waiting for a worker, when it
+ *			leaves
  */
 #include "config.h"
 
@@ -430,6 +440,140 @@ bc_cancel(uint64_t job)
 	return (0);
 }
 
+/*
+ * What request id got, told without waiting for a silence: a ListJobs
+ * follows it, which masterd answers after it.  The error's text, or
+ * NULL if it had none; the caller frees *ans.
+ */
+static const char *
+bc_fenced(uint64_t id, Envelope **ans)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *a;
+	R3q__ListJobs	 l = R3Q__LIST_JOBS__INIT;
+	uint64_t	 fence = id + (1ULL << 40);
+
+	*ans = NULL;
+	env.id = fence;
+	env.body_case = R3Q__ENVELOPE__BODY_LIST_JOBS;
+	env.list_jobs = &l;
+	if (send_env(&env) == -1)
+		return ("cannot send");
+	while ((a = recv_env()) != NULL) {
+		if (a->id == id && a->body_case ==
+		    R3Q__ENVELOPE__BODY_ERROR) {
+			/* The fence's answer follows: read it too. */
+			while ((*ans = recv_env()) != NULL &&
+			    (*ans)->id != fence)
+				frame_free(*ans);
+			if (*ans != NULL)
+				frame_free(*ans);
+			*ans = a;
+			return (a->error->message);
+		}
+		if (a->id == fence) {
+			frame_free(a);
+			return (NULL);
+		}
+		frame_free(a);
+	}
+	return ("no answer");
+}
+
+/* Print what request id got, as bc_fenced() tells it. */
+static void
+bc_told(const char *what, uint64_t id)
+{
+	Envelope	*ans;
+	const char	*e;
+
+	if ((e = bc_fenced(id, &ans)) == NULL)
+		printf("%s: answered\n", what);
+	else
+		printf("%s: error: %s\n", what, e);
+	if (ans != NULL)
+		frame_free(ans);
+}
+
+/* Every request that names a job, on job (another's): each answer. */
+static int
+bc_touch(uint64_t job)
+{
+	Envelope		 env;
+	R3q__AttachJob		 at = R3Q__ATTACH_JOB__INIT;
+	R3q__CloseBatch		 cb = R3Q__CLOSE_BATCH__INIT;
+	R3q__CancelTasks	 ct = R3Q__CANCEL_TASKS__INIT;
+	R3q__AckResults		 ack = R3Q__ACK_RESULTS__INIT;
+	R3q__CloseJob		 cj = R3Q__CLOSE_JOB__INIT;
+	R3q__CancelJob		 cn = R3Q__CANCEL_JOB__INIT;
+	R3q__JobQuery		 q = R3Q__JOB_QUERY__INIT;
+	R3q__JobTraceRequest	 tr = R3Q__JOB_TRACE_REQUEST__INIT;
+	uint64_t		 key = 1;
+
+	at.job = cb.job = ct.job = ack.job = cj.job = cn.job = q.job =
+	    tr.job = job;
+	cb.batch = 1;
+	ct.keys = &key;
+	ct.n_keys = 1;
+#define BC_SEND(i, name, c, f, m) do {					\
+	r3q__envelope__init(&env);					\
+	env.id = (i);							\
+	env.body_case = (c);						\
+	env.f = (m);							\
+	if (send_env(&env) == -1)					\
+		return (1);						\
+	bc_told((name), (i));						\
+} while (0)
+	BC_SEND(11, "attach", R3Q__ENVELOPE__BODY_ATTACH_JOB, attach_job,
+	    &at);
+	if (bc_submit(12, job, 1, "echo", 1, 1, 8, 0, 1, 0) == -1)
+		return (1);
+	bc_told("submit", 12);
+	BC_SEND(13, "closebatch", R3Q__ENVELOPE__BODY_CLOSE_BATCH,
+	    close_batch, &cb);
+	BC_SEND(14, "canceltasks", R3Q__ENVELOPE__BODY_CANCEL_TASKS,
+	    cancel_tasks, &ct);
+	BC_SEND(15, "ack", R3Q__ENVELOPE__BODY_ACK_RESULTS, ack_results,
+	    &ack);
+	BC_SEND(16, "closejob", R3Q__ENVELOPE__BODY_CLOSE_JOB, close_job,
+	    &cj);
+	BC_SEND(17, "cancel", R3Q__ENVELOPE__BODY_CANCEL_JOB, cancel_job,
+	    &cn);
+	BC_SEND(18, "query", R3Q__ENVELOPE__BODY_JOB_QUERY, job_query, &q);
+	BC_SEND(19, "trace", R3Q__ENVELOPE__BODY_JOB_TRACE_REQUEST,
+	    job_trace_request, &tr);
+#undef BC_SEND
+	return (0);
+}
+
+/* One task in each of n new batches of a job; each answer. */
+static int
+bc_batches(unsigned long n, uint64_t job)
+{
+	Envelope	*ans;
+	const char	*e;
+	uint64_t	 b, b0 = 1;
+
+	if (job == 0) {
+		if ((job = bc_open("batches")) == 0)
+			return (1);
+	} else
+		b0 = n + 1;
+	printf("job %llu\n", (unsigned long long)job);
+	for (b = b0; b < b0 + n; b++) {
+		if (bc_submit(100 + b, job, b, "no-such-kind", b, 1, 8, 0, 1,
+		    0) == -1)
+			return (1);
+		if ((e = bc_fenced(100 + b, &ans)) == NULL)
+			printf("batch %llu: accepted\n", (unsigned long long)b);
+		else
+			printf("batch %llu: error: %s\n",
+			    (unsigned long long)b, e);
+		if (ans != NULL)
+			frame_free(ans);
+	}
+	return (0);
+}
+
 int
 do_badclient(SSL_CTX *ctx, const char *host, const char *port,
     const char *mode, const char *arg1, const char *arg2)
@@ -463,6 +607,11 @@ do_badclient(SSL_CTX *ctx, const char *host, const char *port,
 		return (bc_jobs());
 	if (strcmp(mode, "cancel") == 0 && arg1 != NULL)
 		return (bc_cancel(strtoull(arg1, NULL, 10)));
+	if (strcmp(mode, "touch") == 0 && arg1 != NULL)
+		return (bc_touch(strtoull(arg1, NULL, 10)));
+	if (strcmp(mode, "batches") == 0 && arg1 != NULL)
+		return (bc_batches(strtoul(arg1, NULL, 10), arg2 != NULL ?
+		    strtoull(arg2, NULL, 10) : 0));
 	printf("unknown badclient mode '%s'\n", mode);
 	return (2);
 }

@@ -41,7 +41,7 @@ R3Q_MASTER=127.0.0.1:$RPORT R3Q_CA=$T/certs/ca.pem \
     R3Q_CERT=$T/certs/client.pem R3Q_KEY=$T/certs/client.key \
     timeout 120 "$R3QCTL" map --queue-factor 2 echo "$T/in" > "$T/out1" 2> "$T/err1" &
 MAP=$!
-waitfor "grep -q \"job .* 'map echo' opened by client\" '$T/masterd.log'" 10 ||
+waitfor "grep -q \"job .* 'map echo' opened by tls:client\" '$T/masterd.log'" 10 ||
     fail "the client's job did not open"
 sleep 1
 kill "$RELAY"
@@ -59,7 +59,7 @@ ok "a broken client connection: reattached, every output exactly once"
 seq 1 600 | sed 's/^/t/' > "$T/in2"
 timeout 120 "$R3QCTL" map --queue-factor 2 echo "$T/in2" > "$T/out2" 2> "$T/err2" &
 MAP=$!
-waitfor "[ \$(grep -c \"'map echo' opened by root\" '$T/masterd.log') -ge 1 ]" 10 ||
+waitfor "[ \$(grep -c \"'map echo' opened by unix:root\" '$T/masterd.log') -ge 1 ]" 10 ||
     fail "the job did not open"
 sleep 1
 kill -9 "$MASTER_PID"

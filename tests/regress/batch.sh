@@ -113,13 +113,13 @@ ok "bad requests are refused whole, each with an error naming the culprit"
 
 # A TLS client sees and touches only its own jobs.
 "$TESTPEER" $TLSC badclient 127.0.0.1 "$PORT" attach "$waiting" > "$T/att" 2>&1
-grep -q "error: job $waiting belongs to root, not to client" "$T/att" ||
+grep -q "error: no such job $waiting" "$T/att" ||
     fail "attach to another's job: $(cat "$T/att")"
-grep -q "client client .* asked for job $waiting of root: refused" "$T/masterd.log" ||
+grep -q "client tls:client .* asked for job $waiting of unix:$(id -un): refused" "$T/masterd.log" ||
     fail "the refusal is not logged with both names"
 "$TESTPEER" $TLSC badclient 127.0.0.1 "$PORT" jobs > "$T/tj" 2>&1
 grep -q "^job $waiting " "$T/tj" && fail "a TLS client sees root's job"
-grep -q " client$" "$T/tj" || fail "a TLS client does not see its own jobs: $(cat "$T/tj")"
+grep -q " tls:client$" "$T/tj" || fail "a TLS client does not see its own jobs: $(cat "$T/tj")"
 "$TESTPEER" $TLSC badclient 127.0.0.1 "$PORT" cancel "$waiting" > "$T/tc" 2>&1
 grep -q "error: no such job $waiting" "$T/tc" || fail "cancel of another's job: $(cat "$T/tc")"
 "$R3QCTL" jobs | grep -qE "^$waiting +running" || fail "root's job was touched"
@@ -147,9 +147,9 @@ ok "a worker certificate cannot be a client; a client certificate can, over TLS"
 "$TESTPEER" $TLSC badclient 127.0.0.1 "$PORT" noread 200 3 > "$T/nr" 2>&1 ||
     fail "noread: $(cat "$T/nr")"
 grep -q "^got 200 outcomes" "$T/nr" || fail "noread: $(cat "$T/nr")"
-grep -q "client client .* is not reading its results" "$T/masterd.log" ||
+grep -q "client tls:client .* is not reading its results" "$T/masterd.log" ||
     fail "masterd did not pause the client"
-grep -q "client client .* reads its results again" "$T/masterd.log" ||
+grep -q "client tls:client .* reads its results again" "$T/masterd.log" ||
     fail "masterd did not resume the client"
 ok "a client that stops reading is paused, then gets all its results"
 
@@ -213,7 +213,7 @@ ok "an output over masterd's max_payload or a worker's max_output fails its task
 # r3qctl result and report for a batch job.
 job=$("$R3QCTL" jobs | awk '$7 == "batch" { j = $1 } END { print j }')
 "$R3QCTL" result "$job" > "$T/bres" || fail "result of a batch job"
-grep -q "summary: job $job .* batch job 'map echo' of root" "$T/bres" ||
+grep -q "summary: job $job .* batch job 'map echo' of unix:root" "$T/bres" ||
     fail "result of a batch job: $(cat "$T/bres")"
 "$R3QCTL" report "$job" -o "$T/brep" > /dev/null || fail "report of a batch job"
 [ -s "$T/brep/report.html" ] || fail "no report for a batch job"

@@ -147,9 +147,9 @@ NPID=$!
 PIDS="$PIDS $NPID"
 peak=$(peak_rss 6)
 bounded "a batch client that does not read" "$peak"
-grep -qE "client client \(127\.0\.0\.1:[0-9]+\) is not reading its results" \
+grep -qE "client tls:client \(127\.0\.0\.1:[0-9]+\) is not reading its results" \
     "$T/masterd.log" || fail "the batch client was not paused"
-waitfor "grep -qE 'client client \(127\.0\.0\.1:[0-9]+\) dropped: [0-9]+ bytes queued for it, not one read in 3s' '$T/masterd.log'" 10 ||
+waitfor "grep -qE 'client tls:client \(127\.0\.0\.1:[0-9]+\) dropped: [0-9]+ bytes queued for it, not one read in 3s' '$T/masterd.log'" 10 ||
     fail "the batch client that does not read was not dropped"
 same_answer "$job" "beside a batch client that does not read"
 kill "$NPID" 2>/dev/null || true

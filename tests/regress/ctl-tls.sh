@@ -66,7 +66,7 @@ tls result "$job" --json | grep -q "^{\"job\":$job,\"state\":\"done\"," ||
 ok "result over TLS, as a table and as JSON"
 
 tls jobs > "$T/jobs.out" 2> "$T/err" || fail "jobs over TLS: $(cat "$T/err")"
-grep -qE "^$job +done .* \\(client\\)\$" "$T/jobs.out" ||
+grep -qE "^$job +done .* \\(tls:client\\)\$" "$T/jobs.out" ||
     fail "jobs over TLS does not list job $job of client: $(cat "$T/jobs.out")"
 grep -qE "^$ajob " "$T/jobs.out" &&
     fail "jobs over TLS lists the operator's job $ajob: $(cat "$T/jobs.out")"

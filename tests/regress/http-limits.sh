@@ -3,7 +3,11 @@
 # says so in one line and counts it, and takes the waiting ones once a
 # connection closes; connect_rate applies to it as to the TLS port, with
 # the same bucket per address: past the burst a connection is closed
-# before a byte of it is read, in one log line, counted.
+# before a byte of it is read, in one log line, counted.  No address holds
+# more than its share (max_http_per_addr, by default a quarter of
+# max_http): one that holds max_http idle connections leaves room for a
+# monitor on another address (127.0.0.2), and one on its own address gets
+# its scrape in place of the oldest idle one.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1
@@ -27,9 +31,11 @@ restart_master() {
 	HTTP_PORT=$(http_port)
 }
 
-# max_http 4: four idle connections held, a fifth waits for one of them.
+# max_http 4: four idle connections held, a fifth waits for one of them
+# (all from one address, whose share is here the whole).
 MASTER_EXTRA="http = 127.0.0.1:0
 max_http = 4
+max_http_per_addr = 4
 connect_rate = 0
 output_timeout = 30s"
 start_master
@@ -140,4 +146,56 @@ get /metrics > "$T/metrics" || fail "no /metrics once the rate allows it"
 grep -qE "^r3q_refused_total\{cap=\"connect_rate\"\} $refused\$" "$T/metrics" ||
     fail "connect_rate refusals: $(grep connect_rate "$T/metrics") (refused $refused)"
 ok "connect_rate closes HTTP connections past it unread, with one log line: $served served, $refused refused"
+master_alive
+
+# max_http 8, so each address's share is 2: one process on 127.0.0.1
+# opens 8 idle connections and holds them; a monitor on 127.0.0.2, and
+# one on 127.0.0.1 itself, still get /metrics.
+MASTER_EXTRA="http = 127.0.0.1:0
+max_http = 8
+connect_rate = 0
+output_timeout = 30s"
+restart_master 2
+python3 - "$HTTP_PORT" "$T/hog.go" <<'EOF2' > "$T/hog.out" 2>&1 &
+import os, socket, sys, time
+socks = [socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+         for i in range(8)]
+print("holding", flush=True)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.1)
+EOF2
+HOG=$!
+PIDS="$PIDS $HOG"
+waitfor "grep -q holding '$T/hog.out'" 10 || fail "could not open 8 connections"
+waitfor "grep -q 'http: 127.0.0.1 holds 2 connections (max_http_per_addr 2): its oldest idle one closed for a new one' '$T/masterd.log'" 10 ||
+    fail "masterd did not close 127.0.0.1's oldest idle connection past its share"
+# scrape SOURCE: /metrics from that source address, or the reason not.
+scrape() {
+	python3 - "$HTTP_PORT" "$1" <<'EOF2'
+import socket, sys
+try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10,
+                                 source_address=(sys.argv[2], 0))
+    s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+    data = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        data += b
+    sys.stdout.write(data.decode("utf-8", "replace"))
+except OSError as e:
+    print("no answer from %s: %s" % (sys.argv[2], e))
+EOF2
+}
+scrape 127.0.0.2 > "$T/scrape2" 2>&1
+head -n 1 "$T/scrape2" | grep -q '^HTTP/1\.[01] 200 ' ||
+    fail "a scrape from 127.0.0.2 failed while 127.0.0.1 holds 8 idle connections: $(head -n 3 "$T/scrape2")"
+scrape 127.0.0.1 > "$T/scrape1" 2>&1
+head -n 1 "$T/scrape1" | grep -q '^HTTP/1\.[01] 200 ' ||
+    fail "a scrape from 127.0.0.1 failed while it holds its share idle: $(head -n 3 "$T/scrape1")"
+grep -qE '^r3q_refused_total\{cap="max_http_per_addr"\} [1-9]' "$T/scrape1" ||
+    fail "max_http_per_addr not counted: $(grep refused_total "$T/scrape1")"
+touch "$T/hog.go"
+ok "one address holding max_http idle connections keeps its share (2 of 8): monitors on 127.0.0.2 and 127.0.0.1 still scrape"
 master_alive

@@ -132,3 +132,26 @@ case $msan in
 *) fail "the master certificate lacks its --host names: $msan" ;;
 esac
 ok "a relay certificate has its --relay-host names, not the master's --host names: $san"
+
+# --client USER: a client certificate of USER's own (OU=client, CN=USER),
+# without a worker name; a reserved or repeated name exits 64, naming it.
+"$MKCERTS" --client alice --client bob "$T/cli" > "$T/out" 2>&1 ||
+    fail "--client alice --client bob: $(cat "$T/out")"
+for u in alice bob; do
+	openssl x509 -in "$T/cli/$u.pem" -noout -subject |
+	    grep -q "OU = client, CN = $u\$" ||
+	    fail "$u.pem: $(openssl x509 -in "$T/cli/$u.pem" -noout -subject)"
+	[ "$(stat -c %a "$T/cli/$u.key")" = 600 ] || fail "$u.key is not 0600"
+done
+openssl x509 -in "$T/cli/client.pem" -noout -subject |
+    grep -q "OU = client, CN = client\$" || fail "the shared client.pem is gone"
+for args in "--client client" "--client ca" "--client bad/name" \
+    "--client w1 :w1" "--client x --client x" "--relay r1 --client r1"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$MKCERTS" ${args%:*} "$T/cli" $(echo "$args" | sed -n 's/.*://p') \
+	    > "$T/out" 2>&1 || rc=$?
+	[ "$rc" = 64 ] && grep -qE "reserved|bad client name|given (twice|as)" "$T/out" ||
+	    fail "mkcerts $args exited $rc: $(cat "$T/out")"
+done
+ok "--client USER issues USER.pem (OU=client, CN=USER) beside the shared client.pem; bad names exit 64"

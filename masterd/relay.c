@@ -84,6 +84,10 @@ struct rlink {
 	uint64_t		 rl_unknown;	/* frames for unknown streams */
 	uint64_t		 rl_unknown_unsaid;
 	uint64_t		 rl_unknown_said;	/* mono ns of that line */
+	uint64_t		 rl_capped;	/* streams refused, over
+						   max_relay_workers */
+	uint64_t		 rl_capped_unsaid;
+	uint64_t		 rl_capped_said;	/* mono ns of that line */
 };
 
 /*
@@ -312,7 +316,7 @@ static void
 relay_refuse(struct session *link, uint32_t id, const char *name,
     const char *why)
 {
-	char	 msg[256];
+	char	 msg[1024];
 
 	log_warnx("relay %s (%s): stream %u for '%.64s' refused: %s",
 	    link->s_name, link->s_addr, id, name, why);
@@ -370,6 +374,102 @@ relay_revoked(struct session *s, const struct tls_crl *crl, char *why,
 	return (r);
 }
 
+/* The relay masterd verified, that carries relayed session s; or NULL. */
+const char *
+relay_link_name(const struct session *s)
+{
+	if (s->s_rstream == NULL || s->s_rstream->rs_link == NULL)
+		return (NULL);
+	return (s->s_rstream->rs_link->s_name);
+}
+
+/*
+ * May a stream on link take the name of worker session o?  Only from
+ * another stream of the same relay (the worker came back through it);
+ * never from a worker that proved its name with its own certificate (a
+ * direct one), nor from one another relay vouches for.  NULL if it may,
+ * else why not, in buf.
+ */
+static const char *
+relay_claim_link(const struct session *link, const struct session *o,
+    char *buf, size_t len)
+{
+	if (o->s_rstream == NULL) {
+		snprintf(buf, len, "worker %s is connected directly (from %s) "
+		    "with its own certificate", o->s_name, o->s_addr);
+		return (buf);
+	}
+	if (o->s_rstream->rs_link != link) {
+		snprintf(buf, len, "worker %s is connected through relay %s",
+		    o->s_name, o->s_rstream->rs_link != NULL ?
+		    o->s_rstream->rs_link->s_name : "(gone)");
+		return (buf);
+	}
+	return (NULL);
+}
+
+/*
+ * May session s, saying its hello, take the name of worker session o
+ * (worker_hello())?  A direct worker may (its certificate proves the
+ * name); a relayed one as relay_claim_link() says.  NULL if it may, else
+ * why not, in buf.
+ */
+const char *
+relay_claim(const struct session *s, const struct session *o, char *buf,
+    size_t len)
+{
+	if (s->s_rstream == NULL)
+		return (NULL);
+	if (s->s_rstream->rs_link == NULL) {
+		snprintf(buf, len, "its relay is gone");
+		return (buf);
+	}
+	return (relay_claim_link(s->s_rstream->rs_link, o, buf, len));
+}
+
+/* Is name a worker's that a stream on link may not take?  Why, in buf. */
+static const char *
+relay_name_taken(const struct session *link, const char *name, char *buf,
+    size_t len)
+{
+	struct session	*o;
+
+	for (o = session_first(); o != NULL; o = session_next(o))
+		if (o->s_worker != NULL && !o->s_closing &&
+		    strcmp(o->s_name, name) == 0)
+			return (relay_claim_link(link, o, buf, len));
+	return (NULL);
+}
+
+/*
+ * A stream refused over max_relay_workers: said in a line naming the
+ * relay at most every 10 s, with the count since, and to the relay
+ * each time.
+ */
+static void
+relay_refuse_capped(struct session *link, uint32_t id, const char *name)
+{
+	struct rlink	*rl = link->s_rlink;
+	uint64_t	 now = mono_ns();
+	char		 msg[256];
+
+	rl->rl_capped++;
+	rl->rl_capped_unsaid++;
+	snprintf(msg, sizeof(msg), "relay %s has %u streams open "
+	    "(max_relay_workers)", link->s_name, conf->max_relay_workers);
+	if (rl->rl_capped_said == 0 ||
+	    now - rl->rl_capped_said >= RELAY_UNKNOWN_LOG_NS) {
+		log_warnx("relay %s (%s): %llu stream(s) refused (the last "
+		    "%u for '%.64s'): it has %u open (max_relay_workers)",
+		    link->s_name, link->s_addr, (unsigned long long)
+		    rl->rl_capped_unsaid, id, name, conf->max_relay_workers);
+		rl->rl_capped_said = now;
+		rl->rl_capped_unsaid = 0;
+	}
+	server_cap_count(CAP_WORKERS);
+	relay_send_close(link, id, msg);
+}
+
 /* RelayControl open: a worker authenticated to the relay; it gets a session. */
 static void
 relay_open(struct session *link, const R3q__RelayControl *rc)
@@ -378,7 +478,9 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	struct rstream		*rs;
 	struct session		*s;
 	char			 via[RELAY_VIA_TEXT];
-	char			 addr[64];
+	char			 addr[64], why[768];
+	const char		*taken;
+	time_t			 not_after = (time_t)rc->not_after;
 	size_t			 i, k, off = 0;
 
 	if (rc->stream == 0) {
@@ -433,7 +535,6 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	 */
 	if (rc->cert.len > 0) {
 		X509	*x;
-		char	 why[768];
 
 		if ((x = relay_cert_parse(rc->cert.data, rc->cert.len,
 		    rc->name, why, sizeof(why))) == NULL) {
@@ -449,17 +550,23 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 			    "certificate is revoked");
 			return;
 		}
+		/* Its end as the certificate says, not as the relay does. */
+		not_after = tls_cert_not_after(x);
 		X509_free(x);
 	}
-	if (link->s_rlink != NULL && u64map_count(&link->s_rlink->rl_streams) >=
-	    conf->max_workers) {
-		relay_refuse(link, rc->stream, rc->name, "more streams than "
-		    "max_workers");
+	if ((taken = relay_name_taken(link, rc->name, why,
+	    sizeof(why))) != NULL) {
+		relay_refuse(link, rc->stream, rc->name, taken);
 		return;
 	}
 	if (link->s_rlink == NULL) {
 		link->s_rlink = xcalloc(1, sizeof(*link->s_rlink));
 		u64map_init(&link->s_rlink->rl_streams);
+	}
+	if (u64map_count(&link->s_rlink->rl_streams) >=
+	    conf->max_relay_workers) {
+		relay_refuse_capped(link, rc->stream, rc->name);
+		return;
 	}
 	if (bufferevent_pair_new(base, BEV_OPT_DEFER_CALLBACKS,
 	    pair) == -1)
@@ -470,7 +577,7 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	snprintf(s->s_name, sizeof(s->s_name), "%s", rc->name);
 	str_setf(&s->s_via, "%s", via);
 	s->s_verified = 1;
-	s->s_not_after = (time_t)rc->not_after;
+	s->s_not_after = not_after;
 	rs = xcalloc(1, sizeof(*rs));
 	rs->rs_id = rc->stream;
 	rs->rs_link = link;

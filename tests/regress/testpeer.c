@@ -35,6 +35,9 @@
  *	NAME's hello; and send data for a stream never opened.  Prints
  *	"stream N refused: why", "stream N welcomed"; exit 0 if the master
  *	refused the first two and welcomed the third (relay-edge.sh)
+ *   r3q-testpeer -a ca -c cert -k key relayhostile HOST PORT SELF MODE ...
+ *	as relay SELF (cert: a relay's), lie about the workers behind it:
+ *	forge KIND CERTDIR NAME..., claim NAME, flood N (relayhostile.c)
  *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY [PREFIX [KIND]]
  *	emulate N idle workers for a memory benchmark: issue N certificates
  *	(OU=worker, CN=PREFIX-1..PREFIX-N, PREFIX swarm by default) signed by the CA (ca and its key
@@ -129,6 +132,8 @@ usage(void)
 	    "       r3q-testpeer relay port host target-port\n"
 	    "       r3q-testpeer -a ca -c cert -k key relayopen host port "
 	    "self name\n"
+	    "       r3q-testpeer -a ca -c cert -k key relayhostile host port "
+	    "self forge kind certdir name...|claim name|flood n\n"
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
 	    "ca-key [prefix [kind]]\n"
 	    "       r3q-testpeer -a ca -c cert -k key sealbad host port "
@@ -2166,6 +2171,15 @@ main(int argc, char *argv[])
 		}
 		return (do_relayopen(ctx, argv[1], argv[2], argv[3],
 		    argv[4]));
+	}
+	if (strcmp(argv[0], "relayhostile") == 0 && argc >= 6) {
+		if ((ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_relayhostile(ctx, argv[1], argv[2], argv[3],
+		    argc - 4, argv + 4));
 	}
 	if (strcmp(argv[0], "roles") == 0 && argc == 4) {
 		if ((ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,

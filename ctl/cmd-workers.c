@@ -111,10 +111,10 @@ cmd_workers_exec(const struct cmd_entry *self, int argc, char *argv[])
 		if (relay_of(w, relay, sizeof(relay)) != NULL) {
 			snprintf(name, sizeof(name), "%s via %s", w->name,
 			    w->via);
-			snprintf(addr, sizeof(addr), "%s (%s says)",
+			snprintf(addr, sizeof(addr), "%s(%s-says)",
 			    w->address, relay);
 			off = strlen(cert);
-			snprintf(cert + off, sizeof(cert) - off, " (%s says)",
+			snprintf(cert + off, sizeof(cert) - off, "(%s-says)",
 			    relay);
 		} else {
 			snprintf(name, sizeof(name), "%s", w->name);

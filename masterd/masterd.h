@@ -595,6 +595,7 @@ void	 server_refused(enum cap, const char *, const char *, ...)
 uint64_t server_capped(enum cap);
 void	 server_cap_count(enum cap);
 struct tls_crl *server_crl(void);
+SSL_CTX	*server_ssl_ctx(void);
 const char *server_listen_addr(void);
 void	 server_expiry(void);
 void	 server_expiry_dates(time_t *, time_t *, time_t *);

@@ -13,6 +13,8 @@
 #  - it claims the name of a directly connected worker: refused, with the
 #    reason, and the direct one stays; it claims an absent worker's name
 #    and gets it, until that worker connects directly and takes it back;
+#  - it cannot invent a worker: a stream without a certificate, or with
+#    one another CA issued, is refused, saying why;
 #  - it opens 12 streams where max_relay_workers is 5: 7 are refused with
 #    an error naming the relay and the key, and a direct worker still
 #    joins.
@@ -60,11 +62,11 @@ ok "verify 2 behind one relay alone: the job fails, unverifiable"
 # the certificate's end is the certificate's (824 days, as mkcerts makes
 # them), not the made-up one the relay sent beside it (the year 2100).
 "$R3QCTL" workers > "$T/workers.out"
-grep -q '^w3 via r1 .* 198\.51\.100\.7:4242 (r1 says) ' "$T/workers.out" ||
+grep -q '^w3 via r1 .* 198\.51\.100\.7:4242(r1-says) ' "$T/workers.out" ||
     fail "the asserted address is shown as a fact: $(cat "$T/workers.out")"
-grep '^w3 via r1 ' "$T/workers.out" | grep -q ' [0-9]*d (r1 says) ' ||
+grep '^w3 via r1 ' "$T/workers.out" | grep -q ' [0-9]*d(r1-says) ' ||
     fail "the certificate is not marked as r1's word: $(cat "$T/workers.out")"
-grep '^w3 via r1 ' "$T/workers.out" | grep -qE ' 2[0-9]{4}d ' &&
+grep '^w3 via r1 ' "$T/workers.out" | grep -qE ' 2[0-9]{4}d' &&
     fail "the relay's made-up certificate end is shown: $(cat "$T/workers.out")"
 grep -q '^r1  .* 127\.0\.0\.1:[0-9]* ' "$T/workers.out" ||
     fail "the relay itself: $(cat "$T/workers.out")"
@@ -89,7 +91,7 @@ waitfor "! grep -q '^w3 ' <<EOF
 EOF" 10 || fail "the relay's workers did not leave with it"
 
 # 4. A relay claims a directly connected worker's name.
-rh claim claim w1
+rh claim claim "$C" w1
 wait "$RH" || fail "the claim was not refused: $(cat "$T/claim.out")"
 grep -q "stream 1 refused: refused by the master: worker w1 is connected directly" \
     "$T/claim.out" || fail "no reason given: $(cat "$T/claim.out")"
@@ -102,7 +104,7 @@ grep -q 'worker w1 connected again' "$T/masterd.log" &&
 ok "a relay cannot take a directly connected worker's name"
 
 # 5. An absent worker's name: the relay gets it until the real one comes.
-rh claim5 claim w5
+rh claim5 claim "$C" w5
 waitfor "grep -q 'welcomed as w5' '$T/claim5.out'" 15 ||
     fail "the claim of an absent name: $(cat "$T/claim5.out")"
 start_worker w5
@@ -113,8 +115,20 @@ waitfor "'$R3QCTL' workers | grep -q '^w5 [^v]'" 10 ||
     fail "w5 is not the direct one: $("$R3QCTL" workers)"
 ok "a direct worker takes its name back from a relay's claim"
 
-# 6. A flood of streams past max_relay_workers = 5.
-rh flood flood 12
+# 6. Invented workers: no certificate, or one of another CA.
+rh ghost claim "$T/nowhere" ghost
+wait "$RH" || fail "a worker with no certificate was welcomed: $(cat "$T/ghost.out")"
+grep -q "stream 1 refused: refused by the master: the relay passed no certificate for it" \
+    "$T/ghost.out" || fail "no certificate: $(cat "$T/ghost.out")"
+"$MKCERTS" "$T/other" ghost > /dev/null
+rh ghost2 claim "$T/other" ghost
+wait "$RH" || fail "another CA's worker was welcomed: $(cat "$T/ghost2.out")"
+grep -q "stream 1 refused: refused by the master: its certificate does not verify against the master's CA" \
+    "$T/ghost2.out" || fail "another CA's certificate: $(cat "$T/ghost2.out")"
+ok "a relay cannot invent a worker: no certificate, or another CA's, is refused"
+
+# 7. A flood of streams past max_relay_workers = 5.
+rh flood flood "$C" w3 12
 wait "$RH" || fail "the flood: $(cat "$T/flood.out")"
 grep -q '^flood: 7 of 12 refused$' "$T/flood.out" ||
     fail "max_relay_workers did not hold: $(cat "$T/flood.out")"

@@ -10,15 +10,16 @@
  *	task at once with the same made-up output (a fitness of 0); prints
  *	"stream N (NAME) welcomed", "stream N (NAME) closed: why", "tasks N";
  *	heartbeats every second until SIGTERM
- *   claim NAME
- *	a stream for NAME, and NAME's hello over it; prints "stream 1
- *	refused: why" or "stream 1 welcomed as NAME", then heartbeats until
- *	the master closes the stream ("stream 1 closed: why") or SIGTERM
- *   flood N
- *	N streams (ghost1 ... ghostN) at once, then a probe the master must
- *	refuse (its path does not end here): once the probe's answer is in,
- *	so is every other.  Prints "flood: R of N refused", and the first
- *	reason that is not the probe's
+ *   claim CERTDIR NAME
+ *	a stream for NAME (its certificate passed on as for forge), and
+ *	NAME's hello over it; prints "stream 1 refused: why" or "stream 1
+ *	welcomed as NAME", then heartbeats until the master closes the
+ *	stream ("stream 1 closed: why") or SIGTERM
+ *   flood CERTDIR NAME N
+ *	N streams for NAME at once (one certificate serves them all), then
+ *	a probe the master must refuse (its path does not end here): once
+ *	the probe's answer is in, so is every other.  Prints "flood: R of N
+ *	refused", and the first reason that is not the probe's
  *
  * Exits 0 when the master answered as the mode expects a master to
  * (forge: at SIGTERM; claim: refused, or closed by the master; flood: at
@@ -287,18 +288,23 @@ rh_cert_der(const char *dir, const char *name, size_t *len)
 
 /* flood: n streams at once, then a probe; count what was refused. */
 static int
-rh_flood(const char *self, unsigned long n)
+rh_flood(const char *self, const char *dir, const char *name,
+    unsigned long n)
 {
 	Envelope	*ans;
-	char		 name[64], first[512] = "";
+	char		 first[512] = "";
 	unsigned long	 i, refused = 0;
 	uint32_t	 probe = (uint32_t)n + 1;
+	uint8_t		*der;
+	size_t		 derlen;
 
-	for (i = 1; i <= n; i++) {
-		snprintf(name, sizeof(name), "ghost%lu", i);
-		if (rh_open((uint32_t)i, name, self, NULL, 0) == -1)
+	der = rh_cert_der(dir, name, &derlen);
+	for (i = 1; i <= n; i++)
+		if (rh_open((uint32_t)i, name, self, der, derlen) == -1) {
+			free(der);
 			return (1);
-	}
+		}
+	free(der);
 	if (rh_open(probe, "probe", "elsewhere", NULL, 0) == -1)
 		return (1);
 	while ((ans = recv_env()) != NULL) {
@@ -340,11 +346,11 @@ do_relayhostile(SSL_CTX *ctx, const char *host, const char *port,
 	mode = argv[0];
 	forge = strcmp(mode, "forge") == 0;
 	claim = strcmp(mode, "claim") == 0;
-	if ((forge && argc < 4) || (claim && argc != 2) ||
-	    (strcmp(mode, "flood") == 0 && argc != 2) ||
+	if ((forge && argc < 4) || (claim && argc != 3) ||
+	    (strcmp(mode, "flood") == 0 && argc != 4) ||
 	    (!forge && !claim && strcmp(mode, "flood") != 0)) {
-		printf("relayhostile: forge KIND CERTDIR NAME... | claim NAME "
-		    "| flood N\n");
+		printf("relayhostile: forge KIND CERTDIR NAME... | claim "
+		    "CERTDIR NAME | flood CERTDIR NAME N\n");
 		return (2);
 	}
 	signal(SIGTERM, rh_signal);
@@ -366,17 +372,18 @@ do_relayhostile(SSL_CTX *ctx, const char *host, const char *port,
 	frame_free(ans);
 	printf("relay %s joined\n", self);
 	if (strcmp(mode, "flood") == 0)
-		return (rh_flood(self, strtoul(argv[1], NULL, 10)));
+		return (rh_flood(self, argv[1], argv[2],
+		    strtoul(argv[3], NULL, 10)));
 
 	if (forge)
 		kind = argv[1];
-	for (i = forge ? 3 : 1; i < (size_t)argc && rh_n < RH_MAX; i++) {
+	for (i = forge ? 3 : 2; i < (size_t)argc && rh_n < RH_MAX; i++) {
 		st = &rh[rh_n++];
 		st->st_id = (uint32_t)rh_n;
 		snprintf(st->st_name, sizeof(st->st_name), "%s", argv[i]);
 		if ((st->st_in = evbuffer_new()) == NULL)
 			return (1);
-		der = forge ? rh_cert_der(argv[2], argv[i], &derlen) : NULL;
+		der = rh_cert_der(argv[forge ? 2 : 1], argv[i], &derlen);
 		if (der == NULL)
 			derlen = 0;
 		if (rh_open(st->st_id, st->st_name, self, der, derlen) == -1 || rh_hello(st, kind) == -1)

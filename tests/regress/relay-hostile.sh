@@ -11,8 +11,10 @@
 #    certificate as the relay's word, and shows the certificate's own end
 #    rather than the one the relay made up;
 #  - it claims the name of a directly connected worker: refused, with the
-#    reason, and the direct one stays; it claims an absent worker's name
-#    and gets it, until that worker connects directly and takes it back;
+#    reason, and the direct one stays, also when the stream was opened
+#    before the worker connected and says its hello after; it claims an
+#    absent worker's name and gets it, until that worker connects
+#    directly and takes it back;
 #  - it cannot invent a worker: a stream without a certificate, or with
 #    one another CA issued, is refused, saying why;
 #  - it opens 12 streams where max_relay_workers is 5: 7 are refused with
@@ -114,6 +116,26 @@ wait "$RH" || true
 waitfor "'$R3QCTL' workers | grep -q '^w5 [^v]'" 10 ||
     fail "w5 is not the direct one: $("$R3QCTL" workers)"
 ok "a direct worker takes its name back from a relay's claim"
+
+# 5b. A stream opened for w2 while w2 was away says its hello once the
+# real w2 is connected directly: refused at the hello, w2 stays.
+kill "$WPID_w2"
+wait "$WPID_w2" 2>/dev/null || true
+waitfor "! '$R3QCTL' workers | grep -q '^w2 '" 15 || fail "w2 did not leave"
+rh late late "$C" w2
+waitfor "grep -q 'stream 1 open' '$T/late.out'" 15 ||
+    fail "the stream for an absent w2: $(cat "$T/late.out")"
+start_worker w2
+waitfor "'$R3QCTL' workers | grep -q '^w2 '" 15 || fail "w2 did not come back"
+kill -USR1 "$RH"
+wait "$RH" || fail "the late hello was not refused: $(cat "$T/late.out")"
+grep -q "stream 1 error: refused by the master: worker w2 is connected directly" \
+    "$T/late.out" || fail "no reason for the late hello: $(cat "$T/late.out")"
+grep -q "worker w2 via r1 refused: worker w2 is connected directly" \
+    "$T/masterd.log" || fail "masterd did not log the late claim"
+"$R3QCTL" workers | grep -q '^w2 via' && fail "w2 is now the relay's"
+"$R3QCTL" workers | grep -q '^w2 ' || fail "the real w2 is gone"
+ok "a relayed hello never replaces a direct worker that came meanwhile"
 
 # 6. Invented workers: no certificate, or one of another CA.
 rh ghost claim "$T/nowhere" ghost

@@ -15,6 +15,10 @@
  *	NAME's hello over it; prints "stream 1 refused: why" or "stream 1
  *	welcomed as NAME", then heartbeats until the master closes the
  *	stream ("stream 1 closed: why") or SIGTERM
+ *   late CERTDIR NAME
+ *	as claim, but the stream's hello waits for SIGUSR1: once the master
+ *	has taken the stream (a probe's refusal came back after it), prints
+ *	"stream 1 open"; the test connects the real NAME meanwhile
  *   flood CERTDIR NAME N
  *	N streams for NAME at once (one certificate serves them all), then
  *	a probe the master must refuse (its path does not end here): once
@@ -22,7 +26,7 @@
  *	refused", and the first reason that is not the probe's
  *
  * Exits 0 when the master answered as the mode expects a master to
- * (forge: at SIGTERM; claim: refused, or closed by the master; flood: at
+ * (forge: at SIGTERM; claim, late: refused, or closed by the master; flood: at
  * least one refused), 1 otherwise.
  */
 #include "config.h"
@@ -61,13 +65,16 @@ static size_t		 rh_n;
 static uint64_t		 rh_epoch;
 static uint64_t		 rh_tasks;
 static volatile sig_atomic_t rh_quit;
+static volatile sig_atomic_t rh_go;	/* late: SIGUSR1 came */
 static uint8_t		 rh_zero[8];	/* a fitness of 0.0 */
 
 static void
 rh_signal(int sig)
 {
-	(void)sig;
-	rh_quit = 1;
+	if (sig == SIGUSR1)
+		rh_go = 1;
+	else
+		rh_quit = 1;
 }
 
 /* Ask the master to open stream id for name, as a worker behind us. */
@@ -339,22 +346,24 @@ do_relayhostile(SSL_CTX *ctx, const char *host, const char *port,
 	uint64_t	 next_hb = 0;
 	uint8_t		*der;
 	size_t		 i, derlen;
-	int		 fd, forge, claim, rc = 1;
+	int		 fd, forge, claim, late, rc = 1;
 
 	if (argc < 1)
 		return (2);
 	mode = argv[0];
 	forge = strcmp(mode, "forge") == 0;
-	claim = strcmp(mode, "claim") == 0;
+	late = strcmp(mode, "late") == 0;
+	claim = strcmp(mode, "claim") == 0 || late;
 	if ((forge && argc < 4) || (claim && argc != 3) ||
 	    (strcmp(mode, "flood") == 0 && argc != 4) ||
 	    (!forge && !claim && strcmp(mode, "flood") != 0)) {
-		printf("relayhostile: forge KIND CERTDIR NAME... | claim "
+		printf("relayhostile: forge KIND CERTDIR NAME... | claim|late "
 		    "CERTDIR NAME | flood CERTDIR NAME N\n");
 		return (2);
 	}
 	signal(SIGTERM, rh_signal);
 	signal(SIGINT, rh_signal);
+	signal(SIGUSR1, rh_signal);
 	if ((fd = tls_dial(ctx, host, port)) == -1)
 		return (1);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -386,13 +395,23 @@ do_relayhostile(SSL_CTX *ctx, const char *host, const char *port,
 		der = rh_cert_der(argv[forge ? 2 : 1], argv[i], &derlen);
 		if (der == NULL)
 			derlen = 0;
-		if (rh_open(st->st_id, st->st_name, self, der, derlen) == -1 || rh_hello(st, kind) == -1)
+		if (rh_open(st->st_id, st->st_name, self, der, derlen) == -1 ||
+		    (!late && rh_hello(st, kind) == -1))
 			return (1);
 		free(der);
 	}
+	/* late: a probe, refused after the master has taken stream 1. */
+	if (late && rh_open(RH_MAX + 1, "probe", "elsewhere", NULL, 0) == -1)
+		return (1);
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	while (!rh_quit) {
+		if (late && rh_go) {
+			rh_go = 0;
+			late = 0;
+			if (rh_hello(&rh[0], NULL) == -1)
+				break;
+		}
 		if (mono_ns() >= next_hb) {
 			if (rh_beat(NULL) == -1)
 				break;
@@ -407,6 +426,12 @@ do_relayhostile(SSL_CTX *ctx, const char *host, const char *port,
 		if ((ans = recv_env()) == NULL)
 			break;
 		if (ans->body_case == R3Q__ENVELOPE__BODY_RELAY_CONTROL &&
+		    ans->relay_control->op == 2 &&
+		    ans->relay_control->stream == RH_MAX + 1) {
+			if (!rh[0].st_closed)
+				printf("stream 1 open\n");
+		} else if (ans->body_case ==
+		    R3Q__ENVELOPE__BODY_RELAY_CONTROL &&
 		    ans->relay_control->op == 2 &&
 		    (st = rh_find(ans->relay_control->stream)) != NULL &&
 		    !st->st_closed) {

@@ -400,8 +400,11 @@ relay_cert_verify(X509 *x, const char *role, char *why, size_t whylen)
 		    role);
 		return (-1);
 	}
-	if ((ctx = server_ssl_ctx()) == NULL)
-		fatalx("%s: no TLS context", __func__);
+	if ((ctx = server_ssl_ctx()) == NULL) {
+		snprintf(why, whylen, "the master has no CA to check its "
+		    "certificate against yet");
+		return (-1);
+	}
 	if ((vctx = X509_STORE_CTX_new()) == NULL ||
 	    X509_STORE_CTX_init(vctx, SSL_CTX_get_cert_store(ctx), x,
 	    NULL) != 1)

@@ -85,6 +85,13 @@
  *    up after failing on max_attempts machines or on every one connected
  *    that could run it; the machines it failed on become suspect once it
  *    succeeds elsewhere.
+ *  - A worker's group (sched_worker_join_group(); its node unless the
+ *    caller says otherwise) is who answers for its outputs: under verify
+ *    a group votes once, a task's copies go to distinct groups where
+ *    possible, and an outvoted output makes the whole group suspect.
+ *    Failures stay per node.  A vote from a group that voted already is
+ *    stale; when it came from the task's last copy and no worker here
+ *    may vote, the task gives up (SCHED_FAIL_DISAGREE) rather than wait.
  *  - Relative suspect detection runs at every result, and again on a timer
  *    (sched_tick() at sched_deadline()) so that a copy that stands still
  *    is caught even when no result follows.

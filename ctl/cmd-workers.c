@@ -16,6 +16,22 @@
 /* A worker certificate this close to its end is marked. */
 #define CERT_WARN	(30 * 86400)
 
+/*
+ * The relay the master verified for a relayed worker: the last on its
+ * path (nearest first), into buf; NULL for a direct worker.
+ */
+static const char *
+relay_of(const R3q__WorkerInfo *w, char *buf, size_t len)
+{
+	const char	*p;
+
+	if (w->via == NULL || w->via[0] == '\0')
+		return (NULL);
+	p = strrchr(w->via, ',');
+	snprintf(buf, len, "%s", p != NULL ? p + 1 : w->via);
+	return (buf);
+}
+
 /* Whole days from now to a certificate's end, 0 once past. */
 static int
 cert_days(uint64_t not_after, time_t now)
@@ -33,7 +49,7 @@ cmd_workers_exec(const struct cmd_entry *self, int argc, char *argv[])
 	R3q__ListWorkers l = R3Q__LIST_WORKERS__INIT;
 	R3q__WorkerInfo	*w;
 	char		 kinds[2048], since[32], hb[32], rtt[32], task[32];
-	char		 cert[32], power[32];
+	char		 cert[96], power[32], relay[64], addr[160];
 	size_t		 i, k, off;
 	struct tm	 tm;
 	time_t		 t, now = time(NULL);
@@ -87,15 +103,26 @@ cmd_workers_exec(const struct cmd_entry *self, int argc, char *argv[])
 		/* Power: the master's count / the heartbeat's. */
 		snprintf(power, sizeof(power), "%u/%u", w->power,
 		    w->power_reported);
-		/* A relayed worker: its path. */
-		if (w->via != NULL && w->via[0] != '\0')
+		/*
+		 * A relayed worker: its path; its address and certificate
+		 * are its relay's word (the master verified the relay, not
+		 * the worker's key), and marked so.
+		 */
+		if (relay_of(w, relay, sizeof(relay)) != NULL) {
 			snprintf(name, sizeof(name), "%s via %s", w->name,
 			    w->via);
-		else
+			snprintf(addr, sizeof(addr), "%s(%s-says)",
+			    w->address, relay);
+			off = strlen(cert);
+			snprintf(cert + off, sizeof(cert) - off, "(%s-says)",
+			    relay);
+		} else {
 			snprintf(name, sizeof(name), "%s", w->name);
+			snprintf(addr, sizeof(addr), "%s", w->address);
+		}
 		printf("%-12s %-22s %4u %6.2f %-15s %4u %4u %7u %8" PRIu64
 		    " %8s %8s %7s %4" PRIu64 " %9s %-8s %6s %-19s %s\n", name,
-		    w->address, w->cpus, w->speed, kinds, w->capacity, w->held,
+		    addr, w->cpus, w->speed, kinds, w->capacity, w->held,
 		    w->running, w->done, rtt, task, hb, w->suspects, power,
 		    w->state, cert, since, w->peer_addr[0] ? w->peer_addr :
 		    "-");

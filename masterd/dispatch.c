@@ -547,9 +547,11 @@ server_drain(void)
 				    dp.conf->max_kills, dp.last_lost);
 			} else if (a.reason == SCHED_FAIL_DISAGREE) {
 				o = OUTCOME_DISAGREED;
-				snprintf(buf, sizeof(buf), "task %llu: no "
-				    "outputs agreed among the workers that ran "
-				    "it (verify)", (unsigned long long)a.task);
+				snprintf(buf, sizeof(buf), "task %llu: too "
+				    "few outputs agreed (verify): they "
+				    "differed, or no other machine here could "
+				    "vote (the workers behind one relay are "
+				    "one)", (unsigned long long)a.task);
 			} else {
 				o = OUTCOME_FAILED;
 				snprintf(buf, sizeof(buf), "%s", why != NULL ?
@@ -609,8 +611,8 @@ dispatch_action_name(enum sched_action_type t)
 int
 dispatch_worker_join(struct worker *w)
 {
-	return (sched_worker_join_kinds(dp.core, w->w_id, w->w_node,
-	    w->w_cpus, w->w_kinds, w->w_nkinds, mono_ns()));
+	return (sched_worker_join_group(dp.core, w->w_id, w->w_node,
+	    w->w_group, w->w_cpus, w->w_kinds, w->w_nkinds, mono_ns()));
 }
 
 /*

@@ -120,6 +120,16 @@ server_crl(void)
 	return (ls.crl);
 }
 
+/*
+ * The TLS context in force (its store: the CA and CRL peers are checked
+ * against); NULL before server_listen().
+ */
+SSL_CTX *
+server_ssl_ctx(void)
+{
+	return (ls.ssl_ctx);
+}
+
 /* The TLS port's address as bound ("" before server_listen()). */
 const char *
 server_listen_addr(void)

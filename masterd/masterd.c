@@ -187,6 +187,8 @@ const struct conf_key masterd_keys[] = {
 	    86400000, NULL },
 	{ "max_workers",	CONF_UINT,	OFF(max_workers), 1, 1000000,
 	    NULL },
+	{ "max_relay_workers",	CONF_UINT,	OFF(max_relay_workers), 1,
+	    1000000, NULL },
 	{ "max_clients",	CONF_UINT,	OFF(max_clients), 1, 1000000,
 	    NULL },
 	{ "max_jobs",		CONF_UINT,	OFF(max_jobs),	1, 1000000, NULL },
@@ -263,6 +265,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->output_limit = 64ULL << 20;
 	c->output_timeout = 60000;
 	c->max_workers = 100000;
+	c->max_relay_workers = 1024;
 	c->max_clients = 1000;
 	c->max_jobs = 10000;
 	c->max_jobs_per_client = 1000;

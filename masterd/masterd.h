@@ -69,6 +69,7 @@ struct masterd_config {
 	uint64_t	 output_limit;		/* to any peer: then dropped */
 	uint64_t	 output_timeout;	/* ms over its mark, unread */
 	unsigned	 max_workers;
+	unsigned	 max_relay_workers;	/* streams on one relay link */
 	unsigned	 max_clients;
 	unsigned	 max_jobs;		/* running, in all */
 	unsigned	 max_jobs_per_client;
@@ -212,6 +213,10 @@ struct worker {
 	uint32_t		 w_delay_ms;	/* emulated delay it adds */
 	uint64_t		 w_node;	/* MAC of its name: the machine,
 						   across reconnections */
+	uint64_t		 w_group;	/* who answers for it: w_node,
+						   or behind a relay, the MAC
+						   of the relay's name (one
+						   verify vote for them all) */
 	struct session		*w_session;
 	uint64_t		 w_done;
 	uint64_t		 w_since;	/* wall clock, seconds */
@@ -597,6 +602,7 @@ void	 server_refused(enum cap, const char *, const char *, ...)
 uint64_t server_capped(enum cap);
 void	 server_cap_count(enum cap);
 struct tls_crl *server_crl(void);
+SSL_CTX	*server_ssl_ctx(void);
 const char *server_listen_addr(void);
 void	 server_expiry(void);
 void	 server_expiry_dates(time_t *, time_t *, time_t *);
@@ -802,6 +808,9 @@ void	 relay_link_gone(struct session *);
 void	 relay_stream_gone(struct session *);
 void	 relay_forget(struct session *);
 void	 relay_frame_begin(struct session *);
+const char *relay_link_name(const struct session *);
+const char *relay_claim(const struct session *, const struct session *,
+	    char *, size_t);
 int	 relay_revoked(struct session *, const struct tls_crl *, char *,
 	    size_t);
 enum role session_limit_role(const struct session *);

@@ -13,11 +13,21 @@
  * name comes from the relay's word rather than from its own certificate.
  *
  * Trust: only a relay's certificate lets a peer send RelayControl
- * (limits.c), and a relay names only workers that proved their names to
- * it with certificates from the same CA (workerd/relay.c); masterd checks
- * that the names are well formed, that the relay names itself as the last
- * hop, and that no name comes twice on the path (a loop).  When the link
- * goes, every stream on it goes at once.
+ * (limits.c), and an honest relay names only workers that proved their
+ * names to it with certificates from the same CA (workerd/relay.c).
+ * masterd checks that the names are well formed, that the relay names
+ * itself as the last hop, that no name comes twice on the path (a loop),
+ * and that the certificate the relay passes names the worker, is our
+ * CA's, valid and not revoked.  That bounds what a hostile relay can
+ * claim to names it holds certificates of, but a certificate is no
+ * secret, and the worker's key never reaches masterd: the relay
+ * terminates the worker's TLS and sees and may rewrite every frame.  So
+ * masterd trusts a relay's workers no further than the relay: all of
+ * them (and the relay) are one group, one machine for verify
+ * (sched_worker_join_group()); a stream never takes the name of a worker
+ * connected directly or through another relay (relay_claim()); and one
+ * link has at most max_relay_workers streams.  When the link goes, every
+ * stream on it goes at once.
  *
  * Flow control (protocol 7): a stream may have R3Q_RELAY_WINDOW bytes on
  * their way, and no more than its session has room for (a window unread,
@@ -47,6 +57,7 @@
 #include <event2/event.h>
 #include <openssl/objects.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "log.h"
 #include "tls.h"
@@ -66,8 +77,7 @@ struct rstream {
 	struct session		*rs_sess;	/* the worker's session */
 	struct bufferevent	*rs_far;	/* the pair's other end */
 	uint8_t			*rs_cert;	/* its certificate, DER, as its
-						   relay saw it (protocol 7);
-						   NULL: an older relay */
+						   relay saw it (protocol 7) */
 	size_t			 rs_certlen;
 	uint64_t		 rs_out;	/* bytes the relay may send
 						   (granted, not yet come) */
@@ -84,6 +94,10 @@ struct rlink {
 	uint64_t		 rl_unknown;	/* frames for unknown streams */
 	uint64_t		 rl_unknown_unsaid;
 	uint64_t		 rl_unknown_said;	/* mono ns of that line */
+	uint64_t		 rl_capped;	/* streams refused, over
+						   max_relay_workers */
+	uint64_t		 rl_capped_unsaid;
+	uint64_t		 rl_capped_said;	/* mono ns of that line */
 };
 
 /*
@@ -312,7 +326,7 @@ static void
 relay_refuse(struct session *link, uint32_t id, const char *name,
     const char *why)
 {
-	char	 msg[256];
+	char	 msg[1024];
 
 	log_warnx("relay %s (%s): stream %u for '%.64s' refused: %s",
 	    link->s_name, link->s_addr, id, name, why);
@@ -347,6 +361,66 @@ relay_cert_parse(const uint8_t *der, size_t len, const char *name,
 	return (x);
 }
 
+/* A CRL past its dates still counts, as in a handshake (tls.c). */
+static int
+relay_verify_cb(int ok, X509_STORE_CTX *vctx)
+{
+	int	 e;
+
+	if (ok)
+		return (1);
+	e = X509_STORE_CTX_get_error(vctx);
+	if (e == X509_V_ERR_CRL_HAS_EXPIRED ||
+	    e == X509_V_ERR_CRL_NOT_YET_VALID) {
+		X509_STORE_CTX_set_error(vctx, X509_V_OK);
+		return (1);
+	}
+	return (0);
+}
+
+/*
+ * Was certificate x, which a relay passed for a stream, issued by our CA
+ * to a TLS client with the role asserted, and is it valid now, as the
+ * worker's handshake with its relay found?  0, or -1 with why.  That
+ * proves the name was issued, not that the worker behind the relay holds
+ * its key: a certificate is no secret, and a relay sees each of its
+ * workers'.
+ */
+static int
+relay_cert_verify(X509 *x, const char *role, char *why, size_t whylen)
+{
+	X509_STORE_CTX	*vctx;
+	SSL_CTX		*ctx;
+	char		 ou[64], cn[128];
+	int		 ok, e;
+
+	if (tls_x509_identity(x, ou, sizeof(ou), cn, sizeof(cn)) == -1 ||
+	    strcmp(ou, role) != 0) {
+		snprintf(why, whylen, "its certificate's role is not %s",
+		    role);
+		return (-1);
+	}
+	if ((ctx = server_ssl_ctx()) == NULL) {
+		snprintf(why, whylen, "the master has no CA to check its "
+		    "certificate against yet");
+		return (-1);
+	}
+	if ((vctx = X509_STORE_CTX_new()) == NULL ||
+	    X509_STORE_CTX_init(vctx, SSL_CTX_get_cert_store(ctx), x,
+	    NULL) != 1)
+		fatalx("%s: X509_STORE_CTX", __func__);
+	X509_STORE_CTX_set_purpose(vctx, X509_PURPOSE_SSL_CLIENT);
+	X509_STORE_CTX_set_verify_cb(vctx, relay_verify_cb);
+	ok = X509_verify_cert(vctx);
+	e = X509_STORE_CTX_get_error(vctx);
+	X509_STORE_CTX_free(vctx);
+	if (ok == 1)
+		return (0);
+	snprintf(why, whylen, "its certificate does not verify against the "
+	    "master's CA: %s", X509_verify_cert_error_string(e));
+	return (-1);
+}
+
 /*
  * Does crl revoke the certificate of relayed worker s (the
  * master's CRL sweep reaches workers behind relays)?  1 with why if so;
@@ -370,6 +444,141 @@ relay_revoked(struct session *s, const struct tls_crl *crl, char *why,
 	return (r);
 }
 
+/* The relay masterd verified, that carries relayed session s; or NULL. */
+const char *
+relay_link_name(const struct session *s)
+{
+	if (s->s_rstream == NULL || s->s_rstream->rs_link == NULL)
+		return (NULL);
+	return (s->s_rstream->rs_link->s_name);
+}
+
+/*
+ * May a stream on link take the name of worker session o?  Only from
+ * another stream of the same relay (the worker came back through it);
+ * never from a worker that proved its name with its own certificate (a
+ * direct one), nor from one another relay vouches for.  NULL if it may,
+ * else why not, in buf.
+ */
+static const char *
+relay_claim_link(const struct session *link, const struct session *o,
+    char *buf, size_t len)
+{
+	if (o->s_rstream == NULL) {
+		snprintf(buf, len, "worker %s is connected directly (from %s) "
+		    "with its own certificate", o->s_name, o->s_addr);
+		return (buf);
+	}
+	if (o->s_rstream->rs_link != link) {
+		snprintf(buf, len, "worker %s is connected through relay %s",
+		    o->s_name, o->s_rstream->rs_link != NULL ?
+		    o->s_rstream->rs_link->s_name : "(gone)");
+		return (buf);
+	}
+	return (NULL);
+}
+
+/*
+ * May session s, saying its hello, take the name of worker session o
+ * (worker_hello())?  A direct worker may (its certificate proves the
+ * name); a relayed one as relay_claim_link() says.  NULL if it may, else
+ * why not, in buf.
+ */
+const char *
+relay_claim(const struct session *s, const struct session *o, char *buf,
+    size_t len)
+{
+	if (s->s_rstream == NULL)
+		return (NULL);
+	if (s->s_rstream->rs_link == NULL) {
+		snprintf(buf, len, "its relay is gone");
+		return (buf);
+	}
+	return (relay_claim_link(s->s_rstream->rs_link, o, buf, len));
+}
+
+/* Is name a worker's that a stream on link may not take?  Why, in buf. */
+static const char *
+relay_name_taken(const struct session *link, const char *name, char *buf,
+    size_t len)
+{
+	struct session	*o;
+
+	for (o = session_first(); o != NULL; o = session_next(o))
+		if (o->s_worker != NULL && !o->s_closing &&
+		    strcmp(o->s_name, name) == 0)
+			return (relay_claim_link(link, o, buf, len));
+	return (NULL);
+}
+
+/*
+ * A stream refused over max_relay_workers: said in a line naming the
+ * relay at most every 10 s, with the count since, and to the relay
+ * each time.
+ */
+static void
+relay_refuse_capped(struct session *link, uint32_t id, const char *name)
+{
+	struct rlink	*rl = link->s_rlink;
+	uint64_t	 now = mono_ns();
+	char		 msg[256];
+
+	rl->rl_capped++;
+	rl->rl_capped_unsaid++;
+	snprintf(msg, sizeof(msg), "relay %s has %u streams open "
+	    "(max_relay_workers)", link->s_name, conf->max_relay_workers);
+	if (rl->rl_capped_said == 0 ||
+	    now - rl->rl_capped_said >= RELAY_UNKNOWN_LOG_NS) {
+		log_warnx("relay %s (%s): %llu stream(s) refused (the last "
+		    "%u for '%.64s'): it has %u open (max_relay_workers)",
+		    link->s_name, link->s_addr, (unsigned long long)
+		    rl->rl_capped_unsaid, id, name, conf->max_relay_workers);
+		rl->rl_capped_said = now;
+		rl->rl_capped_unsaid = 0;
+	}
+	server_cap_count(CAP_WORKERS);
+	relay_send_close(link, id, msg);
+}
+
+/*
+ * The certificate the relay passed for stream rc (protocol 7): its CN is
+ * the name asserted, our CRL (which may be newer than the relay's) does
+ * not revoke it, and our CA issued it, to the role asserted.  So a relay
+ * names only workers whose certificates it holds; it still need not
+ * prove that they hold the keys (see the top).  0 with its end in
+ * *not_after, or -1 with why.
+ */
+static int
+relay_cert_check(struct session *link, const R3q__RelayControl *rc,
+    time_t *not_after, char *why, size_t whylen)
+{
+	X509	*x;
+
+	if (rc->cert.len == 0) {
+		snprintf(why, whylen, "the relay passed no certificate for it");
+		return (-1);
+	}
+	if ((x = relay_cert_parse(rc->cert.data, rc->cert.len, rc->name,
+	    why, whylen)) == NULL)
+		return (-1);
+	if (tls_crl_revoked(server_crl(), x, why, whylen)) {
+		X509_free(x);
+		log_warnx("relay %s: %s %s: its certificate is revoked by %s: "
+		    "%s", link->s_name, rc->role, rc->name,
+		    tls_crl_path(server_crl()), why);
+		snprintf(why, whylen, "its certificate is revoked");
+		return (-1);
+	}
+	if (relay_cert_verify(x, rc->role, why, whylen) == -1) {
+		X509_free(x);
+		return (-1);
+	}
+	/* Its end as the certificate says, not as the relay does. */
+	*not_after = tls_cert_not_after(x);
+	X509_free(x);
+	return (0);
+}
+
 /* RelayControl open: a worker authenticated to the relay; it gets a session. */
 static void
 relay_open(struct session *link, const R3q__RelayControl *rc)
@@ -378,7 +587,9 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	struct rstream		*rs;
 	struct session		*s;
 	char			 via[RELAY_VIA_TEXT];
-	char			 addr[64];
+	char			 addr[64], why[768];
+	const char		*taken;
+	time_t			 not_after = 0;
 	size_t			 i, k, off = 0;
 
 	if (rc->stream == 0) {
@@ -426,40 +637,23 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 			return;
 		}
 	}
-	/*
-	 * Its certificate, if the relay passed it (protocol 7): the name is
-	 * its CN, and our CRL (which may be newer than the relay's) does
-	 * not revoke it.
-	 */
-	if (rc->cert.len > 0) {
-		X509	*x;
-		char	 why[768];
-
-		if ((x = relay_cert_parse(rc->cert.data, rc->cert.len,
-		    rc->name, why, sizeof(why))) == NULL) {
-			relay_refuse(link, rc->stream, rc->name, why);
-			return;
-		}
-		if (tls_crl_revoked(server_crl(), x, why, sizeof(why))) {
-			X509_free(x);
-			log_warnx("relay %s: %s %s: its certificate is revoked "
-			    "by %s: %s", link->s_name, rc->role, rc->name,
-			    tls_crl_path(server_crl()), why);
-			relay_refuse(link, rc->stream, rc->name, "its "
-			    "certificate is revoked");
-			return;
-		}
-		X509_free(x);
-	}
-	if (link->s_rlink != NULL && u64map_count(&link->s_rlink->rl_streams) >=
-	    conf->max_workers) {
-		relay_refuse(link, rc->stream, rc->name, "more streams than "
-		    "max_workers");
-		return;
-	}
 	if (link->s_rlink == NULL) {
 		link->s_rlink = xcalloc(1, sizeof(*link->s_rlink));
 		u64map_init(&link->s_rlink->rl_streams);
+	}
+	if (u64map_count(&link->s_rlink->rl_streams) >=
+	    conf->max_relay_workers) {
+		relay_refuse_capped(link, rc->stream, rc->name);
+		return;
+	}
+	if (relay_cert_check(link, rc, &not_after, why, sizeof(why)) == -1) {
+		relay_refuse(link, rc->stream, rc->name, why);
+		return;
+	}
+	if ((taken = relay_name_taken(link, rc->name, why,
+	    sizeof(why))) != NULL) {
+		relay_refuse(link, rc->stream, rc->name, taken);
+		return;
 	}
 	if (bufferevent_pair_new(base, BEV_OPT_DEFER_CALLBACKS,
 	    pair) == -1)
@@ -470,7 +664,7 @@ relay_open(struct session *link, const R3q__RelayControl *rc)
 	snprintf(s->s_name, sizeof(s->s_name), "%s", rc->name);
 	str_setf(&s->s_via, "%s", via);
 	s->s_verified = 1;
-	s->s_not_after = (time_t)rc->not_after;
+	s->s_not_after = not_after;
 	rs = xcalloc(1, sizeof(*rs));
 	rs->rs_id = rc->stream;
 	rs->rs_link = link;

@@ -340,6 +340,8 @@ worker_hello(struct session *s, Envelope *env)
 	uint32_t		*kinds;
 	unsigned		 qf = SCHED_QF_AUTO;
 	size_t			 nk;
+	const char		*taken, *rname;
+	char			 why[256];
 
 	if (env->body_case != R3Q__ENVELOPE__BODY_HELLO) {
 		session_error(s, env->id, "expected hello, got %s",
@@ -375,10 +377,25 @@ worker_hello(struct session *s, Envelope *env)
 	if ((kinds = worker_kinds_intern(s, env->id, h->kinds, h->n_kinds,
 	    &nk)) == NULL)
 		return;
-	/* The same name again: the old connection is dead or a duplicate. */
+	/*
+	 * The same name again: the old connection is dead or a duplicate.
+	 * A relayed worker never takes the name of one that proved it
+	 * with its own certificate, nor of one another relay vouches for
+	 * (relay_claim()): it is refused, and the other stays.
+	 */
 	for (o = session_first(); o != NULL; o = session_next(o)) {
 		if (o != s && o->s_worker != NULL &&
 		    strcmp(o->s_worker->w_name, s->s_name) == 0) {
+			if ((taken = relay_claim(s, o, why,
+			    sizeof(why))) != NULL) {
+				log_warnx("worker %s via %s refused: %s; it "
+				    "stays", s->s_name, STR_OR_EMPTY(s->s_via),
+				    taken);
+				free(kinds);
+				session_refuse(s, env->id, "refused by the "
+				    "master: %s", taken);
+				return;
+			}
 			log_warnx("worker %s connected again from %s; dropping "
 			    "its old connection from %s", s->s_name, s->s_addr,
 			    o->s_addr);
@@ -409,6 +426,13 @@ worker_hello(struct session *s, Envelope *env)
 		log_warnx("worker %s: speed %g out of range, taken as 1",
 		    s->s_name, h->speed);
 	w->w_node = worker_node(w->w_name);
+	/*
+	 * Its name rests on its relay's word alone: it and every other
+	 * worker behind that relay (the relay too) are one group, one vote
+	 * under verify (sched_worker_join_group()).
+	 */
+	w->w_group = (rname = relay_link_name(s)) != NULL ?
+	    worker_node(rname) : w->w_node;
 	w->w_session = s;
 	w->w_since = wall_ns() / NS_PER_SEC;
 	w->w_last_seen = mono_ns();

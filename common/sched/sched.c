@@ -85,6 +85,13 @@
  *    up after failing on max_attempts machines or on every one connected
  *    that could run it; the machines it failed on become suspect once it
  *    succeeds elsewhere.
+ *  - A worker's group (sched_worker_join_group(); its node unless the
+ *    caller says otherwise) is who answers for its outputs: under verify
+ *    a group votes once, a task's copies go to distinct groups where
+ *    possible, and an outvoted output makes the whole group suspect.
+ *    Failures stay per node.  A vote from a group that voted already is
+ *    stale; when it came from the task's last copy and no worker here
+ *    may vote, the task gives up (SCHED_FAIL_DISAGREE) rather than wait.
  *  - Relative suspect detection runs at every result, and again on a timer
  *    (sched_tick() at sched_deadline()) so that a copy that stands still
  *    is caught even when no result follows.
@@ -181,9 +188,9 @@ struct copy {
 	uint64_t	 c_toseq;		/* and join number */
 };
 
-/* One output of a task under verify: which machine said what. */
+/* One output of a task under verify: which group said what. */
 struct vote {
-	uint64_t	 v_node;
+	uint64_t	 v_node;		/* its w_group */
 	uint64_t	 v_digest;
 };
 
@@ -291,6 +298,9 @@ struct worker {
 	uint32_t	 w_id;
 	uint64_t	 w_node;		/* the machine behind it: the
 						   same across its reconnections */
+	uint64_t	 w_group;		/* who answers for it: its
+						   machine, or the relay that
+						   carries it; one vote */
 	uint32_t	 w_ncpu;
 	uint64_t	 w_klow;		/* bit k: can run kind k < 64 */
 	uint32_t	*w_khigh;		/* the kinds >= 64, sorted */
@@ -1307,7 +1317,7 @@ sched_failed_on(const struct task *t, const struct worker *w)
 	return (0);
 }
 
-/* Did w's machine give an output of t already (verify)? */
+/* Did w's group give an output of t already (verify)? */
 static int
 sched_voted_on(const struct task *t, const struct worker *w)
 {
@@ -1317,7 +1327,7 @@ sched_voted_on(const struct task *t, const struct worker *w)
 	if (x == NULL)
 		return (0);
 	for (i = 0; i < x->x_nvotes; i++)
-		if (x->x_votes[i].v_node == w->w_node)
+		if (x->x_votes[i].v_node == w->w_group)
 			return (1);
 	return (0);
 }
@@ -2004,14 +2014,14 @@ sched_send(struct sched *s, struct worker *w, struct task *t,
 	a->active = kind == SEND_MOVE;
 }
 
-/* Has some copy of t gone to the machine node? */
+/* Has some copy of t gone to the group (machine or relay) group? */
 static int
-sched_node_has_copy(const struct task *t, uint64_t node)
+sched_node_has_copy(const struct task *t, uint64_t group)
 {
 	const struct copy	*c;
 
 	for (c = t->t_copies; c != NULL; c = c->c_tnext)
-		if (c->c_worker->w_node == node)
+		if (c->c_worker->w_group == group)
 			return (1);
 	return (0);
 }
@@ -2036,7 +2046,7 @@ sched_give_copies(struct sched *s, struct task *t)
 			if (!sched_has_room(w, t->t_batch) ||
 			    !sched_may_copy(t, w))
 				continue;
-			other = !sched_node_has_copy(t, w->w_node);
+			other = !sched_node_has_copy(t, w->w_group);
 			if (best == NULL || other > bother ||
 			    (other == bother && w->w_ncopies < best->w_ncopies)) {
 				best = w;
@@ -3719,17 +3729,30 @@ sched_kinds_make(const uint32_t *kinds, size_t nkinds, uint64_t *low,
 	return (0);
 }
 
+/* A worker joined that answers for itself: its group is its machine. */
+int
+sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
+    uint32_t ncpu, const uint32_t *kinds, size_t nkinds, uint64_t now)
+{
+	return (sched_worker_join_group(s, wid, node, node, ncpu, kinds,
+	    nkinds, now));
+}
+
 /*
  * A worker joined with ncpu CPUs, able to run the nkinds kinds in kinds
  * (any numbers, repeats allowed).  It goes last in join order and gets
  * work at once.  node names the machine behind it (masterd: a digest of
  * its certificate's name), the same when it reconnects under a new id, so
- * that a task whose copy failed there is not sent back to it.  Nothing
- * changes on error.
+ * that a task whose copy failed there is not sent back to it.  group
+ * names who answers for its outputs: its node, or for workers whose
+ * identity rests on one relay's word, that relay's, so that all of them
+ * give one verify vote, take one of a task's distinct copies and are
+ * blamed together for an output outvoted.  Nothing changes on error.
  */
 int
-sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
-    uint32_t ncpu, const uint32_t *kinds, size_t nkinds, uint64_t now)
+sched_worker_join_group(struct sched *s, uint32_t wid, uint64_t node,
+    uint64_t group, uint32_t ncpu, const uint32_t *kinds, size_t nkinds,
+    uint64_t now)
 {
 	struct worker	**v, *w;
 	size_t		  max;
@@ -3773,6 +3796,7 @@ sched_worker_join_kinds(struct sched *s, uint32_t wid, uint64_t node,
 	}
 	w->w_id = wid;
 	w->w_node = node;
+	w->w_group = group;
 	w->w_ncpu = ncpu;
 	w->w_seq = s->s_wseq++;
 	w->w_idx = s->s_nworkers;
@@ -4466,7 +4490,7 @@ sched_blame_votes(struct sched *s, const struct task *t, uint64_t digest,
 		s->s_stats.disagreed++;
 		for (i = 0; i < s->s_nworkers; i++) {
 			w = s->s_workers[i];
-			if (w->w_node == x->x_votes[k].v_node && w->w_id != by)
+			if (w->w_group == x->x_votes[k].v_node && w->w_id != by)
 				sched_worker_suspected(s, w, t, 0, 0, by,
 				    SCHED_WHY_DISAGREED);
 		}
@@ -4492,7 +4516,7 @@ sched_vote_count(struct sched *s, struct task *t, struct worker *w,
 	/* A queued task some machine is out for moves to the excluded list. */
 	if (t->t_state == TASK_QUEUED)
 		sched_queue_unlink(b, t);
-	x->x_votes[x->x_nvotes].v_node = w->w_node;
+	x->x_votes[x->x_nvotes].v_node = w->w_group;
 	x->x_votes[x->x_nvotes].v_digest = digest;
 	x->x_nvotes++;
 	if (t->t_state == TASK_QUEUED)
@@ -4592,12 +4616,25 @@ sched_vote(struct sched *s, uint32_t wid, uint64_t id, uint64_t digest,
 
 	b = t->t_batch;
 	if (b->b_cfg.verify > 1) {
-		/* A machine votes once; a vote needs a machine. */
+		/* A group votes once; a vote needs a worker. */
 		if (w == NULL || sched_voted_on(t, w) ||
 		    (t->t_aux != NULL &&
 		    t->t_aux->x_nvotes == 2 * b->b_cfg.verify - 1)) {
 			if (c != NULL)
 				sched_copy_drop(s, c);
+			/*
+			 * Its last copy out said nothing that counts, and no
+			 * worker here may vote: unverifiable now, it gives up
+			 * as sched_vote_count() does, rather than wait.
+			 */
+			if (t->t_state == TASK_SENT && t->t_ncopies == 0 &&
+			    t->t_aux != NULL && t->t_aux->x_nvotes > 0 &&
+			    (sched_want(t) == 0 ||
+			    !sched_anyone_may_run(s, t))) {
+				sched_r_remove(b, t);
+				sched_suspect_unlist(s, t);
+				sched_give_up(s, t, wid, SCHED_FAIL_DISAGREE);
+			}
 			sched_refill(s);
 			return (SCHED_STALE);
 		}

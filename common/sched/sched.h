@@ -273,6 +273,8 @@ int		 sched_worker_join_node(struct sched *, uint32_t, uint64_t,
 void		 sched_worker_lost(struct sched *, uint32_t, uint64_t);
 int		 sched_worker_join_kinds(struct sched *, uint32_t, uint64_t,
 		    uint32_t, const uint32_t *, size_t, uint64_t);
+int		 sched_worker_join_group(struct sched *, uint32_t, uint64_t,
+		    uint64_t, uint32_t, const uint32_t *, size_t, uint64_t);
 int		 sched_worker_kinds(struct sched *, uint32_t,
 		    const uint32_t *, size_t, uint64_t);
 int		 sched_worker_pause(struct sched *, uint32_t, int, uint64_t);

@@ -12,7 +12,7 @@
 ES="--mu 20 --lambda 60 --dim 20 --generations 10 --lu 300 --seed 9 --reevaluate-parents"
 
 "$MKCERTS" --relay r1 --relay r2 --relay r3 --relay r4 --relay r5 "$T/certs" \
-    w1 w2 w5 w6 > /dev/null
+    w1 w2 w5 w6 w7 > /dev/null
 "$R3QCTL" es --local $ES --csv "$T/local.csv" --quiet > "$T/local.out" ||
     fail "local run failed"
 answer "$T/local.out" > "$T/local.ans"

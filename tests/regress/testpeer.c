@@ -30,11 +30,16 @@
  *	every message type on a session of one role (roles.c)
  *   r3q-testpeer -a ca -c cert -k key relayopen HOST PORT SELF NAME
  *	as relay SELF (cert: a relay's), join, then ask the master for
- *	streams: one whose path does not end at SELF, one for NAME with a
+ *	streams (each passing NAME.pem beside cert, if there is one, as its
+ *	certificate): one whose path does not end at SELF, one for NAME with a
  *	bad name on its path, then a good one for NAME, over which it says
  *	NAME's hello; and send data for a stream never opened.  Prints
  *	"stream N refused: why", "stream N welcomed"; exit 0 if the master
  *	refused the first two and welcomed the third (relay-edge.sh)
+ *   r3q-testpeer -a ca -c cert -k key relayhostile HOST PORT SELF MODE ...
+ *	as relay SELF (cert: a relay's), lie about the workers behind it:
+ *	forge KIND CERTDIR NAME..., claim CERTDIR NAME, flood CERTDIR NAME N
+ *	(relayhostile.c)
  *   r3q-testpeer -a ca -c cert -k key swarm HOST PORT N CAKEY [PREFIX [KIND]]
  *	emulate N idle workers for a memory benchmark: issue N certificates
  *	(OU=worker, CN=PREFIX-1..PREFIX-N, PREFIX swarm by default) signed by the CA (ca and its key
@@ -129,6 +134,9 @@ usage(void)
 	    "       r3q-testpeer relay port host target-port\n"
 	    "       r3q-testpeer -a ca -c cert -k key relayopen host port "
 	    "self name\n"
+	    "       r3q-testpeer -a ca -c cert -k key relayhostile host port "
+	    "self forge kind certdir name...|claim certdir name|\n"
+	    "       flood certdir name n\n"
 	    "       r3q-testpeer -a ca -c cert -k key swarm host port n "
 	    "ca-key [prefix [kind]]\n"
 	    "       r3q-testpeer -a ca -c cert -k key sealbad host port "
@@ -1832,7 +1840,8 @@ do_issue(const char *capath, const char *cakeypath, const char *ou,
 
 /* relayopen: a relay asks for streams the master must refuse, then one. */
 static void
-ro_open(uint32_t stream, const char *name, char **via, size_t nvia)
+ro_open(uint32_t stream, const char *name, char **via, size_t nvia,
+    const uint8_t *der, size_t derlen)
 {
 	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__RelayControl	 rc = R3Q__RELAY_CONTROL__INIT;
@@ -1844,6 +1853,8 @@ ro_open(uint32_t stream, const char *name, char **via, size_t nvia)
 	rc.via = via;
 	rc.n_via = nvia;
 	rc.address = (char *)(uintptr_t)"192.0.2.1:1";
+	rc.cert.data = (uint8_t *)(uintptr_t)der;
+	rc.cert.len = derlen;
 	env.body_case = R3Q__ENVELOPE__BODY_RELAY_CONTROL;
 	env.relay_control = &rc;
 	(void)send_env(&env);
@@ -1868,9 +1879,36 @@ ro_data(uint32_t stream, const Envelope *inner)
 	free(buf);
 }
 
+/*
+ * The DER of NAME.pem beside certificate file cert (a relay passes each
+ * worker's certificate), malloc'd; NULL if there is none.
+ */
+static uint8_t *
+ro_cert(const char *cert, const char *name, size_t *len)
+{
+	char		 path[1024];
+	const char	*slash = strrchr(cert, '/');
+	FILE		*f;
+	X509		*x;
+	unsigned char	*der = NULL;
+	int		 n;
+
+	*len = 0;
+	snprintf(path, sizeof(path), "%.*s%s.pem", slash != NULL ?
+	    (int)(slash - cert + 1) : 0, cert, name);
+	if ((f = fopen(path, "r")) == NULL)
+		return (NULL);
+	x = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	if (x != NULL && (n = i2d_X509(x, &der)) > 0)
+		*len = (size_t)n;
+	X509_free(x);
+	return (der);
+}
+
 static int
 do_relayopen(SSL_CTX *ctx, const char *host, const char *port,
-    const char *self, const char *name)
+    const char *self, const char *name, const char *cert)
 {
 	Envelope	 env = R3Q__ENVELOPE__INIT, *ans, *in;
 	R3q__Hello	 h = R3Q__HELLO__INIT;
@@ -1878,6 +1916,8 @@ do_relayopen(SSL_CTX *ctx, const char *host, const char *port,
 	char		*loop[2] = { (char *)(uintptr_t)name, NULL };
 	char		*good[1];
 	char		 err[256];
+	uint8_t		*der;
+	size_t		 derlen;
 	int		 refused = 0, welcomed = 0;
 	struct timeval	 tv = { 30, 0 };
 	int		 fd;
@@ -1898,9 +1938,11 @@ do_relayopen(SSL_CTX *ctx, const char *host, const char *port,
 		return (1);
 	}
 	frame_free(ans);
-	ro_open(1, name, bad, 1);		/* path does not end at us */
-	ro_open(2, name, loop, 2);		/* the worker on its own path */
-	ro_open(3, name, good, 1);
+	der = ro_cert(cert, name, &derlen);
+	ro_open(1, name, bad, 1, der, derlen);	/* path does not end at us */
+	ro_open(2, name, loop, 2, der, derlen);	/* the worker on its path */
+	ro_open(3, name, good, 1, der, derlen);
+	free(der);
 	h.name = (char *)(uintptr_t)name;
 	ro_data(3, &env);
 	ro_data(99, &env);			/* never opened */
@@ -2166,7 +2208,16 @@ main(int argc, char *argv[])
 			return (1);
 		}
 		return (do_relayopen(ctx, argv[1], argv[2], argv[3],
-		    argv[4]));
+		    argv[4], cert));
+	}
+	if (strcmp(argv[0], "relayhostile") == 0 && argc >= 6) {
+		if ((ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,
+		    sizeof(err))) == NULL) {
+			printf("%s\n", err);
+			return (1);
+		}
+		return (do_relayhostile(ctx, argv[1], argv[2], argv[3],
+		    argc - 4, argv + 4));
 	}
 	if (strcmp(argv[0], "roles") == 0 && argc == 4) {
 		if ((ctx = tp_ctx = tls_ctx_new(0, ca, cert, key, err,

@@ -22,5 +22,7 @@ int		 do_badclient(SSL_CTX *, const char *, const char *,
 int		 do_sluggish(SSL_CTX *, const char *, const char *,
 		    const char *, const char *, const char *);
 int		 do_roles(SSL_CTX *, const char *, const char *, const char *);
+int		 do_relayhostile(SSL_CTX *, const char *, const char *,
+		    const char *, int, char *[]);
 
 #endif /* R3Q_TESTPEER_H */

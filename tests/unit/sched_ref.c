@@ -39,6 +39,7 @@
 #define sched_worker_fault	ref_sched_worker_fault
 #define sched_worker_join	ref_sched_worker_join
 #define sched_worker_join_kinds	ref_sched_worker_join_kinds
+#define sched_worker_join_group	ref_sched_worker_join_group
 #define sched_worker_join_node	ref_sched_worker_join_node
 #define sched_worker_kinds	ref_sched_worker_kinds
 #define sched_worker_load	ref_sched_worker_load

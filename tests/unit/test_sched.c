@@ -1184,6 +1184,66 @@ test_verify_no_quorum(void **state)
 	sched_free(s);
 }
 
+/*
+ * Workers of one group (masterd: those behind one relay, whose names rest
+ * on its word) give one vote under verify: two of them that agree do not
+ * verify a task, the second vote is stale and, no other group being
+ * there, the task gives up rather than wait; beside a worker of another
+ * group they cannot outvote it; and a copy goes to another group first.
+ */
+static void
+test_verify_group(void **state)
+{
+	static const uint32_t		 k0[] = { 0 };
+	struct sched_batch_config	 c = config(SCHED_POLICY_WQ, 0, 0, 0);
+	struct sched_action		 a;
+	struct sched			*s;
+
+	(void)state;
+	c.verify = 2;
+	assert_non_null(s = sched_new());
+	assert_int_equal(sched_worker_join_group(s, 1, 1, 100, 1, k0, 1, 0),
+	    0);
+	assert_int_equal(sched_worker_join_group(s, 2, 2, 100, 1, k0, 1, 0),
+	    0);
+	assert_int_equal(submit_range(s, 1, &c, 1, 1), 0);
+	expect_assign(s, 1, 1, 0);
+	expect_assign(s, 2, 1, 0);	/* no other group: the same one */
+	expect_none(s);
+	assert_int_equal(sched_vote(s, 1, 1, 9, NULL, 1), SCHED_PENDING);
+	assert_int_equal(sched_vote(s, 2, 1, 9, NULL, 2), SCHED_STALE);
+	assert_int_equal(sched_next_action(s, &a), 1);
+	assert_int_equal(a.type, SCHED_TASK_FAILED);
+	assert_int_equal(a.reason, SCHED_FAIL_DISAGREE);
+	expect_batch_done(s, 1);
+	expect_none(s);
+	/* A machine of its own: the verify copy goes there, not to w2. */
+	assert_int_equal(sched_worker_join_group(s, 3, 3, 3, 1, k0, 1, 3), 0);
+	expect_none(s);
+	assert_int_equal(submit_range(s, 2, &c, 10, 1), 0);
+	expect_assign(s, 1, 10, 0);
+	expect_assign(s, 3, 10, 0);
+	expect_none(s);
+	/* The group's two workers forge alike; w3 is not outvoted. */
+	assert_int_equal(sched_vote(s, 1, 10, 9, NULL, 4), SCHED_PENDING);
+	assert_int_equal(sched_vote(s, 3, 10, 5, NULL, 5), SCHED_PENDING);
+	assert_int_equal(sched_next_action(s, &a), 1);
+	assert_int_equal(a.type, SCHED_TASK_FAILED);
+	assert_int_equal(a.reason, SCHED_FAIL_DISAGREE);
+	expect_batch_done(s, 2);
+	expect_none(s);
+	/* An honest output from the group and w3 agree: verified. */
+	assert_int_equal(submit_range(s, 3, &c, 20, 1), 0);
+	expect_assign(s, 1, 20, 0);
+	expect_assign(s, 3, 20, 0);
+	expect_none(s);
+	assert_int_equal(sched_vote(s, 1, 20, 5, NULL, 6), SCHED_PENDING);
+	assert_int_equal(sched_vote(s, 3, 20, 5, NULL, 7), SCHED_ACCEPT);
+	expect_batch_done(s, 3);
+	expect_none(s);
+	sched_free(s);
+}
+
 /* A lost copy is not a failed attempt. */
 static void
 test_lost_not_an_attempt(void **state)
@@ -3727,6 +3787,7 @@ main(void)
 		cmocka_unit_test(test_failure_blamed),
 		cmocka_unit_test(test_verify),
 		cmocka_unit_test(test_verify_no_quorum),
+		cmocka_unit_test(test_verify_group),
 		cmocka_unit_test(test_lost_not_an_attempt),
 		cmocka_unit_test(test_batch_abort),
 		cmocka_unit_test(test_two_batches),

@@ -88,7 +88,8 @@ def check_function(fn, who):
     mod = getattr(inner, "__module__", None)
     if mod == "__main__":
         main = sys.modules.get("__main__")
-        if getattr(main, "__file__", None) is None:
+        path = getattr(main, "__file__", None)
+        if path is None or not os.path.isfile(path):
             raise TypeError(
                 "%s: %s is defined in an interactive session, which the "
                 "workers cannot import; put it in a module or a script "

@@ -137,13 +137,15 @@ def _get_client():
 
 
 def _main_script():
-    """The program's file, if it is a script (not python3 -m MODULE)."""
+    """The program's file, if it is a script (not python3 -m MODULE, nor
+    a program read from standard input, "python3 -")."""
     if _script is not None:
         return _script
     main = sys.modules.get("__main__")
     if main is None or getattr(main, "__spec__", None) is not None:
         return None
-    return getattr(main, "__file__", None)
+    path = getattr(main, "__file__", None)
+    return path if path is not None and os.path.isfile(path) else None
 
 
 def _context():

@@ -425,12 +425,14 @@ def main(argv=None):
         "r3q.serve [--pickle] MODULE:FUNCTION, with env NAME = "
         "PYTHONPATH=DIR if MODULE is not installed; or, once for every "
         "program, exec python = persistent /usr/bin/python3 -m r3q.serve "
-        "--any.",
+        "--any.  Both --pickle and --any run clients' code on this "
+        "worker, as its user.",
         epilog="pydoc r3q.serve says more: exceptions, a module that "
         "fails to import, cancellation, halfway().")
     p.add_argument("--pickle", action="store_true",
-                   help="unpickle each payload and pickle each result, "
-                   "for Client.map_pickled: unpickling runs code the "
+                   help="runs clients' code: unpickle each payload and "
+                   "pickle each result, for Client.map_pickled: "
+                   "unpickling runs code the "
                    "client's pickle names, so a client with a "
                    "certificate runs its code on this worker as its user")
     p.add_argument("--any", action="store_true",

@@ -549,6 +549,73 @@ class ShipTest(unittest.TestCase):
         self.assertEqual(list(futures.map(kinds.copy_list, [[1.5, "a"]])),
                          [[1.5, "a", "copied"]])
 
+    def test_hostile_pickled(self):
+        """A named kind whose worker returns a pickle that calls os.system
+        (py-hostile: r3q.serve --pickle kinds:hostile): every pickled
+        path of a default client refuses it with r3q.UnsafeResult naming
+        it, the command never run; only the documented opt-in
+        (r3q.trust_results(), R3Q_TRUST_RESULTS=1) unpickles it."""
+        from r3q.multiprocessing import Pool
+        with tempfile.TemporaryDirectory() as d:
+            marker = os.path.join(d, "pwned")
+            ex = self.c.executor(codec="pickle",
+                                 kinds={kinds.hostile: "py-hostile"})
+            calls = (
+                ("map_pickled", lambda: self.c.map_pickled(
+                    "py-hostile", [marker])),
+                ("codec='pickle'", lambda: self.c.map(
+                    "py-hostile", [marker], codec="pickle")),
+                ("codec=pickle", lambda: self.c.map(
+                    "py-hostile", [marker], codec=pickle)),
+                ("submit_pickled", lambda: self.c.submit_pickled(
+                    "py-hostile", marker).result(30)),
+                ("Executor.map", lambda: list(ex.map(kinds.hostile,
+                                                     [marker]))),
+                ("Executor.submit", lambda: ex.submit(
+                    kinds.hostile, marker).result(30)),
+                ("Pool.map", lambda: Pool(2).map(kinds.hostile, [marker])),
+            )
+            for what, call in calls:
+                with self.assertRaises(r3q.UnsafeResult, msg=what) as cm:
+                    call()
+                # os.system is posix.system to pickle.
+                self.assertRegex(str(cm.exception), r"\b(os|posix)\.system\b",
+                                 what)
+                self.assertIn("trust_results", str(cm.exception), what)
+            out = self.c.map_pickled("py-hostile", [marker],
+                                     return_exceptions=True)
+            self.assertIsInstance(out[0], r3q.UnsafeResult)
+            self.assertEqual(out[0].index, 0)
+            time.sleep(0.2)
+            self.assertFalse(os.path.exists(marker))
+            # The opt-in, in programs of their own: the command runs.
+            prog = textwrap.dedent("""
+                import os, sys, r3q, kinds
+                from r3q import futures
+                marker, how = sys.argv[1], sys.argv[2]
+                if how == "call":
+                    r3q.trust_results()
+                with r3q.Client() as c:
+                    if how == "futures":
+                        r3q.trust_results()
+                        list(futures.map(kinds.hostile, [marker + "-f"]))
+                    else:
+                        c.map_pickled("py-hostile", [marker])
+                print(os.path.exists(marker) or
+                      os.path.exists(marker + "-f"))
+            """)
+            for how, env in (("call", {}), ("env", {"R3Q_TRUST_RESULTS":
+                                                    "1"}),
+                             ("futures", {})):
+                for m in (marker, marker + "-f"):
+                    if os.path.exists(m):
+                        os.unlink(m)
+                p = subprocess.run([sys.executable, "-c", prog, marker, how],
+                                   capture_output=True, text=True,
+                                   env=dict(os.environ, **env), timeout=120)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout.strip(), "True", how)
+
     def test_script(self):
         """python3 -m r3q SCRIPT: its functions and creator classes made
         in main() resolve on the workers, its guarded block runs only

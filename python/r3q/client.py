@@ -13,6 +13,7 @@ import ctypes
 import itertools
 import pickle
 import threading
+import time
 import traceback
 import weakref
 from array import array
@@ -126,6 +127,7 @@ class Future(concurrent.futures.Future):
         self._codec = codec
         self._cancel_text = "cancelled"
         self._notify_lock = threading.Lock()
+        self._t_out = None              # when its outcome was taken
 
     def cancel(self):
         """Cancel the task: True if it will not give a result (it is
@@ -234,6 +236,15 @@ class _Driver:
             self._wake()
         return fut
 
+    def flush(self):
+        """Send what was submitted, from this thread, now: the futures'
+        thread, woken by the submit, need not be on the task's way."""
+        with self.lock:
+            if self.stopping or not self.new:
+                return
+            self.new = False
+            _lib.lib().r3q_flush(self.conn.job)
+
     def cancel(self, fut):
         """Cancel fut's task; False if its outcome is in already."""
         with self.lock:
@@ -262,6 +273,7 @@ class _Driver:
         lib.r3q_future_free(cfut)
         fut = self.pending.pop(cfut)
         fut._cfut = None
+        fut._t_out = time.perf_counter()
         return fut, status, out, text
 
     def _run(self):
@@ -567,6 +579,13 @@ class Client:
                 st.driver = _Driver(self._opts, self._jopts)
             driver = st.driver
         return driver.submit(kindb, data, codec, int(priority), int(copies))
+
+    def _flush(self):
+        """The tasks submitted so far go out now, as one batch (r3q.futures
+        calls it once a map's chunks are all submitted)."""
+        driver = self._state.driver
+        if driver is not None:
+            driver.flush()
 
     def submit_pickled(self, kind, obj, **kw):
         """submit() with codec="pickle" (outputs against the allowlist:

@@ -28,8 +28,11 @@ runs only in the client.  Classes that deap.creator.create makes, at
 module level or inside main(), are recorded in the client (importing
 r3q.futures wraps creator.create) and made again on the worker, in the
 same order, before a task's arguments are unpickled.  The script's
-directory is shipped with each task (content-addressed: a worker writes it
-once, under $TMPDIR/r3q-any-UID/) and is the tasks' working directory, so
+directory is shipped to the workers (content-addressed: a worker writes it
+once, under $TMPDIR/r3q-any-UID/; the tasks carry it until a worker has
+answered one, then only its hash, and a worker that lacks it asks for it:
+that task is sent again with the files) and is the tasks' working
+directory, so
 that a relative path (open("tsp/gr17.json")) reads what it reads in the
 client; "python3 -m r3q --files PATH,..." or R3Q_FILES=PATH:... (paths
 under the current directory) ships those instead, and more than
@@ -66,7 +69,8 @@ order; replication and suspect detection work per chunk.
 
 Settings: use(client=, kind=) (default: a Client from the R3Q_*
 environment, kind "python", or R3Q_KIND).  futures.last_chunksize says
-the chunk size the last map chose.
+the chunk size the last map chose; futures.stats counts the tasks sent,
+those that carried the program's files and those sent again with them.
 """
 import builtins
 import concurrent.futures as _cf
@@ -103,6 +107,9 @@ _script = None          # python3 -m r3q SCRIPT sets it
 _files = None           # and --files
 _ctx = None
 last_chunksize = None
+# Tasks sent, those that carried the program's files, and those sent again
+# because their worker lacked them.
+stats = {"tasks": 0, "with_files": 0, "resent": 0}
 
 _ship.creator.install()
 
@@ -217,22 +224,75 @@ class _Sizer:
 _sizer = _Sizer()
 
 
-class _Chunk:
-    """One task: calls [start, start + n) of a map, and what came back."""
-    __slots__ = ("start", "n", "fut", "out", "lock", "extra", "t0",
-                 "wall", "lag")
+class _ChunkFuture(_cf.Future):
+    """A chunk's outcome: its task's, through any resend (a worker that
+    lacked the program's files)."""
 
-    def __init__(self, start, n, fut, extra):
-        self.start, self.n, self.fut = start, n, fut
+    def __init__(self, chunk):
+        super().__init__()
+        self._chunk = chunk
+
+    def cancel(self):
+        if self.done():
+            return self.cancelled()
+        if not self._chunk.task.cancel():
+            return False
+        if super().cancel():
+            self.set_running_or_notify_cancel()
+        return True
+
+
+class _Chunk:
+    """One task: calls [start, start + n) of a map, and what came back.
+    fut is its outcome (the task's output); task the r3q.Future of its
+    last sending.  A worker without the program's files answers NEED,
+    and the chunk goes again with them (resend builds that payload)."""
+    __slots__ = ("start", "n", "fut", "task", "resend", "out", "lock",
+                 "extra", "t0", "t_sent", "t_out", "wall", "lag", "secs",
+                 "sends", "ctx")
+
+    def __init__(self, start, n, task, extra, ctx, resend=None):
+        self.start, self.n, self.task = start, n, task
+        self.ctx = ctx
+        self.fut = _ChunkFuture(self)
+        self.resend = resend
         self.out = None
         self.lock = threading.Lock()
         self.extra = extra
-        self.t0 = time.perf_counter()
-        self.wall = self.lag = None
-        fut.add_done_callback(self._done)
+        self.t0 = self.t_sent = time.perf_counter()
+        self.t_out = self.wall = self.lag = self.secs = None
+        self.sends = 1
+        task.add_done_callback(self._done)
 
     def _done(self, f):
+        """The task's outcome is in (in the futures' thread)."""
+        self.t_out = f._t_out
+        if f.cancelled():
+            if super(_ChunkFuture, self.fut).cancel():
+                self.fut.set_running_or_notify_cancel()
+            return
+        e = f.exception()
+        if e is None and self.resend is not None and \
+                f.result() == _ship.NEED:
+            try:
+                self.task = self.resend()
+                self.sends += 1
+                stats["resent"] += 1
+                stats["with_files"] += 1
+                self.task.add_done_callback(self._done)
+                return
+            except BaseException as x:
+                e = x
         self.wall = time.perf_counter() - self.t0
+        if e is None:
+            self.ctx.answered = True
+        try:
+            if e is not None:
+                self.fut.set_exception(e)
+            else:
+                self.fut.set_result(f.result())
+        except _cf.InvalidStateError:
+            pass                        # cancelled meanwhile
 
     def values(self, timeout=None):
         """(values, error) of the chunk's calls; raises what failed the
@@ -240,6 +300,9 @@ class _Chunk:
         with self.lock:
             if self.out is None:
                 data = self.fut.result(timeout)
+                if data == _ship.NEED:
+                    raise TaskFailed("a worker lacked the program's files, "
+                                     "sent again", None, self.start)
                 try:
                     ident, secs, vals, err = _ship.unpack(data, self.extra)
                 except _ship.UnsafeResult as e:
@@ -250,6 +313,7 @@ class _Chunk:
                         "trust_results() allows anything)" % (e, str(e)),
                         None, self.start) from None
                 _sizer.note(ident, secs, len(vals) + (err is not None))
+                self.secs = secs
                 if self.wall is not None:
                     self.lag = max(self.wall - secs, 0.0)
                 self.out = (vals, err)
@@ -283,18 +347,35 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
     extra = {getattr(getattr(fn, "func", fn), "__module__", None) or
              "__main__"}
     chunks = []
+    # The program's files go with every task until a worker has answered
+    # one of this program; then with a task only when its worker says it
+    # lacks them (one more round trip, once a machine).
+    files = not ctx.answered
+
+    def resender(part):
+        def resend():
+            fut = client.submit(kind, _ship.pack(ctx, fnblob, part))
+            client._flush()
+            return fut
+        return resend
+
     try:
         for i in range(0, n, chunksize):
             part = calls[i:i + chunksize]
             try:
-                payload = _ship.pack(ctx, fnblob, part)
+                payload = _ship.pack(ctx, fnblob, part, files)
             except (pickle.PicklingError, TypeError, AttributeError) as e:
                 raise TypeError("%s: cannot send the arguments of %s (calls "
                                 "%d-%d) to the workers: %s" % (
                                     who, _ship.describe(fn), i,
                                     i + len(part) - 1, e)) from None
             chunks.append(_Chunk(i, len(part), client.submit(kind, payload),
-                                 extra))
+                                 extra, ctx, None if files or not ctx.blob
+                                 else resender(part)))
+        client._flush()
+        stats["tasks"] += len(chunks)
+        if files and ctx.blob:
+            stats["with_files"] += len(chunks)
     except BaseException:
         for c in chunks:
             c.fut.cancel()

@@ -616,6 +616,70 @@ class ShipTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertEqual(p.stdout.strip(), "True", how)
 
+    def test_files_once(self):
+        """The program's files travel until a worker has them: a map whose
+        tasks carry only their hash (as after the first answer) is sent
+        again, with the files, by each worker that lacks them, and reads
+        them; later tasks carry files only when a worker asks."""
+        from r3q import _ship
+        old = futures._ctx
+        here = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            text = "unique %r %f\n" % (os.urandom(8), time.time())
+            with open(os.path.join(d, "data.txt"), "w") as f:
+                f.write(text)
+            os.chdir(d)
+            try:
+                ctx = _ship.Context(None, ["data.txt"])
+            finally:
+                os.chdir(here)
+            self.assertIsNone(_ship._cached(ctx.hash))
+            ctx.answered = True         # as if a worker had it
+            futures._ctx = ctx
+            try:
+                before = dict(futures.stats)
+                out = list(futures.map(kinds.cat, ["data.txt"] * 12,
+                                       chunksize=1))
+                self.assertEqual(out, [text] * 12)
+                resent = futures.stats["resent"] - before["resent"]
+                self.assertGreaterEqual(resent, 1)
+                self.assertLessEqual(resent, 12)
+                before = dict(futures.stats)
+                out = list(futures.map(kinds.cat, ["data.txt"] * 12,
+                                       chunksize=1))
+                self.assertEqual(out, [text] * 12)
+                self.assertEqual(futures.stats["tasks"] - before["tasks"],
+                                 12)
+                # Only on a worker's request (a slot that had no task of
+                # the first map, if its files are kept apart), at most
+                # once a slot.
+                resent = futures.stats["resent"] - before["resent"]
+                self.assertEqual(futures.stats["with_files"] -
+                                 before["with_files"], resent)
+                self.assertLessEqual(resent, 3)
+            finally:
+                futures._ctx = old
+        # A context never answered goes with its files, and none is sent
+        # again.
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "data.txt"), "w") as f:
+                f.write("x")
+            os.chdir(d)
+            try:
+                ctx = _ship.Context(None, ["data.txt"])
+            finally:
+                os.chdir(here)
+            futures._ctx = ctx
+            try:
+                before = dict(futures.stats)
+                self.assertEqual(list(futures.map(kinds.cat, ["data.txt"] * 4,
+                                                  chunksize=1)), ["x"] * 4)
+                self.assertEqual(futures.stats["with_files"] -
+                                 before["with_files"], 4)
+                self.assertEqual(futures.stats["resent"], before["resent"])
+            finally:
+                futures._ctx = old
+
     def test_script(self):
         """python3 -m r3q SCRIPT: its functions and creator classes made
         in main() resolve on the workers, its guarded block runs only

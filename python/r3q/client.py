@@ -215,7 +215,9 @@ class _Driver:
             _lib.lib().r3q_signal(self.conn.ptr)
         self.idle.notify()
 
-    def submit(self, kind, payload, codec, priority, copies):
+    def submit(self, kind, payload, codec, priority, copies, wake=True):
+        """Queue a task; wake false: the caller flushes (flush()), which
+        wakes this thread once the task is on its way."""
         lib = _lib.lib()
         with self.lock:
             if self.stopping:
@@ -233,7 +235,8 @@ class _Driver:
             fut = Future(self, cfut, codec)
             self.pending[cfut] = fut
             self.new = True
-            self._wake()
+            if wake:
+                self._wake()
         return fut
 
     def flush(self):
@@ -244,6 +247,7 @@ class _Driver:
                 return
             self.new = False
             _lib.lib().r3q_flush(self.conn.job)
+            self._wake()                # to wait on them too
 
     def cancel(self, fut):
         """Cancel fut's task; False if its outcome is in already."""
@@ -564,7 +568,8 @@ class Client:
         master you trust."""
         return self.map(kind, iterable, codec="pickle", **kw)
 
-    def submit(self, kind, payload, *, codec=None, priority=0, copies=1):
+    def submit(self, kind, payload, *, codec=None, priority=0, copies=1,
+               _wake=True):
         """Submit one task and return its r3q.Future at once.  priority:
         lower runs first; copies: run that many at once (at most 16), the
         first result wins.  Tasks submitted together go out, and are
@@ -578,7 +583,8 @@ class Client:
             if st.driver is None:
                 st.driver = _Driver(self._opts, self._jopts)
             driver = st.driver
-        return driver.submit(kindb, data, codec, int(priority), int(copies))
+        return driver.submit(kindb, data, codec, int(priority), int(copies),
+                             _wake)
 
     def _flush(self):
         """The tasks submitted so far go out now, as one batch (r3q.futures

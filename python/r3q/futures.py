@@ -204,20 +204,18 @@ class _Sizer:
                                                             1e-5)
 
     def chunksize(self, n):
-        """Chunks C minimise the time (W + C o) / S + W / C of n calls
-        of total work W on S slots with a cost o a task (measured):
-        C = sqrt(W S / o), at most n.  Work shorter than a task's cost
-        goes in fewer chunks than the slots: one round trip is then
-        what a generation costs."""
+        """ceil(n / (k S)): k chunks for each of the S slots, so that
+        every slot shares even the smallest generation.  k minimises the
+        time (W + C o) / S + W / C of n calls of total work W in C chunks
+        with a cost o a task (measured): C = sqrt(W S / o), rounded to a
+        multiple of S (k at least 1)."""
         s = self.slots()
         if self.per_call is None:
-            c = 4 * s
+            k = 4
         else:
             w = self.per_call * n
-            c = math.sqrt(w * s / self.overhead)
-            if w / s > self.overhead:
-                c = max(c, s)
-        c = max(1, min(n, int(math.ceil(c))))
+            k = max(1, int(round(math.sqrt(w * s / self.overhead) / s)))
+        c = max(1, min(n, k * s))
         return int(math.ceil(n / c))
 
 
@@ -248,7 +246,7 @@ class _Chunk:
     last sending.  A worker without the program's files answers NEED,
     and the chunk goes again with them (resend builds that payload)."""
     __slots__ = ("start", "n", "fut", "task", "resend", "out", "lock",
-                 "extra", "t0", "t_sent", "t_out", "wall", "lag", "secs",
+                 "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag", "secs",
                  "sends", "ctx")
 
     def __init__(self, start, n, task, extra, ctx, resend=None):
@@ -259,7 +257,9 @@ class _Chunk:
         self.out = None
         self.lock = threading.Lock()
         self.extra = extra
-        self.t0 = self.t_sent = time.perf_counter()
+        # When it was packed, sent (flushed) and its outcome taken: the
+        # round trip's parts (bench/python-futures).
+        self.t0 = self.t_packed = self.t_sent = time.perf_counter()
         self.t_out = self.wall = self.lag = self.secs = None
         self.sends = 1
         task.add_done_callback(self._done)
@@ -354,7 +354,8 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
 
     def resender(part):
         def resend():
-            fut = client.submit(kind, _ship.pack(ctx, fnblob, part))
+            fut = client.submit(kind, _ship.pack(ctx, fnblob, part),
+                                _wake=False)
             client._flush()
             return fut
         return resend
@@ -369,10 +370,16 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
                                 "%d-%d) to the workers: %s" % (
                                     who, _ship.describe(fn), i,
                                     i + len(part) - 1, e)) from None
-            chunks.append(_Chunk(i, len(part), client.submit(kind, payload),
-                                 extra, ctx, None if files or not ctx.blob
+            packed = time.perf_counter()
+            task = client.submit(kind, payload, _wake=False)
+            chunks.append(_Chunk(i, len(part), task, extra, ctx,
+                                 None if files or not ctx.blob
                                  else resender(part)))
+            chunks[-1].t_packed = packed
         client._flush()
+        sent = time.perf_counter()
+        for c in chunks:
+            c.t_sent = sent
         stats["tasks"] += len(chunks)
         if files and ctx.blob:
             stats["with_files"] += len(chunks)

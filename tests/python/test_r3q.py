@@ -421,6 +421,9 @@ class ShipTest(unittest.TestCase):
         self.assertEqual(list(futures.map(kinds.square, xs)),
                          [x * x for x in xs])
         self.assertGreater(futures.last_chunksize, 1)
+        # Every slot shares the generation: at least a chunk a slot.
+        self.assertLessEqual(futures.last_chunksize,
+                             -(-600 // futures._sizer.slots()))
         self.assertEqual(list(futures.map(kinds.square, xs, chunksize=7)),
                          [x * x for x in xs])
         self.assertEqual(futures.last_chunksize, 7)

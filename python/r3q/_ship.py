@@ -306,7 +306,7 @@ _NAMES |= {("numpy", "ndarray"), ("numpy", "dtype"),
            ("numpy.random._pickle", "__randomstate_ctor"),
            ("numpy.random.mtrand", "RandomState")}
 # Modules whose classes (not functions) a result may name: the program's
-# own, DEAP's, and what the program allows (r3q.futures.allow).
+# own, DEAP's, and what the program allows (r3q.allow).
 _CLASS_MODULES = {"deap", "__main__", SCRIPT_MODULE}
 _EXTRA = set()
 _TRUST = [os.environ.get("R3Q_TRUST_RESULTS") == "1"]

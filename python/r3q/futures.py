@@ -309,8 +309,9 @@ class _Chunk:
                     raise UnsafeResult(
                         "refused a worker's result: it names %s, which "
                         "the client does not unpickle from a worker "
-                        "(r3q.futures.allow(%r) allows it; "
-                        "trust_results() allows anything)" % (e, str(e)),
+                        "(r3q.allow(%r) allows it; "
+                        "r3q.trust_results() allows anything)"
+                        % (e, str(e)),
                         None, self.start) from None
                 _sizer.note(ident, secs, len(vals) + (err is not None))
                 self.secs = secs

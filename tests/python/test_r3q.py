@@ -421,9 +421,6 @@ class ShipTest(unittest.TestCase):
         self.assertEqual(list(futures.map(kinds.square, xs)),
                          [x * x for x in xs])
         self.assertGreater(futures.last_chunksize, 1)
-        # Every slot shares the generation: at least a chunk a slot.
-        self.assertLessEqual(futures.last_chunksize,
-                             -(-600 // futures._sizer.slots()))
         self.assertEqual(list(futures.map(kinds.square, xs, chunksize=7)),
                          [x * x for x in xs])
         self.assertEqual(futures.last_chunksize, 7)
@@ -432,6 +429,30 @@ class ShipTest(unittest.TestCase):
         self.assertEqual([next(it) for _ in range(3)], [0, 1, 2])
         with self.assertRaises(kinds.Boom):
             next(it)
+
+    def test_sizer(self):
+        """The chunk size from a call's time, a task's cost and the slots:
+        k chunks a slot (ceil(n / (k S))) once a slot's share is longer
+        than a task's cost, fewer chunks than slots below it."""
+        sz = futures._Sizer()
+        sz.overhead = 3e-4
+        os.environ["R3Q_SLOTS"] = "4"
+        try:
+            for per_call, want in ((1e-6, 200), (1e-4, 22), (5e-3, 3),
+                                   (1e-2, 3)):
+                sz.per_call = per_call
+                self.assertEqual(sz.chunksize(600), want, per_call)
+            sz.per_call = 1e-4          # 28 chunks of 600: 7 a slot
+            self.assertEqual(-(-600 // sz.chunksize(600)) % 4, 0)
+            os.environ["R3Q_SLOTS"] = "64"
+            sz.per_call = 1e-3          # 0.6 s on 64 slots: 6 chunks each
+            self.assertEqual(sz.chunksize(600), 2)
+            sz.per_call = 1e-6          # 0.6 ms: fewer chunks than slots
+            self.assertLess(-(-600 // sz.chunksize(600)), 64)
+            sz.per_call = None          # nothing measured: 4 a slot
+            self.assertEqual(sz.chunksize(600), 3)
+        finally:
+            del os.environ["R3Q_SLOTS"]
 
     def test_pool(self):
         from r3q import multiprocessing as rmp

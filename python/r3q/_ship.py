@@ -253,7 +253,7 @@ class Context:
         if len(blob) > SHIP_LIMIT:
             big = sorted(content, key=lambda r: -len(content[r]))[:3]
             raise ValueError(
-                "the files shipped with each task (%s: %d files, %d KiB "
+                "the files shipped to the workers (%s: %d files, %d KiB "
                 "compressed; the largest %s) are over the limit of %d KiB "
                 "(R3Q_SHIP_LIMIT): name the files the tasks need, with "
                 "python3 -m r3q --files PATH,... or R3Q_FILES=PATH:..." % (

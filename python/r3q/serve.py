@@ -14,7 +14,9 @@ evaluate function runs unchanged.
 
 With --any there is no MODULE:FUNCTION: each task names the function it
 runs, by reference, with its arguments and the client's script and files
-(r3q.futures, "python3 -m r3q SCRIPT"); that is the generic kind
+or their hash once a worker has them (r3q.futures, "python3 -m r3q
+SCRIPT"; a task whose files this machine lacks is answered so, and the
+client sends it again with them); that is the generic kind
 
     exec python = persistent /usr/bin/python3 -m r3q.serve --any
 

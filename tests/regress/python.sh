@@ -18,7 +18,8 @@
 # the shell.  The generic kind python ("r3q.serve --any"): functions
 # shipped by reference through Executor.map (the function mapped is the
 # one that runs), r3q.futures, r3q.multiprocessing, Client.map_any under
-# SciPy's differential_evolution, chunks, python3 -m r3q SCRIPT with
+# SciPy's differential_evolution, chunks and their sizes, the program's
+# files sent again to a worker that lacks them, python3 -m r3q SCRIPT with
 # creator classes made in main(), results against the allowlist (a
 # hostile result never runs), and bad input refused with its name.  A
 # named kind whose results are hostile pickles (py-hostile): no pickled

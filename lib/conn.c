@@ -1370,9 +1370,11 @@ fail:
 }
 
 /*
- * Close the connection: jobs still held are closed (all their futures
- * resolved) or cancelled (some not), as far as a second of writing
- * allows; then every job and future of it is freed.
+ * Close the connection: the outcomes taken are acknowledged (else masterd
+ * keeps them for client_timeout, for a client that will not come back),
+ * jobs still held are closed (all their futures resolved) or cancelled
+ * (some not), as far as a second of writing allows; then every job and
+ * future of it is freed.
  */
 void
 r3q_close(struct r3q *r)
@@ -1391,6 +1393,7 @@ r3q_close(struct r3q *r)
 		return;
 	pthread_mutex_lock(&r->r_mtx);
 	if (r->r_state == CS_UP) {
+		job_ack_all(r, 1);
 		TAILQ_FOREACH(j, &r->r_jobs, j_entry) {
 			if (!j->j_user || j->j_gone || j->j_closing)
 				continue;

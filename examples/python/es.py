@@ -15,6 +15,10 @@
 #
 # in workerd.conf.  The workers import this file to get DEAP's creator
 # classes (a pickled Individual names them); main() runs only here.
+# --pickle unpickles what clients send, which runs whatever code a pickle
+# names: every client with a certificate can run its own code on the
+# workers, as their user.  (The client unpickles the workers' results
+# against an allowlist: r3q.trust_results() is the only way around it.)
 #
 #	./es.py --seed 64                   # DEAP's builtin map
 #	./es.py --seed 64 --r3q deap-sphere # the same logbook, on the cluster

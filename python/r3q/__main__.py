@@ -23,15 +23,19 @@ In a program:
   r3q.Client(master="head:7411", ca="ca.pem", cert="client.pem",
              key="client.key")      # mutual TLS with a client certificate
 
-  client.map_pickled(kind, objects)  # pickled arguments and results (trusted
-                                     # data only), for r3q.serve --pickle
+  client.map_pickled(kind, objects)  # pickled arguments and results, for
+                                     # r3q.serve --pickle; results unpickled
+                                     # against an allowlist (r3q.allow();
+                                     # r3q.trust_results() lifts it)
   client.executor(kind, codec="pickle")   # a concurrent.futures.Executor;
       # DEAP: toolbox.register("map", client.executor("fit", codec="pickle").map)
 
 Errors: r3q.TaskFailed (the remote error), r3q.ConnectionLost, r3q.Cancelled,
 r3q.PayloadTooLarge, r3q.Timeout, r3q.ClientClosed; all are r3q.Error.
 
-On the workers, a Python function as a task kind (workerd.conf(5)):
+On the workers, a Python function as a task kind (workerd.conf(5));
+--pickle lets clients with a certificate run their own code there, as
+the worker's user:
 
   exec fit = persistent /usr/bin/python3 -m r3q.serve --pickle mymod:evaluate
   env fit = PYTHONPATH=/opt/fitness

@@ -18,16 +18,31 @@ import time
 import traceback
 import types
 import warnings
+import weakref
 import zlib
 
-MAGIC = b"r3q-any1"
+MAGIC = b"r3q-any2"   # 2: the files may stay behind (NEED)
 PROTO = pickle.HIGHEST_PROTOCOL
 # On the workers the program is imported as this module, so that its
 # guarded block (if __name__ == "__main__") does not run there.
 SCRIPT_MODULE = "__r3q_main__"
-# What one task may carry of the program's files (compressed): each task
-# carries them, and masterd's max_payload is 1M by default.
+# What one task may carry of the program's files (compressed): a task may
+# carry them, and masterd's max_payload is 1M by default.
 SHIP_LIMIT = int(os.environ.get("R3Q_SHIP_LIMIT", 512 * 1024))
+
+
+# A task's answer when it came without the program's files (the client
+# sends them once a worker has them) and this machine has not got them:
+# the client sends the task again with the files.
+NEED = b"r3q-need-files"
+# In a context's directory on a worker: the script's path, written once
+# the files are all there.
+SCRIPT_NOTE = ".r3q-context"
+
+
+class _Need(Exception):
+    """The task came without its program's files, which this worker does
+    not have."""
 
 
 class UnsafeResult(pickle.UnpicklingError):
@@ -55,11 +70,29 @@ def describe(fn):
     return "%s.%s%s" % (mod, qual, where) if mod else qual + where
 
 
+# Plain functions already checked, and their pickles: a function's
+# reference does not change, and checking it (inspect, pickle) cost more
+# than the rest of a small submit.
+_checked = weakref.WeakKeyDictionary()
+
+
 def check_function(fn, who):
     """Refuse, naming it and saying what to do, a function the workers
     cannot find by reference: a lambda, a nested function or closure, a
     generator function, a function of an interactive session, or one
     pickle refuses.  Returns the function's pickle."""
+    plain = type(fn) is types.FunctionType
+    if plain:
+        blob = _checked.get(fn)
+        if blob is not None:
+            return blob
+    blob = _check_function(fn, who)
+    if plain:
+        _checked[fn] = blob
+    return blob
+
+
+def _check_function(fn, who):
     if not callable(fn):
         raise TypeError("%s: %r is not callable" % (who, fn))
     inner = fn.func if isinstance(fn, functools.partial) else fn
@@ -88,7 +121,8 @@ def check_function(fn, who):
     mod = getattr(inner, "__module__", None)
     if mod == "__main__":
         main = sys.modules.get("__main__")
-        if getattr(main, "__file__", None) is None:
+        path = getattr(main, "__file__", None)
+        if path is None or not os.path.isfile(path):
             raise TypeError(
                 "%s: %s is defined in an interactive session, which the "
                 "workers cannot import; put it in a module or a script "
@@ -178,6 +212,7 @@ class Context:
         self.hash = b""
         self.blob = b""
         self.script = script
+        self.answered = False           # a worker answered a task of it
         if script is None and not files:
             return
         if files:
@@ -218,7 +253,7 @@ class Context:
         if len(blob) > SHIP_LIMIT:
             big = sorted(content, key=lambda r: -len(content[r]))[:3]
             raise ValueError(
-                "the files shipped with each task (%s: %d files, %d KiB "
+                "the files shipped to the workers (%s: %d files, %d KiB "
                 "compressed; the largest %s) are over the limit of %d KiB "
                 "(R3Q_SHIP_LIMIT): name the files the tasks need, with "
                 "python3 -m r3q --files PATH,... or R3Q_FILES=PATH:..." % (
@@ -228,11 +263,12 @@ class Context:
         self.hash = hashlib.sha256(blob).digest()
 
 
-def pack(ctx, fnblob, calls):
-    """One task's payload: a chunk of calls of one function."""
+def pack(ctx, fnblob, calls, files=True):
+    """One task's payload: a chunk of calls of one function, with the
+    program's files or (files false) only their hash."""
     call = pickle.dumps((fnblob, calls), PROTO)
-    return pickle.dumps((MAGIC, ctx.hash, ctx.blob, creator.pickled(), call),
-                        PROTO)
+    return pickle.dumps((MAGIC, ctx.hash, ctx.blob if files else b"",
+                         creator.pickled(), call), PROTO)
 
 
 # ---------------------------------------------------------------------
@@ -270,7 +306,7 @@ _NAMES |= {("numpy", "ndarray"), ("numpy", "dtype"),
            ("numpy.random._pickle", "__randomstate_ctor"),
            ("numpy.random.mtrand", "RandomState")}
 # Modules whose classes (not functions) a result may name: the program's
-# own, DEAP's, and what the program allows (r3q.futures.allow).
+# own, DEAP's, and what the program allows (r3q.allow).
 _CLASS_MODULES = {"deap", "__main__", SCRIPT_MODULE}
 _EXTRA = set()
 _TRUST = [os.environ.get("R3Q_TRUST_RESULTS") == "1"]
@@ -443,11 +479,26 @@ def _cache_dir(h):
     return os.path.join(base, h.hex())
 
 
+def _cached(h):
+    """The script's path in the context h's files this machine keeps,
+    "" if none is imported, or None if the files are not here."""
+    try:
+        with open(os.path.join(_cache_dir(h), SCRIPT_NOTE), "rb") as f:
+            return f.read().decode()
+    except OSError:
+        return None
+
+
 def _materialise(h, blob):
     """The context's files on disk (once per machine), its root."""
     d = _cache_dir(h)
+    if not blob:
+        script = _cached(h)
+        if script is None:
+            raise _Need()
+        return d, script or None
     ctx = pickle.loads(zlib.decompress(blob))
-    if not os.path.isdir(d):
+    if _cached(h) is None:
         tmp = tempfile.mkdtemp(prefix=".new-", dir=os.path.dirname(d))
         for rel, data in ctx["files"].items():
             p = os.path.normpath(os.path.join(tmp, rel))
@@ -457,11 +508,21 @@ def _materialise(h, blob):
             os.makedirs(os.path.dirname(p), exist_ok=True)
             with open(p, "wb") as f:
                 f.write(data)
+        # Written last: the note says the files are all there.
+        with open(os.path.join(tmp, SCRIPT_NOTE), "wb") as f:
+            f.write((ctx["script"] or "").encode())
         try:
             os.rename(tmp, d)
         except OSError:
             import shutil
             shutil.rmtree(tmp, ignore_errors=True)
+            if _cached(h) is None and os.path.isdir(d):
+                # Made by a version that wrote no note, whole all the same
+                # (renamed into place): the note now, atomically.
+                note = os.path.join(d, SCRIPT_NOTE)
+                with open(note + ".new", "wb") as f:
+                    f.write((ctx["script"] or "").encode())
+                os.rename(note + ".new", note)
     return d, ctx["script"]
 
 
@@ -492,9 +553,14 @@ def _activate(h, blob):
     if h == _active.hash:
         if _active.error:
             raise ImportError(_active.error)
-        if _active.root:
-            os.chdir(_active.root)
-        return
+        try:
+            if _active.root:
+                os.chdir(_active.root)
+            return
+        except OSError:
+            _active.hash = None         # its files were removed: again
+    if h and not blob and _cached(h) is None:
+        raise _Need()
     _drop_creator()
     _active.hash, _active.error, _active.module = None, None, None
     _active.root, _active.creator_blob, _active.creator_records = \
@@ -609,6 +675,10 @@ def _run(payload, arm):
                       % e).encode()
     try:
         _activate(h, blob)
+    except _Need:
+        # The client sends the files again, with this task.
+        return b"R", NEED
+    try:
         if cblob:
             _replay_creator(cblob)
         fnblob, calls = pickle.loads(call)

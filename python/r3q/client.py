@@ -13,25 +13,54 @@ import ctypes
 import itertools
 import pickle
 import threading
+import time
 import traceback
 import weakref
 from array import array
 
 from . import _lib
-from .errors import (Cancelled, ClientClosed, ConnectionLost, Error)
+from .errors import (Cancelled, ClientClosed, ConnectionLost, Error,
+                     TaskFailed, UnsafeResult)
 
 _CANCELLED = concurrent.futures._base.CANCELLED
 _BUF_WORDS = 3          # struct r3q_buf: data, len, status (+ padding)
 assert ctypes.sizeof(_lib.Buf) == 8 * _BUF_WORDS
 
 
+class _Pickle:
+    """codec="pickle": payloads pickled, outputs unpickled against the
+    allowlist r3q.futures' results go through (r3q.allow() adds to it,
+    r3q.trust_results() lifts it): a worker, or whoever answers as one,
+    cannot run code in this process by default."""
+
+    @staticmethod
+    def dumps(obj):
+        return pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+
+    @staticmethod
+    def loads(data):
+        from . import _ship
+        try:
+            return _ship.loads(data)
+        except _ship.UnsafeResult as e:
+            raise UnsafeResult(
+                "refused a worker's output: it names %s, which the client "
+                "does not unpickle from a worker (r3q.allow(%r) allows "
+                "it; r3q.trust_results() allows anything)" % (e, str(e)),
+                _lib.EREMOTE) from None
+
+
+_PICKLE = _Pickle()
+
+
 def _codec(codec):
-    """None (bytes as they are), "pickle", or an object with dumps and
-    loads."""
+    """None (bytes as they are), "pickle" (restricted: see _Pickle), or an
+    object with dumps and loads.  The pickle module itself is taken as
+    "pickle": unrestricted unpickling is r3q.trust_results() only."""
     if codec is None:
         return None
-    if codec == "pickle":
-        return pickle
+    if codec == "pickle" or codec is pickle:
+        return _PICKLE
     if not (hasattr(codec, "dumps") and hasattr(codec, "loads")):
         raise TypeError("codec must be None, 'pickle' or have dumps and "
                         "loads, not %r" % (codec,))
@@ -98,6 +127,7 @@ class Future(concurrent.futures.Future):
         self._codec = codec
         self._cancel_text = "cancelled"
         self._notify_lock = threading.Lock()
+        self._t_out = None              # when its outcome was taken
 
     def cancel(self):
         """Cancel the task: True if it will not give a result (it is
@@ -185,7 +215,9 @@ class _Driver:
             _lib.lib().r3q_signal(self.conn.ptr)
         self.idle.notify()
 
-    def submit(self, kind, payload, codec, priority, copies):
+    def submit(self, kind, payload, codec, priority, copies, wake=True):
+        """Queue a task; wake false: the caller flushes (flush()), which
+        wakes this thread once the task is on its way."""
         lib = _lib.lib()
         with self.lock:
             if self.stopping:
@@ -203,8 +235,19 @@ class _Driver:
             fut = Future(self, cfut, codec)
             self.pending[cfut] = fut
             self.new = True
-            self._wake()
+            if wake:
+                self._wake()
         return fut
+
+    def flush(self):
+        """Send what was submitted, from this thread, now: the futures'
+        thread, woken by the submit, need not be on the task's way."""
+        with self.lock:
+            if self.stopping or not self.new:
+                return
+            self.new = False
+            _lib.lib().r3q_flush(self.conn.job)
+            self._wake()                # to wait on them too
 
     def cancel(self, fut):
         """Cancel fut's task; False if its outcome is in already."""
@@ -234,6 +277,7 @@ class _Driver:
         lib.r3q_future_free(cfut)
         fut = self.pending.pop(cfut)
         fut._cfut = None
+        fut._t_out = time.perf_counter()
         return fut, status, out, text
 
     def _run(self):
@@ -388,7 +432,8 @@ class Client:
         """Run one task of kind for each payload of iterable, as one batch
         (one generation: RR and R3Q replicate its tail), and return their
         outputs as a list in input order.  Payloads and outputs are bytes,
-        or with codec="pickle" any picklable objects.
+        or with codec="pickle" any picklable objects (outputs unpickled
+        against an allowlist: see map_pickled).
 
         A task that failed raises its exception (r3q.TaskFailed with the
         remote error, and its index) once all are over, or with
@@ -496,9 +541,14 @@ class Client:
                 if codec is not None:
                     try:
                         data = codec.loads(data)
-                    except Exception as e:
+                    except Error as e:
                         e.index = i
                         data = e
+                    except Exception as e:
+                        data = TaskFailed("cannot decode the output: %s: %s"
+                                          % (type(e).__name__, e),
+                                          _lib.EREMOTE, i)
+                        data.__cause__ = e
                 results.append(data)
             else:
                 results.append(_lib.exception(
@@ -508,12 +558,18 @@ class Client:
 
     def map_pickled(self, kind, iterable, **kw):
         """map() with codec="pickle": each item is pickled, each output
-        unpickled (the worker runs "python3 -m r3q.serve --pickle").
-        Unpickling runs code the pickle names: use it only with workers
-        and a master you trust, never with data from elsewhere."""
+        unpickled (the worker runs "python3 -m r3q.serve --pickle", which
+        runs the code a client's pickle names as the worker's user).
+        Outputs are unpickled against an allowlist (builtins' containers
+        and numbers, the script's, DEAP's and NumPy's classes, what
+        r3q.allow() adds): an output naming anything else (os.system,
+        builtins.eval...) fails its task with r3q.UnsafeResult, never
+        runs.  r3q.trust_results() unpickles anything, for workers and a
+        master you trust."""
         return self.map(kind, iterable, codec="pickle", **kw)
 
-    def submit(self, kind, payload, *, codec=None, priority=0, copies=1):
+    def submit(self, kind, payload, *, codec=None, priority=0, copies=1,
+               _wake=True):
         """Submit one task and return its r3q.Future at once.  priority:
         lower runs first; copies: run that many at once (at most 16), the
         first result wins.  Tasks submitted together go out, and are
@@ -527,11 +583,19 @@ class Client:
             if st.driver is None:
                 st.driver = _Driver(self._opts, self._jopts)
             driver = st.driver
-        return driver.submit(kindb, data, codec, int(priority), int(copies))
+        return driver.submit(kindb, data, codec, int(priority), int(copies),
+                             _wake)
+
+    def _flush(self):
+        """The tasks submitted so far go out now, as one batch (r3q.futures
+        calls it once a map's chunks are all submitted)."""
+        driver = self._state.driver
+        if driver is not None:
+            driver.flush()
 
     def submit_pickled(self, kind, obj, **kw):
-        """submit() with codec="pickle" (trusted data only: see
-        map_pickled)."""
+        """submit() with codec="pickle" (outputs against the allowlist:
+        see map_pickled)."""
         return self.submit(kind, obj, codec="pickle", **kw)
 
     def executor(self, kind=None, *, codec=None, kinds=None, ship=None):

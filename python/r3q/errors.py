@@ -34,9 +34,9 @@ class TaskFailed(Error):
 
 class UnsafeResult(TaskFailed):
     """A worker's result named something the client does not unpickle
-    from a worker (r3q.futures: os.system, builtins.eval, a function...):
-    the task fails rather than run it.  r3q.futures.allow() and
-    trust_results() say what else to accept."""
+    from a worker (os.system, builtins.eval, a function...), with
+    r3q.futures or codec="pickle": the task fails rather than run it.
+    r3q.allow() and r3q.trust_results() say what else to accept."""
 
 
 class ConnectionLost(Error, ConnectionError):

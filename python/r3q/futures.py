@@ -28,8 +28,11 @@ runs only in the client.  Classes that deap.creator.create makes, at
 module level or inside main(), are recorded in the client (importing
 r3q.futures wraps creator.create) and made again on the worker, in the
 same order, before a task's arguments are unpickled.  The script's
-directory is shipped with each task (content-addressed: a worker writes it
-once, under $TMPDIR/r3q-any-UID/) and is the tasks' working directory, so
+directory is shipped to the workers (content-addressed: a worker writes it
+once, under $TMPDIR/r3q-any-UID/; the tasks carry it until a worker has
+answered one, then only its hash, and a worker that lacks it asks for it:
+that task is sent again with the files) and is the tasks' working
+directory, so
 that a relative path (open("tsp/gr17.json")) reads what it reads in the
 client; "python3 -m r3q --files PATH,..." or R3Q_FILES=PATH:... (paths
 under the current directory) ships those instead, and more than
@@ -59,14 +62,17 @@ workers and master you trust.
 
 Chunks.  Each task carries a chunk of calls: small evaluations are grouped
 so that the cost of a task (a few hundred microseconds) is paid once per
-chunk.  The chunk size is chosen from the measured time of a call and the
-number of worker processes seen (R3Q_SLOTS tells it at first), or given
-with chunksize=.  A chunk's results are exactly the calls' results, in
+chunk.  The chunk size is chosen from the measured time of a call, the
+measured cost of a task and the number of worker processes seen
+(R3Q_SLOTS tells it at first): ceil(n / (k S)) for k chunks a slot when
+a slot's share is longer than a task's cost, fewer chunks than slots
+when it is shorter; or given with chunksize=.  A chunk's results are exactly the calls' results, in
 order; replication and suspect detection work per chunk.
 
 Settings: use(client=, kind=) (default: a Client from the R3Q_*
 environment, kind "python", or R3Q_KIND).  futures.last_chunksize says
-the chunk size the last map chose.
+the chunk size the last map chose; futures.stats counts the tasks sent,
+those that carried the program's files and those sent again with them.
 """
 import builtins
 import concurrent.futures as _cf
@@ -103,6 +109,9 @@ _script = None          # python3 -m r3q SCRIPT sets it
 _files = None           # and --files
 _ctx = None
 last_chunksize = None
+# Tasks sent, those that carried the program's files, and those sent again
+# because their worker lacked them.
+stats = {"tasks": 0, "with_files": 0, "resent": 0}
 
 _ship.creator.install()
 
@@ -137,13 +146,15 @@ def _get_client():
 
 
 def _main_script():
-    """The program's file, if it is a script (not python3 -m MODULE)."""
+    """The program's file, if it is a script (not python3 -m MODULE, nor
+    a program read from standard input, "python3 -")."""
     if _script is not None:
         return _script
     main = sys.modules.get("__main__")
     if main is None or getattr(main, "__spec__", None) is not None:
         return None
-    return getattr(main, "__file__", None)
+    path = getattr(main, "__file__", None)
+    return path if path is not None and os.path.isfile(path) else None
 
 
 def _context():
@@ -197,9 +208,13 @@ class _Sizer:
     def chunksize(self, n):
         """Chunks C minimise the time (W + C o) / S + W / C of n calls
         of total work W on S slots with a cost o a task (measured):
-        C = sqrt(W S / o), at most n.  Work shorter than a task's cost
-        goes in fewer chunks than the slots: one round trip is then
-        what a generation costs."""
+        C = sqrt(W S / o), at most n.  When a slot's share of the work is
+        longer than a task's cost, C is rounded to k S chunks (k >= 1),
+        the size ceil(n / (k S)), so that every slot has as many; shorter
+        work goes in fewer chunks than the slots, as the model says: a
+        task costs the master CPU too, and one round trip is then what a
+        generation costs (bench/python-futures: at 1 us a call on a
+        loaded machine one chunk of 600 took 7.9 ms, four 11.7 ms)."""
         s = self.slots()
         if self.per_call is None:
             c = 4 * s
@@ -207,7 +222,7 @@ class _Sizer:
             w = self.per_call * n
             c = math.sqrt(w * s / self.overhead)
             if w / s > self.overhead:
-                c = max(c, s)
+                c = s * max(1, int(round(c / s)))
         c = max(1, min(n, int(math.ceil(c))))
         return int(math.ceil(n / c))
 
@@ -215,22 +230,77 @@ class _Sizer:
 _sizer = _Sizer()
 
 
-class _Chunk:
-    """One task: calls [start, start + n) of a map, and what came back."""
-    __slots__ = ("start", "n", "fut", "out", "lock", "extra", "t0",
-                 "wall", "lag")
+class _ChunkFuture(_cf.Future):
+    """A chunk's outcome: its task's, through any resend (a worker that
+    lacked the program's files)."""
 
-    def __init__(self, start, n, fut, extra):
-        self.start, self.n, self.fut = start, n, fut
+    def __init__(self, chunk):
+        super().__init__()
+        self._chunk = chunk
+
+    def cancel(self):
+        if self.done():
+            return self.cancelled()
+        if not self._chunk.task.cancel():
+            return False
+        if super().cancel():
+            self.set_running_or_notify_cancel()
+        return True
+
+
+class _Chunk:
+    """One task: calls [start, start + n) of a map, and what came back.
+    fut is its outcome (the task's output); task the r3q.Future of its
+    last sending.  A worker without the program's files answers NEED,
+    and the chunk goes again with them (resend builds that payload)."""
+    __slots__ = ("start", "n", "fut", "task", "resend", "out", "lock",
+                 "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag", "secs",
+                 "sends", "ctx")
+
+    def __init__(self, start, n, task, extra, ctx, resend=None):
+        self.start, self.n, self.task = start, n, task
+        self.ctx = ctx
+        self.fut = _ChunkFuture(self)
+        self.resend = resend
         self.out = None
         self.lock = threading.Lock()
         self.extra = extra
-        self.t0 = time.perf_counter()
-        self.wall = self.lag = None
-        fut.add_done_callback(self._done)
+        # When it was packed, sent (flushed) and its outcome taken: the
+        # round trip's parts (bench/python-futures).
+        self.t0 = self.t_packed = self.t_sent = time.perf_counter()
+        self.t_out = self.wall = self.lag = self.secs = None
+        self.sends = 1
+        task.add_done_callback(self._done)
 
     def _done(self, f):
+        """The task's outcome is in (in the futures' thread)."""
+        self.t_out = f._t_out
+        if f.cancelled():
+            if super(_ChunkFuture, self.fut).cancel():
+                self.fut.set_running_or_notify_cancel()
+            return
+        e = f.exception()
+        if e is None and self.resend is not None and \
+                f.result() == _ship.NEED:
+            try:
+                self.task = self.resend()
+                self.sends += 1
+                stats["resent"] += 1
+                stats["with_files"] += 1
+                self.task.add_done_callback(self._done)
+                return
+            except BaseException as x:
+                e = x
         self.wall = time.perf_counter() - self.t0
+        if e is None:
+            self.ctx.answered = True
+        try:
+            if e is not None:
+                self.fut.set_exception(e)
+            else:
+                self.fut.set_result(f.result())
+        except _cf.InvalidStateError:
+            pass                        # cancelled meanwhile
 
     def values(self, timeout=None):
         """(values, error) of the chunk's calls; raises what failed the
@@ -238,16 +308,21 @@ class _Chunk:
         with self.lock:
             if self.out is None:
                 data = self.fut.result(timeout)
+                if data == _ship.NEED:
+                    raise TaskFailed("a worker lacked the program's files, "
+                                     "sent again", None, self.start)
                 try:
                     ident, secs, vals, err = _ship.unpack(data, self.extra)
                 except _ship.UnsafeResult as e:
                     raise UnsafeResult(
                         "refused a worker's result: it names %s, which "
                         "the client does not unpickle from a worker "
-                        "(r3q.futures.allow(%r) allows it; "
-                        "trust_results() allows anything)" % (e, str(e)),
+                        "(r3q.allow(%r) allows it; "
+                        "r3q.trust_results() allows anything)"
+                        % (e, str(e)),
                         None, self.start) from None
                 _sizer.note(ident, secs, len(vals) + (err is not None))
+                self.secs = secs
                 if self.wall is not None:
                     self.lag = max(self.wall - secs, 0.0)
                 self.out = (vals, err)
@@ -281,18 +356,42 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
     extra = {getattr(getattr(fn, "func", fn), "__module__", None) or
              "__main__"}
     chunks = []
+    # The program's files go with every task until a worker has answered
+    # one of this program; then with a task only when its worker says it
+    # lacks them (one more round trip, once a machine).
+    files = not ctx.answered
+
+    def resender(part):
+        def resend():
+            fut = client.submit(kind, _ship.pack(ctx, fnblob, part),
+                                _wake=False)
+            client._flush()
+            return fut
+        return resend
+
     try:
         for i in range(0, n, chunksize):
             part = calls[i:i + chunksize]
             try:
-                payload = _ship.pack(ctx, fnblob, part)
+                payload = _ship.pack(ctx, fnblob, part, files)
             except (pickle.PicklingError, TypeError, AttributeError) as e:
                 raise TypeError("%s: cannot send the arguments of %s (calls "
                                 "%d-%d) to the workers: %s" % (
                                     who, _ship.describe(fn), i,
                                     i + len(part) - 1, e)) from None
-            chunks.append(_Chunk(i, len(part), client.submit(kind, payload),
-                                 extra))
+            packed = time.perf_counter()
+            task = client.submit(kind, payload, _wake=False)
+            chunks.append(_Chunk(i, len(part), task, extra, ctx,
+                                 None if files or not ctx.blob
+                                 else resender(part)))
+            chunks[-1].t_packed = packed
+        client._flush()
+        sent = time.perf_counter()
+        for c in chunks:
+            c.t_sent = sent
+        stats["tasks"] += len(chunks)
+        if files and ctx.blob:
+            stats["with_files"] += len(chunks)
     except BaseException:
         for c in chunks:
             c.fut.cancel()

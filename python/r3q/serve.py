@@ -14,7 +14,9 @@ evaluate function runs unchanged.
 
 With --any there is no MODULE:FUNCTION: each task names the function it
 runs, by reference, with its arguments and the client's script and files
-(r3q.futures, "python3 -m r3q SCRIPT"); that is the generic kind
+or their hash once a worker has them (r3q.futures, "python3 -m r3q
+SCRIPT"; a task whose files this machine lacks is answered so, and the
+client sends it again with them); that is the generic kind
 
     exec python = persistent /usr/bin/python3 -m r3q.serve --any
 
@@ -425,12 +427,14 @@ def main(argv=None):
         "r3q.serve [--pickle] MODULE:FUNCTION, with env NAME = "
         "PYTHONPATH=DIR if MODULE is not installed; or, once for every "
         "program, exec python = persistent /usr/bin/python3 -m r3q.serve "
-        "--any.",
+        "--any.  Both --pickle and --any run clients' code on this "
+        "worker, as its user.",
         epilog="pydoc r3q.serve says more: exceptions, a module that "
         "fails to import, cancellation, halfway().")
     p.add_argument("--pickle", action="store_true",
-                   help="unpickle each payload and pickle each result, "
-                   "for Client.map_pickled: unpickling runs code the "
+                   help="runs clients' code: unpickle each payload and "
+                   "pickle each result, for Client.map_pickled: "
+                   "unpickling runs code the "
                    "client's pickle names, so a client with a "
                    "certificate runs its code on this worker as its user")
     p.add_argument("--any", action="store_true",

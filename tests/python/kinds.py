@@ -113,3 +113,9 @@ def hostile(marker):
 def rosen(x):
     """SciPy's differential_evolution target (workers=client.map_any)."""
     return sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def cat(path):
+    """A file's text, read where the task runs (the shipped files)."""
+    with open(path) as f:
+        return f.read()

@@ -430,6 +430,30 @@ class ShipTest(unittest.TestCase):
         with self.assertRaises(kinds.Boom):
             next(it)
 
+    def test_sizer(self):
+        """The chunk size from a call's time, a task's cost and the slots:
+        k chunks a slot (ceil(n / (k S))) once a slot's share is longer
+        than a task's cost, fewer chunks than slots below it."""
+        sz = futures._Sizer()
+        sz.overhead = 3e-4
+        os.environ["R3Q_SLOTS"] = "4"
+        try:
+            for per_call, want in ((1e-6, 200), (1e-4, 22), (5e-3, 3),
+                                   (1e-2, 3)):
+                sz.per_call = per_call
+                self.assertEqual(sz.chunksize(600), want, per_call)
+            sz.per_call = 1e-4          # 28 chunks of 600: 7 a slot
+            self.assertEqual(-(-600 // sz.chunksize(600)) % 4, 0)
+            os.environ["R3Q_SLOTS"] = "64"
+            sz.per_call = 1e-3          # 0.6 s on 64 slots: 6 chunks each
+            self.assertEqual(sz.chunksize(600), 2)
+            sz.per_call = 1e-6          # 0.6 ms: fewer chunks than slots
+            self.assertLess(-(-600 // sz.chunksize(600)), 64)
+            sz.per_call = None          # nothing measured: 4 a slot
+            self.assertEqual(sz.chunksize(600), 3)
+        finally:
+            del os.environ["R3Q_SLOTS"]
+
     def test_pool(self):
         from r3q import multiprocessing as rmp
         with rmp.Pool(4) as pool:
@@ -548,6 +572,137 @@ class ShipTest(unittest.TestCase):
         # What a program's results are made of passes.
         self.assertEqual(list(futures.map(kinds.copy_list, [[1.5, "a"]])),
                          [[1.5, "a", "copied"]])
+
+    def test_hostile_pickled(self):
+        """A named kind whose worker returns a pickle that calls os.system
+        (py-hostile: r3q.serve --pickle kinds:hostile): every pickled
+        path of a default client refuses it with r3q.UnsafeResult naming
+        it, the command never run; only the documented opt-in
+        (r3q.trust_results(), R3Q_TRUST_RESULTS=1) unpickles it."""
+        from r3q.multiprocessing import Pool
+        with tempfile.TemporaryDirectory() as d:
+            marker = os.path.join(d, "pwned")
+            ex = self.c.executor(codec="pickle",
+                                 kinds={kinds.hostile: "py-hostile"})
+            calls = (
+                ("map_pickled", lambda: self.c.map_pickled(
+                    "py-hostile", [marker])),
+                ("codec='pickle'", lambda: self.c.map(
+                    "py-hostile", [marker], codec="pickle")),
+                ("codec=pickle", lambda: self.c.map(
+                    "py-hostile", [marker], codec=pickle)),
+                ("submit_pickled", lambda: self.c.submit_pickled(
+                    "py-hostile", marker).result(30)),
+                ("Executor.map", lambda: list(ex.map(kinds.hostile,
+                                                     [marker]))),
+                ("Executor.submit", lambda: ex.submit(
+                    kinds.hostile, marker).result(30)),
+                ("Pool.map", lambda: Pool(2).map(kinds.hostile, [marker])),
+            )
+            for what, call in calls:
+                with self.assertRaises(r3q.UnsafeResult, msg=what) as cm:
+                    call()
+                # os.system is posix.system to pickle.
+                self.assertRegex(str(cm.exception), r"\b(os|posix)\.system\b",
+                                 what)
+                self.assertIn("trust_results", str(cm.exception), what)
+            out = self.c.map_pickled("py-hostile", [marker],
+                                     return_exceptions=True)
+            self.assertIsInstance(out[0], r3q.UnsafeResult)
+            self.assertEqual(out[0].index, 0)
+            time.sleep(0.2)
+            self.assertFalse(os.path.exists(marker))
+            # The opt-in, in programs of their own: the command runs.
+            prog = textwrap.dedent("""
+                import os, sys, r3q, kinds
+                from r3q import futures
+                marker, how = sys.argv[1], sys.argv[2]
+                if how == "call":
+                    r3q.trust_results()
+                with r3q.Client() as c:
+                    if how == "futures":
+                        r3q.trust_results()
+                        list(futures.map(kinds.hostile, [marker + "-f"]))
+                    else:
+                        c.map_pickled("py-hostile", [marker])
+                print(os.path.exists(marker) or
+                      os.path.exists(marker + "-f"))
+            """)
+            for how, env in (("call", {}), ("env", {"R3Q_TRUST_RESULTS":
+                                                    "1"}),
+                             ("futures", {})):
+                for m in (marker, marker + "-f"):
+                    if os.path.exists(m):
+                        os.unlink(m)
+                p = subprocess.run([sys.executable, "-c", prog, marker, how],
+                                   capture_output=True, text=True,
+                                   env=dict(os.environ, **env), timeout=120)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout.strip(), "True", how)
+
+    def test_files_once(self):
+        """The program's files travel until a worker has them: a map whose
+        tasks carry only their hash (as after the first answer) is sent
+        again, with the files, by each worker that lacks them, and reads
+        them; later tasks carry files only when a worker asks."""
+        from r3q import _ship
+        old = futures._ctx
+        here = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            text = "unique %r %f\n" % (os.urandom(8), time.time())
+            with open(os.path.join(d, "data.txt"), "w") as f:
+                f.write(text)
+            os.chdir(d)
+            try:
+                ctx = _ship.Context(None, ["data.txt"])
+            finally:
+                os.chdir(here)
+            self.assertIsNone(_ship._cached(ctx.hash))
+            ctx.answered = True         # as if a worker had it
+            futures._ctx = ctx
+            try:
+                before = dict(futures.stats)
+                out = list(futures.map(kinds.cat, ["data.txt"] * 12,
+                                       chunksize=1))
+                self.assertEqual(out, [text] * 12)
+                resent = futures.stats["resent"] - before["resent"]
+                self.assertGreaterEqual(resent, 1)
+                self.assertLessEqual(resent, 12)
+                before = dict(futures.stats)
+                out = list(futures.map(kinds.cat, ["data.txt"] * 12,
+                                       chunksize=1))
+                self.assertEqual(out, [text] * 12)
+                self.assertEqual(futures.stats["tasks"] - before["tasks"],
+                                 12)
+                # Only on a worker's request (a slot that had no task of
+                # the first map, if its files are kept apart), at most
+                # once a slot.
+                resent = futures.stats["resent"] - before["resent"]
+                self.assertEqual(futures.stats["with_files"] -
+                                 before["with_files"], resent)
+                self.assertLessEqual(resent, 3)
+            finally:
+                futures._ctx = old
+        # A context never answered goes with its files, and none is sent
+        # again.
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "data.txt"), "w") as f:
+                f.write("x")
+            os.chdir(d)
+            try:
+                ctx = _ship.Context(None, ["data.txt"])
+            finally:
+                os.chdir(here)
+            futures._ctx = ctx
+            try:
+                before = dict(futures.stats)
+                self.assertEqual(list(futures.map(kinds.cat, ["data.txt"] * 4,
+                                                  chunksize=1)), ["x"] * 4)
+                self.assertEqual(futures.stats["with_files"] -
+                                 before["with_files"], 4)
+                self.assertEqual(futures.stats["resent"], before["resent"])
+            finally:
+                futures._ctx = old
 
     def test_script(self):
         """python3 -m r3q SCRIPT: its functions and creator classes made

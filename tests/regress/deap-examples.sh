@@ -8,12 +8,21 @@
 #     maps a function that is not evaluate, and that maps in turn);
 #   - onemax_mp.py: "import multiprocessing" becomes "from r3q import
 #     multiprocessing" (its Pool's map);
-#   - tsp.py, symbreg.py (and cma_minfct.py with R3Q_DEAP_ALL=1: 45 s on
-#     a loaded machine): the two lines DEAP's documentation gives, "from
-#     r3q import futures" after "from deap import tools" and
-#     toolbox.register("map", futures.map) after "toolbox =
-#     base.Toolbox()" (at module level: on the workers futures.map runs
-#     in the process, so the import there starts no client).
+#   - tsp.py, symbreg.py, es/fctmin.py, es/cma_minfct.py: the two lines
+#     DEAP's documentation gives, "from r3q import futures" after "from
+#     deap import tools" and toolbox.register("map", futures.map) after
+#     "toolbox = base.Toolbox()" (at module level: on the workers
+#     futures.map runs in the process, so the import there starts no
+#     client);
+#   - es/onefifth.py, a (1+1)-ES that calls toolbox.evaluate directly, and
+#     ga/onemax.py, which calls the builtin map: the same two lines, and
+#     they send no task (doc/python.md says which calls are distributed).
+# Two programs are also changed for both runs, local and R3Q alike, to fit
+# CI's time or to be reproducible, never for R3Q: fctmin.py's
+# "random.seed()" (a seed from the system's entropy, so no two runs agree)
+# becomes "random.seed(64)" and its ngen=500 ngen=150; cma_minfct.py's
+# ngen=250 becomes ngen=60 (250 generations of 600 evaluations took 45 s
+# on a loaded machine).
 # Each runs as "python3 -m r3q SCRIPT" from its directory, as a user runs
 # it locally; tsp reads tsp/gr17.json (relative to its directory) at
 # import, on the workers too, from the files shipped (--files).  The
@@ -58,8 +67,8 @@ list(futures.map(abs, range(64), chunksize=1))' ||
     fail "the warm-up map failed"
 
 TWO='/^from deap import tools$/a from r3q import futures
-/^toolbox = base.Toolbox()$/a toolbox.register("map", futures.map)'
-mkdir "$T/mod"
+/^toolbox = base.Toolbox() *$/a toolbox.register("map", futures.map)'
+mkdir "$T/mod" "$T/base"
 
 # tasks NAME: how many tasks the job named NAME ran (r3qctl jobs).
 tasks() {
@@ -68,13 +77,17 @@ tasks() {
 }
 
 # same DIR NAME SED [ARGS]: NAME.py locally and, changed by SED, on R3Q.
+# BASE (a sed program), if set, changes it first for both runs.
 same() {
 	_d=$1 _n=$2 _sed=$3
 	shift 3
-	sed -e "$_sed" "$EX/$_d/$_n.py" > "$T/mod/$_n.py"
-	cmp -s "$EX/$_d/$_n.py" "$T/mod/$_n.py" &&
+	sed -e "${BASE:-}" "$EX/$_d/$_n.py" > "$T/base/$_n.py"
+	[ -z "${BASE:-}" ] || ! cmp -s "$EX/$_d/$_n.py" "$T/base/$_n.py" ||
+	    fail "$_n.py: the BASE sed changed nothing"
+	sed -e "$_sed" "$T/base/$_n.py" > "$T/mod/$_n.py"
+	cmp -s "$T/base/$_n.py" "$T/mod/$_n.py" &&
 	    fail "$_n.py: the sed changed nothing"
-	(cd "$EX/$_d" && "$PY" "$_n.py") > "$T/$_n.local" 2> "$T/$_n.lerr" ||
+	(cd "$EX/$_d" && "$PY" "$T/base/$_n.py") > "$T/$_n.local" 2> "$T/$_n.lerr" ||
 	    fail "$_n.py locally: $(tail -n 5 "$T/$_n.lerr")"
 	(cd "$EX/$_d" && "${PYLIB[@]}" -m r3q "$@" "$T/mod/$_n.py") \
 	    > "$T/$_n.r3q" 2> "$T/$_n.rerr" ||
@@ -91,9 +104,13 @@ same ga tsp "$TWO" --files tsp/gr17.json
 same gp symbreg "$TWO" --files symbreg.py
 same ga onemax_mp 's/^import multiprocessing$/from r3q import multiprocessing/' \
     --files onemax_mp.py
-if [ "${R3Q_DEAP_ALL:-0}" = 1 ]; then
-	same es cma_minfct "$TWO" --files cma_minfct.py
-fi
+BASE='s/^    random\.seed()$/    random.seed(64)/; s/ngen=500,/ngen=150,/' \
+    same es fctmin "$TWO" --files fctmin.py
+grep -q "^149[[:space:]]" "$T/fctmin.local" ||
+    fail "fctmin.py did not run 150 generations: $(tail -n 2 "$T/fctmin.local")"
+BASE='s/ngen=250,/ngen=60,/' same es cma_minfct "$TWO" --files cma_minfct.py
+grep -q "^59[[:space:]]" "$T/cma_minfct.local" ||
+    fail "cma_minfct.py did not run 60 generations: $(tail -n 2 "$T/cma_minfct.local")"
 
 # The island program: "from scoop import futures" -> "from r3q import
 # futures"; it prints nothing: what it ran is in r3qctl jobs.
@@ -118,6 +135,21 @@ sed -e "$TWO" "$EX/ga/onemax.py" > "$T/mod/onemax.py"
 cmp -s "$T/onemax.local" "$T/onemax.r3q" || fail "onemax.py: the outputs differ"
 [ "$(tasks onemax.py)" -eq 0 ] || fail "onemax.py sent tasks: $("$R3QCTL" jobs)"
 ok "DEAP's onemax.py maps with the builtin map: the same output, no task sent"
+
+# onefifth.py calls toolbox.evaluate(ind) itself, one individual at a
+# time: with the two lines it runs as before, in the client, and sends no
+# task.
+sed -e "$TWO" "$EX/es/onefifth.py" > "$T/mod/onefifth.py"
+cmp -s "$EX/es/onefifth.py" "$T/mod/onefifth.py" &&
+    fail "onefifth.py: the sed changed nothing"
+(cd "$EX/es" && "$PY" onefifth.py) > "$T/onefifth.local" 2>&1
+(cd "$EX/es" && "${PYLIB[@]}" -m r3q --files onefifth.py "$T/mod/onefifth.py") \
+    > "$T/onefifth.r3q" 2>&1 || fail "onefifth.py on R3Q: $(tail -n 5 "$T/onefifth.r3q")"
+[ "$(wc -l < "$T/onefifth.local")" -gt 1000 ] ||
+    fail "onefifth.py printed $(wc -l < "$T/onefifth.local") lines"
+cmp -s "$T/onefifth.local" "$T/onefifth.r3q" || fail "onefifth.py: the outputs differ"
+[ "$(tasks onefifth.py)" -eq 0 ] || fail "onefifth.py sent tasks: $("$R3QCTL" jobs)"
+ok "DEAP's onefifth.py calls toolbox.evaluate directly: the same output, no task sent"
 
 "$R3QCTL" workers | grep "withdrew kind python:" &&
     fail "the kind python was withdrawn: $("$R3QCTL" workers)"

@@ -18,9 +18,13 @@
 # the shell.  The generic kind python ("r3q.serve --any"): functions
 # shipped by reference through Executor.map (the function mapped is the
 # one that runs), r3q.futures, r3q.multiprocessing, Client.map_any under
-# SciPy's differential_evolution, chunks, python3 -m r3q SCRIPT with
+# SciPy's differential_evolution, chunks and their sizes, the program's
+# files sent again to a worker that lacks them, python3 -m r3q SCRIPT with
 # creator classes made in main(), results against the allowlist (a
-# hostile result never runs), and bad input refused with its name.
+# hostile result never runs), and bad input refused with its name.  A
+# named kind whose results are hostile pickles (py-hostile): no pickled
+# path of a default client (map_pickled, codec="pickle", submit_pickled,
+# the Executor, Pool) runs them; only trust_results() does.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 PY=${PYTHON:-/usr/bin/python3}
@@ -66,6 +70,7 @@ exec py-slow = $SERVE --pickle kinds:slow
 exec py-sleepy = $SERVE --pickle kinds:sleepy
 exec py-sleepy-ni = $SERVE --no-interrupt --pickle kinds:sleepy
 exec py-unpicklable = $SERVE --pickle kinds:unpicklable
+exec py-hostile = $SERVE --pickle kinds:hostile
 exec py-broken = $SERVE broken:f
 exec py-missing = $SERVE no_such_module:f
 exec python = $SERVE --any

@@ -16,6 +16,8 @@
 
 #include <sys/statvfs.h>
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +25,19 @@
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
+#include "notify.h"
 #include "util.h"
 
 #define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
 #define JOURNAL_ROOM	(1ULL << 20)	/* free bytes to resume after a
 					   full disk */
+/*
+ * While the jobs load at start-up, systemd's start timeout (90 s by
+ * default) is pushed EXTEND_MS ahead every EVERY_MS: a load that takes
+ * longer is not killed and started again for ever.
+ */
+#define JOURNAL_EXTEND_MS	30000
+#define JOURNAL_EVERY_MS	5000
 
 /*
  * The journal's state, owned by this file: its handle (others take it
@@ -54,6 +64,8 @@ static struct {
 } jst;
 
 static int	job_load(void *, const struct journal_job *);
+static void	job_load_compact(const struct job *,
+		    const struct journal_job *, const R3q__JobState *);
 
 /*
  * The control side's hooks: stalled(first) once a write failed (first:
@@ -120,6 +132,15 @@ job_journal_put(struct job *j)
 	r3q__job_state__pack(&st, extra);
 	jj.extra = extra;
 	job_ids(&nj, &nt);
+	/*
+	 * An ended batch job whose client took every outcome: what it kept
+	 * for the client (payloads, outputs) goes now, unless keep_acked.
+	 */
+	if (j->j_state != JOB_RUNNING && strcmp(jj.driver, "batch") == 0 &&
+	    st.seq <= st.acked && !jst.jj_conf->keep_acked &&
+	    journal_bytes(jl, j->j_id) > 0 &&
+	    journal_rows_drop(jl, j->j_id) == -1)
+		job_journal_error();
 	if (journal_job_put(jl, &jj) == -1 ||
 	    journal_meta_set(jl, "next_job", nj) == -1 ||
 	    journal_meta_set(jl, "next_task", nt > jst.jj_mark ? nt :
@@ -435,6 +456,39 @@ job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 	return (0);
 }
 
+/*
+ * Before a batch job loads: what only its client needed and the client
+ * has taken goes (keep_acked = no).  An ended job whose every outcome was
+ * acknowledged keeps none of its tasks, results or batches; a running
+ * one loses its batches that are closed, over and acknowledged, which
+ * would only be made again in the core to end at once (a client that
+ * left 60,000 made a restart take minutes).  A failure (logged) leaves
+ * the rows to load as they are.
+ */
+static void
+job_load_compact(const struct job *j, const struct journal_job *row,
+    const R3q__JobState *st)
+{
+	struct journal	*jl = jst.jj_journal;
+	size_t		 n;
+
+	if (st == NULL || jst.jj_conf->keep_acked ||
+	    strcmp(row->driver, "batch") != 0)
+		return;
+	if (j->j_state != JOB_RUNNING) {
+		if (st->seq <= st->acked && journal_bytes(jl, j->j_id) > 0 &&
+		    journal_rows_drop(jl, j->j_id) == -1)
+			log_warnx("%s", journal_error(jl));
+		return;
+	}
+	if (journal_compact(jl, j->j_id, st->acked, &n) == -1)
+		log_warnx("%s", journal_error(jl));
+	else if (n > 0)
+		log_info("batch job %llu: %zu batches over and acknowledged "
+		    "dropped from the journal", (unsigned long long)j->j_id,
+		    n);
+}
+
 /* One job from the journal: kept as it ended, or resumed. */
 static int
 job_load(void *arg, const struct journal_job *row)
@@ -496,6 +550,7 @@ job_load(void *arg, const struct journal_job *row)
 		free(j);
 		return (-1);
 	}
+	job_load_compact(j, row, st);
 	job_adopt(j);
 	if (drv->d_load(j, row, st, err, sizeof(err)) == -1) {
 		log_warnx("%s: job %llu cannot resume: %s",

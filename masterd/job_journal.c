@@ -16,8 +16,6 @@
 
 #include <sys/statvfs.h>
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,19 +23,11 @@
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
-#include "notify.h"
 #include "util.h"
 
 #define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
 #define JOURNAL_ROOM	(1ULL << 20)	/* free bytes to resume after a
 					   full disk */
-/*
- * While the jobs load at start-up, systemd's start timeout (90 s by
- * default) is pushed EXTEND_MS ahead every EVERY_MS: a load that takes
- * longer is not killed and started again for ever.
- */
-#define JOURNAL_EXTEND_MS	30000
-#define JOURNAL_EVERY_MS	5000
 
 /*
  * The journal's state, owned by this file: its handle (others take it
@@ -398,6 +388,84 @@ job_journal_resume(void)
 	    "(workers are welcome, tasks assigned)",
 	    journal_path(jl), took);
 	return (0);
+}
+
+/* A size for people: "512 MiB", "1.5 GiB", "300 B". */
+static void
+job_journal_size(char *buf, size_t len, uint64_t n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB",
+	    "TiB", "PiB" };
+	size_t		 u = 0;
+	uint64_t	 div = 1;
+
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && n >= div * 1024) {
+		div *= 1024;
+		u++;
+	}
+	if (n % div == 0)
+		snprintf(buf, len, "%llu %s", (unsigned long long)(n / div),
+		    units[u]);
+	else
+		snprintf(buf, len, "%.1f %s", (double)n / (double)div,
+		    units[u]);
+}
+
+/*
+ * Disk as a budget: may j's client journal bytes more (a frame's
+ * payloads)?  max_journal bounds what the journal keeps in all,
+ * max_journal_client what one client's jobs keep (0: no bound), so that
+ * one client cannot fill the disk and stall every other (a journal that
+ * cannot be written stalls masterd).  What a job keeps is counted by the
+ * journal (journal_bytes()): the payloads of its tasks, its outputs and
+ * outcomes, until they are acknowledged and the job ends (keep_acked),
+ * or journal_retention passes.  Outputs are never refused: they count
+ * against the next submission.  0, or -1 with the error for the client,
+ * naming the key (the session logs the refusal).
+ */
+int
+job_journal_admit(const struct job *j, uint64_t bytes, char *err,
+    size_t len)
+{
+	struct journal		*jl = jst.jj_journal;
+	const struct job	*o;
+	const char		*key = NULL;
+	uint64_t		 mine = 0, all, max = 0;
+	char			 has[32], of[32];
+
+	if (jl == NULL)
+		return (0);
+	all = journal_bytes_all(jl);
+	if (jst.jj_conf->max_journal_client != 0) {
+		for (o = job_first(); o != NULL; o = job_next(o))
+			if (strcmp(o->j_owner, j->j_owner) == 0)
+				mine += journal_bytes(jl, o->j_id);
+		if (mine + bytes > jst.jj_conf->max_journal_client) {
+			key = "max_journal_client";
+			max = jst.jj_conf->max_journal_client;
+		}
+	}
+	if (key == NULL && jst.jj_conf->max_journal != 0 &&
+	    all + bytes > jst.jj_conf->max_journal) {
+		key = "max_journal";
+		max = jst.jj_conf->max_journal;
+	}
+	if (key == NULL)
+		return (0);
+	job_journal_size(of, sizeof(of), max);
+	if (strcmp(key, "max_journal") == 0) {
+		job_journal_size(has, sizeof(has), all);
+		snprintf(err, len, "the journal has %s of %s; %llu more bytes "
+		    "refused (%s); try again once jobs end and their outcomes "
+		    "are taken", has, of, (unsigned long long)bytes, key);
+	} else {
+		job_journal_size(has, sizeof(has), mine);
+		snprintf(err, len, "client %s has %s of %s journal; %llu more "
+		    "bytes refused (%s); close jobs and take their outcomes to "
+		    "free it", j->j_owner, has, of, (unsigned long long)bytes,
+		    key);
+	}
+	return (-1);
 }
 
 /* Drop the finished jobs older than journal_retention (0: keep them). */

@@ -16,18 +16,29 @@
 
 #include <sys/statvfs.h>
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
+#include "notify.h"
 #include "util.h"
 
 #define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
 #define JOURNAL_ROOM	(1ULL << 20)	/* free bytes to resume after a
 					   full disk */
+/*
+ * While the jobs load at start-up, systemd's start timeout (90 s by
+ * default) is pushed EXTEND_MS ahead every EVERY_MS: a load that takes
+ * longer is not killed and started again for ever.
+ */
+#define JOURNAL_EXTEND_MS	30000
+#define JOURNAL_EVERY_MS	5000
 
 /*
  * The journal's state, owned by this file: its handle (others take it
@@ -634,6 +645,74 @@ job_load(void *arg, const struct journal_job *row)
 	return (0);
 }
 
+/*
+ * The thread that keeps systemd waiting while the jobs load (the loop
+ * does not run yet, and one job's load is one call): EXTEND_TIMEOUT_USEC
+ * at once and every JOURNAL_EVERY_MS until told to stop, with a STATUS.
+ * Without NOTIFY_SOCKET sd_notify() does nothing.
+ */
+static struct {
+	pthread_t	 ex_thread;
+	pthread_mutex_t	 ex_mtx;
+	pthread_cond_t	 ex_cv;
+	int		 ex_stop;
+	int		 ex_running;
+} jex = { .ex_mtx = PTHREAD_MUTEX_INITIALIZER,
+    .ex_cv = PTHREAD_COND_INITIALIZER };
+
+static void *
+job_journal_extend_main(void *arg)
+{
+	struct timespec	 ts;
+	uint64_t	 t0 = mono_ns(), s;
+
+	(void)arg;
+	pthread_mutex_lock(&jex.ex_mtx);
+	while (!jex.ex_stop) {
+		s = (mono_ns() - t0) / NS_PER_SEC;
+		notify_status("loading the journal (%llus so far)",
+		    (unsigned long long)s);
+		notify_extend_timeout(JOURNAL_EXTEND_MS);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += JOURNAL_EVERY_MS / 1000;
+		while (!jex.ex_stop && pthread_cond_timedwait(&jex.ex_cv,
+		    &jex.ex_mtx, &ts) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&jex.ex_mtx);
+	return (NULL);
+}
+
+/* Start the thread (nothing if it cannot be made: logged). */
+static void
+job_journal_extend_start(void)
+{
+	int	 rc;
+
+	jex.ex_stop = 0;
+	if ((rc = pthread_create(&jex.ex_thread, NULL,
+	    job_journal_extend_main, NULL)) != 0) {
+		log_warnx("cannot start the thread that tells systemd the "
+		    "journal is loading: %s", strerror(rc));
+		return;
+	}
+	jex.ex_running = 1;
+}
+
+/* Stop it, before READY=1. */
+static void
+job_journal_extend_stop(void)
+{
+	if (!jex.ex_running)
+		return;
+	pthread_mutex_lock(&jex.ex_mtx);
+	jex.ex_stop = 1;
+	pthread_cond_signal(&jex.ex_cv);
+	pthread_mutex_unlock(&jex.ex_mtx);
+	pthread_join(jex.ex_thread, NULL);
+	jex.ex_running = 0;
+}
+
 /* Take a key word from the journal, or put ours there; -1 on error. */
 static int
 job_journal_key(const char *name, uint64_t *k)
@@ -693,10 +772,14 @@ job_journal_load(const struct masterd_config *c)
 		job_ids_raise(0, v);
 		jst.jj_mark = v;
 	}
+	job_journal_extend_start();
 	job_journal_prune();
-	if (journal_load_jobs(jl, job_load, NULL) == -1)
+	rc = journal_load_jobs(jl, job_load, NULL);
+	if (rc == 0)
+		job_journal_commit();
+	job_journal_extend_stop();
+	if (rc == -1)
 		goto fail;
-	job_journal_commit();
 	return (0);
  fail:
 	log_warnx("%s", journal_error(jl));

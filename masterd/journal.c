@@ -174,6 +174,9 @@ enum journal_stmt {
 	JS_COMPACT_BATCHES,
 	JS_TASK_DELETE,
 	JS_BATCH_DELETE,
+	JS_STRIP_RESULTS,
+	JS_RESULT_SET,
+	JS_OUTPUT_DELETE,
 	JS_NSTMTS
 };
 
@@ -261,6 +264,11 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	[JS_TASK_DELETE] = "DELETE FROM tasks WHERE rowid = ?1",
 	[JS_BATCH_DELETE] = "DELETE FROM batches WHERE job = ?1 AND "
 	    "gen = ?2",
+	[JS_STRIP_RESULTS] = "SELECT key, n, rows FROM results WHERE "
+	    JOURNAL_OF_JOB,
+	[JS_RESULT_SET] = "UPDATE results SET n = ?2, rows = ?3 WHERE "
+	    "key = ?1",
+	[JS_OUTPUT_DELETE] = "DELETE FROM outputs WHERE id = ?1",
 };
 
 /*
@@ -3347,12 +3355,165 @@ journal_cp_result(void *arg, const struct journal_result *r)
 }
 
 /*
+ * The rows of job's results rewritten without the outputs of the outcomes
+ * of gens (their large outputs deleted), those acknowledged (up to
+ * acked): journal_compact()'s dropped batches.  Each row is packed again
+ * as it was, with empty outputs, so it still fits one row.  A row that
+ * holds none is left alone.
+ */
+struct journal_newrow {
+	uint64_t	 nr_key;
+	size_t		 nr_off;
+	size_t		 nr_len;
+	size_t		 nr_n;
+};
+
+static int
+journal_strip(struct journal *j, uint64_t job, uint64_t acked,
+    const struct u64map *gens)
+{
+	const char		*what = "compacting results";
+	struct journal_lrs	 lr;
+	struct journal_execbuf	 eb, nb;
+	struct journal_newrow	*rows = NULL, *p;
+	struct journal_result	 r;
+	struct journal_lr	*l;
+	sqlite3_stmt		*st;
+	const uint8_t		*blob;
+	uint64_t		*outs = NULL, *op, outid, key;
+	size_t			 nrows = 0, rowcap = 0, nouts = 0, outcap = 0;
+	size_t			 i, len;
+	char			*err = NULL, *e;
+	int			 r1, rc, strip, ret = -1;
+
+	memset(&lr, 0, sizeof lr);
+	memset(&eb, 0, sizeof eb);
+	memset(&nb, 0, sizeof nb);
+	if ((st = journal_query(j, JS_STRIP_RESULTS, job, what)) == NULL)
+		return (-1);
+	while ((r1 = journal_next(j, JS_STRIP_RESULTS, what)) == 1) {
+		key = journal_u64(sqlite3_column_int64(st, 0));
+		blob = sqlite3_column_blob(st, 2);
+		len = blob == NULL ? 0 : (size_t)sqlite3_column_bytes(st, 2);
+		lr.n = 0;
+		lr.len = 0;
+		if (journal_result_get(j, job, blob, len,
+		    (uint64_t)sqlite3_column_int64(st, 1), &lr) == -1)
+			goto busy;
+		for (i = 0, strip = 0; i < lr.n && !strip; i++) {
+			l = &lr.v[i];
+			strip = u64map_get(gens, l->gen, NULL) &&
+			    l->seq <= acked && (l->outlen > 0 || l->outid > 0);
+		}
+		if (!strip)
+			continue;
+		if ((e = realloc(err, lr.maxerr + 1)) == NULL)
+			goto busy_nomem;
+		err = e;
+		eb.eb_len = 0;
+		eb.eb_nrows = 0;
+		for (i = 0; i < lr.n; i++) {
+			l = &lr.v[i];
+			memset(&r, 0, sizeof r);
+			r.gen = l->gen;
+			r.idx = l->idx;
+			r.status = l->status;
+			r.seq = l->seq;
+			memcpy(err, lr.buf + l->err, l->errlen);
+			err[l->errlen] = '\0';
+			r.error = err;
+			outid = l->outid;
+			if (u64map_get(gens, l->gen, NULL) && l->seq <= acked) {
+				if (outid > 0) {
+					if (nouts == outcap) {
+						outcap = outcap ? outcap * 2 :
+						    64;
+						if ((op = reallocarray(outs,
+						    outcap, sizeof(*outs))) ==
+						    NULL)
+							goto busy_nomem;
+						outs = op;
+					}
+					outs[nouts++] = outid;
+				}
+				outid = 0;
+			} else if (outid == 0) {
+				r.output = l->outlen > 0 ? lr.buf + l->out :
+				    NULL;
+				r.outlen = l->outlen;
+			}
+			if (journal_result_put(&eb, &r, outid) == -1)
+				goto busy_nomem;
+		}
+		if (eb.eb_nrows != 1) {
+			journal_set(j, "%s: job %" PRIu64 ": a row packed "
+			    "again takes %zu", what, job, eb.eb_nrows);
+			goto busy;
+		}
+		/* Kept in nb's buffer until the query is over. */
+		if (journal_row_room(&nb, eb.eb_len, SIZE_MAX) == -1)
+			goto busy_nomem;
+		memcpy(nb.eb_buf + nb.eb_len, eb.eb_buf, eb.eb_len);
+		if (nrows == rowcap) {
+			rowcap = rowcap ? rowcap * 2 : 64;
+			if ((p = reallocarray(rows, rowcap,
+			    sizeof(*rows))) == NULL)
+				goto busy_nomem;
+			rows = p;
+		}
+		rows[nrows].nr_key = key;
+		rows[nrows].nr_off = nb.eb_len;
+		rows[nrows].nr_len = eb.eb_len;
+		rows[nrows++].nr_n = eb.eb_rows[0].n;
+		nb.eb_len += eb.eb_len;
+	}
+	if (r1 == -1)
+		goto out;
+	for (i = 0; i < nrows; i++) {
+		rc = SQLITE_OK;
+		journal_bind_u64(j->j_stmt[JS_RESULT_SET], 1, rows[i].nr_key,
+		    &rc);
+		journal_bind_u64(j->j_stmt[JS_RESULT_SET], 2, rows[i].nr_n,
+		    &rc);
+		journal_bind_blob(j->j_stmt[JS_RESULT_SET], 3, nb.eb_buf +
+		    rows[i].nr_off, rows[i].nr_len, &rc);
+		if (journal_run(j, JS_RESULT_SET, rc, what) == -1)
+			goto out;
+	}
+	for (i = 0; i < nouts; i++) {
+		rc = SQLITE_OK;
+		journal_bind_u64(j->j_stmt[JS_OUTPUT_DELETE], 1, outs[i], &rc);
+		if (journal_run(j, JS_OUTPUT_DELETE, rc, what) == -1)
+			goto out;
+	}
+	ret = 0;
+	goto out;
+
+busy_nomem:
+	journal_set(j, "%s: out of memory", what);
+busy:
+	journal_reset(j, JS_STRIP_RESULTS);
+out:
+	free(lr.v);
+	free(lr.buf);
+	free(eb.eb_buf);
+	free(eb.eb_rows);
+	free(nb.eb_buf);
+	free(nb.eb_rows);
+	free(rows);
+	free(outs);
+	free(err);
+	return (ret);
+}
+
+/*
  * Drop the rows of a running batch job's batches that nothing will read
  * again: closed, every task over, every outcome acknowledged (up to
  * acked).  Such a batch was only ever loaded to be ended at once, and a
  * job that left tens of thousands of them took minutes to load (the core
- * and the job look batches up by walking them).  Its results stay: they
- * count the job's outcomes.  A batch is dropped whole or not at all,
+ * and the job look batches up by walking them).  Its results stay, for
+ * they count the job's outcomes, but without their outputs, which the
+ * client has (journal_strip()).  A batch is dropped whole or not at all,
  * since a batch's tasks are numbered by their place in it.  In the
  * pending transaction; *ndropped: batches dropped.  Linear in the job's
  * rows.
@@ -3462,6 +3623,10 @@ journal_compact(struct journal *j, uint64_t job, uint64_t acked,
 		if (journal_run(j, JS_TASK_DELETE, rc, what) == -1)
 			goto out;
 	}
+	/* Their outcomes' outputs: the client has them. */
+	if (journal_execs_flush(j) == -1 ||
+	    journal_strip(j, job, acked, &cand) == -1)
+		goto out;
 	*ndropped = ndrop;
 	ret = journal_bytes_job(j, job);
 	goto out;

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "masterd.h"
 #include "notify.h"
+#include "u64map.h"
 #include "util.h"
 
 #define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
@@ -62,6 +63,8 @@ static struct {
 	const struct masterd_config *jj_conf;
 	void		(*jj_stalled)(int);
 	void		(*jj_committed)(void);
+	struct u64map	  jj_compacted;	/* job -> acked at its last
+					   compaction (job_journal_admit) */
 } jst;
 
 static int	job_load(void *, const struct journal_job *);
@@ -423,6 +426,50 @@ job_journal_size(char *buf, size_t len, uint64_t n)
 }
 
 /*
+ * Compact the running batch jobs of owner (NULL: every owner) whose
+ * client acknowledged outcomes since their last compaction: their
+ * batches over and acknowledged leave the journal now rather than at the
+ * next start, with their payloads and outputs.  Run when a submission
+ * would be refused.  It reads a job's rows, so a job is compacted again
+ * only once its client has acknowledged more: a refusal costs nothing
+ * until the client has taken outcomes.
+ */
+static void
+job_journal_compact(const char *owner)
+{
+	struct journal		*jl = jst.jj_journal;
+	const struct job	*o;
+	R3q__JobState		 st;
+	uint64_t		 last;
+	size_t			 n;
+
+	if (jst.jj_conf->keep_acked || jst.jj_stall)
+		return;
+	for (o = job_first(); o != NULL; o = job_next(o)) {
+		if (o->j_state != JOB_RUNNING ||
+		    strcmp(o->j_drv->d_name, "batch") != 0 ||
+		    o->j_drv->d_state == NULL ||
+		    (owner != NULL && strcmp(o->j_owner, owner) != 0))
+			continue;
+		r3q__job_state__init(&st);
+		o->j_drv->d_state(o, &st);
+		if (u64map_get(&jst.jj_compacted, o->j_id, &last) &&
+		    st.acked <= last)
+			continue;
+		if (journal_compact(jl, o->j_id, st.acked, &n) == -1) {
+			job_journal_error();
+			return;
+		}
+		if (u64map_put(&jst.jj_compacted, o->j_id, st.acked) == -1)
+			fatal("%s", __func__);
+		if (n > 0)
+			log_debug("batch job %llu: %zu batches over and "
+			    "acknowledged dropped from the journal",
+			    (unsigned long long)o->j_id, n);
+	}
+}
+
+/*
  * Disk as a budget: may j's client journal bytes more (a frame's
  * payloads)?  max_journal bounds what the journal keeps in all,
  * max_journal_client what one client's jobs keep (0: no bound), so that
@@ -430,9 +477,11 @@ job_journal_size(char *buf, size_t len, uint64_t n)
  * cannot be written stalls masterd).  What a job keeps is counted by the
  * journal (journal_bytes()): the payloads of its tasks, its outputs and
  * outcomes, until they are acknowledged and the job ends (keep_acked),
- * or journal_retention passes.  Outputs are never refused: they count
- * against the next submission.  0, or -1 with the error for the client,
- * naming the key (the session logs the refusal).
+ * or journal_retention passes; a running job's batches over and
+ * acknowledged leave it at the next start, or here when a submission
+ * would be refused (job_journal_compact()).  Outputs are never refused:
+ * they count against the next submission.  0, or -1 with the error for
+ * the client, naming the key (the session logs the refusal).
  */
 int
 job_journal_admit(const struct job *j, uint64_t bytes, char *err,
@@ -443,10 +492,13 @@ job_journal_admit(const struct job *j, uint64_t bytes, char *err,
 	const char		*key = NULL;
 	uint64_t		 mine = 0, all, max = 0;
 	char			 has[32], of[32];
+	int			 again = 1;
 
 	if (jl == NULL)
 		return (0);
+ retry:
 	all = journal_bytes_all(jl);
+	mine = 0;
 	if (jst.jj_conf->max_journal_client != 0) {
 		for (o = job_first(); o != NULL; o = job_next(o))
 			if (strcmp(o->j_owner, j->j_owner) == 0)
@@ -463,6 +515,14 @@ job_journal_admit(const struct job *j, uint64_t bytes, char *err,
 	}
 	if (key == NULL)
 		return (0);
+	/* What the clients have taken may free room: then look again. */
+	if (again) {
+		again = 0;
+		job_journal_compact(strcmp(key, "max_journal") == 0 ? NULL :
+		    j->j_owner);
+		key = NULL;
+		goto retry;
+	}
 	job_journal_size(of, sizeof(of), max);
 	if (strcmp(key, "max_journal") == 0) {
 		job_journal_size(has, sizeof(has), all);
@@ -797,4 +857,5 @@ job_journal_unload(void)
 		journal_close(jst.jj_journal);
 		jst.jj_journal = NULL;
 	}
+	u64map_free(&jst.jj_compacted);
 }

@@ -14,6 +14,11 @@
  *				running without its client (client_timeout
  *				1 day) once masterd has taken them.  Prints
  *				"held N", or "refused: " and the error
+ *   r3q-jclient rounds KIND SIZE N R
+ *				R batches one after the other in one job,
+ *				each of N tasks of SIZE bytes waited for;
+ *				then the job is closed.  Prints "ok R" or
+ *				"refused: " and the first failure's error
  *   r3q-jclient fill KIND SIZE N
  *				one batch of N tasks of KIND, each a
  *				payload of SIZE bytes; wait for them, then
@@ -134,16 +139,19 @@ jc_hold(struct r3q *r, const char *kind, size_t size, long n)
 	_exit(0);
 }
 
-/* One batch of n tasks of size bytes each, waited for; the job closed. */
+/*
+ * rounds batches of n tasks of size bytes each, one after the other in
+ * one job, each waited for; the job closed.  (fill: one round.)
+ */
 static int
-jc_fill(struct r3q *r, const char *kind, size_t size, long n)
+jc_fill(struct r3q *r, const char *kind, size_t size, long n, long rounds)
 {
 	struct r3q_job		*job;
 	struct r3q_future	**f;
 	const void		*out;
 	size_t			 len;
 	char			*p;
-	long			 i;
+	long			 i, k;
 	int			 rc = 0;
 
 	if ((job = r3q_job_open(r, NULL)) == NULL) {
@@ -156,23 +164,26 @@ jc_fill(struct r3q *r, const char *kind, size_t size, long n)
 		return (2);
 	}
 	memset(p, 'x', size);
-	for (i = 0; i < n; i++)
-		if ((f[i] = r3q_submit(job, kind, p, size)) == NULL) {
-			fprintf(stderr, "r3q-jclient: submit: %s\n",
-			    r3q_error(r));
-			return (2);
+	for (k = 0; k < rounds && rc == 0; k++) {
+		for (i = 0; i < n; i++)
+			if ((f[i] = r3q_submit(job, kind, p, size)) == NULL) {
+				fprintf(stderr, "r3q-jclient: submit: %s\n",
+				    r3q_error(r));
+				return (2);
+			}
+		r3q_flush(job);
+		for (i = 0; i < n; i++) {
+			if (r3q_future_get(f[i], 120000, &out, &len) !=
+			    R3Q_OK && rc == 0) {
+				printf("refused: %s\n",
+				    r3q_future_error(f[i]));
+				rc = 1;
+			}
+			r3q_future_free(f[i]);
 		}
-	r3q_flush(job);
-	for (i = 0; i < n; i++) {
-		if (r3q_future_get(f[i], 120000, &out, &len) != R3Q_OK &&
-		    rc == 0) {
-			printf("refused: %s\n", r3q_future_error(f[i]));
-			rc = 1;
-		}
-		r3q_future_free(f[i]);
 	}
 	if (rc == 0)
-		printf("ok %ld\n", n);
+		printf("ok %ld\n", rounds > 1 ? rounds : n);
 	r3q_job_close(job);
 	free(f);
 	free(p);
@@ -199,10 +210,16 @@ main(int argc, char *argv[])
 		if ((r = r3q_connect(NULL, err, sizeof(err))) == NULL)
 			goto noconn;
 		rc = jc_fill(r, argv[2], (size_t)atol(argv[3]),
-		    atol(argv[4]));
+		    atol(argv[4]), 1);
+	} else if (argc == 6 && strcmp(argv[1], "rounds") == 0) {
+		if ((r = r3q_connect(NULL, err, sizeof(err))) == NULL)
+			goto noconn;
+		rc = jc_fill(r, argv[2], (size_t)atol(argv[3]),
+		    atol(argv[4]), atol(argv[5]));
 	} else {
 		fprintf(stderr, "usage: r3q-jclient ended N KIND | "
-		    "hold KIND SIZE N | fill KIND SIZE N\n");
+		    "hold KIND SIZE N | fill KIND SIZE N | "
+		    "rounds KIND SIZE N R\n");
 		return (2);
 	}
 	r3q_close(r);

@@ -3,9 +3,10 @@
 # its share is refused at submit with an error naming the key, while
 # another client keeps submitting and getting its results; the total cap
 # refuses every client alike.  The bytes are counted again from the file
-# after a restart, so the budget holds across one.  What a closed job kept
-# for its client goes once the client has taken it (keep_acked = no): the
-# same client can then submit again.
+# after a restart, so the budget holds across one.  What a job kept for
+# its client goes once the client has taken it (keep_acked = no): a closed
+# job's at once, a running job's batches over and acknowledged when the
+# client would otherwise be refused; the same client then goes on.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 JC=$top_builddir/tests/regress/r3q-jclient
@@ -49,6 +50,13 @@ for i in 1 2 3 4 5 6; do
 	out=$(as_b fill echo 2000 50) || fail "B's job $i refused: $out"
 done
 ok "a closed job's acknowledged payloads and outputs leave the journal"
+
+# One job left open the while: ten batches of 200 kB in a row fit B's
+# share too, its batches over and acknowledged leaving the journal when
+# the next would pass it.
+out=$(as_b rounds echo 2000 50 10) || fail "B's long job refused: $out"
+[ "$out" = "ok 10" ] || fail "B's long job: $out"
+ok "a running job's acknowledged batches leave the journal"
 
 # Restart: the bytes are counted from the file again.
 kill "$MASTER_PID"

@@ -611,7 +611,8 @@ job_load_compact(const struct job *j, const struct journal_job *row,
 	struct journal	*jl = jst.jj_journal;
 	size_t		 n;
 
-	if (st == NULL || jst.jj_conf->keep_acked ||
+	/* A reload's writes are rolled back after it: none to make. */
+	if (st == NULL || jst.jj_conf->keep_acked || jst.jj_reloading ||
 	    strcmp(row->driver, "batch") != 0)
 		return;
 	if (j->j_state != JOB_RUNNING) {

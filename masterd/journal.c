@@ -3601,19 +3601,24 @@ journal_compact(struct journal *j, uint64_t job, uint64_t acked,
 		goto out;
 	}
 
-	/* Now the deletes, no query running. */
+	/*
+	 * Now the writes, no query running, all or none (a savepoint): a
+	 * batch gone with some of its tasks left would fail the job.
+	 */
 	u64map_free(&cand);
 	u64map_init(&cand);
-	if (journal_begin(j) == -1)
-		goto out;
-	for (k = 0; k < ndrop; k++) {
+	for (k = 0; k < ndrop; k++)
 		if (u64map_put(&cand, drop[k], 1) == -1)
 			goto nomem;
+	if (journal_begin(j) == -1 || journal_execs_flush(j) == -1 ||
+	    journal_run(j, JS_SAVEPOINT, SQLITE_OK, what) == -1)
+		goto out;
+	for (k = 0; k < ndrop; k++) {
 		rc = SQLITE_OK;
 		journal_bind_u64(j->j_stmt[JS_BATCH_DELETE], 1, job, &rc);
 		journal_bind_u64(j->j_stmt[JS_BATCH_DELETE], 2, drop[k], &rc);
 		if (journal_run(j, JS_BATCH_DELETE, rc, what) == -1)
-			goto out;
+			goto undo;
 	}
 	for (k = 0; k < nrow; k++) {
 		if (!u64map_get(&cand, gens[k], NULL))
@@ -3621,14 +3626,18 @@ journal_compact(struct journal *j, uint64_t job, uint64_t acked,
 		rc = SQLITE_OK;
 		journal_bind_u64(j->j_stmt[JS_TASK_DELETE], 1, rowids[k], &rc);
 		if (journal_run(j, JS_TASK_DELETE, rc, what) == -1)
-			goto out;
+			goto undo;
 	}
 	/* Their outcomes' outputs: the client has them. */
-	if (journal_execs_flush(j) == -1 ||
-	    journal_strip(j, job, acked, &cand) == -1)
-		goto out;
+	if (journal_strip(j, job, acked, &cand) == -1 ||
+	    journal_run(j, JS_RELEASE, SQLITE_OK, what) == -1)
+		goto undo;
 	*ndropped = ndrop;
 	ret = journal_bytes_job(j, job);
+	goto out;
+
+undo:
+	journal_undo(j);
 	goto out;
 
 nomem_busy:

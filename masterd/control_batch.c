@@ -376,7 +376,8 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 		if (isnew[i])
 			bytes += st->tasks[i]->payload.len;
 	if (job_admit_tasks(j, n, err, sizeof(err)) == -1 ||
-	    job_admit_memory(j, NULL, bytes, err, sizeof(err)) == -1) {
+	    job_admit_memory(j, NULL, bytes, err, sizeof(err)) == -1 ||
+	    job_journal_admit(j, bytes, err, sizeof(err)) == -1) {
 		session_error_soft(s, reqid, "%s", err);
 		goto out;
 	}

@@ -16,18 +16,30 @@
 
 #include <sys/statvfs.h>
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "journal.h"
 #include "log.h"
 #include "masterd.h"
+#include "notify.h"
+#include "u64map.h"
 #include "util.h"
 
 #define TASK_MARK_BLOCK	(1ULL << 20)	/* task ids journaled ahead */
 #define JOURNAL_ROOM	(1ULL << 20)	/* free bytes to resume after a
 					   full disk */
+/*
+ * While the jobs load at start-up, systemd's start timeout (90 s by
+ * default) is pushed EXTEND_MS ahead every EVERY_MS: a load that takes
+ * longer is not killed and started again for ever.
+ */
+#define JOURNAL_EXTEND_MS	30000
+#define JOURNAL_EVERY_MS	5000
 
 /*
  * The journal's state, owned by this file: its handle (others take it
@@ -51,9 +63,13 @@ static struct {
 	const struct masterd_config *jj_conf;
 	void		(*jj_stalled)(int);
 	void		(*jj_committed)(void);
+	struct u64map	  jj_compacted;	/* job -> acked at its last
+					   compaction (job_journal_admit) */
 } jst;
 
 static int	job_load(void *, const struct journal_job *);
+static void	job_load_compact(const struct job *,
+		    const struct journal_job *, const R3q__JobState *);
 
 /*
  * The control side's hooks: stalled(first) once a write failed (first:
@@ -120,6 +136,15 @@ job_journal_put(struct job *j)
 	r3q__job_state__pack(&st, extra);
 	jj.extra = extra;
 	job_ids(&nj, &nt);
+	/*
+	 * An ended batch job whose client took every outcome: what it kept
+	 * for the client (payloads, outputs) goes now, unless keep_acked.
+	 */
+	if (j->j_state != JOB_RUNNING && strcmp(jj.driver, "batch") == 0 &&
+	    st.seq <= st.acked && !jst.jj_conf->keep_acked &&
+	    journal_bytes(jl, j->j_id) > 0 &&
+	    journal_rows_drop(jl, j->j_id) == -1)
+		job_journal_error();
 	if (journal_job_put(jl, &jj) == -1 ||
 	    journal_meta_set(jl, "next_job", nj) == -1 ||
 	    journal_meta_set(jl, "next_task", nt > jst.jj_mark ? nt :
@@ -379,6 +404,141 @@ job_journal_resume(void)
 	return (0);
 }
 
+/* A size for people: "512 MiB", "1.5 GiB", "300 B". */
+static void
+job_journal_size(char *buf, size_t len, uint64_t n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB",
+	    "TiB", "PiB" };
+	size_t		 u = 0;
+	uint64_t	 div = 1;
+
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && n >= div * 1024) {
+		div *= 1024;
+		u++;
+	}
+	if (n % div == 0)
+		snprintf(buf, len, "%llu %s", (unsigned long long)(n / div),
+		    units[u]);
+	else
+		snprintf(buf, len, "%.1f %s", (double)n / (double)div,
+		    units[u]);
+}
+
+/*
+ * Compact the running batch jobs of owner (NULL: every owner) whose
+ * client acknowledged outcomes since their last compaction: their
+ * batches over and acknowledged leave the journal now rather than at the
+ * next start, with their payloads and outputs.  Run when a submission
+ * would be refused.  It reads a job's rows, so a job is compacted again
+ * only once its client has acknowledged more: a refusal costs nothing
+ * until the client has taken outcomes.
+ */
+static void
+job_journal_compact(const char *owner)
+{
+	struct journal		*jl = jst.jj_journal;
+	const struct job	*o;
+	R3q__JobState		 st;
+	uint64_t		 last;
+	size_t			 n;
+
+	if (jst.jj_conf->keep_acked || jst.jj_stall)
+		return;
+	for (o = job_first(); o != NULL; o = job_next(o)) {
+		if (o->j_state != JOB_RUNNING ||
+		    strcmp(o->j_drv->d_name, "batch") != 0 ||
+		    o->j_drv->d_state == NULL ||
+		    (owner != NULL && strcmp(o->j_owner, owner) != 0))
+			continue;
+		r3q__job_state__init(&st);
+		o->j_drv->d_state(o, &st);
+		if (u64map_get(&jst.jj_compacted, o->j_id, &last) &&
+		    st.acked <= last)
+			continue;
+		if (journal_compact(jl, o->j_id, st.acked, &n) == -1) {
+			job_journal_error();
+			return;
+		}
+		if (u64map_put(&jst.jj_compacted, o->j_id, st.acked) == -1)
+			fatal("%s", __func__);
+		if (n > 0)
+			log_debug("batch job %llu: %zu batches over and "
+			    "acknowledged dropped from the journal",
+			    (unsigned long long)o->j_id, n);
+	}
+}
+
+/*
+ * Disk as a budget: may j's client journal bytes more (a frame's
+ * payloads)?  max_journal bounds what the journal keeps in all,
+ * max_journal_client what one client's jobs keep (0: no bound), so that
+ * one client cannot fill the disk and stall every other (a journal that
+ * cannot be written stalls masterd).  What a job keeps is counted by the
+ * journal (journal_bytes()): the payloads of its tasks, its outputs and
+ * outcomes, until they are acknowledged and the job ends (keep_acked),
+ * or journal_retention passes; a running job's batches over and
+ * acknowledged leave it at the next start, or here when a submission
+ * would be refused (job_journal_compact()).  Outputs are never refused:
+ * they count against the next submission.  0, or -1 with the error for
+ * the client, naming the key (the session logs the refusal).
+ */
+int
+job_journal_admit(const struct job *j, uint64_t bytes, char *err,
+    size_t len)
+{
+	struct journal		*jl = jst.jj_journal;
+	const struct job	*o;
+	const char		*key = NULL;
+	uint64_t		 mine = 0, all, max = 0;
+	char			 has[32], of[32];
+	int			 again = 1;
+
+	if (jl == NULL)
+		return (0);
+ retry:
+	all = journal_bytes_all(jl);
+	mine = 0;
+	if (jst.jj_conf->max_journal_client != 0) {
+		for (o = job_first(); o != NULL; o = job_next(o))
+			if (strcmp(o->j_owner, j->j_owner) == 0)
+				mine += journal_bytes(jl, o->j_id);
+		if (mine + bytes > jst.jj_conf->max_journal_client) {
+			key = "max_journal_client";
+			max = jst.jj_conf->max_journal_client;
+		}
+	}
+	if (key == NULL && jst.jj_conf->max_journal != 0 &&
+	    all + bytes > jst.jj_conf->max_journal) {
+		key = "max_journal";
+		max = jst.jj_conf->max_journal;
+	}
+	if (key == NULL)
+		return (0);
+	/* What the clients have taken may free room: then look again. */
+	if (again) {
+		again = 0;
+		job_journal_compact(strcmp(key, "max_journal") == 0 ? NULL :
+		    j->j_owner);
+		key = NULL;
+		goto retry;
+	}
+	job_journal_size(of, sizeof(of), max);
+	if (strcmp(key, "max_journal") == 0) {
+		job_journal_size(has, sizeof(has), all);
+		snprintf(err, len, "the journal has %s of %s; %llu more bytes "
+		    "refused (%s); try again once jobs end and their outcomes "
+		    "are taken", has, of, (unsigned long long)bytes, key);
+	} else {
+		job_journal_size(has, sizeof(has), mine);
+		snprintf(err, len, "client %s has %s of %s journal; %llu more "
+		    "bytes refused (%s); close jobs and take their outcomes to "
+		    "free it", j->j_owner, has, of, (unsigned long long)bytes,
+		    key);
+	}
+	return (-1);
+}
+
 /* Drop the finished jobs older than journal_retention (0: keep them). */
 void
 job_journal_prune(void)
@@ -433,6 +593,40 @@ job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 	g->g_killed_running = pb->killed_running;
 	r3q__gen_report__free_unpacked(pb, NULL);
 	return (0);
+}
+
+/*
+ * Before a batch job loads: what only its client needed and the client
+ * has taken goes (keep_acked = no).  An ended job whose every outcome was
+ * acknowledged keeps none of its tasks, results or batches; a running
+ * one loses its batches that are closed, over and acknowledged, which
+ * would only be made again in the core to end at once (a client that
+ * left 60,000 made a restart take minutes).  A failure (logged) leaves
+ * the rows to load as they are.
+ */
+static void
+job_load_compact(const struct job *j, const struct journal_job *row,
+    const R3q__JobState *st)
+{
+	struct journal	*jl = jst.jj_journal;
+	size_t		 n;
+
+	/* A reload's writes are rolled back after it: none to make. */
+	if (st == NULL || jst.jj_conf->keep_acked || jst.jj_reloading ||
+	    strcmp(row->driver, "batch") != 0)
+		return;
+	if (j->j_state != JOB_RUNNING) {
+		if (st->seq <= st->acked && journal_bytes(jl, j->j_id) > 0 &&
+		    journal_rows_drop(jl, j->j_id) == -1)
+			log_warnx("%s", journal_error(jl));
+		return;
+	}
+	if (journal_compact(jl, j->j_id, st->acked, &n) == -1)
+		log_warnx("%s", journal_error(jl));
+	else if (n > 0)
+		log_info("batch job %llu: %zu batches over and acknowledged "
+		    "dropped from the journal", (unsigned long long)j->j_id,
+		    n);
 }
 
 /* One job from the journal: kept as it ended, or resumed. */
@@ -496,6 +690,7 @@ job_load(void *arg, const struct journal_job *row)
 		free(j);
 		return (-1);
 	}
+	job_load_compact(j, row, st);
 	job_adopt(j);
 	if (drv->d_load(j, row, st, err, sizeof(err)) == -1) {
 		log_warnx("%s: job %llu cannot resume: %s",
@@ -509,6 +704,74 @@ job_load(void *arg, const struct journal_job *row)
 	if (st != NULL)
 		r3q__job_state__free_unpacked(st, NULL);
 	return (0);
+}
+
+/*
+ * The thread that keeps systemd waiting while the jobs load (the loop
+ * does not run yet, and one job's load is one call): EXTEND_TIMEOUT_USEC
+ * at once and every JOURNAL_EVERY_MS until told to stop, with a STATUS.
+ * Without NOTIFY_SOCKET sd_notify() does nothing.
+ */
+static struct {
+	pthread_t	 ex_thread;
+	pthread_mutex_t	 ex_mtx;
+	pthread_cond_t	 ex_cv;
+	int		 ex_stop;
+	int		 ex_running;
+} jex = { .ex_mtx = PTHREAD_MUTEX_INITIALIZER,
+    .ex_cv = PTHREAD_COND_INITIALIZER };
+
+static void *
+job_journal_extend_main(void *arg)
+{
+	struct timespec	 ts;
+	uint64_t	 t0 = mono_ns(), s;
+
+	(void)arg;
+	pthread_mutex_lock(&jex.ex_mtx);
+	while (!jex.ex_stop) {
+		s = (mono_ns() - t0) / NS_PER_SEC;
+		notify_status("loading the journal (%llus so far)",
+		    (unsigned long long)s);
+		notify_extend_timeout(JOURNAL_EXTEND_MS);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += JOURNAL_EVERY_MS / 1000;
+		while (!jex.ex_stop && pthread_cond_timedwait(&jex.ex_cv,
+		    &jex.ex_mtx, &ts) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&jex.ex_mtx);
+	return (NULL);
+}
+
+/* Start the thread (nothing if it cannot be made: logged). */
+static void
+job_journal_extend_start(void)
+{
+	int	 rc;
+
+	jex.ex_stop = 0;
+	if ((rc = pthread_create(&jex.ex_thread, NULL,
+	    job_journal_extend_main, NULL)) != 0) {
+		log_warnx("cannot start the thread that tells systemd the "
+		    "journal is loading: %s", strerror(rc));
+		return;
+	}
+	jex.ex_running = 1;
+}
+
+/* Stop it, before READY=1. */
+static void
+job_journal_extend_stop(void)
+{
+	if (!jex.ex_running)
+		return;
+	pthread_mutex_lock(&jex.ex_mtx);
+	jex.ex_stop = 1;
+	pthread_cond_signal(&jex.ex_cv);
+	pthread_mutex_unlock(&jex.ex_mtx);
+	pthread_join(jex.ex_thread, NULL);
+	jex.ex_running = 0;
 }
 
 /* Take a key word from the journal, or put ours there; -1 on error. */
@@ -570,10 +833,14 @@ job_journal_load(const struct masterd_config *c)
 		job_ids_raise(0, v);
 		jst.jj_mark = v;
 	}
+	job_journal_extend_start();
 	job_journal_prune();
-	if (journal_load_jobs(jl, job_load, NULL) == -1)
+	rc = journal_load_jobs(jl, job_load, NULL);
+	if (rc == 0)
+		job_journal_commit();
+	job_journal_extend_stop();
+	if (rc == -1)
 		goto fail;
-	job_journal_commit();
 	return (0);
  fail:
 	log_warnx("%s", journal_error(jl));
@@ -591,4 +858,5 @@ job_journal_unload(void)
 		journal_close(jst.jj_journal);
 		jst.jj_journal = NULL;
 	}
+	u64map_free(&jst.jj_compacted);
 }

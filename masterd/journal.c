@@ -42,6 +42,7 @@
 #include "journal.h"
 #include "log.h"
 #include "le.h"
+#include "u64map.h"
 
 /* Bump this, and teach journal_schema() to upgrade, if any table changes. */
 #define JOURNAL_VERSION		5
@@ -115,6 +116,14 @@ _Static_assert(ES_OUTPUT_LEN <= JOURNAL_INLINE_MAX,
 	tab " AS t WHERE " JOURNAL_OLD " AND t.key >= j.id * 4294967296 " \
 	"AND t.key < (j.id + 1) * 4294967296)"
 
+/*
+ * A batch job's tasks are kept in runs: one row holds tasks idx .. idx +
+ * n - 1 of a batch, packed (little-endian) as key u64, priority i32,
+ * copies u32, payload length u32, payload; so that a client's frame of a
+ * thousand tasks costs one insert, not a thousand.
+ */
+#define JOURNAL_RUN_HEAD	20
+
 /* The statements prepared once at open. */
 enum journal_stmt {
 	JS_BEGIN,
@@ -157,6 +166,17 @@ enum journal_stmt {
 	JS_COUNT_JOBS,
 	JS_COUNT_RESULTS,
 	JS_COUNT_SPANS,
+	JS_BYTES_TASKS,
+	JS_BYTES_OUTPUTS,
+	JS_BYTES_RESULTS,
+	JS_BYTES_JOB,
+	JS_COMPACT_TASKS,
+	JS_COMPACT_BATCHES,
+	JS_TASK_DELETE,
+	JS_BATCH_DELETE,
+	JS_STRIP_RESULTS,
+	JS_RESULT_SET,
+	JS_OUTPUT_DELETE,
 	JS_NSTMTS
 };
 
@@ -221,6 +241,34 @@ static const char *const journal_sql[JS_NSTMTS] = {
 	[JS_COUNT_JOBS] = "SELECT count(*) FROM jobs",
 	[JS_COUNT_RESULTS] = "SELECT coalesce(sum(n), 0) FROM results",
 	[JS_COUNT_SPANS] = "SELECT coalesce(sum(n), 0) FROM execs",
+	/*
+	 * The bytes each job keeps (journal_bytes()): its payloads, its
+	 * large outputs and its packed results.  length() of a blob reads
+	 * its size from the row's header, never its overflow pages.
+	 */
+	[JS_BYTES_TASKS] = "SELECT job, sum(length(run) - "
+	    JOURNAL_XSTR(JOURNAL_RUN_HEAD) " * n) FROM tasks GROUP BY job",
+	[JS_BYTES_OUTPUTS] = "SELECT job, sum(length(output)) FROM outputs "
+	    "GROUP BY job",
+	[JS_BYTES_RESULTS] = "SELECT job, sum(length(rows)) FROM results "
+	    "GROUP BY job",
+	[JS_BYTES_JOB] = "SELECT (SELECT coalesce(sum(length(run) - "
+	    JOURNAL_XSTR(JOURNAL_RUN_HEAD) " * n), 0) FROM tasks WHERE "
+	    "job = ?1) + (SELECT coalesce(sum(length(output)), 0) FROM "
+	    "outputs WHERE job = ?1) + (SELECT coalesce(sum(length(rows)), "
+	    "0) FROM results WHERE " JOURNAL_OF_JOB ")",
+	[JS_COMPACT_TASKS] = "SELECT rowid, gen, idx, n FROM tasks "
+	    "WHERE job = ?1",
+	[JS_COMPACT_BATCHES] = "SELECT gen FROM batches WHERE job = ?1 AND "
+	    "closed <> 0",
+	[JS_TASK_DELETE] = "DELETE FROM tasks WHERE rowid = ?1",
+	[JS_BATCH_DELETE] = "DELETE FROM batches WHERE job = ?1 AND "
+	    "gen = ?2",
+	[JS_STRIP_RESULTS] = "SELECT key, n, rows FROM results WHERE "
+	    JOURNAL_OF_JOB,
+	[JS_RESULT_SET] = "UPDATE results SET n = ?2, rows = ?3 WHERE "
+	    "key = ?1",
+	[JS_OUTPUT_DELETE] = "DELETE FROM outputs WHERE id = ?1",
 };
 
 /*
@@ -454,6 +502,9 @@ struct journal {
 					   thread was last woken */
 	int		 j_restart;	/* WAL pages that make the loop
 					   restart it */
+	struct u64map	 j_bytes;	/* job -> bytes it keeps
+					   (journal_bytes()) */
+	uint64_t	 j_allbytes;	/* their sum */
 
 	/* The checkpoint thread: j_ckpt_mtx guards the fields below it. */
 	sqlite3		*j_ckpt_db;	/* its connection */
@@ -541,6 +592,12 @@ static int		 journal_execbuf_write(struct journal_execbuf *,
 static int		 journal_execs_flush(struct journal *);
 static void		 journal_execs_clear(struct journal *);
 static int		 journal_check(struct journal *);
+static void		 journal_bytes_set(struct journal *, uint64_t,
+			    uint64_t);
+static void		 journal_bytes_add(struct journal *, uint64_t,
+			    uint64_t);
+static int		 journal_bytes_job(struct journal *, uint64_t);
+static int		 journal_bytes_recount(struct journal *);
 static int		 journal_schema(struct journal *);
 static int		 journal_prepare(struct journal *);
 static void		 journal_free(struct journal *);
@@ -1553,6 +1610,7 @@ journal_free(struct journal *j)
 	free(j->j_rb);
 	free(j->j_path);
 	free(j->j_run);
+	u64map_free(&j->j_bytes);
 	free(j);
 }
 
@@ -1645,6 +1703,7 @@ journal_open(const char *path, char *err, size_t errlen)
 	    journal_schema(j) == -1 ||
 	    journal_exec(j, journal_tokens_sql) == -1 ||
 	    journal_prepare(j) == -1 ||
+	    journal_bytes_recount(j) == -1 ||
 	    (journal_ckpt_thread && journal_ckpt_start(j) == -1)) {
 		busy = j->j_busy || (j->j_db != NULL &&
 		    (sqlite3_errcode(j->j_db) & 0xff) == SQLITE_BUSY);
@@ -1755,8 +1814,11 @@ journal_job_delete(struct journal *j, uint64_t id)
 		JS_TASKS_DROP, JS_BATCHES_DROP, JS_JOB_DELETE
 	};
 
-	return (journal_group(j, ss, sizeof ss / sizeof ss[0], id,
-	    "deleting job", NULL));
+	if (journal_group(j, ss, sizeof ss / sizeof ss[0], id,
+	    "deleting job", NULL) == -1)
+		return (-1);
+	journal_bytes_set(j, id, 0);
+	return (0);
 }
 
 /*
@@ -1813,6 +1875,7 @@ journal_result_add(struct journal *j, const struct journal_result *r)
 		if (journal_run(j, JS_OUTPUT_ADD, rc, "writing output") == -1)
 			return (-1);
 		outid = (uint64_t)sqlite3_last_insert_rowid(j->j_db);
+		journal_bytes_add(j, r->job, r->outlen);
 	}
 	if ((eb = journal_execbuf(&j->j_rb, &j->j_nrb, r->job)) == NULL ||
 	    journal_result_put(eb, r, outid) == -1) {
@@ -1824,14 +1887,6 @@ journal_result_add(struct journal *j, const struct journal_result *r)
 	}
 	return (0);
 }
-
-/*
- * A batch job's tasks are kept in runs: one row holds tasks idx .. idx +
- * n - 1 of a batch, packed (little-endian) as key u64, priority i32,
- * copies u32, payload length u32, payload; so that a client's frame of a
- * thousand tasks costs one insert, not a thousand.
- */
-#define JOURNAL_RUN_HEAD	20
 
 /*
  * Add n tasks of one batch job's batch with consecutive indices (t[0]'s
@@ -1883,8 +1938,11 @@ journal_tasks_add(struct journal *j, const struct journal_task *t, size_t n)
 	journal_bind_u64(st, 3, t[0].idx, &rc);
 	journal_bind_u64(st, 4, n, &rc);
 	journal_bind_blob(st, 5, j->j_run, len, &rc);
-	return (journal_insert(j, JS_TASK_ADD, rc, "task", t[0].job, t[0].gen,
-	    t[0].idx));
+	if (journal_insert(j, JS_TASK_ADD, rc, "task", t[0].job, t[0].gen,
+	    t[0].idx) == -1)
+		return (-1);
+	journal_bytes_add(j, t[0].job, len - JOURNAL_RUN_HEAD * n);
+	return (0);
 }
 
 /* Add one batch job's task: a run of one. */
@@ -1922,8 +1980,10 @@ journal_results_drop(struct journal *j, uint64_t job)
 		JS_OUTPUTS_DROP, JS_RESULTS_DROP
 	};
 
-	return (journal_group(j, ss, sizeof ss / sizeof ss[0], job,
-	    "dropping results", NULL));
+	if (journal_group(j, ss, sizeof ss / sizeof ss[0], job,
+	    "dropping results", NULL) == -1)
+		return (-1);
+	return (journal_bytes_job(j, job));
 }
 
 /* Insert or replace a generation's report. */
@@ -2188,6 +2248,8 @@ journal_bufs_flush(struct journal *j, struct journal_execbuf *bufs,
 			    0));
 			journal_reset(j, next);
 		}
+		if (add == JS_RESULT_ADD)
+			journal_bytes_add(j, eb->eb_job, eb->eb_len);
 		if (journal_execbuf_write(eb, j->j_stmt[add]) !=
 		    SQLITE_DONE) {
 			journal_wfail(j, what);
@@ -2339,6 +2401,9 @@ journal_rollback(struct journal *j)
 	journal_execs_clear(j);
 	j->j_pending = 0;
 	j->j_failed = 0;
+	/* What was counted of the writes undone. */
+	if (journal_bytes_recount(j) == -1)
+		log_debug("%s", j->j_err);
 	return (0);
 }
 
@@ -2428,7 +2493,7 @@ journal_prune(struct journal *j, uint64_t before_ns, size_t *njobs)
 		return (-1);
 	if (njobs != NULL)
 		*njobs = n;
-	return (0);
+	return (n > 0 ? journal_bytes_recount(j) : 0);
 }
 
 /* Call cb for every job, in id order. */
@@ -3168,4 +3233,444 @@ journal_load_certs(struct journal *j,
 		journal_fail(j, "loading certificates");
 	sqlite3_finalize(st);
 	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
+/*
+ * The bytes of a job the journal keeps: its tasks' payloads, its large
+ * outputs and its packed results (their small outputs and errors), as
+ * max_journal and max_journal_client count them.  Counted as they are
+ * written, and again from the file at open, after a rollback, and for a
+ * job after rows of it are deleted (JS_BYTES_*).  Out of memory the map
+ * misses a job: it counts as keeping nothing until it is counted again.
+ */
+static void
+journal_bytes_set(struct journal *j, uint64_t job, uint64_t n)
+{
+	uint64_t	 old = 0;
+
+	if (u64map_get(&j->j_bytes, job, &old))
+		j->j_allbytes -= old;
+	if (n == 0)
+		u64map_del(&j->j_bytes, job, NULL);
+	else if (u64map_put(&j->j_bytes, job, n) == 0)
+		j->j_allbytes += n;
+}
+
+/* Job keeps n bytes more. */
+static void
+journal_bytes_add(struct journal *j, uint64_t job, uint64_t n)
+{
+	uint64_t	 old = 0;
+
+	if (n == 0)
+		return;
+	(void)u64map_get(&j->j_bytes, job, &old);
+	journal_bytes_set(j, job, old + n);
+}
+
+/* Count job's bytes again from the file (rows of it were deleted). */
+static int
+journal_bytes_job(struct journal *j, uint64_t job)
+{
+	sqlite3_stmt	*st = j->j_stmt[JS_BYTES_JOB];
+	int		 rc = SQLITE_OK, r;
+
+	journal_bind_u64(st, 1, job, &rc);
+	if (rc != SQLITE_OK || (r = journal_next(j, JS_BYTES_JOB,
+	    "counting bytes")) != 1) {
+		journal_reset(j, JS_BYTES_JOB);
+		if (rc == SQLITE_OK && r == 0)
+			journal_set(j, "counting bytes: no row");
+		return (-1);
+	}
+	journal_bytes_set(j, job, journal_u64(sqlite3_column_int64(st, 0)));
+	journal_reset(j, JS_BYTES_JOB);
+	return (0);
+}
+
+/* Count every job's bytes from the file: at open, after a rollback. */
+static int
+journal_bytes_recount(struct journal *j)
+{
+	static const enum journal_stmt	 ss[] = {
+		JS_BYTES_TASKS, JS_BYTES_OUTPUTS, JS_BYTES_RESULTS
+	};
+	size_t				 i;
+	int				 r;
+
+	u64map_free(&j->j_bytes);
+	u64map_init(&j->j_bytes);
+	j->j_allbytes = 0;
+	for (i = 0; i < sizeof ss / sizeof ss[0]; i++) {
+		while ((r = journal_next(j, ss[i], "counting bytes")) == 1)
+			journal_bytes_add(j, journal_u64(sqlite3_column_int64(
+			    j->j_stmt[ss[i]], 0)), journal_u64(
+			    sqlite3_column_int64(j->j_stmt[ss[i]], 1)));
+		if (r == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+/* The bytes job keeps in the journal (0: none, or no such job). */
+uint64_t
+journal_bytes(const struct journal *j, uint64_t job)
+{
+	uint64_t	 n = 0;
+
+	(void)u64map_get(&j->j_bytes, job, &n);
+	return (n);
+}
+
+/* The bytes every job keeps, summed. */
+uint64_t
+journal_bytes_all(const struct journal *j)
+{
+	return (j->j_allbytes);
+}
+
+/*
+ * Compaction of a batch job's batches (journal_compact()): the tasks over
+ * with an outcome the client acknowledged, by gen << 32 | idx, and the
+ * batches holding an outcome it has not.
+ */
+struct journal_cp {
+	uint64_t	 cp_acked;
+	struct u64map	 cp_over;
+	struct u64map	 cp_held;	/* gen -> 1 */
+};
+
+static int
+journal_cp_result(void *arg, const struct journal_result *r)
+{
+	struct journal_cp	*cp = arg;
+	int			 rc;
+
+	if (r->seq != 0 && r->seq <= cp->cp_acked)
+		rc = u64map_put(&cp->cp_over, (uint64_t)r->gen << 32 | r->idx,
+		    1);
+	else
+		rc = u64map_put(&cp->cp_held, r->gen, 1);
+	return (rc == -1 ? -1 : 0);
+}
+
+/*
+ * The rows of job's results rewritten without the outputs of the outcomes
+ * of gens (their large outputs deleted), those acknowledged (up to
+ * acked): journal_compact()'s dropped batches.  Each row is packed again
+ * as it was, with empty outputs, so it still fits one row.  A row that
+ * holds none is left alone.
+ */
+struct journal_newrow {
+	uint64_t	 nr_key;
+	size_t		 nr_off;
+	size_t		 nr_len;
+	size_t		 nr_n;
+};
+
+static int
+journal_strip(struct journal *j, uint64_t job, uint64_t acked,
+    const struct u64map *gens)
+{
+	const char		*what = "compacting results";
+	struct journal_lrs	 lr;
+	struct journal_execbuf	 eb, nb;
+	struct journal_newrow	*rows = NULL, *p;
+	struct journal_result	 r;
+	struct journal_lr	*l;
+	sqlite3_stmt		*st;
+	const uint8_t		*blob;
+	uint64_t		*outs = NULL, *op, outid, key;
+	size_t			 nrows = 0, rowcap = 0, nouts = 0, outcap = 0;
+	size_t			 i, len;
+	char			*err = NULL, *e;
+	int			 r1, rc, strip, ret = -1;
+
+	memset(&lr, 0, sizeof lr);
+	memset(&eb, 0, sizeof eb);
+	memset(&nb, 0, sizeof nb);
+	if ((st = journal_query(j, JS_STRIP_RESULTS, job, what)) == NULL)
+		return (-1);
+	while ((r1 = journal_next(j, JS_STRIP_RESULTS, what)) == 1) {
+		key = journal_u64(sqlite3_column_int64(st, 0));
+		blob = sqlite3_column_blob(st, 2);
+		len = blob == NULL ? 0 : (size_t)sqlite3_column_bytes(st, 2);
+		lr.n = 0;
+		lr.len = 0;
+		if (journal_result_get(j, job, blob, len,
+		    (uint64_t)sqlite3_column_int64(st, 1), &lr) == -1)
+			goto busy;
+		for (i = 0, strip = 0; i < lr.n && !strip; i++) {
+			l = &lr.v[i];
+			strip = u64map_get(gens, l->gen, NULL) &&
+			    l->seq <= acked && (l->outlen > 0 || l->outid > 0);
+		}
+		if (!strip)
+			continue;
+		if ((e = realloc(err, lr.maxerr + 1)) == NULL)
+			goto busy_nomem;
+		err = e;
+		eb.eb_len = 0;
+		eb.eb_nrows = 0;
+		for (i = 0; i < lr.n; i++) {
+			l = &lr.v[i];
+			memset(&r, 0, sizeof r);
+			r.gen = l->gen;
+			r.idx = l->idx;
+			r.status = l->status;
+			r.seq = l->seq;
+			memcpy(err, lr.buf + l->err, l->errlen);
+			err[l->errlen] = '\0';
+			r.error = err;
+			outid = l->outid;
+			if (u64map_get(gens, l->gen, NULL) && l->seq <= acked) {
+				if (outid > 0) {
+					if (nouts == outcap) {
+						outcap = outcap ? outcap * 2 :
+						    64;
+						if ((op = reallocarray(outs,
+						    outcap, sizeof(*outs))) ==
+						    NULL)
+							goto busy_nomem;
+						outs = op;
+					}
+					outs[nouts++] = outid;
+				}
+				outid = 0;
+			} else if (outid == 0) {
+				r.output = l->outlen > 0 ? lr.buf + l->out :
+				    NULL;
+				r.outlen = l->outlen;
+			}
+			if (journal_result_put(&eb, &r, outid) == -1)
+				goto busy_nomem;
+		}
+		if (eb.eb_nrows != 1) {
+			journal_set(j, "%s: job %" PRIu64 ": a row packed "
+			    "again takes %zu", what, job, eb.eb_nrows);
+			goto busy;
+		}
+		/* Kept in nb's buffer until the query is over. */
+		if (journal_row_room(&nb, eb.eb_len, SIZE_MAX) == -1)
+			goto busy_nomem;
+		memcpy(nb.eb_buf + nb.eb_len, eb.eb_buf, eb.eb_len);
+		if (nrows == rowcap) {
+			rowcap = rowcap ? rowcap * 2 : 64;
+			if ((p = reallocarray(rows, rowcap,
+			    sizeof(*rows))) == NULL)
+				goto busy_nomem;
+			rows = p;
+		}
+		rows[nrows].nr_key = key;
+		rows[nrows].nr_off = nb.eb_len;
+		rows[nrows].nr_len = eb.eb_len;
+		rows[nrows++].nr_n = eb.eb_rows[0].n;
+		nb.eb_len += eb.eb_len;
+	}
+	if (r1 == -1)
+		goto out;
+	for (i = 0; i < nrows; i++) {
+		rc = SQLITE_OK;
+		journal_bind_u64(j->j_stmt[JS_RESULT_SET], 1, rows[i].nr_key,
+		    &rc);
+		journal_bind_u64(j->j_stmt[JS_RESULT_SET], 2, rows[i].nr_n,
+		    &rc);
+		journal_bind_blob(j->j_stmt[JS_RESULT_SET], 3, nb.eb_buf +
+		    rows[i].nr_off, rows[i].nr_len, &rc);
+		if (journal_run(j, JS_RESULT_SET, rc, what) == -1)
+			goto out;
+	}
+	for (i = 0; i < nouts; i++) {
+		rc = SQLITE_OK;
+		journal_bind_u64(j->j_stmt[JS_OUTPUT_DELETE], 1, outs[i], &rc);
+		if (journal_run(j, JS_OUTPUT_DELETE, rc, what) == -1)
+			goto out;
+	}
+	ret = 0;
+	goto out;
+
+busy_nomem:
+	journal_set(j, "%s: out of memory", what);
+busy:
+	journal_reset(j, JS_STRIP_RESULTS);
+out:
+	free(lr.v);
+	free(lr.buf);
+	free(eb.eb_buf);
+	free(eb.eb_rows);
+	free(nb.eb_buf);
+	free(nb.eb_rows);
+	free(rows);
+	free(outs);
+	free(err);
+	return (ret);
+}
+
+/*
+ * Drop the rows of a running batch job's batches that nothing will read
+ * again: closed, every task over, every outcome acknowledged (up to
+ * acked).  Such a batch was only ever loaded to be ended at once, and a
+ * job that left tens of thousands of them took minutes to load (the core
+ * and the job look batches up by walking them).  Its results stay, for
+ * they count the job's outcomes, but without their outputs, which the
+ * client has (journal_strip()).  A batch is dropped whole or not at all,
+ * since a batch's tasks are numbered by their place in it.  In the
+ * pending transaction; *ndropped: batches dropped.  Linear in the job's
+ * rows.
+ */
+int
+journal_compact(struct journal *j, uint64_t job, uint64_t acked,
+    size_t *ndropped)
+{
+	const char	*what = "compacting";
+	struct journal_cp cp;
+	struct u64map	 keep, cand;	/* gen -> 1 */
+	sqlite3_stmt	*st;
+	uint64_t	*rowids = NULL, *gens = NULL, *drop = NULL, *p;
+	uint64_t	 gen, idx, n, i, k;
+	size_t		 nrow = 0, rowcap = 0, ndrop = 0, dropcap = 0;
+	int		 r, rc, ret = -1;
+
+	*ndropped = 0;
+	memset(&cp, 0, sizeof cp);
+	cp.cp_acked = acked;
+	u64map_init(&cp.cp_over);
+	u64map_init(&cp.cp_held);
+	u64map_init(&keep);
+	u64map_init(&cand);
+	if (journal_load_results(j, job, journal_cp_result, &cp) == -1)
+		goto out;
+
+	/* Runs of tasks all over and acknowledged; the gens of the rest. */
+	if ((st = journal_query(j, JS_COMPACT_TASKS, job, what)) == NULL)
+		goto out;
+	while ((r = journal_next(j, JS_COMPACT_TASKS, what)) == 1) {
+		gen = (uint64_t)sqlite3_column_int64(st, 1);
+		idx = (uint64_t)sqlite3_column_int64(st, 2);
+		n = (uint64_t)sqlite3_column_int64(st, 3);
+		for (i = 0; i < n; i++)
+			if (!u64map_get(&cp.cp_over, gen << 32 | (idx + i),
+			    NULL))
+				break;
+		if (i < n || n == 0) {
+			if (u64map_put(&keep, gen, 1) == -1)
+				goto nomem_busy;
+			continue;
+		}
+		if (nrow == rowcap) {
+			rowcap = rowcap ? rowcap * 2 : 256;
+			if ((p = reallocarray(rowids, rowcap,
+			    sizeof(*rowids))) == NULL)
+				goto nomem_busy;
+			rowids = p;
+			if ((p = reallocarray(gens, rowcap,
+			    sizeof(*gens))) == NULL)
+				goto nomem_busy;
+			gens = p;
+		}
+		rowids[nrow] = journal_u64(sqlite3_column_int64(st, 0));
+		gens[nrow++] = gen;
+		if (u64map_put(&cand, gen, 1) == -1)
+			goto nomem_busy;
+	}
+	if (r == -1)
+		goto out;
+
+	/* Closed batches whose every run is such. */
+	if ((st = journal_query(j, JS_COMPACT_BATCHES, job, what)) == NULL)
+		goto out;
+	while ((r = journal_next(j, JS_COMPACT_BATCHES, what)) == 1) {
+		gen = (uint64_t)sqlite3_column_int64(st, 0);
+		if (!u64map_get(&cand, gen, NULL) ||
+		    u64map_get(&keep, gen, NULL) ||
+		    u64map_get(&cp.cp_held, gen, NULL))
+			continue;
+		if (ndrop == dropcap) {
+			dropcap = dropcap ? dropcap * 2 : 256;
+			if ((p = reallocarray(drop, dropcap,
+			    sizeof(*drop))) == NULL)
+				goto nomem_busy;
+			drop = p;
+		}
+		drop[ndrop++] = gen;
+	}
+	if (r == -1)
+		goto out;
+	if (ndrop == 0) {
+		ret = 0;
+		goto out;
+	}
+
+	/*
+	 * Now the writes, no query running, all or none (a savepoint): a
+	 * batch gone with some of its tasks left would fail the job.
+	 */
+	u64map_free(&cand);
+	u64map_init(&cand);
+	for (k = 0; k < ndrop; k++)
+		if (u64map_put(&cand, drop[k], 1) == -1)
+			goto nomem;
+	if (journal_begin(j) == -1 || journal_execs_flush(j) == -1 ||
+	    journal_run(j, JS_SAVEPOINT, SQLITE_OK, what) == -1)
+		goto out;
+	for (k = 0; k < ndrop; k++) {
+		rc = SQLITE_OK;
+		journal_bind_u64(j->j_stmt[JS_BATCH_DELETE], 1, job, &rc);
+		journal_bind_u64(j->j_stmt[JS_BATCH_DELETE], 2, drop[k], &rc);
+		if (journal_run(j, JS_BATCH_DELETE, rc, what) == -1)
+			goto undo;
+	}
+	for (k = 0; k < nrow; k++) {
+		if (!u64map_get(&cand, gens[k], NULL))
+			continue;
+		rc = SQLITE_OK;
+		journal_bind_u64(j->j_stmt[JS_TASK_DELETE], 1, rowids[k], &rc);
+		if (journal_run(j, JS_TASK_DELETE, rc, what) == -1)
+			goto undo;
+	}
+	/* Their outcomes' outputs: the client has them. */
+	if (journal_strip(j, job, acked, &cand) == -1 ||
+	    journal_run(j, JS_RELEASE, SQLITE_OK, what) == -1)
+		goto undo;
+	*ndropped = ndrop;
+	ret = journal_bytes_job(j, job);
+	goto out;
+
+undo:
+	journal_undo(j);
+	goto out;
+
+nomem_busy:
+	sqlite3_reset(st);
+nomem:
+	journal_set(j, "%s: out of memory", what);
+out:
+	free(rowids);
+	free(gens);
+	free(drop);
+	u64map_free(&cp.cp_over);
+	u64map_free(&cp.cp_held);
+	u64map_free(&keep);
+	u64map_free(&cand);
+	return (ret);
+}
+
+/*
+ * Drop what an ended batch job kept only for its client: its tasks, its
+ * results with their outputs, its batches.  The job's row, its reports
+ * and its executions stay for journal_retention.
+ */
+int
+journal_rows_drop(struct journal *j, uint64_t job)
+{
+	static const enum journal_stmt	 ss[] = {
+		JS_OUTPUTS_DROP, JS_RESULTS_DROP, JS_TASKS_DROP,
+		JS_BATCHES_DROP
+	};
+
+	if (journal_group(j, ss, sizeof ss / sizeof ss[0], job,
+	    "dropping acknowledged rows", NULL) == -1)
+		return (-1);
+	journal_bytes_set(j, job, 0);
+	return (0);
 }

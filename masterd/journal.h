@@ -206,4 +206,10 @@ int		 journal_load_spans(struct journal *, uint64_t,
 int		 journal_stats(struct journal *, uint64_t *, uint64_t *,
 		    uint64_t *);
 
+uint64_t	 journal_bytes(const struct journal *, uint64_t);
+uint64_t	 journal_bytes_all(const struct journal *);
+int		 journal_compact(struct journal *, uint64_t, uint64_t,
+		    size_t *);
+int		 journal_rows_drop(struct journal *, uint64_t);
+
 #endif /* R3Q_JOURNAL_H */

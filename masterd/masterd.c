@@ -224,6 +224,11 @@ const struct conf_key masterd_keys[] = {
 	{ "ca_key",		CONF_STRING,	OFF(ca_key),	0, 0, NULL },
 	{ "cert_lifetime",	CONF_DURATION,	OFF(cert_lifetime), 60000,
 	    100ULL * 365 * 86400000, NULL },
+	{ "max_journal",	CONF_SIZE,	OFF(max_journal), 0, 1ULL << 50,
+	    NULL },
+	{ "max_journal_client",	CONF_SIZE,	OFF(max_journal_client), 0,
+	    1ULL << 50, NULL },
+	{ "keep_acked",		CONF_BOOL,	OFF(keep_acked), 0, 1, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -286,6 +291,8 @@ masterd_config_defaults(struct masterd_config *c)
 	strcpy(c->ca_key, "none");
 	c->cert_lifetime = 365ULL * 86400000;
 	c->sealed_frames = 1;
+	c->max_journal = 64ULL << 30;
+	c->max_journal_client = 16ULL << 30;
 }
 
 /*
@@ -309,6 +316,13 @@ masterd_config_check(const struct masterd_config *c, char *err, size_t len)
 		snprintf(err, len, "max_job_tasks (%u) must not be above "
 		    "max_queued_tasks (%u)", c->max_job_tasks,
 		    c->max_queued_tasks);
+		return (-1);
+	}
+	if (c->max_journal_client > c->max_journal && c->max_journal != 0) {
+		snprintf(err, len, "max_journal_client (%llu bytes) must not "
+		    "be above max_journal (%llu)",
+		    (unsigned long long)c->max_journal_client,
+		    (unsigned long long)c->max_journal);
 		return (-1);
 	}
 	if (c->max_job_memory > c->max_memory) {

@@ -96,6 +96,9 @@ struct masterd_config {
 	char		 ca_key[CONF_STRMAX];	/* none: no join tokens */
 	uint64_t	 cert_lifetime;		/* ms, of a certificate issued */
 	int		 sealed_frames;		/* seal.h: workers that offer */
+	uint64_t	 max_journal;		/* journal bytes, in all */
+	uint64_t	 max_journal_client;	/* ... of one client */
+	int		 keep_acked;		/* keep what clients took */
 };
 
 extern const struct conf_key masterd_keys[];
@@ -778,6 +781,7 @@ const char *job_journal_stall_why(void);
 int	 job_journal_reload(size_t *);
 int	 job_journal_resume(void);
 void	 job_journal_prune(void);
+int	 job_journal_admit(const struct job *, uint64_t, char *, size_t);
 
 /* control_journal.c: the journal's timers, and the sessions a stall holds */
 int	 job_journal_open(struct event_base *,

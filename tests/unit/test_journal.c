@@ -1645,6 +1645,188 @@ assert_fresh_schema(struct tdir *t, const char *has, const char *lacks)
 	free(b);
 }
 
+/* Count what a load gives: batches and tasks by gen, results. */
+static int
+cb_batch(void *arg, const struct journal_batch *b)
+{
+	uint32_t	*n = arg;
+
+	n[b->gen < 8 ? b->gen : 7] |= 1;
+	return (0);
+}
+
+static int
+cb_task(void *arg, const struct journal_task *tk)
+{
+	uint32_t	*n = arg;
+
+	n[tk->gen < 8 ? tk->gen : 7] += 2;
+	return (0);
+}
+
+static size_t	 cb_outlen[8][2];	/* by gen, idx */
+
+static int
+cb_result(void *arg, const struct journal_result *r)
+{
+	if (r->gen < 8 && r->idx < 2)
+		cb_outlen[r->gen][r->idx] = r->outlen;
+	(*(size_t *)arg)++;
+	return (0);
+}
+
+static int
+cb_job(void *arg, const struct journal_job *jj)
+{
+	(void)jj;
+	(*(size_t *)arg)++;
+	return (0);
+}
+
+/*
+ * A running batch job's batches closed, over and acknowledged go whole
+ * (journal_compact()), the others stay, and the results stay, those
+ * of the batches dropped without their outputs; the bytes
+ * the journal counts for the job (payloads, large outputs, packed
+ * results) are the same counted as written and counted from the file
+ * after a reopen, drop with the rows, and journal_rows_drop() leaves the
+ * job's row alone.
+ */
+static void
+test_compact_bytes(void **state)
+{
+	static const struct {
+		uint32_t	 gen, idx, n;	/* a run of n tasks */
+		size_t		 len;		/* each payload */
+	}			 runs[] = {
+		{ 0, 0, 2, 100 },	/* closed, over, acknowledged */
+		{ 1, 0, 1, 10 },	/* closed, its outcome not taken */
+		{ 2, 0, 2, 5 },		/* closed, one task not over */
+		{ 3, 0, 1, 7 },		/* open, over, acknowledged */
+		{ 4, 0, 1, 9 },		/* closed, over, acknowledged */
+		{ 4, 1, 1, 9 },
+	};
+	static const struct {
+		uint32_t	 gen, idx;
+		uint64_t	 seq;
+		size_t		 outlen;
+	}			 res[] = {
+		{ 0, 0, 1, 0 }, { 0, 1, 2, 100 }, { 1, 0, 11, 3 },
+		{ 2, 0, 3, 0 }, { 3, 0, 4, 0 }, { 4, 0, 5, 0 }, { 4, 1, 6, 0 },
+	};
+	struct tdir		*t = *state;
+	struct journal		*j;
+	struct journal_job	 job;
+	struct journal_task	 tk[2];
+	struct journal_batch	 b;
+	struct journal_result	 r;
+	uint8_t			 pay[128], out[128];
+	uint32_t		 seen[8];
+	uint64_t		 before, after, payloads = 0;
+	size_t			 i, k, n, nres;
+
+	memset(pay, 'p', sizeof pay);
+	memset(out, 'o', sizeof out);
+	j = topen(t);
+	assert_int_equal(journal_bytes_all(j), 0);
+	memset(&job, 0, sizeof job);
+	job.id = 5;
+	strcpy(job.driver, "batch");
+	strcpy(job.state, "running");
+	assert_int_equal(journal_job_put(j, &job), 0);
+	for (i = 0; i < 5; i++) {
+		memset(&b, 0, sizeof b);
+		b.job = 5;
+		b.gen = (uint32_t)i;
+		b.client = 100 + i;
+		b.kind = "k";
+		b.closed = i != 3;
+		assert_int_equal(journal_batch_put(j, &b), 0);
+	}
+	for (i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		memset(tk, 0, sizeof tk);
+		for (k = 0; k < runs[i].n; k++) {
+			tk[k].job = 5;
+			tk[k].gen = runs[i].gen;
+			tk[k].idx = runs[i].idx + (uint32_t)k;
+			tk[k].key = i * 10 + k;
+			tk[k].payload = pay;
+			tk[k].len = runs[i].len;
+			payloads += runs[i].len;
+		}
+		assert_int_equal(journal_tasks_add(j, tk, runs[i].n), 0);
+	}
+	assert_int_equal(journal_bytes(j, 5), payloads);
+	for (i = 0; i < sizeof res / sizeof res[0]; i++) {
+		memset(&r, 0, sizeof r);
+		r.job = 5;
+		r.gen = res[i].gen;
+		r.idx = res[i].idx;
+		r.seq = res[i].seq;
+		r.output = res[i].outlen > 0 ? out : NULL;
+		r.outlen = res[i].outlen;
+		assert_int_equal(journal_result_add(j, &r), 0);
+	}
+	assert_int_equal(journal_commit(j), 0);
+	/* The payloads, the large output and the packed rows. */
+	before = journal_bytes(j, 5);
+	assert_true(before > payloads + 100);
+	assert_int_equal(journal_bytes_all(j), before);
+	journal_close(j);
+	j = topen(t);
+	assert_int_equal(journal_bytes(j, 5), before);
+
+	/* Acknowledged up to 10: batches 0 and 4 go, 1, 2 and 3 stay. */
+	assert_int_equal(journal_compact(j, 5, 10, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(journal_commit(j), 0);
+	/* Their payloads (218 bytes) and the large output (100) went. */
+	after = journal_bytes(j, 5);
+	assert_true(after <= before - 318);
+	assert_true(after >= before - 318 - 8);
+	memset(seen, 0, sizeof seen);
+	assert_int_equal(journal_load_batches(j, 5, cb_batch, seen), 0);
+	assert_int_equal(journal_load_tasks(j, 5, cb_task, seen), 0);
+	assert_int_equal(seen[0], 0);
+	assert_int_equal(seen[1], 1 + 2);
+	assert_int_equal(seen[2], 1 + 4);
+	assert_int_equal(seen[3], 1 + 2);
+	assert_int_equal(seen[4], 0);
+	nres = 0;
+	memset(cb_outlen, 0xff, sizeof cb_outlen);
+	assert_int_equal(journal_load_results(j, 5, cb_result, &nres), 0);
+	assert_int_equal(nres, sizeof res / sizeof res[0]);
+	/* The results stay; the dropped batches' without their outputs. */
+	assert_int_equal(cb_outlen[0][0], 0);
+	assert_int_equal(cb_outlen[0][1], 0);
+	assert_int_equal(cb_outlen[1][0], 3);
+	assert_int_equal(cb_outlen[4][1], 0);
+	/* Nothing more to drop: the same again drops nothing. */
+	assert_int_equal(journal_compact(j, 5, 10, &n), 0);
+	assert_int_equal(n, 0);
+	journal_close(j);
+	j = topen(t);
+	assert_int_equal(journal_bytes(j, 5), after);
+
+	/* What an ended job kept for its client goes; its row stays. */
+	assert_int_equal(journal_rows_drop(j, 5), 0);
+	assert_int_equal(journal_commit(j), 0);
+	assert_int_equal(journal_bytes(j, 5), 0);
+	assert_int_equal(journal_bytes_all(j), 0);
+	memset(seen, 0, sizeof seen);
+	assert_int_equal(journal_load_batches(j, 5, cb_batch, seen), 0);
+	assert_int_equal(journal_load_tasks(j, 5, cb_task, seen), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(seen[i], 0);
+	nres = 0;
+	assert_int_equal(journal_load_results(j, 5, cb_result, &nres), 0);
+	assert_int_equal(nres, 0);
+	n = 0;
+	assert_int_equal(journal_load_jobs(j, cb_job, &n), 0);
+	assert_int_equal(n, 1);
+	journal_close(j);
+}
+
 /*
  * A version 1 journal is upgraded at open: its jobs load as es jobs with
  * every field intact, each fitness as es_output_encode() of the same
@@ -2883,6 +3065,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_task_runs, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_tasks_batches, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_compact_bytes, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_v1, setup,
 		    teardown),

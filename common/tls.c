@@ -1407,3 +1407,94 @@ tls_crl_entries(const struct tls_crl *crl)
 			n += (size_t)sk_X509_REVOKED_num(revs);
 	return (n);
 }
+
+/* The CRLs of crl (NULL for none), for a reader that merges them. */
+STACK_OF(X509_CRL) *
+tls_crl_stack(const struct tls_crl *crl)
+{
+	return (crl != NULL ? crl->cr_crls : NULL);
+}
+
+/*
+ * crl (or a new revocation list named path, if crl is NULL) with c in
+ * place of every CRL of c's issuer; c is taken.  NULL if out of memory,
+ * with c and crl freed.
+ */
+struct tls_crl *
+tls_crl_with(struct tls_crl *crl, X509_CRL *c, const char *path)
+{
+	X509_CRL	*o;
+	int		 i;
+
+	if (crl == NULL && ((crl = calloc(1, sizeof(*crl))) == NULL ||
+	    (crl->cr_path = strdup(path)) == NULL ||
+	    (crl->cr_crls = sk_X509_CRL_new_null()) == NULL))
+		goto fail;
+	for (i = sk_X509_CRL_num(crl->cr_crls) - 1; i >= 0; i--) {
+		o = sk_X509_CRL_value(crl->cr_crls, i);
+		if (X509_NAME_cmp(X509_CRL_get_issuer(o),
+		    X509_CRL_get_issuer(c)) == 0) {
+			(void)sk_X509_CRL_delete(crl->cr_crls, i);
+			X509_CRL_free(o);
+		}
+	}
+	if (sk_X509_CRL_push(crl->cr_crls, c) == 0)
+		goto fail;
+	return (crl);
+fail:
+	X509_CRL_free(c);
+	tls_crl_free(crl);
+	return (NULL);
+}
+
+/* A serial number as hex digits, as BN_bn2hex writes it; -1 if it cannot. */
+int
+tls_serial_hex(const ASN1_INTEGER *sn, char *buf, size_t len)
+{
+	BIGNUM	*bn;
+	char	*hex;
+	int	 rc = -1;
+
+	if (sn == NULL || (bn = ASN1_INTEGER_to_BN(sn, NULL)) == NULL) {
+		ERR_clear_error();
+		return (-1);
+	}
+	if ((hex = BN_bn2hex(bn)) != NULL && strlen(hex) < len) {
+		memcpy(buf, hex, strlen(hex) + 1);
+		rc = 0;
+	}
+	OPENSSL_free(hex);
+	BN_free(bn);
+	ERR_clear_error();
+	return (rc);
+}
+
+/* The serial of certificate x in hex (tls_serial_hex). */
+int
+tls_cert_serial(X509 *x, char *buf, size_t len)
+{
+	if (x == NULL)
+		return (-1);
+	return (tls_serial_hex(X509_get0_serialNumber(x), buf, len));
+}
+
+/* The serial tls_peer_id_new() kept, in hex (tls_serial_hex). */
+int
+tls_peer_id_serial(const struct tls_peer_id *pi, char *buf, size_t len)
+{
+	ASN1_INTEGER	*sn;
+	int		 rc;
+
+	if (pi == NULL || (sn = ASN1_INTEGER_new()) == NULL)
+		return (-1);
+	if (ASN1_STRING_set(sn, pi->pi_serial, pi->pi_serlen) != 1) {
+		ASN1_INTEGER_free(sn);
+		ERR_clear_error();
+		return (-1);
+	}
+	if (pi->pi_serneg)
+		sn->type = V_ASN1_NEG_INTEGER;
+	rc = tls_serial_hex(sn, buf, len);
+	ASN1_INTEGER_free(sn);
+	return (rc);
+}

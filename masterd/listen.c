@@ -541,15 +541,21 @@ server_ctx(const struct masterd_config *c, struct tls_crl **crlp)
 		log_warnx("%s", err);
 		return (NULL);
 	}
-	if (tls_crl_configured(c->crl) && ((crl = tls_crl_load(c->crl, c->ca,
-	    err, sizeof(err))) == NULL || tls_crl_apply(ctx, crl, err,
-	    sizeof(err)) == -1)) {
+	if (tls_crl_configured(c->crl) && (crl = tls_crl_load(c->crl, c->ca,
+	    err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
-		tls_crl_free(crl);
 		SSL_CTX_free(ctx);
 		return (NULL);
 	}
 	if (tokens_ctx(ctx, c) == -1) {
+		tls_crl_free(crl);
+		SSL_CTX_free(ctx);
+		return (NULL);
+	}
+	/* The journal's revocations (r3qctl certs revoke) join the file's. */
+	if (tokens_crl(&crl, err, sizeof(err)) == -1 ||
+	    tls_crl_apply(ctx, crl, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
 		tls_crl_free(crl);
 		SSL_CTX_free(ctx);
 		return (NULL);
@@ -657,6 +663,16 @@ server_reload(const struct masterd_config *nc)
 	return (0);
 }
 
+/*
+ * The revocations changed (tokens.c): the same configuration again, so
+ * that the new CRL refuses at the handshake and the sessions it revokes
+ * are closed now.
+ */
+int
+server_crl_refresh(void)
+{
+	return (server_reload(ls.conf));
+}
 
 /* Close every session and the listener: masterd exits. */
 void

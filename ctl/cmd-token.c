@@ -45,9 +45,15 @@ token_line(const R3q__TokenInfo *t, time_t now)
 		state = "valid";
 	snprintf(left, sizeof(left), "%u/%u",
 	    t->used < t->uses ? t->uses - t->used : 0, t->uses);
-	printf("%-12s %-20s %-20s %-16s %9s %s\n", t->id, utc_str(t->created,
-	    c, sizeof(c)), utc_str(t->expires, e, sizeof(e)),
-	    t->name != NULL && *t->name ? t->name : "-", left, state);
+	/* The name last, only for a token made for one. */
+	if (t->name != NULL && *t->name != '\0')
+		printf("%-12s %-20s %-20s %9s %-8s %s\n", t->id,
+		    utc_str(t->created, c, sizeof(c)), utc_str(t->expires, e,
+		    sizeof(e)), left, state, t->name);
+	else
+		printf("%-12s %-20s %-20s %9s %s\n", t->id, utc_str(t->created,
+		    c, sizeof(c)), utc_str(t->expires, e, sizeof(e)), left,
+		    state);
 }
 
 /*
@@ -188,8 +194,8 @@ cmd_token_exec(const struct cmd_entry *self, int argc, char *argv[])
 			printf("token %s revoked\n",
 			    ans->token_answer->tokens[0]->id);
 	} else {
-		printf("%-12s %-20s %-20s %-16s %9s %s\n", "ID", "CREATED",
-		    "EXPIRES", "NAME", "USES-LEFT", "STATE");
+		printf("%-12s %-20s %-20s %9s %-8s %s\n", "ID", "CREATED",
+		    "EXPIRES", "USES-LEFT", "STATE", "NAME");
 		for (i = 0; i < ans->token_answer->n_tokens; i++)
 			token_line(ans->token_answer->tokens[i], time(NULL));
 	}
@@ -205,12 +211,13 @@ cert_line(const R3q__CertInfo *c)
 {
 	char	 a[32], b[32], r[32];
 
-	printf("%-16s %-32s %-20s %-20s %-20s %-12s %s\n", c->name[0] ?
+	/* The revocation's date last, only for a revoked one. */
+	printf("%-16s %-32s %-20s %-20s %-12s %s%s%s\n", c->name[0] ?
 	    c->name : "-", c->serial, c->issued ? utc_str(c->issued, a,
 	    sizeof(a)) : "-", c->not_after ? utc_str(c->not_after, b,
-	    sizeof(b)) : "-", c->revoked ? utc_str(c->revoked, r, sizeof(r)) :
-	    "-", c->token[0] ? c->token : c->issued ? "renewal" : "-",
-	    c->address[0] ? c->address : "-");
+	    sizeof(b)) : "-", c->token[0] ? c->token : c->issued ? "renewal" :
+	    "-", c->address[0] ? c->address : "-", c->revoked ? " " : "",
+	    c->revoked ? utc_str(c->revoked, r, sizeof(r)) : "");
 }
 
 /*
@@ -246,8 +253,8 @@ cmd_certs_exec(const struct cmd_entry *self, int argc, char *argv[])
 	}
 	ctl_send(&env);
 	ans = ctl_expect(ctl_recv(), R3Q__ENVELOPE__BODY_CERT_LIST);
-	printf("%-16s %-32s %-20s %-20s %-20s %-12s %s\n", "NAME", "SERIAL",
-	    "ISSUED", "NOT-AFTER", "REVOKED", "TOKEN", "ADDRESS");
+	printf("%-16s %-32s %-20s %-20s %-12s %s\n", "NAME", "SERIAL",
+	    "ISSUED", "NOT-AFTER", "TOKEN", "ADDRESS [REVOKED]");
 	for (i = 0; i < ans->cert_list->n_certs; i++)
 		cert_line(ans->cert_list->certs[i]);
 	frame_free(ans);

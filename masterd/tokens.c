@@ -728,7 +728,7 @@ tokens_name_known(struct journal *jl, const char *name)
 	size_t		 i;
 
 	if (u64map_get(&mk.seen, siphash24(&md->mac, name, strlen(name)),
-	    &v) == 0)
+	    &v) == 1)
 		return (1);
 	for (i = 0; i < mk.n; i++)
 		if (strcmp(mk.m[i].tm_name, name) == 0)

@@ -380,9 +380,12 @@ tls_cert_cn(const char *path, char *role, size_t rolelen, char *cn,
 
 /*
  * Say why a TLS bufferevent failed: the OpenSSL reason, the certificate
- * verification result, the socket error, or a plain close.
+ * verification result, the socket error, or a plain close.  Returns 1 for
+ * a close that is no error: an end of stream, with the peer's close_notify
+ * or without it (most clients just close their socket; whether that came
+ * between frames is for the caller to judge), else 0.
  */
-void
+int
 tls_describe_error(struct bufferevent *bev, short what, char *buf,
     size_t len)
 {
@@ -391,31 +394,47 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 	const char	*desc;
 	char		 reason[256];
 	long		 vr;
-	int		 serr;
+	int		 serr, eof = 0;
 
 	reason[0] = '\0';
-	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+	while ((e = bufferevent_get_openssl_error(bev)) != 0) {
+#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING
+		if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
+		    ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+			eof = 1;
+			continue;
+		}
+#endif
 		if (reason[0] == '\0' && tls_real_error(e))
 			ERR_error_string_n(e, reason, sizeof(reason));
+	}
 	ssl = bufferevent_openssl_get_ssl(bev);
 	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
 		desc = tls_exidx != -1 ? SSL_get_ex_data(ssl, tls_exidx) : NULL;
 		snprintf(buf, len, "certificate verification failed: %s%s%s",
 		    X509_verify_cert_error_string(vr), desc != NULL ? ": " :
 		    "", desc != NULL ? desc : "");
-		return;
+		return (0);
 	}
 	if (reason[0] != '\0') {
 		snprintf(buf, len, "TLS error: %s", reason);
-		return;
+		return (0);
+	}
+	if (eof) {
+		snprintf(buf, len, "connection closed (without close_notify)");
+		return (1);
 	}
 	serr = EVUTIL_SOCKET_ERROR();
-	if ((what & BEV_EVENT_ERROR) && serr != 0)
+	if ((what & BEV_EVENT_ERROR) && serr != 0) {
 		snprintf(buf, len, "%s", evutil_socket_error_to_string(serr));
-	else if (what & BEV_EVENT_TIMEOUT)
+		return (0);
+	}
+	if (what & BEV_EVENT_TIMEOUT) {
 		snprintf(buf, len, "timed out");
-	else
-		snprintf(buf, len, "connection closed");
+		return (0);
+	}
+	snprintf(buf, len, "connection closed");
+	return ((what & BEV_EVENT_EOF) != 0);
 }
 
 /* The names a certificate is valid for: its DNS and IP SANs, else its CN. */

@@ -66,7 +66,7 @@ int	 tls_peer_identity(SSL *, char *, size_t, char *, size_t);
 int	 tls_x509_identity(X509 *, char *, size_t, char *, size_t);
 int	 tls_check_user(const char *, const char *const *, size_t, char *,
 	    size_t);
-void	 tls_describe_error(struct bufferevent *, short, char *, size_t);
+int	 tls_describe_error(struct bufferevent *, short, char *, size_t);
 int	 tls_cert_cn(const char *, char *, size_t, char *, size_t);
 int	 tls_check_files(const struct tls_check *, char *, size_t);
 int	 tls_explain(struct bufferevent *, short, const char *, const char *,

@@ -235,6 +235,22 @@ cmd_certs_exec(const struct cmd_entry *self, int argc, char *argv[])
 	size_t		 i;
 	int		 first;
 
+	if (argc == 2 && strcmp(argv[1], "crl") == 0) {
+		tl.certs = 1;
+		env.body_case = R3Q__ENVELOPE__BODY_TOKEN_LIST;
+		env.token_list = &tl;
+		ctl_send(&env);
+		ans = ctl_expect(ctl_recv(), R3Q__ENVELOPE__BODY_CERT_LIST);
+		if (ans->cert_list->crl.len == 0)
+			die(EX_FAIL, "certs crl: masterd has no CRL in force "
+			    "(no crl file, nothing revoked with certs revoke)");
+		fwrite(ans->cert_list->crl.data, 1, ans->cert_list->crl.len,
+		    stdout);
+		frame_free(ans);
+		if (fflush(stdout) == EOF || ferror(stdout))
+			return (EX_FAIL);
+		return (EX_OK);
+	}
 	if (argc >= 2 && strcmp(argv[1], "revoke") == 0) {
 		if (argc != 3 || argv[2][0] == '\0' || argv[2][0] == '-')
 			die(EX_USAGE, "certs revoke: one worker name or "
@@ -246,7 +262,8 @@ cmd_certs_exec(const struct cmd_entry *self, int argc, char *argv[])
 	} else {
 		if ((first = cmd_parse_none(self, argc, argv)) != argc)
 			die(EX_USAGE, "certs: unknown command '%s' (revoke "
-			    "NAME|SERIAL, or nothing to list)", argv[first]);
+			    "NAME|SERIAL, crl, or nothing to list)",
+			    argv[first]);
 		tl.certs = 1;
 		env.body_case = R3Q__ENVELOPE__BODY_TOKEN_LIST;
 		env.token_list = &tl;
@@ -275,8 +292,9 @@ const struct cmd_entry cmd_token_entry = {
 };
 
 const struct cmd_entry cmd_certs_entry = {
-	"certs", "[revoke NAME|SERIAL]",
+	"certs", "[revoke NAME|SERIAL | crl]",
 	"the certificates masterd's CA issued, revoked ones marked; revoke:\n"
 	"every certificate of a worker name (renewals too), or one serial,\n"
-	"dropped and refused at once", NULL, cmd_certs_exec
+	"dropped and refused at once; crl: the CRLs in force, PEM, for the\n"
+	"crl files of relays and workers", NULL, cmd_certs_exec
 };

@@ -1166,6 +1166,37 @@ tokens_cert_one(void *arg, const struct journal_cert *c)
 /* The offsets of tokens_str() made pointers, once strs moves no more. */
 #define TOKENS_PTR(l, f)	((f) = (l)->strs + (uintptr_t)(f))
 
+/*
+ * The CRLs in force, PEM (malloc'd, its length in *lenp), for r3qctl
+ * certs crl: what relays and workers put in their crl files to refuse
+ * what masterd refuses.  NULL if none.
+ */
+static char *
+tokens_crl_pem(size_t *lenp)
+{
+	STACK_OF(X509_CRL)	*sk = tls_crl_stack(server_crl());
+	BIO			*b;
+	BUF_MEM			*bm;
+	char			*pem = NULL;
+	int			 i;
+
+	if (sk == NULL || sk_X509_CRL_num(sk) == 0 ||
+	    (b = BIO_new(BIO_s_mem())) == NULL)
+		return (NULL);
+	for (i = 0; i < sk_X509_CRL_num(sk); i++)
+		if (PEM_write_bio_X509_CRL(b, sk_X509_CRL_value(sk, i)) != 1)
+			break;
+	if (i == sk_X509_CRL_num(sk)) {
+		BIO_get_mem_ptr(b, &bm);
+		pem = xcalloc(1, bm->length + 1);
+		memcpy(pem, bm->data, bm->length);
+		*lenp = bm->length;
+	}
+	BIO_free(b);
+	ERR_clear_error();
+	return (pem);
+}
+
 /* r3qctl token list / certs. */
 static void
 tokens_send_list(struct session *s, uint64_t reqid, int certs)
@@ -1175,7 +1206,8 @@ tokens_send_list(struct session *s, uint64_t reqid, int certs)
 	R3q__TokenAnswer	 ta = R3Q__TOKEN_ANSWER__INIT;
 	R3q__CertList		 cl = R3Q__CERT_LIST__INIT;
 	struct tokens_list	 l;
-	size_t			 i;
+	char			*crlpem = NULL;
+	size_t			 i, crllen = 0;
 	int			 rc;
 
 	memset(&l, 0, sizeof(l));
@@ -1198,6 +1230,10 @@ tokens_send_list(struct session *s, uint64_t reqid, int certs)
 		}
 		cl.n_certs = l.n;
 		cl.certs = l.cp;
+		if ((crlpem = tokens_crl_pem(&crllen)) != NULL) {
+			cl.crl.data = (uint8_t *)crlpem;
+			cl.crl.len = crllen;
+		}
 		env.body_case = R3Q__ENVELOPE__BODY_CERT_LIST;
 		env.cert_list = &cl;
 	} else {
@@ -1214,6 +1250,7 @@ tokens_send_list(struct session *s, uint64_t reqid, int certs)
 	}
 	session_send(s, &env);
 done:
+	free(crlpem);
 	free(l.ti);
 	free(l.tp);
 	free(l.ci);

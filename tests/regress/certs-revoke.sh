@@ -5,8 +5,8 @@
 # certificate of the name (the join's, the renewal's, and a connected
 # worker's made by mkcerts), drops the connected ones at once, refuses
 # them at the handshake, and goes on refusing them after masterd
-# restarts; `r3qctl certs` marks them revoked.  `certs revoke SERIAL`
-# revokes one certificate.  Run against the code before r3qctl certs
+# restarts; `r3qctl certs` marks them revoked, and `certs crl` prints
+# the CRL masterd signed.  `certs revoke SERIAL` revokes one certificate.  Run against the code before r3qctl certs
 # revoke existed, the relay got "minted" and the stolen key renewed again.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
@@ -80,6 +80,14 @@ waitfor "grep -q 'your certificate is revoked\|certificate revoked' '$T/thief.lo
     [ "$(awk '$1 == "j1" && $NF ~ /Z$/' "$T/certs.out" | wc -l)" = 2 ] ||
     fail "certs does not mark both revoked: $(cat "$T/certs.out")"
 ok "certs revoke j1: both certificates revoked, the thief dropped at once, w1 stays"
+# The CRL in force, for relays' and workers' crl files: signed by the CA.
+"$R3QCTL" certs crl > "$T/crl.pem" || fail "certs crl: $(cat "$T/crl.pem")"
+openssl crl -in "$T/crl.pem" -CAfile "$C/ca.pem" -noout 2> "$T/crl.err" ||
+    fail "the exported CRL does not verify under the CA: $(cat "$T/crl.err")"
+openssl crl -in "$T/crl.pem" -noout -text > "$T/crl.txt"
+grep -q "Serial Number: $s1" "$T/crl.txt" && grep -q "Serial Number: $s2" "$T/crl.txt" ||
+    fail "the exported CRL lacks $s1 or $s2: $(cat "$T/crl.txt")"
+ok "certs crl prints the CRL in force, signed by the CA, with both serials"
 
 # Refused at the handshake, with either certificate.
 "$JOINPEER" hello 127.0.0.1 "$PORT" "$C/ca.pem" "$T/thief.pem" "$T/thief.key" j1 \

@@ -3156,7 +3156,7 @@ journal_cert_add(struct journal *j, const struct journal_cert *c)
 	return (journal_adhoc_run(j, st, rc, "writing a certificate"));
 }
 
-/* Every certificate issued, oldest first. */
+/* Every certificate issued, oldest first, then others revoked. */
 int
 journal_load_certs(struct journal *j,
     int (*cb)(void *, const struct journal_cert *), void *arg)
@@ -3165,10 +3165,13 @@ journal_load_certs(struct journal *j,
 	sqlite3_stmt		*st;
 	int			 rc;
 
+	/* And the revoked ones not issued here (mkcerts's), last. */
 	if ((st = journal_adhoc(j, "SELECT c.serial, c.name, c.issued, "
-	    "c.not_after, c.token, c.address, m.revoked FROM certs c LEFT JOIN "
-	    "cert_marks m ON m.serial = c.serial ORDER BY c.issued, "
-	    "c.rowid")) == NULL)
+	    "c.not_after, c.token, c.address, m.revoked, 0 AS k, c.rowid AS r "
+	    "FROM certs c LEFT JOIN cert_marks m ON m.serial = c.serial "
+	    "UNION ALL SELECT m.serial, m.name, 0, 0, '', '', m.revoked, 1, "
+	    "m.rowid FROM cert_marks m WHERE m.revoked != 0 AND m.serial NOT "
+	    "IN (SELECT serial FROM certs) ORDER BY k, 3, r")) == NULL)
 		return (-1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		memset(&c, 0, sizeof(c));

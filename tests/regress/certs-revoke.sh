@@ -101,7 +101,9 @@ ok "both refused at the handshake: $(grep -m 1 -o 'certificate verification fail
 # 4. A worker of mkcerts, by name; then one certificate by serial.
 "$R3QCTL" certs revoke w1 > "$T/revoke-w1.out" 2>&1 || fail "certs revoke w1: $(cat "$T/revoke-w1.out")"
 waitfor "! '$R3QCTL' workers | grep -q '^w1 '" 15 || fail "w1 still connected"
-ok "certs revoke w1 (a certificate of mkcerts, connected): dropped"
+"$R3QCTL" certs | grep -qE "^w1 +[0-9A-F]+ +- +- +- +- [0-9T:Z-]+Z\$" ||
+    fail "certs does not list w1's revoked certificate: $("$R3QCTL" certs)"
+ok "certs revoke w1 (a certificate of mkcerts, connected): dropped, and listed as revoked"
 tok2=$("$R3QCTL" token create 2> /dev/null)
 "$WORKERD" -d -f /dev/null -N j2 --state-dir "$T/sj2" \
     --join "127.0.0.1:$PORT" "$tok2" > "$T/j2.log" 2>&1 &

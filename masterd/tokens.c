@@ -1552,6 +1552,19 @@ tokens_certs_revoke(struct session *s, uint64_t reqid, const char *what)
 		free(v.c);
 		return;
 	}
+	/*
+	 * The CRL's sweep dropped the peers it revokes; a worker of the name
+	 * behind a relay whose certificate masterd did not issue is dropped
+	 * here.
+	 */
+	for (o = session_first(); v.by_name && o != NULL; o = session_next(o))
+		if (!o->s_closing && o->s_rstream != NULL &&
+		    strcmp(o->s_name, what) == 0) {
+			log_warnx("worker %s (%s): revoked by name; "
+			    "disconnecting", o->s_name, o->s_addr);
+			session_send_error(o, 0, "your certificate is revoked");
+			session_close(o);
+		}
 	ci = xcalloc(v.n, sizeof(*ci));
 	cp = xcalloc(v.n, sizeof(*cp));
 	for (i = 0; i < v.n; i++) {

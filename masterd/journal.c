@@ -307,8 +307,11 @@ static const char journal_schema_sql[] =
  * Join tokens and the certificates issued: tables of their own,
  * made if missing at every open, so that a version 2 file of an older
  * masterd takes them without a schema change.  A token's secret is kept
- * only as its SHA-256.  Both are small and rarely written: their
- * statements are prepared when used.
+ * only as its SHA-256; what a token grants besides (a name, its
+ * certificates' lifetime) is in token_grants, and a certificate's
+ * revocation or renewal (of any serial, issued here or not) in
+ * cert_marks, both added later the same way.  All are small and rarely
+ * written: their statements are prepared when used.
  */
 static const char journal_tokens_sql[] =
 	"CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, hash TEXT, "

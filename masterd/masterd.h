@@ -90,7 +90,7 @@ struct masterd_config {
 	char		 trace[CONF_STRMAX];	/* TRACE_* subsystems */
 	char		 ca_key[CONF_STRMAX];	/* none: no join tokens */
 	uint64_t	 cert_lifetime;		/* ms, of a certificate issued */
-	char		 advertise[CONF_STRMAX]; /* host:port for joiners; auto */
+	char		 advertise[CONF_STRMAX];	/* joiners dial; auto */
 	unsigned	 join_rate_global;	/* failed joins a minute, all
 						   sources; 0: no bound */
 	int		 sealed_frames;		/* seal.h: workers that offer */

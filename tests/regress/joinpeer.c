@@ -457,6 +457,26 @@ do_hello(char **argv, int hold)
 	return (0);
 }
 
+/* Count the answer to a guess from src. */
+static void
+jp_count(const Envelope *ans, const char *src, unsigned *wrong,
+    unsigned *busy, unsigned *global)
+{
+	const char	*m;
+
+	if (ans->body_case != R3Q__ENVELOPE__BODY_ERROR)
+		return;
+	m = ans->error->message;
+	if (strstr(m, "unknown token or wrong secret") != NULL)
+		(*wrong)++;
+	else if (strstr(m, "from all addresses") != NULL)
+		(*global)++;
+	else if (strstr(m, "too many failed join") != NULL)
+		(*busy)++;
+	else
+		printf("%s: %s\n", src, m);
+}
+
 /* guess: wrong tokens from many addresses, round-robin. */
 static int
 do_guess(int argc, char **argv)
@@ -492,20 +512,8 @@ do_guess(int argc, char **argv)
 			env.body_case = R3Q__ENVELOPE__BODY_JOIN_REQUEST;
 			env.join_request = &jr;
 			if (jp_send(&env) == 0 && (ans = jp_recv()) != NULL) {
-				if (ans->body_case == R3Q__ENVELOPE__BODY_ERROR) {
-					if (strstr(ans->error->message,
-					    "unknown token or wrong secret"))
-						wrong[i]++;
-					else if (strstr(ans->error->message,
-					    "from all addresses"))
-						global[i]++;
-					else if (strstr(ans->error->message,
-					    "too many failed join"))
-						busy[i]++;
-					else
-						printf("%s: %s\n", argv[3 + i],
-						    ans->error->message);
-				}
+				jp_count(ans, argv[3 + i], &wrong[i], &busy[i],
+				    &global[i]);
 				frame_free(ans);
 			}
 			jp_close();

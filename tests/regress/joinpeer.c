@@ -20,7 +20,7 @@
  *	ROUNDS rounds of wrong token guesses, one from each source address
  *	SRC in turn (so that sources whose buckets shared a slot would take
  *	turns); prints "SRC wrong N busy M global G" for each, and "max
- *	wrong N" across them: N answers "unknown token or wrong secret", M
+ *	wrong N" across them: N answers "unknown token" or "wrong secret", M
  *	"too many failed join attempts from SRC", G "... from all addresses"
  */
 #include "config.h"
@@ -467,7 +467,8 @@ jp_count(const Envelope *ans, const char *src, unsigned *wrong,
 	if (ans->body_case != R3Q__ENVELOPE__BODY_ERROR)
 		return;
 	m = ans->error->message;
-	if (strstr(m, "unknown token or wrong secret") != NULL)
+	if (strstr(m, "unknown token") != NULL ||
+	    strstr(m, "wrong secret") != NULL)
 		(*wrong)++;
 	else if (strstr(m, "from all addresses") != NULL)
 		(*global)++;

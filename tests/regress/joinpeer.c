@@ -46,7 +46,17 @@
 
 #include "frame.h"
 
-static SSL	*jp_ssl;
+/*
+ * The one connection, and what the modes made (freed at exit, so that
+ * LeakSanitizer, which reads the test tools too, finds nothing): the
+ * context, the last key and request, the last frame read and the last
+ * frame a relay's stream carried.
+ */
+static SSL		*jp_ssl;
+static SSL_CTX		*jp_sctx;
+static EVP_PKEY		*jp_key;
+static unsigned char	*jp_der;
+static Envelope		*jp_env, *jp_inner;
 
 static void __attribute__((noreturn))
 usage(void)
@@ -112,6 +122,8 @@ jp_ctx(const char *ca, const char *cert, const char *key)
 		fprintf(stderr, "cannot load %s or %s\n", cert, key);
 		exit(2);
 	}
+	SSL_CTX_free(jp_sctx);
+	jp_sctx = ctx;
 	return (ctx);
 }
 
@@ -173,7 +185,10 @@ jp_get(uint8_t *buf, size_t len)
 	return (0);
 }
 
-/* The next frame, or NULL when the master closed (or 10 s of silence). */
+/*
+ * The next frame, or NULL when the master closed (or 10 s of silence);
+ * valid until the next call.
+ */
 static Envelope *
 jp_recv(void)
 {
@@ -181,6 +196,10 @@ jp_recv(void)
 	uint32_t	 len;
 	Envelope	*env = NULL;
 	char		 err[256];
+
+	if (jp_env != NULL)
+		frame_free(jp_env);
+	jp_env = NULL;
 
 	if (jp_get(hdr, sizeof(hdr)) == -1 ||
 	    frame_header_decode(hdr, FRAME_MAX_DEFAULT, &len, err,
@@ -191,7 +210,7 @@ jp_recv(void)
 	    sizeof(err)) == -1)
 		env = NULL;
 	free(body);
-	return (env);
+	return (jp_env = env);
 }
 
 /* A request for CN=name with a new P-256 key (kept in *keyp): DER. */
@@ -201,6 +220,10 @@ jp_csr(const char *name, EVP_PKEY **keyp, unsigned char **der)
 	X509_REQ	*req;
 	int		 len;
 
+	EVP_PKEY_free(jp_key);
+	OPENSSL_free(jp_der);
+	jp_key = NULL;
+	jp_der = NULL;
 	if ((*keyp = EVP_EC_gen("P-256")) == NULL ||
 	    (req = X509_REQ_new()) == NULL)
 		exit(2);
@@ -212,6 +235,8 @@ jp_csr(const char *name, EVP_PKEY **keyp, unsigned char **der)
 	*der = NULL;
 	len = i2d_X509_REQ(req, der);
 	X509_REQ_free(req);
+	jp_key = *keyp;
+	jp_der = *der;
 	if (len <= 0)
 		exit(2);
 	return (len);
@@ -288,7 +313,6 @@ do_relay(char **argv)
 		printf("refused: relay %s not welcomed\n", self);
 		return (0);
 	}
-	frame_free(ans);
 	via[0] = (char *)(uintptr_t)self;
 	rc.stream = 1;
 	rc.op = 1;
@@ -333,10 +357,11 @@ do_relay(char **argv)
 		    ans->relay_data->data.len <= FRAME_HDRLEN ||
 		    frame_unpack(ans->relay_data->data.data + FRAME_HDRLEN,
 		    ans->relay_data->data.len - FRAME_HDRLEN, 1 << 20, &in,
-		    err, sizeof(err)) == -1) {
-			frame_free(ans);
+		    err, sizeof(err)) == -1)
 			continue;
-		}
+		if (jp_inner != NULL)
+			frame_free(jp_inner);
+		jp_inner = in;
 		if (in->body_case == R3Q__ENVELOPE__BODY_JOIN_ANSWER &&
 		    in->join_answer->cert.len > 0) {
 			x = jp_answer_cert(in->join_answer, subj, sizeof(subj));
@@ -349,8 +374,6 @@ do_relay(char **argv)
 			printf("refused: %s\n", in->error->message);
 			return (0);
 		}
-		frame_free(in);
-		frame_free(ans);
 	}
 	printf("refused: closed\n");
 	return (0);
@@ -379,7 +402,6 @@ do_renew(char **argv)
 		printf("refused: not welcomed\n");
 		return (1);
 	}
-	frame_free(ans);
 	r3q__envelope__init(&env);
 	jp_renewal(&env, &jr, argv[5], &key, &der);
 	(void)jp_send(&env);
@@ -390,7 +412,6 @@ do_renew(char **argv)
 		}
 		if (ans->body_case == R3Q__ENVELOPE__BODY_JOIN_ANSWER)
 			break;
-		frame_free(ans);
 	}
 	if (ans == NULL) {
 		printf("refused: closed\n");
@@ -413,6 +434,7 @@ do_renew(char **argv)
 	printf("renewed: %s\n", hex);
 	OPENSSL_free(hex);
 	BN_free(bn);
+	X509_free(x);
 	return (0);
 }
 
@@ -451,7 +473,6 @@ do_hello(char **argv, int hold)
 		}
 		if (ans->body_case == R3Q__ENVELOPE__BODY_HEARTBEAT)
 			(void)jp_send(ans);
-		frame_free(ans);
 	}
 	printf("closed\n");
 	return (0);
@@ -504,7 +525,6 @@ do_guess(int argc, char **argv)
 				jp_close();
 				continue;
 			}
-			frame_free(ans);
 			snprintf(tok, sizeof(tok), "%012x.%032x", 0xabc000 + i,
 			    r);
 			jr.protocol = R3Q_PROTOCOL;
@@ -515,7 +535,6 @@ do_guess(int argc, char **argv)
 			if (jp_send(&env) == 0 && (ans = jp_recv()) != NULL) {
 				jp_count(ans, argv[3 + i], &wrong[i], &busy[i],
 				    &global[i]);
-				frame_free(ans);
 			}
 			jp_close();
 		}
@@ -526,7 +545,24 @@ do_guess(int argc, char **argv)
 			max = wrong[i];
 	}
 	printf("max wrong %u\n", max);
+	free(wrong);
+	free(busy);
+	free(global);
 	return (0);
+}
+
+/* Free what the mode made (atexit). */
+static void
+jp_exit(void)
+{
+	jp_close();
+	if (jp_env != NULL)
+		frame_free(jp_env);
+	if (jp_inner != NULL)
+		frame_free(jp_inner);
+	EVP_PKEY_free(jp_key);
+	OPENSSL_free(jp_der);
+	SSL_CTX_free(jp_sctx);
 }
 
 int
@@ -534,6 +570,7 @@ main(int argc, char *argv[])
 {
 	if (argc < 2)
 		usage();
+	atexit(jp_exit);
 	if (strcmp(argv[1], "relay") == 0 && argc == 9)
 		return (do_relay(argv + 2));
 	if (strcmp(argv[1], "renew") == 0 && argc == 9)

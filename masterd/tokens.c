@@ -582,7 +582,8 @@ tokens_ext(X509 *x, int nid, const char *value)
  * one (O=R3Q, OU=worker, CN=name; clientAuth for its link, and
  * serverAuth, which peer links need: a worker serves the other end of
  * one with this certificate), valid from a little before now for
- * lifetime_s (0: cert_lifetime), not past the CA's own end.  The PEM
+ * lifetime_s (0: cert_lifetime, and never more), not past the CA's own
+ * end.  The PEM
  * (malloc'd), serial and end in *pem, serial, *not_after; -1 with a
  * message.
  */
@@ -603,7 +604,7 @@ tokens_sign(X509_REQ *req, const char *name, uint64_t lifetime_s, char **pem,
 	const EVP_MD	*md_alg;
 	int		 mdnid, rc = -1;
 
-	if (lifetime_s == 0)
+	if (lifetime_s == 0 || lifetime_s > md->conf.cert_lifetime / 1000)
 		lifetime_s = md->conf.cert_lifetime / 1000;
 	end = now + (time_t)lifetime_s;
 	caend = tls_cert_not_after(tk.ca);
@@ -736,6 +737,43 @@ tokens_name_known(struct journal *jl, const char *name)
 	if (journal_load_certs(jl, tokens_name_row, arg) == -1)
 		return (-1);
 	return (arg[1] != NULL);
+}
+
+/* journal_load_certs() callback: the row of serial arg->c.serial. */
+struct tokens_find {
+	const char		*serial;
+	struct journal_cert	 c;
+	int			 found;
+};
+
+static int
+tokens_find_row(void *arg, const struct journal_cert *c)
+{
+	struct tokens_find	*f = arg;
+
+	if (strcasecmp(c->serial, f->serial) == 0) {
+		f->c = *c;
+		f->found = 1;
+	}
+	return (0);
+}
+
+/*
+ * The lifetime, s, of the certificate of serial as issued here (a
+ * token's --cert-lifetime carries over to its renewals); 0 if it was not
+ * issued here, or cannot be read.
+ */
+static uint64_t
+tokens_lifetime_of(struct journal *jl, const char *serial)
+{
+	struct tokens_find	 f;
+
+	memset(&f, 0, sizeof(f));
+	f.serial = serial;
+	if (journal_load_certs(jl, tokens_find_row, &f) == -1 || !f.found ||
+	    f.c.issued == 0 || f.c.not_after <= f.c.issued)
+		return (0);
+	return (f.c.not_after - f.c.issued);
 }
 
 /* The mark of serial, or NULL. */
@@ -1054,8 +1092,10 @@ tokens_renew(struct session *s, Envelope *env)
 		    "renews for its own name (%s), not %s", s->s_name, name);
 		return;
 	}
-	rc = tokens_sign(req, name, 0, &pem, &pemlen, serial, sizeof(serial),
-	    &not_after, err, sizeof(err));
+	/* As long as the certificate it replaces was given. */
+	rc = tokens_sign(req, name, tokens_lifetime_of(job_journal_handle(),
+	    old), &pem, &pemlen, serial, sizeof(serial), &not_after, err,
+	    sizeof(err));
 	X509_REQ_free(req);
 	if (rc == -1) {
 		log_warnx("worker %s: renewal: %s", name, err);

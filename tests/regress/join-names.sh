@@ -4,7 +4,7 @@
 # to a token made for it (r3qctl token create --name), which gives no
 # other name.  token create prints a workerd command that, pasted with
 # the token on its standard input, joins (the master's own address); a
-# token's --cert-lifetime bounds its certificates.  Before --name, the
+# token's --cert-lifetime bounds its certificates, and their renewals.  Before --name, the
 # token holder got w1's certificate.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
@@ -60,6 +60,15 @@ end=$(date -d "$(openssl x509 -in "$T/sp1/worker.pem" -noout -enddate | cut -d= 
 left=$((end - now))
 [ "$left" -gt 7000 ] && [ "$left" -le 7260 ] || fail "--cert-lifetime 2h gave $left s"
 ok "the printed '$line', pasted with the token, joins; its certificate lives 2h ($left s)"
+# A renewal (with p1's key, over its own connection) keeps the 2h.
+"$top_builddir/tests/regress/r3q-joinpeer" renew 127.0.0.1 "$PORT" "$C/ca.pem" \
+    "$T/sp1/worker.pem" "$T/sp1/worker.key" p1 "$T/p1new" > "$T/renew.out" 2>&1 ||
+    fail "p1's renewal: $(cat "$T/renew.out")"
+now=$(date +%s)
+end=$(date -d "$(openssl x509 -in "$T/p1new.pem" -noout -enddate | cut -d= -f2)" +%s)
+left=$((end - now))
+[ "$left" -gt 7000 ] && [ "$left" -le 7260 ] || fail "the renewal of a 2h certificate gave $left s"
+ok "its renewal lives 2h too ($left s), not masterd's cert_lifetime"
 "$R3QCTL" token create --cert-lifetime 10s > "$T/out" 2>&1 && fail "--cert-lifetime 10s taken"
 grep -q -- "--cert-lifetime 10s: a duration from 1m" "$T/out" || fail "--cert-lifetime 10s: $(cat "$T/out")"
 ok "a --cert-lifetime under a minute is refused"

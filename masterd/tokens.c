@@ -739,13 +739,14 @@ tokens_name_known(struct journal *jl, const char *name)
 	return (arg[1] != NULL);
 }
 
-/* journal_load_certs() callback: the row of serial arg->c.serial. */
+/* A certificate's row looked up by serial (tokens_lifetime_of). */
 struct tokens_find {
 	const char		*serial;
 	struct journal_cert	 c;
 	int			 found;
 };
 
+/* journal_load_certs() callback: keep the row of f->serial. */
 static int
 tokens_find_row(void *arg, const struct journal_cert *c)
 {
@@ -1467,6 +1468,7 @@ struct tokens_victims {
 	size_t			 n, cap;
 };
 
+/* journal_load_certs() callback: take the row if it is v's. */
 static int
 tokens_victim_row(void *arg, const struct journal_cert *c)
 {

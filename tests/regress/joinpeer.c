@@ -146,6 +146,7 @@ jp_dial(SSL_CTX *ctx, const char *host, const char *port, const char *src)
 	return (0);
 }
 
+/* Close the connection, if any. */
 static void
 jp_close(void)
 {
@@ -157,6 +158,7 @@ jp_close(void)
 	ERR_clear_error();
 }
 
+/* Send a frame; -1 if it could not be written. */
 static int
 jp_send(const Envelope *env)
 {
@@ -171,6 +173,7 @@ jp_send(const Envelope *env)
 	return (rc);
 }
 
+/* Read exactly len bytes; -1 on close, error or silence. */
 static int
 jp_get(uint8_t *buf, size_t len)
 {

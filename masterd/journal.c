@@ -309,8 +309,8 @@ static const char journal_schema_sql[] =
  * masterd takes them without a schema change.  A token's secret is kept
  * only as its SHA-256; what a token grants besides (a name, its
  * certificates' lifetime) is in token_grants, and a certificate's
- * revocation or renewal (of any serial, issued here or not) in
- * cert_marks, both added later the same way.  All are small and rarely
+ * revocation or renewal (its successor's serial; of any serial, issued
+ * here or not) in cert_marks, both added later the same way.  All are small and rarely
  * written: their statements are prepared when used.
  */
 static const char journal_tokens_sql[] =
@@ -324,7 +324,7 @@ static const char journal_tokens_sql[] =
 	"    name TEXT, cert_lifetime INTEGER);"
 	"CREATE TABLE IF NOT EXISTS cert_marks (serial TEXT PRIMARY KEY, "
 	"    name TEXT, revoked INTEGER NOT NULL DEFAULT 0, "
-	"    renewed INTEGER NOT NULL DEFAULT 0);";
+	"    successor TEXT NOT NULL DEFAULT '');";
 
 /*
  * Version 1 to 2, in the transaction that checked the version: every job
@@ -3199,12 +3199,13 @@ journal_load_certs(struct journal *j,
 }
 
 /*
- * Mark a certificate (by serial, of any name): revoked at a Unix time,
- * renewed once; a mark once set stays.
+ * Mark a certificate (by serial, of any name): revoked at a Unix time
+ * (0: not), a revocation once set staying; renewed by successor (NULL:
+ * no news), the latest kept.
  */
 int
 journal_cert_mark(struct journal *j, const char *serial, const char *name,
-    uint64_t revoked, int renewed)
+    uint64_t revoked, const char *successor)
 {
 	sqlite3_stmt	*st;
 	int		 rc;
@@ -3212,35 +3213,40 @@ journal_cert_mark(struct journal *j, const char *serial, const char *name,
 	if (journal_begin(j) == -1)
 		return (-1);
 	if ((st = journal_adhoc(j, "INSERT INTO cert_marks (serial, name, "
-	    "revoked, renewed) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (serial) "
+	    "revoked, successor) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (serial) "
 	    "DO UPDATE SET revoked = CASE WHEN revoked = 0 THEN "
-	    "excluded.revoked ELSE revoked END, renewed = max(renewed, "
-	    "excluded.renewed)")) == NULL)
+	    "excluded.revoked ELSE revoked END, successor = CASE WHEN "
+	    "excluded.successor = '' THEN successor ELSE excluded.successor "
+	    "END")) == NULL)
 		return (-1);
 	rc = sqlite3_bind_text(st, 1, serial, -1, SQLITE_STATIC);
 	journal_bind_str(st, 2, name, &rc);
 	journal_bind_u64(st, 3, revoked, &rc);
-	journal_bind_u64(st, 4, renewed ? 1 : 0, &rc);
+	/* "" (not NULL, as journal_bind_str makes it): no news. */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 4, successor != NULL ? successor :
+		    "", -1, SQLITE_STATIC);
 	return (journal_adhoc_run(j, st, rc, "marking a certificate"));
 }
 
-/* Every marked certificate: serial, name, revoked (0: no), renewed. */
+/* Every marked certificate: serial, name, revoked (0: no), successor. */
 int
 journal_load_marks(struct journal *j, int (*cb)(void *, const char *,
-    const char *, uint64_t, int), void *arg)
+    const char *, uint64_t, const char *), void *arg)
 {
 	sqlite3_stmt	*st;
-	char		 serial[48], name[64];
+	char		 serial[48], name[64], succ[48];
 	int		 rc;
 
-	if ((st = journal_adhoc(j, "SELECT serial, name, revoked, renewed "
+	if ((st = journal_adhoc(j, "SELECT serial, name, revoked, successor "
 	    "FROM cert_marks ORDER BY rowid")) == NULL)
 		return (-1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		journal_column_text(st, 0, serial, sizeof(serial));
 		journal_column_text(st, 1, name, sizeof(name));
+		journal_column_text(st, 3, succ, sizeof(succ));
 		if (cb(arg, serial, name, journal_u64(sqlite3_column_int64(st,
-		    2)), sqlite3_column_int64(st, 3) != 0) == -1) {
+		    2)), succ) == -1) {
 			sqlite3_finalize(st);
 			journal_set(j, "loading certificate marks: stopped by "
 			    "caller");

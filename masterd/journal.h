@@ -183,9 +183,10 @@ int		 journal_cert_add(struct journal *,
 int		 journal_load_certs(struct journal *,
 		    int (*)(void *, const struct journal_cert *), void *);
 int		 journal_cert_mark(struct journal *, const char *,
-		    const char *, uint64_t, int);
+		    const char *, uint64_t, const char *);
 int		 journal_load_marks(struct journal *, int (*)(void *,
-		    const char *, const char *, uint64_t, int), void *);
+		    const char *, const char *, uint64_t, const char *),
+		    void *);
 
 int		 journal_commit(struct journal *);
 int		 journal_rollback(struct journal *);

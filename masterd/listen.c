@@ -284,6 +284,8 @@ listen_role(struct session *s)
 	s->s_not_after = tls_cert_not_after(peer);
 	snprintf(s->s_name, sizeof(s->s_name), "%s", name);
 	s->s_verified = 1;
+	if (tokens_enabled() && strcmp(role, "client") != 0)
+		tokens_shown(s);	/* its renewal was not lost */
 	if (strcmp(role, "worker") == 0) {
 		log_debug("%s: TLS up, worker %s, waiting for hello",
 		    s->s_addr, name);

@@ -806,6 +806,7 @@ int	 tokens_load(const struct masterd_config *);
 int	 tokens_enabled(void);
 int	 tokens_start(void);
 void	 tokens_seen(const char *);
+void	 tokens_shown(struct session *);
 int	 tokens_crl(struct tls_crl **, char *, size_t);
 int	 tokens_session_serial(struct session *, char *, size_t);
 int	 tokens_ctx(SSL_CTX *, const struct masterd_config *);

@@ -20,7 +20,8 @@
  *    worker asks over its own direct link (a JoinRequest without a
  *    token), proving the name with the certificate it holds: never over
  *    a relay's stream, whose name is the relay's word, never for a
- *    revoked certificate, and once per certificate;
+ *    revoked certificate, and once per certificate (again only if the
+ *    renewal it got was never shown: then that one is revoked);
  *  - revokes (r3qctl certs revoke) every certificate of a name, or one
  *    serial: a mark in the journal, and a CRL signed with the CA's key
  *    that the listener puts in force at once (tokens_crl).
@@ -33,6 +34,7 @@
 
 #include <sys/queue.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -120,13 +122,15 @@ struct tokens_mark {
 	char		 tm_serial[48];
 	char		 tm_name[64];
 	uint64_t	 tm_revoked;	/* Unix s; 0: in force */
-	int		 tm_renewed;
+	char		 tm_successor[48];	/* its renewal; "": none */
 };
 static struct {
 	struct tokens_mark	*m;
 	size_t			 n, cap;
 	int			 loaded;
 	struct u64map		 seen;		/* MAC of a name -> 1 */
+	struct u64map		 shown;		/* MAC of a serial a worker
+						   presented since start */
 } mk;
 
 int
@@ -160,6 +164,7 @@ tokens_free(void)
 	memset(&jb, 0, sizeof(jb));
 	free(mk.m);
 	u64map_free(&mk.seen);
+	u64map_free(&mk.shown);
 	memset(&mk, 0, sizeof(mk));
 }
 
@@ -792,7 +797,7 @@ tokens_mark_find(const char *serial)
 /* Mark serial (of name) in memory: revoked at a time, or renewed. */
 static struct tokens_mark *
 tokens_mark_set(const char *serial, const char *name, uint64_t revoked,
-    int renewed)
+    const char *successor)
 {
 	struct tokens_mark	*m;
 
@@ -808,19 +813,46 @@ tokens_mark_set(const char *serial, const char *name, uint64_t revoked,
 	}
 	if (m->tm_revoked == 0)
 		m->tm_revoked = revoked;
-	if (renewed)
-		m->tm_renewed = 1;
+	if (successor != NULL && successor[0] != '\0')
+		snprintf(m->tm_successor, sizeof(m->tm_successor), "%s",
+		    successor);
 	return (m);
 }
 
 /* journal_load_marks() callback. */
 static int
 tokens_mark_row(void *arg, const char *serial, const char *name,
-    uint64_t revoked, int renewed)
+    uint64_t revoked, const char *successor)
 {
 	(void)arg;
-	(void)tokens_mark_set(serial, name, revoked, renewed);
+	(void)tokens_mark_set(serial, name, revoked, successor);
 	return (0);
+}
+
+/* The MAC of a serial, as the shown set keys it (case folded). */
+static uint64_t
+tokens_serial_mac(const char *serial)
+{
+	char	 up[48];
+	size_t	 i;
+
+	for (i = 0; serial[i] != '\0' && i < sizeof(up) - 1; i++)
+		up[i] = (char)toupper((unsigned char)serial[i]);
+	up[i] = '\0';
+	return (siphash24(&md->mac, up, i));
+}
+
+/*
+ * A worker's (or relay's) handshake is done (listen.c): its certificate
+ * has been shown, so a renewal that made it was not lost.
+ */
+void
+tokens_shown(struct session *s)
+{
+	char	 sn[48];
+
+	if (tokens_session_serial(s, sn, sizeof(sn)) == 0)
+		(void)u64map_put(&mk.shown, tokens_serial_mac(sn), 1);
 }
 
 /*
@@ -1016,6 +1048,7 @@ tokens_renew(struct session *s, Envelope *env)
 	X509_REQ		*req;
 	char			 name[JOIN_NAME_MAX + 1], err[512], when[40];
 	char			 serial[48], *pem = NULL, old[48], why[768];
+	char			 lost[48] = "";
 	size_t			 pemlen;
 	uint64_t		 not_after, mono = mono_ns();
 	int			 rc;
@@ -1070,13 +1103,24 @@ tokens_renew(struct session *s, Envelope *env)
 		session_close(s);
 		return;
 	}
-	if (m != NULL && m->tm_renewed) {
-		log_warnx("worker %s (%s): renewal refused: certificate %s "
-		    "was renewed before", s->s_name, s->s_addr, old);
-		session_error_soft(s, env->id, "renewal refused: this "
-		    "certificate (serial %s) was renewed already: use the "
-		    "new one, or join again with a token", old);
-		return;
+	/*
+	 * Renewed before: if its successor has been shown since masterd
+	 * started, someone holds it, and this is a second line of keys.  If
+	 * not, the answer was lost: the successor nobody uses is revoked and
+	 * another issued.
+	 */
+	if (m != NULL && m->tm_successor[0] != '\0') {
+		if (u64map_get(&mk.shown, tokens_serial_mac(m->tm_successor),
+		    NULL) == 1) {
+			log_warnx("worker %s (%s): renewal refused: certificate "
+			    "%s was renewed before, to %s, which is in use",
+			    s->s_name, s->s_addr, old, m->tm_successor);
+			session_error_soft(s, env->id, "renewal refused: this "
+			    "certificate (serial %s) was renewed already: use "
+			    "the new one, or join again with a token", old);
+			return;
+		}
+		snprintf(lost, sizeof(lost), "%s", m->tm_successor);
 	}
 	if ((req = tokens_csr(&jr->csr, name, sizeof(name), err,
 	    sizeof(err))) == NULL) {
@@ -1110,15 +1154,23 @@ tokens_renew(struct session *s, Envelope *env)
 	jc.not_after = not_after;
 	snprintf(jc.addr, sizeof(jc.addr), "%s", s->s_addr);
 	if (journal_cert_add(job_journal_handle(), &jc) == -1 ||
-	    journal_cert_mark(job_journal_handle(), old, name, 0, 1) == -1 ||
-	    job_journal_commit() == -1) {
+	    journal_cert_mark(job_journal_handle(), old, name, 0,
+	    serial) == -1 || (lost[0] != '\0' &&
+	    journal_cert_mark(job_journal_handle(), lost, name, jc.issued,
+	    NULL) == -1) || job_journal_commit() == -1) {
 		free(pem);
 		job_journal_error();
 		session_error_soft(s, env->id, "masterd cannot journal a "
 		    "certificate now: renew later");
 		return;
 	}
-	(void)tokens_mark_set(old, name, 0, 1);
+	(void)tokens_mark_set(old, name, 0, serial);
+	if (lost[0] != '\0') {
+		(void)tokens_mark_set(lost, name, jc.issued, NULL);
+		log_warnx("worker %s (%s): certificate %s, its last renewal, "
+		    "was never used: revoked", name, s->s_addr, lost);
+		(void)server_crl_refresh();
+	}
 	s->s_renewed = mono;
 	log_info("worker %s (%s) renewed its certificate: serial %s until %s",
 	    name, s->s_addr, serial, tokens_time(not_after, when,
@@ -1571,7 +1623,7 @@ tokens_certs_revoke(struct session *s, uint64_t reqid, const char *what)
 		if (v.c[i].revoked == 0)
 			v.c[i].revoked = now;
 		if (journal_cert_mark(jl, v.c[i].serial, v.c[i].name,
-		    v.c[i].revoked, 0) == -1)
+		    v.c[i].revoked, NULL) == -1)
 			goto jfail;
 	}
 	if (job_journal_commit() == -1) {
@@ -1583,7 +1635,7 @@ tokens_certs_revoke(struct session *s, uint64_t reqid, const char *what)
 	}
 	for (i = 0; i < v.n; i++) {
 		(void)tokens_mark_set(v.c[i].serial, v.c[i].name,
-		    v.c[i].revoked, 0);
+		    v.c[i].revoked, NULL);
 		log_info("certificate %s%s%s revoked by %s", v.c[i].serial,
 		    v.c[i].name[0] ? " of " : "", v.c[i].name, s->s_owner);
 	}

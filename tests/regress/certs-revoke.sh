@@ -1,7 +1,8 @@
 # A certificate speaks only for itself (doc/security.md).  A relay cannot
 # have masterd sign a worker certificate in a stream's name, nor have its
 # own certificate renewed into a worker's.  A stolen worker key renews
-# once, not again; `r3qctl certs revoke NAME` then revokes every
+# once, not again once that renewal is in use (a renewal never used, as
+# when its answer is lost, is revoked and replaced); `r3qctl certs revoke NAME` then revokes every
 # certificate of the name (the join's, the renewal's, and a connected
 # worker's made by mkcerts), drops the connected ones at once, refuses
 # them at the handshake, and goes on refusing them after masterd
@@ -46,10 +47,27 @@ waitfor "! '$R3QCTL' workers | grep -q '^j1 '" 15 || fail "j1 did not leave"
     > "$T/renew.out" 2>&1 || fail "the stolen key did not renew: $(cat "$T/renew.out")"
 s2=$(sed -n 's/^renewed: //p' "$T/renew.out")
 [ -n "$s2" ] && [ "$s2" != "$s1" ] || fail "renewal: $(cat "$T/renew.out")"
+ok "the stolen key renews: $s1 -> $s2"
+# Again, its first renewal never used (as if the answer had been lost):
+# granted, and that unused one is revoked.
 "$JOINPEER" renew 127.0.0.1 "$PORT" "$C/ca.pem" "$T/stolen.pem" "$T/stolen.key" j1 "$T/thief2" \
-    > "$T/renew2.out" 2>&1 && fail "a certificate renewed twice: $(cat "$T/renew2.out")"
-grep -q "was renewed already" "$T/renew2.out" || fail "second renewal: $(cat "$T/renew2.out")"
-ok "a stolen key renews once ($s1 -> $s2), not twice"
+    > "$T/renew2.out" 2>&1 || fail "a renewal whose answer was lost: $(cat "$T/renew2.out")"
+s3=$(sed -n 's/^renewed: //p' "$T/renew2.out")
+grep -q "certificate $s2, its last renewal, was never used: revoked" "$T/masterd.log" ||
+    fail "the unused renewal $s2 was not revoked: $(grep -i renew "$T/masterd.log" | tail -n 3)"
+"$JOINPEER" hello 127.0.0.1 "$PORT" "$C/ca.pem" "$T/thief.pem" "$T/thief.key" j1 \
+    > "$T/hello2.out" 2>&1 && fail "the unused renewal $s2 was welcomed: $(cat "$T/hello2.out")"
+ok "a renewal never used is replaced: $s1 -> $s3, $s2 revoked"
+# Once the new one is in use, the old key renews no more.
+"$JOINPEER" hello 127.0.0.1 "$PORT" "$C/ca.pem" "$T/thief2.pem" "$T/thief2.key" j1 \
+    > "$T/hello3.out" 2>&1 || fail "$s3 was not welcomed: $(cat "$T/hello3.out")"
+"$JOINPEER" renew 127.0.0.1 "$PORT" "$C/ca.pem" "$T/stolen.pem" "$T/stolen.key" j1 "$T/thief3" \
+    > "$T/renew3.out" 2>&1 && fail "a certificate renewed twice: $(cat "$T/renew3.out")"
+grep -q "was renewed already" "$T/renew3.out" || fail "second renewal: $(cat "$T/renew3.out")"
+ok "a stolen key renews once ($s1 -> $s3 in use), not twice"
+mv "$T/thief2.pem" "$T/thief.pem"
+mv "$T/thief2.key" "$T/thief.key"
+s2=$s3
 
 # The thief runs j1 with the renewed certificate; w1 (mkcerts) runs too.
 cat > "$T/thief.conf" <<EOC
@@ -76,9 +94,9 @@ waitfor "grep -q 'your certificate is revoked\|certificate revoked' '$T/thief.lo
     fail "the thief was not told: $(tail -n 3 "$T/thief.log")"
 "$R3QCTL" workers | grep -q '^w1 ' || fail "w1 went with j1"
 "$R3QCTL" certs > "$T/certs.out"
-[ "$(awk '$1 == "j1"' "$T/certs.out" | wc -l)" = 2 ] &&
-    [ "$(awk '$1 == "j1" && $NF ~ /Z$/' "$T/certs.out" | wc -l)" = 2 ] ||
-    fail "certs does not mark both revoked: $(cat "$T/certs.out")"
+[ "$(awk '$1 == "j1"' "$T/certs.out" | wc -l)" = 3 ] &&
+    [ "$(awk '$1 == "j1" && $NF ~ /Z$/' "$T/certs.out" | wc -l)" = 3 ] ||
+    fail "certs does not mark all three revoked: $(cat "$T/certs.out")"
 ok "certs revoke j1: both certificates revoked, the thief dropped at once, w1 stays"
 # The CRL in force, for relays' and workers' crl files: signed by the CA.
 "$R3QCTL" certs crl > "$T/crl.pem" || fail "certs crl: $(cat "$T/crl.pem")"
@@ -127,5 +145,5 @@ start_master
 "$JOINPEER" hello 127.0.0.1 "$PORT" "$C/ca.pem" "$T/sj2/worker.pem" "$T/sj2/worker.key" j2 \
     > "$T/hello.out" 2>&1 && fail "after a restart j2's certificate was welcomed"
 waitfor "grep -q 'certificate revoked' '$T/masterd.log'" 10 || fail "no refusal after the restart"
-[ "$("$R3QCTL" certs | grep -c '^j[12] ')" = 3 ] || fail "certs after the restart: $("$R3QCTL" certs)"
+[ "$("$R3QCTL" certs | grep -c '^j[12] ')" = 4 ] || fail "certs after the restart: $("$R3QCTL" certs)"
 ok "after masterd restarts the revoked certificates are still refused at the handshake"

@@ -380,9 +380,12 @@ tls_cert_cn(const char *path, char *role, size_t rolelen, char *cn,
 
 /*
  * Say why a TLS bufferevent failed: the OpenSSL reason, the certificate
- * verification result, the socket error, or a plain close.
+ * verification result, the socket error, or a plain close.  Returns 1 for
+ * a close that is no error: an end of stream, with the peer's close_notify
+ * or without it (most clients just close their socket; whether that came
+ * between frames is for the caller to judge), else 0.
  */
-void
+int
 tls_describe_error(struct bufferevent *bev, short what, char *buf,
     size_t len)
 {
@@ -391,31 +394,47 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 	const char	*desc;
 	char		 reason[256];
 	long		 vr;
-	int		 serr;
+	int		 serr, eof = 0;
 
 	reason[0] = '\0';
-	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+	while ((e = bufferevent_get_openssl_error(bev)) != 0) {
+#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING
+		if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
+		    ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+			eof = 1;
+			continue;
+		}
+#endif
 		if (reason[0] == '\0' && tls_real_error(e))
 			ERR_error_string_n(e, reason, sizeof(reason));
+	}
 	ssl = bufferevent_openssl_get_ssl(bev);
 	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
 		desc = tls_exidx != -1 ? SSL_get_ex_data(ssl, tls_exidx) : NULL;
 		snprintf(buf, len, "certificate verification failed: %s%s%s",
 		    X509_verify_cert_error_string(vr), desc != NULL ? ": " :
 		    "", desc != NULL ? desc : "");
-		return;
+		return (0);
 	}
 	if (reason[0] != '\0') {
 		snprintf(buf, len, "TLS error: %s", reason);
-		return;
+		return (0);
+	}
+	if (eof) {
+		snprintf(buf, len, "connection closed (without close_notify)");
+		return (1);
 	}
 	serr = EVUTIL_SOCKET_ERROR();
-	if ((what & BEV_EVENT_ERROR) && serr != 0)
+	if ((what & BEV_EVENT_ERROR) && serr != 0) {
 		snprintf(buf, len, "%s", evutil_socket_error_to_string(serr));
-	else if (what & BEV_EVENT_TIMEOUT)
+		return (0);
+	}
+	if (what & BEV_EVENT_TIMEOUT) {
 		snprintf(buf, len, "timed out");
-	else
-		snprintf(buf, len, "connection closed");
+		return (0);
+	}
+	snprintf(buf, len, "connection closed");
+	return ((what & BEV_EVENT_EOF) != 0);
 }
 
 /* The names a certificate is valid for: its DNS and IP SANs, else its CN. */
@@ -1406,4 +1425,95 @@ tls_crl_entries(const struct tls_crl *crl)
 		    crl->cr_crls, i))) != NULL)
 			n += (size_t)sk_X509_REVOKED_num(revs);
 	return (n);
+}
+
+/* The CRLs of crl (NULL for none), for a reader that merges them. */
+STACK_OF(X509_CRL) *
+tls_crl_stack(const struct tls_crl *crl)
+{
+	return (crl != NULL ? crl->cr_crls : NULL);
+}
+
+/*
+ * crl (or a new revocation list named path, if crl is NULL) with c in
+ * place of every CRL of c's issuer; c is taken.  NULL if out of memory,
+ * with c and crl freed.
+ */
+struct tls_crl *
+tls_crl_with(struct tls_crl *crl, X509_CRL *c, const char *path)
+{
+	X509_CRL	*o;
+	int		 i;
+
+	if (crl == NULL && ((crl = calloc(1, sizeof(*crl))) == NULL ||
+	    (crl->cr_path = strdup(path)) == NULL ||
+	    (crl->cr_crls = sk_X509_CRL_new_null()) == NULL))
+		goto fail;
+	for (i = sk_X509_CRL_num(crl->cr_crls) - 1; i >= 0; i--) {
+		o = sk_X509_CRL_value(crl->cr_crls, i);
+		if (X509_NAME_cmp(X509_CRL_get_issuer(o),
+		    X509_CRL_get_issuer(c)) == 0) {
+			(void)sk_X509_CRL_delete(crl->cr_crls, i);
+			X509_CRL_free(o);
+		}
+	}
+	if (sk_X509_CRL_push(crl->cr_crls, c) == 0)
+		goto fail;
+	return (crl);
+fail:
+	X509_CRL_free(c);
+	tls_crl_free(crl);
+	return (NULL);
+}
+
+/* A serial number as hex digits, as BN_bn2hex writes it; -1 if it cannot. */
+int
+tls_serial_hex(const ASN1_INTEGER *sn, char *buf, size_t len)
+{
+	BIGNUM	*bn;
+	char	*hex;
+	int	 rc = -1;
+
+	if (sn == NULL || (bn = ASN1_INTEGER_to_BN(sn, NULL)) == NULL) {
+		ERR_clear_error();
+		return (-1);
+	}
+	if ((hex = BN_bn2hex(bn)) != NULL && strlen(hex) < len) {
+		memcpy(buf, hex, strlen(hex) + 1);
+		rc = 0;
+	}
+	OPENSSL_free(hex);
+	BN_free(bn);
+	ERR_clear_error();
+	return (rc);
+}
+
+/* The serial of certificate x in hex (tls_serial_hex). */
+int
+tls_cert_serial(X509 *x, char *buf, size_t len)
+{
+	if (x == NULL)
+		return (-1);
+	return (tls_serial_hex(X509_get0_serialNumber(x), buf, len));
+}
+
+/* The serial tls_peer_id_new() kept, in hex (tls_serial_hex). */
+int
+tls_peer_id_serial(const struct tls_peer_id *pi, char *buf, size_t len)
+{
+	ASN1_INTEGER	*sn;
+	int		 rc;
+
+	if (pi == NULL || (sn = ASN1_INTEGER_new()) == NULL)
+		return (-1);
+	if (ASN1_STRING_set(sn, pi->pi_serial, pi->pi_serlen) != 1) {
+		ASN1_INTEGER_free(sn);
+		ERR_clear_error();
+		return (-1);
+	}
+	if (pi->pi_serneg)
+		sn->type = V_ASN1_NEG_INTEGER;
+	rc = tls_serial_hex(sn, buf, len);
+	ASN1_INTEGER_free(sn);
+	return (rc);
 }

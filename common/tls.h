@@ -66,7 +66,7 @@ int	 tls_peer_identity(SSL *, char *, size_t, char *, size_t);
 int	 tls_x509_identity(X509 *, char *, size_t, char *, size_t);
 int	 tls_check_user(const char *, const char *const *, size_t, char *,
 	    size_t);
-void	 tls_describe_error(struct bufferevent *, short, char *, size_t);
+int	 tls_describe_error(struct bufferevent *, short, char *, size_t);
 int	 tls_cert_cn(const char *, char *, size_t, char *, size_t);
 int	 tls_check_files(const struct tls_check *, char *, size_t);
 int	 tls_explain(struct bufferevent *, short, const char *, const char *,
@@ -94,5 +94,10 @@ int	 tls_crl_revoked_id(const struct tls_crl *, const struct tls_peer_id *,
 	    char *, size_t);
 const char *tls_crl_path(const struct tls_crl *);
 size_t	 tls_crl_entries(const struct tls_crl *);
+STACK_OF(X509_CRL) *tls_crl_stack(const struct tls_crl *);
+struct tls_crl *tls_crl_with(struct tls_crl *, X509_CRL *, const char *);
+int	 tls_serial_hex(const ASN1_INTEGER *, char *, size_t);
+int	 tls_cert_serial(X509 *, char *, size_t);
+int	 tls_peer_id_serial(const struct tls_peer_id *, char *, size_t);
 
 #endif /* R3Q_TLS_H */

@@ -355,8 +355,11 @@ static const char journal_schema_sql[] =
  * Join tokens and the certificates issued: tables of their own,
  * made if missing at every open, so that a version 2 file of an older
  * masterd takes them without a schema change.  A token's secret is kept
- * only as its SHA-256.  Both are small and rarely written: their
- * statements are prepared when used.
+ * only as its SHA-256; what a token grants besides (a name, its
+ * certificates' lifetime) is in token_grants, and a certificate's
+ * revocation or renewal (its successor's serial; of any serial, issued
+ * here or not) in cert_marks, both added later the same way.  All are small and rarely
+ * written: their statements are prepared when used.
  */
 static const char journal_tokens_sql[] =
 	"CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, hash TEXT, "
@@ -364,7 +367,12 @@ static const char journal_tokens_sql[] =
 	"    revoked INTEGER);"
 	"CREATE TABLE IF NOT EXISTS certs (serial TEXT PRIMARY KEY, "
 	"    name TEXT, issued INTEGER, not_after INTEGER, token TEXT, "
-	"    address TEXT);";
+	"    address TEXT);"
+	"CREATE TABLE IF NOT EXISTS token_grants (id TEXT PRIMARY KEY, "
+	"    name TEXT, cert_lifetime INTEGER);"
+	"CREATE TABLE IF NOT EXISTS cert_marks (serial TEXT PRIMARY KEY, "
+	"    name TEXT, revoked INTEGER NOT NULL DEFAULT 0, "
+	"    successor TEXT NOT NULL DEFAULT '');";
 
 /*
  * Version 1 to 2, in the transaction that checked the version: every job
@@ -3112,6 +3120,16 @@ journal_token_put(struct journal *j, const struct journal_token *t)
 	journal_bind_u64(st, 5, t->uses, &rc);
 	journal_bind_u64(st, 6, t->used, &rc);
 	journal_bind_u64(st, 7, (uint64_t)t->revoked, &rc);
+	if (journal_adhoc_run(j, st, rc, "writing a token") == -1)
+		return (-1);
+	if (t->name[0] == '\0' && t->cert_lifetime == 0)
+		return (0);
+	if ((st = journal_adhoc(j, "INSERT OR REPLACE INTO token_grants (id, "
+	    "name, cert_lifetime) VALUES (?1, ?2, ?3)")) == NULL)
+		return (-1);
+	rc = sqlite3_bind_text(st, 1, t->id, -1, SQLITE_STATIC);
+	journal_bind_str(st, 2, t->name, &rc);
+	journal_bind_u64(st, 3, t->cert_lifetime, &rc);
 	return (journal_adhoc_run(j, st, rc, "writing a token"));
 }
 
@@ -3126,9 +3144,13 @@ journal_token_row(sqlite3_stmt *st, struct journal_token *t)
 	t->uses = (uint32_t)sqlite3_column_int64(st, 4);
 	t->used = (uint32_t)sqlite3_column_int64(st, 5);
 	t->revoked = sqlite3_column_int64(st, 6) != 0;
+	journal_column_text(st, 7, t->name, sizeof(t->name));
+	t->cert_lifetime = journal_u64(sqlite3_column_int64(st, 8));
 }
 
-#define JOURNAL_TOKEN_COLS "id, hash, created, expires, uses, used, revoked"
+#define JOURNAL_TOKEN_COLS "t.id, t.hash, t.created, t.expires, t.uses, " \
+	"t.used, t.revoked, g.name, g.cert_lifetime FROM tokens t LEFT JOIN " \
+	"token_grants g ON g.id = t.id"
 
 /* Read the token id: 0 found, 1 missing, -1 error. */
 int
@@ -3137,8 +3159,8 @@ journal_token_get(struct journal *j, const char *id, struct journal_token *t)
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	if ((st = journal_adhoc(j, "SELECT " JOURNAL_TOKEN_COLS " FROM "
-	    "tokens WHERE id = ?1")) == NULL)
+	if ((st = journal_adhoc(j, "SELECT " JOURNAL_TOKEN_COLS " WHERE "
+	    "t.id = ?1")) == NULL)
 		return (-1);
 	if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
 		journal_fail(j, "reading a token");
@@ -3163,8 +3185,8 @@ journal_load_tokens(struct journal *j,
 	sqlite3_stmt		*st;
 	int			 rc;
 
-	if ((st = journal_adhoc(j, "SELECT " JOURNAL_TOKEN_COLS " FROM "
-	    "tokens ORDER BY created, id")) == NULL)
+	if ((st = journal_adhoc(j, "SELECT " JOURNAL_TOKEN_COLS " ORDER BY "
+	    "t.created, t.id")) == NULL)
 		return (-1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		journal_token_row(st, &t);
@@ -3202,7 +3224,7 @@ journal_cert_add(struct journal *j, const struct journal_cert *c)
 	return (journal_adhoc_run(j, st, rc, "writing a certificate"));
 }
 
-/* Every certificate issued, oldest first. */
+/* Every certificate issued, oldest first, then others revoked. */
 int
 journal_load_certs(struct journal *j,
     int (*cb)(void *, const struct journal_cert *), void *arg)
@@ -3211,8 +3233,13 @@ journal_load_certs(struct journal *j,
 	sqlite3_stmt		*st;
 	int			 rc;
 
-	if ((st = journal_adhoc(j, "SELECT serial, name, issued, not_after, "
-	    "token, address FROM certs ORDER BY issued, rowid")) == NULL)
+	/* And the revoked ones not issued here (mkcerts's), last. */
+	if ((st = journal_adhoc(j, "SELECT c.serial, c.name, c.issued, "
+	    "c.not_after, c.token, c.address, m.revoked, 0 AS k, c.rowid AS r "
+	    "FROM certs c LEFT JOIN cert_marks m ON m.serial = c.serial "
+	    "UNION ALL SELECT m.serial, m.name, 0, 0, '', '', m.revoked, 1, "
+	    "m.rowid FROM cert_marks m WHERE m.revoked != 0 AND m.serial NOT "
+	    "IN (SELECT serial FROM certs) ORDER BY k, 3, r")) == NULL)
 		return (-1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		memset(&c, 0, sizeof(c));
@@ -3222,6 +3249,7 @@ journal_load_certs(struct journal *j,
 		c.not_after = journal_u64(sqlite3_column_int64(st, 3));
 		journal_column_text(st, 4, c.token, sizeof(c.token));
 		journal_column_text(st, 5, c.addr, sizeof(c.addr));
+		c.revoked = journal_u64(sqlite3_column_int64(st, 6));
 		if (cb(arg, &c) == -1) {
 			sqlite3_finalize(st);
 			journal_set(j, "loading certificates: stopped by "
@@ -3673,4 +3701,65 @@ journal_rows_drop(struct journal *j, uint64_t job)
 		return (-1);
 	journal_bytes_set(j, job, 0);
 	return (0);
+}
+
+/*
+ * Mark a certificate (by serial, of any name): revoked at a Unix time
+ * (0: not), a revocation once set staying; renewed by successor (NULL:
+ * no news), the latest kept.
+ */
+int
+journal_cert_mark(struct journal *j, const char *serial, const char *name,
+    uint64_t revoked, const char *successor)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (journal_begin(j) == -1)
+		return (-1);
+	if ((st = journal_adhoc(j, "INSERT INTO cert_marks (serial, name, "
+	    "revoked, successor) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (serial) "
+	    "DO UPDATE SET revoked = CASE WHEN revoked = 0 THEN "
+	    "excluded.revoked ELSE revoked END, successor = CASE WHEN "
+	    "excluded.successor = '' THEN successor ELSE excluded.successor "
+	    "END")) == NULL)
+		return (-1);
+	rc = sqlite3_bind_text(st, 1, serial, -1, SQLITE_STATIC);
+	journal_bind_str(st, 2, name, &rc);
+	journal_bind_u64(st, 3, revoked, &rc);
+	/* "" (not NULL, as journal_bind_str makes it): no news. */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 4, successor != NULL ? successor :
+		    "", -1, SQLITE_STATIC);
+	return (journal_adhoc_run(j, st, rc, "marking a certificate"));
+}
+
+/* Every marked certificate: serial, name, revoked (0: no), successor. */
+int
+journal_load_marks(struct journal *j, int (*cb)(void *, const char *,
+    const char *, uint64_t, const char *), void *arg)
+{
+	sqlite3_stmt	*st;
+	char		 serial[48], name[64], succ[48];
+	int		 rc;
+
+	if ((st = journal_adhoc(j, "SELECT serial, name, revoked, successor "
+	    "FROM cert_marks ORDER BY rowid")) == NULL)
+		return (-1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		journal_column_text(st, 0, serial, sizeof(serial));
+		journal_column_text(st, 1, name, sizeof(name));
+		journal_column_text(st, 3, succ, sizeof(succ));
+		if (cb(arg, serial, name, journal_u64(sqlite3_column_int64(st,
+		    2)), succ) == -1) {
+			sqlite3_finalize(st);
+			journal_set(j, "loading certificate marks: stopped by "
+			    "caller");
+			return (-1);
+		}
+	}
+	if (rc != SQLITE_DONE)
+		journal_fail(j, "loading certificate marks");
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : -1);
 }

@@ -131,6 +131,9 @@ struct journal_token {
 	uint32_t	 uses;		/* joins it allows */
 	uint32_t	 used;
 	int		 revoked;
+	char		 name[64];	/* the one name it joins as; "": any
+					   name not known */
+	uint64_t	 cert_lifetime;	/* s; 0: cert_lifetime */
 };
 
 struct journal_cert {
@@ -140,6 +143,7 @@ struct journal_cert {
 	uint64_t	 not_after;	/* Unix s */
 	char		 token[16];	/* "": a renewal */
 	char		 addr[64];	/* the peer's */
+	uint64_t	 revoked;	/* Unix s; 0: in force */
 };
 
 struct journal	*journal_open(const char *, char *, size_t);
@@ -178,6 +182,11 @@ int		 journal_cert_add(struct journal *,
 		    const struct journal_cert *);
 int		 journal_load_certs(struct journal *,
 		    int (*)(void *, const struct journal_cert *), void *);
+int		 journal_cert_mark(struct journal *, const char *,
+		    const char *, uint64_t, const char *);
+int		 journal_load_marks(struct journal *, int (*)(void *,
+		    const char *, const char *, uint64_t, const char *),
+		    void *);
 
 int		 journal_commit(struct journal *);
 int		 journal_rollback(struct journal *);

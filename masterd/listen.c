@@ -295,6 +295,8 @@ listen_role(struct session *s)
 	s->s_not_after = tls_cert_not_after(peer);
 	snprintf(s->s_name, sizeof(s->s_name), "%s", name);
 	s->s_verified = 1;
+	if (tokens_enabled() && strcmp(role, "client") != 0)
+		tokens_shown(s);	/* its renewal was not lost */
 	if (strcmp(role, "worker") == 0) {
 		log_debug("%s: TLS up, worker %s, waiting for hello",
 		    s->s_addr, name);
@@ -552,15 +554,21 @@ server_ctx(const struct masterd_config *c, struct tls_crl **crlp)
 		log_warnx("%s", err);
 		return (NULL);
 	}
-	if (tls_crl_configured(c->crl) && ((crl = tls_crl_load(c->crl, c->ca,
-	    err, sizeof(err))) == NULL || tls_crl_apply(ctx, crl, err,
-	    sizeof(err)) == -1)) {
+	if (tls_crl_configured(c->crl) && (crl = tls_crl_load(c->crl, c->ca,
+	    err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
-		tls_crl_free(crl);
 		SSL_CTX_free(ctx);
 		return (NULL);
 	}
 	if (tokens_ctx(ctx, c) == -1) {
+		tls_crl_free(crl);
+		SSL_CTX_free(ctx);
+		return (NULL);
+	}
+	/* The journal's revocations (r3qctl certs revoke) join the file's. */
+	if (tokens_crl(&crl, err, sizeof(err)) == -1 ||
+	    tls_crl_apply(ctx, crl, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
 		tls_crl_free(crl);
 		SSL_CTX_free(ctx);
 		return (NULL);
@@ -668,6 +676,16 @@ server_reload(const struct masterd_config *nc)
 	return (0);
 }
 
+/*
+ * The revocations changed (tokens.c): the same configuration again, so
+ * that the new CRL refuses at the handshake and the sessions it revokes
+ * are closed now.
+ */
+int
+server_crl_refresh(void)
+{
+	return (server_reload(ls.conf));
+}
 
 /* Close every session and the listener: masterd exits. */
 void

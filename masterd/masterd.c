@@ -114,6 +114,19 @@ check_trace(const char *v, char *err, size_t errlen)
 	return (log_trace_parse(v, &bits, err, errlen));
 }
 
+/* advertise: auto, or the host:port joiners dial. */
+static int
+check_advertise(const char *v, char *err, size_t errlen)
+{
+	char	 h[256], p[16];
+
+	if (strcmp(v, "auto") == 0 || (conf_split_hostport(v, h, sizeof(h),
+	    p, sizeof(p), NULL) == 0 && h[0] != '\0' && p[0] != '\0'))
+		return (0);
+	snprintf(err, errlen, "'%s' is neither auto nor host:port", v);
+	return (-1);
+}
+
 /* http: none, a port (on 127.0.0.1) or host:port. */
 static int
 check_http(const char *v, char *err, size_t errlen)
@@ -229,6 +242,10 @@ const struct conf_key masterd_keys[] = {
 	{ "max_journal_client",	CONF_SIZE,	OFF(max_journal_client), 0,
 	    1ULL << 50, NULL },
 	{ "keep_acked",		CONF_BOOL,	OFF(keep_acked), 0, 1, NULL },
+	{ "advertise",		CONF_STRING,	OFF(advertise),	0, 0,
+	    check_advertise },
+	{ "join_rate_global",	CONF_UINT,	OFF(join_rate_global), 0,
+	    1000000, NULL },
 	{ NULL, 0, 0, 0, 0, NULL }
 };
 
@@ -290,6 +307,8 @@ masterd_config_defaults(struct masterd_config *c)
 	strcpy(c->balance_topology, "ring");
 	strcpy(c->ca_key, "none");
 	c->cert_lifetime = 365ULL * 86400000;
+	strcpy(c->advertise, "auto");
+	c->join_rate_global = 60;
 	c->sealed_frames = 1;
 	c->max_journal = 64ULL << 30;
 	c->max_journal_client = 16ULL << 30;
@@ -701,7 +720,7 @@ main(int argc, char *argv[])
 	control_init(md->base, &md->conf);
 	if (server_listen() == -1 || control_listen() == -1 ||
 	    metrics_listen(md->base, &md->conf) == -1 ||
-	    job_journal_open(md->base, &md->conf) == -1)
+	    job_journal_open(md->base, &md->conf) == -1 || tokens_start() == -1)
 		exit(1);
 
 	ev_term = evsignal_new(md->base, SIGTERM, masterd_sig, NULL);

@@ -95,6 +95,9 @@ struct masterd_config {
 	char		 trace[CONF_STRMAX];	/* TRACE_* subsystems */
 	char		 ca_key[CONF_STRMAX];	/* none: no join tokens */
 	uint64_t	 cert_lifetime;		/* ms, of a certificate issued */
+	char		 advertise[CONF_STRMAX];	/* joiners dial; auto */
+	unsigned	 join_rate_global;	/* failed joins a minute, all
+						   sources; 0: no bound */
 	int		 sealed_frames;		/* seal.h: workers that offer */
 	uint64_t	 max_journal;		/* journal bytes, in all */
 	uint64_t	 max_journal_client;	/* ... of one client */
@@ -606,6 +609,7 @@ uint64_t server_capped(enum cap);
 void	 server_cap_count(enum cap);
 struct tls_crl *server_crl(void);
 SSL_CTX	*server_ssl_ctx(void);
+int	 server_crl_refresh(void);
 const char *server_listen_addr(void);
 void	 server_expiry(void);
 void	 server_expiry_dates(time_t *, time_t *, time_t *);
@@ -821,6 +825,11 @@ enum role session_limit_role(const struct session *);
 /* tokens.c: join tokens, the certificates masterd's CA issues */
 int	 tokens_load(const struct masterd_config *);
 int	 tokens_enabled(void);
+int	 tokens_start(void);
+void	 tokens_seen(const char *);
+void	 tokens_shown(struct session *);
+int	 tokens_crl(struct tls_crl **, char *, size_t);
+int	 tokens_session_serial(struct session *, char *, size_t);
 int	 tokens_ctx(SSL_CTX *, const struct masterd_config *);
 int	 tokens_check(const struct masterd_config *, char *, size_t);
 void	 tokens_join(struct session *, Envelope *);

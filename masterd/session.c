@@ -811,6 +811,7 @@ session_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct session	*s = arg;
 	char		 why[256];
+	int		 closed = 0;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		listen_verified(s);
@@ -819,9 +820,11 @@ session_event(struct bufferevent *bev, short what, void *arg)
 	if (seal_error(s->s_seal) != NULL)
 		snprintf(why, sizeof(why), "%s", seal_error(s->s_seal));
 	else
-		tls_describe_error(bev, what, why, sizeof(why));
-	if (s->s_role == ROLE_WORKER || (what & BEV_EVENT_EOF &&
-	    s->s_role == ROLE_CLIENT))
+		closed = tls_describe_error(bev, what, why, sizeof(why));
+	/* A client that closes between frames is no error. */
+	if (s->s_role == ROLE_WORKER || (s->s_role == ROLE_CLIENT &&
+	    (what & BEV_EVENT_EOF || (closed && evbuffer_get_length(
+	    session_in(s)) == 0))))
 		log_debug("%s (%s): %s", s->s_addr, s->s_name, why);
 	else
 		log_warnx("%s (%s): %s", s->s_addr, s->s_name, why);

@@ -415,6 +415,7 @@ worker_hello(struct session *s, Envelope *env)
 	w = xcalloc(1, sizeof(*w));
 	w->w_id = worker_id_alloc();
 	snprintf(w->w_name, sizeof(w->w_name), "%s", s->s_name);
+	tokens_seen(w->w_name);		/* no token takes it from now on */
 	w->w_cpus = h->cpus;
 	w->w_kinds = kinds;
 	w->w_nkinds = nk;

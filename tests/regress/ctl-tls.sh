@@ -7,8 +7,9 @@
 # masterd's reason, status 1.  With R3Q_MASTER but no R3Q_CERT, r3qctl
 # names the missing variable (status 69); with nothing set and no default
 # socket it says how to reach a master over TLS.  token create prints the
-# workerd command that joins: with the master's address when R3Q_MASTER
-# gives it, else with a placeholder it explains.
+# workerd command that joins, with the address masterd advertises, the
+# token on its standard input.  A TLS client's close is logged as a
+# close, not as a TLS error ("unexpected eof").
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 mkcerts w1
@@ -130,17 +131,24 @@ else
 	echo "# the default socket '$def' exists here: not tried"
 fi
 
-# token create on the control socket: the join command to paste.
-tok=$(R3Q_MASTER=127.0.0.1:$PORT "$R3QCTL" -s "$T/ctl.sock" token create 2> "$T/create.err") ||
+# token create on the control socket: the join command to paste, with
+# the address masterd advertises (its listen address), R3Q_MASTER or not.
+tok=$(R3Q_MASTER=192.0.2.1:1 "$R3QCTL" -s "$T/ctl.sock" token create 2> "$T/create.err") ||
     fail "token create: $(cat "$T/create.err")"
-grep -qxF "  workerd --join 127.0.0.1:$PORT $tok" "$T/create.err" ||
+grep -qxF "  workerd --join 127.0.0.1:$PORT -" "$T/create.err" ||
     fail "token create with R3Q_MASTER: $(cat "$T/create.err")"
 tok=$("$R3QCTL" token create 2> "$T/create.err") ||
     fail "token create: $(cat "$T/create.err")"
-grep -qxF "  workerd --join MASTER:PORT $tok" "$T/create.err" &&
-    grep -q 'not known on the control socket: set R3Q_MASTER' "$T/create.err" ||
+grep -qxF "  workerd --join 127.0.0.1:$PORT -" "$T/create.err" ||
     fail "token create without R3Q_MASTER: $(cat "$T/create.err")"
+! grep -q "$tok" "$T/create.err" || fail "the token is in the command line printed"
 "$R3QCTL" certs | head -n 1 | grep -q '^NAME  *SERIAL' ||
     fail "certs on the control socket: $("$R3QCTL" certs 2>&1)"
 ok "token create prints the workerd command that joins"
+# The TLS clients above closed as clients do: no error in masterd's log.
+! grep -q "unexpected eof\|TLS error" "$T/masterd.log" ||
+    fail "a client's close is logged as an error: $(grep -m 3 "unexpected eof\|TLS error" "$T/masterd.log")"
+grep -q "(client): connection closed" "$T/masterd.log" ||
+    fail "no plain close logged: $(grep -m 3 'client)' "$T/masterd.log")"
+ok "TLS clients that close are no error: $(grep -m 1 -o '(client): connection closed.*' "$T/masterd.log")"
 master_alive

@@ -156,8 +156,8 @@ refused() {
 	ok "refused: $4"
 }
 refused j9 ec "$id.$secret" "token $id is used up (2 joins)"
-refused j9 ec "$id3.$secret" "wrong secret for token $id3"
-refused j9 ec "0123456789ab.$secret" "unknown token 0123456789ab"
+refused j9 ec "$id3.$secret" "unknown token or wrong secret ($id3)"
+refused j9 ec "0123456789ab.$secret" "unknown token or wrong secret (0123456789ab)"
 refused j2 ec "$id3.$sec3" "a worker named j2 is connected (from 127.0.0.1:"
 refused "a/b" ec "$id3.$sec3" "bad worker name 'a/b': '/' at offset 1"
 refused "a,b" ec "$id3.$sec3" "bad worker name 'a,b': ',' at offset 1"
@@ -186,7 +186,7 @@ ok "token revoke: the token joins no more; an unknown id is said"
 rc=0
 timeout 60 "$WORKERD" -d $conf -N j9 --state-dir "$T/sj9" \
     --join "127.0.0.1:$PORT" "r3q1.$id.$sec3.$hash" > "$T/j9.log" 2>&1 || rc=$?
-[ "$rc" = 78 ] && grep -q "the master 127.0.0.1:$PORT refused to join us: wrong secret for token $id" "$T/j9.log" ||
+[ "$rc" = 78 ] && grep -q "the master 127.0.0.1:$PORT refused to join us: unknown token or wrong secret ($id)" "$T/j9.log" ||
     fail "workerd with a wrong token: $rc: $(tail -n 3 "$T/j9.log")"
 [ ! -e "$T/sj9/worker.key" ] || fail "a refused worker kept a key"
 ok "workerd with a wrong token exits 78: $(grep -o 'refused to join us: .*' "$T/j9.log")"

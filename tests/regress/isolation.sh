@@ -7,8 +7,11 @@
 # (by path and through /proc/PID/cwd), workerd's key (0600, workerd's, in
 # a directory the slot users may enter), workerd's /proc/PID/environ and fds, and
 # to signal the other task and workerd.  With slot users every attempt
-# fails; the same two tasks with slot_users = none (workerd's own user,
-# root here, run_as_root = yes) succeed at each, so the test can fail.
+# fails, and the tasks hold no capability: under a workerd run as root,
+# and under one run as an unprivileged user with the four capabilities
+# workerd.service gives it (which refuses to start without them).  The
+# same two tasks with slot_users = none (workerd's own user, root here,
+# run_as_root = yes) succeed at each, so the test can fail.
 # Also: a persistent kind runs as the slot users; a task past its timeout
 # is killed with whatever it left running; the working directories are
 # removed whatever a task left in them; workerd -n names missing slot
@@ -36,8 +39,10 @@ chmod 755 "$D"
 iso_cleanup() {
 	pkill -9 -u "$U0" 2>/dev/null || true
 	pkill -9 -u "$U1" 2>/dev/null || true
+	pkill -9 -u "${P}w" 2>/dev/null || true
 	userdel "$U0" 2>/dev/null || true
 	userdel "$U1" 2>/dev/null || true
+	userdel "${P}w" 2>/dev/null || true
 	rm -rf "$D"
 }
 trap 'iso_cleanup; cleanup' EXIT
@@ -80,6 +85,7 @@ try environ "tr '\0' '\n' < /proc/$PPID/environ | head -n 1"
 try wfd "ls /proc/$PPID/fd | head -n 1"
 try kill "kill -0 $opid && echo y"
 try killw "kill -0 $PPID && echo y"
+try caps "awk '/^Cap(Inh|Prm|Eff|Amb):/ && \$2 !~ /^0+\$/' /proc/self/status"
 echo
 # Stay until the other has looked too.
 touch "$RV/$me.done"
@@ -132,13 +138,10 @@ timeout hang = 1s
 kill_grace hang = 200ms
 exec who = persistent /usr/bin/python3 $D/who.py"
 
-# run MODE: the two spies on a workerd with slot_users MODE; their two
-# lines in $T/MODE.out.
-run() {
+# spies NAME: the two spies, at the same time on the worker; their two
+# lines in $T/NAME.out.
+spies() {
 	rm -f "$D/rv"/*
-	SLOT_USERS=$1 WORKER_EXTRA="$KINDS"
-	start_worker w1 2
-	wait_workers 1
 	printf 'A SECRET_A\nB SECRET_B\n' |
 	    "$R3QCTL" map --timeout 60 spy > "$T/$1.out" 2> "$T/$1.err" ||
 	    fail "map spy ($1): $(cat "$T/$1.err")"
@@ -148,51 +151,102 @@ run() {
 	    fail "expected two lines ($1): $(cat "$T/$1.out")"
 }
 
-run "$P"
-grep -q "^A $P[01] " "$T/$P.out" && grep -q "^B $P[01] " "$T/$P.out" ||
-    fail "the tasks did not run as the slot users: $(cat "$T/$P.out")"
-[ "$(awk '{ print $2 }' "$T/$P.out" | sort -u | wc -l)" -eq 2 ] ||
-    fail "the two tasks ran as one user: $(cat "$T/$P.out")"
-ok "two tasks at once run as two slot users: $(awk '{ printf "%s ", $2 }' "$T/$P.out")"
-for what in fd0 cwd proccwd key environ wfd kill killw; do
-	grep -q " $what=ok" "$T/$P.out" &&
-	    fail "with slot users, a task could do $what: $(cat "$T/$P.out")"
-	[ "$(grep -c " $what=denied" "$T/$P.out")" -eq 2 ] ||
-	    fail "no $what attempt: $(cat "$T/$P.out")"
-done
-ok "with slot users neither task reads the other's payload (/proc/PID/fd/0) or files, workerd's key, environ or fds, nor signals the other or workerd"
+# isolated NAME: the spies ran as the two slot users and every attempt
+# failed; the working directories are gone; the persistent kind runs as
+# the slot users; a task past its timeout is killed, background child too.
+isolated() {
+	grep -q "^A $P[01] " "$T/$1.out" && grep -q "^B $P[01] " "$T/$1.out" ||
+	    fail "the tasks did not run as the slot users ($1): $(cat "$T/$1.out")"
+	[ "$(awk '{ print $2 }' "$T/$1.out" | sort -u | wc -l)" -eq 2 ] ||
+	    fail "the two tasks ran as one user ($1): $(cat "$T/$1.out")"
+	ok "$1: two tasks at once run as two slot users: $(awk '{ printf "%s ", $2 }' "$T/$1.out")"
+	for what in $ATTEMPTS; do
+		grep -q " $what=ok" "$T/$1.out" &&
+		    fail "$1: a task under a slot user could do $what: $(cat "$T/$1.out")"
+		[ "$(grep -c " $what=denied" "$T/$1.out")" -eq 2 ] ||
+		    fail "$1: no $what attempt: $(cat "$T/$1.out")"
+	done
+	ok "$1: neither task reads the other's payload (/proc/PID/fd/0) or files, workerd's key, environ or fds, nor signals the other or workerd, nor holds a capability"
 
-[ -z "$(find "$D/work" -mindepth 1 -print -quit)" ] ||
-    fail "working directories left behind: $(find "$D/work" -mindepth 1 -ls)"
-ok "the working directories are removed, with the files the tasks left"
+	[ -z "$(find "$D/work" -mindepth 1 -print -quit)" ] ||
+	    fail "$1: working directories left behind: $(find "$D/work" -mindepth 1 -ls)"
+	ok "$1: the working directories are removed, with the files the tasks left"
 
-printf 'x\ny\nz\n' | "$R3QCTL" map --timeout 60 who > "$T/who.out" 2> "$T/who.err" ||
-    fail "map who: $(cat "$T/who.err")"
-[ "$(grep -c "^$P[01]\$" "$T/who.out")" -eq 3 ] ||
-    fail "the persistent kind did not run as the slot users: $(cat "$T/who.out")"
-ok "a persistent kind's processes run as the slot users"
+	printf 'x\ny\nz\n' | "$R3QCTL" map --timeout 60 who > "$T/who.out" 2> "$T/who.err" ||
+	    fail "$1: map who: $(cat "$T/who.err")"
+	[ "$(grep -c "^$P[01]\$" "$T/who.out")" -eq 3 ] ||
+	    fail "$1: the persistent kind did not run as the slot users: $(cat "$T/who.out")"
+	ok "$1: a persistent kind's processes run as the slot users"
 
-echo x | "$R3QCTL" map --timeout 60 hang > "$T/hang.out" 2> "$T/hang.err" &&
-    fail "a task past its timeout succeeded"
-grep -q "timeout after 1 s" "$T/hang.err" ||
-    fail "the hung task's error: $(cat "$T/hang.err")"
-waitfor "! pgrep -u '$U0,$U1' sleep" 5 ||
-    fail "the hung task's processes outlived it: $(pgrep -a -u "$U0,$U1")"
-ok "a slot user's task past its timeout is killed with its background child"
+	echo x | "$R3QCTL" map --timeout 60 hang > "$T/hang.out" 2> "$T/hang.err" &&
+	    fail "$1: a task past its timeout succeeded"
+	grep -q "timeout after 1 s" "$T/hang.err" ||
+	    fail "$1: the hung task's error: $(cat "$T/hang.err")"
+	waitfor "! pgrep -u '$U0,$U1' sleep" 5 ||
+	    fail "$1: the hung task's processes outlived it: $(pgrep -a -u "$U0,$U1")"
+	ok "$1: a slot user's task past its timeout is killed with its background child"
+}
 
-kill "$WPID_w1"
-waitfor "! kill -0 $WPID_w1" 30 || fail "workerd did not stop"
+# stop_worker PID: SIGTERM, and wait until it is gone.
+stop_worker() {
+	kill "$1"
+	waitfor "! kill -0 $1" 30 || fail "workerd did not stop"
+}
+
+ATTEMPTS="fd0 cwd proccwd key environ wfd kill killw caps"
+
+# workerd as root, slot users.
+SLOT_USERS=$P WORKER_EXTRA="$KINDS"
+start_worker w1 2
+wait_workers 1
+spies root-slots
+isolated root-slots
+stop_worker "$WPID_w1"
+
+# workerd as an unprivileged user with the four capabilities of
+# workerd.service (ambient, as systemd gives them): its key, certificate
+# and configuration, and workdir, its own or readable.
+W=${P}w
+useradd --system --user-group --no-create-home --home-dir / \
+    --shell /usr/sbin/nologin "$W" || fail "useradd $W"
+cp "$T/certs/ca.pem" "$T/certs/w1.pem" "$D/"
+chmod 644 "$D/ca.pem" "$D/w1.pem"
+chown "$W:$W" "$D/w1.key" "$D/work"
+sed -e "s|^ca = .*|ca = $D/ca.pem|" -e "s|^cert = .*|cert = $D/w1.pem|" \
+    "$T/w1.conf" > "$D/w1.conf"
+chmod 644 "$D/w1.conf"
+CAPS=+setuid,+setgid,+chown,+kill
+rc=0
+setpriv --reuid="$W" --regid="$W" --clear-groups \
+    "$WORKERD" -d -f "$D/w1.conf" > "$T/nocaps.log" 2>&1 || rc=$?
+[ "$rc" -eq 78 ] &&
+    grep -q "lacks CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_KILL to run the kinds as the slot users" "$T/nocaps.log" ||
+    fail "workerd without capabilities: status $rc: $(cat "$T/nocaps.log")"
+ok "workerd as a user without the capabilities refuses to start, naming them"
+setpriv --reuid="$W" --regid="$W" --clear-groups --inh-caps="$CAPS" \
+    --ambient-caps="$CAPS" "$WORKERD" -d -v -f "$D/w1.conf" \
+    >> "$T/w1caps.log" 2>&1 &
+WPID_caps=$!
+PIDS="$PIDS $WPID_caps"
+wait_workers 1
+spies user-slots
+isolated user-slots
+stop_worker "$WPID_caps"
+chown root:root "$D/w1.key" "$D/work"
 
 # The same two tasks as workerd's own user: every attempt succeeds.
-run none
-for what in fd0 cwd proccwd key environ wfd kill killw; do
+SLOT_USERS=none WORKER_EXTRA="$KINDS"
+start_worker w1 2
+wait_workers 1
+spies none
+for what in $ATTEMPTS; do
 	[ "$(grep -c " $what=ok" "$T/none.out")" -eq 2 ] ||
 	    fail "with slot_users = none, $what failed (the test cannot tell): $(cat "$T/none.out")"
 done
-grep -q "slot_users = none\|kinds would run as root" "$T/w1.log" ||
-    fail "no warning that the kinds run as workerd's user"
+grep -q "kinds would run as root" "$T/w1.log" ||
+    fail "no warning that the kinds run as root"
 ok "with slot_users = none (and as root) the same tasks read and signal it all: the test can fail"
-kill "$WPID_w1"
+stop_worker "$WPID_w1"
 
 # workerd -n: missing slot users, and root without run_as_root.
 sed -e "s/^slot_users = .*/slot_users = r3qnosuch/" "$T/w1.conf" > "$T/bad.conf"

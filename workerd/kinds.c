@@ -21,10 +21,12 @@
 
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/capability.h>
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -677,6 +679,62 @@ kinds_caps_missing(char *buf, size_t len)
 }
 
 /*
+ * Check as the slot user cr (user) that each process kind's program may
+ * be run: one the slot users cannot reach (a script under /root) would
+ * fail every task.  Nothing is checked where workerd cannot become the
+ * user (workerd -n without the capabilities).
+ */
+static int
+kinds_slot_access(const struct kinds_conf *ks, const struct ext_cred *cr,
+    const char *user, char *err, size_t errlen)
+{
+	const struct kind_conf	*kc;
+	int			 fd[2], r[2] = { -1, 0 }, status;
+	ssize_t			 n;
+	size_t			 i;
+	pid_t			 pid;
+
+	if (pipe2(fd, O_CLOEXEC) == -1)
+		return (0);
+	if ((pid = fork()) == -1) {
+		close(fd[0]);
+		close(fd[1]);
+		return (0);
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		if (ext_setcred(cr) == -1)
+			_exit(2);
+		for (i = 0; i < ks->ks_n; i++) {
+			kc = &ks->ks_v[i];
+			if ((kc->kc_type != EXT_EXEC &&
+			    kc->kc_type != EXT_PERSISTENT) ||
+			    access(kc->kc_argv[0], X_OK) == 0)
+				continue;
+			r[0] = (int)i;
+			r[1] = errno;
+			if (write(fd[1], r, sizeof(r)) == -1)
+				_exit(3);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	close(fd[1]);
+	while ((n = read(fd[0], r, sizeof(r))) == -1 && errno == EINTR)
+		;
+	close(fd[0]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(r) || r[0] < 0 || (size_t)r[0] >= ks->ks_n)
+		return (0);
+	kc = &ks->ks_v[r[0]];
+	snprintf(err, errlen, "kind %s: %s: %s as slot user %s: the slot "
+	    "users must be able to run a kind's program", kc->kc_name,
+	    kc->kc_argv[0], strerror(r[1]), user);
+	return (-1);
+}
+
+/*
  * The users the process kinds of c run as, one per execution thread
  * (slot_users, workerd.conf(5)): slot_users followed by 0 .. cpus - 1, in
  * a malloc'd array of cpus in *out; NULL for workerd's own user (no
@@ -764,6 +822,11 @@ kinds_slot_users(const struct workerd_config *c, int caps,
 			free(cr);
 			return (-1);
 		}
+	}
+	snprintf(name, sizeof(name), "%.*s0", SLOT_PREFIX_MAX, c->slot_users);
+	if (kinds_slot_access(c->kinds, &cr[0], name, err, errlen) == -1) {
+		free(cr);
+		return (-1);
 	}
 	*out = cr;
 	return (0);

@@ -255,6 +255,17 @@ rc=0
 [ "$rc" -eq 78 ] && grep -q "slot users missing: r3qnosuch0, r3qnosuch1 " "$T/bad.err" ||
     fail "workerd -n with missing slot users: status $rc: $(cat "$T/bad.err")"
 ok "workerd -n names the missing slot users"
+# A program the slot users cannot reach ($T is 0700): every task would fail.
+printf '#!/bin/sh\ncat\n' > "$T/hidden.sh"
+chmod 755 "$T/hidden.sh"
+{ sed -e "s/^slot_users = .*/slot_users = $P/" "$T/w1.conf"
+  echo "exec hidden = $T/hidden.sh"; } > "$T/hidden.conf"
+rc=0
+"$WORKERD" -n -f "$T/hidden.conf" > /dev/null 2> "$T/hidden.err" || rc=$?
+[ "$rc" -eq 78 ] &&
+    grep -q "kind hidden: $T/hidden.sh: Permission denied as slot user ${P}0" "$T/hidden.err" ||
+    fail "workerd -n with a program the slot users cannot run: status $rc: $(cat "$T/hidden.err")"
+ok "workerd -n refuses a kind whose program the slot users cannot run"
 sed -e "s/^slot_users = .*/slot_users = none/" -e "/^run_as_root/d" \
     "$T/w1.conf" > "$T/root.conf"
 rc=0

@@ -34,6 +34,7 @@
 
 #define EXT_RM_PASSES	8	/* unreadable directories made readable */
 #define EXT_SPAWN_STACK	(64 * 1024)	/* the child's, until its exec */
+#define EXT_KSIGSET	8		/* bytes of the kernel's sigset_t */
 
 static int	 ext_pipe(int[2]);
 static int	 ext_child_dir_make(const struct ext_kind *, struct ext_child *,
@@ -429,28 +430,29 @@ ext_setcred(const struct ext_cred *cr)
  * dispositions (none of workerd's handlers may run here), a new process
  * group, the pipes as 0-2 and nothing else open, the slot's user, the
  * working directory (entered as that user: it is theirs, mode 0700), an
- * empty signal mask, then the program.
+ * empty signal mask, then the program.  Raw system calls only: the C
+ * library's wrappers, and a sanitizer's interceptors of them, keep state
+ * in memory this child shares with workerd (a sanitizer's table of signal
+ * handlers and of descriptors).  An all-zero kernel sigaction is SIG_DFL
+ * with no flags and an empty mask, whatever the architecture's layout.
  */
 static int
 ext_spawn_child(void *arg)
 {
 	struct ext_spawn_arg	*sa = arg;
-	struct sigaction	 sact;
-	sigset_t		 none;
+	uint64_t		 ksa[4] = { 0, 0, 0, 0 }, none = 0;
 	int			 sig, fd;
 
-	memset(&sact, 0, sizeof(sact));
-	sact.sa_handler = SIG_DFL;
-	sigemptyset(&sact.sa_mask);
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)sigaction(sig, &sact, NULL);
+			(void)syscall(SYS_rt_sigaction, sig, ksa, NULL,
+			    EXT_KSIGSET);
 	sa->sa_what = "setpgid";
-	if (setpgid(0, 0) == -1)
+	if (syscall(SYS_setpgid, 0, 0) == -1)
 		goto fail;
-	sa->sa_what = "dup2";
+	sa->sa_what = "dup3";
 	for (fd = 0; fd < 3; fd++)
-		if (dup2(sa->sa_fd[fd], fd) == -1)
+		if (syscall(SYS_dup3, sa->sa_fd[fd], fd, 0) == -1)
 			goto fail;
 #ifdef SYS_close_range
 	/* ENOSYS before Linux 5.9: the descriptors are close-on-exec. */
@@ -460,15 +462,16 @@ ext_spawn_child(void *arg)
 	if (ext_setcred(sa->sa_cred) == -1)
 		goto fail;
 	sa->sa_what = "chdir";
-	if (chdir(sa->sa_dir) == -1)
+	if (syscall(SYS_chdir, sa->sa_dir) == -1)
 		goto fail;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL,
+	    EXT_KSIGSET);
 	sa->sa_what = NULL;
-	execve(sa->sa_path, sa->sa_argv, sa->sa_env);
+	syscall(SYS_execve, sa->sa_path, sa->sa_argv, sa->sa_env);
 fail:
 	sa->sa_errno = errno;
-	_exit(127);
+	syscall(SYS_exit_group, 127);
+	return (127);
 }
 
 /*

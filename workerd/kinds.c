@@ -2,8 +2,9 @@
  * The task kinds this worker offers: the built-in ones, and those the
  * administrator installs in workerd.conf (exec, persistent exec, plugin;
  * workerd.conf(5), "TASK KINDS").  This file reads their lines, checks
- * them, prints them for -n, and keeps the table of configured kinds that
- * Assign looks names up in.
+ * them, prints them for -n, finds the slot users their processes run as
+ * (workerd.conf(5), "Slot users"), and keeps the table of configured
+ * kinds that Assign looks names up in.
  *
  * A client names a kind and nothing else: the programs, arguments and
  * environment come from this file only, and a payload is data a program

@@ -35,6 +35,7 @@
 #define EXT_RM_PASSES	8	/* unreadable directories made readable */
 #define EXT_SPAWN_STACK	(64 * 1024)	/* the child's, until its exec */
 #define EXT_KSIGSET	8		/* bytes of the kernel's sigset_t */
+#define EXT_SLOT_UMASK	027		/* a slot user's processes' */
 
 static int	 ext_pipe(int[2]);
 static int	 ext_child_dir_make(const struct ext_kind *, struct ext_child *,
@@ -428,13 +429,14 @@ ext_setcred(const struct ext_cred *cr)
 /*
  * The child of ext_spawn, on its own stack in our memory: default signal
  * dispositions (none of workerd's handlers may run here), a new process
- * group, the pipes as 0-2 and nothing else open, the slot's user, the
- * working directory (entered as that user: it is theirs, mode 0700), an
- * empty signal mask, then the program.  Raw system calls only: the C
- * library's wrappers, and a sanitizer's interceptors of them, keep state
- * in memory this child shares with workerd (a sanitizer's table of signal
- * handlers and of descriptors).  An all-zero kernel sigaction is SIG_DFL
- * with no flags and an empty mask, whatever the architecture's layout.
+ * group, the pipes as 0-2 and nothing else open, the slot's user and
+ * umask 027 (workerd.service's), the working directory (entered as that
+ * user: it is theirs, mode 0700), an empty signal mask, then the
+ * program.  Raw system calls only: the C library's wrappers, and a
+ * sanitizer's interceptors of them, keep state in memory this child
+ * shares with workerd (a sanitizer's table of signal handlers and of
+ * descriptors).  An all-zero kernel sigaction is SIG_DFL with no flags
+ * and an empty mask, whatever the architecture's layout.
  */
 static int
 ext_spawn_child(void *arg)
@@ -461,6 +463,9 @@ ext_spawn_child(void *arg)
 	sa->sa_what = "cannot become the slot's user";
 	if (ext_setcred(sa->sa_cred) == -1)
 		goto fail;
+	/* What it makes in /tmp is not for the other slots' users. */
+	if (sa->sa_cred != NULL)
+		(void)syscall(SYS_umask, EXT_SLOT_UMASK);
 	sa->sa_what = "chdir";
 	if (syscall(SYS_chdir, sa->sa_dir) == -1)
 		goto fail;

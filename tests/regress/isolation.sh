@@ -85,6 +85,7 @@ try environ "tr '\0' '\n' < /proc/$PPID/environ | head -n 1"
 try wfd "ls /proc/$PPID/fd | head -n 1"
 try kill "kill -0 $opid && echo y"
 try killw "kill -0 $PPID && echo y"
+printf ' umask=%s' "$(umask)"
 try caps "awk '/^Cap(Inh|Prm|Eff|Amb):/ && \$2 !~ /^0+\$/' /proc/self/status"
 echo
 # Stay until the other has looked too.
@@ -151,9 +152,10 @@ spies() {
 	    fail "expected two lines ($1): $(cat "$T/$1.out")"
 }
 
-# isolated NAME: the spies ran as the two slot users and every attempt
-# failed; the working directories are gone; the persistent kind runs as
-# the slot users; a task past its timeout is killed, background child too.
+# isolated NAME: the spies ran as the two slot users with umask 027 and
+# every attempt failed; the working directories are gone; the persistent
+# kind runs as the slot users; a task past its timeout is killed,
+# background child too.
 isolated() {
 	grep -q "^A $P[01] " "$T/$1.out" && grep -q "^B $P[01] " "$T/$1.out" ||
 	    fail "the tasks did not run as the slot users ($1): $(cat "$T/$1.out")"
@@ -166,6 +168,8 @@ isolated() {
 		[ "$(grep -c " $what=denied" "$T/$1.out")" -eq 2 ] ||
 		    fail "$1: no $what attempt: $(cat "$T/$1.out")"
 	done
+	[ "$(grep -c " umask=0027 " "$T/$1.out")" -eq 2 ] ||
+	    fail "$1: the tasks' umask is not 027: $(cat "$T/$1.out")"
 	ok "$1: neither task reads the other's payload (/proc/PID/fd/0) or files, workerd's key, environ or fds, nor signals the other or workerd, nor holds a capability"
 
 	[ -z "$(find "$D/work" -mindepth 1 -print -quit)" ] ||

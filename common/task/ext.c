@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,7 +21,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +31,6 @@
 #include "task/ext.h"
 
 #define EXT_RM_PASSES	8	/* unreadable directories made readable */
-#define EXT_SPAWN_STACK	(64 * 1024)	/* the child's, until its exec */
 #define EXT_KSIGSET	8		/* bytes of the kernel's sigset_t */
 #define EXT_SLOT_UMASK	027		/* a slot user's processes' */
 
@@ -377,8 +374,9 @@ ext_pipe(int fd[2])
 }
 
 /*
- * What the child of ext_spawn needs, and where it says what failed: it
- * shares our memory until its exec (CLONE_VM | CLONE_VFORK).
+ * What the child of ext_spawn needs.  It says what failed on sa_errfd
+ * (close-on-exec: end of file once the program runs), not in this
+ * memory: under a sanitizer, vfork is a fork.
  */
 struct ext_spawn_arg {
 	const char		*sa_path;
@@ -386,9 +384,20 @@ struct ext_spawn_arg {
 	char *const		*sa_env;
 	const char		*sa_dir;
 	int			 sa_fd[3];	/* its stdin, stdout, stderr */
+	int			 sa_errfd;	/* [0] errno, [1] the step */
 	const struct ext_cred	*sa_cred;	/* NULL: workerd's user */
-	const char		*sa_what;	/* the step that failed */
-	int			 sa_errno;
+};
+
+/* The steps of the child, as it reports a failure. */
+enum ext_step {
+	EXT_STEP_EXEC,
+	EXT_STEP_SETPGID,
+	EXT_STEP_DUP,
+	EXT_STEP_CRED,
+	EXT_STEP_CHDIR
+};
+static const char *const ext_step_name[] = {
+	NULL, "setpgid", "dup3", "cannot become the slot's user", "chdir"
 };
 
 /*
@@ -427,61 +436,75 @@ ext_setcred(const struct ext_cred *cr)
 }
 
 /*
- * The child of ext_spawn, on its own stack in our memory: default signal
+ * The child of ext_spawn, between vfork and exec: default signal
  * dispositions (none of workerd's handlers may run here), a new process
  * group, the pipes as 0-2 and nothing else open, the slot's user and
  * umask 027 (workerd.service's), the working directory (entered as that
  * user: it is theirs, mode 0700), an empty signal mask, then the
- * program.  Raw system calls only: the C library's wrappers, and a
- * sanitizer's interceptors of them, keep state in memory this child
- * shares with workerd (a sanitizer's table of signal handlers and of
- * descriptors).  An all-zero kernel sigaction is SIG_DFL with no flags
- * and an empty mask, whatever the architecture's layout.
+ * program.  Raw system calls only: it runs in workerd's memory, where
+ * the C library's wrappers, and a sanitizer's interceptors of them, keep
+ * state (glibc's setuid would even have every thread of workerd change
+ * its user).  An all-zero kernel sigaction is SIG_DFL with no flags and
+ * an empty mask, whatever the architecture's layout.
  */
-static int
-ext_spawn_child(void *arg)
+static void __attribute__((noreturn))
+ext_spawn_child(const struct ext_spawn_arg *sa)
 {
-	struct ext_spawn_arg	*sa = arg;
-	uint64_t		 ksa[4] = { 0, 0, 0, 0 }, none = 0;
-	int			 sig, fd;
+	uint64_t	 ksa[4] = { 0, 0, 0, 0 }, none = 0;
+	int		 sig, fd, r[2];
 
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)syscall(SYS_rt_sigaction, sig, ksa, NULL,
 			    EXT_KSIGSET);
-	sa->sa_what = "setpgid";
+	r[1] = EXT_STEP_SETPGID;
 	if (syscall(SYS_setpgid, 0, 0) == -1)
 		goto fail;
-	sa->sa_what = "dup3";
+	r[1] = EXT_STEP_DUP;
 	for (fd = 0; fd < 3; fd++)
 		if (syscall(SYS_dup3, sa->sa_fd[fd], fd, 0) == -1)
 			goto fail;
 #ifdef SYS_close_range
 	/* ENOSYS before Linux 5.9: the descriptors are close-on-exec. */
-	(void)syscall(SYS_close_range, 3U, ~0U, 0U);
+	(void)syscall(SYS_close_range, 3U, (unsigned)sa->sa_errfd - 1, 0U);
+	(void)syscall(SYS_close_range, (unsigned)sa->sa_errfd + 1, ~0U, 0U);
 #endif
-	sa->sa_what = "cannot become the slot's user";
+	r[1] = EXT_STEP_CRED;
 	if (ext_setcred(sa->sa_cred) == -1)
 		goto fail;
 	/* What it makes in /tmp is not for the other slots' users. */
 	if (sa->sa_cred != NULL)
 		(void)syscall(SYS_umask, EXT_SLOT_UMASK);
-	sa->sa_what = "chdir";
+	r[1] = EXT_STEP_CHDIR;
 	if (syscall(SYS_chdir, sa->sa_dir) == -1)
 		goto fail;
 	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL,
 	    EXT_KSIGSET);
-	sa->sa_what = NULL;
+	r[1] = EXT_STEP_EXEC;
 	syscall(SYS_execve, sa->sa_path, sa->sa_argv, sa->sa_env);
 fail:
-	sa->sa_errno = errno;
-	syscall(SYS_exit_group, 127);
-	return (127);
+	r[0] = errno;
+	(void)syscall(SYS_write, sa->sa_errfd, r, sizeof(r));
+	_exit(127);
 }
 
 /*
- * Start k's program as c on slot's user: clone with CLONE_VM and
- * CLONE_VFORK, as glibc's posix_spawn does (cheap enough for thousands of
+ * vfork, and the child's part: a function of its own, so that nothing of
+ * ext_spawn's frame is live across the vfork.
+ */
+static pid_t
+ext_vfork(const struct ext_spawn_arg *sa)
+{
+	pid_t	 pid;
+
+	if ((pid = vfork()) == 0)
+		ext_spawn_child(sa);
+	return (pid);
+}
+
+/*
+ * Start k's program as c on slot's user: vfork, as glibc's posix_spawn
+ * clones with CLONE_VM and CLONE_VFORK (cheap enough for thousands of
  * tasks a second), which posix_spawn itself cannot do because it cannot
  * change the user.  A fresh working directory, the leader of a new
  * process group, with exactly k_env as environment, an empty signal mask
@@ -503,10 +526,11 @@ ext_spawn(const struct ext_kind *k, unsigned slot, struct ext_child *c,
 	char			**penv;
 	sigset_t		 all, old;
 	int			 in[2] = { -1, -1 }, out[2] = { -1, -1 };
-	int			 er[2] = { -1, -1 }, status;
+	int			 er[2] = { -1, -1 }, ep[2], r[2], status;
+	int			 saved;
+	ssize_t			 n;
 	size_t			 i;
 	pid_t			 pid;
-	void			*stack;
 
 	memset(c, 0, sizeof(*c));
 	c->c_pidfd = c->c_in = c->c_out = c->c_err = -1;
@@ -543,10 +567,8 @@ ext_spawn(const struct ext_kind *k, unsigned slot, struct ext_child *c,
 		penv[i] = pipeline;
 		env = penv;
 	}
-	stack = mmap(NULL, EXT_SPAWN_STACK, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) {
-		snprintf(err, errlen, "mmap: %s", strerror(errno));
+	if (ext_pipe(ep) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		free(penv);
 		goto fail;
 	}
@@ -558,31 +580,38 @@ ext_spawn(const struct ext_kind *k, unsigned slot, struct ext_child *c,
 	sa.sa_fd[0] = in[0];
 	sa.sa_fd[1] = out[1];
 	sa.sa_fd[2] = er[1];
+	sa.sa_errfd = ep[1];
 	sa.sa_cred = c->c_cred;
 	/* No handler of ours may run in the child before it resets them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = clone(ext_spawn_child, (char *)stack + EXT_SPAWN_STACK,
-	    CLONE_VM | CLONE_VFORK | SIGCHLD, &sa);
-	if (pid == -1)
-		sa.sa_errno = errno;
+	pid = ext_vfork(&sa);
+	saved = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, EXT_SPAWN_STACK);
 	free(penv);
+	close(ep[1]);
 	if (pid == -1) {
-		snprintf(err, errlen, "cannot run %s: clone: %s", k->k_argv[0],
-		    strerror(sa.sa_errno));
+		close(ep[0]);
+		snprintf(err, errlen, "cannot run %s: vfork: %s", k->k_argv[0],
+		    strerror(saved));
 		goto fail;
 	}
-	if (sa.sa_errno != 0) {
+	while ((n = read(ep[0], r, sizeof(r))) == -1 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n != 0) {
 		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 			;
-		if (sa.sa_what == NULL)
+		if (n != (ssize_t)sizeof(r))
 			snprintf(err, errlen, "cannot run %s: %s",
-			    k->k_argv[0], strerror(sa.sa_errno));
+			    k->k_argv[0], n == -1 ? strerror(errno) :
+			    "the child failed");
+		else if (r[1] <= EXT_STEP_EXEC || r[1] > EXT_STEP_CHDIR)
+			snprintf(err, errlen, "cannot run %s: %s",
+			    k->k_argv[0], strerror(r[0]));
 		else
 			snprintf(err, errlen, "cannot run %s: %s: %s",
-			    k->k_argv[0], sa.sa_what, strerror(sa.sa_errno));
+			    k->k_argv[0], ext_step_name[r[1]], strerror(r[0]));
 		goto fail;
 	}
 	close(in[0]);

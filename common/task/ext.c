@@ -598,13 +598,14 @@ ext_spawn(const struct ext_kind *k, unsigned slot, struct ext_child *c,
 	}
 	while ((n = read(ep[0], r, sizeof(r))) == -1 && errno == EINTR)
 		;
+	saved = errno;
 	close(ep[0]);
 	if (n != 0) {
 		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 			;
 		if (n != (ssize_t)sizeof(r))
 			snprintf(err, errlen, "cannot run %s: %s",
-			    k->k_argv[0], n == -1 ? strerror(errno) :
+			    k->k_argv[0], n == -1 ? strerror(saved) :
 			    "the child failed");
 		else if (r[1] <= EXT_STEP_EXEC || r[1] > EXT_STEP_CHDIR)
 			snprintf(err, errlen, "cannot run %s: %s",

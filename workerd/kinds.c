@@ -681,13 +681,14 @@ kinds_caps_missing(char *buf, size_t len)
 
 /*
  * Check as the slot user cr (user) that each process kind's program may
- * be run: one the slot users cannot reach (a script under /root) would
- * fail every task.  Nothing is checked where workerd cannot become the
+ * be run, and that workdir may be passed through: a program the slot
+ * users cannot reach (a script under /root), or a workdir of mode 0700,
+ * would fail every task.  Nothing is checked where workerd cannot become the
  * user (workerd -n without the capabilities).
  */
 static int
-kinds_slot_access(const struct kinds_conf *ks, const struct ext_cred *cr,
-    const char *user, char *err, size_t errlen)
+kinds_slot_access(const struct kinds_conf *ks, const char *workdir,
+    const struct ext_cred *cr, const char *user, char *err, size_t errlen)
 {
 	const struct kind_conf	*kc;
 	int			 fd[2], r[2] = { -1, 0 }, status;
@@ -718,6 +719,13 @@ kinds_slot_access(const struct kinds_conf *ks, const struct ext_cred *cr,
 				_exit(3);
 			_exit(1);
 		}
+		if (access(workdir, X_OK) == -1) {
+			r[0] = -2;
+			r[1] = errno;
+			if (write(fd[1], r, sizeof(r)) == -1)
+				_exit(3);
+			_exit(1);
+		}
 		_exit(0);
 	}
 	close(fd[1]);
@@ -726,6 +734,12 @@ kinds_slot_access(const struct kinds_conf *ks, const struct ext_cred *cr,
 	close(fd[0]);
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
+	if (n == (ssize_t)sizeof(r) && r[0] == -2) {
+		snprintf(err, errlen, "workdir %s: %s as slot user %s: the "
+		    "slot users must be able to pass through it", workdir,
+		    strerror(r[1]), user);
+		return (-1);
+	}
 	if (n != (ssize_t)sizeof(r) || r[0] < 0 || (size_t)r[0] >= ks->ks_n)
 		return (0);
 	kc = &ks->ks_v[r[0]];
@@ -825,7 +839,8 @@ kinds_slot_users(const struct workerd_config *c, int caps,
 		}
 	}
 	snprintf(name, sizeof(name), "%.*s0", SLOT_PREFIX_MAX, c->slot_users);
-	if (kinds_slot_access(c->kinds, &cr[0], name, err, errlen) == -1) {
+	if (kinds_slot_access(c->kinds, c->workdir, &cr[0], name, err,
+	    errlen) == -1) {
 		free(cr);
 		return (-1);
 	}

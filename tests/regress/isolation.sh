@@ -270,6 +270,14 @@ rc=0
     grep -q "kind hidden: $T/hidden.sh: Permission denied as slot user ${P}0" "$T/hidden.err" ||
     fail "workerd -n with a program the slot users cannot run: status $rc: $(cat "$T/hidden.err")"
 ok "workerd -n refuses a kind whose program the slot users cannot run"
+sed -e "s/^slot_users = .*/slot_users = $P/" -e "s|^workdir = .*|workdir = $T|" \
+    "$T/w1.conf" > "$T/wd.conf"
+rc=0
+"$WORKERD" -n -f "$T/wd.conf" > /dev/null 2> "$T/wd.err" || rc=$?
+[ "$rc" -eq 78 ] &&
+    grep -q "workdir $T: Permission denied as slot user ${P}0" "$T/wd.err" ||
+    fail "workerd -n with a workdir the slot users cannot enter: status $rc: $(cat "$T/wd.err")"
+ok "workerd -n refuses a workdir the slot users cannot pass through"
 sed -e "s/^slot_users = .*/slot_users = none/" -e "/^run_as_root/d" \
     "$T/w1.conf" > "$T/root.conf"
 rc=0

@@ -22,6 +22,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +34,24 @@
 #define EXT_RM_PASSES	8	/* unreadable directories made readable */
 #define EXT_KSIGSET	8		/* bytes of the kernel's sigset_t */
 #define EXT_SLOT_UMASK	027		/* a slot user's processes' */
+#define EXT_SLOTS_MAX	4096		/* cpus' upper bound */
 
 static int	 ext_pipe(int[2]);
 static int	 ext_child_dir_make(const struct ext_kind *, struct ext_child *,
 		    char *, size_t);
 static void	 ext_dir_empty_as(const struct ext_cred *, const char *);
+static pid_t	 ext_vfork_sweep(const struct ext_cred *);
+static void	 ext_sweep(const struct ext_child *);
 static int	 ext_rm_entry(const char *, const struct stat *, int,
 		    struct FTW *);
 static int	 ext_rm_unlock(const char *, const struct stat *, int,
 		    struct FTW *);
+
+/*
+ * The persistent processes running as each slot's user, whatever their
+ * kind: while there is one, the slot's user is not swept (ext_sweep).
+ */
+static atomic_uint	 ext_live[EXT_SLOTS_MAX];
 
 /* Set by ext_rm_unlock when a pass found a directory it could not read. */
 static __thread int	 ext_rm_again;
@@ -619,6 +629,12 @@ ext_spawn(const struct ext_kind *k, unsigned slot, struct ext_child *c,
 	close(out[1]);
 	close(er[1]);
 	c->c_pid = pid;
+	c->c_slot = slot;
+	if (c->c_cred != NULL && k->k_type == EXT_PERSISTENT &&
+	    slot < EXT_SLOTS_MAX) {
+		c->c_persist = 1;
+		atomic_fetch_add(&ext_live[slot], 1);
+	}
 	c->c_in = in[1];
 	c->c_out = out[0];
 	c->c_err = er[0];
@@ -641,6 +657,50 @@ fail:
 	}
 	ext_child_dir_remove(c);
 	return (-1);
+}
+
+/*
+ * Kill every process of user cr, from a child that became cr: kill(-1)
+ * reaches exactly the processes it may signal, that user's.
+ */
+static pid_t
+ext_vfork_sweep(const struct ext_cred *cr)
+{
+	pid_t	 pid;
+
+	if ((pid = vfork()) == 0) {
+		if (ext_setcred(cr) == 0)
+			(void)syscall(SYS_kill, -1, SIGKILL);
+		_exit(0);
+	}
+	return (pid);
+}
+
+/*
+ * After an exec task under a slot user: what it left running in a
+ * process group (or session) of its own would outlive it as the slot's
+ * user and could read the slot's later tasks.  So every process of that
+ * user is killed, unless a persistent process runs as it (which such a
+ * sweep would kill too): on the slot's own thread, between two of its
+ * tasks, nothing else of ours runs as that user.
+ */
+static void
+ext_sweep(const struct ext_child *c)
+{
+	sigset_t	 all, old;
+	pid_t		 pid;
+	int		 status;
+
+	if (c->c_cred == NULL || c->c_persist || c->c_slot >= EXT_SLOTS_MAX ||
+	    atomic_load(&ext_live[c->c_slot]) > 0)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = ext_vfork_sweep(c->c_cred);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+			;
 }
 
 /*
@@ -680,6 +740,11 @@ ext_child_stop(struct ext_child *c)
 		ext_kill_group(c->c_pid, SIGKILL);
 		while (waitpid(c->c_pid, &status, 0) == -1 && errno == EINTR)
 			;
+		if (c->c_persist)
+			atomic_fetch_sub(&ext_live[c->c_slot], 1);
+		else
+			ext_sweep(c);
+		c->c_persist = 0;
 	}
 	if (c->c_out != -1)
 		close(c->c_out);

@@ -183,6 +183,9 @@ struct ext_child {
 	char		 c_top[4096];	/* c_dir's parent, made for it; ""
 					   when c_dir is the one made */
 	const struct ext_cred *c_cred;	/* its user; NULL: workerd's */
+	unsigned	 c_slot;	/* the slot it runs on */
+	int		 c_persist;	/* a persistent kind's process,
+					   counted in its slot's */
 };
 
 /* The last EXT_STDERR_TAIL bytes a child wrote to its stderr. */

@@ -13,7 +13,8 @@
 # same two tasks with slot_users = none (workerd's own user, root here,
 # run_as_root = yes) succeed at each, so the test can fail.
 # Also: a persistent kind runs as the slot users; a task past its timeout
-# is killed with whatever it left running; the working directories are
+# is killed with whatever it left running, and a process a task leaves
+# in a session of its own is killed after it; the working directories are
 # removed whatever a task left in them; workerd -n names missing slot
 # users, and refuses slot_users = none under root without run_as_root.
 # Needs root (useradd): the test's users, r3qiso<pid>-0 and -1, are made
@@ -102,6 +103,14 @@ cat > "$D/hang.sh" <<'EOF'
 sleep 3600 &
 exec sleep 3600
 EOF
+# A task that leaves a process behind in a session of its own, out of
+# its process group's reach.
+cat > "$D/escape.sh" <<'EOF'
+#!/bin/sh
+setsid sleep 3600 < /dev/null > /dev/null 2>&1 &
+sleep 0.2
+echo left
+EOF
 # A persistent kind (workerd.conf(5), "Persistent kinds") that answers
 # each task with the user it runs as.
 cat > "$D/who.py" <<'EOF'
@@ -119,7 +128,7 @@ while True:
     o.write(b"R" + struct.pack(">I", len(a)) + a)
     o.flush()
 EOF
-chmod 755 "$D/spy.sh" "$D/hang.sh" "$D/who.py"
+chmod 755 "$D/spy.sh" "$D/hang.sh" "$D/escape.sh" "$D/who.py"
 
 mkcerts w1
 # workerd's key where a slot user could reach the file, its owner's
@@ -135,6 +144,7 @@ exec spy = $D/spy.sh
 env spy = RV=$D/rv
 env spy = KEY=$D/w1.key
 exec hang = $D/hang.sh
+exec escape = $D/escape.sh
 timeout hang = 1s
 kill_grace hang = 200ms
 exec who = persistent /usr/bin/python3 $D/who.py"
@@ -153,9 +163,10 @@ spies() {
 }
 
 # isolated NAME: the spies ran as the two slot users with umask 027 and
-# every attempt failed; the working directories are gone; the persistent
-# kind runs as the slot users; a task past its timeout is killed,
-# background child too.
+# every attempt failed; the working directories are gone; what a task
+# leaves in a session of its own is killed; the persistent kind runs as
+# the slot users; a task past its timeout is killed, background child
+# too.
 isolated() {
 	grep -q "^A $P[01] " "$T/$1.out" && grep -q "^B $P[01] " "$T/$1.out" ||
 	    fail "the tasks did not run as the slot users ($1): $(cat "$T/$1.out")"
@@ -175,6 +186,16 @@ isolated() {
 	[ -z "$(find "$D/work" -mindepth 1 -print -quit)" ] ||
 	    fail "$1: working directories left behind: $(find "$D/work" -mindepth 1 -ls)"
 	ok "$1: the working directories are removed, with the files the tasks left"
+
+	# Before any persistent process runs as a slot user: with one, the
+	# slot's user is not swept.
+	printf 'x\ny\n' | "$R3QCTL" map --timeout 60 escape > "$T/escape.out" 2> "$T/escape.err" ||
+	    fail "$1: map escape: $(cat "$T/escape.err")"
+	[ "$(grep -c '^left$' "$T/escape.out")" -eq 2 ] ||
+	    fail "$1: escape: $(cat "$T/escape.out")"
+	waitfor "! pgrep -u '$U0,$U1' sleep" 5 ||
+	    fail "$1: a process a task left in a session of its own outlived it: $(pgrep -a -u "$U0,$U1")"
+	ok "$1: what a task leaves running in a session of its own is killed after it"
 
 	printf 'x\ny\nz\n' | "$R3QCTL" map --timeout 60 who > "$T/who.out" 2> "$T/who.err" ||
 	    fail "$1: map who: $(cat "$T/who.err")"

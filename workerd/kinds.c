@@ -2,8 +2,9 @@
  * The task kinds this worker offers: the built-in ones, and those the
  * administrator installs in workerd.conf (exec, persistent exec, plugin;
  * workerd.conf(5), "TASK KINDS").  This file reads their lines, checks
- * them, prints them for -n, and keeps the table of configured kinds that
- * Assign looks names up in.
+ * them, prints them for -n, finds the slot users their processes run as
+ * (workerd.conf(5), "Slot users"), and keeps the table of configured
+ * kinds that Assign looks names up in.
  *
  * A client names a kind and nothing else: the programs, arguments and
  * environment come from this file only, and a payload is data a program
@@ -20,15 +21,20 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "log.h"
 #include "util.h"
 #include "workerd.h"
@@ -566,21 +572,38 @@ kinds_conf_list(FILE *out, const struct kinds_conf *ks,
 /*
  * Warn (workerd -n, and at start) about files a user other than root
  * could change: whoever can write workerd.conf, a program or a plugin
- * can run code as the worker's user on every task; and about running
- * the kinds as root.
+ * can run code as the worker's user on every task; about process kinds
+ * run as workerd's own user (slot_users = none), as root above all; and
+ * about plugins, which run inside workerd, as its user.
  */
 int
-kinds_conf_audit(const struct kinds_conf *ks, const char *file,
-    void (*warn)(const char *, ...))
+kinds_conf_audit(const struct kinds_conf *ks, const char *slot_users,
+    const char *file, void (*warn)(const char *, ...))
 {
 	struct stat	 st, null;
 	const char	*path;
 	size_t		 i;
-	int		 n = 0;
+	int		 n = 0, plugins = 0;
 
-	if (ks->ks_n > 0 && geteuid() == 0) {
-		warn("the configured kinds would run as root: run workerd as "
-		    "an unprivileged user (workerd.service runs it as r3q)");
+	for (i = 0; i < ks->ks_n; i++)
+		if (ks->ks_v[i].kc_type == EXT_PLUGIN)
+			plugins = 1;
+	if (kinds_have_process(ks) && strcmp(slot_users, "none") == 0) {
+		if (geteuid() == 0)
+			warn("the configured kinds would run as root "
+			    "(slot_users = none): every client's task may do "
+			    "anything root can here");
+		else
+			warn("slot_users = none: every task runs as workerd's "
+			    "own user (uid %u), and may read its key and the "
+			    "payloads of the tasks beside it",
+			    (unsigned)geteuid());
+		n++;
+	}
+	if (plugins && geteuid() == 0) {
+		warn("the configured plugin kinds would run as root, inside "
+		    "workerd: run workerd as an unprivileged user "
+		    "(workerd.service runs it as r3q)");
 		n++;
 	}
 	for (i = 0; i <= ks->ks_n; i++) {
@@ -606,6 +629,223 @@ kinds_conf_audit(const struct kinds_conf *ks, const char *file,
 		}
 	}
 	return (n);
+}
+
+/* Whether ks has a kind that runs processes (exec, persistent). */
+int
+kinds_have_process(const struct kinds_conf *ks)
+{
+	size_t	 i;
+
+	for (i = 0; ks != NULL && i < ks->ks_n; i++)
+		if (ks->ks_v[i].kc_type == EXT_EXEC ||
+		    ks->ks_v[i].kc_type == EXT_PERSISTENT)
+			return (1);
+	return (0);
+}
+
+/*
+ * The capabilities of the four that slot users need and workerd lacks,
+ * named in buf ("" when it has them all, as root does).
+ */
+static void
+kinds_caps_missing(char *buf, size_t len)
+{
+	static const struct {
+		int		 cap;
+		const char	*name;
+	} need[] = {
+		{ CAP_SETUID, "CAP_SETUID" },
+		{ CAP_SETGID, "CAP_SETGID" },
+		{ CAP_CHOWN, "CAP_CHOWN" },
+		{ CAP_KILL, "CAP_KILL" },
+	};
+	struct __user_cap_header_struct	 hdr;
+	struct __user_cap_data_struct	 data[2];
+	size_t				 i;
+
+	buf[0] = '\0';
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capget, &hdr, data) == -1) {
+		snprintf(buf, len, "capget: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if ((data[need[i].cap / 32].effective &
+		    (1U << (need[i].cap % 32))) == 0)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+			    buf[0] != '\0' ? ", " : "", need[i].name);
+}
+
+/*
+ * Check as the slot user cr (user) that each process kind's program may
+ * be run, and that workdir may be passed through: a program the slot
+ * users cannot reach (a script under /root), or a workdir of mode 0700,
+ * would fail every task.  Nothing is checked where workerd cannot become the
+ * user (workerd -n without the capabilities).
+ */
+static int
+kinds_slot_access(const struct kinds_conf *ks, const char *workdir,
+    const struct ext_cred *cr, const char *user, char *err, size_t errlen)
+{
+	const struct kind_conf	*kc;
+	int			 fd[2], r[2] = { -1, 0 }, status;
+	ssize_t			 n;
+	size_t			 i;
+	pid_t			 pid;
+
+	if (pipe2(fd, O_CLOEXEC) == -1)
+		return (0);
+	if ((pid = fork()) == -1) {
+		close(fd[0]);
+		close(fd[1]);
+		return (0);
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		if (ext_setcred(cr) == -1)
+			_exit(2);
+		for (i = 0; i < ks->ks_n; i++) {
+			kc = &ks->ks_v[i];
+			if ((kc->kc_type != EXT_EXEC &&
+			    kc->kc_type != EXT_PERSISTENT) ||
+			    access(kc->kc_argv[0], X_OK) == 0)
+				continue;
+			r[0] = (int)i;
+			r[1] = errno;
+			if (write(fd[1], r, sizeof(r)) == -1)
+				_exit(3);
+			_exit(1);
+		}
+		if (access(workdir, X_OK) == -1) {
+			r[0] = -2;
+			r[1] = errno;
+			if (write(fd[1], r, sizeof(r)) == -1)
+				_exit(3);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	close(fd[1]);
+	while ((n = read(fd[0], r, sizeof(r))) == -1 && errno == EINTR)
+		;
+	close(fd[0]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(r) && r[0] == -2) {
+		snprintf(err, errlen, "workdir %s: %s as slot user %s: the "
+		    "slot users must be able to pass through it", workdir,
+		    strerror(r[1]), user);
+		return (-1);
+	}
+	if (n != (ssize_t)sizeof(r) || r[0] < 0 || (size_t)r[0] >= ks->ks_n)
+		return (0);
+	kc = &ks->ks_v[r[0]];
+	snprintf(err, errlen, "kind %s: %s: %s as slot user %s: the slot "
+	    "users must be able to run a kind's program", kc->kc_name,
+	    kc->kc_argv[0], strerror(r[1]), user);
+	return (-1);
+}
+
+/*
+ * The users the process kinds of c run as, one per execution thread
+ * (slot_users, workerd.conf(5)): slot_users followed by 0 .. cpus - 1, in
+ * a malloc'd array of cpus in *out; NULL for workerd's own user (no
+ * process kind, or slot_users = none).  -1 with err naming what is
+ * missing or wrong: users that do not exist, one that is root or
+ * workerd's user or in workerd's group (which may read its key), two
+ * slots with one uid, and with caps, the capabilities workerd needs to
+ * become them and to signal and clean up after them.  A workerd running
+ * as root refuses slot_users = none unless run_as_root says so.
+ */
+int
+kinds_slot_users(const struct workerd_config *c, int caps,
+    struct ext_cred **out, char *err, size_t errlen)
+{
+	struct ext_cred	*cr;
+	struct passwd	 pw, *res;
+	char		 name[64], buf[4096], missing[256], lack[128];
+	unsigned	 n, i, j, nmissing = 0;
+	const char	*why = NULL, *how;
+
+	*out = NULL;
+	if (!kinds_have_process(c->kinds))
+		return (0);
+	if (strcmp(c->slot_users, "none") == 0) {
+		if (geteuid() != 0 || c->run_as_root)
+			return (0);
+		snprintf(err, errlen, "workerd runs as root with slot_users = "
+		    "none: the configured kinds would run as root; name slot "
+		    "users (slot_users, workerd.conf(5)) or set run_as_root = "
+		    "yes");
+		return (-1);
+	}
+	n = c->cpus > 0 ? c->cpus : cpus_detect(&how);
+	cr = xcalloc(n, sizeof(*cr));
+	missing[0] = '\0';
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%.*s%u", SLOT_PREFIX_MAX,
+		    c->slot_users, i);
+		if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) != 0 ||
+		    res == NULL) {
+			if (nmissing++ < 4)
+				snprintf(missing + strlen(missing),
+				    sizeof(missing) - strlen(missing), "%s%s",
+				    nmissing > 1 ? ", " : "", name);
+			continue;
+		}
+		if (pw.pw_uid == 0 || pw.pw_gid == 0)
+			why = "is root or in group root";
+		else if (pw.pw_uid == geteuid())
+			why = "is workerd's own user";
+		else if (pw.pw_gid == getegid())
+			why = "is in workerd's group, which may read its key";
+		for (j = 0; why == NULL && j < i; j++)
+			if (cr[j].cr_uid == pw.pw_uid)
+				why = "has the uid of another slot's user";
+		if (why != NULL) {
+			snprintf(err, errlen, "slot user %s (uid %u, gid %u) "
+			    "%s: each slot needs a user of its own", name,
+			    (unsigned)pw.pw_uid, (unsigned)pw.pw_gid, why);
+			free(cr);
+			return (-1);
+		}
+		cr[i].cr_uid = pw.pw_uid;
+		cr[i].cr_gid = pw.pw_gid;
+	}
+	if (nmissing > 0) {
+		snprintf(err, errlen, "slot users missing: %s%s (%u of the %u "
+		    "users %s0 to %s%u that cpus = %u needs); create them "
+		    "(r3q.sysusers, useradd --system), or set slot_users = "
+		    "none to run the kinds as workerd's own user", missing,
+		    nmissing > 4 ? ", ..." : "", nmissing, n, c->slot_users,
+		    c->slot_users, n - 1, n);
+		free(cr);
+		return (-1);
+	}
+	if (caps && geteuid() != 0) {
+		kinds_caps_missing(lack, sizeof(lack));
+		if (lack[0] != '\0') {
+			snprintf(err, errlen, "workerd (uid %u) lacks %s to run "
+			    "the kinds as the slot users %s0 to %s%u: run it as "
+			    "root or with those capabilities "
+			    "(workerd.service's AmbientCapabilities=), or set "
+			    "slot_users = none", (unsigned)geteuid(), lack,
+			    c->slot_users, c->slot_users, n - 1);
+			free(cr);
+			return (-1);
+		}
+	}
+	snprintf(name, sizeof(name), "%.*s0", SLOT_PREFIX_MAX, c->slot_users);
+	if (kinds_slot_access(c->kinds, c->workdir, &cr[0], name, err,
+	    errlen) == -1) {
+		free(cr);
+		return (-1);
+	}
+	*out = cr;
+	return (0);
 }
 
 /* Drop a reference to k; the last one closes it. */
@@ -653,7 +893,10 @@ kinds_same(const struct ext_kind *k, const struct ext_kind *n)
 	    strv_eq(k->k_argv, n->k_argv) && strv_eq(k->k_env, n->k_env) &&
 	    strcmp(k->k_workdir, n->k_workdir) == 0 &&
 	    k->k_timeout == n->k_timeout && k->k_grace == n->k_grace &&
-	    k->k_nslots == n->k_nslots);
+	    k->k_nslots == n->k_nslots &&
+	    (k->k_creds == NULL) == (n->k_creds == NULL) &&
+	    (k->k_creds == NULL || memcmp(k->k_creds, n->k_creds,
+	    k->k_nslots * sizeof(*k->k_creds)) == 0));
 }
 
 /* Free a kind that was never opened. */
@@ -663,6 +906,7 @@ kinds_discard(struct ext_kind *k)
 	strv_free(k->k_argv);
 	strv_free(k->k_env);
 	free(k->k_workdir);
+	free(k->k_creds);
 	free(k);
 }
 
@@ -679,9 +923,12 @@ kinds_apply(const struct workerd_config *c, int *changed, char *err,
 	const struct kinds_conf	*ks = c->kinds;
 	const struct kind_conf	*kc;
 	struct ext_kind		**v, *k;
+	struct ext_cred		*creds;
 	size_t			 i, j, n;
 	char			 msg[512];
 
+	if (kinds_slot_users(c, 1, &creds, err, errlen) == -1)
+		return (-1);
 	n = ks != NULL ? ks->ks_n : 0;
 	v = xcalloc(n + 1, sizeof(*v));
 	for (i = 0; i < n; i++) {
@@ -695,6 +942,11 @@ kinds_apply(const struct workerd_config *c, int *changed, char *err,
 		k->k_timeout = kc->kc_timeout;
 		k->k_grace = kc->kc_has_grace ? kc->kc_grace : c->kill_grace;
 		k->k_nslots = c->cpus;
+		if (creds != NULL && (k->k_type == EXT_EXEC ||
+		    k->k_type == EXT_PERSISTENT)) {
+			k->k_creds = xcalloc(c->cpus, sizeof(*creds));
+			memcpy(k->k_creds, creds, c->cpus * sizeof(*creds));
+		}
 		atomic_init(&k->k_refs, 1);
 		/* A withdrawn kind is opened again: a reload retries it. */
 		for (j = 0; j < kt_n; j++)
@@ -711,6 +963,7 @@ kinds_apply(const struct workerd_config *c, int *changed, char *err,
 			while (i-- > 0)
 				kinds_unref(v[i]);
 			free(v);
+			free(creds);
 			return (-1);
 		}
 		v[i] = k;
@@ -720,6 +973,7 @@ kinds_apply(const struct workerd_config *c, int *changed, char *err,
 		if (strcmp(v[i]->k_name, kt_v[i]->k_name) != 0 ||
 		    kt_v[i]->k_unavail[0] != '\0')
 			*changed = 1;
+	free(creds);
 	for (j = 0; j < kt_n; j++)
 		kinds_unref(kt_v[j]);
 	free(kt_v);

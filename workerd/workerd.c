@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -41,6 +42,7 @@ static int	check_relay_listen(const char *, char *, size_t);
 static int	check_peer_listen(const char *, char *, size_t);
 static int	check_join(const char *, char *, size_t);
 static int	check_state_dir(const char *, char *, size_t);
+static int	check_slot_users(const char *, char *, size_t);
 
 #define OFF(f)	offsetof(struct workerd_config, f)
 const struct conf_key workerd_keys[] = {
@@ -72,6 +74,9 @@ const struct conf_key workerd_keys[] = {
 	    NULL },
 	{ "workdir",		CONF_STRING,	OFF(workdir),	0, 0,
 	    check_workdir },
+	{ "slot_users",		CONF_STRING,	OFF(slot_users), 0, 0,
+	    check_slot_users },
+	{ "run_as_root",	CONF_BOOL,	OFF(run_as_root), 0, 1, NULL },
 	{ "lifetime",		CONF_DURATION,	OFF(lifetime),	0,
 	    366ULL * 86400000, NULL },
 	{ "drain_timeout",	CONF_DURATION,	OFF(drain_timeout), 0,
@@ -241,6 +246,35 @@ check_state_dir(const char *v, char *err, size_t errlen)
 	return (0);
 }
 
+/*
+ * slot_users: none, or the prefix of the slot users' names (prefix0 ..
+ * prefixN-1, N the execution threads): a user name's characters, short
+ * enough for the number to fit in the 32 bytes useradd allows.
+ */
+static int
+check_slot_users(const char *v, char *err, size_t errlen)
+{
+	size_t	 i, n = strlen(v);
+
+	if (strcmp(v, "none") == 0)
+		return (0);
+	if (n == 0 || n > SLOT_PREFIX_MAX) {
+		snprintf(err, errlen, "slot_users: '%.200s' is not none or a "
+		    "user name prefix of 1 to %d characters", v,
+		    SLOT_PREFIX_MAX);
+		return (-1);
+	}
+	for (i = 0; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || v[i] == '_' ||
+		    (i > 0 && ((v[i] >= '0' && v[i] <= '9') ||
+		    v[i] == '-')))) {
+			snprintf(err, errlen, "slot_users: '%.200s': a user "
+			    "name prefix is [a-z_][a-z0-9_-]*", v);
+			return (-1);
+		}
+	return (0);
+}
+
 /* This worker's speed now: the configured speed times the profile's. */
 double
 workerd_speed(void)
@@ -284,6 +318,7 @@ workerd_config_defaults(struct workerd_config *c)
 	c->heartbeat = 1000;
 	c->kill_grace = EXT_GRACE_DEFAULT;
 	strcpy(c->workdir, "/var/tmp");
+	strcpy(c->slot_users, SLOT_USERS_DEFAULT);
 	c->drain_timeout = DRAIN_TIMEOUT_DEFAULT;
 	strcpy(c->relay_listen, "none");
 	strcpy(c->peer_listen, "none");
@@ -350,7 +385,12 @@ usage(int code)
 	    "--peer-listen host:port: take part in exchanges between "
 	    "workers (PEERS);\n"
 	    "--peer-delay ms: emulated start-up of each message to another "
-	    "worker.\n");
+	    "worker.\n"
+	    "--slot-users P: run the kinds' processes of slot i as user Pi "
+	    "(default\n"
+	    "r3q-slot: r3q-slot0, r3q-slot1, ...), none: as workerd's own user "
+	    "(and\n"
+	    "under root only with --run-as-root yes).\n");
 	if (code == 0 && fflush(stdout) == EOF)
 		code = 1;
 	exit(code);
@@ -625,7 +665,7 @@ workerd_reload(void)
 		    conf.relay_listen);
 		strcpy(nc.relay_listen, conf.relay_listen);
 	}
-	kinds_conf_audit(nc.kinds, conffile, log_warnx);
+	kinds_conf_audit(nc.kinds, nc.slot_users, conffile, log_warnx);
 	if (kinds_apply(&nc, &changed, err, sizeof(err)) == -1) {
 		log_warnx("reload: %s; keeping the running configuration", err);
 		goto done;
@@ -862,6 +902,7 @@ main(int argc, char *argv[])
 	struct load_profile	 lp;
 	struct timeval		 day = { 86400, 0 };
 	const char		*user = NULL;
+	struct ext_cred		*cr;
 	char			 err[1024], tok[256], *p;
 	int			 ch, debug = 0, noaction = 0, verbose = 0, u;
 	size_t			 i, k, n = 0;
@@ -972,12 +1013,14 @@ main(int argc, char *argv[])
 		} else
 			kinds_conf_list(stdout, conf.kinds, &conf);
 		fflush(stdout);
-		kinds_conf_audit(conf.kinds, conffile, warn_stderr);
+		kinds_conf_audit(conf.kinds, conf.slot_users, conffile, warn_stderr);
 		if (kinds_conf_check_plugins(conf.kinds, conffile, err,
-		    sizeof(err)) == -1) {
+		    sizeof(err)) == -1 || kinds_slot_users(&conf, 0, &cr,
+		    err, sizeof(err)) == -1) {
 			fprintf(stderr, "%s\n", err);
 			exit(CONF_EX_CONFIG);
 		}
+		free(cr);
 		/*
 		 * The file itself first: the unit's user must read it (a
 		 * 0600 root file with join = is a common first try).
@@ -1010,6 +1053,15 @@ main(int argc, char *argv[])
 		exit(0);
 	}
 	log_init("workerd", debug, LOG_DAEMON);
+#ifdef PR_SET_DUMPABLE
+	/*
+	 * Not dumpable: /proc/<workerd>/ is root's, so that no process of
+	 * workerd's user (a kind run with slot_users = none, say) may read
+	 * its memory, environment or descriptors, and no core holds its key.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		log_warn("prctl PR_SET_DUMPABLE");
+#endif
 	/*
 	 * A peer that closes while we write is an error to report (EPIPE),
 	 * from the join on: a master gone in the middle of one did end
@@ -1029,7 +1081,7 @@ main(int argc, char *argv[])
 		exit(CONF_EX_CONFIG);
 	}
 
-	kinds_conf_audit(conf.kinds, conffile, log_warnx);
+	kinds_conf_audit(conf.kinds, conf.slot_users, conffile, log_warnx);
 	if (kinds_apply(&conf, &u, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		exit(CONF_EX_CONFIG);

@@ -45,6 +45,10 @@ struct workerd_config {
 	int		 sealed_frames;		/* offer to seal (seal.h) */
 	uint64_t	 kill_grace;		/* ms, SIGTERM to SIGKILL */
 	char		 workdir[CONF_STRMAX];	/* children's directories */
+	char		 slot_users[CONF_STRMAX];	/* none, or the prefix
+						   of the slot users' names */
+	int		 run_as_root;		/* slot_users = none under
+						   root: run kinds as root */
 	uint64_t	 lifetime;		/* ms, then drain; 0: none */
 	uint64_t	 drain_timeout;		/* ms for running tasks */
 	char		 join[CONF_STRMAX];	/* "HOST:PORT TOKEN", or "" */
@@ -64,6 +68,9 @@ struct workerd_config {
 #define MAX_OUTPUT_DEFAULT	(1u << 20)
 
 #define DRAIN_TIMEOUT_DEFAULT	60000	/* ms */
+
+#define SLOT_USERS_DEFAULT	"r3q-slot"	/* r3q-slot0, r3q-slot1... */
+#define SLOT_PREFIX_MAX		24	/* bytes, + up to 4 digits */
 
 /* A load profile: from t_ms on, run at factor x the configured speed. */
 struct load_profile {
@@ -168,8 +175,11 @@ void	 kinds_conf_print(FILE *, const struct kinds_conf *);
 void	 kinds_conf_list(FILE *, const struct kinds_conf *,
 	    const struct workerd_config *);
 int	 kinds_conf_audit(const struct kinds_conf *, const char *,
-	    void (*)(const char *, ...));
+	    const char *, void (*)(const char *, ...));
+int	 kinds_have_process(const struct kinds_conf *);
 int	 kinds_apply(const struct workerd_config *, int *, char *, size_t);
+int	 kinds_slot_users(const struct workerd_config *, int,
+	    struct ext_cred **, char *, size_t);
 void	 kinds_clear(void);
 struct ext_kind *kinds_get(const char *);
 void	 kinds_unref(struct ext_kind *);

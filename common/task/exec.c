@@ -237,7 +237,6 @@ ext_exec_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
 	char		 sig[16];
 	int		 exited = 0, killed = 0, nfds, timeout, i, status;
 
-	(void)slot;
 	memset(&x, 0, sizeof(x));
 	x.x_ctx = ctx;
 	x.x_in = p->payload;
@@ -249,7 +248,7 @@ ext_exec_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
 		snprintf(res->error, sizeof(res->error), "cancelled");
 		return (res->status = TASK_CANCELLED);
 	}
-	if (ext_spawn(k, c, res->error, sizeof(res->error)) == -1)
+	if (ext_spawn(k, slot, c, res->error, sizeof(res->error)) == -1)
 		return (res->status = TASK_FAILED);
 	now = ext_now_ms();
 	if (k->k_timeout > 0)

@@ -7,9 +7,12 @@
  */
 #include "config.h"
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 #ifdef HAVE_PIDFD_OPEN
 #include <sys/pidfd.h>
 #endif
@@ -17,8 +20,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +32,26 @@
 #include "task/ext.h"
 
 #define EXT_RM_PASSES	8	/* unreadable directories made readable */
+#define EXT_KSIGSET	8		/* bytes of the kernel's sigset_t */
+#define EXT_SLOT_UMASK	027		/* a slot user's processes' */
+#define EXT_SLOTS_MAX	4096		/* cpus' upper bound */
 
 static int	 ext_pipe(int[2]);
+static int	 ext_child_dir_make(const struct ext_kind *, struct ext_child *,
+		    char *, size_t);
+static void	 ext_dir_empty_as(const struct ext_cred *, const char *);
+static pid_t	 ext_vfork_sweep(const struct ext_cred *);
+static void	 ext_sweep(const struct ext_child *);
 static int	 ext_rm_entry(const char *, const struct stat *, int,
 		    struct FTW *);
 static int	 ext_rm_unlock(const char *, const struct stat *, int,
 		    struct FTW *);
+
+/*
+ * The persistent processes running as each slot's user, whatever their
+ * kind: while there is one, the slot's user is not swept (ext_sweep).
+ */
+static atomic_uint	 ext_live[EXT_SLOTS_MAX];
 
 /* Set by ext_rm_unlock when a pass found a directory it could not read. */
 static __thread int	 ext_rm_again;
@@ -143,6 +161,7 @@ ext_close(struct ext_kind *k)
 		free(k->k_env);
 	}
 	free(k->k_workdir);
+	free(k->k_creds);
 	free(k);
 }
 
@@ -237,6 +256,88 @@ ext_workdir_remove(const char *path)
 	nftw(path, ext_rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+/*
+ * Make c's working directory.  Under a slot user, two: c_top, workerd's
+ * (0711: the slot user may pass through it, not list, rename or replace
+ * what is in it), and c_dir = c_top/w, given to the slot user (0700).
+ * Giving it away takes CAP_CHOWN when workerd is not root.
+ */
+static int
+ext_child_dir_make(const struct ext_kind *k, struct ext_child *c, char *err,
+    size_t errlen)
+{
+	int	 n;
+
+	if (c->c_cred == NULL)
+		return (ext_workdir_make(k, c->c_dir, sizeof(c->c_dir), err,
+		    errlen));
+	if (ext_workdir_make(k, c->c_top, sizeof(c->c_top), err, errlen) ==
+	    -1)
+		return (-1);
+	n = snprintf(c->c_dir, sizeof(c->c_dir), "%s/w", c->c_top);
+	if (n < 0 || (size_t)n >= sizeof(c->c_dir)) {
+		snprintf(err, errlen, "%s: path too long", c->c_top);
+		goto fail;
+	}
+	if (chmod(c->c_top, 0711) == -1 || mkdir(c->c_dir, 0700) == -1) {
+		snprintf(err, errlen, "%s: %s", c->c_top, strerror(errno));
+		goto fail;
+	}
+	if (lchown(c->c_dir, c->c_cred->cr_uid, c->c_cred->cr_gid) == -1) {
+		snprintf(err, errlen, "cannot give %s to uid %u: %s%s",
+		    c->c_dir, (unsigned)c->c_cred->cr_uid, strerror(errno),
+		    errno == EPERM ? " (workerd needs CAP_CHOWN)" : "");
+		goto fail;
+	}
+	return (0);
+fail:
+	rmdir(c->c_dir);
+	rmdir(c->c_top);
+	c->c_dir[0] = c->c_top[0] = '\0';
+	return (-1);
+}
+
+/*
+ * Empty dir as cr, in a child process: what a task left in its working
+ * directory is removed with the task's own rights, so that a symbolic
+ * link or a rename made to race the removal reaches nothing the task
+ * could not reach itself.  Only when a task left something (an empty
+ * directory is removed without it).
+ */
+static void
+ext_dir_empty_as(const struct ext_cred *cr, const char *dir)
+{
+	pid_t	 pid;
+	int	 status;
+
+	if ((pid = fork()) == -1)
+		return;
+	if (pid == 0) {
+		if (ext_setcred(cr) == -1)
+			_exit(1);
+		ext_workdir_remove(dir);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+}
+
+/* Remove c's working directory (and c_top), whatever the task left. */
+void
+ext_child_dir_remove(struct ext_child *c)
+{
+	if (c->c_top[0] == '\0')
+		ext_workdir_remove(c->c_dir);
+	else {
+		if (rmdir(c->c_dir) == -1 && errno != ENOENT) {
+			ext_dir_empty_as(c->c_cred, c->c_dir);
+			rmdir(c->c_dir);
+		}
+		rmdir(c->c_top);
+	}
+	c->c_dir[0] = c->c_top[0] = '\0';
+}
+
 /* Send sig to every process of group pgid; one already gone is fine. */
 void
 ext_kill_group(pid_t pgid, int sig)
@@ -283,67 +384,179 @@ ext_pipe(int fd[2])
 }
 
 /*
- * Start k's program as c: posix_spawn (a vfork-like clone in glibc, cheap
- * enough for thousands of tasks a second) in a fresh working directory,
- * the leader of a new process group, with exactly k_env as environment,
- * an empty signal mask and default dispositions (workerd ignores SIGPIPE,
- * and an ignored signal stays ignored across exec), stdin, stdout and
- * stderr our pipes and every other descriptor closed.  Without
- * posix_spawn_file_actions_addclosefrom_np, the descriptors workerd opens
- * are close-on-exec (its sockets, TLS files, libevent's, pipe2 here).
- * -1 with err saying why ("cannot run /x: No such file or directory").
+ * What the child of ext_spawn needs.  It says what failed on sa_errfd
+ * (close-on-exec: end of file once the program runs), not in this
+ * memory: under a sanitizer, vfork is a fork.
+ */
+struct ext_spawn_arg {
+	const char		*sa_path;
+	char *const		*sa_argv;
+	char *const		*sa_env;
+	const char		*sa_dir;
+	int			 sa_fd[3];	/* its stdin, stdout, stderr */
+	int			 sa_errfd;	/* [0] errno, [1] the step */
+	const struct ext_cred	*sa_cred;	/* NULL: workerd's user */
+};
+
+/* The steps of the child, as it reports a failure. */
+enum ext_step {
+	EXT_STEP_EXEC,
+	EXT_STEP_SETPGID,
+	EXT_STEP_DUP,
+	EXT_STEP_CRED,
+	EXT_STEP_CHDIR
+};
+static const char *const ext_step_name[] = {
+	NULL, "setpgid", "dup3", "cannot become the slot's user", "chdir"
+};
+
+/*
+ * Become cr: no supplementary groups, its group, its uid (real, effective
+ * and saved), and no capabilities left, ambient ones included: a workerd
+ * given CAP_SETUID by its unit (non-zero uid to non-zero uid keeps them)
+ * must not pass it on.  Raw system calls, which change the calling thread
+ * alone: glibc's setuid() would signal every thread of the process to
+ * change theirs too, and in the child of ext_spawn those are workerd's
+ * threads.  With cr NULL only the capabilities go.
  */
 int
-ext_spawn(const struct ext_kind *k, struct ext_child *c, char *err,
-    size_t errlen)
+ext_setcred(const struct ext_cred *cr)
+{
+	struct __user_cap_header_struct	 hdr;
+	struct __user_cap_data_struct	 data[2];
+	gid_t				 gid;
+
+	if (cr != NULL) {
+		gid = cr->cr_gid;
+		if (syscall(SYS_setgroups, 1, &gid) == -1 ||
+		    syscall(SYS_setresgid, gid, gid, gid) == -1 ||
+		    syscall(SYS_setresuid, cr->cr_uid, cr->cr_uid,
+		    cr->cr_uid) == -1)
+			return (-1);
+	}
+	/* EINVAL: a kernel before 4.3 has no ambient set. */
+	if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0,
+	    0) == -1 && errno != EINVAL)
+		return (-1);
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	hdr.pid = 0;
+	return ((int)syscall(SYS_capset, &hdr, data));
+}
+
+/*
+ * The child of ext_spawn, between vfork and exec: default signal
+ * dispositions (none of workerd's handlers may run here), a new process
+ * group, the pipes as 0-2 and nothing else open, the slot's user and
+ * umask 027 (workerd.service's), the working directory (entered as that
+ * user: it is theirs, mode 0700), an empty signal mask, then the
+ * program.  Raw system calls only: it runs in workerd's memory, where
+ * the C library's wrappers, and a sanitizer's interceptors of them, keep
+ * state (glibc's setuid would even have every thread of workerd change
+ * its user).  An all-zero kernel sigaction is SIG_DFL with no flags and
+ * an empty mask, whatever the architecture's layout.
+ */
+static void __attribute__((noreturn))
+ext_spawn_child(const struct ext_spawn_arg *sa)
+{
+	uint64_t	 ksa[4] = { 0, 0, 0, 0 }, none = 0;
+	int		 sig, fd, r[2];
+
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)syscall(SYS_rt_sigaction, sig, ksa, NULL,
+			    EXT_KSIGSET);
+	r[1] = EXT_STEP_SETPGID;
+	if (syscall(SYS_setpgid, 0, 0) == -1)
+		goto fail;
+	r[1] = EXT_STEP_DUP;
+	for (fd = 0; fd < 3; fd++)
+		if (syscall(SYS_dup3, sa->sa_fd[fd], fd, 0) == -1)
+			goto fail;
+#ifdef SYS_close_range
+	/* ENOSYS before Linux 5.9: the descriptors are close-on-exec. */
+	(void)syscall(SYS_close_range, 3U, (unsigned)sa->sa_errfd - 1, 0U);
+	(void)syscall(SYS_close_range, (unsigned)sa->sa_errfd + 1, ~0U, 0U);
+#endif
+	r[1] = EXT_STEP_CRED;
+	if (ext_setcred(sa->sa_cred) == -1)
+		goto fail;
+	/* What it makes in /tmp is not for the other slots' users. */
+	if (sa->sa_cred != NULL)
+		(void)syscall(SYS_umask, EXT_SLOT_UMASK);
+	r[1] = EXT_STEP_CHDIR;
+	if (syscall(SYS_chdir, sa->sa_dir) == -1)
+		goto fail;
+	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL,
+	    EXT_KSIGSET);
+	r[1] = EXT_STEP_EXEC;
+	syscall(SYS_execve, sa->sa_path, sa->sa_argv, sa->sa_env);
+fail:
+	r[0] = errno;
+	(void)syscall(SYS_write, sa->sa_errfd, r, sizeof(r));
+	_exit(127);
+}
+
+/*
+ * vfork, and the child's part: a function of its own, so that nothing of
+ * ext_spawn's frame is live across the vfork.
+ */
+static pid_t
+ext_vfork(const struct ext_spawn_arg *sa)
+{
+	pid_t	 pid;
+
+	if ((pid = vfork()) == 0)
+		ext_spawn_child(sa);
+	return (pid);
+}
+
+/*
+ * Start k's program as c on slot's user: vfork, as glibc's posix_spawn
+ * clones with CLONE_VM and CLONE_VFORK (cheap enough for thousands of
+ * tasks a second), which posix_spawn itself cannot do because it cannot
+ * change the user.  A fresh working directory, the leader of a new
+ * process group, with exactly k_env as environment, an empty signal mask
+ * and default dispositions (workerd ignores SIGPIPE, and an ignored
+ * signal stays ignored across exec), stdin, stdout and stderr our pipes
+ * and every other descriptor closed (close_range; before Linux 5.9, the
+ * descriptors workerd opens are close-on-exec: its sockets, TLS files,
+ * libevent's, pipe2 here).  -1 with err saying why ("cannot run /x: No
+ * such file or directory").
+ */
+int
+ext_spawn(const struct ext_kind *k, unsigned slot, struct ext_child *c,
+    char *err, size_t errlen)
 {
 	static char *const	 noenv[] = { NULL };
 	static char		 pipeline[] = "R3Q_PIPELINE=1";
+	struct ext_spawn_arg	 sa;
 	char *const		*env;
 	char			**penv;
-	static const int	 dfl[] = { SIGPIPE, SIGHUP, SIGINT, SIGQUIT,
-	    SIGTERM, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN,
-	    SIGTTOU, SIGXFSZ, SIGXCPU };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t	 attr;
-	sigset_t		 mask, def;
+	sigset_t		 all, old;
 	int			 in[2] = { -1, -1 }, out[2] = { -1, -1 };
-	int			 er[2] = { -1, -1 }, rc;
+	int			 er[2] = { -1, -1 }, ep[2], r[2], status;
+	int			 saved;
+	ssize_t			 n;
 	size_t			 i;
 	pid_t			 pid;
 
 	memset(c, 0, sizeof(*c));
 	c->c_pidfd = c->c_in = c->c_out = c->c_err = -1;
-	if (ext_workdir_make(k, c->c_dir, sizeof(c->c_dir), err, errlen) ==
-	    -1)
+	if (k->k_creds != NULL && slot < k->k_nslots)
+		c->c_cred = &k->k_creds[slot];
+	else if (k->k_creds != NULL) {
+		snprintf(err, errlen, "%s: no user for slot %u", k->k_name,
+		    slot);
+		return (-1);
+	}
+	if (ext_child_dir_make(k, c, err, errlen) == -1)
 		return (-1);
 	if (ext_pipe(in) == -1 || ext_pipe(out) == -1 || ext_pipe(er) == -1) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto fail;
 	}
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, er[1], STDERR_FILENO);
-#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
-	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-#endif
-#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCHDIR_NP
-	posix_spawn_file_actions_addchdir_np(&fa, c->c_dir);
-#else
-#error "posix_spawn_file_actions_addchdir_np (glibc 2.29) is needed"
-#endif
-	posix_spawnattr_init(&attr);
-	sigemptyset(&mask);
-	sigemptyset(&def);
-	for (i = 0; i < sizeof(dfl) / sizeof(dfl[0]); i++)
-		sigaddset(&def, dfl[i]);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setsigmask(&attr, &mask);
-	posix_spawnattr_setsigdefault(&attr, &def);
 
 	/*
 	 * A persistent process is offered pipelining (persist.c): the
@@ -358,27 +571,70 @@ ext_spawn(const struct ext_kind *k, struct ext_child *c, char *err,
 	if (k->k_type == EXT_PERSISTENT && env[i] == NULL) {
 		if ((penv = calloc(i + 2, sizeof(*penv))) == NULL) {
 			snprintf(err, errlen, "out of memory");
-			posix_spawn_file_actions_destroy(&fa);
-			posix_spawnattr_destroy(&attr);
 			goto fail;
 		}
 		memcpy(penv, env, i * sizeof(*penv));
 		penv[i] = pipeline;
 		env = penv;
 	}
-	rc = posix_spawn(&pid, k->k_argv[0], &fa, &attr, k->k_argv, env);
+	if (ext_pipe(ep) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		free(penv);
+		goto fail;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_path = k->k_argv[0];
+	sa.sa_argv = k->k_argv;
+	sa.sa_env = env;
+	sa.sa_dir = c->c_dir;
+	sa.sa_fd[0] = in[0];
+	sa.sa_fd[1] = out[1];
+	sa.sa_fd[2] = er[1];
+	sa.sa_errfd = ep[1];
+	sa.sa_cred = c->c_cred;
+	/* No handler of ours may run in the child before it resets them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = ext_vfork(&sa);
+	saved = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(penv);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot run %s: %s", k->k_argv[0],
-		    strerror(rc));
+	close(ep[1]);
+	if (pid == -1) {
+		close(ep[0]);
+		snprintf(err, errlen, "cannot run %s: vfork: %s", k->k_argv[0],
+		    strerror(saved));
+		goto fail;
+	}
+	while ((n = read(ep[0], r, sizeof(r))) == -1 && errno == EINTR)
+		;
+	saved = errno;
+	close(ep[0]);
+	if (n != 0) {
+		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+			;
+		if (n != (ssize_t)sizeof(r))
+			snprintf(err, errlen, "cannot run %s: %s",
+			    k->k_argv[0], n == -1 ? strerror(saved) :
+			    "the child failed");
+		else if (r[1] <= EXT_STEP_EXEC || r[1] > EXT_STEP_CHDIR)
+			snprintf(err, errlen, "cannot run %s: %s",
+			    k->k_argv[0], strerror(r[0]));
+		else
+			snprintf(err, errlen, "cannot run %s: %s: %s",
+			    k->k_argv[0], ext_step_name[r[1]], strerror(r[0]));
 		goto fail;
 	}
 	close(in[0]);
 	close(out[1]);
 	close(er[1]);
 	c->c_pid = pid;
+	c->c_slot = slot;
+	if (c->c_cred != NULL && k->k_type == EXT_PERSISTENT &&
+	    slot < EXT_SLOTS_MAX) {
+		c->c_persist = 1;
+		atomic_fetch_add(&ext_live[slot], 1);
+	}
 	c->c_in = in[1];
 	c->c_out = out[0];
 	c->c_err = er[0];
@@ -399,9 +655,52 @@ fail:
 		if (er[i] != -1)
 			close(er[i]);
 	}
-	ext_workdir_remove(c->c_dir);
-	c->c_dir[0] = '\0';
+	ext_child_dir_remove(c);
 	return (-1);
+}
+
+/*
+ * Kill every process of user cr, from a child that became cr: kill(-1)
+ * reaches exactly the processes it may signal, that user's.
+ */
+static pid_t
+ext_vfork_sweep(const struct ext_cred *cr)
+{
+	pid_t	 pid;
+
+	if ((pid = vfork()) == 0) {
+		if (ext_setcred(cr) == 0)
+			(void)syscall(SYS_kill, -1, SIGKILL);
+		_exit(0);
+	}
+	return (pid);
+}
+
+/*
+ * After an exec task under a slot user: what it left running in a
+ * process group (or session) of its own would outlive it as the slot's
+ * user and could read the slot's later tasks.  So every process of that
+ * user is killed, unless a persistent process runs as it (which such a
+ * sweep would kill too): on the slot's own thread, between two of its
+ * tasks, nothing else of ours runs as that user.
+ */
+static void
+ext_sweep(const struct ext_child *c)
+{
+	sigset_t	 all, old;
+	pid_t		 pid;
+	int		 status;
+
+	if (c->c_cred == NULL || c->c_persist || c->c_slot >= EXT_SLOTS_MAX ||
+	    atomic_load(&ext_live[c->c_slot]) > 0)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = ext_vfork_sweep(c->c_cred);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+			;
 }
 
 /*
@@ -441,6 +740,11 @@ ext_child_stop(struct ext_child *c)
 		ext_kill_group(c->c_pid, SIGKILL);
 		while (waitpid(c->c_pid, &status, 0) == -1 && errno == EINTR)
 			;
+		if (c->c_persist)
+			atomic_fetch_sub(&ext_live[c->c_slot], 1);
+		else
+			ext_sweep(c);
+		c->c_persist = 0;
 	}
 	if (c->c_out != -1)
 		close(c->c_out);
@@ -448,7 +752,7 @@ ext_child_stop(struct ext_child *c)
 		close(c->c_err);
 	if (c->c_pidfd != -1)
 		close(c->c_pidfd);
-	ext_workdir_remove(c->c_dir);
+	ext_child_dir_remove(c);
 	c->c_pid = 0;
 	c->c_in = c->c_out = c->c_err = c->c_pidfd = -1;
 	c->c_dir[0] = '\0';

@@ -12,7 +12,10 @@
  *
  * ext_run is called from execution thread `slot' (0 .. nslots - 1): the
  * persistent runner keeps one process per slot, so calls for one slot never
- * overlap and calls for different slots never share a process.  It honours
+ * overlap and calls for different slots never share a process.  With
+ * k_creds, every process of slot s runs as user k_creds[s] (slot users,
+ * workerd.conf(5)): tasks of different slots cannot reach each other's
+ * processes, files or payloads, nor workerd's.  It honours
  * ctx->cancel (a losing copy, a cancelled job), k_timeout and max_output,
  * reports the half-way point through ctx->progress when the kind says it,
  * and fills res as any kind does (task.h): TASK_OK with the output, or
@@ -72,6 +75,15 @@ enum ext_type {
 #define EXT_STDERR_TAIL	384		/* bytes of stderr kept for errors */
 
 /*
+ * The user a slot's processes run as: its uid and primary group, no
+ * supplementary groups, no capabilities.
+ */
+struct ext_cred {
+	uid_t		 cr_uid;
+	gid_t		 cr_gid;
+};
+
+/*
  * One configured kind.  The strings and vectors are malloc'd and belong to
  * it; k_priv is the runner's (plugin handle, persistent processes).
  */
@@ -89,6 +101,9 @@ struct ext_kind {
 	uint64_t	 k_grace;	/* ms from SIGTERM (or the cancel
 					   frame) to SIGKILL */
 	unsigned	 k_nslots;	/* execution threads */
+	struct ext_cred	*k_creds;	/* k_nslots users, one per slot
+					   (malloc'd, the kind's); NULL:
+					   workerd's own user */
 	atomic_int	 k_refs;	/* workerd's, plus one per task */
 	char		 k_unavail[256];	/* workerd's loop thread only:
 					   why the kind was withdrawn (a
@@ -142,6 +157,7 @@ int	ext_plugin_check(const char *, char *, size_t);
 int	ext_workdir_make(const struct ext_kind *, char *, size_t, char *,
 	    size_t);
 void	ext_workdir_remove(const char *);
+int	ext_setcred(const struct ext_cred *);
 void	ext_kill_group(pid_t, int);
 
 #define EXT_POLL_MS	2		/* how often a runner looks at
@@ -152,6 +168,9 @@ void	ext_kill_group(pid_t, int);
  * A child of a process runner, started by ext_spawn: the leader of its own
  * process group, in its own working directory, with our ends of its three
  * pipes (non-blocking, close-on-exec).  It lives until ext_child_stop.
+ * Under a slot user, c_top is workerd's (mode 0711) and c_dir, inside it,
+ * the slot user's (0700): the task cannot rename or replace c_dir, and
+ * workerd removes it whatever the task left in it.
  */
 struct ext_child {
 	pid_t		 c_pid;		/* and process group; 0: none */
@@ -161,6 +180,12 @@ struct ext_child {
 	int		 c_out;		/* its stdout; -1 once closed */
 	int		 c_err;		/* its stderr; -1 once closed */
 	char		 c_dir[4096];	/* its working directory */
+	char		 c_top[4096];	/* c_dir's parent, made for it; ""
+					   when c_dir is the one made */
+	const struct ext_cred *c_cred;	/* its user; NULL: workerd's */
+	unsigned	 c_slot;	/* the slot it runs on */
+	int		 c_persist;	/* a persistent kind's process,
+					   counted in its slot's */
 };
 
 /* The last EXT_STDERR_TAIL bytes a child wrote to its stderr. */
@@ -169,9 +194,10 @@ struct ext_tail {
 	size_t		 t_total;	/* bytes ever added */
 };
 
-int	ext_spawn(const struct ext_kind *, struct ext_child *, char *,
-	    size_t);
+int	ext_spawn(const struct ext_kind *, unsigned, struct ext_child *,
+	    char *, size_t);
 int	ext_child_exited(const struct ext_child *);
+void	ext_child_dir_remove(struct ext_child *);
 int	ext_child_stop(struct ext_child *);
 uint64_t ext_now_ms(void);
 void	ext_tail_add(struct ext_tail *, const char *, size_t);

@@ -640,7 +640,7 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 		/* Starting a process takes long: the host need not wait. */
 		persist_launched(ctx);
 		told = 1;
-		if (ext_spawn(k, c, res->error, sizeof(res->error)) == -1)
+		if (ext_spawn(k, slot, c, res->error, sizeof(res->error)) == -1)
 			return (res->status = TASK_FAILED);
 	}
 

@@ -35,7 +35,7 @@ r3q.PayloadTooLarge, r3q.Timeout, r3q.ClientClosed; all are r3q.Error.
 
 On the workers, a Python function as a task kind (workerd.conf(5));
 --pickle lets clients with a certificate run their own code there, as
-the worker's user:
+the worker's slot users:
 
   exec fit = persistent /usr/bin/python3 -m r3q.serve --pickle mymod:evaluate
   env fit = PYTHONPATH=/opt/fitness

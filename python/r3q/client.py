@@ -559,7 +559,7 @@ class Client:
     def map_pickled(self, kind, iterable, **kw):
         """map() with codec="pickle": each item is pickled, each output
         unpickled (the worker runs "python3 -m r3q.serve --pickle", which
-        runs the code a client's pickle names as the worker's user).
+        runs the code a client's pickle names as the worker's slot user).
         Outputs are unpickled against an allowlist (builtins' containers
         and numbers, the script's, DEAP's and NumPy's classes, what
         r3q.allow() adds): an output naming anything else (os.system,

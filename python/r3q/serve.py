@@ -441,7 +441,7 @@ def main(argv=None):
                    help="run any function a client ships by reference "
                    "(r3q.futures, python3 -m r3q SCRIPT), with no "
                    "MODULE:FUNCTION: clients with a client certificate "
-                   "run their own Python as this worker's user, as with "
+                   "run their own Python as this worker's slot users, as with "
                    "Dask and SCOOP")
     p.add_argument("--no-interrupt", dest="interrupt",
                    action="store_false",

@@ -136,7 +136,10 @@ EOC
 }
 
 # Start workerd NAME [CPUS]; its pid is in WPID_NAME.  WORKER_EXTRA adds
-# lines to its config.
+# lines to its config.  The kinds' processes run as workerd's own user
+# (root under make check), not as slot users: a kind's program in $T
+# (mode 0700) could not be run by them; isolation.sh tests slot users,
+# and SLOT_USERS=PREFIX names some.
 start_worker() {
 	_name=$1
 	cat > "$T/$_name.conf" <<EOC
@@ -146,6 +149,8 @@ cert = $T/certs/$_name.pem
 key = $T/certs/$_name.key
 cpus = ${2:-1}
 reconnect_max = 1s
+slot_users = ${SLOT_USERS:-none}
+run_as_root = yes
 ${WORKER_EXTRA:-}
 EOC
 	"$WORKERD" -d -v -f "$T/$_name.conf" >> "$T/$_name.log" 2>&1 &

@@ -92,8 +92,8 @@ main(int argc, char *argv[])
 			 *sargv[] = { a0, a1, a2, a3, NULL };
 
 	parse_opts(argc, argv);
-	if (O.workers >= 2000 || (uint64_t)O.ep.mu + O.ep.lambda >= 20000 ||
-	    O.batch >= 20000)
+	if (!O.bnb && (O.workers >= 2000 || (uint64_t)O.ep.mu + O.ep.lambda >= 20000 ||
+	    O.batch >= 20000))
 		hugepages(argv);
 	payload_len = es_payload_len(O.batch > 0 ? 0 : O.ep.dim);
 	check_sizes = getenv("R3Q_SIM_CHECK_SIZES") != NULL &&
@@ -117,6 +117,16 @@ main(int argc, char *argv[])
 		out_relays.emplace_back();
 		out_relays.back().mtx = sg4::Mutex::create();
 		out_relays.back().cv = sg4::ConditionVariable::create();
+	}
+	if (O.bnb) {
+		for (uint32_t i = 0; i < workers.size(); i++)
+			workers[i].mbox = sg4::Mailbox::by_name("w" +
+			    std::to_string(i));
+		bnb_start();
+		e.run();
+		clock_gettime(CLOCK_MONOTONIC, &w1);
+		return (bnb_report((double)(w1.tv_sec - w0.tv_sec) +
+		    (double)(w1.tv_nsec - w0.tv_nsec) / 1e9));
 	}
 	master_mtx = sg4::Mutex::create();
 	master_cv = sg4::ConditionVariable::create();

@@ -574,12 +574,15 @@ bnb_report(double wall)
 		    "exchange,seed,makespan,proved,time_s,cpu_s,nodes,"
 		    "duplicated,dup_interrupted,dup_left,all_nodes,tasks,"
 		    "copies,interrupted,left,withdrawn\n");
-		fprintf(f, "%s:%u,%zu,%u,\"%s\",%s,%s,%" PRIu64 ",%d,%d,%.6f,"
+		std::string mult = O.bnb_mult_arg;
+
+		/* m,1 as m/1: one field without quotes */
+		std::replace(mult.begin(), mult.end(), ',', '/');
+		fprintf(f, "%s:%u,%zu,%u,%s,%s,%s,%" PRIu64 ",%d,%d,%.6f,"
 		    "%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%"
 		    PRIu64 ",%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		    "\n", O.bnb_file.c_str(), O.bnb_instance, workers.size(),
-		    B.queue,
-		    O.bnb_mult_arg.c_str(), O.bnb_interrupt ? "on" : "off",
+		    B.queue, mult.c_str(), O.bnb_interrupt ? "on" : "off",
 		    O.bnb_exchange ? "push" : "none", O.ep.seed,
 		    (int)sbnb_job_inc(B.job), proved, B.end, B.cpu_s, B.nodes +
 		    sbnb_job_root_nodes(B.job), B.dup_cut + B.dup_lost,

@@ -15,18 +15,20 @@
  * run.
  *
  * What is modelled and what is not.  A worker runs one task at a time
- * and takes the next only when idle (no local queue: the master hands a
- * task, or a pending copy, to the worker that became idle, as Ninf's
- * asynchronous calls do in Kawakami and Aida's experiment).  A copy
- * waits at the master until a worker is free; the pending copies of
- * the tasks out go before the pool when their bound is not larger.
- * Interrupting a copy takes the master's message to reach the worker
- * (the route's latency), and the copy stops at the end of its current
- * step.  A copy that is not interrupted runs to its end and its output
- * is thrown away.  Payloads and outputs cross the network with their
- * encoded sizes; the master's own CPU (the root split, decoding) costs
- * no time.  Donation to idle workers and --resplit are not modelled: the
- * Table 1 setting has tasks enough for every worker.
+ * and holds up to --queue-factor (default 2, masterd's: one running, one
+ * waiting); with 1, the master hands a task or a pending copy to the
+ * worker that became idle, as we read the master of Kawakami and Aida's
+ * experiment.  A copy goes to a worker that holds none of its task, the
+ * one holding the fewest; the pending copies of the tasks out go before
+ * the pool when their bound is not larger.  Interrupting a copy takes
+ * the master's message to reach the worker (the route's latency): a
+ * queued copy is then dropped unstarted, a running one stops at the end
+ * of its current step.  A copy that is not interrupted runs to its end
+ * and its output is thrown away.  Payloads and outputs cross the network
+ * with their encoded sizes; the master's own CPU (the root split,
+ * decoding) costs no time.  Donation to idle workers and --resplit are
+ * not modelled, so a narrow tree leaves workers idle (bench/bnb-sim
+ * prints how busy they were).
  */
 #include <cstdio>
 #include <deque>
@@ -51,14 +53,14 @@ struct bmsg {
 	std::vector<uint16_t>	 perm;		/* NEWS */
 };
 
-/* A task: one subproblem, its copies. Owned by the master's table. */
+/* A task: one subproblem, its copies.  Owned by the master's table. */
 struct btask {
 	struct bnb_sub		*sub;
 	int32_t			 lb;
 	uint32_t		 want;		/* copies */
 	uint32_t		 started = 0;
 	bool			 done = false;
-	std::vector<uint32_t>	 on;		/* hosts running a copy */
+	std::vector<uint32_t>	 on;		/* hosts holding a copy */
 };
 
 /*
@@ -118,7 +120,7 @@ bnb_send(uint32_t h, bmsg *m, uint64_t size)
 		B.comms.erase(B.comms.begin());
 }
 
-/* A copy of task id (1-based) goes to idle host h. */
+/* A copy of task id (1-based) goes to host h. */
 static void
 bnb_assign(uint32_t h, uint64_t id)
 {

@@ -4,9 +4,14 @@
 # tasks of 100 nodes on 8 workers it proves the published optimum, 1278,
 # and the permutation recomputes to it; without copies (multiplicity 1)
 # interrupting or not changes nothing, node for node; with the task of
-# the smallest bound in 3 and 7 copies, interrupting the losing copies
-# explores no more nodes in all than letting them run, and interrupts
-# some; the same seed gives the same CSV byte for byte; and bad input
+# the smallest bound in 6 and 7 copies, on this seed, interrupting the
+# losing copies explores fewer nodes in all than letting them run (by 4
+# and 8 %), and interrupts some while --interrupt off interrupts none.
+# That is one seed's run, not a law: the interrupt changes the timing,
+# so the order in which incumbents are found, and another seed or
+# instance can explore more nodes with it (doc/algorithms.md §3.3; on
+# ta001, seed 3 at 7 copies: 1.5 % more).  The same seed gives the
+# same CSV byte for byte; and bad input
 # (no --pfsp, a missing file, a bnb option without --driver bnb, a bad
 # --multiplicity or --interrupt) gets an error naming it.  Without
 # SimGrid r3q-sim is not built and the test is skipped.
@@ -56,12 +61,12 @@ done
 [ "$(col "$T/m1on.csv" duplicated)" = 0 ] || fail "multiplicity 1 duplicated nodes"
 ok "multiplicity 1: interrupting changes nothing"
 
-for m in 3 7; do
+for m in 6 7; do
 	run "m${m}on" --multiplicity "$m,1" --interrupt on
 	run "m${m}off" --multiplicity "$m,1" --interrupt off
 	on=$(col "$T/m${m}on.csv" all_nodes)
 	off=$(col "$T/m${m}off.csv" all_nodes)
-	[ "$on" -le "$off" ] ||
+	[ "$on" -lt "$off" ] ||
 	    fail "multiplicity $m: $on nodes in all with interrupt, $off without"
 	[ "$(col "$T/m${m}on.csv" copies)" -gt 0 ] || fail "multiplicity $m: no copies"
 	[ "$(col "$T/m${m}on.csv" interrupted)" -gt 0 ] ||

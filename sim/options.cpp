@@ -252,9 +252,10 @@ usage(int code)
 	    "               [--node-budget N] [--multiplicity N[,N...]] "
 	    "[--interrupt on|off]\n"
 	    "               [--exchange push|none] [--node-us US] "
-	    "[--workers N] [--speeds DIST]\n"
-	    "               [--latency DIST] [--noise SIGMA] [--seed N] "
-	    "[--csv FILE] [--quiet]\n"
+	    "[--queue-factor Q]\n"
+	    "               [--workers N] [--speeds DIST] [--latency DIST] "
+	    "[--noise SIGMA]\n"
+	    "               [--seed N] [--csv FILE] [--quiet]\n"
 	    "       r3q-sim -h | --help | --version\n"
 	    "DIST: V, uniform:A:B, lognormal:MEDIAN:SIGMA, table1 (speeds)\n"
 	    "D: a duration such as 500ms, 30s, 10m, 1h\n");

@@ -109,6 +109,22 @@ main(int argc, char *argv[])
 		platform_build();
 	else
 		platform_file(e, O.platform);
+	/* --driver bnb: its own actors (bnb.cpp), no relays */
+	if (O.bnb) {
+		for (uint32_t i = 0; i < workers.size(); i++) {
+			workers[i].mbox = sg4::Mailbox::by_name("w" +
+			    std::to_string(i));
+			if (!(workers[i].speed > 0))
+				die(EX_DATAERR, "%s: host %s has no speed",
+				    O.platform.c_str(),
+				    workers[i].host->get_cname());
+		}
+		bnb_start();
+		e.run();
+		clock_gettime(CLOCK_MONOTONIC, &w1);
+		return (bnb_report((double)(w1.tv_sec - w0.tv_sec) +
+		    (double)(w1.tv_nsec - w0.tv_nsec) / 1e9));
+	}
 	/* --network analytic has no comms: no mailboxes, no relays */
 	for (size_t i = 0; !fast_net &&
 	    i < std::min<size_t>(64, 1 + workers.size() / 32); i++) {
@@ -117,16 +133,6 @@ main(int argc, char *argv[])
 		out_relays.emplace_back();
 		out_relays.back().mtx = sg4::Mutex::create();
 		out_relays.back().cv = sg4::ConditionVariable::create();
-	}
-	if (O.bnb) {
-		for (uint32_t i = 0; i < workers.size(); i++)
-			workers[i].mbox = sg4::Mailbox::by_name("w" +
-			    std::to_string(i));
-		bnb_start();
-		e.run();
-		clock_gettime(CLOCK_MONOTONIC, &w1);
-		return (bnb_report((double)(w1.tv_sec - w0.tv_sec) +
-		    (double)(w1.tv_nsec - w0.tv_nsec) / 1e9));
 	}
 	master_mtx = sg4::Mutex::create();
 	master_cv = sg4::ConditionVariable::create();

@@ -97,6 +97,8 @@ sbnb_job_new(const struct sbnb_params *p, char *err, size_t errlen)
 	size_t		 len;
 	int32_t		 c;
 
+	if (errlen > 0)
+		err[0] = '\0';
 	if ((j = calloc(1, sizeof(*j))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (NULL);

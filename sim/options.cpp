@@ -245,6 +245,17 @@ usage(int code)
 	    "[--batch N]\n"
 	    "               [--trace FILE] [--csv FILE] [--gen-csv FILE] "
 	    "[--quiet] [--stats]\n"
+	    "       r3q-sim --driver bnb --pfsp FILE [--instance N] "
+	    "[--lb lb1|lb2]\n"
+	    "               [--branching forward|bidir] [--ig N] "
+	    "[--split-depth N]\n"
+	    "               [--node-budget N] [--multiplicity N[,N...]] "
+	    "[--interrupt on|off]\n"
+	    "               [--exchange push|none] [--node-us US] "
+	    "[--queue-factor Q]\n"
+	    "               [--workers N] [--speeds DIST] [--latency DIST] "
+	    "[--noise SIGMA]\n"
+	    "               [--seed N] [--csv FILE] [--quiet]\n"
 	    "       r3q-sim -h | --help | --version\n"
 	    "DIST: V, uniform:A:B, lognormal:MEDIAN:SIGMA, table1 (speeds)\n"
 	    "D: a duration such as 500ms, 30s, 10m, 1h\n");
@@ -357,6 +368,96 @@ trace_load(const std::string &path)
 	free(ms);
 }
 
+/* --multiplicity: N or N,N,... (by rank), each from 1 to the core's max. */
+static void
+parse_mult(const char *arg)
+{
+	std::vector<uint32_t>	 v;
+	const char		*p = arg;
+	char			*end;
+	unsigned long		 x;
+
+	for (;;) {
+		errno = 0;
+		x = strtoul(p, &end, 10);
+		if (end == p || errno != 0 || x < 1 || x > SCHED_COPIES_MAX ||
+		    (*end != ',' && *end != '\0') || v.size() == 64)
+			die(EX_USAGE, "--multiplicity: '%s' is not a list of "
+			    "at most 64 numbers from 1 to %d", arg,
+			    SCHED_COPIES_MAX);
+		v.push_back((uint32_t)x);
+		if (*end == '\0')
+			break;
+		p = end + 1;
+	}
+	O.bnb_mult = v;
+	O.bnb_mult_arg = arg;
+}
+
+/* One of --driver bnb's options (r3qctl bnb's names and ranges). */
+static void
+parse_bnb(int ch, const char *name, const char *arg)
+{
+	switch (ch) {
+	case 'f':
+		O.bnb_file = arg;
+		break;
+	case 'i':
+		O.bnb_instance = (uint32_t)parse_num(name, arg, 1, UINT32_MAX);
+		break;
+	case 'L':
+		if (strcmp(arg, "lb1") == 0)
+			O.bnb_lb = 1;
+		else if (strcmp(arg, "lb2") == 0)
+			O.bnb_lb = 2;
+		else
+			die(EX_USAGE, "--lb: '%s' is not lb1 or lb2", arg);
+		break;
+	case 'j':
+		if (strcmp(arg, "forward") == 0)
+			O.bnb_branch = 1;
+		else if (strcmp(arg, "bidir") == 0)
+			O.bnb_branch = 2;
+		else
+			die(EX_USAGE, "--branching: '%s' is not forward or "
+			    "bidir", arg);
+		break;
+	case 'I':
+		O.bnb_ig = (uint32_t)parse_num(name, arg, 0, 10000000);
+		break;
+	case 'k':
+		O.bnb_split = (uint32_t)parse_num(name, arg, 0, 8);
+		break;
+	case 'u':
+		O.bnb_budget = (uint64_t)parse_num(name, arg, 1, 1e15);
+		break;
+	case 'M':
+		parse_mult(arg);
+		break;
+	case 'x':
+		if (strcmp(arg, "on") == 0)
+			O.bnb_interrupt = true;
+		else if (strcmp(arg, "off") == 0)
+			O.bnb_interrupt = false;
+		else
+			die(EX_USAGE, "--interrupt: '%s' is not on or off",
+			    arg);
+		break;
+	case 'e':
+		if (strcmp(arg, "push") == 0)
+			O.bnb_exchange = true;
+		else if (strcmp(arg, "none") == 0)
+			O.bnb_exchange = false;
+		else
+			die(EX_USAGE, "--exchange: '%s' is not push or none",
+			    arg);
+		break;
+	case 'o':
+		O.bnb_node_us = parse_num(name, arg, 1e-3, 1e6);
+		break;
+	}
+}
+
 /* The command line into O; checks what goes together. */
 void
 parse_opts(int argc, char *argv[])
@@ -391,6 +492,18 @@ parse_opts(int argc, char *argv[])
 		{ "gen-csv",		required_argument, NULL, 'E' },
 		{ "quiet",		no_argument,	   NULL, 'q' },
 		{ "stats",		no_argument,	   NULL, 'S' },
+		{ "driver",		required_argument, NULL, 'D' },
+		{ "pfsp",		required_argument, NULL, 'f' },
+		{ "instance",		required_argument, NULL, 'i' },
+		{ "lb",			required_argument, NULL, 'L' },
+		{ "branching",		required_argument, NULL, 'j' },
+		{ "ig",			required_argument, NULL, 'I' },
+		{ "split-depth",	required_argument, NULL, 'k' },
+		{ "node-budget",	required_argument, NULL, 'u' },
+		{ "multiplicity",	required_argument, NULL, 'M' },
+		{ "interrupt",		required_argument, NULL, 'x' },
+		{ "exchange",		required_argument, NULL, 'e' },
+		{ "node-us",		required_argument, NULL, 'o' },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ "version",		no_argument,	   NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -398,6 +511,7 @@ parse_opts(int argc, char *argv[])
 	char	 err[256];
 	int	 ch, li;
 	bool	 gen = false;
+	std::string bnb_opt;	/* one given, for the error */
 
 	memset(&O.ep, 0, sizeof(O.ep));
 	O.ep.mu = 30;
@@ -529,6 +643,20 @@ parse_opts(int argc, char *argv[])
 		case 'S':
 			O.stats = true;
 			break;
+		case 'D':
+			if (strcmp(optarg, "bnb") == 0)
+				O.bnb = true;
+			else if (strcmp(optarg, "es") == 0)
+				O.bnb = false;
+			else
+				die(EX_USAGE, "--driver: '%s' is not es or bnb",
+				    optarg);
+			break;
+		case 'f': case 'i': case 'L': case 'j': case 'I': case 'k':
+		case 'u': case 'M': case 'x': case 'e': case 'o':
+			bnb_opt = name;
+			parse_bnb(ch, name, optarg);
+			break;
 		case ':':
 			die(EX_USAGE, "option '%s' needs a value",
 			    argv[optind - 1]);
@@ -540,7 +668,20 @@ parse_opts(int argc, char *argv[])
 	}
 	if (optind != argc)
 		die(EX_USAGE, "unexpected argument '%s'", argv[optind]);
-	if (es_params_check(&O.ep, err, sizeof(err)) == -1)
+	if (!O.bnb && !bnb_opt.empty())
+		die(EX_USAGE, "--%s is for --driver bnb", bnb_opt.c_str());
+	if (O.bnb) {
+		if (O.bnb_file.empty())
+			die(EX_USAGE, "--driver bnb needs --pfsp FILE (an "
+			    "instance in Taillard's format)");
+		if (fast_net)
+			die(EX_USAGE, "--driver bnb runs on --network simgrid "
+			    "only");
+		if (O.batch > 0 || !O.trace.empty())
+			die(EX_USAGE, "--batch and --trace are for --driver "
+			    "es");
+	}
+	if (!O.bnb && es_params_check(&O.ep, err, sizeof(err)) == -1)
 		die(EX_USAGE, "%s", err);
 	if (O.platform.empty())
 		O.platform = gen ? "" : "lan";

@@ -92,8 +92,8 @@ main(int argc, char *argv[])
 			 *sargv[] = { a0, a1, a2, a3, NULL };
 
 	parse_opts(argc, argv);
-	if (O.workers >= 2000 || (uint64_t)O.ep.mu + O.ep.lambda >= 20000 ||
-	    O.batch >= 20000)
+	if (!O.bnb && (O.workers >= 2000 || (uint64_t)O.ep.mu + O.ep.lambda >= 20000 ||
+	    O.batch >= 20000))
 		hugepages(argv);
 	payload_len = es_payload_len(O.batch > 0 ? 0 : O.ep.dim);
 	check_sizes = getenv("R3Q_SIM_CHECK_SIZES") != NULL &&
@@ -109,6 +109,22 @@ main(int argc, char *argv[])
 		platform_build();
 	else
 		platform_file(e, O.platform);
+	/* --driver bnb: its own actors (bnb.cpp), no relays */
+	if (O.bnb) {
+		for (uint32_t i = 0; i < workers.size(); i++) {
+			workers[i].mbox = sg4::Mailbox::by_name("w" +
+			    std::to_string(i));
+			if (!(workers[i].speed > 0))
+				die(EX_DATAERR, "%s: host %s has no speed",
+				    O.platform.c_str(),
+				    workers[i].host->get_cname());
+		}
+		bnb_start();
+		e.run();
+		clock_gettime(CLOCK_MONOTONIC, &w1);
+		return (bnb_report((double)(w1.tv_sec - w0.tv_sec) +
+		    (double)(w1.tv_nsec - w0.tv_nsec) / 1e9));
+	}
 	/* --network analytic has no comms: no mailboxes, no relays */
 	for (size_t i = 0; !fast_net &&
 	    i < std::min<size_t>(64, 1 + workers.size() / 32); i++) {

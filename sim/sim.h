@@ -48,6 +48,17 @@ namespace sg4 = simgrid::s4u;
 /* RNG streams: every draw is rng_*(seed, stream, a, b). */
 enum { RS_SPEED = 1000, RS_LAT, RS_FAIL, RS_HANG, RS_NOISE, RS_TABLE };
 
+/*
+ * --driver bnb: a node's cost on a host of speed 1 by default, in us
+ * (LB2 with bidirectional branching on Taillard's 20 x 10 instances:
+ * 10.3 to 11.5 us of CPU a node, r3q-sim's own "ns a node searched" on
+ * the machine the figures of doc/algorithms.md §3.3 come from), and the
+ * nodes a worker explores between two looks at the clock (an interrupt
+ * waits for the step).
+ */
+#define BNB_SIM_NODE_US	10.0
+#define BNB_SIM_CHUNK	64
+
 /* What a duration or a distribution is. */
 struct dist {
 	enum { CONST, UNIFORM, LOGNORMAL, TABLE1 } kind = CONST;
@@ -74,6 +85,21 @@ struct opts {
 	std::string	 trace;		/* task times replayed from it */
 	std::string	 csv, gen_csv;
 	bool		 quiet = false, stats = false;
+	/* --driver bnb (bnb.cpp) */
+	bool		 bnb = false;
+	std::string	 bnb_file;		/* --pfsp */
+	uint32_t	 bnb_instance = 1;
+	int		 bnb_lb = 2;		/* enum bnb_lb */
+	int		 bnb_branch = 2;	/* enum bnb_branch */
+	uint32_t	 bnb_ig = 1000;
+	uint32_t	 bnb_split = 0;
+	uint64_t	 bnb_budget = 10000;
+	std::vector<uint32_t> bnb_mult = { 1 };
+	std::string	 bnb_mult_arg = "1";
+	bool		 bnb_interrupt = true;
+	bool		 bnb_exchange = true;	/* push, or none */
+	double		 bnb_node_us = BNB_SIM_NODE_US;
+	uint64_t	 bnb_chunk = BNB_SIM_CHUNK;
 };
 
 /* options.cpp: the command line and the platform. */
@@ -486,6 +512,10 @@ struct alignas(64) wsim {
 void		 fast_to_master(uint32_t, channel &, msg *, uint64_t);
 void		 fast_to_worker(uint32_t, msg *, uint64_t);
 void		 fast_actor(void);
+
+/* bnb.cpp: --driver bnb. */
+void		 bnb_start(void);
+int		 bnb_report(double);
 
 /* report.cpp: what a run prints. */
 

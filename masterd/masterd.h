@@ -424,6 +424,10 @@ struct job_batch {
 						   (char *) */
 	uint8_t			*b_ended;	/* bit idx: task idx ended */
 	size_t			 b_endedlen;	/* bytes of it */
+	struct task_range	*b_ranges;	/* its ids, by idx0 (job_range.c) */
+	size_t			 b_nranges, b_rangecap;
+	size_t			 b_pendc;	/* tasks counted pending
+						   (job_pending_sync()) */
 };
 TAILQ_HEAD(batchlist, job_batch);
 #define JOB_PAST	4
@@ -455,6 +459,12 @@ struct job {
 	char			 j_name[64];
 	char			 j_owner[64];	/* CN, or uid:NAME */
 	struct batchlist	 j_batches;	/* live ones, then past */
+	struct job_batch	*j_past;	/* the first past one, or NULL */
+	size_t			 j_npast;
+	struct u64map		 j_bygen;	/* b_gen -> batch, newest */
+	uint64_t		 j_pending;	/* tasks not ended in live
+						   batches (job_pending()) */
+	int			 j_pcounted;	/* in job_pending_all() */
 	uint32_t		 j_nbatches;	/* numbers handed out */
 	size_t			 j_nlive;
 	uint64_t		 j_start;	/* mono ns */
@@ -733,7 +743,7 @@ void	 job_free_all(void);
 
 /* job_range.c: which batch and task a task id names */
 void	 job_range_add(struct job_batch *, uint64_t, size_t, size_t);
-void	 job_range_drop(const struct job_batch *);
+void	 job_range_drop(struct job_batch *);
 struct job_batch *job_task_find(uint64_t, size_t *);
 uint64_t job_task_id(const struct job_batch *, size_t);
 void	 job_range_free_all(void);
@@ -821,6 +831,9 @@ int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
 uint64_t job_memory_all(void);
 uint64_t job_pending(const struct job *);
 uint64_t job_pending_all(void);
+void	 job_pending_sync(struct job_batch *);
+void	 job_pending_state(struct job *);
+uint64_t job_pending_total(void);
 
 /* job_drivers.c: the table of drivers */
 const struct job_driver *job_driver_find(const char *);

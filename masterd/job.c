@@ -111,7 +111,7 @@ job_task_cancel(struct job_batch *b, size_t idx)
 size_t
 job_kind_workers(uint32_t kind)
 {
-	return (sched_kind_workers(jobs.sched, kind));
+	return (jobs.sched != NULL ? sched_kind_workers(jobs.sched, kind) : 0);
 }
 
 /* The first job of the list (the oldest); NULL if there is none. */
@@ -570,6 +570,7 @@ job_batch_free(struct job_batch *b)
 	if (u64map_get(&j->j_bygen, b->b_gen, &v) &&
 	    v == (uint64_t)(uintptr_t)b)
 		(void)u64map_del(&j->j_bygen, b->b_gen, NULL);
+	kind_release(b->b_kind, b->b_kowner);
 	if (j->j_drv->d_batch_free != NULL)
 		j->j_drv->d_batch_free(j, b);
 	else
@@ -616,6 +617,7 @@ job_batch_open(struct job *j, uint32_t kind, uint64_t client)
 		    (unsigned long long)b->b_id);
 	b->b_live = 1;
 	j->j_nlive++;
+	b->b_kowner = kind_hold(kind, j->j_owner);
 	if (u64map_put(&jobs.bybid, b->b_id, (uint64_t)(uintptr_t)b) == -1 ||
 	    u64map_put(&j->j_bygen, b->b_gen, (uint64_t)(uintptr_t)b) == -1)
 		fatal("%s", __func__);

@@ -43,7 +43,7 @@ static void	listen_seal(struct session *);
 const char *const cap_names[CAP_N] = {
 	"max_workers", "max_clients", "max_jobs", "max_jobs_per_client",
 	"max_queued_tasks", "max_job_tasks", "max_memory", "max_job_memory",
-	"connect_rate", "max_http"
+	"connect_rate", "max_http", "max_client_kinds"
 };
 
 /* Refusals by a cap: a log line per cap at most every CAP_LOG_NS. */

@@ -74,6 +74,8 @@ struct masterd_config {
 	unsigned	 max_jobs_per_client;
 	unsigned	 max_queued_tasks;	/* not yet ended, in all */
 	unsigned	 max_job_tasks;		/* ... in one job */
+	unsigned	 max_client_kinds;	/* distinct kinds a client's
+						   batches hold */
 	uint64_t	 max_memory;		/* jobs' state, in all */
 	uint64_t	 max_job_memory;	/* ... of one job */
 	unsigned	 connect_rate;		/* per second per address */
@@ -428,6 +430,8 @@ struct job_batch {
 	size_t			 b_nranges, b_rangecap;
 	size_t			 b_pendc;	/* tasks counted pending
 						   (job_pending_sync()) */
+	struct kind_owner	*b_kowner;	/* its client's hold on b_kind
+						   (kind_hold()) */
 };
 TAILQ_HEAD(batchlist, job_batch);
 #define JOB_PAST	4
@@ -524,6 +528,7 @@ enum cap {
 	CAP_JOB_MEMORY,		/* max_job_memory */
 	CAP_CONNECT_RATE,	/* connect_rate */
 	CAP_HTTP,		/* max_http */
+	CAP_CLIENT_KINDS,	/* max_client_kinds */
 	CAP_N
 };
 extern const char *const cap_names[CAP_N];
@@ -786,8 +791,15 @@ void	 job_journal_close(void);
 #define KINDS_PER_WORKER 256
 #define KIND_NAME_MAX	64
 #define BJ_TASKS_MAX	100000	/* tasks in one SubmitTasks */
+struct kind_owner;
 int	 kind_check(const char *);
 uint32_t kind_intern(const char *);
+uint32_t kind_intern_client(const char *, const char *, unsigned, char *,
+	    size_t);
+struct kind_owner *kind_hold(uint32_t, const char *);
+void	 kind_release(uint32_t, struct kind_owner *);
+size_t	 kind_client_count(const char *);
+size_t	 kind_count(void);
 void	 kind_withdrawn(uint32_t, const char *, const char *);
 void	 kind_offered(uint32_t);
 int	 kind_find(const char *, uint32_t *);

@@ -2,10 +2,11 @@
  * r3q-idleclient: a libr3q client that leaves work nobody can run, for
  * tests/regress/idle-batches.sh and bench/idle-batches.
  *
- *   r3q-idleclient idle N KIND	open a job and make N batches of one
- *				task of KIND each (closed); print
- *				"submitted N" and stay until stdin ends,
- *				so that the job keeps its client
+ *   r3q-idleclient idle N KIND	make N batches of one task of KIND each
+ *				(closed), IDLE_PER_JOB to a job (libr3q
+ *				walks a job's batches at each flush);
+ *				print "submitted N" and stay until stdin
+ *				ends, so that the jobs keep their client
  *   r3q-idleclient kinds N PREFIX
  *				one batch of one task for each of the
  *				kinds PREFIX0 .. PREFIXN-1; print
@@ -16,6 +17,7 @@
  * Connects as libr3q does ($R3Q_CONTROL, or R3Q_MASTER with a
  * certificate).  Exits 0 once stdin ends, 1 on a connection error.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,21 +25,52 @@
 
 #include "r3q.h"
 
-/* Stay until stdin ends: the job keeps its client meanwhile. */
+#define IDLE_PER_JOB	500
+
+/*
+ * Stay until stdin ends, the connection driven meanwhile (what is still
+ * to be sent goes, heartbeats are answered): the jobs keep their client.
+ */
 static void
-idle_stay(struct r3q_job *job)
+idle_stay(struct r3q *r)
 {
-	char	 buf[256];
+	struct pollfd	 pfd[2];
+	char		 buf[256];
 
 	fflush(stdout);
-	while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
-		;
-	(void)r3q_job_cancel(job);
+	pfd[0].fd = STDIN_FILENO;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = r3q_fd(r);
+	pfd[1].events = POLLIN;
+	for (;;) {
+		if (poll(pfd, 2, 100) == -1)
+			return;
+		(void)r3q_process(r);
+		if ((pfd[0].revents & (POLLIN | POLLHUP)) &&
+		    read(STDIN_FILENO, buf, sizeof(buf)) <= 0)
+			return;
+	}
+}
+
+/* A job of the idle client; NULL (said) if masterd refuses it. */
+static struct r3q_job *
+idle_job(struct r3q *r)
+{
+	struct r3q_job_options	 jo;
+	struct r3q_job		*job;
+
+	memset(&jo, 0, sizeof(jo));
+	jo.name = "idle";
+	jo.client_timeout_ms = 600000;
+	if ((job = r3q_job_open(r, &jo)) == NULL)
+		fprintf(stderr, "%s\n", r3q_error(r));
+	return (job);
 }
 
 static int
-idle_batches(struct r3q_job *job, long n, const char *kind)
+idle_batches(struct r3q *r, long n, const char *kind)
 {
+	struct r3q_job	*job = NULL;
 	struct r3q_task	 t;
 	long		 i;
 
@@ -46,6 +79,8 @@ idle_batches(struct r3q_job *job, long n, const char *kind)
 	t.payload = "x";
 	t.len = 1;
 	for (i = 0; i < n; i++) {
+		if (i % IDLE_PER_JOB == 0 && (job = idle_job(r)) == NULL)
+			return (1);
 		/* One task, and the batch closed: the next one is new. */
 		if (r3q_submit_task(job, &t) == NULL ||
 		    r3q_flush(job) != R3Q_OK) {
@@ -54,12 +89,13 @@ idle_batches(struct r3q_job *job, long n, const char *kind)
 		}
 	}
 	printf("submitted %ld\n", n);
-	idle_stay(job);
+	idle_stay(r);
 	return (0);
 }
 
 static int
-idle_kinds(struct r3q_job *job, long n, const char *prefix)
+idle_kinds(struct r3q *job_conn, struct r3q_job *job, long n,
+    const char *prefix)
 {
 	struct r3q_future	**f;
 	struct r3q_task		 t;
@@ -88,14 +124,13 @@ idle_kinds(struct r3q_job *job, long n, const char *prefix)
 		    r3q_future_error(f[which]));
 	else
 		printf("accepted %ld\n", n);
-	idle_stay(job);
+	idle_stay(job_conn);
 	return (0);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct r3q_job_options	 jo;
 	struct r3q		*r;
 	struct r3q_job		*job;
 	char			 err[256];
@@ -112,17 +147,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return (1);
 	}
-	memset(&jo, 0, sizeof(jo));
-	jo.name = "idle";
-	jo.client_timeout_ms = 600000;
-	if ((job = r3q_job_open(r, &jo)) == NULL) {
-		fprintf(stderr, "%s\n", r3q_error(r));
-		return (1);
-	}
 	if (strcmp(argv[1], "idle") == 0)
-		rc = idle_batches(job, n, argv[3]);
+		rc = idle_batches(r, n, argv[3]);
+	else if ((job = idle_job(r)) == NULL)
+		rc = 1;
 	else
-		rc = idle_kinds(job, n, argv[3]);
+		rc = idle_kinds(r, job, n, argv[3]);
 	r3q_close(r);
 	return (rc);
 }

@@ -298,6 +298,7 @@ struct batch {
 	 * order).
 	 */
 	uint64_t		 b_seq;
+	size_t			 b_nsuspect;	/* its tasks on s_sfirst */
 	int			 b_inq, b_ind, b_inx;
 	struct batch		*b_kprev, *b_knext;	/* kind's queued */
 	struct batch		*b_dprev, *b_dnext;	/* drained */
@@ -445,6 +446,8 @@ struct sched {
 							   order */
 	struct batch		*s_xfirst, *s_xlast;	/* with excluded
 							   tasks */
+	size_t			 s_nsbatches;	/* batches with tasks on
+						   s_sfirst */
 	uint32_t		*s_akinds;	/* active kinds */
 	size_t			 s_nakinds;
 	size_t			 s_akcap;
@@ -1612,6 +1615,8 @@ sched_suspect_unlist(struct sched *s, struct task *t)
 		s->s_slast = x->x_sprev;
 	x->x_sprev = x->x_snext = NULL;
 	x->x_insuspect = 0;
+	if (--t->t_batch->b_nsuspect == 0)
+		s->s_nsbatches--;
 }
 
 /* A copy is no longer suspect: it moved, or it is going away. */
@@ -3110,6 +3115,8 @@ sched_suspect_copy(struct sched *s, struct copy *c)
 		s->s_sfirst = t;
 	s->s_slast = t;
 	x->x_insuspect = 1;
+	if (t->t_batch->b_nsuspect++ == 0)
+		s->s_nsbatches++;
 }
 
 /* Suspicions of w within the window, counting one more now if add. */
@@ -3387,9 +3394,10 @@ sched_suspect_target(const struct sched *s, const struct task *t)
  * for the least loaded went over every worker with room while none was
  * idle, at the start of every tail (which the core's time a task showed).
  * Once no worker that is not suspect has room for a batch's tasks, none
- * will in this pass (replicas take room, none is freed): with one live
- * batch the walk of the list stops there, which spares going over every
- * waiting suspect's task at every event while the workers are full.
+ * will in this pass (replicas take room, none is freed): when every task
+ * on the list is of one batch the walk stops there, which spares going
+ * over every waiting suspect's task at every event while the workers are
+ * full (however many other batches wait, idle).
  */
 static void
 sched_replicate_suspects(struct sched *s)
@@ -3419,9 +3427,15 @@ sched_replicate_suspects(struct sched *s)
 			if (best->w_ncopies == 0)
 				break;
 		}
+#ifdef SCHED_REFERENCE
+		/* the stop the count replaces: one batch at all */
 		if (best == NULL && !roomy && s->s_bfirst == t->t_batch &&
 		    t->t_batch->b_next == NULL)
 			break;
+#else
+		if (best == NULL && !roomy && s->s_nsbatches == 1)
+			break;
+#endif
 		if (best == NULL)
 			continue;
  found:

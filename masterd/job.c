@@ -381,8 +381,7 @@ job_free(struct job *j)
 	TAILQ_REMOVE(&jobs.list, j, j_entry);
 	while ((b = TAILQ_FIRST(&j->j_batches)) != NULL)
 		job_batch_free(b);
-	j->j_state = JOB_FAILED;	/* out of the count, if it was in */
-	job_pending_state(j);
+	/* Its batches gone, it counts no pending task. */
 	u64map_free(&j->j_bygen);
 	if (j->j_drv->d_free != NULL)
 		j->j_drv->d_free(j);

@@ -67,6 +67,7 @@ idle_job(struct r3q *r)
 	return (job);
 }
 
+/* n closed batches of one task of kind each, then stay. */
 static int
 idle_batches(struct r3q *r, long n, const char *kind)
 {
@@ -93,6 +94,7 @@ idle_batches(struct r3q *r, long n, const char *kind)
 	return (0);
 }
 
+/* One batch for each of n kinds, the first refusal said, then stay. */
 static int
 idle_kinds(struct r3q *job_conn, struct r3q_job *job, long n,
     const char *prefix)

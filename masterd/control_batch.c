@@ -381,8 +381,9 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 		session_error_soft(s, reqid, "%s", err);
 		goto out;
 	}
-	if ((kind = kind_intern(st->kind)) == UINT32_MAX) {
-		session_error_soft(s, reqid, "too many kinds");
+	if ((kind = kind_intern_client(st->kind, s->s_owner,
+	    conf->max_client_kinds, err, sizeof(err))) == UINT32_MAX) {
+		session_error_soft(s, reqid, "%s", err);
 		goto out;
 	}
 	if (b != NULL && b->b_kind != kind) {

@@ -50,6 +50,9 @@ static struct {
 	uint64_t			 wall_off;	/* wall ns - mono ns */
 	struct sched			*sched;
 	const struct masterd_config	*conf;
+	uint64_t			 pending;	/* job_pending_all() */
+	struct u64map			 bybid;		/* core batch id ->
+							   live batch */
 } jobs;
 
 /*
@@ -108,7 +111,7 @@ job_task_cancel(struct job_batch *b, size_t idx)
 size_t
 job_kind_workers(uint32_t kind)
 {
-	return (sched_kind_workers(jobs.sched, kind));
+	return (jobs.sched != NULL ? sched_kind_workers(jobs.sched, kind) : 0);
 }
 
 /* The first job of the list (the oldest); NULL if there is none. */
@@ -378,6 +381,8 @@ job_free(struct job *j)
 	TAILQ_REMOVE(&jobs.list, j, j_entry);
 	while ((b = TAILQ_FIRST(&j->j_batches)) != NULL)
 		job_batch_free(b);
+	/* Its batches gone, it counts no pending task. */
+	u64map_free(&j->j_bygen);
 	if (j->j_drv->d_free != NULL)
 		j->j_drv->d_free(j);
 	free(j->j_gens);
@@ -480,19 +485,91 @@ job_new(const struct job_driver *drv, const struct job_sched *js)
 	j->j_start_wall = job_wall(j->j_start);
 	j->j_submitted = wall_ns() / NS_PER_SEC;
 	TAILQ_INSERT_TAIL(&jobs.list, j, j_entry);
+	job_pending_state(j);
 	return (j);
+}
+
+/*
+ * j counted in job_pending_all() while it runs, out of it otherwise:
+ * called where j_state changes (a job loaded from the journal comes in
+ * at its first batch's job_pending_sync()).
+ */
+void
+job_pending_state(struct job *j)
+{
+	int	 want = j->j_state == JOB_RUNNING;
+
+	if (want == j->j_pcounted)
+		return;
+	if (want)
+		jobs.pending += j->j_pending;
+	else
+		jobs.pending -= j->j_pending;
+	j->j_pcounted = want;
+}
+
+/*
+ * b's tasks not yet ended counted anew, in its job's j_pending and, if
+ * the job runs, in the total: called wherever b_n, b_nover or b_live
+ * change, so that the admission of every submit costs O(1) rather than a
+ * walk of every batch of every job.
+ */
+void
+job_pending_sync(struct job_batch *b)
+{
+	struct job	*j = b->b_job;
+	size_t		 n;
+
+	job_pending_state(j);
+	n = b->b_live && b->b_n > b->b_nover ? b->b_n - b->b_nover : 0;
+	if (n == b->b_pendc)
+		return;
+	j->j_pending += n;
+	j->j_pending -= b->b_pendc;
+	if (j->j_pcounted) {
+		jobs.pending += n;
+		jobs.pending -= b->b_pendc;
+	}
+	b->b_pendc = n;
+}
+
+/* Tasks of every running job not yet ended, counted as they change. */
+uint64_t
+job_pending_total(void)
+{
+	return (jobs.pending);
+}
+
+/* b is no longer live: out of the pending count and the map by core id. */
+static void
+job_batch_unlive(struct job_batch *b)
+{
+	b->b_live = 0;
+	b->b_job->j_nlive--;
+	(void)u64map_del(&jobs.bybid, b->b_id, NULL);
+	job_pending_sync(b);
 }
 
 static void
 job_batch_free(struct job_batch *b)
 {
 	struct job	*j = b->b_job;
+	uint64_t	 v;
 	size_t		 i;
 
 	if (b->b_live) {
 		sched_batch_abort(jobs.sched, b->b_id, mono_ns());
-		j->j_nlive--;
+		job_batch_unlive(b);
+	} else {
+		/* A past one. */
+		if (j->j_past == b)
+			j->j_past = TAILQ_NEXT(b, b_entry);
+		j->j_npast--;
 	}
+	if (u64map_get(&j->j_bygen, b->b_gen, &v) &&
+	    v == (uint64_t)(uintptr_t)b)
+		(void)u64map_del(&j->j_bygen, b->b_gen, NULL);
+	kind_release(b->b_kind, b->b_kowner);
 	if (j->j_drv->d_batch_free != NULL)
 		j->j_drv->d_batch_free(j, b);
 	else
@@ -539,27 +616,35 @@ job_batch_open(struct job *j, uint32_t kind, uint64_t client)
 		    (unsigned long long)b->b_id);
 	b->b_live = 1;
 	j->j_nlive++;
+	b->b_kowner = kind_hold(kind, j->j_owner);
+	if (u64map_put(&jobs.bybid, b->b_id, (uint64_t)(uintptr_t)b) == -1 ||
+	    u64map_put(&j->j_bygen, b->b_gen, (uint64_t)(uintptr_t)b) == -1)
+		fatal("%s", __func__);
+	job_pending_sync(b);
 	/* Live batches first, in number order. */
 	TAILQ_INSERT_HEAD(&j->j_batches, b, b_entry);
 	return (b);
 }
 
-/* j's batch number gen, live or recent; NULL if forgotten. */
+/* j's batch number gen, live or recent; NULL if forgotten.  O(1). */
 struct job_batch *
 job_batch_by_gen(const struct job *j, uint32_t gen)
 {
-	struct job_batch	*b;
+	uint64_t	 v;
 
-	TAILQ_FOREACH(b, &j->j_batches, b_entry)
-		if (b->b_gen == gen)
-			return (b);
-	return (NULL);
+	if (!u64map_get(&j->j_bygen, gen, &v))
+		return (NULL);
+	return ((struct job_batch *)(uintptr_t)v);
 }
 
-/* Give the core n tasks of b, whose ids job_batch_reserve() gave. */
+/*
+ * Give the core n tasks of b, whose ids job_batch_reserve() gave (its
+ * driver may have counted some over meanwhile: the pending count anew).
+ */
 void
 job_batch_submit(struct job_batch *b, const struct sched_task *t, size_t n)
 {
+	job_pending_sync(b);
 	if (n > 0 && sched_batch_add(jobs.sched, b->b_id, t, n,
 	    mono_ns()) == -1)
 		fatal("%s: core refused tasks of batch %llu", __func__,
@@ -583,6 +668,7 @@ job_batch_reserve(struct job_batch *b, uint64_t first, size_t n)
 	if (n > 0)
 		job_range_add(b, first, n, b->b_n);
 	b->b_n += n;
+	job_pending_sync(b);
 	return (first);
 }
 
@@ -635,6 +721,7 @@ job_ended(struct job_batch *b, size_t idx, enum job_outcome o,
 	size_t			 n;
 
 	b->b_nover++;
+	job_pending_sync(b);
 	if (idx / 8 >= b->b_endedlen) {
 		n = b->b_n > idx ? (b->b_n + 7) / 8 : idx / 8 + 1;
 		b->b_ended = xreallocarray(b->b_ended, n, 1);
@@ -918,11 +1005,14 @@ job_batch_retire(struct job_batch *b)
 {
 	struct job		*j = b->b_job;
 	struct job_batch	*p, *prev;
-	size_t			 n = 0;
 
-	if (b->b_live) {
-		b->b_live = 0;
-		j->j_nlive--;
+	if (b->b_live)
+		job_batch_unlive(b);
+	else {
+		/* Past already: out of the past ones, back in below. */
+		if (j->j_past == b)
+			j->j_past = TAILQ_NEXT(b, b_entry);
+		j->j_npast--;
 	}
 	/* No copy of its tasks is sent again: its payloads can go. */
 	if (j->j_drv->d_batch_free != NULL)
@@ -933,23 +1023,22 @@ job_batch_retire(struct job_batch *b)
 	free(b->b_spans);
 	b->b_spans = NULL;
 	b->b_nspans = b->b_spancap = 0;
-	/* Past batches go last, newest first. */
+	/*
+	 * Past batches go last, newest first: before the first past one,
+	 * which j_past keeps, so that retiring costs O(1) however many
+	 * batches live.
+	 */
 	TAILQ_REMOVE(&j->j_batches, b, b_entry);
-	TAILQ_FOREACH(p, &j->j_batches, b_entry)
-		if (!p->b_live)
-			break;
-	if (p != NULL)
+	if ((p = j->j_past) != NULL)
 		TAILQ_INSERT_BEFORE(p, b, b_entry);
 	else
 		TAILQ_INSERT_TAIL(&j->j_batches, b, b_entry);
-	TAILQ_FOREACH(p, &j->j_batches, b_entry)
-		if (!p->b_live)
-			n++;
+	j->j_past = b;
+	j->j_npast++;
 	for (p = TAILQ_LAST(&j->j_batches, batchlist); p != NULL &&
-	    n > JOB_PAST && !p->b_live; p = prev) {
+	    j->j_npast > JOB_PAST && !p->b_live; p = prev) {
 		prev = TAILQ_PREV(p, batchlist, b_entry);
 		job_batch_free(p);
-		n--;
 	}
 }
 
@@ -965,6 +1054,7 @@ job_end(struct job *j, enum job_state st)
 	struct job_batch	*b, *next;
 
 	j->j_state = st;
+	job_pending_state(j);
 	j->j_end = mono_ns();
 	/* First the driver, which may end the tasks still out. */
 	if (j->j_drv->d_end != NULL)
@@ -1056,18 +1146,14 @@ job_batch_finished(struct job_batch *b)
 void
 job_batch_done(uint64_t batch, const struct sched_batch_report *rep)
 {
-	struct job		*j;
 	struct job_batch	*b;
+	uint64_t		 v;
 
-	TAILQ_FOREACH(j, &jobs.list, j_entry) {
-		if (j->j_state != JOB_RUNNING || j->j_nlive == 0)
-			continue;
-		TAILQ_FOREACH(b, &j->j_batches, b_entry)
-			if (b->b_live && b->b_id == batch) {
-				job_batch_over(b, rep);
-				return;
-			}
-	}
+	if (!u64map_get(&jobs.bybid, batch, &v))
+		return;
+	b = (struct job_batch *)(uintptr_t)v;
+	if (b->b_live && b->b_job->j_state == JOB_RUNNING)
+		job_batch_over(b, rep);
 }
 
 /* Free every job, without a word to anyone (a rewind of the journal). */
@@ -1093,5 +1179,6 @@ job_free_all(void)
 	free(pu.pu_v);
 	memset(&pu, 0, sizeof(pu));
 	job_range_free_all();
+	u64map_free(&jobs.bybid);
 	kind_free_all();
 }

@@ -243,30 +243,18 @@ job_admit_batch(const struct job *j, char *err, size_t len)
 	return (0);
 }
 
-/* Tasks of j not yet ended (queued, held or running). */
+/* Tasks of j not yet ended (queued, held or running): a running count. */
 uint64_t
 job_pending(const struct job *j)
 {
-	const struct job_batch	*b;
-	uint64_t		 n = 0;
-
-	TAILQ_FOREACH(b, &j->j_batches, b_entry)
-		if (b->b_live)
-			n += b->b_n - b->b_nover;
-	return (n);
+	return (j->j_pending);
 }
 
-/* Tasks of every running job not yet ended. */
+/* Tasks of every running job not yet ended: a running count (job.c). */
 uint64_t
 job_pending_all(void)
 {
-	const struct job	*j;
-	uint64_t		 n = 0;
-
-	for (j = job_first(); j != NULL; j = job_next(j))
-		if (j->j_state == JOB_RUNNING)
-			n += job_pending(j);
-	return (n);
+	return (job_pending_total());
 }
 
 /*

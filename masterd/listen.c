@@ -44,7 +44,7 @@ const char *const cap_names[CAP_N] = {
 	"max_workers", "max_clients", "max_jobs", "max_jobs_per_client",
 	"max_queued_tasks", "max_job_tasks", "max_memory", "max_job_memory",
 	"connect_rate", "max_http", "max_batches_job", "max_batches_client",
-	"max_http_per_addr"
+	"max_http_per_addr", "max_client_kinds"
 };
 
 /* Refusals by a cap: a log line per cap at most every CAP_LOG_NS. */

@@ -211,6 +211,8 @@ const struct conf_key masterd_keys[] = {
 	    4000000000U, NULL },
 	{ "max_job_tasks",	CONF_UINT,	OFF(max_job_tasks), 1,
 	    4000000000U, NULL },
+	{ "max_client_kinds",	CONF_UINT,	OFF(max_client_kinds), 1,
+	    65536, NULL },
 	{ "max_memory",		CONF_SIZE,	OFF(max_memory), 1ULL << 20,
 	    1ULL << 50, NULL },
 	{ "max_job_memory",	CONF_SIZE,	OFF(max_job_memory), 1ULL << 20,
@@ -293,6 +295,7 @@ masterd_config_defaults(struct masterd_config *c)
 	c->max_jobs_per_client = 1000;
 	c->max_queued_tasks = 10000000;
 	c->max_job_tasks = 5000000;
+	c->max_client_kinds = 64;
 	c->max_memory = 4ULL << 30;
 	c->max_job_memory = 1ULL << 30;
 	c->connect_rate = 100;

@@ -75,6 +75,8 @@ struct masterd_config {
 	unsigned	 max_jobs_per_client;
 	unsigned	 max_queued_tasks;	/* not yet ended, in all */
 	unsigned	 max_job_tasks;		/* ... in one job */
+	unsigned	 max_client_kinds;	/* distinct kinds a client's
+						   batches hold */
 	uint64_t	 max_memory;		/* jobs' state, in all */
 	uint64_t	 max_job_memory;	/* ... of one job */
 	unsigned	 connect_rate;		/* per second per address */
@@ -439,6 +441,12 @@ struct job_batch {
 						   (char *) */
 	uint8_t			*b_ended;	/* bit idx: task idx ended */
 	size_t			 b_endedlen;	/* bytes of it */
+	struct task_range	*b_ranges;	/* its ids, by idx0 (job_range.c) */
+	size_t			 b_nranges, b_rangecap;
+	size_t			 b_pendc;	/* tasks counted pending
+						   (job_pending_sync()) */
+	struct kind_owner	*b_kowner;	/* its client's hold on b_kind
+						   (kind_hold()) */
 };
 TAILQ_HEAD(batchlist, job_batch);
 #define JOB_PAST	4
@@ -470,6 +478,12 @@ struct job {
 	char			 j_name[64];
 	char			 j_owner[80];	/* unix:NAME or tls:CN */
 	struct batchlist	 j_batches;	/* live ones, then past */
+	struct job_batch	*j_past;	/* the first past one, or NULL */
+	size_t			 j_npast;
+	struct u64map		 j_bygen;	/* b_gen -> batch, newest */
+	uint64_t		 j_pending;	/* tasks not ended in live
+						   batches (job_pending()) */
+	int			 j_pcounted;	/* in job_pending_all() */
 	uint32_t		 j_nbatches;	/* numbers handed out */
 	size_t			 j_nlive;
 	uint64_t		 j_start;	/* mono ns */
@@ -532,6 +546,7 @@ enum cap {
 	CAP_BATCHES_JOB,	/* max_batches_job */
 	CAP_BATCHES_CLIENT,	/* max_batches_client */
 	CAP_HTTP_ADDR,		/* max_http_per_addr */
+	CAP_CLIENT_KINDS,	/* max_client_kinds */
 	CAP_N
 };
 extern const char *const cap_names[CAP_N];
@@ -753,7 +768,7 @@ void	 job_free_all(void);
 
 /* job_range.c: which batch and task a task id names */
 void	 job_range_add(struct job_batch *, uint64_t, size_t, size_t);
-void	 job_range_drop(const struct job_batch *);
+void	 job_range_drop(struct job_batch *);
 struct job_batch *job_task_find(uint64_t, size_t *);
 uint64_t job_task_id(const struct job_batch *, size_t);
 void	 job_range_free_all(void);
@@ -798,8 +813,15 @@ void	 job_journal_close(void);
 #define KINDS_PER_WORKER 256
 #define KIND_NAME_MAX	64
 #define BJ_TASKS_MAX	100000	/* tasks in one SubmitTasks */
+struct kind_owner;
 int	 kind_check(const char *);
 uint32_t kind_intern(const char *);
+uint32_t kind_intern_client(const char *, const char *, unsigned, char *,
+	    size_t);
+struct kind_owner *kind_hold(uint32_t, const char *);
+void	 kind_release(uint32_t, struct kind_owner *);
+size_t	 kind_client_count(const char *);
+size_t	 kind_count(void);
 void	 kind_withdrawn(uint32_t, const char *, const char *);
 void	 kind_offered(uint32_t);
 int	 kind_find(const char *, uint32_t *);
@@ -852,6 +874,9 @@ int	 job_admit_memory(const struct job *, const char *, uint64_t, char *,
 uint64_t job_memory_all(void);
 uint64_t job_pending(const struct job *);
 uint64_t job_pending_all(void);
+void	 job_pending_sync(struct job_batch *);
+void	 job_pending_state(struct job *);
+uint64_t job_pending_total(void);
 
 /* job_drivers.c: the table of drivers */
 const struct job_driver *job_driver_find(const char *);

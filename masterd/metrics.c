@@ -481,10 +481,15 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	    "# HELP r3q_tasks_handed_back_total Copies draining workers "
 	    "gave back (requeued, no failure counted).\n"
 	    "# TYPE r3q_tasks_handed_back_total counter\n"
-	    "r3q_tasks_handed_back_total %" PRIu64 "\n",
+	    "r3q_tasks_handed_back_total %" PRIu64 "\n"
+	    "# HELP r3q_sched_batches_visited_total Batches the scheduler "
+	    "looked at to place, replicate or watch work (grows with live "
+	    "work, not with idle batches).\n"
+	    "# TYPE r3q_sched_batches_visited_total counter\n"
+	    "r3q_sched_batches_visited_total %" PRIu64 "\n",
 	    st.suspect_workers, st.cooling_workers, st.suspects,
 	    st.slow_suspects, st.suspect_replicas, st.killed, refused, refused_closed,
-	    st.handed_back);
+	    st.handed_back, st.batches_visited);
 	/* A journal that cannot write: job_journal_stall(). */
 	evbuffer_add_printf(b,
 	    "# HELP r3q_journal_stalled 1 while the journal cannot be written "

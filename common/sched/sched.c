@@ -26,6 +26,15 @@
  *  - what few tasks need (failures, votes, kills, the suspect and need
  *    lists) in a side struct allocated on first use, so that a plain
  *    queued task stays small;
+ *  - batches by id in an open-addressing hash table, and only the live
+ *    ones indexed for the events: per kind the batches with queued
+ *    tasks, the kinds a worker runs that have some (active kinds), the
+ *    drained batches (closed, queue empty: tail replication, idle
+ *    moments, the speed-aware tail) and those with excluded tasks, both
+ *    in open order; the caps and balancing modes of the batches as
+ *    tallies.  So a batch of a kind no worker runs, or with nothing to
+ *    do, costs an event nothing, whatever number of them a client left
+ *    (batches_visited in the stats counts the batches events look at);
  *  - per worker, the kinds it runs (a bit mask below 64, a sorted array
  *    above), and per kind the number of workers that run it;
  *  - three sets of places in join order, kept as 64-ary bit trees so
@@ -288,6 +297,19 @@ struct batch {
 	uint64_t		 b_tidle;	/* first idle moment */
 	int			 b_idle;	/* b_tidle is set */
 	struct batch		*b_prev, *b_next;
+	/*
+	 * The indexes that make an event cost its live work, not the
+	 * number of batches (sched_batch_books()): its open order, the
+	 * queued batches of its kind, the drained ones (closed, queue
+	 * empty, in open order) and those with excluded tasks (in open
+	 * order).
+	 */
+	uint64_t		 b_seq;
+	size_t			 b_nsuspect;	/* its tasks on s_sfirst */
+	int			 b_inq, b_ind, b_inx;
+	struct batch		*b_kprev, *b_knext;	/* kind's queued */
+	struct batch		*b_dprev, *b_dnext;	/* drained */
+	struct batch		*b_xprev, *b_xnext;	/* excluded tasks */
 };
 
 /*
@@ -362,11 +384,20 @@ struct idxset {
 	size_t		 ix_cap;		/* places */
 };
 
-/* How many connected workers run one kind (sched_kind_workers()). */
+/*
+ * What the core keeps of one kind: how many connected workers run it
+ * (sched_kind_workers()), how many batches name it, and its batches with
+ * queued tasks (in no order: tasks are ordered across batches by
+ * task_before()).  A kind is active, on s_akinds, while a worker runs it
+ * and it has queued batches: only those are looked at for work.
+ */
 struct kcount {
 	uint32_t	 k_kind;
 	uint32_t	 k_n;
 	int		 k_used;
+	size_t		 k_nb;			/* batches of the kind */
+	struct batch	*k_qfirst, *k_qlast;	/* queued batches */
+	size_t		 k_aidx;		/* place + 1 in s_akinds */
 };
 
 struct sched {
@@ -416,6 +447,30 @@ struct sched {
 	struct worker		*s_coolfirst, *s_coollast;	/* cooling, by
 							   w_cool_until */
 	struct batch		*s_bfirst, *s_blast;	/* in submit order */
+	struct batch		**s_bslots;	/* batch id -> batch, linear
+						   probing */
+	size_t			 s_nbslots;	/* 0 or a power of two */
+	size_t			 s_nbused;
+	uint64_t		 s_bseq;	/* next open order */
+	struct batch		*s_dfirst, *s_dlast;	/* drained, in open
+							   order */
+	struct batch		*s_xfirst, *s_xlast;	/* with excluded
+							   tasks */
+	size_t			 s_nsbatches;	/* batches with tasks on
+						   s_sfirst */
+	uint32_t		*s_akinds;	/* active kinds */
+	size_t			 s_nakinds;
+	size_t			 s_akcap;
+	/*
+	 * The live batches' caps (sched_caps_changed()) and balancing
+	 * modes, counted: how many RWQ/R3Q batches have each fixed queue
+	 * factor (larger ones counted in s_nqfbig), and how many batches
+	 * balance under each mode.
+	 */
+	size_t			 s_qfcount[SCHED_QF_MAX + 1];
+	size_t			 s_nqfbig;
+	size_t			 s_nauto_all;
+	size_t			 s_nbal[SCHED_BALANCE_COUNT];
 	struct sched_action	*s_act;		/* ring of pending actions */
 	size_t			 s_actsize;	/* 0 or a power of two */
 	size_t			 s_acthead;
@@ -847,16 +902,104 @@ sched_wtab_build(struct sched *s, size_t nworkers)
 	return (0);
 }
 
-/* Find a live batch by id. */
+/* A batch id's home slot in s_bslots (splitmix64 finaliser). */
+static size_t
+btab_slot(const struct sched *s, uint64_t id)
+{
+	uint64_t	 x = id;
+
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return ((size_t)x & (s->s_nbslots - 1));
+}
+
+/* Find a live batch by id, in O(1). */
 static struct batch *
 sched_batch_find(const struct sched *s, uint64_t id)
 {
 	struct batch	*b;
+	size_t		 i, mask;
 
-	for (b = s->s_bfirst; b != NULL; b = b->b_next)
+	if (s->s_nbslots == 0)
+		return (NULL);
+	mask = s->s_nbslots - 1;
+	for (i = btab_slot(s, id); (b = s->s_bslots[i]) != NULL;
+	    i = (i + 1) & mask)
 		if (b->b_id == id)
 			return (b);
 	return (NULL);
+}
+
+/* Put b in the batch table; the caller has made room. */
+static void
+btab_insert(struct sched *s, struct batch *b)
+{
+	size_t	 i, mask = s->s_nbslots - 1;
+
+	for (i = btab_slot(s, b->b_id); s->s_bslots[i] != NULL;
+	    i = (i + 1) & mask)
+		;
+	s->s_bslots[i] = b;
+	s->s_nbused++;
+}
+
+/*
+ * Make room for one more batch, the table at most half full, or shrink
+ * it once it is mostly empty; -1 (nothing changed) if memory is short.
+ */
+static int
+btab_resize(struct sched *s, size_t need)
+{
+	struct batch	**old = s->s_bslots, **new;
+	size_t		  i, nold = s->s_nbslots, n = 16;
+
+	if (need <= nold / 2 && need >= nold / 8)
+		return (0);
+	while (n / 2 < need) {
+		if (n > SIZE_MAX / 4 / sizeof(*new))
+			return (-1);
+		n *= 2;
+	}
+	if (n == nold)
+		return (0);
+	if ((new = calloc(n, sizeof(*new))) == NULL)
+		return (-1);
+	s->s_bslots = new;
+	s->s_nbslots = n;
+	s->s_nbused = 0;
+	for (i = 0; i < nold; i++)
+		if (old[i] != NULL)
+			btab_insert(s, old[i]);
+	free(old);
+	return (0);
+}
+
+/* Take b out of the batch table (linear probing, as tab_remove()). */
+static void
+btab_remove(struct sched *s, const struct batch *b)
+{
+	size_t	 i, j, k, mask = s->s_nbslots - 1;
+
+	for (i = btab_slot(s, b->b_id); s->s_bslots[i] != b;
+	    i = (i + 1) & mask)
+		;
+	for (j = i;;) {
+		j = (j + 1) & mask;
+		if (s->s_bslots[j] == NULL)
+			break;
+		k = btab_slot(s, s->s_bslots[j]->b_id);
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		s->s_bslots[i] = s->s_bslots[j];
+		i = j;
+	}
+	s->s_bslots[i] = NULL;
+	s->s_nbused--;
+	if (s->s_nbslots > 64 && s->s_nbused < s->s_nbslots / 8)
+		(void)btab_resize(s, s->s_nbused);
 }
 
 /* Does worker w run kind k?  O(1) below 64, O(log k) above. */
@@ -923,9 +1066,9 @@ kc_get(struct sched *s, uint32_t kind)
 	    i = (i + 1) & (s->s_nkc - 1))
 		if (k->k_kind == kind)
 			return (k);
+	memset(k, 0, sizeof(*k));
 	k->k_used = 1;
 	k->k_kind = kind;
-	k->k_n = 0;
 	s->s_kcused++;
 	return (k);
 }
@@ -956,9 +1099,41 @@ kc_reserve(struct sched *s, size_t n)
 	s->s_kcused = 0;
 	for (i = 0; i < nold; i++)
 		if (old[i].k_used)
-			kc_get(s, old[i].k_kind)->k_n = old[i].k_n;
+			*kc_get(s, old[i].k_kind) = old[i];
 	free(old);
 	return (0);
+}
+
+/*
+ * Kind k on the list of active kinds or off it: active while a worker
+ * runs it and it has queued batches.
+ */
+static void
+kc_active(struct sched *s, struct kcount *k)
+{
+	struct kcount	*m;
+	int		 on = k->k_n > 0 && k->k_qfirst != NULL;
+
+	if (on && k->k_aidx == 0) {
+		if (s->s_nakinds == s->s_akcap) {
+			s->s_akcap = s->s_akcap > 0 ? s->s_akcap * 2 : 16;
+			s->s_akinds = realloc(s->s_akinds,
+			    s->s_akcap * sizeof(*s->s_akinds));
+			if (s->s_akinds == NULL)
+				abort();
+		}
+		s->s_akinds[s->s_nakinds++] = k->k_kind;
+		k->k_aidx = s->s_nakinds;
+	} else if (!on && k->k_aidx != 0) {
+		if (k->k_aidx != s->s_nakinds) {
+			s->s_akinds[k->k_aidx - 1] =
+			    s->s_akinds[s->s_nakinds - 1];
+			m = kc_find(s, s->s_akinds[k->k_aidx - 1]);
+			m->k_aidx = k->k_aidx;
+		}
+		s->s_nakinds--;
+		k->k_aidx = 0;
+	}
 }
 
 /* Count w in (add 1) or out (add -1) of the kinds it runs. */
@@ -973,11 +1148,13 @@ kc_count(struct sched *s, const struct worker *w, int add)
 		if ((w->w_klow >> i) & 1) {
 			k = add > 0 ? kc_get(s, i) : kc_find(s, i);
 			k->k_n += add;
+			kc_active(s, k);
 		}
 	for (j = 0; j < w->w_nkhigh; j++) {
 		k = add > 0 ? kc_get(s, w->w_khigh[j]) :
 		    kc_find(s, w->w_khigh[j]);
 		k->k_n += add;
+		kc_active(s, k);
 	}
 }
 
@@ -1184,23 +1361,49 @@ sched_room_rebuild(struct sched *s)
 }
 
 /*
+ * Count b in (add 1) or out (add -1) of the tallies of the live batches'
+ * caps and balancing modes.
+ */
+static void
+sched_batch_tally(struct sched *s, const struct batch *b, int add)
+{
+	unsigned	 qf = b->b_cfg.queue_factor;
+
+	s->s_nbal[b->b_cfg.balance] += add;
+	if (b->b_cfg.policy != SCHED_POLICY_RWQ &&
+	    b->b_cfg.policy != SCHED_POLICY_R3Q)
+		return;
+	if (qf == SCHED_QF_AUTO)
+		s->s_nauto_all += add;
+	else if (qf > SCHED_QF_MAX)
+		s->s_nqfbig += add;
+	else
+		s->s_qfcount[qf] += add;
+}
+
+/*
  * A batch came or went: the bound of the caps (s_maxqf, s_nauto) anew,
- * from the live batches, which are few; s_room anew if it changed.
+ * from the tallies of the live batches (a walk of them only if one has a
+ * queue factor above SCHED_QF_MAX, which masterd never sends); s_room
+ * anew if it changed.
  */
 static void
 sched_caps_changed(struct sched *s)
 {
 	const struct batch	*b;
 	uint64_t		 maxqf = 0;
-	size_t			 nauto = 0;
+	size_t			 nauto = s->s_nauto_all;
+	unsigned		 qf;
 
-	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
-		if (b->b_cfg.policy != SCHED_POLICY_RWQ &&
-		    b->b_cfg.policy != SCHED_POLICY_R3Q)
-			continue;
-		if (b->b_cfg.queue_factor == SCHED_QF_AUTO)
-			nauto++;
-		else if (b->b_cfg.queue_factor > maxqf)
+	for (qf = SCHED_QF_MAX; qf > 0 && maxqf == 0; qf--)
+		if (s->s_qfcount[qf] > 0)
+			maxqf = qf;
+	for (b = s->s_bfirst; s->s_nqfbig > 0 && b != NULL; b = b->b_next) {
+		s->s_stats.batches_visited++;
+		if ((b->b_cfg.policy == SCHED_POLICY_RWQ ||
+		    b->b_cfg.policy == SCHED_POLICY_R3Q) &&
+		    b->b_cfg.queue_factor != SCHED_QF_AUTO &&
+		    b->b_cfg.queue_factor > maxqf)
 			maxqf = b->b_cfg.queue_factor;
 	}
 	if (maxqf == s->s_maxqf && (nauto > 0) == (s->s_nauto > 0)) {
@@ -1274,6 +1477,20 @@ sched_set_next(const struct sched *s, const struct idxset *x, size_t i)
 	for ((i) = sched_set_next((s), &(s)->set, 0);			\
 	    (i) != IDX_NONE && ((w) = (s)->s_workers[(i)], 1);		\
 	    (i) = sched_set_next((s), &(s)->set, (i) + 1))
+
+/*
+ * Walk the drained batches (closed, queue empty) in open order, as b: the
+ * only ones tail replication, idle moments and the speed-aware tail look
+ * at.  Built with SCHED_REFERENCE, every batch: the walk the index
+ * replaces.  The body tests each as it would test any batch.
+ */
+#ifdef SCHED_REFERENCE
+#define SCHED_DRAINED(s, b)						\
+	for ((b) = (s)->s_bfirst; (b) != NULL; (b) = (b)->b_next)
+#else
+#define SCHED_DRAINED(s, b)						\
+	for ((b) = (s)->s_dfirst; (b) != NULL; (b) = (b)->b_dnext)
+#endif
 
 /* Find the copy of t on w, walking whichever list is shorter. */
 static struct copy *
@@ -1408,6 +1625,8 @@ sched_suspect_unlist(struct sched *s, struct task *t)
 		s->s_slast = x->x_sprev;
 	x->x_sprev = x->x_snext = NULL;
 	x->x_insuspect = 0;
+	if (--t->t_batch->b_nsuspect == 0)
+		s->s_nsbatches--;
 }
 
 /* A copy is no longer suspect: it moved, or it is going away. */
@@ -1733,6 +1952,97 @@ sched_queue_unlink(struct batch *b, struct task *t)
 	t->t_where = TQ_NONE;
 }
 
+/*
+ * Link b into a list of batches kept in open order, or out of it.  A
+ * batch joins these lists (drained, with excluded tasks) only while it
+ * has work out or waiting on some machine, so a walk from the newest end
+ * is short.
+ */
+static void
+blist_put(struct batch **first, struct batch **last, struct batch *b,
+    int *in, int on, size_t prev_off, size_t next_off)
+{
+#define BPREV(x)	(*(struct batch **)((char *)(x) + prev_off))
+#define BNEXT(x)	(*(struct batch **)((char *)(x) + next_off))
+	struct batch	*p, *n;
+
+	if (on == *in)
+		return;
+	*in = on;
+	if (on) {
+		for (p = *last; p != NULL && p->b_seq > b->b_seq; p = BPREV(p))
+			;
+		n = p != NULL ? BNEXT(p) : *first;
+		BPREV(b) = p;
+		BNEXT(b) = n;
+		if (p != NULL)
+			BNEXT(p) = b;
+		else
+			*first = b;
+		if (n != NULL)
+			BPREV(n) = b;
+		else
+			*last = b;
+		return;
+	}
+	if (BPREV(b) != NULL)
+		BNEXT(BPREV(b)) = BNEXT(b);
+	else
+		*first = BNEXT(b);
+	if (BNEXT(b) != NULL)
+		BPREV(BNEXT(b)) = BPREV(b);
+	else
+		*last = BPREV(b);
+	BPREV(b) = BNEXT(b) = NULL;
+#undef BPREV
+#undef BNEXT
+}
+
+/*
+ * Put b on the indexes its state asks for (gone: on none): the queued
+ * batches of its kind while it has queued tasks, the drained batches
+ * while it is closed with an empty queue, the batches with excluded
+ * tasks while it has some.  Every event looks only at these, so a batch
+ * of a kind no worker runs, or with nothing to do, costs it nothing.
+ * Called wherever b_nqueued, b_nfailq or b_closed change.
+ */
+static void
+sched_batch_books(struct sched *s, struct batch *b, int gone)
+{
+	struct kcount	*k;
+	int		 q = !gone && b->b_nqueued > 0;
+
+	if (q != b->b_inq) {
+		k = kc_find(s, b->b_cfg.kind);
+		b->b_inq = q;
+		if (q) {
+			b->b_knext = NULL;
+			if ((b->b_kprev = k->k_qlast) != NULL)
+				k->k_qlast->b_knext = b;
+			else
+				k->k_qfirst = b;
+			k->k_qlast = b;
+		} else {
+			if (b->b_kprev != NULL)
+				b->b_kprev->b_knext = b->b_knext;
+			else
+				k->k_qfirst = b->b_knext;
+			if (b->b_knext != NULL)
+				b->b_knext->b_kprev = b->b_kprev;
+			else
+				k->k_qlast = b->b_kprev;
+			b->b_kprev = b->b_knext = NULL;
+		}
+		kc_active(s, k);
+	}
+	blist_put(&s->s_dfirst, &s->s_dlast, b, &b->b_ind,
+	    !gone && b->b_closed && b->b_nqueued == 0,
+	    offsetof(struct batch, b_dprev), offsetof(struct batch, b_dnext));
+	blist_put(&s->s_xfirst, &s->s_xlast, b, &b->b_inx,
+	    !gone && b->b_nfailq > 0,
+	    offsetof(struct batch, b_xprev), offsetof(struct batch, b_xnext));
+}
+
 /* Take a task out of b's queue: it is sent, done or cancelled. */
 static void
 sched_queue_take(struct sched *s, struct batch *b, struct task *t)
@@ -1743,6 +2053,7 @@ sched_queue_take(struct sched *s, struct batch *b, struct task *t)
 		s->s_fill_all = 1;	/* workers may take from another batch */
 	}
 	s->s_stats.queued--;
+	sched_batch_books(s, b, 0);
 }
 
 /*
@@ -1758,6 +2069,7 @@ sched_queue_push_front(struct sched *s, struct batch *b, struct task *t)
 	b->b_nqueued++;
 	s->s_fill_all = 1;	/* it may suit a worker nothing else did */
 	s->s_stats.queued++;
+	sched_batch_books(s, b, 0);
 }
 
 /* The least task of b's queue that no machine is out for, or NULL. */
@@ -2080,19 +2392,52 @@ sched_replicate_needs(struct sched *s)
 }
 
 /*
+ * Of the queued batches of kind k (every one w can run), the one with the
+ * least task w may take, if it comes before *tp; *tp becomes that task.
+ */
+static struct batch *
+sched_kind_best(const struct kcount *k, const struct worker *w,
+    struct batch *bbest, struct task **tp, uint64_t *visited)
+{
+	struct batch	*b;
+	struct task	*t;
+
+	for (b = k->k_qfirst; b != NULL; b = b->b_knext) {
+		(*visited)++;
+		if ((t = sched_queue_first_for(b, w)) == NULL)
+			continue;
+		if (*tp == NULL || task_before(t, *tp)) {
+			*tp = t;
+			bbest = b;
+		}
+	}
+	return (bbest);
+}
+
+/*
  * The batch w takes its next task from, and that task (*tp): the least
  * task in (priority, add order) over the queues of every batch w can run,
- * those it may take (see sched_queue_first_for()).  A walk of the live
- * batches, which are few.
+ * those it may take (see sched_queue_first_for()).  Add orders are
+ * unique, so the answer does not depend on the order the batches are
+ * looked at in: only the queued batches of the kinds w runs are, through
+ * the kinds w runs or the active kinds, whichever are fewer.  A batch of
+ * a kind w does not run, or with nothing queued, costs nothing.  The
+ * batches looked at are counted in *visited.
  */
 static struct batch *
 sched_batch_for(const struct sched *s, const struct worker *w,
-    struct task **tp)
+    struct task **tp, uint64_t *visited)
 {
-	struct batch	*b, *bbest = NULL;
-	struct task	*t, *best = NULL;
+	struct batch	*bbest = NULL;
+	struct task	*best = NULL;
+#ifdef SCHED_REFERENCE
+	struct batch	*b;
+	struct task	*t;
 
+	/* the walk over every batch the indexes replace */
+	(void)sched_kind_best;
 	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
+		(*visited)++;
 		if (b->b_nqueued == 0 || !sched_can_run(w, b) ||
 		    (t = sched_queue_first_for(b, w)) == NULL)
 			continue;
@@ -2101,6 +2446,28 @@ sched_batch_for(const struct sched *s, const struct worker *w,
 			bbest = b;
 		}
 	}
+#else
+	const struct kcount	*k;
+	uint64_t		 m;
+	size_t			 i, nk;
+
+	nk = (size_t)__builtin_popcountll(w->w_klow) + w->w_nkhigh;
+	if (nk <= s->s_nakinds) {
+		for (m = w->w_klow; m != 0; m &= m - 1)
+			if ((k = kc_find(s,
+			    (uint32_t)__builtin_ctzll(m))) != NULL)
+				bbest = sched_kind_best(k, w, bbest, &best,
+				    visited);
+		for (i = 0; i < w->w_nkhigh; i++)
+			if ((k = kc_find(s, w->w_khigh[i])) != NULL)
+				bbest = sched_kind_best(k, w, bbest, &best,
+				    visited);
+	} else
+		for (i = 0; i < s->s_nakinds; i++)
+			if (sched_runs_kind(w, s->s_akinds[i]))
+				bbest = sched_kind_best(kc_find(s,
+				    s->s_akinds[i]), w, bbest, &best, visited);
+#endif
 	if (tp != NULL)
 		*tp = best;
 	return (bbest);
@@ -2144,7 +2511,8 @@ sched_fill(struct sched *s)
 			w = s->s_cand[i];
 			if (!w->w_cand)
 				continue;
-			if ((b = sched_batch_for(s, w, &t)) == NULL ||
+			if ((b = sched_batch_for(s, w, &t,
+			    &s->s_stats.batches_visited)) == NULL ||
 			    (uint64_t)w->w_ncopies + w->w_nincoming >=
 			    sched_cap(w, b)) {
 				w->w_cand = 0;	/* full: off the list */
@@ -2720,7 +3088,8 @@ sched_note_idle(struct sched *s)
 	struct batch		*b;
 	size_t			 i;
 
-	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
+	SCHED_DRAINED(s, b) {
+		s->s_stats.batches_visited++;
 		if (b->b_nqueued > 0 || b->b_idle || !b->b_closed)
 			continue;
 		/* Which worker it is does not matter: the first will do. */
@@ -2756,6 +3125,8 @@ sched_suspect_copy(struct sched *s, struct copy *c)
 		s->s_sfirst = t;
 	s->s_slast = t;
 	x->x_insuspect = 1;
+	if (t->t_batch->b_nsuspect++ == 0)
+		s->s_nsbatches++;
 }
 
 /* Suspicions of w within the window, counting one more now if add. */
@@ -3033,9 +3404,10 @@ sched_suspect_target(const struct sched *s, const struct task *t)
  * for the least loaded went over every worker with room while none was
  * idle, at the start of every tail (which the core's time a task showed).
  * Once no worker that is not suspect has room for a batch's tasks, none
- * will in this pass (replicas take room, none is freed): with one live
- * batch the walk of the list stops there, which spares going over every
- * waiting suspect's task at every event while the workers are full.
+ * will in this pass (replicas take room, none is freed): when every task
+ * on the list is of one batch the walk stops there, which spares going
+ * over every waiting suspect's task at every event while the workers are
+ * full (however many other batches wait, idle).
  */
 static void
 sched_replicate_suspects(struct sched *s)
@@ -3065,9 +3437,15 @@ sched_replicate_suspects(struct sched *s)
 			if (best->w_ncopies == 0)
 				break;
 		}
+#ifdef SCHED_REFERENCE
+		/* the stop the count replaces: one batch at all */
 		if (best == NULL && !roomy && s->s_bfirst == t->t_batch &&
 		    t->t_batch->b_next == NULL)
 			break;
+#else
+		if (best == NULL && !roomy && s->s_nsbatches == 1)
+			break;
+#endif
 		if (best == NULL)
 			continue;
  found:
@@ -3097,7 +3475,8 @@ sched_refill(struct sched *s)
 		sched_replicate_needs(s);
 	if (s->s_sfirst != NULL)
 		sched_replicate_suspects(s);
-	for (b = s->s_bfirst; b != NULL; b = b->b_next) {
+	SCHED_DRAINED(s, b) {
+		s->s_stats.batches_visited++;
 		if (b->b_nqueued > 0 || b->b_rfirst == NULL || !b->b_closed)
 			continue;
 		if (b->b_cfg.policy == SCHED_POLICY_RR)
@@ -3336,15 +3715,18 @@ sched_balance_global(struct sched *s, enum sched_balance m)
 	}
 }
 
-/* The modes the live batches balance under, as a mask of 1 << mode. */
+/*
+ * The modes the live batches balance under, as a mask of 1 << mode, from
+ * their tally.
+ */
 static unsigned
 sched_balance_modes(const struct sched *s)
 {
-	const struct batch	*b;
-	unsigned		 m = 0;
+	unsigned	 m = 0, i;
 
-	for (b = s->s_bfirst; b != NULL; b = b->b_next)
-		m |= 1u << b->b_cfg.balance;
+	for (i = 0; i < SCHED_BALANCE_COUNT; i++)
+		if (s->s_nbal[i] > 0)
+			m |= 1u << i;
 	return (m & ~(1u << SCHED_BALANCE_NONE));
 }
 
@@ -3431,6 +3813,10 @@ sched_batch_free(struct sched *s, struct batch *b)
 		b->b_next->b_prev = b->b_prev;
 	else
 		s->s_blast = b->b_prev;
+	sched_batch_books(s, b, 1);
+	btab_remove(s, b);
+	kc_find(s, b->b_cfg.kind)->k_nb--;
+	sched_batch_tally(s, b, -1);
 	for (tc = b->b_chunks; tc != NULL; tc = tc->tc_next)
 		for (i = 0; i < tc->tc_n; i++)
 			tab_remove(s, &tc->tc_tasks[i]);
@@ -3646,6 +4032,8 @@ sched_free(struct sched *s)
 		s->s_cfree = c->c_tnext;
 		free(c);
 	}
+	free(s->s_bslots);
+	free(s->s_akinds);
 	free(s->s_workers);
 	free(s->s_wslots);
 	free(s->s_cand);
@@ -3986,8 +4374,15 @@ sched_strand_check(struct sched *s)
 	struct task	*t, *tnext;
 	int		 last;
 
+#ifdef SCHED_REFERENCE
 	for (b = s->s_bfirst; b != NULL; b = bnext) {
 		bnext = b->b_next;
+#else
+	/* Only the batches with excluded tasks, in open order. */
+	for (b = s->s_xfirst; b != NULL; b = bnext) {
+		bnext = b->b_xnext;
+#endif
+		s->s_stats.batches_visited++;
 		for (t = b->b_xfirst; t != NULL; t = tnext) {
 			tnext = t->t_next;
 			if (sched_anyone_may_run(s, t))
@@ -4116,11 +4511,13 @@ sched_open(struct sched *s, uint64_t id, const struct sched_batch_config *cfg)
 {
 	struct batch	*b;
 
-	if ((b = calloc(1, sizeof(*b))) == NULL) {
+	if (btab_resize(s, s->s_nbused + 1) == -1 || kc_reserve(s, 1) == -1 ||
+	    (b = calloc(1, sizeof(*b))) == NULL) {
 		errno = ENOMEM;
 		return (NULL);
 	}
 	b->b_id = id;
+	b->b_seq = s->s_bseq++;
 	b->b_cfg = *cfg;
 	b->b_report.t_submit = s->s_now;
 	if (b->b_cfg.queue_factor == 0)
@@ -4134,6 +4531,9 @@ sched_open(struct sched *s, uint64_t id, const struct sched_batch_config *cfg)
 	else
 		s->s_bfirst = b;
 	s->s_blast = b;
+	btab_insert(s, b);
+	kc_get(s, b->b_cfg.kind)->k_nb++;
+	sched_batch_tally(s, b, 1);
 	sched_caps_changed(s);
 	return (b);
 }
@@ -4200,6 +4600,7 @@ sched_add(struct sched *s, struct batch *b, const struct sched_task *v,
 	b->b_nqueued += n;
 	s->s_stats.queued += n;
 	s->s_fill_all = 1;
+	sched_batch_books(s, b, 0);
 	return (0);
 }
 
@@ -4234,6 +4635,7 @@ sched_submit(struct sched *s, uint64_t id,
 		return (-1);
 	}
 	b->b_closed = 1;
+	sched_batch_books(s, b, 0);
 	sched_refill(s);
 	return (0);
 }
@@ -4302,6 +4704,7 @@ sched_batch_close(struct sched *s, uint64_t id, uint64_t now)
 		return (-1);
 	}
 	b->b_closed = 1;
+	sched_batch_books(s, b, 0);
 	if (!sched_batch_check(s, b))
 		sched_refill(s);
 	return (0);
@@ -4519,8 +4922,10 @@ sched_vote_count(struct sched *s, struct task *t, struct worker *w,
 	x->x_votes[x->x_nvotes].v_node = w->w_group;
 	x->x_votes[x->x_nvotes].v_digest = digest;
 	x->x_nvotes++;
-	if (t->t_state == TASK_QUEUED)
+	if (t->t_state == TASK_QUEUED) {
 		sched_queue_insert(b, t);
+		sched_batch_books(s, b, 0);
+	}
 	if (c != NULL)
 		sched_copy_drop(s, c);
 	(void)sched_want_verify(t, &agree);
@@ -4800,9 +5205,13 @@ sched_tick(struct sched *s, uint64_t now)
 		changed = 1;
 	}
 	/* A copy of the speed-aware tail turned late. */
-	for (b = s->s_bfirst; b != NULL && !changed; b = b->b_next)
+	SCHED_DRAINED(s, b) {
+		if (changed)
+			break;
+		s->s_stats.batches_visited++;
 		if (sched_tail_waits(s, b) && b->b_tmin[0]->t_lateat <= now)
 			changed = 1;
+	}
 	if (changed)
 		sched_refill(s);
 }
@@ -4839,7 +5248,7 @@ sched_deadline(const struct sched *s)
 		when = s->s_coolfirst->w_cool_until;
 #endif
 	/* The speed-aware tail: its next copy to turn late. */
-	for (b = s->s_bfirst; b != NULL; b = b->b_next)
+	SCHED_DRAINED(s, b)
 		if (sched_tail_waits(s, b) && b->b_tmin[0]->t_lateat < when)
 			when = b->b_tmin[0]->t_lateat;
 	return (when);
@@ -4890,7 +5299,7 @@ sched_worker_estimate(const struct sched *s, uint32_t wid,
 {
 	const struct worker	*w;
 	const struct batch	*b;
-	uint64_t		 cap;
+	uint64_t		 cap, visited = 0;
 
 	if ((w = sched_worker_find(s, wid, NULL)) == NULL)
 		return (-1);
@@ -4898,7 +5307,7 @@ sched_worker_estimate(const struct sched *s, uint32_t wid,
 		return (0);
 	est->rtt_ns = w->w_hasrtt ? w->w_rtt : 0;
 	est->task_ns = w->w_hastask ? w->w_task : 0;
-	if ((b = sched_batch_for(s, w, NULL)) == NULL)
+	if ((b = sched_batch_for(s, w, NULL, &visited)) == NULL)
 		b = s->s_blast;
 	cap = b != NULL ? sched_cap(w, b) : w->w_ncpu;
 	est->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;

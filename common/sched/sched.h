@@ -251,6 +251,11 @@ struct sched_stats {
 	uint64_t	 withdraw_void;	/* the worker had started it */
 	uint64_t	 handed_back;	/* copies a draining worker gave back
 					   (sched_handback()) */
+	uint64_t	 batches_visited;	/* batches looked at to place
+					   work, replicate a tail, note an
+					   idle moment or find a stranded
+					   task: the core's cost, which
+					   grows with live batches only */
 };
 
 struct sched;

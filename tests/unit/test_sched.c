@@ -3572,6 +3572,89 @@ test_task_cancel(void **state)
 }
 
 /*
+ * Run every task the core hands out to completion at once, each result
+ * one event; returns how many results there were.
+ */
+static size_t
+run_out(struct sched *s, uint64_t now)
+{
+	struct sched_action	 a;
+	uint32_t		 wid[4096];
+	uint64_t		 tid[4096];
+	size_t			 n = 0, head = 0, tail = 0;
+
+	for (;;) {
+		while (sched_next_action(s, &a))
+			if (a.type == SCHED_ASSIGN) {
+				assert_true(tail < nitems(tid));
+				wid[tail] = a.wid;
+				tid[tail++] = a.task;
+			}
+		if (head == tail)
+			return (n);
+		(void)sched_done(s, wid[head], tid[head], now++);
+		head++;
+		n++;
+	}
+}
+
+/*
+ * Idle batches cost nothing: 3,000 closed one-task batches of a kind no
+ * worker runs and 3,000 open empty ones stay beside a job of 300 tasks
+ * under each policy.  The batches the core looks at per result stay a
+ * few (the job's own), where a walk of every batch would look at 6,000
+ * per event; batches are found by id all the same.
+ */
+static void
+test_idle_batches(void **state)
+{
+	static const uint32_t		 k0[] = { 0 };
+	struct sched_batch_config	 idle = config(SCHED_POLICY_R3Q, 0, 9,
+					    0), c;
+	struct sched_stats		 st;
+	struct sched			*s;
+	uint64_t			 id, before;
+	enum sched_policy		 p;
+	size_t				 n;
+
+	(void)state;
+	assert_non_null(s = sched_new());
+	for (id = 1; id <= 4; id++)
+		assert_int_equal(sched_worker_join_kinds(s, (uint32_t)id,
+		    id, 2, k0, 1, 0), 0);
+	for (id = 1; id <= 3000; id++)
+		assert_int_equal(submit_range(s, id, &idle, id, 1), 0);
+	for (id = 3001; id <= 6000; id++)
+		assert_int_equal(sched_batch_open(s, id, &idle, 0), 0);
+	expect_none(s);
+	assert_int_equal(sched_kind_workers(s, 9), 0);
+	for (p = 0; p < SCHED_POLICY_COUNT; p++) {
+		c = config(p, 0, 0, 0);
+		sched_get_stats(s, &st);
+		before = st.batches_visited;
+		assert_int_equal(submit_range(s, 10000 + p, &c,
+		    100000 + 1000 * p, 300), 0);
+		n = run_out(s, 1000 * (p + 1));
+		assert_true(n >= 300);		/* replicas' results too */
+		sched_get_stats(s, &st);
+		assert_int_equal(st.done, 300 * (p + 1));
+		/* A few per result: the job's own batch, not 6,000. */
+		assert_true(st.batches_visited - before < 10 * n);
+	}
+	/* Found by id: the first and the last of them. */
+	assert_int_equal(submit_range(s, 1, &idle, 999999, 1), -1);
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(sched_batch_close(s, 6000, 9000), 0);
+	expect_batch_done(s, 6000);
+	for (id = 1; id < 6000; id++)
+		sched_batch_abort(s, id, 9000);
+	sched_get_stats(s, &st);
+	assert_int_equal(st.queued, 0);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
  * Kinds are any numbers: a worker that runs {5, 1000} takes batches of
  * kind 1000, not of kind 7; sched_kind_workers() counts workers per kind
  * through joins and losses.
@@ -3835,6 +3918,7 @@ main(void)
 		cmocka_unit_test(test_open_no_tail_replication),
 		cmocka_unit_test(test_task_cancel),
 		cmocka_unit_test(test_kinds_large),
+		cmocka_unit_test(test_idle_batches),
 		cmocka_unit_test(test_kinds_change),
 		cmocka_unit_test(test_worker_drain),
 	};

@@ -8,7 +8,9 @@
  * every policy and queue factor (auto too) with priorities, copies,
  * verify and balancing, starts, half-way notes, results with timings
  * (some disagreeing), failures, cancels, aborts, answers to withdrawals,
- * ticks at the deadline, suspects and cool-downs.  Every action, return
+ * ticks at the deadline, suspects and cool-downs; and batches of kinds no
+ * worker runs, which the core's indexes of live batches skip while the
+ * reference walks every batch.  Every action, return
  * value, deadline and count must be the same.  One run has 4,200 workers,
  * so that the sets have three levels.
  */
@@ -28,6 +30,8 @@
 static const struct sched_api real_api = SCHED_API_INIT;
 
 static uint64_t	 rs;
+static int	 wide;		/* batches of kinds 70 and of kinds no
+				   worker runs too (the core's indexes) */
 
 static uint64_t
 rnd(void)
@@ -257,6 +261,11 @@ ev_batch(struct model *m)
 	cfg.policy = (enum sched_policy)rn(SCHED_POLICY_COUNT);
 	cfg.queue_factor = qfs[rn(sizeof(qfs) / sizeof(qfs[0]))];
 	cfg.kind = rn(8) == 0 ? 1 : 0;
+	if (wide && rn(3) == 0) {
+		static const uint32_t	 wk[] = { 70, 5, 300, 1 };
+
+		cfg.kind = wk[rn(sizeof(wk) / sizeof(wk[0]))];
+	}
 	cfg.verify = rn(10) == 0 ? 2 : 0;
 	cfg.balance = rn(6) == 0 ? (enum sched_balance)(1 + rn(3)) :
 	    SCHED_BALANCE_NONE;
@@ -538,6 +547,23 @@ test_ref_small(void **state)
 		run(seed * 0x9e3779b97f4a7c15ULL, 12, 3, 3000);
 }
 
+/*
+ * Batches of kinds no worker runs, or few do, beside the others: the
+ * core finds work, drained batches and stranded tasks through its
+ * indexes, the reference by walking every batch.
+ */
+static void
+test_ref_kinds(void **state)
+{
+	uint64_t	 seed;
+
+	(void)state;
+	wide = 1;
+	for (seed = 1; seed <= 30; seed++)
+		run(seed * 0xd1b54a32d192ed03ULL, 12, 4, 3000);
+	wide = 0;
+}
+
 /* Over 64 workers: the sets have two levels. */
 static void
 test_ref_medium(void **state)
@@ -562,6 +588,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ref_small),
+		cmocka_unit_test(test_ref_kinds),
 		cmocka_unit_test(test_ref_medium),
 		cmocka_unit_test(test_ref_large),
 	};

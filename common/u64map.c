@@ -132,7 +132,8 @@ u64map_del(struct u64map *m, uint64_t k, uint64_t *v)
 	if (m->m_n == 0) {
 		free(m->m_slots);
 		u64map_init(m);
-	}
+	} else if (m->m_nslots > 64 && m->m_n < m->m_nslots / 8)
+		(void)u64map_resize(m, m->m_nslots / 4);	/* best effort */
 	return (1);
 }
 

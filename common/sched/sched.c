@@ -142,6 +142,7 @@
 #include <strings.h>
 
 #include "sched.h"
+#include "u64map.h"
 
 #define SCHED_QUEUE_FACTOR	2	/* queue_factor 0 means this */
 #define SCHED_MAX_ATTEMPTS	3	/* max_attempts 0 means this */
@@ -447,10 +448,7 @@ struct sched {
 	struct worker		*s_coolfirst, *s_coollast;	/* cooling, by
 							   w_cool_until */
 	struct batch		*s_bfirst, *s_blast;	/* in submit order */
-	struct batch		**s_bslots;	/* batch id -> batch, linear
-						   probing */
-	size_t			 s_nbslots;	/* 0 or a power of two */
-	size_t			 s_nbused;
+	struct u64map		 s_bmap;	/* batch id -> batch */
 	uint64_t		 s_bseq;	/* next open order */
 	struct batch		*s_dfirst, *s_dlast;	/* drained, in open
 							   order */
@@ -902,104 +900,15 @@ sched_wtab_build(struct sched *s, size_t nworkers)
 	return (0);
 }
 
-/* A batch id's home slot in s_bslots (splitmix64 finaliser). */
-static size_t
-btab_slot(const struct sched *s, uint64_t id)
-{
-	uint64_t	 x = id;
-
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return ((size_t)x & (s->s_nbslots - 1));
-}
-
 /* Find a live batch by id, in O(1). */
 static struct batch *
 sched_batch_find(const struct sched *s, uint64_t id)
 {
-	struct batch	*b;
-	size_t		 i, mask;
+	uint64_t	 v;
 
-	if (s->s_nbslots == 0)
+	if (!u64map_get(&s->s_bmap, id, &v))
 		return (NULL);
-	mask = s->s_nbslots - 1;
-	for (i = btab_slot(s, id); (b = s->s_bslots[i]) != NULL;
-	    i = (i + 1) & mask)
-		if (b->b_id == id)
-			return (b);
-	return (NULL);
-}
-
-/* Put b in the batch table; the caller has made room. */
-static void
-btab_insert(struct sched *s, struct batch *b)
-{
-	size_t	 i, mask = s->s_nbslots - 1;
-
-	for (i = btab_slot(s, b->b_id); s->s_bslots[i] != NULL;
-	    i = (i + 1) & mask)
-		;
-	s->s_bslots[i] = b;
-	s->s_nbused++;
-}
-
-/*
- * Make room for one more batch, the table at most half full, or shrink
- * it once it is mostly empty; -1 (nothing changed) if memory is short.
- */
-static int
-btab_resize(struct sched *s, size_t need)
-{
-	struct batch	**old = s->s_bslots, **new;
-	size_t		  i, nold = s->s_nbslots, n = 16;
-
-	if (need <= nold / 2 && need >= nold / 8)
-		return (0);
-	while (n / 2 < need) {
-		if (n > SIZE_MAX / 4 / sizeof(*new))
-			return (-1);
-		n *= 2;
-	}
-	if (n == nold)
-		return (0);
-	if ((new = calloc(n, sizeof(*new))) == NULL)
-		return (-1);
-	s->s_bslots = new;
-	s->s_nbslots = n;
-	s->s_nbused = 0;
-	for (i = 0; i < nold; i++)
-		if (old[i] != NULL)
-			btab_insert(s, old[i]);
-	free(old);
-	return (0);
-}
-
-/* Take b out of the batch table (linear probing, as tab_remove()). */
-static void
-btab_remove(struct sched *s, const struct batch *b)
-{
-	size_t	 i, j, k, mask = s->s_nbslots - 1;
-
-	for (i = btab_slot(s, b->b_id); s->s_bslots[i] != b;
-	    i = (i + 1) & mask)
-		;
-	for (j = i;;) {
-		j = (j + 1) & mask;
-		if (s->s_bslots[j] == NULL)
-			break;
-		k = btab_slot(s, s->s_bslots[j]->b_id);
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-			continue;
-		s->s_bslots[i] = s->s_bslots[j];
-		i = j;
-	}
-	s->s_bslots[i] = NULL;
-	s->s_nbused--;
-	if (s->s_nbslots > 64 && s->s_nbused < s->s_nbslots / 8)
-		(void)btab_resize(s, s->s_nbused);
+	return ((struct batch *)(uintptr_t)v);
 }
 
 /* Does worker w run kind k?  O(1) below 64, O(log k) above. */
@@ -3814,7 +3723,7 @@ sched_batch_free(struct sched *s, struct batch *b)
 	else
 		s->s_blast = b->b_prev;
 	sched_batch_books(s, b, 1);
-	btab_remove(s, b);
+	(void)u64map_del(&s->s_bmap, b->b_id, NULL);
 	kc_find(s, b->b_cfg.kind)->k_nb--;
 	sched_batch_tally(s, b, -1);
 	for (tc = b->b_chunks; tc != NULL; tc = tc->tc_next)
@@ -4032,7 +3941,7 @@ sched_free(struct sched *s)
 		s->s_cfree = c->c_tnext;
 		free(c);
 	}
-	free(s->s_bslots);
+	u64map_free(&s->s_bmap);
 	free(s->s_akinds);
 	free(s->s_workers);
 	free(s->s_wslots);
@@ -4511,8 +4420,12 @@ sched_open(struct sched *s, uint64_t id, const struct sched_batch_config *cfg)
 {
 	struct batch	*b;
 
-	if (btab_resize(s, s->s_nbused + 1) == -1 || kc_reserve(s, 1) == -1 ||
-	    (b = calloc(1, sizeof(*b))) == NULL) {
+	if (kc_reserve(s, 1) == -1 || (b = calloc(1, sizeof(*b))) == NULL) {
+		errno = ENOMEM;
+		return (NULL);
+	}
+	if (u64map_put(&s->s_bmap, id, (uintptr_t)b) == -1) {
+		free(b);
 		errno = ENOMEM;
 		return (NULL);
 	}
@@ -4531,7 +4444,6 @@ sched_open(struct sched *s, uint64_t id, const struct sched_batch_config *cfg)
 	else
 		s->s_bfirst = b;
 	s->s_blast = b;
-	btab_insert(s, b);
 	kc_get(s, b->b_cfg.kind)->k_nb++;
 	sched_batch_tally(s, b, 1);
 	sched_caps_changed(s);

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "cpus.h"
 #include "siphash.h"
+#include "u64map.h"
 #include "util.h"
 
 static void
@@ -246,6 +247,47 @@ test_evbase_precise(void **state)
 	event_base_free(base);
 }
 
+/*
+ * The id map under churn: 20,000 keys in (sequential, as batch and task
+ * ids are), all but every 97th taken out again: each kept key still
+ * found with its value, each removed one gone, and the table shrunk to
+ * what it holds (at most 8 slots a key past the minimum).
+ */
+static void
+test_u64map(void **state)
+{
+	struct u64map	 m;
+	uint64_t	 k, v;
+	size_t		 kept = 0;
+
+	(void)state;
+	u64map_init(&m);
+	for (k = 1; k <= 20000; k++)
+		assert_int_equal(u64map_put(&m, k, k * 3), 0);
+	assert_int_equal(u64map_count(&m), 20000);
+	for (k = 1; k <= 20000; k++)
+		if (k % 97 != 0)
+			assert_int_equal(u64map_del(&m, k, &v), 1);
+		else
+			kept++;
+	assert_int_equal(u64map_count(&m), kept);
+	for (k = 1; k <= 20000; k++) {
+		if (k % 97 == 0) {
+			assert_int_equal(u64map_get(&m, k, &v), 1);
+			assert_int_equal(v, k * 3);
+		} else
+			assert_int_equal(u64map_get(&m, k, NULL), 0);
+	}
+	assert_int_equal(u64map_del(&m, 5, NULL), 0);
+	if (m.m_nslots > 64 && m.m_nslots > 8 * kept)
+		fail_msg("%zu slots kept for %zu keys", m.m_nslots, kept);
+	for (k = 97; k <= 20000; k += 97)
+		assert_int_equal(u64map_del(&m, k, NULL), 1);
+	assert_int_equal(u64map_count(&m), 0);
+	assert_null(m.m_slots);
+	u64map_free(&m);
+}
+
 int
 main(void)
 {
@@ -255,6 +297,7 @@ main(void)
 		cmocka_unit_test(test_trace_parse),
 		cmocka_unit_test(test_cpus),
 		cmocka_unit_test(test_evbase_precise),
+		cmocka_unit_test(test_u64map),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

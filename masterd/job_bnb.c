@@ -189,7 +189,7 @@ bnb_job_starve(struct job *j)
 			ask[n++] = bj->bj_live[i].l_id;
 			continue;
 		}
-		/* Seed 004: split it here while it runs on. */
+		/* --resplit (doc/algorithms.md §5): split it as it runs. */
 		s = bj->bj_out[k];
 		inc = bj->bj_inc;
 		if (bnb_split(bj->bj_pb, s, s->depth + s->back + 1, &inc,
@@ -555,9 +555,9 @@ bnb_job_result(struct job *j, struct job_batch *b, size_t idx, uint64_t seq,
 		    (unsigned long long)j->j_id, bj->bj_inc, idx);
 	if (flags & BJF_RESPLIT) {
 		/*
-		 * Seed 004: its subtree went out again split, so what it
-		 * explored is explored twice (but its own root) and what
-		 * it left open is open there too.
+		 * --resplit (doc/algorithms.md §5): its subtree went out
+		 * again split, so what it explored is explored twice (but
+		 * its own root) and what it left open is open there too.
 		 */
 		bj->bj_stats.duplicated += res->nodes > 0 ? res->nodes - 1 :
 		    0;

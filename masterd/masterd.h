@@ -839,6 +839,7 @@ void	 relay_stream_gone(struct session *);
 void	 relay_forget(struct session *);
 void	 relay_frame_begin(struct session *);
 const char *relay_link_name(const struct session *);
+int	 relay_serial(struct session *, char *, size_t);
 const char *relay_claim(const struct session *, const struct session *,
 	    char *, size_t);
 int	 relay_revoked(struct session *, const struct tls_crl *, char *,

@@ -1261,10 +1261,11 @@ tokens_cert_one(void *arg, const struct journal_cert *c)
 
 /*
  * The CRLs in force, PEM (malloc'd, its length in *lenp), for r3qctl
- * certs crl: what relays and workers put in their crl files to refuse
- * what masterd refuses.  NULL if none.
+ * certs crl and for the workers and relays masterd sends them to
+ * (worker_crl_push): what they refuse besides their own crl file.  NULL
+ * if none.
  */
-static char *
+char *
 tokens_crl_pem(size_t *lenp)
 {
 	STACK_OF(X509_CRL)	*sk = tls_crl_stack(server_crl());

@@ -453,7 +453,8 @@ worker_hello(struct session *s, Envelope *env)
 	(void)masterd_parse_qf(wk.conf->queue_factor, &qf);
 	wel.queue_len = (qf == SCHED_QF_AUTO ? 2 : qf) * h->cpus;
 	/* The CRLs we sign, for its relay listener and peer links. */
-	if (tokens_enabled() && (crl = tokens_crl_pem(&crllen)) != NULL) {
+	if (w->w_crl_push && tokens_enabled() &&
+	    (crl = tokens_crl_pem(&crllen)) != NULL) {
 		wel.crl.data = (uint8_t *)crl;
 		wel.crl.len = crllen;
 	}

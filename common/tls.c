@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -1176,18 +1177,18 @@ tls_crl_free(struct tls_crl *crl)
 }
 
 /*
- * Read the CRLs of path (PEM, one or more) and check that each is signed
- * by a CA of the ca file.  Their dates are not checked: see
- * tls_verify_cb.  NULL with "path: what is wrong" in err.
+ * Read the CRLs of b (PEM, one or more), named path in messages, and
+ * check that each is signed by a CA of the ca file.  Their dates are not
+ * checked: see tls_verify_cb.  NULL with "path: what is wrong" in err.
  */
-struct tls_crl *
-tls_crl_load(const char *path, const char *ca, char *err, size_t errlen)
+static struct tls_crl *
+tls_crl_read(BIO *b, const char *path, const char *ca, char *err,
+    size_t errlen)
 {
 	STACK_OF(X509)	*cas = NULL;
 	struct tls_crl	*crl;
 	X509_CRL	*c;
 	X509		*x;
-	FILE		*f;
 	unsigned long	 e, first;
 	char		 issuer[256];
 	int		 i, k, named, signer;
@@ -1198,12 +1199,8 @@ tls_crl_load(const char *path, const char *ca, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
 	ERR_clear_error();
-	while ((c = PEM_read_X509_CRL(f, NULL, tls_no_passphrase,
+	while ((c = PEM_read_bio_X509_CRL(b, NULL, tls_no_passphrase,
 	    NULL)) != NULL)
 		if (sk_X509_CRL_push(crl->cr_crls, c) == 0) {
 			X509_CRL_free(c);
@@ -1212,7 +1209,6 @@ tls_crl_load(const char *path, const char *ca, char *err, size_t errlen)
 	e = ERR_peek_last_error();
 	first = ERR_peek_error();
 	ERR_clear_error();
-	fclose(f);
 	if (!tls_pem_ended(e)) {
 		snprintf(err, errlen, "%s: cannot read the CRL: %s", path,
 		    ERR_reason_error_string(first) != NULL ?
@@ -1260,6 +1256,145 @@ fail:
 	sk_X509_pop_free(cas, X509_free);
 	tls_crl_free(crl);
 	return (NULL);
+}
+
+/* The CRLs of the file path (tls_crl_read). */
+struct tls_crl *
+tls_crl_load(const char *path, const char *ca, char *err, size_t errlen)
+{
+	struct tls_crl	*crl;
+	BIO		*b;
+
+	if ((b = BIO_new_file(path, "r")) == NULL) {
+		ERR_clear_error();
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (NULL);
+	}
+	crl = tls_crl_read(b, path, ca, err, errlen);
+	BIO_free(b);
+	return (crl);
+}
+
+/* The CRLs of len bytes of PEM at p, named name (tls_crl_read). */
+struct tls_crl *
+tls_crl_load_mem(const void *p, size_t len, const char *name,
+    const char *ca, char *err, size_t errlen)
+{
+	struct tls_crl	*crl;
+	BIO		*b;
+
+	if (len > INT_MAX || (b = BIO_new_mem_buf(p, (int)len)) == NULL) {
+		ERR_clear_error();
+		snprintf(err, errlen, "%s: out of memory", name);
+		return (NULL);
+	}
+	crl = tls_crl_read(b, name, ca, err, errlen);
+	BIO_free(b);
+	return (crl);
+}
+
+/*
+ * Both a's and b's CRLs (either may be NULL), named path: each keeps its
+ * own, so that a certificate either revokes is revoked (tls_crl_revoked).
+ * NULL if both are NULL or out of memory.
+ */
+struct tls_crl *
+tls_crl_merge(const struct tls_crl *a, const struct tls_crl *b,
+    const char *path)
+{
+	const struct tls_crl	*src[2] = { a, b };
+	struct tls_crl		*crl;
+	X509_CRL		*c;
+	int			 i, k;
+
+	if (a == NULL && b == NULL)
+		return (NULL);
+	if ((crl = calloc(1, sizeof(*crl))) == NULL ||
+	    (crl->cr_path = strdup(path)) == NULL ||
+	    (crl->cr_crls = sk_X509_CRL_new_null()) == NULL)
+		goto fail;
+	for (k = 0; k < 2; k++)
+		for (i = 0; src[k] != NULL &&
+		    i < sk_X509_CRL_num(src[k]->cr_crls); i++) {
+			c = sk_X509_CRL_value(src[k]->cr_crls, i);
+			if (X509_CRL_up_ref(c) != 1)
+				goto fail;
+			if (sk_X509_CRL_push(crl->cr_crls, c) == 0) {
+				X509_CRL_free(c);
+				goto fail;
+			}
+		}
+	return (crl);
+fail:
+	tls_crl_free(crl);
+	return (NULL);
+}
+
+/*
+ * Is a CRL of nc older than held's CRL of the same issuer (an earlier
+ * lastUpdate, or a lower CRL number when both carry one)?  1 with the
+ * issuer and both dates in why, else 0.
+ */
+int
+tls_crl_older(const struct tls_crl *nc, const struct tls_crl *held,
+    char *why, size_t len)
+{
+	X509_CRL	*n, *h;
+	ASN1_INTEGER	*nn, *hn;
+	char		 issuer[256], nt[64], ht[64];
+	int		 i, k, older;
+
+	for (i = 0; nc != NULL && held != NULL &&
+	    i < sk_X509_CRL_num(nc->cr_crls); i++) {
+		n = sk_X509_CRL_value(nc->cr_crls, i);
+		for (k = 0; k < sk_X509_CRL_num(held->cr_crls); k++) {
+			h = sk_X509_CRL_value(held->cr_crls, k);
+			if (X509_NAME_cmp(X509_CRL_get_issuer(n),
+			    X509_CRL_get_issuer(h)) != 0)
+				continue;
+			older = ASN1_TIME_compare(X509_CRL_get0_lastUpdate(n),
+			    X509_CRL_get0_lastUpdate(h)) < 0;
+			nn = X509_CRL_get_ext_d2i(n, NID_crl_number, NULL,
+			    NULL);
+			hn = X509_CRL_get_ext_d2i(h, NID_crl_number, NULL,
+			    NULL);
+			if (nn != NULL && hn != NULL &&
+			    ASN1_INTEGER_cmp(nn, hn) < 0)
+				older = 1;
+			ASN1_INTEGER_free(nn);
+			ASN1_INTEGER_free(hn);
+			ERR_clear_error();
+			if (!older)
+				continue;
+			X509_NAME_oneline(X509_CRL_get_issuer(n), issuer,
+			    sizeof(issuer));
+			tls_time_str(X509_CRL_get0_lastUpdate(n), nt,
+			    sizeof(nt));
+			tls_time_str(X509_CRL_get0_lastUpdate(h), ht,
+			    sizeof(ht));
+			snprintf(why, len, "its CRL of %s (of %s) is older "
+			    "than the one held (of %s)", issuer, nt, ht);
+			return (1);
+		}
+	}
+	return (0);
+}
+
+/* Do a and b hold the same CRLs, in the same order? */
+int
+tls_crl_same(const struct tls_crl *a, const struct tls_crl *b)
+{
+	int	 i;
+
+	if (a == NULL || b == NULL)
+		return (a == b);
+	if (sk_X509_CRL_num(a->cr_crls) != sk_X509_CRL_num(b->cr_crls))
+		return (0);
+	for (i = 0; i < sk_X509_CRL_num(a->cr_crls); i++)
+		if (X509_CRL_match(sk_X509_CRL_value(a->cr_crls, i),
+		    sk_X509_CRL_value(b->cr_crls, i)) != 0)
+			return (0);
+	return (1);
 }
 
 /*

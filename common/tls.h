@@ -83,6 +83,13 @@ int	 tls_days_left(time_t, time_t);
 
 int	 tls_crl_configured(const char *);
 struct tls_crl *tls_crl_load(const char *, const char *, char *, size_t);
+struct tls_crl *tls_crl_load_mem(const void *, size_t, const char *,
+	    const char *, char *, size_t);
+struct tls_crl *tls_crl_merge(const struct tls_crl *, const struct tls_crl *,
+	    const char *);
+int	 tls_crl_older(const struct tls_crl *, const struct tls_crl *, char *,
+	    size_t);
+int	 tls_crl_same(const struct tls_crl *, const struct tls_crl *);
 void	 tls_crl_free(struct tls_crl *);
 int	 tls_crl_apply(SSL_CTX *, const struct tls_crl *, char *, size_t);
 int	 tls_crl_revoked(const struct tls_crl *, X509 *, char *, size_t);

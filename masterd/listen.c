@@ -672,6 +672,11 @@ server_reload(const struct masterd_config *nc)
 	if (crl != NULL)
 		log_info("%s: %zu certificates revoked", tls_crl_path(crl),
 		    tls_crl_entries(crl));
+	/*
+	 * The CRLs go out before the sweep closes anyone, so that a relay
+	 * drops a revoked worker below it on its own CRL's word, first.
+	 */
+	worker_crl_push();
 	server_revoke_sweep();
 	return (0);
 }

@@ -268,6 +268,7 @@ struct worker {
 	char			*w_peer_addr;	/* its peer_listen, as
 						   other workers reach it;
 						   NULL: none (exchange.c) */
+	int			 w_crl_push;	/* it takes CrlPush */
 };
 TAILQ_HEAD(workerlist, worker);
 
@@ -638,6 +639,7 @@ struct worker *worker_next(uint32_t *);
 uint32_t worker_count(void);
 uint32_t worker_ids(void);
 void	 worker_hello(struct session *, Envelope *);
+void	 worker_crl_push(void);
 void	 worker_dispatch(struct session *, Envelope *);
 void	 worker_gone(struct session *);
 void	 worker_free(struct worker *);
@@ -839,6 +841,7 @@ void	 relay_stream_gone(struct session *);
 void	 relay_forget(struct session *);
 void	 relay_frame_begin(struct session *);
 const char *relay_link_name(const struct session *);
+int	 relay_serial(struct session *, char *, size_t);
 const char *relay_claim(const struct session *, const struct session *,
 	    char *, size_t);
 int	 relay_revoked(struct session *, const struct tls_crl *, char *,
@@ -851,6 +854,7 @@ int	 tokens_start(void);
 void	 tokens_seen(const char *);
 void	 tokens_shown(struct session *);
 int	 tokens_crl(struct tls_crl **, char *, size_t);
+char	*tokens_crl_pem(size_t *);
 int	 tokens_session_serial(struct session *, char *, size_t);
 int	 tokens_ctx(SSL_CTX *, const struct masterd_config *);
 int	 tokens_check(const struct masterd_config *, char *, size_t);

@@ -444,6 +444,28 @@ relay_revoked(struct session *s, const struct tls_crl *crl, char *why,
 	return (r);
 }
 
+/*
+ * The serial (hex) of the certificate relayed session s's relay passed
+ * for it (and masterd verified), for r3qctl certs revoke NAME; -1 if
+ * none.
+ */
+int
+relay_serial(struct session *s, char *buf, size_t len)
+{
+	struct rstream	*rs = s->s_rstream;
+	X509		*x;
+	char		 why[256];
+	int		 r;
+
+	if (rs == NULL || rs->rs_cert == NULL ||
+	    (x = relay_cert_parse(rs->rs_cert, rs->rs_certlen, s->s_name,
+	    why, sizeof(why))) == NULL)
+		return (-1);
+	r = tls_cert_serial(x, buf, len);
+	X509_free(x);
+	return (r);
+}
+
 /* The relay masterd verified, that carries relayed session s; or NULL. */
 const char *
 relay_link_name(const struct session *s)

@@ -1261,10 +1261,11 @@ tokens_cert_one(void *arg, const struct journal_cert *c)
 
 /*
  * The CRLs in force, PEM (malloc'd, its length in *lenp), for r3qctl
- * certs crl: what relays and workers put in their crl files to refuse
- * what masterd refuses.  NULL if none.
+ * certs crl and for the workers and relays masterd sends them to
+ * (worker_crl_push): what they refuse besides their own crl file.  NULL
+ * if none.
  */
-static char *
+char *
 tokens_crl_pem(size_t *lenp)
 {
 	STACK_OF(X509_CRL)	*sk = tls_crl_stack(server_crl());
@@ -1595,15 +1596,19 @@ tokens_certs_revoke(struct session *s, uint64_t reqid, const char *what)
 		    "or a serial");
 		return;
 	}
-	/* A name first: of a certificate issued, or of a worker here. */
+	/*
+	 * A name first: of a certificate issued, or of a worker here,
+	 * directly or behind a relay (the certificate it passed).
+	 */
 	v.by_name = 1;
 	if (journal_load_certs(jl, tokens_victim_row, &v) == -1)
 		goto jfail;
 	for (o = session_first(); o != NULL; o = session_next(o))
 		if (!o->s_closing && o->s_role != ROLE_CLIENT &&
 		    o->s_role != ROLE_JOINER && o->s_tls &&
-		    o->s_rstream == NULL && strcmp(o->s_name, what) == 0 &&
-		    tokens_session_serial(o, sn, sizeof(sn)) == 0)
+		    strcmp(o->s_name, what) == 0 && (o->s_rstream != NULL ?
+		    relay_serial(o, sn, sizeof(sn)) :
+		    tokens_session_serial(o, sn, sizeof(sn))) == 0)
 			tokens_victim_add(&v, sn, o->s_name, o->s_addr);
 	if (v.n == 0) {
 		if (!tokens_is_serial(what)) {

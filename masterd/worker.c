@@ -341,7 +341,8 @@ worker_hello(struct session *s, Envelope *env)
 	unsigned		 qf = SCHED_QF_AUTO;
 	size_t			 nk;
 	const char		*taken, *rname;
-	char			 why[256];
+	char			 why[256], *crl = NULL;
+	size_t			 crllen = 0;
 
 	if (env->body_case != R3Q__ENVELOPE__BODY_HELLO) {
 		session_error(s, env->id, "expected hello, got %s",
@@ -423,6 +424,7 @@ worker_hello(struct session *s, Envelope *env)
 	w->w_speed = h->speed > 0 && h->speed <= 1000 ? h->speed : 1.0;
 	w->w_delay_ms = h->delay_ms;
 	worker_peer_addr(s, w, h->peer_addr);
+	w->w_crl_push = h->crl_push;
 	if (h->speed != 0 && w->w_speed != h->speed)
 		log_warnx("worker %s: speed %g out of range, taken as 1",
 		    s->s_name, h->speed);
@@ -450,10 +452,17 @@ worker_hello(struct session *s, Envelope *env)
 	/* The default queue_factor (checked when the file was read). */
 	(void)masterd_parse_qf(wk.conf->queue_factor, &qf);
 	wel.queue_len = (qf == SCHED_QF_AUTO ? 2 : qf) * h->cpus;
+	/* The CRLs we sign, for its relay listener and peer links. */
+	if (w->w_crl_push && tokens_enabled() &&
+	    (crl = tokens_crl_pem(&crllen)) != NULL) {
+		wel.crl.data = (uint8_t *)crl;
+		wel.crl.len = crllen;
+	}
 	out.id = env->id;
 	out.body_case = R3Q__ENVELOPE__BODY_WELCOME;
 	out.welcome = &wel;
 	session_send(s, &out);
+	free(crl);
 	log_info("worker %s joined from %s%s%s with %u CPUs (id %u)",
 	    w->w_name, s->s_addr, s->s_via != NULL ? " via " : "",
 	    STR_OR_EMPTY(s->s_via),
@@ -463,6 +472,39 @@ worker_hello(struct session *s, Envelope *env)
 		fatalx("core refused worker id %u", w->w_id);
 	worker_unavail_set(w, h->unavailable, h->n_unavailable);
 	server_drain();
+}
+
+/*
+ * The CRLs in force changed (a revocation, a reload): send them to every
+ * worker and relay that takes them, directly or through its relay, so
+ * that a relay refuses a revoked worker as we do.  Only while we sign
+ * them (ca_key): a crl file alone is the administrator's to copy.
+ */
+void
+worker_crl_push(void)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT;
+	R3q__CrlPush	 cp = R3Q__CRL_PUSH__INIT;
+	struct session	*s;
+	char		*crl;
+	size_t		 len, n = 0;
+
+	if (!tokens_enabled() || (crl = tokens_crl_pem(&len)) == NULL)
+		return;
+	cp.crl.data = (uint8_t *)crl;
+	cp.crl.len = len;
+	env.body_case = R3Q__ENVELOPE__BODY_CRL_PUSH;
+	env.crl_push = &cp;
+	for (s = session_first(); s != NULL; s = session_next(s)) {
+		if (s->s_closing || s->s_worker == NULL ||
+		    !s->s_worker->w_crl_push)
+			continue;
+		session_send(s, &env);
+		n++;
+	}
+	if (n > 0)
+		log_info("the CRLs in force sent to %zu workers and relays", n);
+	free(crl);
 }
 
 /*

@@ -808,6 +808,8 @@ link_dispatch(Envelope *env)
 		    env->welcome->queue_len);
 		notify_status("joined master %s as %s, %u CPUs", lk.l_peer,
 		    lk.l_name, lk.l_conf->cpus);
+		mcrl_receive(env->welcome->crl.data, env->welcome->crl.len,
+		    lk.l_peer);
 		link_flush(NULL, 0, NULL, 0);
 		if (lk.l_draining)
 			link_drain_check();
@@ -850,6 +852,10 @@ link_dispatch(Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_PEER_ORDER:
 		peer_order(env->id, env->peer_order);
+		break;
+	case R3Q__ENVELOPE__BODY_CRL_PUSH:
+		mcrl_receive(env->crl_push->crl.data, env->crl_push->crl.len,
+		    lk.l_peer);
 		break;
 	case R3Q__ENVELOPE__BODY_ERROR:
 		log_warnx("the master says: %s", env->error->message);
@@ -1024,6 +1030,8 @@ link_hello(void)
 	h.version = (char *)(uintptr_t)PACKAGE_VERSION;
 	if (peer_address() != NULL)
 		h.peer_addr = (char *)(uintptr_t)peer_address();
+	/* The master's CRLs, for the certificates we check (mcrl.c). */
+	h.crl_push = relay_enabled() || peer_address() != NULL;
 	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
 	lk.l_state = LINK_HELLO;

@@ -1038,6 +1038,87 @@ peer_bind(const char *addr, char *err, size_t errlen)
 	return (0);
 }
 
+/*
+ * The TLS contexts for accepting and connecting, with our crl file's CRLs
+ * and the master's (mcrl.c) in *crlp (NULL: neither).  -1 with err.
+ */
+static int
+peer_ctx(const struct workerd_config *conf, SSL_CTX **sctxp,
+    SSL_CTX **cctxp, struct tls_crl **crlp, char *err, size_t errlen)
+{
+	struct tls_crl	*file = NULL, *crl = NULL;
+	SSL_CTX		*sctx = NULL, *cctx = NULL;
+
+	if ((sctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
+	    errlen)) == NULL || (cctx = tls_ctx_new(0, conf->ca, conf->cert,
+	    conf->key, err, errlen)) == NULL)
+		goto fail;
+	if (tls_crl_configured(conf->crl) && (file = tls_crl_load(conf->crl,
+	    conf->ca, err, errlen)) == NULL)
+		goto fail;
+	if ((file != NULL || mcrl_get() != NULL) &&
+	    (crl = mcrl_merge(file, conf->crl)) == NULL) {
+		snprintf(err, errlen, "out of memory for the CRLs");
+		goto fail;
+	}
+	tls_crl_free(file);
+	file = NULL;
+	if (tls_crl_apply(sctx, crl, err, errlen) == -1 ||
+	    tls_crl_apply(cctx, crl, err, errlen) == -1)
+		goto fail;
+	*sctxp = sctx;
+	*cctxp = cctx;
+	*crlp = crl;
+	return (0);
+fail:
+	tls_crl_free(file);
+	tls_crl_free(crl);
+	SSL_CTX_free(sctx);
+	SSL_CTX_free(cctx);
+	return (-1);
+}
+
+/*
+ * The master's CRLs changed (mcrl.c): new contexts for the links made
+ * from now on, and a link to a worker they revoke is closed now.
+ */
+void
+peer_crl_changed(void)
+{
+	struct pconn	*c, *n;
+	struct tls_crl	*crl;
+	SSL_CTX		*sctx, *cctx;
+	SSL		*ssl;
+	X509		*x;
+	char		 err[1024], why[768];
+
+	if (!pr.p_on)
+		return;
+	if (peer_ctx(pr.p_conf, &sctx, &cctx, &crl, err, sizeof(err)) == -1) {
+		log_warnx("peer: new CRLs: %s; keeping the old ones", err);
+		return;
+	}
+	SSL_CTX_free(pr.p_sctx);
+	SSL_CTX_free(pr.p_cctx);
+	tls_crl_free(pr.p_crl);
+	pr.p_sctx = sctx;
+	pr.p_cctx = cctx;
+	pr.p_crl = crl;
+	for (c = TAILQ_FIRST(&pr.p_conns); c != NULL; c = n) {
+		n = TAILQ_NEXT(c, c_entry);
+		if (!c->c_up || crl == NULL ||
+		    (ssl = bufferevent_openssl_get_ssl(c->c_bev)) == NULL ||
+		    (x = SSL_get0_peer_certificate(ssl)) == NULL ||
+		    !tls_crl_revoked(crl, x, why, sizeof(why)))
+			continue;
+		log_warnx("peer: %s %s: its certificate is now revoked by "
+		    "%s: %s; disconnecting", c->c_name, c->c_addr,
+		    tls_crl_path(crl), why);
+		peer_conn_lost(c, "its certificate is revoked");
+		pconn_free(c);
+	}
+}
+
 /* Listen for other workers if peer_listen is set; fatal if it cannot. */
 void
 peer_start(struct event_base *base, const struct workerd_config *conf)
@@ -1050,15 +1131,8 @@ peer_start(struct event_base *base, const struct workerd_config *conf)
 	pr.p_base = base;
 	pr.p_conf = conf;
 	TAILQ_INIT(&pr.p_conns);
-	if ((pr.p_sctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
-	    sizeof(err))) == NULL ||
-	    (pr.p_cctx = tls_ctx_new(0, conf->ca, conf->cert, conf->key, err,
-	    sizeof(err))) == NULL)
-		fatalx("peer: %s", err);
-	if (tls_crl_configured(conf->crl) && ((pr.p_crl = tls_crl_load(
-	    conf->crl, conf->ca, err, sizeof(err))) == NULL ||
-	    tls_crl_apply(pr.p_sctx, pr.p_crl, err, sizeof(err)) == -1 ||
-	    tls_crl_apply(pr.p_cctx, pr.p_crl, err, sizeof(err)) == -1))
+	if (peer_ctx(conf, &pr.p_sctx, &pr.p_cctx, &pr.p_crl, err,
+	    sizeof(err)) == -1)
 		fatalx("peer: %s", err);
 	if (peer_bind(conf->peer_listen, err, sizeof(err)) == -1)
 		fatalx("%s", err);

@@ -1011,6 +1011,44 @@ relay_bind(const char *addr, char *err, size_t errlen)
 	return (0);
 }
 
+/*
+ * A TLS context for the workers below, with our crl file's CRLs and the
+ * master's (mcrl.c) in *crlp (NULL: neither).  NULL with err.
+ */
+static SSL_CTX *
+relay_ctx(const struct workerd_config *conf, struct tls_crl **crlp,
+    char *err, size_t errlen)
+{
+	struct tls_crl	*file = NULL, *crl = NULL;
+	SSL_CTX		*ctx;
+
+	*crlp = NULL;
+	if ((ctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
+	    errlen)) == NULL)
+		return (NULL);
+	if (tls_crl_configured(conf->crl) && (file = tls_crl_load(conf->crl,
+	    conf->ca, err, errlen)) == NULL)
+		goto fail;
+	if ((file != NULL || mcrl_get() != NULL) &&
+	    (crl = mcrl_merge(file, conf->crl)) == NULL) {
+		snprintf(err, errlen, "out of memory for the CRLs");
+		goto fail;
+	}
+	tls_crl_free(file);
+	file = NULL;
+	if (tls_crl_apply(ctx, crl, err, errlen) == -1)
+		goto fail;
+	/* conf is workerd's one configuration, reloaded in place. */
+	seal_server_ctx(ctx, &conf->sealed_frames);
+	*crlp = crl;
+	return (ctx);
+fail:
+	tls_crl_free(file);
+	tls_crl_free(crl);
+	SSL_CTX_free(ctx);
+	return (NULL);
+}
+
 /* Start relaying if relay_listen is set; fatal if it cannot. */
 void
 relay_start(struct event_base *base, const struct workerd_config *conf)
@@ -1025,14 +1063,7 @@ relay_start(struct event_base *base, const struct workerd_config *conf)
 	TAILQ_INIT(&ry.r_downs);
 	u64map_init(&ry.r_up);
 	snprintf(ry.r_why, sizeof(ry.r_why), "not connected yet");
-	if ((ry.r_ctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
-	    sizeof(err))) == NULL)
-		fatalx("relay: %s", err);
-	/* conf is workerd's one configuration, reloaded in place. */
-	seal_server_ctx(ry.r_ctx, &conf->sealed_frames);
-	if (tls_crl_configured(conf->crl) && ((ry.r_crl = tls_crl_load(
-	    conf->crl, conf->ca, err, sizeof(err))) == NULL ||
-	    tls_crl_apply(ry.r_ctx, ry.r_crl, err, sizeof(err)) == -1))
+	if ((ry.r_ctx = relay_ctx(conf, &ry.r_crl, err, sizeof(err))) == NULL)
 		fatalx("relay: %s", err);
 	if ((ry.r_pump = event_new(base, -1, 0, relay_pump, NULL)) == NULL)
 		fatalx("event_new");
@@ -1042,9 +1073,10 @@ relay_start(struct event_base *base, const struct workerd_config *conf)
 }
 
 /*
- * SIGHUP: new TLS files and CRL for the workers that connect next; a
- * worker here that the new CRL revokes is closed now, its stream with it
- * (the master, sweeping its own CRL, closes it too).
+ * SIGHUP, or new CRLs from the master (mcrl.c): new TLS files and CRLs
+ * for the workers that connect next; a worker here that the new CRLs
+ * revoke is closed now, its stream with it (the master, sweeping its own
+ * CRL, closes it too).
  */
 void
 relay_reload(const struct workerd_config *conf)
@@ -1058,17 +1090,10 @@ relay_reload(const struct workerd_config *conf)
 
 	if (!ry.r_on)
 		return;
-	if ((ctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
-	    sizeof(err))) == NULL || (tls_crl_configured(conf->crl) &&
-	    ((crl = tls_crl_load(conf->crl, conf->ca, err,
-	    sizeof(err))) == NULL || tls_crl_apply(ctx, crl, err,
-	    sizeof(err)) == -1))) {
+	if ((ctx = relay_ctx(conf, &crl, err, sizeof(err))) == NULL) {
 		log_warnx("relay: reload: %s; keeping the old TLS files", err);
-		tls_crl_free(crl);
-		SSL_CTX_free(ctx);
 		return;
 	}
-	seal_server_ctx(ctx, &conf->sealed_frames);
 	SSL_CTX_free(ry.r_ctx);
 	ry.r_ctx = ctx;
 	tls_crl_free(ry.r_crl);
@@ -1085,13 +1110,21 @@ relay_reload(const struct workerd_config *conf)
 		if (tls_crl_revoked(crl, x, why, sizeof(why))) {
 			log_warnx("relay: %s %s (%s): its certificate is now "
 			    "revoked by %s: %s; disconnecting", d->d_role,
-			    d->d_name, d->d_addr, conf->crl, why);
+			    d->d_name, d->d_addr, tls_crl_path(crl), why);
 			relay_down_streams_close(d, "its certificate is "
 			    "revoked");
 			relay_down_refuse(d, 0, "your certificate is revoked");
 		}
 		X509_free(x);
 	}
+}
+
+/* The master's CRLs changed (mcrl.c): put them in force here. */
+void
+relay_crl_changed(void)
+{
+	if (ry.r_on)
+		relay_reload(ry.r_conf);
 }
 
 void

@@ -1122,6 +1122,7 @@ main(int argc, char *argv[])
 	link_start(base, &conf, conf.name);
 	relay_start(base, &conf);
 	peer_start(base, &conf);
+	mcrl_start(&conf);
 	exec_start(base, conf.cpus, link_wake);
 	log_info("worker %s: %u execution threads (%s), master %s, speed "
 	    "%g%s%s", conf.name, conf.cpus, cpus_why, conf.master, conf.speed,
@@ -1137,6 +1138,7 @@ main(int argc, char *argv[])
 	exec_stop();
 	peer_stop();
 	relay_stop();
+	mcrl_stop();
 	link_stop();
 	kinds_clear();
 	kinds_conf_free(conf.kinds);

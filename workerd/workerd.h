@@ -219,6 +219,7 @@ struct evconnlistener *workerd_listen(struct event_base *, evconnlistener_cb,
 	    const char *, const char *, const char *, char *, size_t);
 void	 relay_stop(void);
 void	 relay_reload(const struct workerd_config *);
+void	 relay_crl_changed(void);
 int	 relay_enabled(void);
 void	 relay_from_up(const Envelope *);
 void	 relay_up_lost(const char *);
@@ -231,5 +232,14 @@ void	 peer_stop(void);
 const char *peer_address(void);
 void	 peer_order(uint64_t, const R3q__PeerOrder *);
 void	 peer_link_down(void);
+void	 peer_crl_changed(void);
+
+/* mcrl.c: the CRLs the master sends */
+struct tls_crl;
+void	 mcrl_start(const struct workerd_config *);
+void	 mcrl_stop(void);
+const struct tls_crl *mcrl_get(void);
+struct tls_crl *mcrl_merge(const struct tls_crl *, const char *);
+void	 mcrl_receive(const uint8_t *, size_t, const char *);
 
 #endif /* R3Q_WORKERD_H */

@@ -9,7 +9,9 @@
  *	hello     a well-behaved hello; expect a Welcome
  *   r3q-testpeer -a ca -c cert -k key serve PORT KIND|mute
  *	act as a master: accept one worker, assign it one task of KIND,
- *	print the status of its result; mute: take its hello, answer nothing
+ *	print the status of its result; mute: take its hello, answer nothing;
+ *	crl: welcome it with the CRLs of the file $R3Q_TESTPEER_CRL, push
+ *	them again (CrlPush), then read until it closes (crl-push.sh)
  *   r3q-testpeer notify PATH SECONDS
  *	be systemd's NOTIFY_SOCKET: print each datagram, one a line
  *   r3q-testpeer relay PORT HOST TARGET_PORT
@@ -615,6 +617,49 @@ listen_loopback(const char *port, int backlog)
 }
 
 /*
+ * A master that sends the CRLs of $R3Q_TESTPEER_CRL, whoever signed them,
+ * in its welcome and in a CrlPush; then reads until the worker closes.
+ */
+static int
+serve_crl(void)
+{
+	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__Welcome		 w = R3Q__WELCOME__INIT;
+	R3q__CrlPush		 cp = R3Q__CRL_PUSH__INIT;
+	const char		*path = getenv("R3Q_TESTPEER_CRL");
+	static uint8_t		 buf[1 << 20];
+	size_t			 n;
+	FILE			*f;
+
+	if (path == NULL || (f = fopen(path, "r")) == NULL) {
+		printf("crl: set R3Q_TESTPEER_CRL to a readable file\n");
+		return (1);
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	w.protocol = R3Q_PROTOCOL;
+	w.epoch = 77;
+	w.queue_len = 2;
+	w.crl.data = buf;
+	w.crl.len = n;
+	env.body_case = R3Q__ENVELOPE__BODY_WELCOME;
+	env.welcome = &w;
+	send_env(&env);
+	cp.crl.data = buf;
+	cp.crl.len = n;
+	env.body_case = R3Q__ENVELOPE__BODY_CRL_PUSH;
+	env.crl_push = &cp;
+	send_env(&env);
+	printf("crl sent\n");
+	fflush(stdout);
+	alarm(0);
+	while ((ans = recv_env()) != NULL)
+		frame_free(ans);
+	printf("closed\n");
+	return (0);
+}
+
+/*
  * Be a master for one worker and one task of the given kind; kind "mute"
  * takes the worker's hello and never answers.
  */
@@ -646,6 +691,8 @@ do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 		return (1);
 	}
 	frame_free(ans);
+	if (strcmp(kind, "crl") == 0)
+		return (serve_crl());
 	if (strcmp(kind, "mute") == 0) {
 		/* Take the hello, answer nothing, keep the connection. */
 		printf("hello taken\n");

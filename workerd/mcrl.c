@@ -76,18 +76,11 @@ mcrl_start(const struct workerd_config *conf)
 	peer_crl_changed();
 }
 
-/* The master's CRLs we hold, or NULL. */
-const struct tls_crl *
-mcrl_get(void)
-{
-	return (mc.m_crl);
-}
-
 /*
  * Our crl file's CRLs (crl, may be NULL) and the master's, as one list
  * named for log lines; NULL if neither.
  */
-struct tls_crl *
+static struct tls_crl *
 mcrl_merge(const struct tls_crl *crl, const char *file)
 {
 	char	 name[2 * CONF_STRMAX + 64];
@@ -98,6 +91,30 @@ mcrl_merge(const struct tls_crl *crl, const char *file)
 		return (tls_crl_merge(mc.m_crl, NULL, mc.m_path));
 	snprintf(name, sizeof(name), "%s and %s", file, mc.m_path);
 	return (tls_crl_merge(crl, mc.m_crl, name));
+}
+
+/*
+ * The CRLs a listener of ours checks: our crl file's (conf->crl) and the
+ * master's, in *crlp (NULL: neither).  -1 with err.
+ */
+int
+mcrl_load(const struct workerd_config *conf, struct tls_crl **crlp,
+    char *err, size_t errlen)
+{
+	struct tls_crl	*file = NULL;
+
+	*crlp = NULL;
+	if (tls_crl_configured(conf->crl) && (file = tls_crl_load(conf->crl,
+	    conf->ca, err, errlen)) == NULL)
+		return (-1);
+	if ((file != NULL || mc.m_crl != NULL) &&
+	    (*crlp = mcrl_merge(file, conf->crl)) == NULL) {
+		tls_crl_free(file);
+		snprintf(err, errlen, "out of memory for the CRLs");
+		return (-1);
+	}
+	tls_crl_free(file);
+	return (0);
 }
 
 /* Keep len bytes of PEM in state_dir, through a temporary file. */

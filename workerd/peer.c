@@ -1046,23 +1046,15 @@ static int
 peer_ctx(const struct workerd_config *conf, SSL_CTX **sctxp,
     SSL_CTX **cctxp, struct tls_crl **crlp, char *err, size_t errlen)
 {
-	struct tls_crl	*file = NULL, *crl = NULL;
+	struct tls_crl	*crl = NULL;
 	SSL_CTX		*sctx = NULL, *cctx = NULL;
 
 	if ((sctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
 	    errlen)) == NULL || (cctx = tls_ctx_new(0, conf->ca, conf->cert,
 	    conf->key, err, errlen)) == NULL)
 		goto fail;
-	if (tls_crl_configured(conf->crl) && (file = tls_crl_load(conf->crl,
-	    conf->ca, err, errlen)) == NULL)
+	if (mcrl_load(conf, &crl, err, errlen) == -1)
 		goto fail;
-	if ((file != NULL || mcrl_get() != NULL) &&
-	    (crl = mcrl_merge(file, conf->crl)) == NULL) {
-		snprintf(err, errlen, "out of memory for the CRLs");
-		goto fail;
-	}
-	tls_crl_free(file);
-	file = NULL;
 	if (tls_crl_apply(sctx, crl, err, errlen) == -1 ||
 	    tls_crl_apply(cctx, crl, err, errlen) == -1)
 		goto fail;
@@ -1071,7 +1063,6 @@ peer_ctx(const struct workerd_config *conf, SSL_CTX **sctxp,
 	*crlp = crl;
 	return (0);
 fail:
-	tls_crl_free(file);
 	tls_crl_free(crl);
 	SSL_CTX_free(sctx);
 	SSL_CTX_free(cctx);

@@ -1019,23 +1019,15 @@ static SSL_CTX *
 relay_ctx(const struct workerd_config *conf, struct tls_crl **crlp,
     char *err, size_t errlen)
 {
-	struct tls_crl	*file = NULL, *crl = NULL;
+	struct tls_crl	*crl = NULL;
 	SSL_CTX		*ctx;
 
 	*crlp = NULL;
 	if ((ctx = tls_ctx_new(1, conf->ca, conf->cert, conf->key, err,
 	    errlen)) == NULL)
 		return (NULL);
-	if (tls_crl_configured(conf->crl) && (file = tls_crl_load(conf->crl,
-	    conf->ca, err, errlen)) == NULL)
+	if (mcrl_load(conf, &crl, err, errlen) == -1)
 		goto fail;
-	if ((file != NULL || mcrl_get() != NULL) &&
-	    (crl = mcrl_merge(file, conf->crl)) == NULL) {
-		snprintf(err, errlen, "out of memory for the CRLs");
-		goto fail;
-	}
-	tls_crl_free(file);
-	file = NULL;
 	if (tls_crl_apply(ctx, crl, err, errlen) == -1)
 		goto fail;
 	/* conf is workerd's one configuration, reloaded in place. */
@@ -1043,7 +1035,6 @@ relay_ctx(const struct workerd_config *conf, struct tls_crl **crlp,
 	*crlp = crl;
 	return (ctx);
 fail:
-	tls_crl_free(file);
 	tls_crl_free(crl);
 	SSL_CTX_free(ctx);
 	return (NULL);

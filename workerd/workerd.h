@@ -238,8 +238,8 @@ void	 peer_crl_changed(void);
 struct tls_crl;
 void	 mcrl_start(const struct workerd_config *);
 void	 mcrl_stop(void);
-const struct tls_crl *mcrl_get(void);
-struct tls_crl *mcrl_merge(const struct tls_crl *, const char *);
+int	 mcrl_load(const struct workerd_config *, struct tls_crl **, char *,
+	    size_t);
 void	 mcrl_receive(const uint8_t *, size_t, const char *);
 
 #endif /* R3Q_WORKERD_H */

@@ -150,18 +150,15 @@ tls_cert_describe(X509 *x, char *buf, size_t len)
 }
 
 /*
- * The verification callback of every context, and of the preflight.  A
- * CRL past its nextUpdate (or not yet valid by our clock) still counts:
- * its revocations hold, and the daemons warn about its dates; refusing
- * every peer because a CRL was not renewed in time would take a whole
- * cluster down.  On a real failure, note which certificate it was.
+ * A verification step that failed only on a CRL's dates passes: a CRL
+ * past its nextUpdate (or not yet valid by our clock) still counts, its
+ * revocations hold, and the daemons warn about its dates; refusing every
+ * peer because a CRL was not renewed in time would take a whole cluster
+ * down.  1 if it passes (ok, or only the dates), 0 if not.
  */
-static int
-tls_verify_cb(int ok, X509_STORE_CTX *vctx)
+int
+tls_verify_crl_dates(int ok, X509_STORE_CTX *vctx)
 {
-	SSL	*ssl;
-	X509	*x;
-	char	 desc[640], subj[512], when[64], *d;
 	int	 e;
 
 	if (ok)
@@ -172,6 +169,25 @@ tls_verify_cb(int ok, X509_STORE_CTX *vctx)
 		X509_STORE_CTX_set_error(vctx, X509_V_OK);
 		return (1);
 	}
+	return (0);
+}
+
+/*
+ * The verification callback of every context, and of the preflight: as
+ * tls_verify_crl_dates(), and on a real failure, note which certificate
+ * it was.
+ */
+static int
+tls_verify_cb(int ok, X509_STORE_CTX *vctx)
+{
+	SSL	*ssl;
+	X509	*x;
+	char	 desc[640], subj[512], when[64], *d;
+	int	 e;
+
+	if (tls_verify_crl_dates(ok, vctx))
+		return (1);
+	e = X509_STORE_CTX_get_error(vctx);
 	ssl = X509_STORE_CTX_get_ex_data(vctx,
 	    SSL_get_ex_data_X509_STORE_CTX_idx());
 	x = X509_STORE_CTX_get_current_cert(vctx);

@@ -92,6 +92,7 @@ int	 tls_crl_older(const struct tls_crl *, const struct tls_crl *, char *,
 int	 tls_crl_same(const struct tls_crl *, const struct tls_crl *);
 void	 tls_crl_free(struct tls_crl *);
 int	 tls_crl_apply(SSL_CTX *, const struct tls_crl *, char *, size_t);
+int	 tls_verify_crl_dates(int, X509_STORE_CTX *);
 int	 tls_crl_revoked(const struct tls_crl *, X509 *, char *, size_t);
 /* What a CRL check needs of a certificate once the SSL object is gone. */
 struct tls_peer_id;

@@ -361,23 +361,6 @@ relay_cert_parse(const uint8_t *der, size_t len, const char *name,
 	return (x);
 }
 
-/* A CRL past its dates still counts, as in a handshake (tls.c). */
-static int
-relay_verify_cb(int ok, X509_STORE_CTX *vctx)
-{
-	int	 e;
-
-	if (ok)
-		return (1);
-	e = X509_STORE_CTX_get_error(vctx);
-	if (e == X509_V_ERR_CRL_HAS_EXPIRED ||
-	    e == X509_V_ERR_CRL_NOT_YET_VALID) {
-		X509_STORE_CTX_set_error(vctx, X509_V_OK);
-		return (1);
-	}
-	return (0);
-}
-
 /*
  * Was certificate x, which a relay passed for a stream, issued by our CA
  * to a TLS client with the role asserted, and is it valid now, as the
@@ -410,7 +393,7 @@ relay_cert_verify(X509 *x, const char *role, char *why, size_t whylen)
 	    NULL) != 1)
 		fatalx("%s: X509_STORE_CTX", __func__);
 	X509_STORE_CTX_set_purpose(vctx, X509_PURPOSE_SSL_CLIENT);
-	X509_STORE_CTX_set_verify_cb(vctx, relay_verify_cb);
+	X509_STORE_CTX_set_verify_cb(vctx, tls_verify_crl_dates);
 	ok = X509_verify_cert(vctx);
 	e = X509_STORE_CTX_get_error(vctx);
 	X509_STORE_CTX_free(vctx);

@@ -216,7 +216,9 @@ class _Sizer:
         generation costs (bench/python-futures: at 1 us a call on a
         loaded machine one chunk of 600 took 7.9 ms, four 11.7 ms)."""
         s = self.slots()
-        if self.per_call is None:
+        if self.overhead <= 0:
+            c = n                       # R3Q_TASK_COST=0: chunks of one
+        elif self.per_call is None:
             c = 4 * s
         else:
             w = self.per_call * n

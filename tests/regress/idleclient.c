@@ -117,6 +117,7 @@ idle_kinds(struct r3q *job_conn, struct r3q_job *job, long n,
 		    r3q_flush(job) != R3Q_OK) {
 			fprintf(stderr, "kind %s: %s\n", kind,
 			    r3q_strerror(R3Q_ECONN));
+			free(f);
 			return (1);
 		}
 	}
@@ -126,6 +127,7 @@ idle_kinds(struct r3q *job_conn, struct r3q_job *job, long n,
 		    r3q_future_error(f[which]));
 	else
 		printf("accepted %ld\n", n);
+	free(f);
 	idle_stay(job_conn);
 	return (0);
 }

@@ -189,14 +189,18 @@ creator = Creator()
 
 
 def _walk(root):
-    """The files under root, relative, without hidden files, caches and
-    compiled code."""
+    """The regular files under root, relative, without hidden files,
+    caches and compiled code: not sockets, FIFOs or devices (a daemon's
+    socket beside the script cannot be read, and opening a FIFO would
+    wait for a writer for ever)."""
     out = []
     for d, dirs, files in os.walk(root):
         dirs[:] = sorted(x for x in dirs if not x.startswith(".") and
                          x != "__pycache__")
         for f in sorted(files):
             if f.startswith(".") or f.endswith((".pyc", ".pyo")):
+                continue
+            if not os.path.isfile(os.path.join(d, f)):
                 continue
             out.append(os.path.relpath(os.path.join(d, f), root))
     return out

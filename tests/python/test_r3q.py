@@ -640,6 +640,29 @@ class ShipTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertEqual(p.stdout.strip(), "True", how)
 
+    def test_files_skip_special(self):
+        """A script's directory that holds a socket and a FIFO (a daemon's
+        control socket, a named pipe) ships its regular files only:
+        reading the socket failed with ENXIO, and opening the FIFO would
+        have waited for a writer for ever."""
+        import socket
+        from r3q import _ship
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "prog.py")
+            with open(script, "w") as f:
+                f.write("x = 1\n")
+            with open(os.path.join(d, "data.txt"), "w") as f:
+                f.write("data")
+            os.mkfifo(os.path.join(d, "fifo"))
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.bind(os.path.join(d, "ctl.sock"))
+                ctx = _ship.Context(script, None)
+            finally:
+                s.close()
+            files = pickle.loads(__import__("zlib").decompress(ctx.blob))
+            self.assertEqual(sorted(files["files"]), ["data.txt", "prog.py"])
+
     def test_files_once(self):
         """The program's files travel until a worker has them: a map whose
         tasks carry only their hash (as after the first answer) is sent

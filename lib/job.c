@@ -820,7 +820,13 @@ r3q_submit(struct r3q_job *j, const char *kind, const void *payload,
 	return (r3q_submit_task(j, &t));
 }
 
-/* Close the job's open batches and send everything queued now. */
+/*
+ * Close the job's open batches and send everything queued now, with the
+ * acknowledgement of the results taken since the last (job_ack_all()):
+ * in the same write, rather than alone at the next wait, so that masterd
+ * reads both at once (a client that flushes each task sent two frames a
+ * round trip, and masterd woke for each).
+ */
 int
 r3q_flush(struct r3q_job *j)
 {
@@ -837,6 +843,8 @@ r3q_flush(struct r3q_job *j)
 			b->b_closed = 1;
 	j->j_last = NULL;
 	job_flush(j);
+	if (r->r_state == CS_UP)
+		job_ack_all(r, 1);
 	lr_write(r);
 	rc = r->r_state == CS_DEAD ? R3Q_ECONN : R3Q_OK;
 	pthread_mutex_unlock(&r->r_mtx);

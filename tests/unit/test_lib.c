@@ -83,6 +83,7 @@ struct fake {
 	struct fake_outcome	*outs;		/* by seq */
 	uint64_t		 seq;
 	uint64_t		 acked;
+	size_t			 nacks;		/* AckResults frames */
 	int			 nopen;
 	int			 nconn;
 	int			 nattach;
@@ -326,6 +327,7 @@ fake_handle(struct fake *fk, Envelope *env)
 		assert_int_equal(env->ack_results->job, FAKE_JOB);
 		assert_true(env->ack_results->seq <= fk->seq);
 		fk->acked = env->ack_results->seq;
+		fk->nacks++;
 		break;
 	case R3Q__ENVELOPE__BODY_CANCEL_TASKS:
 		first = fk->seq + 1;
@@ -627,6 +629,39 @@ test_submit_echo(void **state)
 	r3q_future_free(f[0]);
 	r3q_future_free(f[1]);
 	r3q_future_free(f[2]);
+	env_free(e);
+}
+
+/*
+ * r3q_flush sends the acknowledgement of the results taken with what it
+ * submits, in the same write: the master hears of it while the client
+ * waits for nothing (it used to come only at the client's next wait, a
+ * frame of its own).
+ */
+static void
+test_flush_acks(void **state)
+{
+	struct env		*e = env_new(FM_ECHO, 0);
+	struct r3q_future	*f;
+	size_t			 n0;
+
+	(void)state;
+	f = r3q_submit(e->job, "echo", "one", 3);
+	assert_output(f, "one");
+	r3q_future_free(f);
+	pthread_mutex_lock(&e->fk->mtx);
+	n0 = e->fk->nacks;
+	assert_int_equal(e->fk->acked, 0);
+	pthread_mutex_unlock(&e->fk->mtx);
+
+	f = r3q_submit(e->job, "echo", "two", 3);
+	assert_int_equal(r3q_flush(e->job), R3Q_OK);
+	fake_wait(e->fk, &e->fk->nacks, n0 + 1);
+	pthread_mutex_lock(&e->fk->mtx);
+	assert_int_equal(e->fk->acked, 1);
+	pthread_mutex_unlock(&e->fk->mtx);
+	assert_output(f, "two");
+	r3q_future_free(f);
 	env_free(e);
 }
 
@@ -1027,6 +1062,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_job),
 		cmocka_unit_test(test_submit_echo),
+		cmocka_unit_test(test_flush_acks),
 		cmocka_unit_test(test_wait_any),
 		cmocka_unit_test(test_wait_all),
 		cmocka_unit_test(test_timeout),

@@ -157,7 +157,7 @@ runner(void *arg)
 {
 	struct run		*r = arg;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 res;
 
 	ctx.cancel = &r->r_cancel;

@@ -129,6 +129,26 @@ exec_launched(void *arg)
 }
 
 /*
+ * ctx->busy: a task of a persistent kind still runs a while after it was
+ * handed over; the master now hears of its start (exec_thread()).
+ */
+static void
+exec_running(void *arg)
+{
+	struct wtask	*t = arg;
+	int		 wake;
+
+	if (!t->wt_busy)
+		return;
+	t->wt_busy = 0;
+	pthread_mutex_lock(&ex.ex_mtx);
+	wake = exec_news();
+	pthread_mutex_unlock(&ex.ex_mtx);
+	if (wake)
+		ex.ex_wake();
+}
+
+/*
  * ctx->next (pipelining): the head of the local queue, if it is of the
  * running task's persistent kind, leaves the queue to run next on this
  * thread; its frame goes to the process now.  From here on it is as good
@@ -223,8 +243,17 @@ exec_thread(void *arg)
 		ex.ex_running[slot] = t;
 		ex.ex_nrunning++;
 		t->wt_slot = slot;
-		/* The master hears of the start (section 3's state 1). */
-		if (exec_news())
+		/*
+		 * The master hears of the start (section 3's state 1).  A
+		 * task of a persistent kind that answers within TASK_BUSY_MS
+		 * is told of by its result alone (exec_collect()), which
+		 * saves a wake-up of the loop thread, a frame and masterd's
+		 * work on it; one that runs longer is news then (ctx->busy),
+		 * and the start is said at the next collect in any case.
+		 */
+		t->wt_busy = t->wt_ext != NULL &&
+		    t->wt_ext->k_type == EXT_PERSISTENT;
+		if (!t->wt_busy && exec_news())
 			wake = 1;
 		pthread_mutex_unlock(&ex.ex_mtx);
 		t->wt_wake = wake;
@@ -245,6 +274,7 @@ exec_thread(void *arg)
 		ctx.donate = &t->wt_donate;
 		ctx.share = exec_share;
 		ctx.launched = exec_launched;
+		ctx.busy = exec_running;
 		ctx.next = exec_next;
 		ctx.queued = next != NULL;
 		next = NULL;

@@ -120,6 +120,9 @@ struct wtask {
 	int			 wt_wake;	/* the loop thread's wake-up,
 						   put off until the task is
 						   handed over (its thread) */
+	int			 wt_busy;	/* its start is news only
+						   once ctx->busy says so
+						   (its thread) */
 	uint64_t		 wt_start;
 	uint64_t		 wt_end;
 	struct task_result	 wt_res;	/* its output may borrow

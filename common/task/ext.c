@@ -103,7 +103,7 @@ ext_run(struct ext_kind *k, unsigned slot, const struct task_params *p,
     const struct task_ctx *ctx, uint64_t max_output, struct task_result *res)
 {
 	struct task_ctx	 dflt = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	int		 st;
 
 	memset(res, 0, sizeof(*res));

@@ -606,8 +606,10 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 	struct pollfd		 pfd[4];
 	enum { RUN, CANCEL, TIMEOUT } why = RUN;
 	uint64_t		 now, deadline = 0, kill_at = 0, wait;
+	uint64_t		 busy_at = 0;
 	size_t			 len;
 	int			 nfds, i, exited = 0, told = 0, queued;
+	int			 spawned = 0;
 
 	if (ps == NULL || slot >= ps->ps_n) {
 		snprintf(res->error, sizeof(res->error), "%s: no slot %u",
@@ -639,7 +641,7 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 	if (c->c_pid <= 0) {
 		/* Starting a process takes long: the host need not wait. */
 		persist_launched(ctx);
-		told = 1;
+		told = spawned = 1;
 		if (ext_spawn(k, slot, c, res->error, sizeof(res->error)) == -1)
 			return (res->status = TASK_FAILED);
 	}
@@ -692,8 +694,23 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 	 */
 	if (!told)
 		persist_launched(ctx);
+	/*
+	 * The host hears that the task is busy TASK_BUSY_MS from now (1 ms
+	 * more on this clock of whole ms), unless its answer comes first:
+	 * at once if a process had to be started.
+	 */
+	if (ctx->busy != NULL) {
+		if (spawned)
+			ctx->busy(ctx->arg);
+		else
+			busy_at = now + TASK_BUSY_MS + 1;
+	}
 
 	while (r.r_end == PERSIST_RUNNING) {
+		if (busy_at != 0 && now >= busy_at) {
+			busy_at = 0;
+			ctx->busy(ctx->arg);
+		}
 		if (why == RUN) {
 			if (ctx->cancel != NULL && atomic_load(ctx->cancel))
 				why = CANCEL;
@@ -733,6 +750,8 @@ ext_persist_run(struct ext_kind *k, unsigned slot,
 			wait = deadline - now;
 		if (why != RUN && kill_at - now < wait)
 			wait = kill_at - now;
+		if (busy_at != 0 && busy_at - now < wait)
+			wait = busy_at - now;
 		if (c->c_pidfd == -1 && wait > 1)
 			wait = 1;	/* no pidfd: waitid every ms */
 

@@ -291,7 +291,7 @@ ext_plugin_run(struct ext_kind *k, unsigned slot,
 {
 	static const uint8_t	 empty[1];
 	struct task_ctx		 dflt = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct plugin		*pl = k->k_priv;
 	struct plugin_call	 pc;
 	struct r3q_plugin_task	 t;

@@ -65,7 +65,7 @@ task_run(const struct task_params *params, const struct task_ctx *ctx,
 {
 	const struct task_kind	*k;
 	struct task_ctx		 dflt = { NULL, 1.0, NULL, NULL, NULL, NULL,
-	    NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, 0, NULL };
 
 	memset(res, 0, sizeof(*res));
 	if (params == NULL) {

@@ -38,7 +38,11 @@ struct task_params {
  * task ends, in order, the bytes copied.  launched, optional too, is
  * called by a kind that hands its task to another process (persistent
  * kinds) once it has, at most once a task: the host may put off its own
- * work until then, so that the task's process is woken first.
+ * work until then, so that the task's process is woken first.  busy,
+ * optional too, is called by such a kind when its task still runs
+ * TASK_BUSY_MS after it was handed over, at most once a task: the host
+ * may put off telling the master of the start until then, since a task
+ * that ends sooner is told of by its result alone.
  *
  * next and queued, optional too (NULL, 0), let a persistent kind hand its
  * process the slot's next task while the current one runs (pipelining,
@@ -59,8 +63,11 @@ struct task_ctx {
 	int		(*next)(void *, struct task_params *,
 			    const atomic_int **);	/* (arg, p, cancel) */
 	int		 queued;	/* this task came from next */
+	void		(*busy)(void *);	/* (arg) */
 };
 
+#define TASK_BUSY_MS	1		/* ctx->busy: a task running this
+					   long after it was handed over */
 #define TASK_OUT_INLINE	32		/* outputs this short need no malloc */
 #define TASK_ERRLEN	512
 

@@ -49,6 +49,9 @@ while True:
     word, _, arg = cmd.partition(b" ")
     if word == b"pid":
         send(b"R", str(os.getpid()).encode())
+    elif word == b"sleep":
+        time.sleep(int(arg) / 1000)
+        send(b"R", b"slept")
     elif word == b"wait":
         read(5)
         send(b"F", b"cancelled")

@@ -232,7 +232,7 @@ run(struct ext_kind *k, const void *payload, size_t len, uint64_t max,
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct progress_count	 dummy = { 0 };
 
 	if (pc == NULL)
@@ -270,7 +270,7 @@ run_cancel(struct ext_kind *k, const void *payload, size_t len,
 	struct canceller	 c;
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	pthread_t		 t;
 	double			 t0;
 	int			 st;
@@ -997,6 +997,8 @@ struct launch_count {
 	atomic_int	 cancel;
 	int		 calls;
 	int		 cancel_on_launch;
+	int		 busy;		/* count_busy's calls */
+	int		 with_busy;	/* pass it as ctx->busy */
 };
 
 /* ctx->launched of test_persist_launched. */
@@ -1010,6 +1012,16 @@ count_launched(void *arg)
 		atomic_store(&lc->cancel, 1);
 }
 
+/* ctx->busy of test_persist_busy: after launched, at most once. */
+static void
+count_busy(void *arg)
+{
+	struct launch_count	*lc = arg;
+
+	assert_int_equal(lc->calls, 1);
+	lc->busy++;
+}
+
 /* Run one task on slot 0 with count_launched as ctx->launched. */
 static int
 run_launched(struct ext_kind *k, const char *s, struct launch_count *lc,
@@ -1017,9 +1029,11 @@ run_launched(struct ext_kind *k, const char *s, struct launch_count *lc,
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, count_launched, NULL, 0 };
+	    NULL, NULL, NULL, count_launched, NULL, 0, NULL };
 
-	lc->calls = 0;
+	lc->calls = lc->busy = 0;
+	if (lc->with_busy)
+		ctx.busy = count_busy;
 	ctx.cancel = &lc->cancel;
 	ctx.arg = lc;
 	memset(&p, 0, sizeof(p));
@@ -1027,6 +1041,51 @@ run_launched(struct ext_kind *k, const char *s, struct launch_count *lc,
 	p.payload = (const uint8_t *)s;
 	p.payload_len = strlen(s);
 	return (ext_run(k, 0, &p, &ctx, MAX_OUT, res));
+}
+
+/*
+ * ctx->busy (workerd tells the master of a task's start only then, or by
+ * its result): once, after launched, for a task that runs past
+ * TASK_BUSY_MS; at once when the process had to be started first; never
+ * twice, and never for a task cancelled before it was handed over.  A
+ * task that answers at once may or may not see it (the machine's load
+ * decides), but at most once.
+ */
+static void
+test_persist_busy(void **state)
+{
+	struct ext_kind		*k;
+	struct task_result	 res;
+	struct launch_count	 lc;
+	int			 i;
+
+	(void)state;
+	if (!have_python())
+		skip();
+	memset(&lc, 0, sizeof(lc));
+	atomic_init(&lc.cancel, 0);
+	lc.with_busy = 1;
+	k = py_kind(EXT_PERSISTENT, "tests/kinds/pcmd.py", 20000, 500);
+	assert_int_equal(run_launched(k, "pid", &lc, &res), TASK_OK);
+	assert_int_equal(lc.busy, 1);		/* started the process */
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(run_launched(k, "sleep 30", &lc, &res),
+		    TASK_OK);
+		assert_int_equal(lc.calls, 1);
+		assert_int_equal(lc.busy, 1);
+		assert_int_equal(run_launched(k, "pid", &lc, &res), TASK_OK);
+		assert_int_equal(lc.calls, 1);
+		assert_true(lc.busy <= 1);
+	}
+	/* Cancelled before it starts: neither handed over nor busy. */
+	atomic_store(&lc.cancel, 1);
+	assert_int_equal(run_launched(k, "sleep 30", &lc, &res),
+	    TASK_CANCELLED);
+	assert_int_equal(lc.calls, 0);
+	assert_int_equal(lc.busy, 0);
+	task_result_free(&res);
+	ext_close(k);
+	assert_clean();
 }
 
 /*
@@ -1177,7 +1236,7 @@ run_pipe(struct ext_kind *k, const char *s, int queued, const char *next,
 {
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, pipe_progress, NULL,
-	    NULL, NULL, NULL, NULL, pipe_next, 0 };
+	    NULL, NULL, NULL, NULL, pipe_next, 0, NULL };
 
 	h->next = next;
 	h->nexts = 0;
@@ -1288,7 +1347,7 @@ test_persist_pipeline(void **state)
 	{
 		struct task_params	 p;
 		struct task_ctx		 ctx = { NULL, 1.0, pipe_progress,
-		    NULL, NULL, NULL, NULL, NULL, pipe_next, 0 };
+		    NULL, NULL, NULL, NULL, NULL, pipe_next, 0, NULL };
 
 		h.next = "pid";
 		h.nexts = 0;
@@ -1351,6 +1410,7 @@ main(void)
 		cmocka_unit_test(test_persist_restart),
 		cmocka_unit_test(test_persist_frames),
 		cmocka_unit_test(test_persist_launched),
+		cmocka_unit_test(test_persist_busy),
 		cmocka_unit_test(test_persist_stop),
 		cmocka_unit_test(test_persist_pipeline),
 	};

@@ -165,7 +165,7 @@ job_main(void *arg)
 {
 	struct job	*j = arg;
 	struct task_ctx	 ctx = { NULL, 1.0, count_progress, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 
 	ctx.cancel = &j->j_cancel;
 	ctx.arg = &j->j_pc;
@@ -290,7 +290,7 @@ test_ridge_identical(void **state)
 	struct ext_kind		*k;
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 r1, r2;
 	struct progress_count	 pc1, pc2;
 	const uint8_t		*o1, *o2;
@@ -436,7 +436,7 @@ test_echo(void **state)
 	struct ext_kind		*k;
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 res;
 	struct progress_count	 pc;
 	const uint8_t		*out;
@@ -550,7 +550,7 @@ test_timeout(void **state)
 	struct ext_kind		*k;
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 res;
 	atomic_int		 flag;
 	uint64_t		 t0;

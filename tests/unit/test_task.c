@@ -125,7 +125,7 @@ run_ridge_lu(const double *x, size_t nx, uint32_t lu, struct task_result *res,
 {
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, pc,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct es_buf		 eb;
 	int			 st;
 
@@ -144,7 +144,7 @@ run_cancelled(const struct task_params *p, long delay_ms)
 {
 	struct canceller	 c;
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 res;
 	pthread_t		 t;
 	int			 st;
@@ -549,7 +549,7 @@ test_ridge_lu_cancel(void **state)
 {
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 res;
 	struct es_buf		 eb;
 	atomic_int		 flag;
@@ -676,7 +676,7 @@ test_synth_cancel(void **state)
 {
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 res;
 	struct es_buf		 sleep, spin;
 	atomic_int		 flag;
@@ -711,7 +711,7 @@ test_synth_wait(void **state)
 {
 	struct task_params	 p = { 0 };
 	struct task_ctx		 ctx = { NULL, 1.0, NULL, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 res;
 	struct es_buf		 eb;
 	struct rusage		 ru0, ru1;
@@ -756,7 +756,7 @@ test_echo(void **state)
 	static const uint8_t	 one[1] = { 0x2a };
 	struct task_params	 p;
 	struct task_ctx		 ctx = { NULL, 1.0, count_progress, NULL,
-	    NULL, NULL, NULL, NULL, NULL, 0 };
+	    NULL, NULL, NULL, NULL, NULL, 0, NULL };
 	struct task_result	 res;
 	struct progress_count	 pc;
 	const uint8_t		*out;

@@ -337,12 +337,10 @@ int
 do_relayhostile(SSL_CTX *ctx, const char *host, const char *port,
     const char *self, int argc, char *argv[])
 {
-	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
-	R3q__Hello	 h = R3Q__HELLO__INIT;
+	Envelope	*ans;
 	const char	*mode, *kind = NULL;
 	struct rh_stream *st;
 	struct pollfd	 pfd;
-	struct timeval	 tv = { 30, 0 };
 	uint64_t	 next_hb = 0;
 	uint8_t		*der;
 	size_t		 i, derlen;
@@ -364,21 +362,8 @@ do_relayhostile(SSL_CTX *ctx, const char *host, const char *port,
 	signal(SIGTERM, rh_signal);
 	signal(SIGINT, rh_signal);
 	signal(SIGUSR1, rh_signal);
-	if ((fd = tls_dial(ctx, host, port)) == -1)
+	if ((fd = relay_join(ctx, host, port, self, &rh_epoch)) == -1)
 		return (1);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	h.protocol = R3Q_PROTOCOL;
-	h.name = (char *)(uintptr_t)self;
-	h.cpus = 1;
-	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
-	env.hello = &h;
-	if (send_env(&env) == -1 || (ans = recv_env()) == NULL ||
-	    ans->body_case != R3Q__ENVELOPE__BODY_WELCOME) {
-		printf("relay %s not welcomed\n", self);
-		return (1);
-	}
-	rh_epoch = ans->welcome->epoch;
-	frame_free(ans);
 	printf("relay %s joined\n", self);
 	if (strcmp(mode, "flood") == 0)
 		return (rh_flood(self, argv[1], argv[2],

@@ -1953,6 +1953,39 @@ ro_cert(const char *cert, const char *name, size_t *len)
 	return (der);
 }
 
+/*
+ * Join the master as relay self (a worker's hello, one CPU), with reads
+ * that time out after 30 s: the socket, and the welcome's epoch in *epoch
+ * (unless NULL); or -1 after saying why.
+ */
+int
+relay_join(SSL_CTX *ctx, const char *host, const char *port,
+    const char *self, uint64_t *epoch)
+{
+	Envelope	 env = R3Q__ENVELOPE__INIT, *ans;
+	R3q__Hello	 h = R3Q__HELLO__INIT;
+	struct timeval	 tv = { 30, 0 };
+	int		 fd;
+
+	if ((fd = tls_dial(ctx, host, port)) == -1)
+		return (-1);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	h.protocol = R3Q_PROTOCOL;
+	h.name = (char *)(uintptr_t)self;
+	h.cpus = 1;
+	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	if (send_env(&env) == -1 || (ans = recv_env()) == NULL ||
+	    ans->body_case != R3Q__ENVELOPE__BODY_WELCOME) {
+		printf("relay %s not welcomed\n", self);
+		return (-1);
+	}
+	if (epoch != NULL)
+		*epoch = ans->welcome->epoch;
+	frame_free(ans);
+	return (fd);
+}
+
 static int
 do_relayopen(SSL_CTX *ctx, const char *host, const char *port,
     const char *self, const char *name, const char *cert)
@@ -1966,25 +1999,16 @@ do_relayopen(SSL_CTX *ctx, const char *host, const char *port,
 	uint8_t		*der;
 	size_t		 derlen;
 	int		 refused = 0, welcomed = 0;
-	struct timeval	 tv = { 30, 0 };
-	int		 fd;
 
 	good[0] = (char *)(uintptr_t)self;
 	loop[1] = (char *)(uintptr_t)self;
-	if ((fd = tls_dial(ctx, host, port)) == -1)
+	if (relay_join(ctx, host, port, self, NULL) == -1)
 		return (1);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* The hello sent again, as the relayed worker's, on stream 3. */
 	h.protocol = R3Q_PROTOCOL;
-	h.name = (char *)(uintptr_t)self;
 	h.cpus = 1;
 	env.body_case = R3Q__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
-	if (send_env(&env) == -1 || (ans = recv_env()) == NULL ||
-	    ans->body_case != R3Q__ENVELOPE__BODY_WELCOME) {
-		printf("relay %s not welcomed\n", self);
-		return (1);
-	}
-	frame_free(ans);
 	der = ro_cert(cert, name, &derlen);
 	ro_open(1, name, bad, 1, der, derlen);	/* path does not end at us */
 	ro_open(2, name, loop, 2, der, derlen);	/* the worker on its path */

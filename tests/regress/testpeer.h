@@ -13,6 +13,8 @@ int		 send_env(Envelope *);
 Envelope	*recv_env(void);
 int		 tcp_connect(const char *, const char *);
 int		 tls_dial(SSL_CTX *, const char *, const char *);
+int		 relay_join(SSL_CTX *, const char *, const char *, const char *,
+		    uint64_t *);
 int		 do_hostile(SSL_CTX *, const char *, const char *, const char *,
 		    const char *);
 int		 do_flood(SSL_CTX *, const char *, const char *, const char *,

@@ -173,7 +173,7 @@ struct msg {
 	std::vector<uint64_t>		 half;		/* REPORT */
 	std::vector<result_msg>		 results;	/* REPORT */
 	msg				*next;	/* analytic: on the wire */
-	double				 at;	/* --master-cost: arrived or due */
+	double				 at;	/* --master-cost: came, goes */
 };
 
 msg		*msg_new(msg_type, uint32_t, uint32_t);

@@ -29,7 +29,7 @@ static std::vector<uint32_t>	 f_links;	/* indexes into f_link */
 struct flink {
 	double			 free, bw;
 };
-enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE };
+enum { FE_TO_MASTER, FE_TO_WORKER, FE_WAKE, FE_MASTER_OUT };
 /*
  * An event in 16 bytes, four to a cache line: its time, and its number
  * (ties: in the order queued), kind and host in one word, the number
@@ -251,6 +251,39 @@ fast_to_worker(uint32_t h, msg *m, uint64_t size)
 	fast_push(fast_wire(h, size, f_route[h].last_to_w), FE_TO_WORKER, h);
 }
 
+/*
+ * --master-cost: masterd's frames waiting for its CPU, in the order they
+ * leave (m->at, rising: the CPU builds one at a time); an FE_MASTER_OUT
+ * event at each one's time puts it on its wire.
+ */
+static std::vector<std::pair<msg *, uint64_t>>	 f_mout;
+static size_t					 f_mout_head;
+
+/* A frame of masterd's to host h, onto its route at m->at. */
+void
+fast_to_worker_at(uint32_t h, msg *m, uint64_t size)
+{
+	f_mout.emplace_back(m, size);
+	fast_push(m->at, FE_MASTER_OUT, h);
+}
+
+/* The next of masterd's frames its CPU has built: onto its wire. */
+static void
+fast_master_out(uint32_t h)
+{
+	if (f_mout_head == f_mout.size() ||
+	    f_mout[f_mout_head].first->host != h)
+		die(EX_FAIL, "internal error: masterd's frames to host %u "
+		    "out of order", h);
+	std::pair<msg *, uint64_t> x = f_mout[f_mout_head++];
+
+	if (f_mout_head == f_mout.size()) {
+		f_mout.clear();
+		f_mout_head = 0;
+	}
+	fast_to_worker(h, x.first, x.second);
+}
+
 /* Queue worker h's next wake-up if it moved. */
 static void
 fast_resched(uint32_t h)
@@ -286,8 +319,7 @@ fast_actor(void)
 
 		if (f_hn > 0)
 			t = std::min(t, FH(0).t);
-		if (master_inbox_head < master_inbox.size())
-			t = fast_clock;
+		t = std::min(t, master_frame_at());
 		if (t > fast_clock) {
 			fast_clock = t;
 			/*
@@ -327,6 +359,10 @@ fast_actor(void)
 				if (M.h[eh].wid >= 0)
 					__builtin_prefetch(&M.w[M.h[eh].wid]);
 				master_inbox.push_back(wire_get(eh, 0));
+				master_inbox.back()->at = fast_clock;
+				break;
+			case FE_MASTER_OUT:
+				fast_master_out(eh);
 				break;
 			case FE_TO_WORKER:
 				f_w[eh].take(wire_get(eh, 1));
@@ -354,6 +390,9 @@ fast_actor(void)
 				msg_free(wire_get(w.h, d));
 		w.drop();
 	}
+	for (size_t i = f_mout_head; i < f_mout.size(); i++)
+		msg_free(f_mout[i].first);
+	f_mout.clear();
 	for (size_t i = master_inbox_head; i < master_inbox.size(); i++)
 		msg_free(master_inbox[i]);
 	master_inbox.clear();

@@ -31,6 +31,40 @@ sg4::MutexPtr			 master_mtx;
 sg4::ConditionVariablePtr	 master_cv;
 bool				 timing;
 
+/*
+ * --master-cost: masterd's one CPU, busy until mcpu_free.  Every frame
+ * from a worker and every frame to one takes it for O.master_cost, one
+ * after another: a frame that arrived waits in master_inbox until the CPU
+ * has parsed it (master_frame_at), then is handled at once with the core's
+ * decisions, and each frame that makes is built in turn before it leaves
+ * (master_send), before the CPU parses the next; a timer's frames wait for
+ * the CPU too.  The core's own time is not counted (r3q-sim --stats
+ * measures it: microseconds).  With a cost of 0, nothing waits.
+ */
+static double	 mcpu_free;
+
+/* The CPU takes one more frame from t on; when it is done with it. */
+static double
+mcpu_take(double t)
+{
+	mcpu_free = std::max(t, mcpu_free) + O.master_cost;
+	M.mcpu_frames++;
+	M.mcpu_busy += O.master_cost;
+	return (mcpu_free);
+}
+
+/* When masterd can handle the first frame of its inbox (INFINITY: none). */
+double
+master_frame_at(void)
+{
+	if (master_inbox_head == master_inbox.size())
+		return (INFINITY);
+	if (O.master_cost == 0)
+		return (sim_clock());
+	return (std::max(master_inbox[master_inbox_head]->at, mcpu_free) +
+	    O.master_cost);
+}
+
 /* A frame of masterd's to host h, through its out-relay. */
 void
 master_send(uint32_t h, msg *m, uint64_t size)
@@ -38,8 +72,12 @@ master_send(uint32_t h, msg *m, uint64_t size)
 	n_frames_out++;
 	m->seq = M.h[h].out.next_out++;
 	m->host = h;
+	m->at = O.master_cost > 0 ? mcpu_take(sim_clock()) : 0;
 	if (fast_net) {
-		fast_to_worker(h, m, size);
+		if (O.master_cost > 0)
+			fast_to_worker_at(h, m, size);
+		else
+			fast_to_worker(h, m, size);
 		return;
 	}
 	out_relay	&r = out_relays[h % out_relays.size()];
@@ -68,9 +106,16 @@ out_relay_actor(size_t i)
 			}
 			q.swap(r.q);
 		}
-		for (auto &x : q)
-			sent.put(workers[x.first->host].mbox, x.first,
-			    x.second);
+		for (auto &x : q) {
+			/* --master-cost: leaves once masterd built it */
+			if (x.first->at > sim_clock())
+				sg4::this_actor::sleep_until(x.first->at);
+			if (sim_over)
+				msg_free(x.first);
+			else
+				sent.put(workers[x.first->host].mbox, x.first,
+				    x.second);
+		}
 		q.clear();
 	}
 }
@@ -87,6 +132,7 @@ in_relay_actor(size_t i)
 	c = mb->get_async<msg>(&m);
 	for (;;) {
 		if (comm_wait(c, 1.0)) {
+			m->at = sim_clock();
 			master_inbox.push_back(m);
 			if (master_inbox.size() - master_inbox_head == 1)
 				master_cv->notify_one();
@@ -613,6 +659,12 @@ master_turn(uint64_t dl)
 	double	 now;
 
 	while (master_inbox_head < master_inbox.size() && !M.finished) {
+		if (O.master_cost > 0) {
+			/* parsed yet?  (SimGrid's clock: to a ns) */
+			if (master_frame_at() > sim_clock() + 1e-9)
+				break;
+			mcpu_take(master_inbox[master_inbox_head]->at);
+		}
 		msg *got = master_inbox[master_inbox_head++];
 		uint32_t got_host = got->host;
 		int64_t wid = M.h[got->host].wid;
@@ -669,12 +721,13 @@ master_actor(void)
 		uint64_t dl;
 
 		dl = sched_deadline(M.s);
-		until = master_until(dl);
-		if (master_inbox_head == master_inbox.size() && until > now) {
+		until = std::min(master_until(dl), master_frame_at());
+		if (until > now) {
 			std::unique_lock<sg4::Mutex> lk(*master_mtx);
 
 			/* checked again: taking the lock let the relays run */
-			if (master_inbox_head == master_inbox.size())
+			until = std::min(master_until(dl), master_frame_at());
+			if (until > sim_clock())
 				master_cv->wait_until(lk, until);
 		}
 		master_turn(dl);

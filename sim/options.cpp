@@ -230,19 +230,19 @@ usage(int code)
 {
 	fprintf(code ? stderr : stdout,
 	    "usage: r3q-sim [--platform lan|wan|FILE] [--delay MS] "
-	    "[--workers N]\n"
-	    "               [--cpus N] [--speeds DIST] [--latency DIST] "
-	    "[--bandwidth MBPS]\n"
-	    "               [--network simgrid|analytic] [--mtbf D] "
-	    "[--repair D]\n"
-	    "               [--hang-rate R] [--heartbeat-timeout D] "
-	    "[--suspect-grace D]\n"
-	    "               [--policy P] [--queue-factor Q|auto] [--mu N] "
-	    "[--lambda N]\n"
-	    "               [--generations N] [--dim N] [--seed N] "
-	    "[--work-ms MS]\n"
-	    "               [--noise SIGMA] [--reevaluate-parents] "
-	    "[--batch N]\n"
+	    "[--master-cost MS]\n"
+	    "               [--workers N] [--cpus N] [--speeds DIST] "
+	    "[--latency DIST]\n"
+	    "               [--bandwidth MBPS] [--network simgrid|analytic] "
+	    "[--mtbf D]\n"
+	    "               [--repair D] [--hang-rate R] "
+	    "[--heartbeat-timeout D]\n"
+	    "               [--suspect-grace D] [--policy P] "
+	    "[--queue-factor Q|auto]\n"
+	    "               [--mu N] [--lambda N] [--generations N] [--dim N] "
+	    "[--seed N]\n"
+	    "               [--work-ms MS] [--noise SIGMA] "
+	    "[--reevaluate-parents] [--batch N]\n"
 	    "               [--trace FILE] [--csv FILE] [--gen-csv FILE] "
 	    "[--quiet] [--stats]\n"
 	    "       r3q-sim --driver bnb --pfsp FILE [--instance N] "
@@ -465,6 +465,7 @@ parse_opts(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "platform",		required_argument, NULL, 'P' },
 		{ "delay",		required_argument, NULL, 'y' },
+		{ "master-cost",	required_argument, NULL, 'Y' },
 		{ "workers",		required_argument, NULL, 'n' },
 		{ "cpus",		required_argument, NULL, 'c' },
 		{ "speeds",		required_argument, NULL, 'v' },
@@ -537,6 +538,10 @@ parse_opts(int argc, char *argv[])
 			break;
 		case 'y':
 			O.delay_ms = parse_num(name, optarg, 0, 60000);
+			break;
+		case 'Y':
+			O.master_cost = parse_num(name, optarg, 0, 60000) /
+			    1000;
 			break;
 		case 'n':
 			O.workers = (uint32_t)parse_num(name, optarg, 1,
@@ -680,6 +685,8 @@ parse_opts(int argc, char *argv[])
 		if (O.batch > 0 || !O.trace.empty())
 			die(EX_USAGE, "--batch and --trace are for --driver "
 			    "es");
+		if (O.master_cost > 0)
+			die(EX_USAGE, "--master-cost is for --driver es");
 	}
 	if (!O.bnb && es_params_check(&O.ep, err, sizeof(err)) == -1)
 		die(EX_USAGE, "%s", err);

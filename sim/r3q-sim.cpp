@@ -7,7 +7,8 @@
  * slots, start and half-way notes sent with the results, a heartbeat
  * every second.  Messages cross SimGrid's network model with the byte
  * sizes of the real protobuf encodings plus the frame header; what is
- * left out (masterd's CPU, TLS, the kernel) is in r3q-sim(1).
+ * left out (masterd's CPU but for --master-cost's fixed time a frame, TLS,
+ * the kernel) is in r3q-sim(1).
  *
  * The pieces: options.cpp (the command line and the platform), wire.cpp
  * (messages, their sizes, connections), master.cpp (masterd), worker.cpp

@@ -200,6 +200,11 @@ sim_report(double wall)
 		printf("efficiency: %.1f %% (lower bound %.3f s = %.1f s of "
 		    "work / speed %.2f)\n", eff * 100, lb, work_ms / 1000,
 		    speed_sum);
+	if (O.master_cost > 0)
+		printf("master: %" PRIu64 " frames at %g ms of its CPU each, "
+		    "busy %.3f s (%.1f %% of the run)\n", M.mcpu_frames,
+		    O.master_cost * 1000, M.mcpu_busy, M.end > M.start ?
+		    100 * M.mcpu_busy / S(M.end - M.start) : 0);
 	if (O.mtbf > 0 || M.lost > 0)
 		printf("churn: %" PRIu64 " crashes, %" PRIu64 " hangs, %" PRIu64
 		    " workers lost (%" PRIu64 " by heartbeat_timeout), %" PRIu64

@@ -73,6 +73,7 @@ struct opts {
 	dist		 speeds;
 	dist		 latency;	/* one-way, ms */
 	double		 delay_ms = 0;
+	double		 master_cost = 0;	/* s of masterd's CPU a frame */
 	double		 bandwidth = 125e6;	/* bytes/s, 1 Gb/s */
 	double		 mtbf = 0, repair = 60, hang_rate = 0;
 	double		 hb_timeout = 10, grace = 1;
@@ -172,6 +173,7 @@ struct msg {
 	std::vector<uint64_t>		 half;		/* REPORT */
 	std::vector<result_msg>		 results;	/* REPORT */
 	msg				*next;	/* analytic: on the wire */
+	double				 at;	/* --master-cost: came, goes */
 };
 
 msg		*msg_new(msg_type, uint32_t, uint32_t);
@@ -358,6 +360,9 @@ struct master {
 	uint64_t		 lost = 0, hung_lost = 0, suspects = 0;
 	uint64_t		 cooldowns = 0;
 	uint64_t		 slow_suspects = 0;	/* SCHED_WHY_SLOW */
+	/* --master-cost: frames through masterd's CPU, its busy time */
+	uint64_t		 mcpu_frames = 0;
+	double			 mcpu_busy = 0;
 	std::string		 error;
 };
 
@@ -405,6 +410,7 @@ void		 core_clock_start(void);
 uint64_t	 core_ns_of(uint64_t);
 bool		 task_idx(uint64_t, size_t *);
 void		 master_send(uint32_t, msg *, uint64_t);
+double		 master_frame_at(void);
 void		 master_init(void);
 double		 master_until(uint64_t);
 void		 master_turn(uint64_t);
@@ -511,6 +517,7 @@ struct alignas(64) wsim {
 #define FE_HBITS	24		/* hosts: at most 2^24 */
 void		 fast_to_master(uint32_t, channel &, msg *, uint64_t);
 void		 fast_to_worker(uint32_t, msg *, uint64_t);
+void		 fast_to_worker_at(uint32_t, msg *, uint64_t);
 void		 fast_actor(void);
 
 /* bnb.cpp: --driver bnb. */

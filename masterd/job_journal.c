@@ -65,6 +65,14 @@ static struct {
 	void		(*jj_committed)(void);
 	struct u64map	  jj_compacted;	/* job -> acked at its last
 					   compaction (job_journal_admit) */
+	/*
+	 * meta's next_job and next_task as last written, in the pending
+	 * transaction or before (0: not known): a job's row is put at every
+	 * batch's end, and they seldom change.  Forgotten at a stall, whose
+	 * rollback may take them back.
+	 */
+	uint64_t	  jj_meta_job;
+	uint64_t	  jj_meta_task;
 } jst;
 
 static int	job_load(void *, const struct journal_job *);
@@ -81,6 +89,25 @@ job_journal_hooks(void (*stalled)(int), void (*committed)(void))
 {
 	jst.jj_stalled = stalled;
 	jst.jj_committed = committed;
+}
+
+/*
+ * Set a meta value unless the journal holds it already (*last: the value
+ * last written, 0 if not known), which saves each batch's commit two
+ * pages of the meta table.
+ */
+static int
+job_journal_meta(struct journal *jl, const char *key, uint64_t val,
+    uint64_t *last)
+{
+	if (val != 0 && *last == val)
+		return (0);
+	if (journal_meta_set(jl, key, val) == -1) {
+		*last = 0;
+		return (-1);
+	}
+	*last = val;
+	return (0);
 }
 
 /* Write j's row: driver, parameters, state, current batch, first id. */
@@ -146,9 +173,9 @@ job_journal_put(struct job *j)
 	    journal_rows_drop(jl, j->j_id) == -1)
 		job_journal_error();
 	if (journal_job_put(jl, &jj) == -1 ||
-	    journal_meta_set(jl, "next_job", nj) == -1 ||
-	    journal_meta_set(jl, "next_task", nt > jst.jj_mark ? nt :
-	    jst.jj_mark) == -1)
+	    job_journal_meta(jl, "next_job", nj, &jst.jj_meta_job) == -1 ||
+	    job_journal_meta(jl, "next_task", nt > jst.jj_mark ? nt :
+	    jst.jj_mark, &jst.jj_meta_task) == -1)
 		job_journal_error();
 	free(params);
 	free(extra);
@@ -185,7 +212,8 @@ job_journal_mark(uint64_t next)
 	if (jst.jj_journal == NULL || next <= jst.jj_mark)
 		return;
 	jst.jj_mark = next + TASK_MARK_BLOCK;
-	if (journal_meta_set(jst.jj_journal, "next_task", jst.jj_mark) == -1)
+	if (job_journal_meta(jst.jj_journal, "next_task", jst.jj_mark,
+	    &jst.jj_meta_task) == -1)
 		job_journal_error();
 }
 
@@ -254,6 +282,8 @@ job_journal_stall(void)
 	char		 retry[32];
 	int		 first = 0;
 
+	/* What the rollback may take back is no longer known to be held. */
+	jst.jj_meta_job = jst.jj_meta_task = 0;
 	/* A reload's own writes: rolled back after it, see the rewind. */
 	if (jst.jj_reloading)
 		return;
@@ -327,6 +357,7 @@ job_journal_reload(size_t *njobs)
 	int		 rc;
 
 	*njobs = 0;
+	jst.jj_meta_job = jst.jj_meta_task = 0;
 	if (journal_rollback(jl) == -1) {
 		log_debug("%s", journal_error(jl));
 		return (-1);
@@ -391,6 +422,7 @@ job_journal_resume(void)
 	struct journal	*jl = jst.jj_journal;
 	char		 took[32];
 
+	jst.jj_meta_job = jst.jj_meta_task = 0;
 	if ((journal_failed(jl) &&
 	    journal_rollback(jl) == -1) ||
 	    !job_journal_room() || journal_probe(jl) == -1)

@@ -609,15 +609,10 @@ job_batch_writable(struct session *s)
 			d->d_writable(s);
 }
 
-/*
- * At the flush, after the journal's commit: the TaskPushes drivers asked
- * for (after the Assign being built, which the flush sends first), and
- * what drivers send their clients.
- */
+/* The TaskPushes drivers asked for, to their workers' frames. */
 void
-job_batch_flush(void)
+job_batch_pushes(void)
 {
-	const struct job_driver	*d;
 	struct job_push		*p;
 	struct worker		*w;
 	size_t			 i, n;
@@ -629,7 +624,19 @@ job_batch_flush(void)
 			server_push(w, p[i].p_ids, p[i].p_n, p[i].p_bound,
 			    p[i].p_donate, p[i].p_ndonate);
 	job_pushes_clear();
+}
 
+/*
+ * At the flush, after the journal's commit: the TaskPushes drivers asked
+ * for (after the Assign being built, which the flush sends first), and
+ * what drivers send their clients.
+ */
+void
+job_batch_flush(void)
+{
+	const struct job_driver	*d;
+
+	job_batch_pushes();
 	for (d = job_driver_next(NULL); d != NULL; d = job_driver_next(d))
 		if (d->d_flush != NULL)
 			d->d_flush();

@@ -30,6 +30,7 @@
 #include "util.h"
 
 static void	server_tick_arm(void);
+static void	server_flush_workers(void);
 static const char *dispatch_action_name(enum sched_action_type);
 static void	worker_dirty(struct worker *);
 static void	server_push_clear(struct worker *);
@@ -348,6 +349,25 @@ server_drop_ended(struct worker *w)
 void
 server_flush(void)
 {
+	job_journal_due();
+	job_batch_flush();
+	server_flush_workers();
+	/* After the workers' tasks: what r3qctl is told waits for a commit. */
+	control_tell();
+	scratch_reset(0);
+}
+
+/*
+ * The workers' part of the flush: each dirty worker's Cancel, Assign,
+ * Withdraw and TaskPushes (the drivers' pushes taken first).  Alone,
+ * before a batch is done (server_drain()): what the workers were to be
+ * sent goes before the batch's end changes the jobs, while the batch's
+ * outcomes and its BatchDone wait for the end of the pass and go to the
+ * client in one commit and one write, not two.
+ */
+static void
+server_flush_workers(void)
+{
 	Envelope	 env;
 	R3q__Assign	 a;
 	R3q__Cancel	 c;
@@ -357,7 +377,7 @@ server_flush(void)
 	size_t		 i;
 
 	job_journal_due();
-	job_batch_flush();
+	job_batch_pushes();
 	while ((w = TAILQ_FIRST(&dp.dirty)) != NULL) {
 		TAILQ_REMOVE(&dp.dirty, w, w_dirty_entry);
 		w->w_dirty = 0;
@@ -416,9 +436,6 @@ server_flush(void)
 		}
 		server_push_clear(w);
 	}
-	/* After the workers' tasks: what r3qctl is told waits for a commit. */
-	control_tell();
-	scratch_reset(0);
 }
 
 /* The flush event: send the frames built in this pass of the loop. */
@@ -574,7 +591,7 @@ server_drain(void)
 			    buf2, sizeof(buf2)));
 			break;
 		case SCHED_BATCH_DONE:
-			server_flush();
+			server_flush_workers();
 			job_batch_done(a.batch, &a.report);
 			break;
 		}

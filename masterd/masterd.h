@@ -893,5 +893,6 @@ void	 job_batch_detach(struct session *);
 int	 job_batch_attached(const struct session *);
 void	 job_batch_writable(struct session *);
 void	 job_batch_flush(void);
+void	 job_batch_pushes(void);
 
 #endif /* R3Q_MASTERD_H */

@@ -95,6 +95,9 @@ static struct {
 	double				 cpu_s;		/* at the end */
 	uint64_t			 nodes, dup_lost, dup_cut;
 	uint64_t			 copies, lost, cut, withdrawn;
+	uint64_t			 multiplied, full;	/* tasks
+							   wanting copies,
+							   those given all */
 	uint64_t			 news, better;
 	double				 real_s;	/* the searches' CPU */
 	bool				 done;
@@ -138,6 +141,8 @@ bnb_assign(uint32_t h, uint64_t id)
 	B.w[h].seq = ++B.seq;
 	if (t.started > 1)
 		B.copies++;
+	if (t.want > 1 && t.started == t.want)
+		B.full++;
 	bnb_send(h, m, FRAME_HDRLEN + 16 + sbnb_payload_len(B.job, t.sub));
 }
 
@@ -225,6 +230,8 @@ bnb_dispatch(void)
 		t.sub = s;
 		t.lb = sbnb_sub_lb(s);
 		t.want = bnb_copies(rank);
+		if (t.want > 1)
+			B.multiplied++;
 		B.tasks.push_back(t);
 		B.out.push_back(B.tasks.size());
 		B.nout++;
@@ -566,6 +573,8 @@ bnb_report(double wall)
 		printf("tasks %zu, copies %" PRIu64 ", better makespans %"
 		    PRIu64 " (%" PRIu64 " as news)\n", B.tasks.size(),
 		    B.copies, B.better, B.news);
+		printf("tasks given copies %" PRIu64 ", all their copies "
+		    "sent %" PRIu64 "\n", B.multiplied, B.full);
 		printf("simulator: %.3f s wall, %.0f ns a node searched\n",
 		    wall, all > 0 ? 1e9 * B.real_s / (double)all : 0.0);
 	}
@@ -575,7 +584,7 @@ bnb_report(double wall)
 		fprintf(f, "instance,workers,queue,multiplicity,interrupt,"
 		    "exchange,seed,makespan,proved,time_s,cpu_s,nodes,"
 		    "duplicated,dup_interrupted,dup_left,all_nodes,tasks,"
-		    "copies,interrupted,left,withdrawn\n");
+		    "copies,interrupted,left,withdrawn,multiplied,full\n");
 		std::string mult = O.bnb_mult_arg;
 
 		/* m,1 as m/1: one field without quotes */
@@ -583,13 +592,13 @@ bnb_report(double wall)
 		fprintf(f, "%s:%u,%zu,%u,%s,%s,%s,%" PRIu64 ",%d,%d,%.6f,"
 		    "%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%"
 		    PRIu64 ",%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		    "\n", O.bnb_file.c_str(), O.bnb_instance, workers.size(),
+		    ",%" PRIu64 ",%" PRIu64 "\n", O.bnb_file.c_str(), O.bnb_instance, workers.size(),
 		    B.queue, mult.c_str(), O.bnb_interrupt ? "on" : "off",
 		    O.bnb_exchange ? "push" : "none", O.ep.seed,
 		    (int)sbnb_job_inc(B.job), proved, B.end, B.cpu_s, B.nodes +
 		    sbnb_job_root_nodes(B.job), B.dup_cut + B.dup_lost,
 		    B.dup_cut, B.dup_lost, all, B.tasks.size(), B.copies,
-		    B.cut, B.lost, B.withdrawn);
+		    B.cut, B.lost, B.withdrawn, B.multiplied, B.full);
 		if (fclose(f) == EOF)
 			die(EX_FAIL, "%s: %s", O.csv.c_str(), strerror(errno));
 	}

@@ -7,6 +7,9 @@
 # the smallest bound in 6 and 7 copies, on this seed, interrupting the
 # losing copies explores fewer nodes in all than letting them run (by 4
 # and 8 %), and interrupts some while --interrupt off interrupts none.
+# The CSV counts the tasks given copies and those whose every copy went
+# out: none without copies; with them, the copies sent lie between
+# (m - 1) x the tasks given all and (m - 1) x the tasks given any.
 # That is one seed's run, not a law: the interrupt changes the timing,
 # so the order in which incumbents are found, and another seed or
 # instance can explore more nodes with it (doc/algorithms.md §3.3; on
@@ -59,6 +62,8 @@ for k in time_s cpu_s all_nodes tasks; do
 	    fail "multiplicity 1: $k $(col "$T/m1on.csv" $k) with interrupt, $(col "$T/m1off.csv" $k) without"
 done
 [ "$(col "$T/m1on.csv" duplicated)" = 0 ] || fail "multiplicity 1 duplicated nodes"
+[ "$(col "$T/m1on.csv" multiplied)" = 0 ] && [ "$(col "$T/m1on.csv" full)" = 0 ] ||
+    fail "multiplicity 1: multiplied '$(col "$T/m1on.csv" multiplied)', full '$(col "$T/m1on.csv" full)'"
 ok "multiplicity 1: interrupting changes nothing"
 
 for m in 6 7; do
@@ -73,6 +78,15 @@ for m in 6 7; do
 	    fail "multiplicity $m: no copy interrupted"
 	[ "$(col "$T/m${m}off.csv" interrupted)" = 0 ] ||
 	    fail "multiplicity $m: copies interrupted with --interrupt off"
+	for x in on off; do
+		c=$(col "$T/m$m$x.csv" copies)
+		mu=$(col "$T/m$m$x.csv" multiplied)
+		fu=$(col "$T/m$m$x.csv" full)
+		[ -n "$mu" ] && [ -n "$fu" ] && [ "$mu" -gt 0 ] &&
+		    [ "$fu" -le "$mu" ] && [ "$c" -le $((mu * (m - 1))) ] &&
+		    [ "$c" -ge $((fu * (m - 1))) ] ||
+		    fail "multiplicity $m, interrupt $x: $c copies, $mu tasks given copies, $fu given all"
+	done
 	ok "multiplicity $m: $on nodes with interrupt, $off without"
 done
 

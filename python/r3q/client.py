@@ -4,9 +4,10 @@ A client holds up to two libr3q connections to one masterd, each with one
 batch job: one for map() (one call, one batch: a generation), opened when
 the client is made, and one for submit() and its futures, opened on the
 first submit.  They are two because r3q_signal() wakes whichever wait is
-blocked on a connection: the futures' thread is woken that way when a task
-is submitted, and an interrupted map is woken that way too, and neither
-must ever take the other's wake-up.
+blocked on a connection: the thread waiting on the futures is woken that
+way when a task is submitted or a caller comes to wait itself, and an
+interrupted map is woken that way too, and neither must ever take the
+other's wake-up.
 """
 import concurrent.futures
 import ctypes
@@ -150,9 +151,20 @@ class Future(concurrent.futures.Future):
                 if self._state == _CANCELLED:
                     self.set_running_or_notify_cancel()
 
+    def _wait(self, timeout):
+        """Wait for the outcome in this thread (_Driver.wait_for); the
+        time left of timeout."""
+        if self.done():
+            return timeout
+        t0 = time.monotonic()
+        self._driver.wait_for(self, timeout)
+        if timeout is None:
+            return None
+        return max(0.0, timeout - (time.monotonic() - t0))
+
     def result(self, timeout=None):
         try:
-            return super().result(timeout)
+            return super().result(self._wait(timeout))
         except concurrent.futures.CancelledError as e:
             if isinstance(e, Cancelled):
                 raise
@@ -160,7 +172,7 @@ class Future(concurrent.futures.Future):
 
     def exception(self, timeout=None):
         try:
-            return super().exception(timeout)
+            return super().exception(self._wait(timeout))
         except concurrent.futures.CancelledError as e:
             if isinstance(e, Cancelled):
                 raise
@@ -188,13 +200,23 @@ class Future(concurrent.futures.Future):
 class _Driver:
     """The futures' connection and the thread that waits on it.
 
-    libr3q has no thread of its own: this one blocks in r3q_wait_any() on
-    every unresolved task, with the GIL released, and completes the Python
-    futures as tasks resolve.  Submitters queue tasks with r3q_submit()
-    from any thread and wake it with r3q_signal() so that it sends them
-    (r3q_flush: the tasks submitted since it last looked are one batch) and
-    waits on them too.  Only this thread frees libr3q's futures, so the
-    array it waits on stays valid while it is blocked."""
+    libr3q has no thread of its own.  A thread that waits for a result
+    (Future.result(), r3q.futures' map and submit) waits in libr3q itself,
+    with the GIL released, and completes whatever resolves meanwhile, so
+    that an outcome reaches it without a hand-off between threads (each
+    such hand-off is a wake-up: on a loaded machine each costs as much as
+    the master's own work).  The futures' thread waits in libr3q on every
+    unresolved task for the others: callbacks, wait(), as_completed().  It
+    leaves a GRACE after the last flush or wait for a caller to come and
+    wait, so that it is not on a synchronous caller's way, and steps aside
+    when one comes while it waits (r3q_signal).  One thread at a time
+    waits in libr3q, the pumper, on every unresolved task; only the pumper
+    frees libr3q's futures, so the array it waits on stays valid while it
+    is blocked.  Submitters queue tasks with r3q_submit() from any thread;
+    tasks submitted with wake go out when the futures' thread next looks
+    (r3q_flush: those since it last looked are one batch)."""
+
+    GRACE = 0.001                       # s: a synchronous caller's turn
 
     def __init__(self, opts, jopts):
         self.conn = _Conn(opts, jopts)
@@ -204,16 +226,28 @@ class _Driver:
         self.new = False                # submitted since the last flush
         self.signalled = False          # one r3q_signal not yet consumed
         self.stopping = False
+        self.pumping = None             # the thread waiting in libr3q
+        self.direct = 0                 # threads in wait_for()
+        self.urgent = False             # the thread must look at once
+        self.calm = 0.0                 # last flush or wait_for's end
+        self.asleep = False             # the thread waits untimed
+        self.keys = []                  # the pumper's: what it waits on
+        self.arr = None
         self.thread = threading.Thread(target=self._run, name="r3q-futures",
                                        daemon=True)
         self.thread.start()
 
-    def _wake(self):
-        """With the lock: make the thread look again."""
+    def _signal(self):
+        """With the lock: make the thread waiting in libr3q look again."""
         if self.pending and not self.signalled:
             self.signalled = True
             _lib.lib().r3q_signal(self.conn.ptr)
-        self.idle.notify()
+
+    def _wake(self):
+        """With the lock: make the futures' thread look at once."""
+        self.urgent = True
+        self._signal()
+        self.idle.notify_all()
 
     def submit(self, kind, payload, codec, priority, copies, wake=True):
         """Queue a task; wake false: the caller flushes (flush()), which
@@ -240,14 +274,19 @@ class _Driver:
         return fut
 
     def flush(self):
-        """Send what was submitted, from this thread, now: the futures'
-        thread, woken by the submit, need not be on the task's way."""
+        """Send what was submitted, from this thread, now; the futures'
+        thread waits on it too, after GRACE unless the caller waits for
+        it first."""
         with self.lock:
             if self.stopping or not self.new:
                 return
             self.new = False
             _lib.lib().r3q_flush(self.conn.job)
-            self._wake()                # to wait on them too
+            self.calm = time.monotonic()
+            if self.pumping is not None:
+                self._signal()          # to wait on them too
+            elif self.asleep:
+                self.idle.notify_all()
 
     def cancel(self, fut):
         """Cancel fut's task; False if its outcome is in already."""
@@ -280,49 +319,105 @@ class _Driver:
         fut._t_out = time.perf_counter()
         return fut, status, out, text
 
-    def _run(self):
+    def _look(self, ms):
+        """The pumper's turn, with the lock held (released while it
+        waits): send what was submitted, wait up to ms (-1: for ever) or
+        a signal for any unresolved task, and complete those that
+        resolved."""
         lib = _lib.lib()
-        keys = []
-        arr = None
-        idx = ctypes.c_size_t()
-        while True:
-            with self.lock:
-                while not self.stopping and not self.pending:
-                    self.idle.wait()
-                if self.stopping:
-                    return
-                if self.new:
-                    self.new = False
-                    lib.r3q_flush(self.conn.job)
-                if arr is None or len(keys) != len(self.pending):
-                    keys = list(self.pending)
-                    arr = (ctypes.c_void_p * len(keys))(*keys)
-            rc = lib.r3q_wait_any(arr, len(keys), -1, ctypes.byref(idx))
+        self.pumping = threading.current_thread()
+        try:
+            if self.new:
+                self.new = False
+                lib.r3q_flush(self.conn.job)
+            if self.arr is None or len(self.keys) != len(self.pending):
+                self.keys = list(self.pending)
+                self.arr = (ctypes.c_void_p * len(self.keys))(*self.keys)
+            keys, arr = self.keys, self.arr
+            idx = ctypes.c_size_t()
             done = []
-            while rc == _lib.OK:
-                i = idx.value
+            self.lock.release()
+            try:
+                rc = lib.r3q_wait_any(arr, len(keys), ms, ctypes.byref(idx))
+                while rc == _lib.OK:
+                    i = idx.value
+                    with self.lock:
+                        done.append(self._take(keys[i]))
+                    arr[i] = None
+                    # Whatever else resolved meanwhile, without blocking.
+                    rc = lib.r3q_wait_any(arr, len(keys), 0,
+                                          ctypes.byref(idx))
                 with self.lock:
-                    done.append(self._take(keys[i]))
-                arr[i] = None
-                # Whatever else resolved meanwhile, without blocking.
-                rc = lib.r3q_wait_any(arr, len(keys), 0, ctypes.byref(idx))
-            with self.lock:
-                if rc == _lib.ESIGNALLED:
-                    self.signalled = False
-                elif rc == _lib.ECONN:
-                    # Given up: what libr3q did not resolve fails here.
-                    text = lib.r3q_error(self.conn.ptr).decode(
-                        "utf-8", "replace")
-                    for c in list(self.pending):
-                        fut, _, _, _ = self._take(c)
-                        done.append((fut, _lib.ECONN, None, text))
-                if done:
-                    arr = None
-            for fut, status, out, text in done:
-                try:
-                    fut._resolve(status, out, text)
-                except Exception:       # never lose the thread
-                    traceback.print_exc()
+                    if rc == _lib.ESIGNALLED:
+                        self.signalled = False
+                    elif rc == _lib.ECONN:
+                        # Given up: what libr3q did not resolve fails here.
+                        text = lib.r3q_error(self.conn.ptr).decode(
+                            "utf-8", "replace")
+                        for c in list(self.pending):
+                            fut, _, _, _ = self._take(c)
+                            done.append((fut, _lib.ECONN, None, text))
+                    if done:
+                        self.arr = None
+                for fut, status, out, text in done:
+                    try:
+                        fut._resolve(status, out, text)
+                    except Exception:       # never lose the thread
+                        traceback.print_exc()
+            finally:
+                self.lock.acquire()
+        finally:
+            self.pumping = None
+            self.idle.notify_all()
+
+    def _run(self):
+        with self.lock:
+            while not self.stopping:
+                if not self.pending or self.direct or self.pumping:
+                    self.asleep = True
+                    self.idle.wait()
+                    self.asleep = False
+                    continue
+                left = self.calm + self.GRACE - time.monotonic()
+                if left > 0 and not self.urgent:
+                    self.idle.wait(left)
+                    continue
+                self.urgent = False
+                self._look(-1)
+
+    def wait_for(self, fut, timeout=None):
+        """Wait in the calling thread until fut is done, timeout seconds
+        at most (None: for ever), as the pumper; if the futures' thread
+        is waiting in libr3q it is signalled to step aside.  A thread that
+        is the pumper already (a callback of a future it completed) leaves
+        it to the future's own wait."""
+        me = threading.current_thread()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.lock:
+            if self.pumping is me or me is self.thread:
+                return
+            self.direct += 1
+            try:
+                while not fut.done() and not self.stopping:
+                    ms = -1
+                    if deadline is not None:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            return
+                        ms = max(1, int(left * 1000 + 0.999))
+                    if self.pumping is not None or fut._cfut is None:
+                        # Another thread waits in libr3q, or took fut's
+                        # outcome and is completing it: it tells us.
+                        if self.pumping is self.thread:
+                            self._signal()
+                        self.idle.wait(None if ms < 0 else ms / 1000)
+                        continue
+                    self._look(ms)
+            finally:
+                self.direct -= 1
+                self.calm = time.monotonic()
+                if self.direct == 0 and self.pending:
+                    self.idle.notify_all()
 
     def close(self):
         """Stop the thread, cancel what is left, close the connection."""
@@ -331,7 +426,7 @@ class _Driver:
             if self.pending and not self.signalled:
                 self.signalled = True
                 _lib.lib().r3q_signal(self.conn.ptr)
-            self.idle.notify()
+            self.idle.notify_all()
         if self.thread is not threading.current_thread():
             self.thread.join()
         with self.lock:

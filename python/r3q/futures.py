@@ -275,7 +275,7 @@ class _Chunk:
         task.add_done_callback(self._done)
 
     def _done(self, f):
-        """The task's outcome is in (in the futures' thread)."""
+        """The task's outcome is in (in the thread that took it)."""
         self.t_out = f._t_out
         if f.cancelled():
             if super(_ChunkFuture, self.fut).cancel():
@@ -304,12 +304,30 @@ class _Chunk:
         except _cf.InvalidStateError:
             pass                        # cancelled meanwhile
 
+    def wait(self, timeout=None):
+        """Wait in this thread for the task's outcome, through its
+        resends (_Driver.wait_for: no hand-off between threads); the time
+        left of timeout."""
+        t0 = time.monotonic()
+        while not self.fut.done():
+            task = self.task
+            left = None if timeout is None else \
+                timeout - (time.monotonic() - t0)
+            if left is not None and left <= 0:
+                break
+            task._wait(left)
+            if task is self.task and not self.fut.done():
+                break                   # its callback runs elsewhere
+        if timeout is None:
+            return None
+        return max(0.0, timeout - (time.monotonic() - t0))
+
     def values(self, timeout=None):
         """(values, error) of the chunk's calls; raises what failed the
         whole task."""
         with self.lock:
             if self.out is None:
-                data = self.fut.result(timeout)
+                data = self.fut.result(self.wait(timeout))
                 if data == _ship.NEED:
                     raise TaskFailed("a worker lacked the program's files, "
                                      "sent again", None, self.start)
@@ -481,6 +499,12 @@ class Future(_cf.Future):
                 pass
         else:
             return
+
+    def result(self, timeout=None):
+        return super().result(self._chunk.wait(timeout))
+
+    def exception(self, timeout=None):
+        return super().exception(self._chunk.wait(timeout))
 
     def cancel(self):
         if self.done():

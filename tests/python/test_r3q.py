@@ -163,6 +163,51 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(done, {f})
         self.assertTrue(f.cancelled())
 
+    def test_result_waits_in_caller(self):
+        """result() takes its outcome in the calling thread (no hand-off
+        to the futures' thread): with the futures' thread kept out (a
+        grace longer than the test), the callback of a submitted task runs
+        in the thread that waits; a second thread waiting in result() on
+        other tasks meanwhile, and cf.as_completed() over tasks nobody
+        waits on, once the grace is back, still get theirs."""
+        f = self.c.submit("py-echo", b"warm")
+        self.assertEqual(f.result(30), b"warm")
+        d = self.c._state.driver
+        old = d.GRACE
+        d.GRACE = 3600.0
+        try:
+            where = []
+            f = self.c.submit("py-echo", b"one", _wake=False)
+            f.add_done_callback(
+                lambda f: where.append(threading.current_thread()))
+            self.c._flush()
+            self.assertEqual(f.result(30), b"one")
+            self.assertEqual(where, [threading.current_thread()])
+            # Two threads waiting at once, each on its own tasks.
+            out = {}
+
+            def other():
+                g = self.c.submit_pickled("py-slow", 0.3, _wake=False)
+                self.c._flush()
+                out["other"] = g.result(30)
+            t = threading.Thread(target=other)
+            t.start()
+            h = self.c.submit_pickled("py-slow", 0.2, _wake=False)
+            self.c._flush()
+            self.assertEqual(h.result(30), 0.2)
+            t.join(30)
+            self.assertEqual(out, {"other": 0.3})
+        finally:
+            d.GRACE = old
+            with d.lock:
+                d.idle.notify_all()     # out of its hour-long grace
+        # Nobody waits in result(): the futures' thread takes them.
+        fs = [self.c.submit("py-echo", b"%d" % i, _wake=False)
+              for i in range(20)]
+        self.c._flush()
+        got = sorted(f.result() for f in cf.as_completed(fs, timeout=30))
+        self.assertEqual(got, sorted(b"%d" % i for i in range(20)))
+
     def test_many_futures(self):
         fs = [self.c.submit("py-echo", b"%d" % i) for i in range(2000)]
         self.assertEqual([f.result(60) for f in fs],

@@ -427,9 +427,17 @@ class _Driver:
                 self.signalled = True
                 _lib.lib().r3q_signal(self.conn.ptr)
             self.idle.notify_all()
-        if self.thread is not threading.current_thread():
+        me = threading.current_thread()
+        if self.thread is not me:
             self.thread.join()
         with self.lock:
+            # A caller waiting in libr3q (wait_for()) holds the futures
+            # in its array: they are freed only once it is out.
+            while self.pumping is not None and self.pumping is not me:
+                if not self.signalled:
+                    self.signalled = True
+                    _lib.lib().r3q_signal(self.conn.ptr)
+                self.idle.wait(0.1)
             left = [self._take(c) for c in list(self.pending)]
         for fut, _, _, _ in left:
             fut._resolve(_lib.ECANCELLED, None, "the r3q.Client was closed")

@@ -208,6 +208,28 @@ class ClientTest(unittest.TestCase):
         got = sorted(f.result() for f in cf.as_completed(fs, timeout=30))
         self.assertEqual(got, sorted(b"%d" % i for i in range(20)))
 
+    def test_close_while_waiting(self):
+        """A client closed while another thread waits in result() (in
+        libr3q, on the futures it would free): the waiter gets
+        r3q.Cancelled, nothing is freed under it, close() returns."""
+        c = r3q.Client(name="test_close_waiting")
+        f = c.submit_pickled("py-slow", 30)
+        got = []
+
+        def waiter():
+            try:
+                f.result(60)
+            except BaseException as e:
+                got.append(e)
+        t = threading.Thread(target=waiter)
+        t.start()
+        time.sleep(0.3)
+        c.close()
+        t.join(30)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(len(got), 1)
+        self.assertIsInstance(got[0], r3q.Cancelled)
+
     def test_many_futures(self):
         fs = [self.c.submit("py-echo", b"%d" % i) for i in range(2000)]
         self.assertEqual([f.result(60) for f in fs],

@@ -296,3 +296,13 @@ tod_ms() {
 	if (d < 0) d += 86400
 	printf "%.1f", d * 1000 }'
 }
+
+# SIM: r3q-sim, which is built only where configure found SimGrid; a test
+# that needs it is skipped (77) without it, saying why.
+need_sim() {
+	SIM=$top_builddir/sim/r3q-sim
+	if [ ! -x "$SIM" ]; then
+		echo "SKIP: sim/r3q-sim is not built (configure did not find SimGrid, libsimgrid-dev >= 3.32)"
+		exit 77
+	fi
+}

@@ -20,11 +20,7 @@
 # SimGrid r3q-sim is not built and the test is skipped.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
-SIM=$top_builddir/sim/r3q-sim
-if [ ! -x "$SIM" ]; then
-	echo "SKIP: sim/r3q-sim is not built (configure did not find SimGrid, libsimgrid-dev >= 3.32)"
-	exit 77
-fi
+need_sim
 F5=$top_srcdir/tests/data/taillard/tai20_5.txt
 # Every figure pinned: a node's cost, the speeds and the jitter's seed.
 BNB="--driver bnb --pfsp $F5 --instance 1 --workers 8 --ig 0 --node-budget 100

@@ -9,11 +9,7 @@
 # Without SimGrid r3q-sim is not built and the test is skipped.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
-SIM=$top_builddir/sim/r3q-sim
-if [ ! -x "$SIM" ]; then
-	echo "SKIP: sim/r3q-sim is not built (configure did not find SimGrid, libsimgrid-dev >= 3.32)"
-	exit 77
-fi
+need_sim
 
 N=100
 C=20

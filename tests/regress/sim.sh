@@ -14,11 +14,7 @@
 # is skipped.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
-SIM=$top_builddir/sim/r3q-sim
-if [ ! -x "$SIM" ]; then
-	echo "SKIP: sim/r3q-sim is not built (configure did not find SimGrid, libsimgrid-dev >= 3.32)"
-	exit 77
-fi
+need_sim
 
 # Every frame's size, counted by the wire rules, is checked against
 # protobuf-c's own count (r3q-sim(1), ENVIRONMENT): a run stops at the

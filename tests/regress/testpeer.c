@@ -617,13 +617,31 @@ listen_loopback(const char *port, int backlog)
 }
 
 /*
+ * Say what was done, then read and drop whatever the worker sends, with no
+ * time limit, until it closes; then say so.
+ */
+static int
+serve_idle(const char *done)
+{
+	Envelope	*ans;
+
+	printf("%s\n", done);
+	fflush(stdout);
+	alarm(0);
+	while ((ans = recv_env()) != NULL)
+		frame_free(ans);
+	printf("closed\n");
+	return (0);
+}
+
+/*
  * A master that sends the CRLs of $R3Q_TESTPEER_CRL, whoever signed them,
  * in its welcome and in a CrlPush; then reads until the worker closes.
  */
 static int
 serve_crl(void)
 {
-	Envelope		 env = R3Q__ENVELOPE__INIT, *ans;
+	Envelope		 env = R3Q__ENVELOPE__INIT;
 	R3q__Welcome		 w = R3Q__WELCOME__INIT;
 	R3q__CrlPush		 cp = R3Q__CRL_PUSH__INIT;
 	const char		*path = getenv("R3Q_TESTPEER_CRL");
@@ -650,13 +668,7 @@ serve_crl(void)
 	env.body_case = R3Q__ENVELOPE__BODY_CRL_PUSH;
 	env.crl_push = &cp;
 	send_env(&env);
-	printf("crl sent\n");
-	fflush(stdout);
-	alarm(0);
-	while ((ans = recv_env()) != NULL)
-		frame_free(ans);
-	printf("closed\n");
-	return (0);
+	return (serve_idle("crl sent"));
 }
 
 /*
@@ -695,13 +707,7 @@ do_serve(SSL_CTX *ctx, const char *port, const char *kind)
 		return (serve_crl());
 	if (strcmp(kind, "mute") == 0) {
 		/* Take the hello, answer nothing, keep the connection. */
-		printf("hello taken\n");
-		fflush(stdout);
-		alarm(0);
-		while ((ans = recv_env()) != NULL)
-			frame_free(ans);
-		printf("closed\n");
-		return (0);
+		return (serve_idle("hello taken"));
 	}
 	w.protocol = R3Q_PROTOCOL;
 	w.epoch = 77;

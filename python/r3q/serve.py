@@ -112,24 +112,53 @@ def _send(kind, body=b""):
         data = data[os.write(_out, data):]
 
 
+class _Quiet:
+    """SIGIO's handler kept out of a block that reads the input or writes
+    a frame: the handler reads the same buffer, and run inside such a
+    block (Python runs it between any two bytecodes) it would put input
+    out of order, or raise TaskCancelled between a read and the append
+    of what was read, losing it (the process then waits for ever for a
+    task it was sent).  The signal is blocked, not lost: one that comes
+    meanwhile runs the handler once the block is over; one whose handler
+    was already due finds _polling and leaves the input to the block."""
+
+    def __enter__(self):
+        global _polling
+        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGIO])
+        self.outer = _polling
+        _polling = True
+
+    def __exit__(self, *exc):
+        global _polling
+        _polling = self.outer
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+
+
 def halfway():
     """Report that the current task is half done (once per task)."""
     global _half_sent
     if _in_task and not _half_sent and _out is not None:
         _half_sent = True
-        _send(b"H")
+        with _Quiet():
+            _send(b"H")
+
+
+def _poll_cancel():
+    """Whether a cancel of the current task has come: what input is
+    there is read, without waiting, with the handler kept out."""
+    global _cancel_seen
+    if not _cancel_seen and _frames is not None:
+        with _Quiet():
+            if _frames.cancel_pending(_seq):
+                _cancel_seen = True
+    return _cancel_seen
 
 
 def cancelled():
     """True once the current task has been cancelled (by the master, or
     its timeout): a long function may look now and then and give up."""
-    global _cancel_seen, _polling
-    if _in_task and not _cancel_seen and _frames is not None:
-        _polling = True
-        try:
-            _cancel_seen = _frames.cancel_pending(_seq)
-        finally:
-            _polling = False
+    if _in_task:
+        _poll_cancel()
     return _cancel_seen
 
 
@@ -137,13 +166,10 @@ def _on_sigio(signum, frame):
     """SIGIO: input came.  During a task it is a cancel, or (pipelined)
     the next task, kept for the loop: a cancel of this task interrupts
     the function.  Between tasks it is the next task, read by the loop."""
-    global _cancel_seen
     if not _interruptible or _cancel_seen or _polling or _frames is None:
         return
-    if _frames.cancel_pending(_seq):
-        _cancel_seen = True
-        if _interruptible:
-            raise TaskCancelled("cancelled")
+    if _poll_cancel() and _interruptible:
+        raise TaskCancelled("cancelled")
 
 
 class _Frames:
@@ -278,13 +304,10 @@ def _run_any(payload, interrupt):
     def arm():
         # Interrupts only once the program is imported and the calls
         # unpickled: an import cut short leaves broken modules behind.
-        global _interruptible, _cancel_seen
+        global _interruptible
         if interrupt:
             _interruptible = True
-            if not _cancel_seen and _frames is not None and \
-                    _frames.cancel_pending(_seq):
-                _cancel_seen = True
-            if _cancel_seen:
+            if _poll_cancel():
                 raise TaskCancelled("cancelled")
     try:
         try:

@@ -649,21 +649,30 @@ def _replay_creator(blob):
 
 def run(payload, arm=None):
     """One task of r3q.serve --any: ('R', answer) or ('F', why).  A
-    cancel (r3q.serve.TaskCancelled, a BaseException) may come anywhere,
-    even inside an import: the modules imported since the task began are
-    then forgotten (a module half imported would stay broken, and those
-    that imported it would hold it), and so is the context if it was
-    being imported, so that the next task imports them again."""
-    mods = set(sys.modules)
+    cancel (r3q.serve.TaskCancelled, a BaseException) may come anywhere
+    once arm() has run, even inside an import the function makes: the
+    modules imported since then are forgotten (a module half imported
+    would stay broken, and those that imported it would hold it), so that
+    the next task imports them again.  Those the task imported whole
+    before (the program, DEAP, NumPy) stay: NumPy imported a second time
+    warns of "subtle issues".  Another BaseException before arm() (a
+    KeyboardInterrupt) forgets what the task imported, and the context if
+    it was being imported."""
+    mods = [set(sys.modules), False]
     before = _active.hash
+
+    def armed():
+        mods[:] = [set(sys.modules), True]
+        if arm is not None:
+            arm()
     try:
-        return _run(payload, arm)
+        return _run(payload, armed)
     except BaseException as e:
         if isinstance(e, Exception):
             raise
-        for m in set(sys.modules) - mods:
+        for m in set(sys.modules) - mods[0]:
             sys.modules.pop(m, None)
-        if _active.hash != before:
+        if not mods[1] and _active.hash != before:
             _active.hash = None
         raise
 

@@ -399,8 +399,9 @@ tls_cert_cn(const char *path, char *role, size_t rolelen, char *cn,
  * Say why a TLS bufferevent failed: the OpenSSL reason, the certificate
  * verification result, the socket error, or a plain close.  Returns 1 for
  * a close that is no error: an end of stream, with the peer's close_notify
- * or without it (most clients just close their socket; whether that came
- * between frames is for the caller to judge), else 0.
+ * or without it, or a write or read the peer's close cut short (most
+ * clients just close their socket; whether that came between frames is
+ * for the caller to judge), else 0.
  */
 int
 tls_describe_error(struct bufferevent *bev, short what, char *buf,
@@ -442,6 +443,17 @@ tls_describe_error(struct bufferevent *bev, short what, char *buf,
 		return (1);
 	}
 	serr = EVUTIL_SOCKET_ERROR();
+	/*
+	 * The peer closed while we wrote (EPIPE), or with our data unread
+	 * (ECONNRESET): a close as much as an end of stream.  A client that
+	 * closes right after its last frame (libr3q's r3q_close sends
+	 * CloseJob and goes) meets masterd's answer so.
+	 */
+	if ((what & BEV_EVENT_ERROR) && (serr == EPIPE || serr == ECONNRESET)) {
+		snprintf(buf, len, "connection closed (%s)",
+		    evutil_socket_error_to_string(serr));
+		return (1);
+	}
 	if ((what & BEV_EVENT_ERROR) && serr != 0) {
 		snprintf(buf, len, "%s", evutil_socket_error_to_string(serr));
 		return (0);

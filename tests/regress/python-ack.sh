@@ -8,6 +8,7 @@
 # then reads the job's state: ended, with every outcome acknowledged
 # (acked = seq).  Before libr3q acknowledged at r3q_close, the last
 # outcomes of every such job stayed unacknowledged until client_timeout.
+# Then masterd's log: the clients' ends are closes, not "Broken pipe".
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 PY=${PYTHON:-/usr/bin/python3}
@@ -91,3 +92,11 @@ grep -q "no client came back" "$T/masterd.log" &&
     fail "masterd waited for a client: $(grep "no client came back" "$T/masterd.log")"
 master_alive
 ok "masterd kept nothing for the clients that ended cleanly"
+# r3q_close sends its last frames and goes; masterd's answers then meet
+# a closed socket.  That is a close, logged as one (at debug level), not
+# a warning: before, every Python program's end logged "Broken pipe".
+grep -E "\((client|control)\): (Broken pipe|Connection reset by peer)\$" "$T/masterd.log" &&
+    fail "a clean client end was logged as an error"
+grep -q "(client): connection closed" "$T/masterd.log" ||
+    fail "no client end was logged: $(grep "(client)" "$T/masterd.log" | tail -n 3)"
+ok "a client's end is logged as a close, not as an error"

@@ -209,7 +209,13 @@ class _Driver:
     unresolved task for the others: callbacks, wait(), as_completed().  It
     leaves a GRACE after the last flush or wait for a caller to come and
     wait, so that it is not on a synchronous caller's way, and steps aside
-    when one comes while it waits (r3q_signal).  One thread at a time
+    when one comes while it waits (r3q_signal).  It is woken as little as
+    it can be (each wake-up costs CPU and the GIL in the middle of a round
+    trip): the end of a caller's wait in libr3q wakes callers waiting for
+    their turn (turn), not it, unless tasks are left that nobody waits
+    for; and for HOT seconds after the last flush or wait it looks every
+    GRACE by itself, so that a flush wakes it only when it sleeps for
+    good.  One thread at a time
     waits in libr3q, the pumper, on every unresolved task; only the pumper
     frees libr3q's futures, so the array it waits on stays valid while it
     is blocked.  Submitters queue tasks with r3q_submit() from any thread;
@@ -217,11 +223,13 @@ class _Driver:
     (r3q_flush: those since it last looked are one batch)."""
 
     GRACE = 0.001                       # s: a synchronous caller's turn
+    HOT = 0.05                          # s: busy after a flush or wait
 
     def __init__(self, opts, jopts):
         self.conn = _Conn(opts, jopts)
         self.lock = threading.Lock()    # pending, flags; libr3q calls
-        self.idle = threading.Condition(self.lock)
+        self.idle = threading.Condition(self.lock)  # the thread's sleep
+        self.turn = threading.Condition(self.lock)  # callers': the pumper
         self.pending = {}               # libr3q future -> Future
         self.new = False                # submitted since the last flush
         self.signalled = False          # one r3q_signal not yet consumed
@@ -367,13 +375,21 @@ class _Driver:
             finally:
                 self.lock.acquire()
         finally:
+            # Callers waiting for their turn, or for a future this
+            # pumper completed; not the futures' thread (wait_for()
+            # wakes it if tasks are left unwatched).
             self.pumping = None
-            self.idle.notify_all()
+            self.turn.notify_all()
 
     def _run(self):
         with self.lock:
             while not self.stopping:
                 if not self.pending or self.direct or self.pumping:
+                    if time.monotonic() - self.calm < self.HOT:
+                        # Busy: look again in a GRACE, so that a flush
+                        # need not wake the thread.
+                        self.idle.wait(self.GRACE)
+                        continue
                     self.asleep = True
                     self.idle.wait()
                     self.asleep = False
@@ -410,7 +426,7 @@ class _Driver:
                         # outcome and is completing it: it tells us.
                         if self.pumping is self.thread:
                             self._signal()
-                        self.idle.wait(None if ms < 0 else ms / 1000)
+                        self.turn.wait(None if ms < 0 else ms / 1000)
                         continue
                     self._look(ms)
             finally:
@@ -427,6 +443,7 @@ class _Driver:
                 self.signalled = True
                 _lib.lib().r3q_signal(self.conn.ptr)
             self.idle.notify_all()
+            self.turn.notify_all()
         me = threading.current_thread()
         if self.thread is not me:
             self.thread.join()
@@ -437,7 +454,7 @@ class _Driver:
                 if not self.signalled:
                     self.signalled = True
                     _lib.lib().r3q_signal(self.conn.ptr)
-                self.idle.wait(0.1)
+                self.turn.wait(0.1)
             left = [self._take(c) for c in list(self.pending)]
         for fut, _, _, _ in left:
             fut._resolve(_lib.ECANCELLED, None, "the r3q.Client was closed")

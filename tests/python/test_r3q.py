@@ -208,6 +208,39 @@ class ClientTest(unittest.TestCase):
         got = sorted(f.result() for f in cf.as_completed(fs, timeout=30))
         self.assertEqual(got, sorted(b"%d" % i for i in range(20)))
 
+    def test_sync_loop_leaves_thread_alone(self):
+        """A loop of submit, flush and result() in one thread (what
+        futures.submit(f).result() does) does not wake the futures'
+        thread for each task: the end of a caller's wait in libr3q wakes
+        only callers waiting for their turn, and while the client is busy
+        the thread looks by itself every GRACE, so a flush need not wake
+        it.  Counted: the notifications of the thread's condition over
+        200 round trips (one or two a round trip before)."""
+        self.assertEqual(self.c.submit("py-echo", b"warm").result(30),
+                         b"warm")
+        d = self.c._state.driver
+        calls = []
+        real = d.idle.notify_all
+
+        def counting():
+            calls.append(1)
+            real()
+        d.idle.notify_all = counting
+        try:
+            for i in range(200):
+                f = self.c.submit("py-echo", b"%d" % i, _wake=False)
+                self.c._flush()
+                self.assertEqual(f.result(30), b"%d" % i)
+        finally:
+            del d.idle.notify_all
+        self.assertLess(len(calls), 20)
+        # Tasks nobody waits for are still taken by the thread.
+        fs = [self.c.submit("py-echo", b"%d" % i, _wake=False)
+              for i in range(10)]
+        self.c._flush()
+        got = sorted(f.result() for f in cf.as_completed(fs, timeout=30))
+        self.assertEqual(got, sorted(b"%d" % i for i in range(10)))
+
     def test_close_while_waiting(self):
         """A client closed while another thread waits in result() (in
         libr3q, on the futures it would free): the waiter gets

@@ -97,7 +97,8 @@ _half_sent = False
 _cancel_seen = False
 _seq = 0                # 'T' frames received: the current task's number
 _interruptible = False  # a cancel raises TaskCancelled in the function now
-_polling = False        # cancelled() is reading the input
+_polling = False        # a _Quiet block is reading the input
+_missed = False         # SIGIO's handler came during one
 
 
 class TaskCancelled(BaseException):
@@ -118,20 +119,27 @@ class _Quiet:
     block (Python runs it between any two bytecodes) it would put input
     out of order, or raise TaskCancelled between a read and the append
     of what was read, losing it (the process then waits for ever for a
-    task it was sent).  The signal is blocked, not lost: one that comes
-    meanwhile runs the handler once the block is over; one whose handler
-    was already due finds _polling and leaves the input to the block."""
+    task it was sent).  No signal is lost: one that comes meanwhile is
+    blocked and runs the handler once the block is over; a handler that
+    was due already finds _polling, notes that it missed its turn, and
+    runs after the block.  The mask is restored before anything that can
+    raise."""
 
     def __enter__(self):
         global _polling
-        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGIO])
         self.outer = _polling
         _polling = True
+        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGIO])
 
     def __exit__(self, *exc):
-        global _polling
-        _polling = self.outer
-        signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+        global _polling, _missed
+        try:
+            _polling = self.outer
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+        if not self.outer and _missed:
+            _missed = False
+            _on_sigio(signal.SIGIO, None)
 
 
 def halfway():
@@ -166,7 +174,11 @@ def _on_sigio(signum, frame):
     """SIGIO: input came.  During a task it is a cancel, or (pipelined)
     the next task, kept for the loop: a cancel of this task interrupts
     the function.  Between tasks it is the next task, read by the loop."""
-    if not _interruptible or _cancel_seen or _polling or _frames is None:
+    global _missed
+    if not _interruptible or _cancel_seen or _frames is None:
+        return
+    if _polling:
+        _missed = True                  # _Quiet calls again after
         return
     if _poll_cancel() and _interruptible:
         raise TaskCancelled("cancelled")
@@ -297,9 +309,9 @@ def _output(value):
 def _run_any(payload, interrupt):
     """One task of --any: a chunk of calls of a function the client
     shipped by reference (r3q.futures)."""
-    global _in_task, _half_sent, _cancel_seen, _interruptible
+    global _in_task, _half_sent, _cancel_seen, _interruptible, _missed
     from . import _ship
-    _in_task, _half_sent, _cancel_seen = True, False, False
+    _in_task, _half_sent, _cancel_seen, _missed = True, False, False, False
 
     def arm():
         # Interrupts only once the program is imported and the calls
@@ -329,7 +341,7 @@ def _run_any(payload, interrupt):
 
 def _run(fn, use_pickle, payload, interrupt=False):
     """One task: ('R', output) or ('F', message)."""
-    global _in_task, _half_sent, _cancel_seen, _interruptible
+    global _in_task, _half_sent, _cancel_seen, _interruptible, _missed
     if use_pickle == "any":
         return _run_any(payload, interrupt)
     if use_pickle:
@@ -342,7 +354,7 @@ def _run(fn, use_pickle, payload, interrupt=False):
                           _last_line(e)).encode()
     else:
         arg = payload
-    _in_task, _half_sent, _cancel_seen = True, False, False
+    _in_task, _half_sent, _cancel_seen, _missed = True, False, False, False
     try:
         try:
             _interruptible = interrupt

@@ -12,6 +12,10 @@ first task's imports (the script, NumPy) stay, and the script is
 imported once (SERVE_CANCEL_LOG counts), NumPy never again (its warning
 on the process's standard error).
 
+First, in this process, r3q.serve's guard itself: a SIGIO that comes
+while the input is read, blocked or its handler due, interrupts the
+function after the read, not inside it, and is not lost.
+
 usage: serve_cancel.py ROUNDS SEED...   (exit 1 with the reason)
 """
 import os
@@ -20,6 +24,7 @@ import subprocess
 import sys
 
 import random
+import signal
 import tempfile
 import time
 
@@ -166,7 +171,49 @@ def rounds_of(s, rnd, ctx, fnblob, rounds, seed):
     return counts
 
 
+def quiet():
+    """In this process: a cancel's SIGIO during r3q.serve's reading of
+    its input, blocked there or its handler run there (Python runs it
+    between any two bytecodes), interrupts the function once the read is
+    over, never inside it."""
+    from r3q import serve
+    r, w = os.pipe()
+    serve._frames = serve._Frames(r)
+    signal.signal(signal.SIGIO, serve._on_sigio)
+    for how in ("blocked", "due"):
+        serve._seq, serve._in_task, serve._interruptible = 1, True, True
+        serve._cancel_seen = serve._missed = False
+        os.write(w, frame(b"T", b"next") + frame(b"C", (1).to_bytes(4, "big")))
+        try:
+            with serve._Quiet():
+                if how == "blocked":
+                    os.kill(os.getpid(), signal.SIGIO)
+                else:
+                    serve._on_sigio(signal.SIGIO, None)
+                for _ in range(1000):
+                    pass
+                if serve._frames.buf or serve._frames.pending:
+                    sys.exit("quiet, %s: the handler read the input inside "
+                             "the block" % how)
+            for _ in range(1000):
+                pass                    # the handler has run by here
+        except serve.TaskCancelled:
+            pass
+        else:
+            sys.exit("quiet, %s: the cancel was lost" % how)
+        if serve._frames.pending != [(b"T", b"next")]:
+            sys.exit("quiet, %s: the next task was not kept: %r" % (
+                how, serve._frames.pending))
+        serve._frames.pending = []
+    signal.signal(signal.SIGIO, signal.SIG_DFL)
+    serve._frames = None
+    os.close(r)
+    os.close(w)
+    print("quiet: a SIGIO blocked or due during a read interrupts after it")
+
+
 def main():
+    quiet()
     rounds = int(sys.argv[1])
     for seed in sys.argv[2:]:
         c = run(rounds, int(seed))

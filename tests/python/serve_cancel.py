@@ -19,12 +19,11 @@ function after the read, not inside it, and is not lost.
 usage: serve_cancel.py ROUNDS SEED...   (exit 1 with the reason)
 """
 import os
+import random
 import select
+import signal
 import subprocess
 import sys
-
-import random
-import signal
 import tempfile
 import time
 

@@ -6,9 +6,11 @@
 # interrupt; before it was kept out, it reordered or lost a chunk of the
 # input within a few dozen rounds: a task answered "not a payload of
 # r3q.futures", or the process waited for ever for one it had been sent
-# (a map on the cluster that never ended).  And a first task cancelled as
-# its function ran made the process forget the script and NumPy, which
-# the next task imported again (NumPy warns of "subtle issues").
+# (a map on the cluster that never ended).  Before that, in its own
+# process, the guard: a SIGIO blocked during a read, or its handler due
+# there, interrupts after the read and is not lost.  And a first task
+# cancelled as its function ran made the process forget the script,
+# which the next task imported again (its top level ran twice).
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 PY=${PYTHON:-/usr/bin/python3}

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from r3q import _ship
@@ -186,7 +187,10 @@ def quiet():
         try:
             with serve._Quiet():
                 if how == "blocked":
-                    os.kill(os.getpid(), signal.SIGIO)
+                    # To this thread, which blocks it (a signal to the
+                    # process could go to a thread of NumPy's BLAS).
+                    signal.pthread_kill(threading.main_thread().ident,
+                                        signal.SIGIO)
                 else:
                     serve._on_sigio(signal.SIGIO, None)
                 for _ in range(1000):
@@ -204,11 +208,14 @@ def quiet():
             sys.exit("quiet, %s: the next task was not kept: %r" % (
                 how, serve._frames.pending))
         serve._frames.pending = []
-    signal.signal(signal.SIGIO, signal.SIG_DFL)
+    # This process serves nothing more: a SIGIO must not end it (by
+    # default it would, silently).
+    signal.signal(signal.SIGIO, signal.SIG_IGN)
     serve._frames = None
     os.close(r)
     os.close(w)
-    print("quiet: a SIGIO blocked or due during a read interrupts after it")
+    print("quiet: a SIGIO blocked or due during a read interrupts after it",
+          flush=True)
 
 
 def main():
@@ -217,7 +224,7 @@ def main():
     for seed in sys.argv[2:]:
         c = run(rounds, int(seed))
         print("seed %s: %d tasks, %d answered, %d cancelled" % (
-            seed, 2 * rounds, c["R"], c["cancelled"]))
+            seed, 2 * rounds, c["R"], c["cancelled"]), flush=True)
         if c["cancelled"] == 0:
             sys.exit("seed %s: no cancel took: the test tests nothing" %
                      seed)

@@ -201,12 +201,16 @@ class ClientTest(unittest.TestCase):
             d.GRACE = old
             with d.lock:
                 d.idle.notify_all()     # out of its hour-long grace
-        # Nobody waits in result(): the futures' thread takes them.
+        self.assert_thread_takes(20)
+
+    def assert_thread_takes(self, n):
+        """n tasks that nobody waits for in result(), flushed: the
+        futures' thread takes them (cf.as_completed() gets them all)."""
         fs = [self.c.submit("py-echo", b"%d" % i, _wake=False)
-              for i in range(20)]
+              for i in range(n)]
         self.c._flush()
         got = sorted(f.result() for f in cf.as_completed(fs, timeout=30))
-        self.assertEqual(got, sorted(b"%d" % i for i in range(20)))
+        self.assertEqual(got, sorted(b"%d" % i for i in range(n)))
 
     def test_sync_loop_leaves_thread_alone(self):
         """A loop of submit, flush and result() in one thread (what
@@ -234,12 +238,7 @@ class ClientTest(unittest.TestCase):
         finally:
             del d.idle.notify_all
         self.assertLess(len(calls), 20)
-        # Tasks nobody waits for are still taken by the thread.
-        fs = [self.c.submit("py-echo", b"%d" % i, _wake=False)
-              for i in range(10)]
-        self.c._flush()
-        got = sorted(f.result() for f in cf.as_completed(fs, timeout=30))
-        self.assertEqual(got, sorted(b"%d" % i for i in range(10)))
+        self.assert_thread_takes(10)
 
     def test_close_while_waiting(self):
         """A client closed while another thread waits in result() (in

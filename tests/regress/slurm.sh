@@ -153,7 +153,9 @@ waitfor "grep -q 'worker $w5 drained and left' '$T/masterd.log'" 150 ||
     fail "$w5 did not drain before its time limit: $(slurm_job_state "$j5") $(grep "$w5" "$T/masterd.log" | tail -n 2)"
 gone_job "$j5" 30
 st=$(slurm_job_state "$j5")
-[ "$st" = COMPLETED ] || fail "job $j5 ended $st, not COMPLETED"
+[ "$st" = COMPLETED ] ||
+    fail "job $j5 ended $st, not COMPLETED ($(scontrol show job "$j5" 2>/dev/null |
+    grep -o 'ExitCode=[0-9:]*\|Reason=[^ ]*' | tr '\n' ' '); its output: $(tail -n 5 "$T/r3q-workers-$j5.out" 2>/dev/null))"
 grep -q "worker $w5 draining (SIGTERM)" "$T/masterd.log" || fail "$w5 drained for another reason"
 no_state
 ok "time limit 2 min: #SBATCH --signal=TERM@60 drained $w5 before it; the job COMPLETED, its state gone"

@@ -92,7 +92,8 @@ def _b(s):
 
 class _Conn:
     """One libr3q connection and its job: what a Client's map or futures
-    use, closed once (r3q_close tells the master the job is over)."""
+    use (each its own: see _State.take), closed once (r3q_close tells the
+    master the job is over)."""
 
     def __init__(self, opts, jopts):
         lib = _lib.lib()
@@ -225,8 +226,8 @@ class _Driver:
     GRACE = 0.001                       # s: a synchronous caller's turn
     HOT = 0.05                          # s: busy after a flush or wait
 
-    def __init__(self, opts, jopts):
-        self.conn = _Conn(opts, jopts)
+    def __init__(self, conn):
+        self.conn = conn
         self.lock = threading.Lock()    # pending, flags; libr3q calls
         self.idle = threading.Condition(self.lock)  # the thread's sleep
         self.turn = threading.Condition(self.lock)  # callers': the pumper
@@ -471,6 +472,15 @@ class _State:
         self.closed = False
         self.mconn = None
         self.driver = None
+        self.spare = None       # what Client() opened, not yet taken
+
+    def take(self, opts, jopts):
+        """A connection for map or for the futures (called with lock
+        held): the one Client() opened, for whichever comes first, so
+        that a program using one of them has one connection and one job
+        on the master; a new one for the other."""
+        conn, self.spare = self.spare, None
+        return conn if conn is not None else _Conn(opts, jopts)
 
     def close(self):
         with self.lock:
@@ -478,6 +488,9 @@ class _State:
                 return
             self.closed = True
             driver, self.driver = self.driver, None
+            spare, self.spare = self.spare, None
+        if spare is not None:
+            spare.close()
         if driver is not None:
             driver.close()
         with self.map_lock:
@@ -503,6 +516,11 @@ class Client:
     max_kills, verify, client_timeout (seconds), balance ("none", "one",
     "power", "global": held tasks move between workers).
 
+    A client is a job on the master (r3qctl jobs shows it by its name),
+    opened by Client().  One that uses both map (map, map_pickled,
+    map_any) and the futures (submit, the Executor, r3q.futures) is two
+    jobs: map waits in libr3q on a connection of its own.
+
     A client is used from any thread, and as a context manager; close()
     (or the end of the with block) cancels what is still running."""
 
@@ -525,7 +543,8 @@ class Client:
             max_kills or 0, verify or 0,
             int((client_timeout or 0) * 1000), _b(balance))
         self._state = _State()
-        self._state.mconn = _Conn(self._opts, self._jopts)
+        # Connected now, so that a wrong address fails here.
+        self._state.spare = _Conn(self._opts, self._jopts)
         self._finalizer = weakref.finalize(self, self._state.close)
 
     def __enter__(self):
@@ -581,7 +600,9 @@ class Client:
         with st.map_lock:
             self._check()
             if st.mconn is None:
-                st.mconn = _Conn(self._opts, self._jopts)
+                with st.lock:
+                    self._check()
+                    st.mconn = st.take(self._opts, self._jopts)
             conn = st.mconn
             rc = self._run_map(conn, kindb, inp, out, n, tmo)
         results = self._outputs(out, n, codec)
@@ -701,7 +722,7 @@ class Client:
         with st.lock:
             self._check()
             if st.driver is None:
-                st.driver = _Driver(self._opts, self._jopts)
+                st.driver = _Driver(st.take(self._opts, self._jopts))
             driver = st.driver
         return driver.submit(kindb, data, codec, int(priority), int(copies),
                              _wake)

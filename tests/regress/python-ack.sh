@@ -9,6 +9,7 @@
 # (acked = seq).  Before libr3q acknowledged at r3q_close, the last
 # outcomes of every such job stayed unacknowledged until client_timeout.
 # Then masterd's log: the clients' ends are closes, not "Broken pipe".
+# Each of these clients made one job: the one it printed.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 PY=${PYTHON:-/usr/bin/python3}
@@ -43,7 +44,11 @@ attached() {
 	grep -q "^attached: done, acked $2, seq $2\$" "$T/att.$1"
 }
 
+# jobs: the ids of the jobs masterd knows.
+jobs() { "$R3QCTL" jobs | awk 'NR > 1 { print $1 }' | sort -n; }
+
 for how in close with exit futures; do
+	jobs > "$T/jobs.before"
 	"${PYLIB[@]}" - "$how" > "$T/py.$how" 2> "$T/py.$how.err" <<'EOF' ||
 import sys
 import r3q
@@ -77,6 +82,11 @@ EOF
 	    fail "the $how client failed: $(tail -n 5 "$T/py.$how.err")"
 	read -r job n < "$T/py.$how"
 	[ -n "$job" ] || fail "the $how client printed no job"
+	# A client that uses map alone, or the futures alone, opens one
+	# connection: one job (it opened two before, one of them empty).
+	new=$(jobs | comm -13 "$T/jobs.before" - | tr '\n' ' ')
+	[ "$new" = "$job " ] ||
+	    fail "the $how client made the jobs $new, not just $job: $("$R3QCTL" jobs)"
 	# The client's last frames may still be on their way: wait for the
 	# state, which without the acknowledgement holds for client_timeout.
 	i=0

@@ -44,11 +44,11 @@ attached() {
 	grep -q "^attached: done, acked $2, seq $2\$" "$T/att.$1"
 }
 
-# jobs: the ids of the jobs masterd knows.
-jobs() { "$R3QCTL" jobs | awk 'NR > 1 { print $1 }' | sort -n; }
+# job_ids: the ids of the jobs masterd knows, sorted for comm.
+job_ids() { "$R3QCTL" jobs | awk 'NR > 1 { print $1 }' | sort; }
 
 for how in close with exit futures; do
-	jobs > "$T/jobs.before"
+	job_ids > "$T/jobs.before"
 	"${PYLIB[@]}" - "$how" > "$T/py.$how" 2> "$T/py.$how.err" <<'EOF' ||
 import sys
 import r3q
@@ -83,8 +83,8 @@ EOF
 	read -r job n < "$T/py.$how"
 	[ -n "$job" ] || fail "the $how client printed no job"
 	# A client that uses map alone, or the futures alone, opens one
-	# connection: one job (it opened two before, one of them empty).
-	new=$(jobs | comm -13 "$T/jobs.before" - | tr '\n' ' ')
+	# connection and so one job (a futures client had two, one empty).
+	new=$(job_ids | comm -13 "$T/jobs.before" - | tr '\n' ' ')
 	[ "$new" = "$job " ] ||
 	    fail "the $how client made the jobs $new, not just $job: $("$R3QCTL" jobs)"
 	# The client's last frames may still be on their way: wait for the

@@ -117,6 +117,9 @@ print_json(const R3q__JobInfo *ji)
 	    "\"replicas\":%u,\"killed_held\":%u,\"killed_running\":%u,",
 	    S(ji->sync_ns), S(ji->comm_ns), S(ji->compute_ns), ji->replicas,
 	    ji->killed_held, ji->killed_running);
+	/* Only a batch job that had more than 2,048 batches folds some. */
+	if (ji->gens_folded > 0)
+		printf("\"generations_folded\":%" PRIu64 ",", ji->gens_folded);
 	printf("\"generations_done\":[");
 	for (i = 0; i < ji->n_gens; i++) {
 		g = ji->gens[i];
@@ -160,10 +163,10 @@ print_result(const R3q__JobInfo *ji)
 	if (ji->params == NULL) {
 		/* A batch job: no fitness, its tasks' outcomes. */
 		printf("summary: job %" PRIu64 " %s, batch job '%s' of %s, "
-		    "policy %s, %zu batches, %" PRIu64 " tasks done, %" PRIu64
-		    " failed, %" PRIu64 " cancelled, %.3f s\n", ji->id,
-		    ji->state, ji->name, ji->owner, ji->policy, ji->n_gens,
-		    ji->tasks_done, ji->tasks_failed, ji->tasks_cancelled,
+		    "policy %s, %" PRIu64 " batches, %" PRIu64 " tasks done, %"
+		    PRIu64 " failed, %" PRIu64 " cancelled, %.3f s\n", ji->id,
+		    ji->state, ji->name, ji->owner, ji->policy,
+		    ji->n_gens + ji->gens_folded, ji->tasks_done, ji->tasks_failed, ji->tasks_cancelled,
 		    (double)ji->elapsed_ns / 1e9);
 		printf("time: compute %.3f s, communication %.3f s, "
 		    "synchronisation wait %.3f s\n", S(ji->compute_ns),
@@ -215,6 +218,9 @@ es_print_table(const R3q__JobInfo *ji)
 
 	printf("%4s %-24s %9s %9s %9s %9s %5s %5s %5s\n", "GEN", "BEST",
 	    "TOTAL", "SYNC", "COMM", "COMPUTE", "REPL", "KHELD", "KRUN");
+	if (ji->gens_folded > 0)
+		printf("(batches 0-%" PRIu64 ": folded, counted in the totals "
+		    "only)\n", ji->gens_folded - 1);
 	for (i = 0; i < ji->n_gens; i++) {
 		g = ji->gens[i];
 		/* A batch job's batches have no best. */

@@ -261,8 +261,12 @@ cmd_report_exec(const struct cmd_entry *self, int argc, char *argv[])
 		f = report_open(dir, "breakdown.svg", path, sizeof(path));
 		report_close(f, path, report_svg_breakdown(f, &rj));
 		printf("%s/report.html: job %" PRIu64 ", %zu executions on "
-		    "%zu workers, %zu generations\n", dir, rj.id, rj.nspans,
+		    "%zu workers, %zu generations", dir, rj.id, rj.nspans,
 		    rj.nworkers, rj.ngens);
+		if (ans->job_trace->info->gens_folded > 0)
+			printf(" (the %" PRIu64 " before them folded)",
+			    ans->job_trace->info->gens_folded);
+		printf("\n");
 	}
 	if (trace != NULL) {
 		f = report_open(NULL, trace, path, sizeof(path));

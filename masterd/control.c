@@ -88,13 +88,18 @@ control_send_gen(struct session *s, uint64_t reqid, const struct job *j,
 	session_send(s, &env);
 }
 
-/* Send s the reports of the generations of j it has not had yet. */
+/*
+ * Send s the reports of the generations of j it has not had yet; those
+ * folded meanwhile (JOB_GENS_KEPT) only count in the totals.
+ */
 static void
 control_send_gens(struct session *s, const struct job *j)
 {
-	for (; s->s_watch_gen < j->j_ngens; s->s_watch_gen++)
+	if (s->s_watch_gen < j->j_nfolded)
+		s->s_watch_gen = j->j_nfolded;
+	for (; s->s_watch_gen < job_gens_done(j); s->s_watch_gen++)
 		control_send_gen(s, s->s_watch_req, j,
-		    &j->j_gens[s->s_watch_gen]);
+		    &j->j_gens[s->s_watch_gen - j->j_nfolded]);
 }
 
 /*

@@ -1096,6 +1096,56 @@ job_cancel(struct job *j, const char *why)
 }
 
 
+/* Add the sums of g to f, the report of the batches folded. */
+static void
+job_gen_fold(struct gen_report *f, const struct gen_report *g)
+{
+	f->g_gen = g->g_gen;
+	f->g_elapsed = g->g_elapsed;
+	f->g_tasks += g->g_tasks;
+	f->g_total += g->g_total;
+	f->g_sync += g->g_sync;
+	f->g_comm += g->g_comm;
+	f->g_compute += g->g_compute;
+	f->g_replicas += g->g_replicas;
+	f->g_killed_held += g->g_killed_held;
+	f->g_killed_running += g->g_killed_running;
+}
+
+/*
+ * Keep g, the report of j's latest batch or generation, after the others;
+ * a JD_FOLD_GENS job that has 2 x JOB_GENS_KEPT folds its oldest
+ * JOB_GENS_KEPT first.
+ */
+void
+job_gen_keep(struct job *j, const struct gen_report *g)
+{
+	struct gen_report	*ng;
+	size_t			 i;
+
+	if ((j->j_drv->d_flags & JD_FOLD_GENS) &&
+	    j->j_ngens >= 2 * JOB_GENS_KEPT) {
+		for (i = 0; i < JOB_GENS_KEPT; i++)
+			job_gen_fold(&j->j_gfold, &j->j_gens[i]);
+		j->j_ngens -= JOB_GENS_KEPT;
+		memmove(j->j_gens, j->j_gens + JOB_GENS_KEPT,
+		    j->j_ngens * sizeof(*j->j_gens));
+		j->j_nfolded += JOB_GENS_KEPT;
+	}
+	ng = reallocarray(j->j_gens, j->j_ngens + 1, sizeof(*ng));
+	if (ng == NULL)
+		fatal("%s", __func__);
+	j->j_gens = ng;
+	j->j_gens[j->j_ngens++] = *g;
+}
+
+/* The number of j's batches or generations reported, folded ones too. */
+uint64_t
+job_gens_done(const struct job *j)
+{
+	return (j->j_nfolded + j->j_ngens);
+}
+
 /*
  * Every task of b is over (rep: what the core saw of it; NULL when its
  * results all came from the journal): measure it, tell the driver, and
@@ -1107,7 +1157,7 @@ job_batch_over(struct job_batch *b, const struct sched_batch_report *rep)
 {
 	struct sched_batch_report	 none;
 	struct job			*j = b->b_job;
-	struct gen_report		 g, *ng;
+	struct gen_report		 g;
 
 	if (rep == NULL) {
 		memset(&none, 0, sizeof(none));
@@ -1120,14 +1170,9 @@ job_batch_over(struct job_batch *b, const struct sched_batch_report *rep)
 	g.g_tasks = (uint32_t)b->b_n;
 	job_measure(j, b, rep, &g);
 	job_batch_retire(b);
-	ng = reallocarray(j->j_gens, j->j_ngens + 1, sizeof(*ng));
-	if (ng == NULL)
-		fatal("%s", __func__);
-	j->j_gens = ng;
-	j->j_gens[j->j_ngens] = g;
-	j->j_drv->d_batch_done(j, b, &j->j_gens[j->j_ngens]);
-	j->j_ngens++;
-	job_journal_gen(j, &j->j_gens[j->j_ngens - 1]);
+	j->j_drv->d_batch_done(j, b, &g);
+	job_gen_keep(j, &g);
+	job_journal_gen(j, &g);
 	job_mark(JOB_NEWS_TELL | JOB_NEWS_STATUS);
 	if (j->j_drv->d_next != NULL)
 		j->j_drv->d_next(j, b);

@@ -187,14 +187,81 @@ bj_wait(struct job *j)
 	job_mark(JOB_NEWS_CLIENTS);
 }
 
-/* The client's batch number n of j; NULL if none or forgotten. */
+/*
+ * The index of the first of bj's runs of batch numbers that begins after
+ * n.  The numbers a client opened are kept as runs, not one by one: a
+ * client numbers its batches 1, 2, 3..., so that a job whose client flushed
+ * each of a million tasks alone keeps one run, not a million entries.
+ */
+static size_t
+bj_runs_after(const struct bjob *bj, uint64_t n)
+{
+	size_t	 lo = 0, hi = bj->bj_nruns, m;
+
+	while (lo < hi) {
+		m = lo + (hi - lo) / 2;
+		if (bj->bj_runs[m][0] <= n)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return (lo);
+}
+
+/* Has the client opened its batch number n in this job? */
+static int
+bj_runs_has(const struct bjob *bj, uint64_t n)
+{
+	size_t	 i = bj_runs_after(bj, n);
+
+	return (i > 0 && bj->bj_runs[i - 1][1] >= n);
+}
+
+/* The client opened its batch number n: add it to the runs. */
+static void
+bj_runs_add(struct bjob *bj, uint64_t n)
+{
+	size_t	 i = bj_runs_after(bj, n);
+	int	 prev, next;
+
+	if (i > 0 && bj->bj_runs[i - 1][1] >= n)
+		return;
+	prev = i > 0 && bj->bj_runs[i - 1][1] + 1 == n;
+	next = i < bj->bj_nruns && bj->bj_runs[i][0] - 1 == n;
+	if (prev && next) {
+		bj->bj_runs[i - 1][1] = bj->bj_runs[i][1];
+		memmove(bj->bj_runs + i, bj->bj_runs + i + 1,
+		    (bj->bj_nruns - i - 1) * sizeof(*bj->bj_runs));
+		bj->bj_nruns--;
+	} else if (prev)
+		bj->bj_runs[i - 1][1] = n;
+	else if (next)
+		bj->bj_runs[i][0] = n;
+	else {
+		if (bj->bj_nruns == bj->bj_runcap) {
+			bj->bj_runcap = bj->bj_runcap ? bj->bj_runcap * 2 : 4;
+			if ((bj->bj_runs = reallocarray(bj->bj_runs,
+			    bj->bj_runcap, sizeof(*bj->bj_runs))) == NULL)
+				fatal("%s", __func__);
+		}
+		memmove(bj->bj_runs + i + 1, bj->bj_runs + i,
+		    (bj->bj_nruns - i) * sizeof(*bj->bj_runs));
+		bj->bj_runs[i][0] = bj->bj_runs[i][1] = n;
+		bj->bj_nruns++;
+	}
+}
+
+/*
+ * The client's batch number n of j; NULL if none or forgotten (over, and
+ * past the job's last JOB_PAST), known if it was ever opened.
+ */
 struct job_batch *
 bj_batch(struct job *j, uint64_t n, int *known)
 {
 	uint64_t	 v;
 
-	*known = u64map_get(&BJ(j)->bj_batches, n, &v);
-	if (!*known)
+	*known = bj_runs_has(BJ(j), n);
+	if (!*known || !u64map_get(&BJ(j)->bj_batches, n, &v))
 		return (NULL);
 	return (job_batch_by_gen(j, (uint32_t)(v - 1)));
 }
@@ -233,6 +300,7 @@ bj_batch_open(struct job *j, uint64_t n, uint32_t kind)
 	b->b_ds = xcalloc(1, sizeof(struct bj_batch));
 	if (u64map_put(&BJ(j)->bj_batches, n, (uint64_t)b->b_gen + 1) == -1)
 		fatal("%s", __func__);
+	bj_runs_add(BJ(j), n);
 	return (b);
 }
 
@@ -555,9 +623,18 @@ static void
 bj_batch_free(struct job *j, struct job_batch *b)
 {
 	struct bj_batch	*bb = b->b_ds;
+	uint64_t	 v;
 	size_t		 i;
 
-	(void)j;
+	/*
+	 * Called when b retires (its payloads go) and again when it is
+	 * forgotten (out of the job's numbers already): then its number
+	 * leaves the map, known still in bj_runs.
+	 */
+	if (BJ(j) != NULL && job_batch_by_gen(j, b->b_gen) != b &&
+	    u64map_get(&BJ(j)->bj_batches, b->b_client, &v) &&
+	    v == (uint64_t)b->b_gen + 1)
+		(void)u64map_del(&BJ(j)->bj_batches, b->b_client, NULL);
 	if (bb == NULL)
 		return;
 	for (i = 0; i < b->b_n; i++)
@@ -581,6 +658,7 @@ bj_free(struct job *j)
 	free(bj->bj_res);
 	u64map_free(&bj->bj_keys);
 	u64map_free(&bj->bj_batches);
+	free(bj->bj_runs);
 	free(bj->bj_done);
 	/* A job whose parameters could not load has the init's strings. */
 	if (bj->bj_open.name != protobuf_c_empty_string)
@@ -1003,6 +1081,7 @@ bj_load(struct job *j, const struct journal_job *row,
 /* The client side's hooks are control_batch.c's. */
 const struct job_driver job_batch_driver = {
 	.d_name = "batch",
+	.d_flags = JD_FOLD_GENS,
 	.d_request = bj_request,
 	.d_detach = bj_session_gone,
 	.d_attached = bj_attached,

@@ -31,7 +31,11 @@ struct bj_done {
 struct bjob {
 	R3q__OpenJob	 bj_open;	/* as opened, defaults settled */
 	struct u64map	 bj_keys;	/* key -> gen << 32 | idx */
-	struct u64map	 bj_batches;	/* client number -> gen + 1 */
+	struct u64map	 bj_batches;	/* client number -> gen + 1, of
+					   the batches in memory */
+	uint64_t	(*bj_runs)[2];	/* every number the client opened,
+					   as runs first..last, sorted */
+	size_t		 bj_nruns, bj_runcap;
 	struct session	*bj_session;	/* attached client, or NULL */
 	uint64_t	 bj_req;	/* its request id, for pushes */
 	uint64_t	 bj_acked;	/* outcomes acknowledged */

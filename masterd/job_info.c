@@ -52,8 +52,9 @@ job_totals(const struct job *j, R3q__JobInfo *info)
 	uint64_t		 t = 0;
 	size_t			 i;
 
-	for (i = 0; i < j->j_ngens; i++) {
-		g = &j->j_gens[i];
+	for (i = 0; i <= j->j_ngens; i++) {
+		/* The folded ones' sums (JOB_GENS_KEPT) first. */
+		g = i == 0 ? &j->j_gfold : &j->j_gens[i - 1];
 		info->sync_ns += g->g_sync;
 		info->comm_ns += g->g_comm;
 		info->compute_ns += g->g_compute;
@@ -133,6 +134,7 @@ job_info(const struct job *j, R3q__JobInfo *info, int full)
 	j->j_drv->d_info(j, info, full);
 	if (!full || j->j_ngens == 0)
 		return;
+	info->gens_folded = j->j_nfolded;
 	info->n_gens = j->j_ngens;
 	info->gens = xcalloc(j->j_ngens, sizeof(*info->gens));
 	for (i = 0; i < j->j_ngens; i++) {

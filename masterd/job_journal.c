@@ -601,29 +601,26 @@ static int
 job_load_gen(void *arg, uint32_t gen, const void *blob, size_t len)
 {
 	struct job		*j = arg;
-	struct gen_report	*g;
+	struct gen_report	 g;
 	R3q__GenReport		*pb;
 
 	if ((pb = r3q__gen_report__unpack(NULL, len, blob)) == NULL) {
 		return (0);
 	}
-	if ((j->j_gens = reallocarray(j->j_gens, j->j_ngens + 1,
-	    sizeof(*j->j_gens))) == NULL)
-		fatal("%s", __func__);
-	g = &j->j_gens[j->j_ngens++];
-	memset(g, 0, sizeof(*g));
-	g->g_gen = gen;
-	g->g_best = pb->best;
-	g->g_elapsed = pb->elapsed_ns;
-	g->g_tasks = pb->tasks;
-	g->g_total = pb->total_ns;
-	g->g_sync = pb->sync_ns;
-	g->g_comm = pb->comm_ns;
-	g->g_compute = pb->compute_ns;
-	g->g_replicas = pb->replicas;
-	g->g_killed_held = pb->killed_held;
-	g->g_killed_running = pb->killed_running;
+	memset(&g, 0, sizeof(g));
+	g.g_gen = gen;
+	g.g_best = pb->best;
+	g.g_elapsed = pb->elapsed_ns;
+	g.g_tasks = pb->tasks;
+	g.g_total = pb->total_ns;
+	g.g_sync = pb->sync_ns;
+	g.g_comm = pb->comm_ns;
+	g.g_compute = pb->compute_ns;
+	g.g_replicas = pb->replicas;
+	g.g_killed_held = pb->killed_held;
+	g.g_killed_running = pb->killed_running;
 	r3q__gen_report__free_unpacked(pb, NULL);
+	job_gen_keep(j, &g);
 	return (0);
 }
 

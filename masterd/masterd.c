@@ -438,8 +438,9 @@ masterd_status(void)
 			continue;
 		if (n++ < 4 && off < sizeof(jobs))
 			off += (size_t)snprintf(jobs + off, sizeof(jobs) - off,
-			    "%sjob %llu batch %zu", n > 1 ? ", " : "",
-			    (unsigned long long)j->j_id, j->j_ngens);
+			    "%sjob %llu batch %llu", n > 1 ? ", " : "",
+			    (unsigned long long)j->j_id,
+			    (unsigned long long)job_gens_done(j));
 	}
 	if (job_journal_stalled())
 		notify_status("journal stalled, nothing assigned: %s; %zu jobs "

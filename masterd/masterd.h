@@ -142,7 +142,7 @@ struct session {
 	struct worker		*s_worker;
 	uint64_t		 s_watch;	/* job a client follows */
 	uint64_t		 s_watch_req;	/* its request id */
-	size_t			 s_watch_gen;	/* its reports sent so far */
+	uint64_t		 s_watch_gen;	/* its reports sent so far */
 	char			 s_owner[80];	/* unix:NAME or tls:CN */
 	int			 s_admin;	/* sees every job */
 	int			 s_verified;	/* TLS handshake done */
@@ -344,6 +344,8 @@ struct job_driver {
 	unsigned	 d_flags;
 #define JD_DROP_RESULTS	0x01	/* its results serve only to resume it:
 				   they leave the journal when it ends */
+#define JD_FOLD_GENS	0x02	/* its reports are its client's batches:
+				   the oldest are folded (JOB_GENS_KEPT) */
 	/*
 	 * A client's submission: Envelope body d_body (0: none) starts a
 	 * job of this driver.  d_first gives the tasks of its first batch,
@@ -496,8 +498,11 @@ struct job {
 	uint64_t		 j_seq;		/* tasks ended, numbered */
 	uint64_t		 j_dropped;
 	double			 j_work_ms;	/* reference work of a task */
-	struct gen_report	*j_gens;
+	struct gen_report	*j_gens;	/* kept one by one */
 	size_t			 j_ngens;
+	struct gen_report	 j_gfold;	/* JD_FOLD_GENS: the sums of
+						   the reports folded ... */
+	uint64_t		 j_nfolded;	/* ... the first ones */
 	double			 j_speed_time;	/* sum of speed_sum x dt */
 	char			 j_error[256];
 	uint32_t		 j_out_wid;	/* worker of the output being
@@ -517,6 +522,16 @@ struct job {
 	size_t			 j_ntrace, j_tracecap;
 };
 TAILQ_HEAD(joblist, job);
+
+/*
+ * A job whose driver has JD_FOLD_GENS (the batch driver, whose "generations"
+ * are the client's batches: one a task for a client that waits for each
+ * result) keeps the reports of its last JOB_GENS_KEPT to 2 x JOB_GENS_KEPT
+ * batches one by one; the older ones count only in its totals (j_gfold), so
+ * that neither masterd's memory nor a JobInfo grows with every batch of a
+ * job that runs for months.  The other drivers keep every generation's.
+ */
+#define JOB_GENS_KEPT	1024
 
 /*
  * Append v to a growable array arr of n elements and cap allocated; the
@@ -747,6 +762,8 @@ void	 job_batch_submit(struct job_batch *, const struct sched_task *,
 void	 job_batch_close(struct job_batch *);
 void	 job_batch_finished(struct job_batch *);
 struct job_batch *job_batch_by_gen(const struct job *, uint32_t);
+void	 job_gen_keep(struct job *, const struct gen_report *);
+uint64_t job_gens_done(const struct job *);
 void	 job_task(struct job_batch *, size_t, uint64_t, R3q__Task *);
 int	 job_task_ended(const struct job_batch *, size_t);
 void	 job_output(struct job_batch *, size_t, const void *, size_t);

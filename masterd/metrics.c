@@ -629,7 +629,7 @@ metrics_prometheus(struct evhttp_request *req, void *arg)
 	for (j = job_first(); j != NULL; j = job_next(j))
 		if (j->j_state == JOB_RUNNING)
 			evbuffer_add_printf(b, "r3q_job_generation{job=\"%" PRIu64
-			    "\"} %zu\n", j->j_id, j->j_ngens);
+			    "\"} %" PRIu64 "\n", j->j_id, job_gens_done(j));
 	evbuffer_add_printf(b,
 	    "# HELP r3q_job_efficiency Parallel efficiency LB/E of a running "
 	    "job with a synthetic load.\n"

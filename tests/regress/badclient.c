@@ -574,6 +574,48 @@ bc_batches(unsigned long n, uint64_t job)
 	return (0);
 }
 
+/*
+ * Batch numbers a job no longer holds: batches 1-8 of one echo task each,
+ * closed, all over, so that the first ones are forgotten (past the job's
+ * last few); then new batches in the gaps and next to the runs (20, 12,
+ * 9, 11, 10, each closed: their 5 outcomes say they were taken); once they
+ * are over too, each number again with a new key (all closed, forgotten or
+ * not), and 15, never opened.
+ */
+static int
+bc_forgotten(void)
+{
+	static const uint64_t	 more[] = { 20, 12, 9, 11, 10 };
+	static const uint64_t	 again[] = { 1, 9, 10, 11, 12, 20, 15 };
+	uint64_t		 job, b;
+	size_t			 i;
+	char			 what[32];
+
+	if ((job = bc_open("forgotten")) == 0)
+		return (1);
+	for (b = 1; b <= 8; b++)
+		if (bc_submit(100 + b, job, b, "echo", b, 1, 8, 0, 1, 1) == -1)
+			return (1);
+	if (bc_collect(8) != 0)
+		return (1);
+	/* Each outcome of these says its batch was taken. */
+	for (i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+		if (bc_submit(200 + i, job, more[i], "echo", 100 + more[i], 1,
+		    8, 0, 1, 1) == -1)
+			return (1);
+	if (bc_collect(sizeof(more) / sizeof(more[0])) != 0)
+		return (1);
+	for (i = 0; i < sizeof(again) / sizeof(again[0]); i++) {
+		if (bc_submit(300 + i, job, again[i], "echo", 1000 + again[i],
+		    1, 8, 0, 1, 1) == -1)
+			return (1);
+		snprintf(what, sizeof(what), "again %llu",
+		    (unsigned long long)again[i]);
+		bc_told(what, 300 + i);
+	}
+	return (0);
+}
+
 int
 do_badclient(SSL_CTX *ctx, const char *host, const char *port,
     const char *mode, const char *arg1, const char *arg2)
@@ -590,6 +632,8 @@ do_badclient(SSL_CTX *ctx, const char *host, const char *port,
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (strcmp(mode, "refusals") == 0)
 		return (bc_refusals());
+	if (strcmp(mode, "forgotten") == 0)
+		return (bc_forgotten());
 	if (strcmp(mode, "noread") == 0 && arg1 != NULL && arg2 != NULL) {
 		tv.tv_sec = 30;
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

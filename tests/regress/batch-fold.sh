@@ -15,17 +15,7 @@
 # closed (r3q-testpeer badclient forgotten).
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
-PY=${PYTHON:-/usr/bin/python3}
-src=$(cd "$top_srcdir" && pwd)
-LIBR3Q=$(cd "$top_builddir" && pwd)/lib/.libs/libr3q.so.0
-[ -f "$LIBR3Q" ] || fail "$LIBR3Q is not built"
-export R3Q_LIBRARY=$LIBR3Q
-export PYTHONPATH=$src/python:$src/tests/python
-PYLIB=("$PY")
-if [ "${R3Q_SANITIZE:-}" = address ]; then
-	PYLIB=(env LD_PRELOAD="${R3Q_LIBASAN:?}"
-	    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY")
-fi
+python_client tests/python
 N=2100
 
 mkcerts w1

@@ -39,16 +39,7 @@ EX=/usr/share/doc/deap-doc/examples
 [ -d "$EX/ga" ] || fail "$EX is missing (scripts/check installs deap-doc)"
 "$PY" -c 'import deap, numpy' 2> /dev/null ||
     fail "$PY cannot import deap (scripts/check installs python3-deap)"
-src=$(cd "$top_srcdir" && pwd)
-LIBR3Q=$(cd "$top_builddir" && pwd)/lib/.libs/libr3q.so.0
-[ -f "$LIBR3Q" ] || fail "$LIBR3Q is not built"
-export R3Q_LIBRARY=$LIBR3Q
-export PYTHONPATH=$src/python
-PYLIB=("$PY")
-if [ "${R3Q_SANITIZE:-}" = address ]; then
-	PYLIB=(env LD_PRELOAD="${R3Q_LIBASAN:?}"
-	    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY")
-fi
+python_client
 
 mkcerts w1 w2 w3
 MASTER_EXTRA="suspect_limit = 0"

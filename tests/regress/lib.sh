@@ -135,6 +135,31 @@ EOC
 	export R3Q_CONTROL
 }
 
+# python_client [DIR...]: the environment of a test's Python clients: PY,
+# R3Q_LIBRARY (the libr3q built here), PYTHONPATH (the tree's python/ and
+# each DIR of the source tree), and PYLIB, the command that runs them.
+# Under scripts/check --sanitize libr3q is built with ASan, whose runtime
+# must come first in a process: python3 is not instrumented, so PYLIB
+# preloads it, leak checks off (CPython keeps its objects at exit by
+# design; libr3q's leaks are tests/unit/test_lib's to find).
+python_client() {
+	PY=${PYTHON:-/usr/bin/python3}
+	src=$(cd "$top_srcdir" && pwd)
+	LIBR3Q=$(cd "$top_builddir" && pwd)/lib/.libs/libr3q.so.0
+	[ -f "$LIBR3Q" ] || fail "$LIBR3Q is not built"
+	export R3Q_LIBRARY=$LIBR3Q
+	PYTHONPATH=$src/python
+	for _d in "$@"; do
+		PYTHONPATH=$PYTHONPATH:$src/$_d
+	done
+	export PYTHONPATH
+	PYLIB=("$PY")
+	if [ "${R3Q_SANITIZE:-}" = address ]; then
+		PYLIB=(env LD_PRELOAD="${R3Q_LIBASAN:?}"
+		    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY")
+	fi
+}
+
 # Start workerd NAME [CPUS]; its pid is in WPID_NAME.  WORKER_EXTRA adds
 # lines to its config.  The kinds' processes run as workerd's own user
 # (root under make check), not as slot users: a kind's program in $T

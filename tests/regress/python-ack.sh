@@ -12,17 +12,7 @@
 # Each of these clients made one job: the one it printed.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
-PY=${PYTHON:-/usr/bin/python3}
-src=$(cd "$top_srcdir" && pwd)
-LIBR3Q=$(cd "$top_builddir" && pwd)/lib/.libs/libr3q.so.0
-[ -f "$LIBR3Q" ] || fail "$LIBR3Q is not built"
-export R3Q_LIBRARY=$LIBR3Q
-export PYTHONPATH=$src/python:$src/tests/python
-PYLIB=("$PY")
-if [ "${R3Q_SANITIZE:-}" = address ]; then
-	PYLIB=(env LD_PRELOAD="${R3Q_LIBASAN:?}"
-	    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY")
-fi
+python_client tests/python
 
 mkcerts w1
 MASTER_EXTRA="client_timeout = 3600s"

@@ -30,24 +30,12 @@
 PY=${PYTHON:-/usr/bin/python3}
 "$PY" -c 'import deap, numpy' 2> /dev/null ||
     fail "$PY cannot import deap (scripts/check installs python3-deap)"
-# Absolute: the kinds' processes run in directories of their own.
-src=$(cd "$top_srcdir" && pwd)
-LIBR3Q=$(cd "$top_builddir" && pwd)/lib/.libs/libr3q.so.0
-[ -f "$LIBR3Q" ] || fail "$LIBR3Q is not built"
-export R3Q_LIBRARY=$LIBR3Q
-export PYTHONPATH=$src/python:$src/tests/python:$src/examples/python
+# Absolute paths: the kinds' processes run in directories of their own.
+# PYLIB preloads ASan's runtime under scripts/check --sanitize.
+python_client tests/python examples/python
 export BROKEN_LOG=$T/broken.pids
 export SLEEPY_LOG=$T/sleepy.log
-# Under scripts/check --sanitize libr3q is built with ASan, whose runtime
-# must come first in a process: python3 is not instrumented, so the
-# Python programs that load libr3q get it preloaded (PYLIB).  Leak checks
-# are off for them: CPython keeps its objects at exit by design, so LSan
-# would list the interpreter's memory, not libr3q's; memory errors in
-# libr3q are still caught, and its leaks by tests/unit/test_lib.
-PYLIB=("$PY")
 if [ "${R3Q_SANITIZE:-}" = address ]; then
-	PYLIB=(env LD_PRELOAD="${R3Q_LIBASAN:?}"
-	    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY")
 	# test_r3q.py's time bounds (a cancelled batch frees the workers
 	# within seconds) took 10-13 s there instead of under 5: every
 	# allocation of the interpreter goes through ASan.

@@ -141,6 +141,10 @@ report_build(const R3q__JobTrace *t, struct report_job *rj,
 		s[ns++].replica = x->replica;
 	}
 	g = xcalloc(ji->n_gens + 1, sizeof(*g));
+	/* After folded ones, the first listed began when it was submitted. */
+	if (ji->gens_folded > 0 && ji->n_gens > 0 &&
+	    ji->gens[0]->elapsed_ns > ji->gens[0]->total_ns)
+		prev = ji->gens[0]->elapsed_ns - ji->gens[0]->total_ns;
 	for (i = 0; i < ji->n_gens; i++) {
 		g[i].gen = ji->gens[i]->generation;
 		g[i].best = ji->gens[i]->best;

@@ -8,7 +8,7 @@
 #
 # 2,100 such batches: r3qctl result counts them all, lists the last
 # 1,076 after a line naming the 1,024 folded, and --json says
-# generations_folded; r3qctl wait, which follows the job from its first
+# generations_folded; r3qctl report says so too; r3qctl wait, which follows the job from its first
 # batch, prints every batch's line across the fold; a masterd started
 # again from the journal folds the same way and answers byte for byte as
 # before; and a batch number the job has forgotten is still refused as
@@ -81,6 +81,13 @@ listed=$(grep -o '"generation":' "$T/result.json" | wc -l)
 [ "$listed" -eq $((N - 1024)) ] || fail "--json lists $listed batches"
 grep -q "\"tasks_done\":$N," "$T/result.json" || fail "--json: tasks_done"
 ok "result --json: generations_folded 1024, $listed listed"
+
+# r3qctl report draws the batches listed and says how many were folded.
+"$R3QCTL" report "$job" -o "$T/rep" > "$T/report.out" ||
+    fail "report failed: $(cat "$T/report.out")"
+grep -q "report.html: job $job, $N executions on 1 workers, $((N - 1024)) generations (the 1024 before them folded)\$" \
+    "$T/report.out" || fail "report: $(cat "$T/report.out")"
+ok "r3qctl report: the $((N - 1024)) batches listed, the 1024 folded named"
 
 # r3qctl wait followed from the first batch: a line for each of the
 # others, the folds notwithstanding, in order.

@@ -28,7 +28,7 @@ job_gen_pb(const struct job *j, const struct gen_report *g,
 	pb->generation = g->g_gen;
 	pb->best = g->g_best;
 	pb->elapsed_ns = g->g_elapsed;
-	pb->tasks = g->g_tasks;
+	pb->tasks = (uint32_t)g->g_tasks;
 	pb->total_ns = g->g_total;
 	pb->sync_ns = g->g_sync;
 	pb->comm_ns = g->g_comm;

@@ -284,7 +284,7 @@ struct gen_report {
 	uint32_t		 g_gen;
 	double			 g_best;
 	uint64_t		 g_elapsed;	/* ns since the job began */
-	uint32_t		 g_tasks;
+	uint64_t		 g_tasks;	/* 64 bits: the folded ones' sum */
 	uint64_t		 g_total;
 	uint64_t		 g_sync;
 	uint64_t		 g_comm;

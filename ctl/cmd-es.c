@@ -166,7 +166,8 @@ print_result(const R3q__JobInfo *ji)
 		    "policy %s, %" PRIu64 " batches, %" PRIu64 " tasks done, %"
 		    PRIu64 " failed, %" PRIu64 " cancelled, %.3f s\n", ji->id,
 		    ji->state, ji->name, ji->owner, ji->policy,
-		    ji->n_gens + ji->gens_folded, ji->tasks_done, ji->tasks_failed, ji->tasks_cancelled,
+		    ji->n_gens + ji->gens_folded, ji->tasks_done,
+		    ji->tasks_failed, ji->tasks_cancelled,
 		    (double)ji->elapsed_ns / 1e9);
 		printf("time: compute %.3f s, communication %.3f s, "
 		    "synchronisation wait %.3f s\n", S(ji->compute_ns),

@@ -1167,7 +1167,7 @@ job_batch_over(struct job_batch *b, const struct sched_batch_report *rep)
 	memset(&g, 0, sizeof(g));
 	g.g_gen = b->b_gen;
 	g.g_elapsed = mono_ns() - j->j_start;
-	g.g_tasks = (uint32_t)b->b_n;
+	g.g_tasks = b->b_n;
 	job_measure(j, b, rep, &g);
 	job_batch_retire(b);
 	j->j_drv->d_batch_done(j, b, &g);

@@ -115,6 +115,22 @@ class _Conn:
             self.ptr = self.job = None
 
 
+def _cancel_notified(fut):
+    """Cancel fut, a concurrent.futures.Future that no executor runs, and
+    tell wait() and as_completed() of it, as an executor's
+    set_running_or_notify_cancel() does: once, however many threads and
+    done callbacks get here (a cancelled task's callbacks cancel the
+    futures built on it, in the thread that cancels, before that thread's
+    own cancel() returns).  True if fut is cancelled, now or before;
+    False if it is done."""
+    if not concurrent.futures.Future.cancel(fut):
+        return False
+    with fut._condition:                # re-entrant: the notice takes it
+        if fut._state == _CANCELLED:
+            fut.set_running_or_notify_cancel()
+    return True
+
+
 class Future(concurrent.futures.Future):
     """The outcome of one task, as concurrent.futures knows it: result(),
     exception(), done(), cancel(), add_done_callback(), and
@@ -128,7 +144,6 @@ class Future(concurrent.futures.Future):
         self._cfut = cfut               # None once the driver took it
         self._codec = codec
         self._cancel_text = "cancelled"
-        self._notify_lock = threading.Lock()
         self._t_out = None              # when its outcome was taken
 
     def cancel(self):
@@ -144,13 +159,7 @@ class Future(concurrent.futures.Future):
 
     def _cancelled(self, text):
         self._cancel_text = text
-        if super().cancel():
-            # wait() and as_completed() hear of it here, as from an
-            # executor's set_running_or_notify_cancel, once (the program
-            # and the driver may both get here).
-            with self._notify_lock:
-                if self._state == _CANCELLED:
-                    self.set_running_or_notify_cancel()
+        _cancel_notified(self)          # the program and the driver
 
     def _wait(self, timeout):
         """Wait for the outcome in this thread (_Driver.wait_for); the
@@ -884,16 +893,7 @@ class Executor(concurrent.futures.Executor):
         chunks = futures._submit_chunks(
             fn, futures._calls((iterable,), {}), chunksize,
             "Executor.imap_unordered", self._client, self._default)
-        by = {c.fut: c for c in chunks}
-
-        def gen():
-            for f in concurrent.futures.as_completed(list(by)):
-                c = by[f]
-                vals, err = c.values()
-                yield from vals
-                if err is not None:
-                    futures._raise(err, c.start)
-        return gen()
+        return futures._completed(chunks, None)
 
     def shutdown(self, wait=True, *, cancel_futures=False):
         with self._lock:

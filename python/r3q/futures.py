@@ -84,6 +84,7 @@ import threading
 import time
 
 from . import _ship
+from .client import _cancel_notified
 from .errors import TaskFailed, UnsafeResult
 
 __all__ = ["map", "map_as_completed", "submit", "as_completed", "wait",
@@ -245,9 +246,9 @@ class _ChunkFuture(_cf.Future):
             return self.cancelled()
         if not self._chunk.task.cancel():
             return False
-        if super().cancel():
-            self.set_running_or_notify_cancel()
-        return True
+        # The task's callback (_Chunk._done) has cancelled this future
+        # already, in this thread.
+        return _cancel_notified(self)
 
 
 class _Chunk:
@@ -278,8 +279,7 @@ class _Chunk:
         """The task's outcome is in (in the thread that took it)."""
         self.t_out = f._t_out
         if f.cancelled():
-            if super(_ChunkFuture, self.fut).cancel():
-                self.fut.set_running_or_notify_cancel()
+            _cancel_notified(self.fut)
             return
         e = f.exception()
         if e is None and self.resend is not None and \
@@ -438,7 +438,9 @@ def map(func, *iterables, chunksize=None, timeout=None, **kwargs):
     cluster; an iterator of the results in order, as the builtin map (and
     SCOOP's).  Every call is submitted at once (in chunks: chunksize=
     overrides the size chosen); the iterator raises the first failure when
-    it reaches it.  timeout (s) bounds the wait for each chunk."""
+    it reaches it.  timeout (s) bounds the wait for each chunk.  An
+    iterator left early (its failure, a break, KeyboardInterrupt) cancels
+    the chunks still out once it is closed or dropped."""
     if _on_worker:
         return iter(list(_builtin_map(lambda *a: func(*a, **kwargs),
                                       *iterables)))
@@ -455,21 +457,24 @@ def map_as_completed(func, *iterables, chunksize=None, timeout=None,
         return map(func, *iterables, **kwargs)
     chunks = _submit_chunks(func, _calls(iterables, kwargs), chunksize,
                             "futures.map_as_completed")
-    by = {c.fut: c for c in chunks}
+    return _completed(chunks, timeout)
 
-    def gen():
-        try:
-            for f in _cf.as_completed(list(by), timeout):
-                c = by[f]
-                vals, err = c.values()
-                yield from vals
-                if err is not None:
-                    _raise(err, c.start)
-        finally:
-            for c in chunks:
-                if not c.fut.done():
-                    c.fut.cancel()
-    return gen()
+
+def _completed(chunks, timeout):
+    """The chunks' results as they complete; those still out are
+    cancelled when the iterator is left early."""
+    by = {c.fut: c for c in chunks}
+    try:
+        for f in _cf.as_completed(list(by), timeout):
+            c = by[f]
+            vals, err = c.values()
+            yield from vals
+            if err is not None:
+                _raise(err, c.start)
+    finally:
+        for c in chunks:
+            if not c.fut.done():
+                c.fut.cancel()
 
 
 class Future(_cf.Future):
@@ -490,8 +495,7 @@ class Future(_cf.Future):
                 _raise(err, 0)
             self.set_result(vals[0])
         except _cf.CancelledError:
-            if super().cancel():
-                self.set_running_or_notify_cancel()
+            _cancel_notified(self)
         except BaseException as e:
             try:
                 self.set_exception(e)
@@ -511,9 +515,7 @@ class Future(_cf.Future):
             return self.cancelled()
         if not self._chunk.fut.cancel():
             return False
-        if super().cancel():
-            self.set_running_or_notify_cancel()
-        return True
+        return _cancel_notified(self)
 
 
 def submit(func, *args, **kwargs):

@@ -94,6 +94,11 @@ def boom(x):
     return x
 
 
+def boom_or_slow(x):
+    """Raises on 3 (boom); otherwise slow(x)."""
+    return boom(x) if x == 3 else slow(x)
+
+
 class _System:
     """A result whose pickle calls os.system on whoever unpickles it."""
 

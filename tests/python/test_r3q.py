@@ -6,6 +6,7 @@
 # and PYTHONPATH set, and BROKEN_LOG naming the file broken.py writes to.
 import concurrent.futures as cf
 import faulthandler
+import multiprocessing
 import os
 import pickle
 import re
@@ -514,6 +515,43 @@ class ShipTest(unittest.TestCase):
         self.assertEqual(got, sorted(i ** 3 for i in range(10)))
         self.assertEqual(list(futures.map(kinds.square, [])), [])
 
+    def test_futures_cancel(self):
+        """r3q.futures' futures cancel as concurrent.futures' do: wait()
+        and as_completed() hear of it; and a map left early (a failed
+        call, a break) cancels the calls still out without raising an
+        error of its own over the program's."""
+        fs = [futures.submit(kinds.slow, 30) for _ in range(4)]
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        self.assertEqual([f.cancel() for f in fs], [True] * 4)
+        self.assertTrue(all(f.cancelled() and f.done() for f in fs))
+        self.assertEqual([f.cancel() for f in fs], [True] * 4)
+        with self.assertRaises(cf.CancelledError):
+            fs[0].result()
+        done, not_done = futures.wait(fs, timeout=0)
+        self.assertEqual((len(done), len(not_done)), (4, 0))
+        self.assertEqual(len(list(futures.as_completed(fs, timeout=0))), 4)
+        self.assertLess(time.monotonic() - t0, 1 * SLOW)
+        g = futures.submit(kinds.square, 3)
+        self.assertEqual(g.result(30), 9)
+        self.assertFalse(g.cancel())            # done already
+        # The first call fails while the others are out: its exception.
+        with self.assertRaises(kinds.Boom):
+            list(futures.map(kinds.boom_or_slow, [3, 30, 30], chunksize=1))
+        with self.assertRaises(kinds.Boom):
+            for _ in futures.map_as_completed(kinds.boom_or_slow,
+                                              [30, 3, 30], chunksize=1):
+                pass
+        for x in futures.map(kinds.boom_or_slow, [0.01, 30, 30],
+                             chunksize=1):
+            self.assertEqual(x, 0.01)
+            break
+        # The cancelled calls left the workers: short ones run at once.
+        t0 = time.monotonic()
+        self.assertEqual(list(futures.map(kinds.slow, [0.1] * 3,
+                                          chunksize=1)), [0.1] * 3)
+        self.assertLess(time.monotonic() - t0, 5 * SLOW)
+
     def test_chunks(self):
         """600 small calls go as chunks, and every answer is exact."""
         xs = list(range(600))
@@ -567,6 +605,46 @@ class ShipTest(unittest.TestCase):
                              [4, 27])
             self.assertEqual(pool.apply_async(kinds.power, (2, 10)).get(30),
                              1024)
+            self.assertEqual(pool.starmap(kinds.power, []), [])
+        # The asynchronous calls: callbacks, and join() waits for them.
+        got = []
+        pool = rmp.Pool()
+        with self.assertRaises(ValueError):
+            pool.join()                         # before close()
+        for x in (0.2, 0.3):
+            pool.apply_async(kinds.slow, (x,), callback=got.append)
+        m = pool.map_async(kinds.square, range(30), callback=got.append)
+        bad = pool.map_async(kinds.boom, range(6), chunksize=1,
+                             error_callback=lambda e: got.append(repr(e)))
+        st = pool.starmap_async(kinds.power, [(2, 3), (3, 2)],
+                                callback=got.append)
+        pool.close()
+        with self.assertRaises(ValueError):
+            pool.apply_async(kinds.square, (1,))    # closed
+        pool.join()
+        self.assertEqual(sorted(map(repr, got)), sorted(map(repr, [
+            0.2, 0.3, [i * i for i in range(30)],
+            "Boom('no threes: 3')", [8, 9]])))
+        self.assertTrue(m.ready() and m.successful())
+        self.assertEqual(m.get(0), [i * i for i in range(30)])
+        self.assertEqual(st.get(0), [8, 9])
+        self.assertFalse(bad.successful())
+        with self.assertRaises(kinds.Boom):
+            bad.get(0)
+        # multiprocessing's TimeoutError; terminate() cancels what is out.
+        with rmp.Pool() as pool:
+            slow = pool.map_async(kinds.slow, [0.1, 30])
+            with self.assertRaises(rmp.TimeoutError):
+                slow.get(0.05)
+            self.assertIs(rmp.TimeoutError, multiprocessing.TimeoutError)
+            self.assertFalse(slow.ready())
+            with self.assertRaises(ValueError):
+                slow.successful()               # not ready
+        pool.join()
+        self.assertTrue(slow.ready())
+        self.assertFalse(slow.successful())
+        with self.assertRaises(cf.CancelledError):
+            slow.get(0)
         ex = self.c.executor()
         self.assertEqual(sorted(ex.imap_unordered(kinds.square, range(9))),
                          [i * i for i in range(9)])

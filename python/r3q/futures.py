@@ -67,25 +67,31 @@ measured cost of a task and the number of worker processes seen
 (R3Q_SLOTS tells it at first): ceil(n / (k S)) for k chunks a slot when
 a slot's share is longer than a task's cost, fewer chunks than slots
 when it is shorter; or given with chunksize=.  A chunk's results are exactly the calls' results, in
-order; replication and suspect detection work per chunk.
+order; replication and suspect detection work per chunk.  A chunk whose
+payload or output is over a limit (masterd's max_payload, workerd's
+max_output: 1 MiB by default) is sent again as two halves, as often as it
+takes, and the function's later chunks are no larger than the halves that
+fitted; a single call over a limit fails with the limit named.
 
 Settings: use(client=, kind=) (default: a Client from the R3Q_*
 environment, kind "python", or R3Q_KIND).  futures.last_chunksize says
 the chunk size the last map chose; futures.stats counts the tasks sent,
-those that carried the program's files and those sent again with them.
+those that carried the program's files, those sent again with them, and
+the chunks split in two.
 """
 import builtins
 import concurrent.futures as _cf
 import math
 import os
 import pickle
+import re
 import sys
 import threading
 import time
 
 from . import _ship
 from .client import _cancel_notified
-from .errors import TaskFailed, UnsafeResult
+from .errors import PayloadTooLarge, TaskFailed, UnsafeResult
 
 __all__ = ["map", "map_as_completed", "submit", "as_completed", "wait",
            "shutdown", "use", "allow", "trust_results", "RemoteTraceback",
@@ -110,9 +116,14 @@ _script = None          # python3 -m r3q SCRIPT sets it
 _files = None           # and --files
 _ctx = None
 last_chunksize = None
-# Tasks sent, those that carried the program's files, and those sent again
-# because their worker lacked them.
-stats = {"tasks": 0, "with_files": 0, "resent": 0}
+# Tasks sent, those that carried the program's files, those sent again
+# because their worker lacked them, and chunks sent again as two halves
+# because their payload or their output was over a limit.
+stats = {"tasks": 0, "with_files": 0, "resent": 0, "split": 0}
+# A task's failure for an output over a limit: workerd's max_output
+# (workerd.conf(5)) or masterd's max_payload (masterd.conf(5)).
+_OVER = re.compile(r"output of [0-9]+ bytes is over max_(output|payload)")
+_split_lock = threading.Lock()
 
 _ship.creator.install()
 
@@ -177,6 +188,7 @@ class _Sizer:
         self.lock = threading.Lock()
         self.seen = set()
         self.per_call = None
+        self.cap = {}                   # function -> calls a chunk fits
         cost = os.environ.get("R3Q_TASK_COST")
         self.measure = cost is None
         self.overhead = float(cost or "0.0003")
@@ -206,7 +218,18 @@ class _Sizer:
             self.overhead = 0.5 * self.overhead + 0.5 * max(min(lags),
                                                             1e-5)
 
-    def chunksize(self, n):
+    def capped(self, fn, n):
+        """A chunk of fn's calls had to be split in chunks of n (its
+        payload or its output was over a limit): no larger from now on."""
+        with self.lock:
+            self.cap[fn] = min(n, self.cap.get(fn, n))
+
+    def fit(self, fn, size):
+        """size, or less if fn's chunks had to be split."""
+        with self.lock:
+            return min(size, self.cap.get(fn, size))
+
+    def chunksize(self, n, fn=None):
         """Chunks C minimise the time (W + C o) / S + W / C of n calls
         of total work W on S slots with a cost o a task (measured):
         C = sqrt(W S / o), at most n.  When a slot's share of the work is
@@ -215,7 +238,9 @@ class _Sizer:
         work goes in fewer chunks than the slots, as the model says: a
         task costs the master CPU too, and one round trip is then what a
         generation costs (bench/python-futures: at 1 us a call on a
-        loaded machine one chunk of 600 took 7.9 ms, four 11.7 ms)."""
+        loaded machine one chunk of 600 took 7.9 ms, four 11.7 ms).
+        A function whose chunks had to be split (capped()) gets chunks no
+        larger than the halves that fitted."""
         s = self.slots()
         if self.overhead <= 0:
             c = n                       # R3Q_TASK_COST=0: chunks of one
@@ -227,7 +252,7 @@ class _Sizer:
             if w / s > self.overhead:
                 c = s * max(1, int(round(c / s)))
         c = max(1, min(n, int(math.ceil(c))))
-        return int(math.ceil(n / c))
+        return self.fit(fn, int(math.ceil(n / c)))
 
 
 _sizer = _Sizer()
@@ -244,10 +269,14 @@ class _ChunkFuture(_cf.Future):
     def cancel(self):
         if self.done():
             return self.cancelled()
-        if not self._chunk.task.cancel():
+        parts = self._chunk.parts
+        if parts is not None:
+            for p in parts:
+                p.fut.cancel()
+        elif not self._chunk.task.cancel():
             return False
-        # The task's callback (_Chunk._done) has cancelled this future
-        # already, in this thread.
+        # The task's callback (_Chunk._done, or _part_done) has cancelled
+        # this future already, in this thread.
         return _cancel_notified(self)
 
 
@@ -255,16 +284,27 @@ class _Chunk:
     """One task: calls [start, start + n) of a map, and what came back.
     fut is its outcome (the task's output); task the r3q.Future of its
     last sending.  A worker without the program's files answers NEED,
-    and the chunk goes again with them (resend builds that payload)."""
+    and the chunk goes again with them (resend builds that payload).  A
+    chunk whose payload or output was over a limit (PayloadTooLarge, or
+    _OVER's failure) goes again as two halves, its parts, and its fut
+    completes when both have: what it says is theirs, in order.  send(
+    calls, files) sends calls as a task; key names the function (the
+    sizer's cap)."""
     __slots__ = ("start", "n", "fut", "task", "resend", "out", "lock",
                  "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag", "secs",
-                 "sends", "ctx")
+                 "sends", "ctx", "calls", "send", "key", "parts", "joined")
 
-    def __init__(self, start, n, task, extra, ctx, resend=None):
+    def __init__(self, start, n, task, extra, ctx, calls, send, key,
+                 files):
         self.start, self.n, self.task = start, n, task
         self.ctx = ctx
         self.fut = _ChunkFuture(self)
-        self.resend = resend
+        self.calls, self.send, self.key = calls, send, key
+        self.parts = None
+        self.joined = False
+        self.resend = None
+        if not files and ctx.blob:
+            self.resend = lambda: send(calls, True)
         self.out = None
         self.lock = threading.Lock()
         self.extra = extra
@@ -293,6 +333,21 @@ class _Chunk:
                 return
             except BaseException as x:
                 e = x
+        if e is not None and self.n > 1 and (
+                isinstance(e, PayloadTooLarge) or
+                (isinstance(e, TaskFailed) and _OVER.search(e.text or ""))):
+            try:
+                self._split()
+                return
+            except BaseException as x:
+                e = x
+        if isinstance(e, PayloadTooLarge) and self.n == 1:
+            e = PayloadTooLarge(
+                "its arguments pickle to %d bytes, over the master's "
+                "max_payload with the rest of the task (masterd.conf(5)): "
+                "pass smaller ones (a file's name, say) or raise "
+                "max_payload" % len(pickle.dumps(self.calls, _ship.PROTO)),
+                e.code, self.start)
         self.wall = time.perf_counter() - self.t0
         if e is None:
             self.ctx.answered = True
@@ -304,10 +359,53 @@ class _Chunk:
         except _cf.InvalidStateError:
             pass                        # cancelled meanwhile
 
+    def _split(self):
+        """Send the calls again as two chunks, halves (see the class)."""
+        h = self.n // 2
+        _sizer.capped(self.key, h)
+        files = not self.ctx.answered
+        parts = []
+        try:
+            for off, n in ((0, h), (h, self.n - h)):
+                calls = self.calls[off:off + n]
+                parts.append(_Chunk(self.start + off, n,
+                                    self.send(calls, files), self.extra,
+                                    self.ctx, calls, self.send, self.key,
+                                    files))
+        except BaseException:
+            for p in parts:
+                p.fut.cancel()
+            raise
+        stats["split"] += 1
+        stats["tasks"] += 2
+        self.parts = parts
+        for p in parts:
+            p.fut.add_done_callback(self._part_done)
+
+    def _part_done(self, _f):
+        """A part's outcome is in: once both are, so is the chunk's; a
+        part cancelled or failed as a whole, the chunk the same."""
+        with _split_lock:
+            if self.joined or not all(p.fut.done() for p in self.parts):
+                return
+            self.joined = True
+        bad = next((p.fut for p in self.parts if p.fut.cancelled() or
+                    p.fut.exception() is not None), None)
+        self.wall = time.perf_counter() - self.t0
+        try:
+            if bad is None:
+                self.fut.set_result(None)
+            elif bad.cancelled():
+                _cancel_notified(self.fut)
+            else:
+                self.fut.set_exception(bad.exception())
+        except _cf.InvalidStateError:
+            pass                        # cancelled meanwhile
+
     def wait(self, timeout=None):
         """Wait in this thread for the task's outcome, through its
-        resends (_Driver.wait_for: no hand-off between threads); the time
-        left of timeout."""
+        resends and parts (_Driver.wait_for: no hand-off between
+        threads); the time left of timeout."""
         t0 = time.monotonic()
         while not self.fut.done():
             task = self.task
@@ -315,8 +413,13 @@ class _Chunk:
                 timeout - (time.monotonic() - t0)
             if left is not None and left <= 0:
                 break
+            if self.parts is not None:
+                for p in self.parts:
+                    left = p.wait(left)
+                break                   # the last part's callback sets fut
             task._wait(left)
-            if task is self.task and not self.fut.done():
+            if task is self.task and self.parts is None and \
+                    not self.fut.done():
                 break                   # its callback runs elsewhere
         if timeout is None:
             return None
@@ -328,6 +431,18 @@ class _Chunk:
         with self.lock:
             if self.out is None:
                 data = self.fut.result(self.wait(timeout))
+                if self.parts is not None:
+                    # Split: the parts' calls, in order, to the first
+                    # failed call.
+                    vals, err = [], None
+                    for p in self.parts:
+                        pv, err = p.values()
+                        vals.extend(pv)
+                        if err is not None:
+                            err = (err[0] + p.start - self.start,) + err[1:]
+                            break
+                    self.out = (vals, err)
+                    return self.out
                 if data == _ship.NEED:
                     raise TaskFailed("a worker lacked the program's files, "
                                      "sent again", None, self.start)
@@ -370,8 +485,8 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
     if n == 0:
         return []
     if chunksize is None:
-        chunksize = _sizer.chunksize(n)
-    chunksize = max(1, int(chunksize))
+        chunksize = _sizer.chunksize(n, fnblob)
+    chunksize = _sizer.fit(fnblob, max(1, int(chunksize)))
     last_chunksize = chunksize
     extra = {getattr(getattr(fn, "func", fn), "__module__", None) or
              "__main__"}
@@ -381,13 +496,12 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
     # lacks them (one more round trip, once a machine).
     files = not ctx.answered
 
-    def resender(part):
-        def resend():
-            fut = client.submit(kind, _ship.pack(ctx, fnblob, part),
-                                _wake=False)
-            client._flush()
-            return fut
-        return resend
+    def send(part, files=True):
+        """A chunk sent again, with the files or as a half."""
+        fut = client.submit(kind, _ship.pack(ctx, fnblob, part, files),
+                            _wake=False)
+        client._flush()
+        return fut
 
     try:
         for i in range(0, n, chunksize):
@@ -401,9 +515,8 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
                                     i + len(part) - 1, e)) from None
             packed = time.perf_counter()
             task = client.submit(kind, payload, _wake=False)
-            chunks.append(_Chunk(i, len(part), task, extra, ctx,
-                                 None if files or not ctx.blob
-                                 else resender(part)))
+            chunks.append(_Chunk(i, len(part), task, extra, ctx, part, send,
+                                 fnblob, files))
             chunks[-1].t_packed = packed
         client._flush()
         sent = time.perf_counter()

@@ -567,6 +567,49 @@ class ShipTest(unittest.TestCase):
         with self.assertRaises(kinds.Boom):
             next(it)
 
+    def test_chunks_over_limits(self):
+        """A chunk whose payload or output is over a limit (masterd's
+        max_payload is 64K here) goes again as two halves, as often as
+        it takes: every answer comes, in order, and the function's later
+        chunks are no larger than the halves that fitted.  One call over
+        a limit fails, naming it."""
+        split = futures.stats["split"]
+        xs = list(range(40000))             # about 300 KB of arguments
+        self.assertEqual(list(futures.map(kinds.square, xs, chunksize=40000)),
+                         [x * x for x in xs])
+        self.assertGreater(futures.stats["split"], split)
+        self.assertEqual(futures.last_chunksize, 40000)    # as asked
+        split = futures.stats["split"]
+        list(futures.map(kinds.square, xs, chunksize=40000))
+        self.assertLess(futures.last_chunksize, 40000)     # capped
+        self.assertEqual(futures.stats["split"], split)
+        # Outputs: 12 of 20 KB are over 64K in one chunk.
+        split = futures.stats["split"]
+        self.assertEqual([len(b) for b in futures.map(bytes, [20000] * 12,
+                                                      chunksize=12)],
+                         [20000] * 12)
+        self.assertGreater(futures.stats["split"], split)
+        self.assertEqual(sorted(futures.map_as_completed(
+            kinds.square, xs[:20000], chunksize=20000)),
+            sorted(x * x for x in xs[:20000]))
+        # A failed call deep in a split chunk: the calls before it, then
+        # its exception.
+        got = []
+        with self.assertRaises(kinds.Boom):
+            for v in futures.map(kinds.boom, [0] * 30000 + [3] + [0] * 9999,
+                                 chunksize=40000):
+                got.append(v)
+        self.assertEqual(len(got), 30000)
+        # One call over: named, with what to do.
+        with self.assertRaises(r3q.TaskFailed) as cm:
+            futures.submit(bytes, 100000).result(30)
+        self.assertIn("output of", str(cm.exception))
+        self.assertIn("is over max_payload", str(cm.exception))
+        with self.assertRaises(r3q.PayloadTooLarge) as cm:
+            futures.submit(len, b"q" * 100000).result(30)
+        self.assertIn("its arguments pickle to", str(cm.exception))
+        self.assertIn("raise max_payload", str(cm.exception))
+
     def test_sizer(self):
         """The chunk size from a call's time, a task's cost and the slots:
         k chunks a slot (ceil(n / (k S))) once a slot's share is longer

@@ -10,6 +10,14 @@ import sys
 
 EX_USAGE = 64
 
+# python -m scoop's options: they start or place SCOOP's own workers,
+# which an R3Q cluster has already (workerd on each node).
+SCOOP_OPTIONS = ("-n", "--hosts", "--host", "--hostfile", "--path", "-p",
+                 "--nice", "--verbose", "-v", "--quiet", "-q", "--log",
+                 "--pythonpath", "--prolog", "--debug", "--profile",
+                 "--backend", "--tunnel", "--external-hostname", "-e",
+                 "--python-interpreter")
+
 DESCRIPTION = """\
 Run tasks on an R3Q cluster from Python, over libr3q (r3q(3)).
 
@@ -49,6 +57,8 @@ workers' generic kind "python" (exec python = persistent /usr/bin/python3
 -m r3q.serve --any) imports it under another name than __main__ to find
 its functions and classes.  Its directory (or the files --files names,
 under the current directory) is the tasks' working directory there.
+SCOOP's own options (-n, --hosts, --hostfile, ...) are refused: the
+workers are the cluster's, workerd on each node (r3qctl workers).
 
 pydoc r3q, pydoc r3q.Client, pydoc r3q.futures and pydoc r3q.serve say
 the rest."""
@@ -141,7 +151,15 @@ def run_script(argv):
     sys.argv = [script] + args
     sys.path.insert(0, os.path.dirname(futures._script))
     try:
-        exec(compile(source, script, "exec"), mod.__dict__)
+        try:
+            exec(compile(source, script, "exec"), mod.__dict__)
+        except SystemExit:
+            raise
+        except BaseException as e:
+            # As "python3 SCRIPT" shows it: the script's frames only.
+            tb = e.__traceback__.tb_next
+            sys.excepthook(type(e), e.with_traceback(tb), tb)
+            return 130 if isinstance(e, KeyboardInterrupt) else 1
     finally:
         futures.shutdown()
     return 0
@@ -153,6 +171,14 @@ def main(argv=None):
     if argv[:1] == ["serve"]:
         from . import serve
         return serve.main(argv[1:])
+    opt = argv[0].partition("=")[0] if argv else ""
+    if opt in SCOOP_OPTIONS:
+        print("python3 -m r3q: %s is an option of python -m scoop, which "
+              "starts its own workers; an R3Q cluster's workers are its "
+              "workerd (r3qctl workers lists them): drop it and run "
+              "python3 -m r3q [--kind KIND] [--files PATH,...] SCRIPT "
+              "[ARGS]" % opt, file=sys.stderr)
+        return EX_USAGE
     first = next((a for a in argv if not a.startswith("-")), None)
     if argv and (argv[0] in ("--kind", "--files") or
                  argv[0].startswith(("--kind=", "--files=")) or

@@ -1027,6 +1027,34 @@ class ShipTest(unittest.TestCase):
                                env=dict(os.environ, R3Q_SHIP_LIMIT="32768"),
                                timeout=120)
             self.assertEqual(p.returncode, 0, p.stderr)
+            # A script's own failure reads as under "python3 SCRIPT": its
+            # frames only; its exit status is its own.
+            with open(os.path.join(d, "fails.py"), "w") as f:
+                f.write("import sys\n"
+                        "def inner():\n"
+                        "    raise KeyError('no such key')\n"
+                        "if sys.argv[1:] == ['exit']:\n"
+                        "    sys.exit(3)\n"
+                        "inner()\n")
+            p = subprocess.run([sys.executable, "-m", "r3q", "fails.py"],
+                               cwd=d, capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("in inner", p.stderr)
+            self.assertIn("KeyError: 'no such key'", p.stderr)
+            self.assertNotIn("__main__.py", p.stderr)
+            self.assertNotIn("run_script", p.stderr)
+            p = subprocess.run([sys.executable, "-m", "r3q", "fails.py",
+                                "exit"], cwd=d, capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual((p.returncode, p.stderr), (3, ""))
+            # python -m scoop's options: refused, saying why.
+            p = subprocess.run([sys.executable, "-m", "r3q", "-n", "4",
+                                "prog.py"], cwd=d, capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(p.returncode, 64, p.stderr)
+            self.assertIn("-n is an option of python -m scoop", p.stderr)
+            self.assertIn("r3qctl workers", p.stderr)
 
 
 class ServeTest(unittest.TestCase):

@@ -181,6 +181,46 @@ r3q_job_limits(struct r3q_job *j, uint64_t *max_tasks, uint64_t *max_memory)
 	pthread_mutex_unlock(&r->r_mtx);
 }
 
+/*
+ * Why none of the job's tasks can run, if so, asked of the master (a
+ * JobQuery, answered by its JobInfo's waiting): no connected worker
+ * offers a kind its open batches need, or the master cannot write its
+ * journal; "" when its tasks can run.  Waits for the answer (across
+ * reconnects, as r3q_job_close does) but not for r3q_signal, which is
+ * left for the next wait: a program's reader thread steps aside on it.
+ */
+int
+r3q_job_waiting(struct r3q_job *j, char *buf, size_t len)
+{
+	struct r3q	*r;
+	struct lr_req	*q = NULL;
+	Envelope	 env;
+	R3q__JobQuery	 jq;
+	int		 rc;
+
+	if (j == NULL || buf == NULL || len == 0)
+		return (R3Q_EINVAL);
+	buf[0] = '\0';
+	r = j->j_conn;
+	pthread_mutex_lock(&r->r_mtx);
+	if (j->j_gone)
+		rc = j->j_gone_rc;
+	else {
+		r3q__job_query__init(&jq);
+		jq.job = j->j_id;
+		r3q__envelope__init(&env);
+		env.body_case = R3Q__ENVELOPE__BODY_JOB_QUERY;
+		env.job_query = &jq;
+		rc = job_request(r, &env, 0, &q);
+		if (rc == R3Q_OK)
+			snprintf(buf, len, "%s", q->q_waiting);
+		if (q != NULL)
+			lr_req_free(r, q);
+	}
+	pthread_mutex_unlock(&r->r_mtx);
+	return (rc);
+}
+
 /* Free a job and everything in it (r3q_close, or its last reference). */
 void
 job_free(struct r3q_job *j)
@@ -733,6 +773,9 @@ job_dispatch(struct r3q *r, Envelope *env)
 			    *env->job_info->error != '\0')
 				snprintf(q->q_err, sizeof(q->q_err), "%s",
 				    env->job_info->error);
+			snprintf(q->q_waiting, sizeof(q->q_waiting), "%s",
+			    env->job_info->waiting != NULL ?
+			    env->job_info->waiting : "");
 			r->r_resolved = 1;
 			return;
 		}

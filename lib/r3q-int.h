@@ -148,7 +148,7 @@ TAILQ_HEAD(lr_jobs, r3q_job);
 
 /*
  * A request awaiting its answer (OpenJob, AttachJob, CloseJob,
- * CancelJob).  Its Envelope is kept packed without an id so that a
+ * CancelJob, JobQuery).  Its Envelope is kept packed without an id so that a
  * reconnect can send it again under a new one.
  */
 struct lr_req {
@@ -165,6 +165,7 @@ struct lr_req {
 	uint64_t		 q_max_tasks;
 	uint64_t		 q_max_memory;
 	char			 q_state[32];
+	char			 q_waiting[LR_ERRLEN];	/* JobInfo */
 };
 TAILQ_HEAD(lr_reqs, lr_req);
 

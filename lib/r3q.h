@@ -124,6 +124,7 @@ struct r3q_job	*r3q_job_attach(struct r3q *, uint64_t);
 uint64_t	 r3q_job_id(const struct r3q_job *);
 /* The master's max_job_tasks and max_job_memory (0: not said). */
 void		 r3q_job_limits(struct r3q_job *, uint64_t *, uint64_t *);
+int		 r3q_job_waiting(struct r3q_job *, char *, size_t);
 int		 r3q_job_close(struct r3q_job *);
 int		 r3q_job_cancel(struct r3q_job *);
 

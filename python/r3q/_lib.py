@@ -108,6 +108,7 @@ def _declare(lib):
         "r3q_signal": (None, [P]),
         "r3q_job_open": (P, [P, ctypes.POINTER(JobOptions)]),
         "r3q_job_id": (ctypes.c_uint64, [P]),
+        "r3q_job_waiting": (I, [P, ctypes.c_char_p, S]),
         "r3q_job_close": (I, [P]),
         "r3q_job_cancel": (I, [P]),
         "r3q_submit": (P, [P, ctypes.c_char_p, ctypes.c_char_p, S]),

@@ -13,6 +13,7 @@ import concurrent.futures
 import ctypes
 import itertools
 import pickle
+import sys
 import threading
 import time
 import traceback
@@ -113,6 +114,50 @@ class _Conn:
         if self.ptr:
             _lib.lib().r3q_close(self.ptr)
             self.ptr = self.job = None
+
+
+class _Watch:
+    """Why a job's tasks wait, said once on standard error: a wait that
+    has seen no outcome for WATCH seconds asks the master (libr3q's
+    r3q_job_waiting), which answers when none can run, a kind no
+    connected worker offers above all (the tasks wait for one rather than
+    fail: workers come and go).  due() with the caller's lock held (one
+    caller asks), ask() without it (it waits for the master's answer)."""
+
+    WATCH = 5.0                         # s without an outcome
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.since = time.monotonic()   # last outcome, sending or asking
+        self.said = ""
+
+    def progress(self):
+        self.since = time.monotonic()
+
+    def due(self):
+        now = time.monotonic()
+        if now - self.since < self.WATCH:
+            return False
+        self.since = now
+        return True
+
+    def ask(self):
+        lib = _lib.lib()
+        job = self.conn.job
+        buf = ctypes.create_string_buffer(512)
+        if job is None or lib.r3q_job_waiting(job, buf, len(buf)) != _lib.OK:
+            return
+        text = buf.value.decode("utf-8", "replace")
+        if text and text != self.said:
+            if text == "no worker offers kind python":
+                text += (" (a worker offers it with \"exec python = "
+                         "persistent /usr/bin/python3 -m r3q.serve --any\" "
+                         "in workerd.conf, see pydoc r3q.futures)")
+            sys.stderr.write("r3q: job %d waits: %s; r3qctl workers lists "
+                             "the workers and their kinds\n"
+                             % (lib.r3q_job_id(job), text))
+            sys.stderr.flush()
+        self.said = buf.value.decode("utf-8", "replace")
 
 
 def _cancel_notified(fut):
@@ -251,6 +296,7 @@ class _Driver:
         self.asleep = False             # the thread waits untimed
         self.keys = []                  # the pumper's: what it waits on
         self.arr = None
+        self.watch = _Watch(conn)
         self.thread = threading.Thread(target=self._run, name="r3q-futures",
                                        daemon=True)
         self.thread.start()
@@ -301,6 +347,7 @@ class _Driver:
             self.new = False
             _lib.lib().r3q_flush(self.conn.job)
             self.calm = time.monotonic()
+            self.watch.progress()
             if self.pumping is not None:
                 self._signal()          # to wait on them too
             elif self.asleep:
@@ -377,6 +424,7 @@ class _Driver:
                             done.append((fut, _lib.ECONN, None, text))
                     if done:
                         self.arr = None
+                        self.watch.progress()
                 for fut, status, out, text in done:
                     try:
                         fut._resolve(status, out, text)
@@ -409,7 +457,8 @@ class _Driver:
                     self.idle.wait(left)
                     continue
                 self.urgent = False
-                self._look(-1)
+                self._look(int(_Watch.WATCH * 1000))
+                self._watch()
 
     def wait_for(self, fut, timeout=None):
         """Wait in the calling thread until fut is done, timeout seconds
@@ -425,12 +474,12 @@ class _Driver:
             self.direct += 1
             try:
                 while not fut.done() and not self.stopping:
-                    ms = -1
+                    ms = int(_Watch.WATCH * 1000)
                     if deadline is not None:
                         left = deadline - time.monotonic()
                         if left <= 0:
                             return
-                        ms = max(1, int(left * 1000 + 0.999))
+                        ms = min(ms, max(1, int(left * 1000 + 0.999)))
                     if self.pumping is not None or fut._cfut is None:
                         # Another thread waits in libr3q, or took fut's
                         # outcome and is completing it: it tells us.
@@ -439,11 +488,22 @@ class _Driver:
                         self.turn.wait(None if ms < 0 else ms / 1000)
                         continue
                     self._look(ms)
+                    self._watch()
             finally:
                 self.direct -= 1
                 self.calm = time.monotonic()
                 if self.direct == 0 and self.pending:
                     self.idle.notify_all()
+
+    def _watch(self):
+        """With the lock: after WATCH seconds without an outcome, ask why
+        (without the lock: the answer is a round trip)."""
+        if self.pending and not self.stopping and self.watch.due():
+            self.lock.release()
+            try:
+                self.watch.ask()
+            finally:
+                self.lock.acquire()
 
     def close(self):
         """Stop the thread, cancel what is left, close the connection."""
@@ -644,9 +704,12 @@ class Client:
             finally:
                 done.set()
 
+        watch = _Watch(conn)
         threading.Thread(target=run, name="r3q-map", daemon=True).start()
         try:
-            done.wait()
+            while not done.wait(_Watch.WATCH):
+                if watch.due():
+                    watch.ask()
         except BaseException:
             lib.r3q_signal(conn.ptr)
             while True:

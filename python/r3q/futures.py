@@ -49,7 +49,11 @@ here, the same type when the client may unpickle it, with the worker's
 traceback as its __cause__ (r3q.futures.RemoteTraceback); a module the
 worker lacks, or a script that fails to import there (one that reads
 standard input at import, say), fails the task with r3q.TaskFailed naming
-it, and no worker withdraws the kind for it.
+it, and no worker withdraws the kind for it.  Tasks of a kind no connected
+worker offers (a cluster whose workerd.conf lacks the python line) wait
+for a worker that does; after five seconds without an outcome the client
+asks masterd why and says it once on standard error ("r3q: job N waits:
+no worker offers kind python ...", with the line to add).
 
 Results cannot attack the client: a result is unpickled against an
 allowlist (builtins' containers and numbers, the classes defined in the

@@ -26,6 +26,7 @@
 
 
 #define MAP_TICK_MS	250	/* progress, and a look at the deadline */
+#define MAP_WATCH_MS	5000	/* no output this long: ask masterd why */
 #define MAP_PROCESS	1024	/* records between looks while reading */
 #define MAP_WINDOW	100000	/* tasks in flight, by default */
 #define MAP_WINDOW_MAX	10000000
@@ -73,6 +74,9 @@ static volatile sig_atomic_t	 map_signo;
 static struct map_task		*map_ts;
 static size_t			 map_cap;
 static uint64_t			 map_inflight;
+static uint64_t			 map_since;	/* ms: last output seen */
+static size_t			 map_seen;	/* outputs then */
+static char			 map_said[512];	/* the last reason said */
 #define MAP_T(i)	(&map_ts[(i) % map_cap])
 
 static void
@@ -585,8 +589,39 @@ map_tick(const struct timespec *t0, uint64_t *last, size_t next, size_t n,
 }
 
 /*
+ * No output for MAP_WATCH_MS: ask masterd why the job's tasks wait, if
+ * they do (no worker offers the kind, say: they wait for one rather than
+ * fail, as workers come and go), and say each new reason once.
+ */
+static void
+map_watch(struct r3q_job *job, const struct timespec *t0, size_t next,
+    int *shown)
+{
+	char		 why[sizeof(map_said)];
+	uint64_t	 now = map_ms(t0);
+
+	if (next != map_seen) {
+		map_seen = next;
+		map_since = now;
+		return;
+	}
+	if (now - map_since < MAP_WATCH_MS)
+		return;
+	map_since = now;
+	if (r3q_job_waiting(job, why, sizeof(why)) != R3Q_OK)
+		return;
+	if (why[0] != '\0' && strcmp(why, map_said) != 0) {
+		map_progress_clear(shown);
+		fprintf(stderr, "r3qctl: job %llu waits: %s (r3qctl workers "
+		    "lists the workers and their kinds)\n",
+		    (unsigned long long)r3q_job_id(job), why);
+	}
+	snprintf(map_said, sizeof(map_said), "%s", why);
+}
+
+/*
  * Wait for task next's output: a tick at most on a terminal (for the
- * progress line), never past --timeout.  What r3q_future_get() says, or 1
+ * progress line), MAP_WATCH_MS otherwise, never past --timeout.  What r3q_future_get() says, or 1
  * once --timeout has passed (not waiting then).
  */
 static int
@@ -594,12 +629,12 @@ map_wait(const struct map_opts *o, const struct timespec *t0, size_t next,
     int progress)
 {
 	uint64_t	 now = map_ms(t0);
-	int		 tmo = progress ? MAP_TICK_MS : -1;
+	int		 tmo = progress ? MAP_TICK_MS : MAP_WATCH_MS;
 
 	if (o->timeout_ms != 0) {
 		if (now >= o->timeout_ms)
 			return (1);
-		if (tmo == -1 || o->timeout_ms - now < (uint64_t)tmo)
+		if (o->timeout_ms - now < (uint64_t)tmo)
 			tmo = (int)(o->timeout_ms - now);
 	}
 	return (r3q_future_get(MAP_T(next)->t_f, tmo, NULL, NULL));
@@ -704,11 +739,12 @@ cmd_map_exec(const struct cmd_entry *self, int argc, char *argv[])
 				    &shown);
 			if (fflush(stdout) == EOF && map_signo == 0)
 				break;		/* said below */
-			if (poll(pfd, 2, progress ? MAP_TICK_MS : -1) == -1 &&
-			    errno != EINTR)
+			if (poll(pfd, 2, progress ? MAP_TICK_MS : MAP_WATCH_MS) ==
+			    -1 && errno != EINTR)
 				die(EX_FAIL, "poll: %s", strerror(errno));
 			if (map_signo != 0)
 				map_interrupted(job);
+			map_watch(job, &t0, next, &shown);
 			if (pfd[0].revents != 0)
 				nowait = 0;
 			if (progress)
@@ -760,6 +796,7 @@ cmd_map_exec(const struct cmd_entry *self, int argc, char *argv[])
 			map_take(&o, &next, &failed, &lost, &shown);
 		if (ferror(stdout))
 			break;
+		map_watch(job, &t0, next, &shown);
 		if (progress)
 			map_tick(&t0, &last, next, n, failed, &shown);
 	}

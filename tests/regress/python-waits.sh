@@ -1,10 +1,10 @@
 # A Python program whose tasks no worker can take says why instead of
 # hanging without a word: a cluster whose workers do not offer the
 # generic kind python yet (the administrator has not enabled it), and a
-# named kind no worker offers.  Such tasks wait (workers come and go):
+# named kind no worker offers, from Client.map and from r3qctl map.  Such tasks wait (workers come and go):
 # after five seconds without an outcome the client asks masterd why
 # (r3q_job_waiting) and prints it once on stderr, with the workerd.conf
-# line for kind python; once a worker offering the kinds joins, both
+# line for kind python; once a worker offering the kinds joins, the
 # programs finish with their answers.  A program whose tasks run says
 # nothing.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
@@ -37,6 +37,8 @@ EOF
 FUT=$!
 "${PYLIB[@]}" "$T/prog/named.py" > "$T/named.out" 2> "$T/named.err" &
 NAMED=$!
+printf 'x\ny\n' | "$R3QCTL" map late > "$T/map.out" 2> "$T/map.err" &
+MAP=$!
 
 waitfor "grep -q 'waits: no worker offers kind python' '$T/fut.err'" 40 ||
     fail "r3q.futures said nothing of kind python: $(cat "$T/fut.err")"
@@ -46,7 +48,10 @@ grep -q 'r3qctl workers' "$T/fut.err" ||
     fail "r3qctl workers not named: $(cat "$T/fut.err")"
 waitfor "grep -q 'waits: no worker offers kind late' '$T/named.err'" 40 ||
     fail "Client.map said nothing of kind late: $(cat "$T/named.err")"
-kill -0 "$FUT" 2>/dev/null && kill -0 "$NAMED" 2>/dev/null ||
+waitfor "grep -q 'r3qctl: job [0-9]* waits: no worker offers kind late' \
+    '$T/map.err'" 40 || fail "r3qctl map said nothing: $(cat "$T/map.err")"
+kill -0 "$FUT" 2>/dev/null && kill -0 "$NAMED" 2>/dev/null &&
+    kill -0 "$MAP" 2>/dev/null ||
     fail "a waiting program ended: $(cat "$T"/*.err)"
 ok "a program whose kind no worker offers says so, and waits"
 
@@ -63,9 +68,13 @@ timeout 60 tail --pid="$NAMED" -f /dev/null; wait "$NAMED" ||
     fail "futures program: $(cat "$T/fut.out")"
 [ "$(cat "$T/named.out")" = "[b'a', b'b']" ] ||
     fail "named program: $(cat "$T/named.out")"
+timeout 60 tail --pid="$MAP" -f /dev/null; wait "$MAP" ||
+    fail "r3qctl map failed: $(cat "$T/map.err")"
+[ "$(cat "$T/map.out")" = "$(printf 'x\ny')" ] ||
+    fail "r3qctl map: $(cat "$T/map.out")"
 [ "$(grep -c waits "$T/fut.err")" -eq 1 ] ||
     fail "said more than once: $(cat "$T/fut.err")"
-ok "both finish once a worker offers their kinds, having said it once"
+ok "all finish once a worker offers their kinds, having said it once"
 
 # Tasks that run (longer than the five seconds): nothing said.
 cat > "$T/prog/slow.py" <<'EOF'

@@ -185,15 +185,17 @@ r3q_job_limits(struct r3q_job *j, uint64_t *max_tasks, uint64_t *max_memory)
  * Why none of the job's tasks can run, if so, asked of the master (a
  * JobQuery, answered by its JobInfo's waiting): no connected worker
  * offers a kind its open batches need, or the master cannot write its
- * journal; "" when its tasks can run.  Waits for the answer (across
- * reconnects, as r3q_job_close does) but not for r3q_signal, which is
- * left for the next wait: a program's reader thread steps aside on it.
+ * journal; "" when its tasks can run.  A question, not a wait: the
+ * connection must be up, the answer comes within LR_ASK_MS or the call
+ * gives up (R3Q_ECONN, R3Q_ETIMEDOUT; a late answer is dropped), and an
+ * r3q_signal is left for the next wait (a program's reader thread steps
+ * aside on it).
  */
 int
 r3q_job_waiting(struct r3q_job *j, char *buf, size_t len)
 {
 	struct r3q	*r;
-	struct lr_req	*q = NULL;
+	struct lr_req	*q;
 	Envelope	 env;
 	R3q__JobQuery	 jq;
 	int		 rc;
@@ -202,20 +204,30 @@ r3q_job_waiting(struct r3q_job *j, char *buf, size_t len)
 		return (R3Q_EINVAL);
 	buf[0] = '\0';
 	r = j->j_conn;
+	r3q__job_query__init(&jq);
+	jq.job = j->j_id;
+	r3q__envelope__init(&env);
+	env.body_case = R3Q__ENVELOPE__BODY_JOB_QUERY;
+	env.job_query = &jq;
 	pthread_mutex_lock(&r->r_mtx);
 	if (j->j_gone)
 		rc = j->j_gone_rc;
-	else {
-		r3q__job_query__init(&jq);
-		jq.job = j->j_id;
-		r3q__envelope__init(&env);
-		env.body_case = R3Q__ENVELOPE__BODY_JOB_QUERY;
-		env.job_query = &jq;
-		rc = job_request(r, &env, 0, &q);
-		if (rc == R3Q_OK)
+	else if (r->r_state != CS_UP) {
+		lr_seterr(r, "not connected to the master now");
+		rc = R3Q_ECONN;
+	} else if ((q = lr_req_new(r, &env)) == NULL) {
+		lr_seterr(r, "out of memory");
+		rc = R3Q_ENOMEM;
+	} else {
+		lr_send_req(r, q);
+		lr_write(r);
+		rc = lr_wait(r, req_done, q, LR_ASK_MS, 0);
+		if (rc == R3Q_OK && (rc = q->q_rc) == R3Q_OK)
 			snprintf(buf, len, "%s", q->q_waiting);
-		if (q != NULL)
-			lr_req_free(r, q);
+		else if (rc != R3Q_OK)
+			lr_seterr(r, "%s", q->q_err[0] ? q->q_err :
+			    r3q_strerror(rc));
+		lr_req_free(r, q);
 	}
 	pthread_mutex_unlock(&r->r_mtx);
 	return (rc);

@@ -151,6 +151,8 @@ TAILQ_HEAD(lr_jobs, r3q_job);
  * CancelJob, JobQuery).  Its Envelope is kept packed without an id so that a
  * reconnect can send it again under a new one.
  */
+#define LR_ASK_MS	5000	/* r3q_job_waiting's wait for the answer */
+
 struct lr_req {
 	TAILQ_ENTRY(lr_req)	 q_entry;
 	uint64_t		 q_id;

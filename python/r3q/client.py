@@ -279,6 +279,8 @@ class _Driver:
 
     GRACE = 0.001                       # s: a synchronous caller's turn
     HOT = 0.05                          # s: busy after a flush or wait
+    TICK = 0.25                         # s: a caller's wait at most, so
+                                        # that Ctrl-C reaches the program
 
     def __init__(self, conn):
         self.conn = conn
@@ -474,7 +476,7 @@ class _Driver:
             self.direct += 1
             try:
                 while not fut.done() and not self.stopping:
-                    ms = int(_Watch.WATCH * 1000)
+                    ms = int(self.TICK * 1000)
                     if deadline is not None:
                         left = deadline - time.monotonic()
                         if left <= 0:

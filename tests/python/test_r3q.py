@@ -567,6 +567,44 @@ class ShipTest(unittest.TestCase):
         with self.assertRaises(kinds.Boom):
             next(it)
 
+    def test_futures_keyboard_interrupt(self):
+        """SIGINT to a program waiting in futures.map for long tasks:
+        KeyboardInterrupt at once (the wait is in slices), the tasks
+        cancelled, and the program maps on."""
+        child = textwrap.dedent("""
+            import time
+            import kinds
+            from r3q import futures
+            print("mapping", flush=True)
+            t0 = time.monotonic()
+            try:
+                list(futures.map(kinds.slow, [30] * 2, chunksize=1))
+                print("map returned")
+            except KeyboardInterrupt:
+                print("interrupted after %.2f s" % (time.monotonic() - t0),
+                      flush=True)
+            t0 = time.monotonic()
+            out = list(futures.map(kinds.slow, [0.1] * 2, chunksize=1))
+            print("then %r in %.2f s" % (out, time.monotonic() - t0),
+                  flush=True)
+        """)
+        p = subprocess.Popen([sys.executable, "-c", child],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        self.assertEqual(p.stdout.readline().strip(), "mapping")
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        line = p.stdout.readline()
+        took = time.monotonic() - t0
+        rest, err = p.communicate(timeout=60)
+        self.assertTrue(line.startswith("interrupted after"), line + err)
+        self.assertLess(took, 2.0 * SLOW, line)
+        m = re.search(r"then \[0\.1, 0\.1\] in ([0-9.]+) s", rest)
+        self.assertIsNotNone(m, rest + err)
+        self.assertLess(float(m.group(1)), 10 * SLOW, rest)
+        self.assertEqual(p.returncode, 0, err)
+
     def test_chunks_over_limits(self):
         """A chunk whose payload or output is over a limit (masterd's
         max_payload is 64K here) goes again as two halves, as often as

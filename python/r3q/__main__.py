@@ -150,18 +150,23 @@ def run_script(argv):
     sys.modules["__main__"] = mod
     sys.argv = [script] + args
     sys.path.insert(0, os.path.dirname(futures._script))
+    wait = False
     try:
         try:
             exec(compile(source, script, "exec"), mod.__dict__)
-        except SystemExit:
+        except SystemExit as e:
+            wait = e.code in (None, 0)
             raise
         except BaseException as e:
             # As "python3 SCRIPT" shows it: the script's frames only.
             tb = e.__traceback__.tb_next
             sys.excepthook(type(e), e.with_traceback(tb), tb)
             return 130 if isinstance(e, KeyboardInterrupt) else 1
+        wait = True
     finally:
-        futures.shutdown()
+        # Futures the script left: waited for if it ended well, as
+        # SCOOP's; cancelled if it failed.
+        futures.shutdown(wait)
     return 0
 
 

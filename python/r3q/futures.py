@@ -296,7 +296,8 @@ class _Chunk:
     sizer's cap)."""
     __slots__ = ("start", "n", "fut", "task", "resend", "out", "lock",
                  "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag", "secs",
-                 "sends", "ctx", "calls", "send", "key", "parts", "joined")
+                 "sends", "ctx", "calls", "send", "key", "parts", "joined",
+                 "files")
 
     def __init__(self, start, n, task, extra, ctx, calls, send, key,
                  files):
@@ -306,6 +307,7 @@ class _Chunk:
         self.calls, self.send, self.key = calls, send, key
         self.parts = None
         self.joined = False
+        self.files = files and bool(ctx.blob)   # sent with the files
         self.resend = None
         if not files and ctx.blob:
             self.resend = lambda: send(calls, True)
@@ -330,6 +332,7 @@ class _Chunk:
                 f.result() == _ship.NEED:
             try:
                 self.task = self.resend()
+                self.files = True
                 self.sends += 1
                 stats["resent"] += 1
                 stats["with_files"] += 1
@@ -346,12 +349,21 @@ class _Chunk:
             except BaseException as x:
                 e = x
         if isinstance(e, PayloadTooLarge) and self.n == 1:
-            e = PayloadTooLarge(
-                "its arguments pickle to %d bytes, over the master's "
-                "max_payload with the rest of the task (masterd.conf(5)): "
-                "pass smaller ones (a file's name, say) or raise "
-                "max_payload" % len(pickle.dumps(self.calls, _ship.PROTO)),
-                e.code, self.start)
+            size = len(pickle.dumps(self.calls, _ship.PROTO))
+            if self.files:
+                e = PayloadTooLarge(
+                    "its arguments pickle to %d bytes and the program's "
+                    "files to %d (compressed): with them the task is over "
+                    "the master's max_payload (masterd.conf(5)); ship "
+                    "fewer files (python3 -m r3q --files) or raise "
+                    "max_payload" % (size, len(self.ctx.blob)),
+                    e.code, self.start)
+            else:
+                e = PayloadTooLarge(
+                    "its arguments pickle to %d bytes, over the master's "
+                    "max_payload with the rest of the task "
+                    "(masterd.conf(5)): pass smaller ones (a file's name, "
+                    "say) or raise max_payload" % size, e.code, self.start)
         self.wall = time.perf_counter() - self.t0
         if e is None:
             self.ctx.answered = True
@@ -659,14 +671,25 @@ def wait(fs, timeout=None, return_when=ALL_COMPLETED):
 
 
 def shutdown(wait=True):
-    """Close the client this module made (its unfinished futures are
-    cancelled; with wait, they are waited for first)."""
+    """Close the client this module made: with wait (as SCOOP's and
+    concurrent.futures' shutdown), once its unfinished futures are done;
+    without, they are cancelled.  python3 -m r3q calls shutdown() when
+    the script ends, shutdown(wait=False) when it raised."""
     global _client
     with _lock:
         c, owned = _client, _owned
         _client = None
-    if c is not None and owned:
-        c.close()
+    if c is None or not owned:
+        return
+    d = c._state.driver
+    while wait and d is not None:
+        # Chunks sent again (halves, the files) are new tasks: look again.
+        with d.lock:
+            futs = list(d.pending.values())
+        if not futs:
+            break
+        _cf.wait(futs)
+    c.close()
 
 
 def map_list(client, kind, fn, iterables, chunksize=None):

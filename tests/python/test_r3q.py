@@ -1086,6 +1086,44 @@ class ShipTest(unittest.TestCase):
                                 "exit"], cwd=d, capture_output=True,
                                text=True, timeout=120)
             self.assertEqual((p.returncode, p.stderr), (3, ""))
+            # Files under the ship limit but, with a task, over
+            # max_payload (64K here): that task fails saying so.
+            with open(os.path.join(d, "one.py"), "w") as f:
+                f.write("from r3q import futures\n"
+                        "if __name__ == '__main__':\n"
+                        "    print(futures.submit(abs, -1).result())\n")
+            p = subprocess.run([sys.executable, "-m", "r3q", "one.py"],
+                               cwd=d, capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("PayloadTooLarge", p.stderr)
+            self.assertIn("the program's files to", p.stderr)
+            self.assertIn("--files", p.stderr)
+            os.remove(os.path.join(d, "data", "big.bin"))
+            # Futures the script left: waited for when it ends well (as
+            # SCOOP's shutdown), cancelled when it fails.
+            with open(os.path.join(d, "leaves.py"), "w") as f:
+                f.write(textwrap.dedent("""
+                    import sys, time
+                    from r3q import futures
+                    def mark(path):
+                        time.sleep(1.5)
+                        open(path, "w").close()
+                    if __name__ == "__main__":
+                        futures.submit(mark, sys.argv[1])
+                        if sys.argv[2:] == ["fail"]:
+                            raise ValueError("failed")
+                """))
+            for how, left in (("ok", True), ("fail", False)):
+                mark = os.path.join(d, "mark." + how)
+                p = subprocess.run([sys.executable, "-m", "r3q",
+                                    "leaves.py", mark, how], cwd=d,
+                                   capture_output=True, text=True,
+                                   timeout=120)
+                self.assertEqual(p.returncode, 0 if left else 1, p.stderr)
+                self.assertEqual(os.path.exists(mark), left, how)
+            time.sleep(2)
+            self.assertFalse(os.path.exists(os.path.join(d, "mark.fail")))
             # python -m scoop's options: refused, saying why.
             p = subprocess.run([sys.executable, "-m", "r3q", "-n", "4",
                                 "prog.py"], cwd=d, capture_output=True,

@@ -83,6 +83,7 @@ the chunk size the last map chose; futures.stats counts the tasks sent,
 those that carried the program's files, those sent again with them, and
 the chunks split in two.
 """
+import atexit
 import builtins
 import concurrent.futures as _cf
 import math
@@ -157,8 +158,21 @@ def _get_client():
             name = "futures"
             if _script:
                 name = os.path.basename(_script)
+            first = _client is None
             _client, _owned = Client(name=name), True
+            if first:
+                # After the Client: atexit runs last registered first,
+                # and the Client's finalizer (weakref.finalize) would
+                # cancel what is left.
+                atexit.register(_at_exit)
         return _client
+
+
+def _at_exit():
+    """At the end of "python3 SCRIPT", as python3 -m r3q does: the
+    futures left are waited for, unless the script ended by an exception
+    (the interpreter keeps it in sys.last_value)."""
+    shutdown(wait=not hasattr(sys, "last_value"))
 
 
 def _main_script():
@@ -674,7 +688,8 @@ def shutdown(wait=True):
     """Close the client this module made: with wait (as SCOOP's and
     concurrent.futures' shutdown), once its unfinished futures are done;
     without, they are cancelled.  python3 -m r3q calls shutdown() when
-    the script ends, shutdown(wait=False) when it raised."""
+    the script ends, shutdown(wait=False) when it raised; so does the
+    end of the interpreter for a program that did not."""
     global _client
     with _lock:
         c, owned = _client, _owned

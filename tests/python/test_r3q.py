@@ -1114,16 +1114,20 @@ class ShipTest(unittest.TestCase):
                         if sys.argv[2:] == ["fail"]:
                             raise ValueError("failed")
                 """))
-            for how, left in (("ok", True), ("fail", False)):
-                mark = os.path.join(d, "mark." + how)
-                p = subprocess.run([sys.executable, "-m", "r3q",
-                                    "leaves.py", mark, how], cwd=d,
-                                   capture_output=True, text=True,
-                                   timeout=120)
-                self.assertEqual(p.returncode, 0 if left else 1, p.stderr)
-                self.assertEqual(os.path.exists(mark), left, how)
+            # "python3 SCRIPT" the same, at the interpreter's exit.
+            for run in (["-m", "r3q"], []):
+                for how, left in (("ok", True), ("fail", False)):
+                    mark = os.path.join(d, "mark.%s.%d" % (how, len(run)))
+                    p = subprocess.run([sys.executable] + run +
+                                       ["leaves.py", mark, how], cwd=d,
+                                       capture_output=True, text=True,
+                                       timeout=120)
+                    self.assertEqual(p.returncode, 0 if left else 1,
+                                     p.stderr)
+                    self.assertEqual(os.path.exists(mark), left,
+                                     (run, how))
             time.sleep(2)
-            self.assertFalse(os.path.exists(os.path.join(d, "mark.fail")))
+            self.assertFalse(os.path.exists(mark))
             # python -m scoop's options: refused, saying why.
             p = subprocess.run([sys.executable, "-m", "r3q", "-n", "4",
                                 "prog.py"], cwd=d, capture_output=True,

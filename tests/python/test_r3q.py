@@ -29,6 +29,31 @@ from r3q import futures
 SLOW = float(os.environ.get("R3Q_TIME_FACTOR", "1"))
 
 
+def _interrupted(test, child, outs):
+    """Run child, a program that prints "mapping", maps long tasks, says
+    "interrupted after ..." on KeyboardInterrupt, then maps 0.1 s tasks
+    and prints "then OUTS in T s": SIGINT a second after "mapping" must
+    interrupt it at once, and the cancelled tasks must have freed the
+    workers (the bound on T is far below the cancelled tasks' time, and
+    far above what a loaded 2-core machine needs)."""
+    p = subprocess.Popen([sys.executable, "-c", child],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    test.assertEqual(p.stdout.readline().strip(), "mapping")
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    line = p.stdout.readline()
+    took = time.monotonic() - t0
+    rest, err = p.communicate(timeout=60)
+    test.assertTrue(line.startswith("interrupted after"), line + err)
+    test.assertLess(took, 2.0 * SLOW, line)
+    m = re.search(r"then %s in ([0-9.]+) s" % outs, rest)
+    test.assertIsNotNone(m, rest + err)
+    test.assertLess(float(m.group(1)), 10 * SLOW, rest)
+    test.assertEqual(p.returncode, 0, err)
+
+
 class ClientTest(unittest.TestCase):
 
     @classmethod
@@ -416,25 +441,7 @@ class ClientTest(unittest.TestCase):
                   flush=True)
             c.close()
         """)
-        p = subprocess.Popen([sys.executable, "-c", child],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-        self.assertEqual(p.stdout.readline().strip(), "mapping")
-        time.sleep(1.0)
-        t0 = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        line = p.stdout.readline()
-        took = time.monotonic() - t0
-        rest, err = p.communicate(timeout=30)
-        self.assertTrue(line.startswith("interrupted after"), line + err)
-        self.assertLess(took, 2.0 * SLOW, line)
-        # The cancelled tasks freed the workers: 0.1 s tasks run at once
-        # (the bound is far below the 20 s the cancelled tasks would take,
-        # and far above what a loaded 2-core machine needs).
-        m = re.search(r"then \[0\.1, 0\.1, 0\.1\] in ([0-9.]+) s", rest)
-        self.assertIsNotNone(m, rest)
-        self.assertLess(float(m.group(1)), 10 * SLOW, rest)
-        self.assertEqual(p.returncode, 0, err)
+        _interrupted(self, child, r"\[0\.1, 0\.1, 0\.1\]")
 
 
 class Locked:
@@ -588,22 +595,7 @@ class ShipTest(unittest.TestCase):
             print("then %r in %.2f s" % (out, time.monotonic() - t0),
                   flush=True)
         """)
-        p = subprocess.Popen([sys.executable, "-c", child],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-        self.assertEqual(p.stdout.readline().strip(), "mapping")
-        time.sleep(1.0)
-        t0 = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        line = p.stdout.readline()
-        took = time.monotonic() - t0
-        rest, err = p.communicate(timeout=60)
-        self.assertTrue(line.startswith("interrupted after"), line + err)
-        self.assertLess(took, 2.0 * SLOW, line)
-        m = re.search(r"then \[0\.1, 0\.1\] in ([0-9.]+) s", rest)
-        self.assertIsNotNone(m, rest + err)
-        self.assertLess(float(m.group(1)), 10 * SLOW, rest)
-        self.assertEqual(p.returncode, 0, err)
+        _interrupted(self, child, r"\[0\.1, 0\.1\]")
 
     def test_chunks_over_limits(self):
         """A chunk whose payload or output is over a limit (masterd's
@@ -991,6 +983,16 @@ class ShipTest(unittest.TestCase):
         here, relative paths read its directory; a script that reads
         standard input at import fails with why."""
         with tempfile.TemporaryDirectory() as d:
+            def write(name, text):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(textwrap.dedent(text))
+
+            def run(*args, runner=("-m", "r3q"), **kw):
+                """python3 -m r3q ARGS in d (runner=(): python3 ARGS)."""
+                return subprocess.run([sys.executable, *runner, *args],
+                                      cwd=d, capture_output=True, text=True,
+                                      timeout=120, **kw)
+
             os.mkdir(os.path.join(d, "data"))
             with open(os.path.join(d, "data", "k.txt"), "w") as f:
                 f.write("7\n")
@@ -1022,79 +1024,64 @@ class ShipTest(unittest.TestCase):
                     if __name__ == "__main__":
                         main()
                 """))
-            p = subprocess.run([sys.executable, "-m", "r3q", "prog.py"],
-                               cwd=d, capture_output=True, text=True,
-                               timeout=120)
+            p = run("prog.py")
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(p.stdout.splitlines(), [
                 repr([(14 * i, "Individual") for i in range(9)]),
                 "__main__"])
-            with open(os.path.join(d, "stdin.py"), "w") as f:
-                f.write(textwrap.dedent("""
-                    import sys
-                    from r3q import futures
-                    LINE = sys.stdin.readline()
+            write("stdin.py", """
+                import sys
+                from r3q import futures
+                LINE = sys.stdin.readline()
 
-                    def f(x):
-                        return x
+                def f(x):
+                    return x
 
-                    if __name__ == "__main__":
-                        print(list(futures.map(f, [1])))
-                """))
-            p = subprocess.run([sys.executable, "-m", "r3q", "stdin.py"],
-                               cwd=d, capture_output=True, text=True,
-                               input="x\n", timeout=120)
+                if __name__ == "__main__":
+                    print(list(futures.map(f, [1])))
+            """)
+            p = run("stdin.py", input="x\n")
             self.assertNotEqual(p.returncode, 0)
             self.assertIn("read standard input on a worker", p.stderr)
             self.assertIn("stdin.py", p.stderr)
             # Files past the limit: refused before the script runs.
             with open(os.path.join(d, "data", "big.bin"), "wb") as f:
                 f.write(os.urandom(64 * 1024))
-            p = subprocess.run([sys.executable, "-m", "r3q", "prog.py"],
-                               cwd=d, capture_output=True, text=True,
-                               env=dict(os.environ, R3Q_SHIP_LIMIT="32768"),
-                               timeout=120)
+            small = dict(os.environ, R3Q_SHIP_LIMIT="32768")
+            p = run("prog.py", env=small)
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertEqual(p.stdout, "")
             self.assertIn("over the limit", p.stderr)
             self.assertIn("big.bin", p.stderr)
             self.assertIn("--files", p.stderr)
-            p = subprocess.run([sys.executable, "-m", "r3q", "--files",
-                                "prog.py,data/k.txt", "prog.py"],
-                               cwd=d, capture_output=True, text=True,
-                               env=dict(os.environ, R3Q_SHIP_LIMIT="32768"),
-                               timeout=120)
+            p = run("--files", "prog.py,data/k.txt", "prog.py", env=small)
             self.assertEqual(p.returncode, 0, p.stderr)
             # A script's own failure reads as under "python3 SCRIPT": its
             # frames only; its exit status is its own.
-            with open(os.path.join(d, "fails.py"), "w") as f:
-                f.write("import sys\n"
-                        "def inner():\n"
-                        "    raise KeyError('no such key')\n"
-                        "if sys.argv[1:] == ['exit']:\n"
-                        "    sys.exit(3)\n"
-                        "inner()\n")
-            p = subprocess.run([sys.executable, "-m", "r3q", "fails.py"],
-                               cwd=d, capture_output=True, text=True,
-                               timeout=120)
+            write("fails.py", """
+                import sys
+                def inner():
+                    raise KeyError('no such key')
+                if sys.argv[1:] == ['exit']:
+                    sys.exit(3)
+                inner()
+            """)
+            p = run("fails.py")
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertIn("in inner", p.stderr)
             self.assertIn("KeyError: 'no such key'", p.stderr)
             self.assertNotIn("__main__.py", p.stderr)
             self.assertNotIn("run_script", p.stderr)
-            p = subprocess.run([sys.executable, "-m", "r3q", "fails.py",
-                                "exit"], cwd=d, capture_output=True,
-                               text=True, timeout=120)
+            p = run("fails.py", "exit")
             self.assertEqual((p.returncode, p.stderr), (3, ""))
             # Files under the ship limit but, with a task, over
             # max_payload (64K here): that task fails saying so.
-            with open(os.path.join(d, "one.py"), "w") as f:
-                f.write("from r3q import futures\n"
-                        "if __name__ == '__main__':\n"
-                        "    print(futures.submit(abs, -1).result())\n")
-            p = subprocess.run([sys.executable, "-m", "r3q", "one.py"],
-                               cwd=d, capture_output=True, text=True,
-                               timeout=120)
+            write("one.py", """
+                from r3q import futures
+                if __name__ == '__main__':
+                    print(futures.submit(abs, -1).result())
+            """)
+            p = run("one.py")
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertIn("PayloadTooLarge", p.stderr)
             self.assertIn("the program's files to", p.stderr)
@@ -1102,36 +1089,31 @@ class ShipTest(unittest.TestCase):
             os.remove(os.path.join(d, "data", "big.bin"))
             # Futures the script left: waited for when it ends well (as
             # SCOOP's shutdown), cancelled when it fails.
-            with open(os.path.join(d, "leaves.py"), "w") as f:
-                f.write(textwrap.dedent("""
-                    import sys, time
-                    from r3q import futures
-                    def mark(path):
-                        time.sleep(1.5)
-                        open(path, "w").close()
-                    if __name__ == "__main__":
-                        futures.submit(mark, sys.argv[1])
-                        if sys.argv[2:] == ["fail"]:
-                            raise ValueError("failed")
-                """))
+            write("leaves.py", """
+                import sys, time
+                from r3q import futures
+                def mark(path):
+                    time.sleep(1.5)
+                    open(path, "w").close()
+                if __name__ == "__main__":
+                    futures.submit(mark, sys.argv[1])
+                    if sys.argv[2:] == ["fail"]:
+                        raise ValueError("failed")
+            """)
             # "python3 SCRIPT" the same, at the interpreter's exit.
-            for run in (["-m", "r3q"], []):
+            for runner in (("-m", "r3q"), ()):
                 for how, left in (("ok", True), ("fail", False)):
-                    mark = os.path.join(d, "mark.%s.%d" % (how, len(run)))
-                    p = subprocess.run([sys.executable] + run +
-                                       ["leaves.py", mark, how], cwd=d,
-                                       capture_output=True, text=True,
-                                       timeout=120)
+                    mark = os.path.join(d, "mark.%s.%d" % (how,
+                                                           len(runner)))
+                    p = run("leaves.py", mark, how, runner=runner)
                     self.assertEqual(p.returncode, 0 if left else 1,
                                      p.stderr)
                     self.assertEqual(os.path.exists(mark), left,
-                                     (run, how))
+                                     (runner, how))
             time.sleep(2)
             self.assertFalse(os.path.exists(mark))
             # python -m scoop's options: refused, saying why.
-            p = subprocess.run([sys.executable, "-m", "r3q", "-n", "4",
-                                "prog.py"], cwd=d, capture_output=True,
-                               text=True, timeout=120)
+            p = run("-n", "4", "prog.py")
             self.assertEqual(p.returncode, 64, p.stderr)
             self.assertIn("-n is an option of python -m scoop", p.stderr)
             self.assertIn("r3qctl workers", p.stderr)

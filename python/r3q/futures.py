@@ -49,7 +49,9 @@ here, the same type when the client may unpickle it, with the worker's
 traceback as its __cause__ (r3q.futures.RemoteTraceback); a module the
 worker lacks, or a script that fails to import there (one that reads
 standard input at import, say), fails the task with r3q.TaskFailed naming
-it, and no worker withdraws the kind for it.  Tasks of a kind no connected
+it, and no worker withdraws the kind for it; so does a call that ends its
+worker's process (os._exit, a crash in C), the error naming the calls of
+the chunk and the function.  Tasks of a kind no connected
 worker offers (a cluster whose workerd.conf lacks the python line) wait
 for a worker that does; after five seconds without an outcome the client
 asks masterd why and says it once on standard error ("r3q: job N waits:
@@ -311,11 +313,12 @@ class _Chunk:
     __slots__ = ("start", "n", "fut", "task", "resend", "out", "lock",
                  "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag", "secs",
                  "sends", "ctx", "calls", "send", "key", "parts", "joined",
-                 "files")
+                 "files", "fn")
 
     def __init__(self, start, n, task, extra, ctx, calls, send, key,
-                 files):
+                 files, fn):
         self.start, self.n, self.task = start, n, task
+        self.fn = fn
         self.ctx = ctx
         self.fut = _ChunkFuture(self)
         self.calls, self.send, self.key = calls, send, key
@@ -378,6 +381,13 @@ class _Chunk:
                     "max_payload with the rest of the task "
                     "(masterd.conf(5)): pass smaller ones (a file's name, "
                     "say) or raise max_payload" % size, e.code, self.start)
+        if type(e) is TaskFailed and e.index is None:
+            # The task as a whole (its worker's process died, say): which
+            # calls, of what.
+            e = TaskFailed("%s of %s: %s" % (
+                "call %d" % self.start if self.n == 1 else
+                "calls %d-%d" % (self.start, self.start + self.n - 1),
+                _ship.describe(self.fn), e.text), e.code)
         self.wall = time.perf_counter() - self.t0
         if e is None:
             self.ctx.answered = True
@@ -401,7 +411,7 @@ class _Chunk:
                 parts.append(_Chunk(self.start + off, n,
                                     self.send(calls, files), self.extra,
                                     self.ctx, calls, self.send, self.key,
-                                    files))
+                                    files, self.fn))
         except BaseException:
             for p in parts:
                 p.fut.cancel()
@@ -546,7 +556,7 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
             packed = time.perf_counter()
             task = client.submit(kind, payload, _wake=False)
             chunks.append(_Chunk(i, len(part), task, extra, ctx, part, send,
-                                 fnblob, files))
+                                 fnblob, files, fn))
             chunks[-1].t_packed = packed
         client._flush()
         sent = time.perf_counter()

@@ -94,6 +94,13 @@ def boom(x):
     return x
 
 
+def exits(x):
+    """Ends its process on 2 (a crash, as far as workerd knows)."""
+    if x == 2:
+        os._exit(3)
+    return x
+
+
 def boom_or_slow(x):
     """Raises on 3 (boom); otherwise slow(x)."""
     return boom(x) if x == 3 else slow(x)

@@ -633,6 +633,7 @@ class ShipTest(unittest.TestCase):
         # One call over: named, with what to do.
         with self.assertRaises(r3q.TaskFailed) as cm:
             futures.submit(bytes, 100000).result(30)
+        self.assertIn("call 0 of builtins.bytes: ", str(cm.exception))
         self.assertIn("output of", str(cm.exception))
         self.assertIn("is over max_payload", str(cm.exception))
         with self.assertRaises(r3q.PayloadTooLarge) as cm:
@@ -751,6 +752,13 @@ class ShipTest(unittest.TestCase):
         f = futures.submit(kinds.power, "x", 2)
         self.assertIsInstance(f.exception(30), TypeError)
         self.assertIn("kinds.power", str(f.exception().__cause__))
+        # A call that ends its worker's process fails its chunk, named.
+        with self.assertRaises(r3q.TaskFailed) as cm:
+            list(futures.map(kinds.exits, range(4), chunksize=2))
+        self.assertIn("calls 2-3 of kinds.exits", str(cm.exception))
+        self.assertIn("persistent process exited (status 3)",
+                      str(cm.exception))
+        self.assertEqual(list(futures.map(kinds.square, [4])), [16])
 
     def test_refused_at_submit(self):
         """What the workers cannot find by reference is refused here, at

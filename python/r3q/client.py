@@ -499,13 +499,20 @@ class _Driver:
 
     def _watch(self):
         """With the lock: after WATCH seconds without an outcome, ask why
-        (without the lock: the answer is a round trip)."""
-        if self.pending and not self.stopping and self.watch.due():
+        (without the lock: the answer is a round trip).  The asker holds
+        the pumper's place meanwhile: close() waits for it to be out of
+        libr3q before it frees the connection, and other callers wait
+        their turn (an r3q_signal stays for the next wait)."""
+        if self.pending and not self.stopping and self.pumping is None \
+                and self.watch.due():
+            self.pumping = threading.current_thread()
             self.lock.release()
             try:
                 self.watch.ask()
             finally:
                 self.lock.acquire()
+                self.pumping = None
+                self.turn.notify_all()
 
     def close(self):
         """Stop the thread, cancel what is left, close the connection."""

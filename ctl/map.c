@@ -621,8 +621,9 @@ map_watch(struct r3q_job *job, const struct timespec *t0, size_t next,
 
 /*
  * Wait for task next's output: a tick at most on a terminal (for the
- * progress line), MAP_WATCH_MS otherwise, never past --timeout.  What r3q_future_get() says, or 1
- * once --timeout has passed (not waiting then).
+ * progress line), MAP_WATCH_MS otherwise, never past --timeout.  What
+ * r3q_future_get() says, or 1 once --timeout has passed (not waiting
+ * then).
  */
 static int
 map_wait(const struct map_opts *o, const struct timespec *t0, size_t next,

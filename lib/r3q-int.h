@@ -148,8 +148,8 @@ TAILQ_HEAD(lr_jobs, r3q_job);
 
 /*
  * A request awaiting its answer (OpenJob, AttachJob, CloseJob,
- * CancelJob, JobQuery).  Its Envelope is kept packed without an id so that a
- * reconnect can send it again under a new one.
+ * CancelJob, JobQuery).  Its Envelope is kept packed without an id so
+ * that a reconnect can send it again under a new one.
  */
 #define LR_ASK_MS	5000	/* r3q_job_waiting's wait for the answer */
 

@@ -1,12 +1,12 @@
-# A Python program whose tasks no worker can take says why instead of
-# hanging without a word: a cluster whose workers do not offer the
-# generic kind python yet (the administrator has not enabled it), and a
-# named kind no worker offers, from Client.map and from r3qctl map.  Such tasks wait (workers come and go):
-# after five seconds without an outcome the client asks masterd why
-# (r3q_job_waiting) and prints it once on stderr, with the workerd.conf
-# line for kind python; once a worker offering the kinds joins, the
-# programs finish with their answers.  A program whose tasks run says
-# nothing.
+# A program whose tasks no worker can take says why instead of hanging
+# without a word: a cluster whose workers do not offer the generic kind
+# python yet (the administrator has not enabled it), and a named kind no
+# worker offers, from Client.map and from r3qctl map.  Such tasks wait
+# (workers come and go): after five seconds without an outcome the
+# client asks masterd why (r3q_job_waiting) and prints it once on
+# stderr, with the workerd.conf line for kind python; once a worker
+# offering the kinds joins, the programs finish with their answers.  A
+# program whose tasks run says nothing.
 . "${top_srcdir:-.}/tests/regress/lib.sh"
 
 python_client tests/python

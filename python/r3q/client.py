@@ -131,8 +131,8 @@ class _Watch:
         self.since = time.monotonic()   # last outcome, sending or asking
         self.said = ""
 
-    def progress(self):
-        self.since = time.monotonic()
+    def progress(self, now=None):
+        self.since = time.monotonic() if now is None else now
 
     def due(self):
         now = time.monotonic()
@@ -147,17 +147,18 @@ class _Watch:
         buf = ctypes.create_string_buffer(512)
         if job is None or lib.r3q_job_waiting(job, buf, len(buf)) != _lib.OK:
             return
-        text = buf.value.decode("utf-8", "replace")
-        if text and text != self.said:
-            if text == "no worker offers kind python":
-                text += (" (a worker offers it with \"exec python = "
-                         "persistent /usr/bin/python3 -m r3q.serve --any\" "
-                         "in workerd.conf, see pydoc r3q.futures)")
-            sys.stderr.write("r3q: job %d waits: %s; r3qctl workers lists "
-                             "the workers and their kinds\n"
-                             % (lib.r3q_job_id(job), text))
+        why = buf.value.decode("utf-8", "replace")
+        if why and why != self.said:
+            hint = ""
+            if why == "no worker offers kind python":
+                hint = (" (a worker offers it with \"exec python = "
+                        "persistent /usr/bin/python3 -m r3q.serve --any\" "
+                        "in workerd.conf, see pydoc r3q.futures)")
+            sys.stderr.write("r3q: job %d waits: %s%s; r3qctl workers "
+                             "lists the workers and their kinds\n"
+                             % (lib.r3q_job_id(job), why, hint))
             sys.stderr.flush()
-        self.said = buf.value.decode("utf-8", "replace")
+        self.said = why
 
 
 def _cancel_notified(fut):
@@ -349,7 +350,7 @@ class _Driver:
             self.new = False
             _lib.lib().r3q_flush(self.conn.job)
             self.calm = time.monotonic()
-            self.watch.progress()
+            self.watch.progress(self.calm)
             if self.pumping is not None:
                 self._signal()          # to wait on them too
             elif self.asleep:

@@ -249,7 +249,7 @@ class _Sizer:
         with self.lock:
             return min(size, self.cap.get(fn, size))
 
-    def chunksize(self, n, fn=None):
+    def chunksize(self, n):
         """Chunks C minimise the time (W + C o) / S + W / C of n calls
         of total work W on S slots with a cost o a task (measured):
         C = sqrt(W S / o), at most n.  When a slot's share of the work is
@@ -259,8 +259,7 @@ class _Sizer:
         task costs the master CPU too, and one round trip is then what a
         generation costs (bench/python-futures: at 1 us a call on a
         loaded machine one chunk of 600 took 7.9 ms, four 11.7 ms).
-        A function whose chunks had to be split (capped()) gets chunks no
-        larger than the halves that fitted."""
+        _submit_chunks caps it with fit()."""
         s = self.slots()
         if self.overhead <= 0:
             c = n                       # R3Q_TASK_COST=0: chunks of one
@@ -272,7 +271,7 @@ class _Sizer:
             if w / s > self.overhead:
                 c = s * max(1, int(round(c / s)))
         c = max(1, min(n, int(math.ceil(c))))
-        return self.fit(fn, int(math.ceil(n / c)))
+        return int(math.ceil(n / c))
 
 
 _sizer = _Sizer()
@@ -525,7 +524,8 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
     if n == 0:
         return []
     if chunksize is None:
-        chunksize = _sizer.chunksize(n, fnblob)
+        chunksize = _sizer.chunksize(n)
+    # No larger than the halves that fitted, if fn's chunks were split.
     chunksize = _sizer.fit(fnblob, max(1, int(chunksize)))
     last_chunksize = chunksize
     extra = {getattr(getattr(fn, "func", fn), "__module__", None) or

@@ -4,9 +4,11 @@
 # (unpacking, importing the program under a name that is not __main__,
 # running the chunk), and the restricted unpickler results go through.
 # Nothing here is public: r3q.futures and r3q.serve say what it does.
+import ast
 import builtins
 import functools
 import hashlib
+import importlib
 import inspect
 import io
 import os
@@ -14,6 +16,7 @@ import pickle
 import socket
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import types
@@ -21,7 +24,7 @@ import warnings
 import weakref
 import zlib
 
-MAGIC = b"r3q-any2"   # 2: the files may stay behind (NEED)
+MAGIC = b"r3q-any3"   # 2: the files may stay behind (NEED); 3: constants
 PROTO = pickle.HIGHEST_PROTOCOL
 # On the workers the program is imported as this module, so that its
 # guarded block (if __name__ == "__main__") does not run there.
@@ -99,11 +102,15 @@ def _check_function(fn, who):
     qual = getattr(inner, "__qualname__", "") or ""
     name = describe(fn)
     if getattr(inner, "__name__", None) == "<lambda>":
+        bound, why = _bound_name(fn) if fn is inner else (None, None)
+        if bound is not None:
+            return pickle.dumps(_Named(fn.__module__, bound), PROTO)
         raise TypeError(
             "%s: cannot run the lambda %s on the workers: they find a "
-            "function by its module and name, and a lambda has none; "
-            "define it with def at the top level of a module or of the "
-            "script" % (who, name))
+            "function by its module and name, and %s; define it with def "
+            "at the top level of a module or of the script, or bind it to "
+            "a name there (f = lambda ...)" % (
+                who, name, why or "this lambda has none"))
     if inspect.isgeneratorfunction(inner) or \
             inspect.isasyncgenfunction(inner) or \
             inspect.iscoroutinefunction(inner):
@@ -135,6 +142,93 @@ def _check_function(fn, who):
             "function defined at the top level of a module or of the "
             "script, and arguments pickle can carry"
             % (who, name, e)) from None
+
+
+def _global(module, name):
+    """On a worker: what the client sent by the name it is bound to at
+    the top level of its module (a lambda: see _bound_name)."""
+    return getattr(importlib.import_module(module), name)
+
+
+class _Named:
+    """Pickles as the name a lambda is bound to in its module."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __reduce__(self):
+        return (_global, (self.module, self.name))
+
+
+def _is_main_guard(test):
+    """Whether an if's test is __name__ == "__main__" (either way)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+            isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(x, ast.Name) and x.id == "__name__"
+               for x in sides) and \
+        any(isinstance(x, ast.Constant) and x.value == "__main__"
+            for x in sides)
+
+
+def _import_bindings(path):
+    """The names a script binds when it is imported (as the workers import
+    it): its top-level assignments, those in blocks that run at import,
+    not those in its if __name__ == "__main__" block."""
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), path)
+    names = set()
+
+    def visit(body):
+        for st in body:
+            if isinstance(st, ast.If) and _is_main_guard(st.test):
+                visit(st.orelse)
+                continue
+            targets = []
+            if isinstance(st, ast.Assign):
+                targets = st.targets
+            elif isinstance(st, (ast.AnnAssign, ast.AugAssign)):
+                targets = [st.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        names.add(n.id)
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(st, field, None)
+                if isinstance(sub, list) and not isinstance(
+                        st, (ast.FunctionDef, ast.AsyncFunctionDef,
+                             ast.ClassDef)):
+                    visit(sub)
+            for h in getattr(st, "handlers", []) or []:
+                visit(h.body)
+    visit(tree.body)
+    return names
+
+
+def _bound_name(fn):
+    """(name, None): the name a lambda is bound to at the top level of its
+    module, which the workers bind too when they import it; else (None,
+    why not in words, or None)."""
+    mod = sys.modules.get(fn.__module__ or "")
+    if mod is None:
+        return None, None
+    names = sorted(k for k, v in vars(mod).items() if v is fn)
+    if not names:
+        return None, None
+    path = getattr(mod, "__file__", None)
+    if fn.__module__ != "__main__" or path is None:
+        return names[0], None
+    try:
+        bound = _import_bindings(path)
+    except (OSError, SyntaxError, ValueError):
+        return None, None
+    for n in names:
+        if n in bound:
+            return n, None
+    return None, ("%s is bound to it only in the script's if __name__ == "
+                  "\"__main__\" block, which the workers do not run"
+                  % names[0])
 
 
 class Creator:
@@ -186,6 +280,68 @@ class Creator:
 
 
 creator = Creator()
+
+
+class Shared:
+    """r3q.shared's constants in the client: each name's value, and its
+    pickle, which the tasks carry (the whole table, content-addressed as
+    the program's files are: with a task until a worker has answered one
+    of this table, then only its hash)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.values = {}
+        self.pickles = {}
+        self.blob = b""
+        self.hash = b""
+        self.answered = set()           # hashes a worker answered with
+
+    def set(self, who, items):
+        with self.lock:
+            for k in items:
+                if k in self.values:
+                    raise TypeError("This constant already exists: %s."
+                                    % k)
+            pickles = {}
+            for k, v in items.items():
+                if inspect.isroutine(v) or isinstance(v,
+                                                      functools.partial):
+                    pickles[k] = check_function(v, "%s(%s=...)" % (who, k))
+                    continue
+                try:
+                    pickles[k] = pickle.dumps(v, PROTO)
+                except Exception as e:
+                    raise TypeError(
+                        "%s: cannot send the constant %s to the workers: "
+                        "%s" % (who, k, e)) from None
+            table = dict(self.pickles, **pickles)
+            blob = zlib.compress(pickle.dumps(table, PROTO), 6)
+            if len(blob) > SHIP_LIMIT:
+                big = sorted(table, key=lambda k: -len(table[k]))[:3]
+                raise ValueError(
+                    "%s: the constants (%d KiB compressed; the largest %s) "
+                    "are over the limit of %d KiB (R3Q_SHIP_LIMIT): the "
+                    "tasks carry them; put what is large in a file the "
+                    "tasks read" % (who, len(blob) // 1024, ", ".join(big),
+                                    SHIP_LIMIT // 1024))
+            self.pickles = table
+            self.values.update(items)
+            self.blob = blob
+            self.hash = hashlib.sha256(blob).digest()
+
+    def get(self, name):
+        with self.lock:
+            return self.values.get(name)
+
+    def carried(self, files):
+        """(hash, blob) for a task: blob empty when it may stay behind."""
+        with self.lock:
+            if files or self.hash not in self.answered:
+                return self.hash, self.blob
+            return self.hash, b""
+
+
+shared = Shared()
 
 
 def _walk(root):
@@ -269,10 +425,12 @@ class Context:
 
 def pack(ctx, fnblob, calls, files=True):
     """One task's payload: a chunk of calls of one function, with the
-    program's files or (files false) only their hash."""
+    program's files or (files false) only their hash, the deap.creator
+    classes and the shared constants; and the constants' hash."""
     call = pickle.dumps((fnblob, calls), PROTO)
+    sh, sblob = shared.carried(files)
     return pickle.dumps((MAGIC, ctx.hash, ctx.blob if files else b"",
-                         creator.pickled(), call), PROTO)
+                         creator.pickled(), sh, sblob, call), PROTO), sh
 
 
 # ---------------------------------------------------------------------
@@ -609,6 +767,67 @@ def _activate(h, blob):
     _active.hash = h
 
 
+class _Constants:
+    """The shared constants of the task this worker process runs: the
+    table (name -> pickle) of hash, and the values unpickled so far."""
+    hash = b""
+    table = {}
+    values = {}
+
+
+_consts = _Constants()
+
+
+def _shared_activate(h, blob):
+    """Make the constants of hash h current; kept in a file beside the
+    program's files, so that the machine's other processes find them.
+    _Need if they are not here and did not come."""
+    if h == _consts.hash:
+        return
+    if not h:
+        table = {}
+    else:
+        path = os.path.join(os.path.dirname(_cache_dir(h)),
+                            "shared-" + h.hex())
+        if not blob:
+            try:
+                with open(path, "rb") as f:
+                    blob = f.read()
+            except OSError:
+                raise _Need() from None
+            if hashlib.sha256(blob).digest() != h:
+                raise _Need()
+        else:
+            tmp = "%s.%d" % (path, os.getpid())
+            try:
+                with open(tmp, "wb") as f:
+                    f.write(blob)
+                os.rename(tmp, path)
+            except OSError:
+                pass                    # the next task carries them again
+        table = pickle.loads(zlib.decompress(blob))
+    _consts.hash, _consts.table, _consts.values = h, table, {}
+
+
+def shared_get(name):
+    """On a worker: the constant name of the current task's client, None
+    if it had set none of that name."""
+    if name not in _consts.values:
+        data = _consts.table.get(name)
+        if data is None:
+            return None
+        try:
+            _consts.values[name] = pickle.loads(data)
+        except Exception as e:
+            raise ImportError(
+                "r3q.shared.getConst(%r): cannot load the constant on worker "
+                "%s: %s: install what it needs on the workers, or ship the "
+                "module with the script (python3 -m r3q --files)" % (
+                    name, _IDENT, traceback.format_exception_only(
+                        type(e), e)[-1].strip())) from None
+    return _consts.values[name]
+
+
 def _where(tb):
     frames = traceback.extract_tb(tb)
     if not frames:
@@ -680,14 +899,16 @@ def run(payload, arm=None):
 def _run(payload, arm):
     t0 = time.monotonic()
     try:
-        magic, h, blob, cblob, call = pickle.loads(payload)
+        magic, h, blob, cblob, sh, sblob, call = pickle.loads(payload)
         if magic != MAGIC:
             raise ValueError("bad magic")
     except Exception as e:
-        return b"F", ("r3q.serve --any: not a payload of r3q.futures (%s)"
-                      % e).encode()
+        return b"F", ("r3q.serve --any: not a payload of this version of "
+                      "r3q.futures (%s): the client's r3q and the worker's "
+                      "must be the same version" % e).encode()
     try:
         _activate(h, blob)
+        _shared_activate(sh, sblob)
     except _Need:
         # The client sends the files again, with this task.
         return b"R", NEED

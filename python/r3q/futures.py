@@ -3,6 +3,7 @@
 A program written for SCOOP runs on R3Q by changing its import:
 
     from r3q import futures             # was: from scoop import futures
+                                        # (and r3q.shared for scoop.shared)
 
     def evaluate(ind): ...              # at the top level of the script
 
@@ -15,7 +16,12 @@ and is started as the client with "python3 -m r3q SCRIPT [ARGS]" (as
 distributed is what goes through this module: futures.map (so a DEAP
 toolbox's map once registered), map_as_completed and submit.  The builtin
 map, and a direct call such as toolbox.evaluate(ind), run in the client as
-before.
+before.  mapReduce and mapScan map on the cluster and reduce in the
+client: mapReduce in the order SCOOP's reduces (halves, each reduced so,
+then the two combined: SCOOP's value, bit for bit, for a reduction that
+is not associative), mapScan as itertools.accumulate (what SCOOP's
+documentation describes).  wait and as_completed take SCOOP's negative
+timeout as "for ever".
 
 How a call reaches a worker.  The function is sent by reference, as pickle
 sends functions: its module and qualified name; its arguments and its
@@ -42,9 +48,11 @@ mapped function that itself maps, as DEAP's island example does, runs its
 inner map there).
 
 What cannot be sent is refused when it is submitted, naming the function:
-a lambda, a function defined inside another (a closure), a generator
-function, a function of an interactive session, or anything pickle
-refuses.  An exception the function raises on a worker is raised again
+a lambda (unless it is bound to a name at the top level of its module,
+which the workers bind too: a lambda bound only in the script's guarded
+block is refused, saying so), a function defined inside another (a
+closure), a generator function, a function of an interactive session, or
+anything pickle refuses.  An exception the function raises on a worker is raised again
 here, the same type when the client may unpickle it, with the worker's
 traceback as its __cause__ (r3q.futures.RemoteTraceback); a module the
 worker lacks, or a script that fails to import there (one that reads
@@ -88,6 +96,7 @@ the chunks split in two.
 import atexit
 import builtins
 import concurrent.futures as _cf
+import itertools
 import math
 import os
 import pickle
@@ -100,8 +109,9 @@ from . import _ship
 from .client import _cancel_notified
 from .errors import PayloadTooLarge, TaskFailed, UnsafeResult
 
-__all__ = ["map", "map_as_completed", "submit", "as_completed", "wait",
-           "shutdown", "use", "allow", "trust_results", "RemoteTraceback",
+__all__ = ["map", "map_as_completed", "mapReduce", "mapScan", "submit",
+           "as_completed", "wait", "shutdown", "use", "allow",
+           "trust_results", "RemoteTraceback",
            "FIRST_COMPLETED", "FIRST_EXCEPTION", "ALL_COMPLETED",
            "TimeoutError", "CancelledError"]
 
@@ -312,20 +322,23 @@ class _Chunk:
     __slots__ = ("start", "n", "fut", "task", "resend", "out", "lock",
                  "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag", "secs",
                  "sends", "ctx", "calls", "send", "key", "parts", "joined",
-                 "files", "fn")
+                 "files", "fn", "sh")
 
     def __init__(self, start, n, task, extra, ctx, calls, send, key,
-                 files, fn):
+                 files, fn, sh):
         self.start, self.n, self.task = start, n, task
         self.fn = fn
+        self.sh = sh                    # the shared constants' hash
         self.ctx = ctx
         self.fut = _ChunkFuture(self)
         self.calls, self.send, self.key = calls, send, key
         self.parts = None
         self.joined = False
         self.files = files and bool(ctx.blob)   # sent with the files
+        # Sent without the files (or the constants): a worker that lacks
+        # them answers NEED, and the chunk goes again with them.
         self.resend = None
-        if not files and ctx.blob:
+        if not files:
             self.resend = lambda: send(calls, True)
         self.out = None
         self.lock = threading.Lock()
@@ -347,11 +360,11 @@ class _Chunk:
         if e is None and self.resend is not None and \
                 f.result() == _ship.NEED:
             try:
-                self.task = self.resend()
-                self.files = True
+                self.task, self.sh = self.resend()
+                self.files = bool(self.ctx.blob)
                 self.sends += 1
                 stats["resent"] += 1
-                stats["with_files"] += 1
+                stats["with_files"] += self.files
                 self.task.add_done_callback(self._done)
                 return
             except BaseException as x:
@@ -375,21 +388,31 @@ class _Chunk:
                     "max_payload" % (size, len(self.ctx.blob)),
                     e.code, self.start)
             else:
+                consts = len(_ship.shared.blob)
                 e = PayloadTooLarge(
                     "its arguments pickle to %d bytes, over the master's "
-                    "max_payload with the rest of the task "
+                    "max_payload with the rest of the task%s "
                     "(masterd.conf(5)): pass smaller ones (a file's name, "
-                    "say) or raise max_payload" % size, e.code, self.start)
+                    "say) or raise max_payload" % (size, (
+                        " (r3q.shared's constants: %d bytes compressed)"
+                        % consts) if consts else ""), e.code, self.start)
         if type(e) is TaskFailed and e.index is None:
             # The task as a whole (its worker's process died, say): which
-            # calls, of what.
-            e = TaskFailed("%s of %s: %s" % (
+            # calls, of what; one result over a limit, what to do.
+            over = _OVER.search(e.text or "") if self.n == 1 else None
+            e = TaskFailed("%s of %s: %s%s" % (
                 "call %d" % self.start if self.n == 1 else
                 "calls %d-%d" % (self.start, self.start + self.n - 1),
-                _ship.describe(self.fn), e.text), e.code)
+                _ship.describe(self.fn), e.text,
+                "" if over is None else
+                ": one call's result cannot be larger; return a smaller "
+                "one (the name of a file it wrote, say), or raise "
+                "max_output in the workers' workerd.conf(5) and "
+                "max_payload in masterd.conf(5)"), e.code)
         self.wall = time.perf_counter() - self.t0
         if e is None:
             self.ctx.answered = True
+            _ship.shared.answered.add(self.sh)
         try:
             if e is not None:
                 self.fut.set_exception(e)
@@ -407,10 +430,10 @@ class _Chunk:
         try:
             for off, n in ((0, h), (h, self.n - h)):
                 calls = self.calls[off:off + n]
-                parts.append(_Chunk(self.start + off, n,
-                                    self.send(calls, files), self.extra,
+                task, sh = self.send(calls, files)
+                parts.append(_Chunk(self.start + off, n, task, self.extra,
                                     self.ctx, calls, self.send, self.key,
-                                    files, self.fn))
+                                    files, self.fn, sh))
         except BaseException:
             for p in parts:
                 p.fut.cancel()
@@ -537,17 +560,18 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
     files = not ctx.answered
 
     def send(part, files=True):
-        """A chunk sent again, with the files or as a half."""
-        fut = client.submit(kind, _ship.pack(ctx, fnblob, part, files),
-                            _wake=False)
+        """A chunk sent again, with the files or as a half: its task and
+        the constants' hash."""
+        payload, sh = _ship.pack(ctx, fnblob, part, files)
+        fut = client.submit(kind, payload, _wake=False)
         client._flush()
-        return fut
+        return fut, sh
 
     try:
         for i in range(0, n, chunksize):
             part = calls[i:i + chunksize]
             try:
-                payload = _ship.pack(ctx, fnblob, part, files)
+                payload, sh = _ship.pack(ctx, fnblob, part, files)
             except (pickle.PicklingError, TypeError, AttributeError) as e:
                 raise TypeError("%s: cannot send the arguments of %s (calls "
                                 "%d-%d) to the workers: %s" % (
@@ -556,7 +580,7 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
             packed = time.perf_counter()
             task = client.submit(kind, payload, _wake=False)
             chunks.append(_Chunk(i, len(part), task, extra, ctx, part, send,
-                                 fnblob, files, fn))
+                                 fnblob, files, fn, sh))
             chunks[-1].t_packed = packed
         client._flush()
         sent = time.perf_counter()
@@ -684,13 +708,64 @@ def submit(func, *args, **kwargs):
     return Future(chunks[0])
 
 
+def _tree(op, values, lo, hi):
+    """values[lo:hi] reduced by op as SCOOP's mapReduce reduces them: the
+    left half (the smaller when odd) and the right half, each reduced
+    so, then op(left, right)."""
+    if hi - lo == 1:
+        return values[lo]
+    mid = lo + (hi - lo) // 2
+    return op(_tree(op, values, lo, mid), _tree(op, values, mid, hi))
+
+
+def mapReduce(mapFunc, reductionFunc, *iterables, chunksize=None,
+              timeout=None, **kwargs):
+    """SCOOP's mapReduce: map(mapFunc, *iterables) on the cluster, its
+    results reduced by reductionFunc (a function of two values) into one,
+    which is returned.  The reduction runs in the calling process, in the
+    order SCOOP's runs it (halves, each reduced so, then the two
+    combined), so that a reduction that is not associative (floats added)
+    gives SCOOP's value, bit for bit.  Empty iterables raise TypeError,
+    as functools.reduce does."""
+    if not callable(reductionFunc):
+        raise TypeError("futures.mapReduce: %r is not callable"
+                        % (reductionFunc,))
+    values = list(map(mapFunc, *iterables, chunksize=chunksize,
+                      timeout=timeout, **kwargs))
+    if not values:
+        raise TypeError("futures.mapReduce() of empty iterables: nothing "
+                        "to reduce")
+    return _tree(reductionFunc, values, 0, len(values))
+
+
+def mapScan(mapFunc, reductionFunc, *iterables, chunksize=None,
+            timeout=None, **kwargs):
+    """SCOOP's mapScan: map(mapFunc, *iterables) on the cluster, then the
+    running reduction of its results by reductionFunc, as a list: the
+    first result, reductionFunc of it and the second, and so on
+    (itertools.accumulate's, which SCOOP's documentation and its example
+    describe; SCOOP's own returns other values past two results)."""
+    if not callable(reductionFunc):
+        raise TypeError("futures.mapScan: %r is not callable"
+                        % (reductionFunc,))
+    values = map(mapFunc, *iterables, chunksize=chunksize, timeout=timeout,
+                 **kwargs)
+    return list(itertools.accumulate(values, reductionFunc))
+
+
 def as_completed(fs, timeout=None):
-    """The futures of fs as they complete (concurrent.futures')."""
+    """The futures of fs as they complete (concurrent.futures'); a
+    negative timeout waits for ever, as SCOOP's."""
+    if timeout is not None and timeout < 0:
+        timeout = None
     return _cf.as_completed(fs, timeout)
 
 
 def wait(fs, timeout=None, return_when=ALL_COMPLETED):
-    """(done, not_done) (concurrent.futures')."""
+    """(done, not_done) (concurrent.futures'); a negative timeout waits
+    for ever, as SCOOP's (whose default is -1)."""
+    if timeout is not None and timeout < 0:
+        timeout = None
     return _cf.wait(fs, timeout, return_when)
 
 

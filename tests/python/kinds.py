@@ -131,3 +131,20 @@ def cat(path):
     """A file's text, read where the task runs (the shipped files)."""
     with open(path) as f:
         return f.read()
+
+
+# A lambda bound at the top level: the workers import this module and
+# find it by that name (r3q.futures sends it so).
+triple = lambda x: 3 * x  # noqa: E731
+
+
+def const_get(name):
+    """The shared constant name, as the task sees it (r3q.shared)."""
+    from r3q import shared
+    return shared.getConst(name)
+
+
+def const_call(name, x):
+    """The shared constant name (a function) called on x."""
+    from r3q import shared
+    return shared.getConst(name)(x)

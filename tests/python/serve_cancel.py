@@ -120,7 +120,8 @@ def rounds_of(s, rnd, ctx, fnblob, rounds, seed):
                  (seed, first))
     # The first task, which carries the script and imports it (and
     # NumPy with it), is cancelled while its function runs.
-    s.send(frame(b"T", _ship.pack(ctx, fnblob, [((0, 2.0), {})], True)))
+    s.send(frame(b"T", _ship.pack(ctx, fnblob, [((0, 2.0), {})],
+                                  True)[0]))
     select.select([], [], [], 0.3)
     s.send(frame(b"C", (1).to_bytes(4, "big")))
     a = s.answer()
@@ -134,7 +135,7 @@ def rounds_of(s, rnd, ctx, fnblob, rounds, seed):
         d = rnd.choice((0.0, 20e-6, 100e-6))
         for x in xs:
             s.send(frame(b"T", _ship.pack(ctx, fnblob, [((x, d), {})],
-                                          False)))
+                                          False)[0]))
         seq += 2
         t = rnd.random() * 200e-6
         if t > 10e-6:

@@ -6,7 +6,10 @@
 # and PYTHONPATH set, and BROKEN_LOG naming the file broken.py writes to.
 import concurrent.futures as cf
 import faulthandler
+import functools
+import itertools
 import multiprocessing
+import operator
 import os
 import pickle
 import re
@@ -22,7 +25,7 @@ import unittest
 
 import kinds
 import r3q
-from r3q import futures
+from r3q import futures, shared
 
 # Time bounds are multiplied by this: python.sh sets it under scripts/check
 # --sanitize, where this interpreter runs with ASan preloaded.
@@ -521,6 +524,102 @@ class ShipTest(unittest.TestCase):
         got = sorted(f.result() for f in futures.as_completed(fs, 60))
         self.assertEqual(got, sorted(i ** 3 for i in range(10)))
         self.assertEqual(list(futures.map(kinds.square, [])), [])
+
+    def test_scoop_reductions(self):
+        """SCOOP's mapReduce reduces in SCOOP's order (the left half, the
+        smaller when odd, and the right, each reduced so): a reduction
+        that is not associative gives SCOOP's value, not the left fold's;
+        mapScan is the running reduction.  wait and as_completed take
+        SCOOP's negative timeout as for ever."""
+        def scoop(op, data):
+            # SCOOP's rule (scoop/futures.py, _recursiveReduce), written
+            # on the values: split at half = len // 2, a side of one value
+            # is a leaf.
+            half = len(data) // 2
+            sides = [data[:half], data[half:]]
+            return op(*[s[0] if len(s) <= 1 else scoop(op, s)
+                        for s in sides])
+        for n in range(2, 40):
+            vals = [float(i) / 7 for i in range(1, n + 1)]
+            self.assertEqual(futures._tree(operator.sub, vals, 0, n),
+                             scoop(operator.sub, vals), n)
+        xs = list(range(1, 12))
+        got = futures.mapReduce(kinds.square, operator.sub, xs)
+        self.assertEqual(got, scoop(operator.sub, [x * x for x in xs]))
+        self.assertNotEqual(got, functools.reduce(operator.sub,
+                                                  [x * x for x in xs]))
+        self.assertEqual(futures.mapReduce(kinds.power, operator.add,
+                                           range(50), itertools.repeat(3)),
+                         sum(i ** 3 for i in range(50)))
+        self.assertEqual(futures.mapReduce(kinds.square, operator.add, [7]),
+                         49)
+        with self.assertRaises(TypeError):
+            futures.mapReduce(kinds.square, operator.add, [])
+        with self.assertRaises(TypeError):
+            futures.mapReduce(kinds.square, None, [1, 2])
+        self.assertEqual(futures.mapScan(kinds.square, operator.add,
+                                         range(20)),
+                         list(itertools.accumulate(i * i
+                                                   for i in range(20))))
+        self.assertEqual(futures.mapScan(kinds.square, operator.add, []), [])
+        fs = [futures.submit(kinds.square, i) for i in range(4)]
+        done, left = futures.wait(fs, -1)
+        self.assertEqual((len(done), len(left)), (4, 0))
+        self.assertEqual(sorted(f.result() for f in
+                                futures.as_completed(fs, -1)), [0, 1, 4, 9])
+
+    def test_shared(self):
+        """r3q.shared, SCOOP's shared constants: set once in the client,
+        read on the workers by the tasks submitted after; a constant set
+        after the workers have the first table reaches them (they ask for
+        the new one: the tasks are sent again with it)."""
+        table = {"a": 1, "z": 26, "nested": [1.5, (2, "x")]}
+        shared.setConst(t_table=table, t_fn=kinds.square)
+        self.assertEqual(shared.getConst("t_table"), table)
+        self.assertIsNone(shared.getConst("t_nothing"))
+        self.assertEqual(list(futures.map(kinds.const_get,
+                                          ["t_table"] * 6)), [table] * 6)
+        self.assertEqual(list(futures.map(kinds.const_call, ["t_fn"] * 3,
+                                          range(3))), [0, 1, 4])
+        with self.assertRaises(TypeError) as cm:
+            shared.setConst(t_table=2)
+        self.assertIn("This constant already exists: t_table",
+                      str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            shared.setConst(t_lambda=lambda x: x)
+        self.assertIn("lambda", str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            shared.setConst(t_lock=threading.Lock())
+        self.assertIn("t_lock", str(cm.exception))
+        self.assertIsNone(shared.getConst("t_lambda"))
+        # A table the workers have never seen, which the client takes them
+        # to have (as once a worker has answered a task of it): the tasks
+        # carry only its hash, and each worker process asks for it once.
+        from r3q import _ship
+        # (Unique: the machine keeps the tables its workers were sent.)
+        later = "unique %r %f" % (os.urandom(8), time.time())
+        resent = futures.stats["resent"]
+        shared.setConst(t_later=later)
+        _ship.shared.answered.add(_ship.shared.hash)
+        self.assertEqual(list(futures.map(kinds.const_get,
+                                          ["t_later", "t_table", "t_none"] * 3,
+                                          chunksize=1)),
+                         [later, table, None] * 3)
+        self.assertGreaterEqual(futures.stats["resent"] - resent, 1)
+        self.assertLessEqual(futures.stats["resent"] - resent, 9)
+        self.assertEqual(futures.submit(kinds.const_get, "t_later").result(),
+                         later)
+
+    def test_lambda_by_name(self):
+        """A lambda bound to a name at the top level of its module goes
+        by that name; one bound nowhere is refused, saying so."""
+        self.assertEqual(list(futures.map(kinds.triple, range(5))),
+                         [0, 3, 6, 9, 12])
+        self.assertEqual(futures.submit(kinds.triple, 7).result(), 21)
+        with self.assertRaises(TypeError) as cm:
+            futures.submit(lambda x: x, 1)
+        self.assertIn("cannot run the lambda", str(cm.exception))
+        self.assertIn("has none", str(cm.exception))
 
     def test_futures_cancel(self):
         """r3q.futures' futures cancel as concurrent.futures' do: wait()

@@ -24,7 +24,8 @@ whose map a DEAP toolbox, or any code written for Executor.map, can use.
 r3q.futures is SCOOP's API (map, submit, as_completed...) for any
 function, shipped by reference to the workers' generic kind "python"
 ("python3 -m r3q.serve --any"); "python3 -m r3q SCRIPT" runs a program
-written for it, as "python -m scoop SCRIPT" does.  pydoc r3q.futures.
+written for it, as "python -m scoop SCRIPT" does; r3q.shared is SCOOP's
+shared constants.  pydoc r3q.futures, pydoc r3q.shared.
 
 Errors are r3q.Error: TaskFailed (the remote error text), ConnectionLost,
 Cancelled (a concurrent.futures.CancelledError), PayloadTooLarge, Timeout,

@@ -48,7 +48,8 @@ the worker's slot users:
   exec fit = persistent /usr/bin/python3 -m r3q.serve --pickle mymod:evaluate
   env fit = PYTHONPATH=/opt/fitness
 
-A program written for SCOOP (from r3q import futures, futures.map...):
+A program written for SCOOP (from r3q import futures, shared: futures.map,
+mapReduce, shared.setConst...):
 
   python3 -m r3q [--kind KIND] [--files PATH,...] SCRIPT [ARGS]
 
@@ -60,8 +61,8 @@ under the current directory) is the tasks' working directory there.
 SCOOP's own options (-n, --hosts, --hostfile, ...) are refused: the
 workers are the cluster's, workerd on each node (r3qctl workers).
 
-pydoc r3q, pydoc r3q.Client, pydoc r3q.futures and pydoc r3q.serve say
-the rest."""
+pydoc r3q, pydoc r3q.Client, pydoc r3q.futures, pydoc r3q.shared and
+pydoc r3q.serve say the rest."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -25,8 +25,8 @@ client certificate then run their own Python on the worker as the
 worker's user, as with Dask and SCOOP.  --pickle runs clients' code too
 (unpickling runs what the pickle names).  pydoc r3q.futures says what
 --any does with a task: the script imported under "__r3q_main__", DEAP's
-creator classes made again, the files written once under
-$TMPDIR/r3q-any-UID/ and the working directory; a function that raises,
+creator classes made again, the files (and r3q.shared's constants)
+written once under $TMPDIR/r3q-any-UID/ and the working directory; a function that raises,
 a module the worker lacks or a script that does not import fails that
 task only ('R' with the error), never withdraws the kind.
 

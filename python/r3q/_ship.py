@@ -231,6 +231,17 @@ def _bound_name(fn):
                   % names[0])
 
 
+def _compressed(obj, parts, say):
+    """obj pickled and compressed, what a task carries of the program:
+    over SHIP_LIMIT, ValueError(say(KiB, the three largest of parts, a
+    dict of name -> bytes))."""
+    blob = zlib.compress(pickle.dumps(obj, PROTO), 6)
+    if len(blob) > SHIP_LIMIT:
+        big = sorted(parts, key=lambda k: -len(parts[k]))[:3]
+        raise ValueError(say(len(blob) // 1024, ", ".join(big)))
+    return blob
+
+
 class Creator:
     """deap.creator.create calls, recorded in the client so that the
     workers make the same classes (in the same order) before they unpickle
@@ -315,15 +326,11 @@ class Shared:
                         "%s: cannot send the constant %s to the workers: "
                         "%s" % (who, k, e)) from None
             table = dict(self.pickles, **pickles)
-            blob = zlib.compress(pickle.dumps(table, PROTO), 6)
-            if len(blob) > SHIP_LIMIT:
-                big = sorted(table, key=lambda k: -len(table[k]))[:3]
-                raise ValueError(
-                    "%s: the constants (%d KiB compressed; the largest %s) "
-                    "are over the limit of %d KiB (R3Q_SHIP_LIMIT): the "
-                    "tasks carry them; put what is large in a file the "
-                    "tasks read" % (who, len(blob) // 1024, ", ".join(big),
-                                    SHIP_LIMIT // 1024))
+            blob = _compressed(table, table, lambda kib, big: (
+                "%s: the constants (%d KiB compressed; the largest %s) are "
+                "over the limit of %d KiB (R3Q_SHIP_LIMIT): the tasks carry "
+                "them; put what is large in a file the tasks read" % (
+                    who, kib, big, SHIP_LIMIT // 1024)))
             self.pickles = table
             self.values.update(items)
             self.blob = blob
@@ -408,17 +415,13 @@ class Context:
             if srel not in content:
                 with open(a, "rb") as f:
                     content[srel] = f.read()
-        blob = zlib.compress(pickle.dumps({"script": srel,
-                                           "files": content}, PROTO), 6)
-        if len(blob) > SHIP_LIMIT:
-            big = sorted(content, key=lambda r: -len(content[r]))[:3]
-            raise ValueError(
-                "the files shipped to the workers (%s: %d files, %d KiB "
-                "compressed; the largest %s) are over the limit of %d KiB "
-                "(R3Q_SHIP_LIMIT): name the files the tasks need, with "
-                "python3 -m r3q --files PATH,... or R3Q_FILES=PATH:..." % (
-                    root, len(content), len(blob) // 1024, ", ".join(big),
-                    SHIP_LIMIT // 1024))
+        blob = _compressed({"script": srel, "files": content}, content,
+                           lambda kib, big: (
+            "the files shipped to the workers (%s: %d files, %d KiB "
+            "compressed; the largest %s) are over the limit of %d KiB "
+            "(R3Q_SHIP_LIMIT): name the files the tasks need, with "
+            "python3 -m r3q --files PATH,... or R3Q_FILES=PATH:..." % (
+                root, len(content), kib, big, SHIP_LIMIT // 1024)))
         self.blob = blob
         self.hash = hashlib.sha256(blob).digest()
 

@@ -73,7 +73,7 @@ run() {
 	(cd "$T/ref" && PYTHONPATH=$SRC/tests/python/serial "$PY" "$_n.py") \
 	    > "$T/$_n.ref" 2> "$T/$_n.referr" || rs=$?
 	rr=0
-	(cd "$T/mod" && "${PYLIB[@]}" -m r3q "$_n.py") \
+	(cd "$T/mod" && timeout 600 "${PYLIB[@]}" -m r3q "$_n.py") \
 	    > "$T/$_n.r3q" 2> "$T/$_n.rerr" || rr=$?
 }
 

@@ -226,9 +226,9 @@ def _bound_name(fn):
     for n in names:
         if n in bound:
             return n, None
-    return None, ("%s is bound to it only in the script's if __name__ == "
-                  "\"__main__\" block, which the workers do not run"
-                  % names[0])
+    return None, ("%s is bound to it only as the script runs (in its if "
+                  "__name__ == \"__main__\" block, or a function that "
+                  "block calls), which the workers do not run" % names[0])
 
 
 def _compressed(obj, parts, say):

@@ -141,7 +141,7 @@ run lambda
 [ "$rs" = 0 ] || fail "lambda.py locally: $(tail -n 3 "$T/lambda.referr")"
 [ "$rr" = 1 ] || fail "lambda.py on R3Q exited $rr, not 1"
 for s in 'cannot run the lambda __main__.<lambda> (lambda.py:' \
-    'myFunc is bound to it only in the script'"'"'s if __name__ == "__main__" block' \
+    'myFunc is bound to it only as the script runs (in its if __name__ == "__main__" block' \
     'define it with def at the top level'; do
 	grep -qF "$s" "$T/lambda.rerr" || fail "lambda.py: no \"$s\": $(tail -n 2 "$T/lambda.rerr")"
 done

@@ -44,10 +44,13 @@ submit() {
 	env -u R3Q_CONTROL R3Q_MASTER="127.0.0.1:$PORT" TMPDIR="$T/tmp" \
 	    sbatch --parsable --chdir="$T" "$@" "$SLURMDIR/r3q-workers.sbatch"
 }
-# gone_job JOB SECONDS: the job has ended within SECONDS.
+# gone_job JOB SECONDS: the job has ended within SECONDS; if not, what
+# its workers and the processes of its step were doing.
 gone_job() {
 	waitfor "[ -z \"\$(squeue -h -j $1 2>/dev/null)\" ]" "$2" ||
-	    fail "job $1 did not end: $(squeue -j "$1" 2>&1 | tail -n 1)"
+	    fail "job $1 did not end: $(squeue -j "$1" 2>&1 | tail -n 1)
+its output: $(tail -n 8 "$T/r3q-workers-$1.out" 2>&1)
+its processes: $(ps -eo pid,ppid,stat,etime,args | grep -E 'workerd|r3q-slurm|srun|slurmstepd' | grep -v grep)"
 }
 # no_state: no state directory is left in the jobs' TMPDIR.
 no_state() {

@@ -638,10 +638,78 @@ _active = _Active()
 _IDENT = "%s:%d" % (socket.gethostname(), os.getpid())
 
 
-def _cache_dir(h):
+def _cache_base():
     base = os.path.join(tempfile.gettempdir(), "r3q-any-%d" % os.getuid())
     os.makedirs(base, mode=0o700, exist_ok=True)
-    return os.path.join(base, h.hex())
+    return base
+
+
+def _cache_dir(h):
+    return os.path.join(_cache_base(), h.hex())
+
+
+# What this machine keeps of the programs (their files, their shared
+# constants) goes once no process has used it for R3Q_ANY_KEEP seconds
+# (0: never): a worker that runs for months does not fill its $TMPDIR
+# with every version of every program.  A process marks what it uses, at
+# each switch and once an hour, and looks for the rest once an hour.  A
+# program's files that went are asked for again (NEED), as on a new
+# machine.
+try:
+    KEEP = float(os.environ.get("R3Q_ANY_KEEP", 7 * 86400))
+except ValueError:
+    KEEP = 7 * 86400.0
+    print("r3q: R3Q_ANY_KEEP=%r is not a number of seconds: 7 days it is"
+          % os.environ["R3Q_ANY_KEEP"], file=sys.stderr, flush=True)
+_KEEP_EVERY = 3600.0
+_kept = [None]          # monotonic time of the last look
+
+
+def _touch(path):
+    """Mark path as used now (its mtime)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _housekeep(now=None):
+    """Once an hour (or when now is given): mark what this process uses,
+    and remove from the machine's cache what has not been used for KEEP
+    seconds: contexts' directories, constants' tables, leftovers of
+    writes cut short."""
+    mono = time.monotonic()
+    if now is None:
+        if _kept[0] is not None and mono - _kept[0] < _KEEP_EVERY:
+            return
+        now = time.time()
+    _kept[0] = mono
+    base = _cache_base()
+    mine = set()
+    if _active.root:
+        mine.add(os.path.basename(_active.root))
+    if _consts.hash:
+        mine.add("shared-" + _consts.hash.hex())
+    for name in mine:
+        _touch(os.path.join(base, name))
+    if KEEP <= 0:
+        return
+    import shutil
+    for name in os.listdir(base):
+        p = os.path.join(base, name)
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if name in mine or now - st.st_mtime < KEEP:
+            continue
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
 
 
 def _cached(h):
@@ -661,6 +729,7 @@ def _materialise(h, blob):
         script = _cached(h)
         if script is None:
             raise _Need()
+        _touch(d)
         return d, script or None
     ctx = pickle.loads(zlib.decompress(blob))
     if _cached(h) is None:
@@ -688,6 +757,7 @@ def _materialise(h, blob):
                 with open(note + ".new", "wb") as f:
                     f.write((ctx["script"] or "").encode())
                 os.rename(note + ".new", note)
+    _touch(d)
     return d, ctx["script"]
 
 
@@ -800,6 +870,7 @@ def _shared_activate(h, blob):
                 raise _Need() from None
             if hashlib.sha256(blob).digest() != h:
                 raise _Need()
+            _touch(path)
         else:
             tmp = "%s.%d" % (path, os.getpid())
             try:
@@ -915,6 +986,10 @@ def _run(payload, arm):
     except _Need:
         # The client sends the files again, with this task.
         return b"R", NEED
+    try:
+        _housekeep()
+    except OSError:
+        pass                            # the cache is kept another time
     try:
         if cblob:
             _replay_creator(cblob)

@@ -26,9 +26,11 @@ worker's user, as with Dask and SCOOP.  --pickle runs clients' code too
 (unpickling runs what the pickle names).  pydoc r3q.futures says what
 --any does with a task: the script imported under "__r3q_main__", DEAP's
 creator classes made again, the files (and r3q.shared's constants)
-written once under $TMPDIR/r3q-any-UID/ and the working directory; a function that raises,
-a module the worker lacks or a script that does not import fails that
-task only ('R' with the error), never withdraws the kind.
+written once under $TMPDIR/r3q-any-UID/ (removed once unused for
+R3Q_ANY_KEEP seconds, 7 days; 0 keeps them) and the working directory;
+a function that raises, a module the worker lacks or a script that does
+not import fails that task only ('R' with the error), never withdraws
+the kind.
 
 FUNCTION may be a dotted path inside the module (toolbox.evaluate), and
 MODULE a file (/opt/fit.py).  An exception fails that task only, with the

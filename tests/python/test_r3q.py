@@ -610,6 +610,50 @@ class ShipTest(unittest.TestCase):
         self.assertEqual(futures.submit(kinds.const_get, "t_later").result(),
                          later)
 
+    def test_cache_kept(self):
+        """What a machine keeps of the programs (files, constants, writes
+        cut short) goes once unused for R3Q_ANY_KEEP seconds (7 days);
+        what this process uses stays, and is marked used."""
+        from r3q import _ship
+        saved = (tempfile.tempdir, _ship._active.root, _ship._consts.hash)
+        day = 86400
+        with tempfile.TemporaryDirectory() as d:
+            tempfile.tempdir = d
+            try:
+                base = _ship._cache_base()
+                now = time.time()
+
+                def make(name, age, isdir=True):
+                    p = os.path.join(base, name)
+                    if isdir:
+                        os.makedirs(os.path.join(p, "sub"))
+                        with open(os.path.join(p, "sub", "f"), "w") as f:
+                            f.write("x")
+                    else:
+                        with open(p, "w") as f:
+                            f.write("x")
+                    os.utime(p, (now - age, now - age))
+                    return p
+                make("aa" * 32, 8 * day)
+                make("bb" * 32, 1 * day)
+                make("shared-" + "cc" * 32, 8 * day, False)
+                make(".new-x1y2", 9 * day)
+                make("shared-" + "cc" * 32 + ".123", 9 * day, False)
+                _ship._active.root = make("dd" * 32, 30 * day)
+                _ship._consts.hash = bytes.fromhex("ee" * 32)
+                make("shared-" + "ee" * 32, 10 * day, False)
+                _ship._housekeep(now)
+                self.assertEqual(sorted(os.listdir(base)),
+                                 ["bb" * 32, "dd" * 32,
+                                  "shared-" + "ee" * 32])
+                for n in ("dd" * 32, "shared-" + "ee" * 32):
+                    self.assertGreater(
+                        os.stat(os.path.join(base, n)).st_mtime,
+                        now - 3600)
+            finally:
+                (tempfile.tempdir, _ship._active.root,
+                 _ship._consts.hash) = saved
+
     def test_lambda_by_name(self):
         """A lambda bound to a name at the top level of its module goes
         by that name; one bound nowhere is refused, saying so."""

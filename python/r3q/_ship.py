@@ -970,6 +970,15 @@ def run(payload, arm=None):
         raise
 
 
+def _whole(t0, text):
+    """The answer of a chunk that cannot run here at all, why in text.
+    Not 'F': it would fail the same on every worker, which would be
+    taken for failing ones, and each task tried on each of them."""
+    return b"R", pickle.dumps((MAGIC, _IDENT, time.monotonic() - t0,
+                               pickle.dumps([], PROTO), (0, None, text)),
+                              PROTO)
+
+
 def _run(payload, arm):
     t0 = time.monotonic()
     try:
@@ -986,6 +995,10 @@ def _run(payload, arm):
     except _Need:
         # The client sends the files again, with this task.
         return b"R", NEED
+    except ImportError:
+        if not _active.error:
+            raise
+        return _whole(t0, _active.error)    # the script fails to import
     try:
         _housekeep()
     except OSError:
@@ -1004,11 +1017,7 @@ def _run(payload, arm):
                     "ship the module with the script (python3 -m r3q "
                     "--files)" % (_IDENT, traceback.format_exception_only(
                         type(e), e)[-1].strip(), _where(e.__traceback__)))
-        # Not 'F': it would fail the same on every worker, which would
-        # be taken for failing ones.
-        return b"R", pickle.dumps((MAGIC, _IDENT, time.monotonic() - t0,
-                                   pickle.dumps([], PROTO), (0, None, text)),
-                                  PROTO)
+        return _whole(t0, text)
     values = []
     err = None
     if arm is not None:

@@ -860,8 +860,7 @@ def _shared_activate(h, blob):
     if not h:
         table = {}
     else:
-        path = os.path.join(os.path.dirname(_cache_dir(h)),
-                            "shared-" + h.hex())
+        path = os.path.join(_cache_base(), "shared-" + h.hex())
         if not blob:
             try:
                 with open(path, "rb") as f:

@@ -52,9 +52,9 @@ a lambda (unless it is bound to a name at the top level of its module,
 which the workers bind too: a lambda bound only in the script's guarded
 block is refused, saying so), a function defined inside another (a
 closure), a generator function, a function of an interactive session, or
-anything pickle refuses.  An exception the function raises on a worker is raised again
-here, the same type when the client may unpickle it, with the worker's
-traceback as its __cause__ (r3q.futures.RemoteTraceback); a module the
+anything pickle refuses.  An exception the function raises on a worker is
+raised again here, the same type when the client may unpickle it, with
+the worker's traceback as its __cause__ (r3q.futures.RemoteTraceback); a module the
 worker lacks, or a script that fails to import there (one that reads
 standard input at import, say), fails the task with r3q.TaskFailed naming
 it, and no worker withdraws the kind for it; so does a call that ends its
@@ -80,8 +80,8 @@ chunk.  The chunk size is chosen from the measured time of a call, the
 measured cost of a task and the number of worker processes seen
 (R3Q_SLOTS tells it at first): ceil(n / (k S)) for k chunks a slot when
 a slot's share is longer than a task's cost, fewer chunks than slots
-when it is shorter; or given with chunksize=.  A chunk's results are exactly the calls' results, in
-order; replication and suspect detection work per chunk.  A chunk whose
+when it is shorter; or given with chunksize=.  A chunk's results are
+exactly the calls' results, in order; replication and suspect detection work per chunk.  A chunk whose
 payload or output is over a limit (masterd's max_payload, workerd's
 max_output: 1 MiB by default) is sent again as two halves, as often as it
 takes, and the function's later chunks are no larger than the halves that
@@ -320,7 +320,8 @@ class _Chunk:
     calls, files) sends calls as a task; key names the function (the
     sizer's cap)."""
     __slots__ = ("start", "n", "fut", "task", "resend", "out", "lock",
-                 "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag", "secs",
+                 "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag",
+                 "secs",
                  "sends", "ctx", "calls", "send", "key", "parts", "joined",
                  "files", "fn", "sh")
 

@@ -54,10 +54,11 @@ block is refused, saying so), a function defined inside another (a
 closure), a generator function, a function of an interactive session, or
 anything pickle refuses.  An exception the function raises on a worker is
 raised again here, the same type when the client may unpickle it, with
-the worker's traceback as its __cause__ (r3q.futures.RemoteTraceback); a module the
-worker lacks, or a script that fails to import there (one that reads
-standard input at import, say), fails the task with r3q.TaskFailed naming
-it, and no worker withdraws the kind for it; so does a call that ends its
+the worker's traceback as its __cause__ (r3q.futures.RemoteTraceback); a
+module the worker lacks, or a script that fails to import there (one that
+reads standard input at import, say), fails the task with r3q.TaskFailed
+naming it, at once (not tried on every worker), and no worker withdraws
+the kind for it; so does a call that ends its
 worker's process (os._exit, a crash in C), the error naming the calls of
 the chunk and the function.  Tasks of a kind no connected
 worker offers (a cluster whose workerd.conf lacks the python line) wait

@@ -82,11 +82,12 @@ measured cost of a task and the number of worker processes seen
 (R3Q_SLOTS tells it at first): ceil(n / (k S)) for k chunks a slot when
 a slot's share is longer than a task's cost, fewer chunks than slots
 when it is shorter; or given with chunksize=.  A chunk's results are
-exactly the calls' results, in order; replication and suspect detection work per chunk.  A chunk whose
-payload or output is over a limit (masterd's max_payload, workerd's
-max_output: 1 MiB by default) is sent again as two halves, as often as it
-takes, and the function's later chunks are no larger than the halves that
-fitted; a single call over a limit fails with the limit named.
+exactly the calls' results, in order; replication and suspect detection
+work per chunk.  A chunk whose payload or output is over a limit
+(masterd's max_payload, workerd's max_output: 1 MiB by default) is sent
+again as two halves, as often as it takes, and the function's later
+chunks are no larger than the halves that fitted; a single call over a
+limit fails with the limit named and what to do.
 
 Settings: use(client=, kind=) (default: a Client from the R3Q_*
 environment, kind "python", or R3Q_KIND).  futures.last_chunksize says

@@ -882,6 +882,18 @@ def _shared_activate(h, blob):
     _consts.hash, _consts.table, _consts.values = h, table, {}
 
 
+def shared_set(items):
+    """On a worker: setConst of the names the task's client has set is
+    the script's own top-level call, run again as the worker imports it,
+    and does nothing; of other names, RuntimeError."""
+    new = sorted(k for k in items if k not in _consts.table)
+    if new:
+        raise RuntimeError(
+            "r3q.shared.setConst(%s) on a worker: constants are set in the "
+            "client, before the tasks that read them are submitted; one "
+            "set on a worker would reach no other task" % ", ".join(new))
+
+
 def shared_get(name):
     """On a worker: the constant name of the current task's client, None
     if it had set none of that name."""
@@ -989,8 +1001,10 @@ def _run(payload, arm):
                       "r3q.futures (%s): the client's r3q and the worker's "
                       "must be the same version" % e).encode()
     try:
-        _activate(h, blob)
+        # The constants first: the script's import may read them, or set
+        # them again (a setConst at its top level).
         _shared_activate(sh, sblob)
+        _activate(h, blob)
     except _Need:
         # The client sends the files again, with this task.
         return b"R", NEED

@@ -22,8 +22,11 @@ getConst(name) in a function run on a worker returns what the client
 set, and in the client what it set; a name not set (or set after the
 task was submitted) gives None, as SCOOP's getConst gives once its
 timeout is over (the timeout is accepted, and not waited: the constants
-a task may see came with it).  setConst on a worker raises RuntimeError:
-what it set would reach no other task.
+a task may see came with it).  On a worker, the constants are there
+before the script is imported, so its top level may read them; a
+setConst at its top level, run again there, does nothing for the names
+the client set, and setConst of any other name raises RuntimeError: what
+it set would reach no other task.
 """
 import os
 
@@ -41,9 +44,8 @@ def setConst(**kwargs):
     getConst; TypeError for a name already set, or a value the workers
     cannot be sent."""
     if _on_worker():
-        raise RuntimeError("r3q.shared.setConst runs in the client: a "
-                           "constant set on a worker would reach no other "
-                           "task; set it before submitting the tasks")
+        _ship.shared_set(kwargs)
+        return
     _ship.shared.set("shared.setConst", kwargs)
 
 

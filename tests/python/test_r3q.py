@@ -1195,6 +1195,36 @@ class ShipTest(unittest.TestCase):
             self.assertNotEqual(p.returncode, 0)
             self.assertIn("read standard input on a worker", p.stderr)
             self.assertIn("stdin.py", p.stderr)
+            # r3q.shared at the top level of a script: the workers import
+            # it with the client's constants there, its setConst does
+            # nothing there; a setConst of another name in a task fails
+            # that task, saying why.
+            write("consts.py", """
+                import os
+                from r3q import futures, shared
+                shared.setConst(SEED=os.getpid())
+                AT_IMPORT = shared.getConst("SEED")
+
+                def f(x):
+                    return x + shared.getConst("SEED"), AT_IMPORT
+
+                def g(x):
+                    shared.setConst(OTHER=x)
+
+                if __name__ == "__main__":
+                    seed = shared.getConst("SEED")
+                    out = list(futures.map(f, [1, 2]))
+                    print(out == [(1 + seed, seed), (2 + seed, seed)])
+                    try:
+                        futures.submit(g, 1).result()
+                    except RuntimeError as e:
+                        print(e)
+            """)
+            p = run("consts.py")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = p.stdout.splitlines()
+            self.assertEqual(lines[0], "True", p.stdout)
+            self.assertIn("r3q.shared.setConst(OTHER) on a worker", lines[1])
             # Files past the limit: refused before the script runs.
             with open(os.path.join(d, "data", "big.bin"), "wb") as f:
                 f.write(os.urandom(64 * 1024))

@@ -479,7 +479,9 @@ def main(argv=None):
                    "(r3q.futures, python3 -m r3q SCRIPT), with no "
                    "MODULE:FUNCTION: clients with a client certificate "
                    "run their own Python as this worker's slot users, as with "
-                   "Dask and SCOOP")
+                   "Dask and SCOOP; what programs leave under "
+                   "$TMPDIR/r3q-any-UID/ goes once unused for R3Q_ANY_KEEP "
+                   "seconds (7 days; 0 keeps it)")
     p.add_argument("--no-interrupt", dest="interrupt",
                    action="store_false",
                    help="never interrupt a running function when its task "

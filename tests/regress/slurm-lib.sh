@@ -64,6 +64,8 @@ SlurmctldPidFile=$_S/slurmctld.pid
 SlurmdPidFile=$_S/slurmd.pid
 SlurmctldLogFile=$_S/slurmctld.log
 SlurmdLogFile=$_S/slurmd.log
+SlurmctldDebug=verbose
+SlurmdDebug=verbose
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/affinity
@@ -141,4 +143,11 @@ slurm_shipped() {
 # slurm_job_state JOB: its state (RUNNING, COMPLETED, CANCELLED, ...).
 slurm_job_state() {
 	scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'
+}
+
+# slurm_job_log JOB: what slurmctld and slurmd logged of it, the last
+# lines (for a failure's message).
+slurm_job_log() {
+	grep -h -E "JobId=$1[^0-9]|job $1[^0-9]|\[$1\.|jobid \[$1\]" \
+	    "$_S/slurmctld.log" "$_S/slurmd.log" 2>/dev/null | sort | tail -n 12
 }

@@ -50,7 +50,8 @@ gone_job() {
 	waitfor "[ -z \"\$(squeue -h -j $1 2>/dev/null)\" ]" "$2" ||
 	    fail "job $1 did not end: $(squeue -j "$1" 2>&1 | tail -n 1)
 its output: $(tail -n 8 "$T/r3q-workers-$1.out" 2>&1)
-its processes: $(ps -eo pid,ppid,stat,etime,args | grep -E 'workerd|r3q-slurm|srun|slurmstepd' | grep -v grep)"
+its processes: $(ps -eo pid,ppid,stat,etime,wchan:24,args | grep -E 'workerd|r3q-slurm|srun|slurmstepd' | grep -v grep)
+Slurm on it: $(slurm_job_log "$1")"
 }
 # no_state: no state directory is left in the jobs' TMPDIR.
 no_state() {
@@ -153,12 +154,14 @@ gone_job "$j4" $((SLURM_KILLWAIT + 15))
 grep -q "worker $H drained and left" "$T/masterd.log" || fail "$H did not drain"
 ok "R3Q_CERTS: worker $H joined with its certificate, drained at scancel"
 waitfor "grep -q 'worker $w5 drained and left' '$T/masterd.log'" 150 ||
-    fail "$w5 did not drain before its time limit: $(slurm_job_state "$j5") $(grep "$w5" "$T/masterd.log" | tail -n 2)"
+    fail "$w5 did not drain before its time limit: $(slurm_job_state "$j5") $(grep "$w5" "$T/masterd.log" | tail -n 2)
+Slurm on it: $(slurm_job_log "$j5")"
 gone_job "$j5" 30
 st=$(slurm_job_state "$j5")
 [ "$st" = COMPLETED ] ||
     fail "job $j5 ended $st, not COMPLETED ($(scontrol show job "$j5" 2>/dev/null |
-    grep -o 'ExitCode=[0-9:]*\|Reason=[^ ]*' | tr '\n' ' '); its output: $(tail -n 5 "$T/r3q-workers-$j5.out" 2>/dev/null))"
+    grep -o 'ExitCode=[0-9:]*\|Reason=[^ ]*' | tr '\n' ' '); its output: $(tail -n 5 "$T/r3q-workers-$j5.out" 2>/dev/null))
+Slurm on it: $(slurm_job_log "$j5")"
 grep -q "worker $w5 draining (SIGTERM)" "$T/masterd.log" || fail "$w5 drained for another reason"
 no_state
 ok "time limit 2 min: #SBATCH --signal=TERM@60 drained $w5 before it; the job COMPLETED, its state gone"

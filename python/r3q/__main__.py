@@ -56,8 +56,10 @@ mapReduce, shared.setConst...):
 runs SCRIPT here as the client, as "python -m scoop SCRIPT" does; the
 workers' generic kind "python" (exec python = persistent /usr/bin/python3
 -m r3q.serve --any) imports it under another name than __main__ to find
-its functions and classes.  Its directory (or the files --files names,
-under the current directory) is the tasks' working directory there.
+its functions and classes.  Its directory is the tasks' working directory
+there; or --files names the files to ship (PATH,...: files and
+directories, each at its place relative to the current directory, which
+the working directory there then stands for).
 SCOOP's own options (-n, --hosts, --hostfile, ...) are refused: the
 workers are the cluster's, workerd on each node (r3qctl workers).
 

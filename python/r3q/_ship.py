@@ -48,6 +48,13 @@ class _Need(Exception):
     not have."""
 
 
+class _StopImport(BaseException):
+    """Raised on a worker by a distributed call (futures.map, submit...)
+    that the script makes as it is imported: its import stops there
+    (_activate).  A BaseException, so that the script's own "except
+    Exception" around its work lets it through."""
+
+
 class UnsafeResult(pickle.UnpicklingError):
     """A result named something the client does not unpickle from a
     worker (see allowed())."""
@@ -371,9 +378,13 @@ def _walk(root):
 
 class Context:
     """The program the workers import and the files its tasks run among:
-    the script, and its directory or the files declared (relative to the
-    current directory, which the tasks' working directory then stands
-    for).  Content-addressed: workers keep it by its hash."""
+    the script, and its directory or the files declared.  Declared files
+    keep their places relative to the current directory, which the
+    tasks' working directory then stands for: they are shipped from the
+    deepest directory that holds them, the script and the current
+    directory (cwd, the working directory's place under it), so that
+    "../data/x.csv" or sys.path.append("../lib") reads there what it
+    reads here.  Content-addressed: workers keep it by its hash."""
 
     def __init__(self, script=None, files=None):
         self.hash = b""
@@ -382,23 +393,27 @@ class Context:
         self.answered = False           # a worker answered a task of it
         if script is None and not files:
             return
+        cwd = "."
         if files:
-            root = os.getcwd()
-            rels = []
+            here = os.getcwd()
+            named = []
             for p in files:
                 a = os.path.abspath(p)
-                r = os.path.relpath(a, root)
-                if r.startswith(".."):
-                    raise ValueError("%s is not under the current "
-                                     "directory, which the tasks' working "
-                                     "directory stands for" % p)
-                if os.path.isdir(a):
-                    rels += [os.path.join(r, x) for x in _walk(a)]
-                elif os.path.isfile(a):
-                    rels.append(r)
-                else:
+                if not os.path.isdir(a) and not os.path.isfile(a):
                     raise FileNotFoundError("cannot ship %s: no such "
                                             "file" % p)
+                named.append(a)
+            extra = [os.path.abspath(script)] if script is not None else []
+            root = os.path.commonpath([here] + named + extra)
+            cwd = os.path.relpath(here, root)
+            rels = []
+            for a in named:
+                r = os.path.relpath(a, root)
+                if os.path.isdir(a):
+                    rels += [os.path.normpath(os.path.join(r, x))
+                             for x in _walk(a)]
+                else:
+                    rels.append(r)
         else:
             root = os.path.dirname(os.path.abspath(script))
             rels = _walk(root)
@@ -410,13 +425,11 @@ class Context:
         if script is not None:
             a = os.path.abspath(script)
             srel = os.path.relpath(a, root)
-            if srel.startswith(".."):
-                srel = os.path.join(".r3q-script", os.path.basename(a))
             if srel not in content:
                 with open(a, "rb") as f:
                     content[srel] = f.read()
-        blob = _compressed({"script": srel, "files": content}, content,
-                           lambda kib, big: (
+        blob = _compressed({"script": srel, "files": content, "cwd": cwd},
+                           content, lambda kib, big: (
             "the files shipped to the workers (%s: %d files, %d KiB "
             "compressed; the largest %s) are over the limit of %d KiB "
             "(R3Q_SHIP_LIMIT): name the files the tasks need, with "
@@ -626,12 +639,17 @@ class _Active:
     """The context this worker process has imported (one at a time)."""
     hash = None
     error = None
-    root = None
+    root = None             # the program's files
+    work = None             # the tasks' working directory, under root
+    path = None             # sys.path before the script's directory
     module = None
     creator_blob = None
     creator_records = []
     imported = set()        # deap.creator classes the script's import made
     replayed = set()        # and those made from the client's records
+    ephemerals = set()      # deap.gp's ephemeral constants it made
+    importing = None        # the script's path while it is imported
+    stopped = None          # (line, call): where its import stopped
 
 
 _active = _Active()
@@ -713,24 +731,34 @@ def _housekeep(now=None):
 
 
 def _cached(h):
-    """The script's path in the context h's files this machine keeps,
-    "" if none is imported, or None if the files are not here."""
+    """(script, cwd) of the context h whose files this machine keeps: the
+    script's path in them ("" if none is imported) and the working
+    directory's; None if the files are not here."""
     try:
         with open(os.path.join(_cache_dir(h), SCRIPT_NOTE), "rb") as f:
-            return f.read().decode()
+            note = f.read().decode()
     except OSError:
         return None
+    script, _, cwd = note.partition("\0")
+    return script, cwd or "."
+
+
+def _note(ctx):
+    """What SCRIPT_NOTE says of a context: its script, its cwd."""
+    return ("%s\0%s" % (ctx["script"] or "", ctx.get("cwd", "."))).encode()
 
 
 def _materialise(h, blob):
-    """The context's files on disk (once per machine), its root."""
+    """The context's files on disk (once per machine): its root, its
+    script (None if none is imported) and the tasks' working directory
+    (under root)."""
     d = _cache_dir(h)
     if not blob:
-        script = _cached(h)
-        if script is None:
+        note = _cached(h)
+        if note is None:
             raise _Need()
         _touch(d)
-        return d, script or None
+        return d, note[0] or None, note[1]
     ctx = pickle.loads(zlib.decompress(blob))
     if _cached(h) is None:
         tmp = tempfile.mkdtemp(prefix=".new-", dir=os.path.dirname(d))
@@ -744,7 +772,7 @@ def _materialise(h, blob):
                 f.write(data)
         # Written last: the note says the files are all there.
         with open(os.path.join(tmp, SCRIPT_NOTE), "wb") as f:
-            f.write((ctx["script"] or "").encode())
+            f.write(_note(ctx))
         try:
             os.rename(tmp, d)
         except OSError:
@@ -755,13 +783,23 @@ def _materialise(h, blob):
                 # (renamed into place): the note now, atomically.
                 note = os.path.join(d, SCRIPT_NOTE)
                 with open(note + ".new", "wb") as f:
-                    f.write((ctx["script"] or "").encode())
+                    f.write(_note(ctx))
                 os.rename(note + ".new", note)
     _touch(d)
-    return d, ctx["script"]
+    return d, ctx["script"], ctx.get("cwd", ".")
 
 
 def _drop_creator():
+    """Forget the classes the last script made in DEAP's modules: its
+    deap.creator classes, and the ephemeral constants of its GP primitive
+    sets (deap.gp refuses another function under a name it has, so the
+    next program, or the next version of this one, could not make its
+    own, as each does in a process of its own when run locally)."""
+    gp = sys.modules.get("deap.gp")
+    for n in _active.ephemerals:
+        if gp is not None and hasattr(gp, n):
+            delattr(gp, n)
+    _active.ephemerals = set()
     try:
         from deap import creator as cr
     except ImportError:
@@ -770,6 +808,40 @@ def _drop_creator():
         if hasattr(cr, n):
             delattr(cr, n)
     _active.imported, _active.replayed = set(), set()
+
+
+def _forget_context():
+    """Forget what the last context's program left in this process, as a
+    process of its own would not have it: the modules imported from its
+    files (a module of the same name in the next program's files, or in
+    the next version of this one, is imported afresh, not taken from the
+    last), its entries on sys.path, and the finders of relative entries
+    (bound to the last working directory: "../lib" is looked up from the
+    new one)."""
+    root = _active.root
+    if root:
+        under = root + os.sep
+        for name, m in list(sys.modules.items()):
+            f = getattr(m, "__file__", None)
+            if isinstance(f, str) and f.startswith(under):
+                sys.modules.pop(name, None)
+    if _active.path is not None:
+        sys.path[:] = _active.path
+        _active.path = None
+    for k in list(sys.path_importer_cache):
+        if not os.path.isabs(k) or (root and (k == root or
+                                              k.startswith(root + os.sep))):
+            sys.path_importer_cache.pop(k, None)
+    importlib.invalidate_caches()
+
+
+def _ephemerals():
+    """The ephemeral constants' classes in deap.gp, if it is imported."""
+    gp = sys.modules.get("deap.gp")
+    if gp is None or not hasattr(gp, "Ephemeral"):
+        return set()
+    return {n for n, v in vars(gp).items() if isinstance(v, type) and
+            issubclass(v, gp.Ephemeral) and v is not gp.Ephemeral}
 
 
 def _creator_names():
@@ -781,6 +853,40 @@ def _creator_names():
     return {n for n, v in vars(cr).items() if isinstance(v, type)}
 
 
+def at_import(who):
+    """On a worker, in a distributed call (who: "futures.map"...): if it
+    comes from the script's import, its module-level code outside an
+    if __name__ == "__main__": block, that import stops here
+    (_StopImport).  The workers then have what the script defined up to
+    that call, as the client had when it made it, and do not run the
+    program's work (the script's "main" at its top level) in each of
+    their processes."""
+    path = _active.importing
+    if path is None:
+        return
+    line = None
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_filename == path and f.f_code.co_name == "<module>":
+            line = f.f_lineno
+            break
+        f = f.f_back
+    raise _StopImport(line, who)
+
+
+def _stopped_hint(e):
+    """What to say of a function or class the script's stopped import
+    lacks (e, from loading a task's function), or ""."""
+    if _active.stopped is None or not isinstance(e, AttributeError):
+        return ""
+    line, who = _active.stopped
+    return ("the script's import stops on the workers at its line %s, "
+            "where it calls %s outside an if __name__ == \"__main__\": "
+            "block, and what it defines after that line is not there: put "
+            "the program's work under if __name__ == \"__main__\":"
+            % (line, who))
+
+
 def _activate(h, blob):
     """Make the context current: its files the working directory, its
     script imported as SCRIPT_MODULE (and aliased as __main__, which the
@@ -790,31 +896,40 @@ def _activate(h, blob):
             raise ImportError(_active.error)
         try:
             if _active.root:
-                os.chdir(_active.root)
+                os.chdir(_active.work)
             return
         except OSError:
             _active.hash = None         # its files were removed: again
     if h and not blob and _cached(h) is None:
         raise _Need()
     _drop_creator()
+    _forget_context()
     _active.hash, _active.error, _active.module = None, None, None
     _active.root, _active.creator_blob, _active.creator_records = \
         None, None, []
+    _active.stopped = None
     sys.modules.pop(SCRIPT_MODULE, None)
     if not h:
         _active.hash = h
         return
-    root, script = _materialise(h, blob)
-    _active.root = root
-    os.chdir(root)
+    root, script, cwd = _materialise(h, blob)
+    work = os.path.normpath(os.path.join(root, cwd))
+    if work != root and not work.startswith(root + os.sep):
+        raise ValueError("the working directory leaves the program's "
+                         "files: %r" % cwd)
+    os.makedirs(work, exist_ok=True)
+    _active.root, _active.work = root, work
+    os.chdir(work)
     if script is None:
         _active.hash = h
         return
     path = os.path.join(root, script)
     sdir = os.path.dirname(path)
+    _active.path = list(sys.path)
     if sdir not in sys.path:
         sys.path.insert(0, sdir)
     before = _creator_names()
+    before_eph = _ephemerals()
     mod = types.ModuleType(SCRIPT_MODULE)
     mod.__file__ = path
     mod.__builtins__ = builtins
@@ -825,18 +940,38 @@ def _activate(h, blob):
             code = compile(f.read(), path, "exec")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            exec(code, mod.__dict__)
+            _active.importing = path
+            try:
+                exec(code, mod.__dict__)
+            finally:
+                _active.importing = None
+    except _StopImport as e:
+        # The script's work at its top level: the client runs it, not
+        # each worker process (at_import).
+        _active.stopped = e.args
+        print("r3q.serve --any: %s calls %s as it is imported (line %s, "
+              "outside an if __name__ == \"__main__\": block): its import "
+              "stops there on the workers" % (
+                  os.path.basename(script), e.args[1], e.args[0]),
+              file=sys.stderr, flush=True)
     except Exception as e:
         traceback.print_exc()
-        _active.error = ("cannot import the script %s on worker %s: %s%s"
+        _active.error = ("cannot import the script %s on worker %s: %s%s%s"
                          % (os.path.basename(script), _IDENT,
                             traceback.format_exception_only(
                                 type(e), e)[-1].strip(),
-                            _where(e.__traceback__)))
+                            _where(e.__traceback__),
+                            ": install it on the workers, or ship it with "
+                            "the script (python3 -m r3q --files PATH,...: "
+                            "files keep their places relative to the "
+                            "current directory)"
+                            if isinstance(e, ImportError) else ""))
         _active.hash = h
+        _active.ephemerals = _ephemerals() - before_eph
         raise ImportError(_active.error) from None
     _active.module = mod
     _active.imported = _creator_names() - before
+    _active.ephemerals = _ephemerals() - before_eph
     _active.hash = h
 
 
@@ -1026,10 +1161,11 @@ def _run(payload, arm):
             text = _active.error
         else:
             text = ("cannot load the function or its arguments on worker "
-                    "%s: %s%s: install what it needs on the workers, or "
-                    "ship the module with the script (python3 -m r3q "
-                    "--files)" % (_IDENT, traceback.format_exception_only(
-                        type(e), e)[-1].strip(), _where(e.__traceback__)))
+                    "%s: %s%s: %s" % (_IDENT, traceback.format_exception_only(
+                        type(e), e)[-1].strip(), _where(e.__traceback__),
+                        _stopped_hint(e) or
+                        "install what it needs on the workers, or ship the "
+                        "module with the script (python3 -m r3q --files)"))
         return _whole(t0, text)
     values = []
     err = None

@@ -40,12 +40,17 @@ answered one, then only its hash, and a worker that lacks it asks for it:
 that task is sent again with the files) and is the tasks' working
 directory, so
 that a relative path (open("tsp/gr17.json")) reads what it reads in the
-client; "python3 -m r3q --files PATH,..." or R3Q_FILES=PATH:... (paths
-under the current directory) ships those instead, and more than
+client; "python3 -m r3q --files PATH,..." or R3Q_FILES=PATH:... ships
+those instead, each at its place relative to the current directory
+(which the working directory stands for: "../lib" there is the shipped
+../lib), and more than
 R3Q_SHIP_LIMIT bytes (512 KiB compressed) is refused with the largest
 files named.  On a worker, futures.map and submit run in that process (a
 mapped function that itself maps, as DEAP's island example does, runs its
-inner map there).
+inner map there).  Made as a worker imports the script (a script with its
+work at module level, no if __name__ == "__main__": block), the first of
+them stops that import: the workers have what the script defined up to
+that call, and do not run the whole program each.
 
 What cannot be sent is refused when it is submitted, naming the function:
 a lambda (unless it is bound to a name at the top level of its module,
@@ -622,6 +627,7 @@ def map(func, *iterables, chunksize=None, timeout=None, **kwargs):
     iterator left early (its failure, a break, KeyboardInterrupt) cancels
     the chunks still out once it is closed or dropped."""
     if _on_worker:
+        _ship.at_import("futures.map")
         return iter(list(_builtin_map(lambda *a: func(*a, **kwargs),
                                       *iterables)))
     chunks = _submit_chunks(func, _calls(iterables, kwargs), chunksize,
@@ -634,6 +640,7 @@ def map_as_completed(func, *iterables, chunksize=None, timeout=None,
     """As map, but the results come as their chunks complete, not in
     order."""
     if _on_worker:
+        _ship.at_import("futures.map_as_completed")
         return map(func, *iterables, **kwargs)
     chunks = _submit_chunks(func, _calls(iterables, kwargs), chunksize,
                             "futures.map_as_completed")
@@ -701,6 +708,7 @@ class Future(_cf.Future):
 def submit(func, *args, **kwargs):
     """func(*args, **kwargs) on the cluster: a Future at once."""
     if _on_worker:
+        _ship.at_import("futures.submit")
         f = _cf.Future()
         try:
             f.set_result(func(*args, **kwargs))

@@ -28,6 +28,9 @@ worker's user, as with Dask and SCOOP.  --pickle runs clients' code too
 creator classes made again, the files (and r3q.shared's constants)
 written once under $TMPDIR/r3q-any-UID/ (removed once unused for
 R3Q_ANY_KEEP seconds, 7 days; 0 keeps them) and the working directory;
+one program at a time: the next one (or the next version) finds none of
+the last one's modules from its files, creator classes or GP ephemeral
+constants, as a process of its own would;
 a function that raises, a module the worker lacks or a script that does
 not import fails that task only ('R' with the error), never withdraws
 the kind.

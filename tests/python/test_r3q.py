@@ -1138,11 +1138,11 @@ class ShipTest(unittest.TestCase):
                 with open(os.path.join(d, name), "w") as f:
                     f.write(textwrap.dedent(text))
 
-            def run(*args, runner=("-m", "r3q"), **kw):
+            def run(*args, runner=("-m", "r3q"), cwd=d, **kw):
                 """python3 -m r3q ARGS in d (runner=(): python3 ARGS)."""
                 return subprocess.run([sys.executable, *runner, *args],
-                                      cwd=d, capture_output=True, text=True,
-                                      timeout=120, **kw)
+                                      cwd=cwd, capture_output=True,
+                                      text=True, timeout=120, **kw)
 
             os.mkdir(os.path.join(d, "data"))
             with open(os.path.join(d, "data", "k.txt"), "w") as f:
@@ -1225,6 +1225,70 @@ class ShipTest(unittest.TestCase):
             lines = p.stdout.splitlines()
             self.assertEqual(lines[0], "True", p.stdout)
             self.assertIn("r3q.shared.setConst(OTHER) on a worker", lines[1])
+            # A script with its work at the top level, no __main__ guard
+            # (DEAP's evoknn_jmlr.py): the workers' import stops at its
+            # first distributed call, so that they do not run the whole
+            # program each; what it defined before is theirs.  A function
+            # defined after that call cannot be, and its tasks say why.
+            marks = os.path.join(d, "marks")
+            os.mkdir(marks)
+            write("unguarded.py", """
+                import os
+                from r3q import futures
+                MARKS = %r
+                def f(x):
+                    return x * 2, os.getpid()
+                open(os.path.join(MARKS, "before.%%d" %% os.getpid()),
+                     "w").close()
+                out = list(futures.map(f, range(8), chunksize=1))
+                open(os.path.join(MARKS, "after.%%d" %% os.getpid()),
+                     "w").close()
+                print([v for v, _ in out], os.getpid() in [p for _, p in out])
+                def g(x):
+                    return x + 1
+                try:
+                    print(list(futures.map(g, [1])))
+                except Exception as e:
+                    print(e)
+            """ % marks)
+            p = run("unguarded.py")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = p.stdout.splitlines()
+            self.assertEqual(lines[0], "[0, 2, 4, 6, 8, 10, 12, 14] False")
+            self.assertIn("cannot load the function", lines[1])
+            self.assertIn("its line 9, where it calls futures.map", lines[1])
+            self.assertIn('if __name__ == "__main__":', lines[1])
+            made = os.listdir(marks)
+            afters = [m for m in made if m.startswith("after.")]
+            self.assertEqual(len(afters), 1, made)    # the client's only
+            self.assertGreater(len(made), 1, made)    # workers imported it
+            # Two programs in turn on the same worker processes, each with
+            # a GP ephemeral constant of the same name and its own
+            # function (DEAP's symbreg.py, then its symbreg_harm.py):
+            # deap.gp refuses a second function under a name, so the
+            # first program's must go when the second is imported.
+            for lo, hi in ((1, 5), (10, 20)):
+                write("eph.py", """
+                    import operator, random
+                    from deap import gp
+                    from r3q import futures
+                    pset = gp.PrimitiveSet("MAIN", 1)
+                    pset.addPrimitive(operator.add, 2)
+                    pset.addEphemeralConstant("r3q_eph",
+                                              lambda: random.randint(%d, %d))
+                    def value(tree):
+                        return gp.compile(tree, pset)(1)
+                    if __name__ == "__main__":
+                        random.seed(1)
+                        trees = [gp.PrimitiveTree(gp.genFull(pset, 2, 2))
+                                 for _ in range(12)]
+                        here = [value(t) for t in trees]
+                        print(list(futures.map(value, trees, chunksize=1))
+                              == here)
+                """ % (lo, hi))
+                p = run("eph.py")
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout, "True\n", p.stderr)
             # Files past the limit: refused before the script runs.
             with open(os.path.join(d, "data", "big.bin"), "wb") as f:
                 f.write(os.urandom(64 * 1024))
@@ -1237,6 +1301,54 @@ class ShipTest(unittest.TestCase):
             self.assertIn("--files", p.stderr)
             p = run("--files", "prog.py,data/k.txt", "prog.py", env=small)
             self.assertEqual(p.returncode, 0, p.stderr)
+            # A program that reaches beside its directory (DEAP's
+            # coev/hillis.py: sys.path.append("../ga")): --files names
+            # those files as it names them, relative to the current
+            # directory, which the workers' working directory stands for.
+            os.mkdir(os.path.join(d, "proj"))
+            os.mkdir(os.path.join(d, "lib"))
+            write("lib/helper.py", """
+                def triple(x):
+                    return 3 * x
+            """)
+            write("proj/run.py", """
+                import sys
+                sys.path.append("../lib")
+                import helper
+                from r3q import futures
+                with open("../data/k.txt") as f:
+                    K = int(f.read())
+                def f(x):
+                    return helper.triple(x) + K
+                if __name__ == "__main__":
+                    print(list(futures.map(f, range(4))))
+            """)
+            proj = os.path.join(d, "proj")
+            p = run("run.py", cwd=proj)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("No module named 'helper'", p.stderr)
+            self.assertIn("--files", p.stderr)
+            p = run("--files", ".,../lib/helper.py,../data/k.txt", "run.py",
+                    cwd=proj)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout, "[7, 10, 13, 16]\n")
+            # The program changed, its module too: the workers that ran
+            # the first version import the module afresh, not the one
+            # they hold.
+            for k in (1, 100):
+                write("lib/helper.py", """
+                    def triple(x):
+                        return 3 * x + %d
+                """ % k)
+                p = run("--files", ".,../lib/helper.py,../data/k.txt",
+                        "run.py", cwd=proj)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout, "%r\n" % [
+                    3 * x + k + 7 for x in range(4)])
+            p = run("--files", "../nothing.py", "run.py", cwd=proj)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("cannot ship ../nothing.py: no such file",
+                          p.stderr)
             # A script's own failure reads as under "python3 SCRIPT": its
             # frames only; its exit status is its own.
             write("fails.py", """

@@ -14,6 +14,14 @@
 #     "toolbox = base.Toolbox()" (at module level: on the workers
 #     futures.map runs in the process, so the import there starts no
 #     client);
+#   - gp/symbreg_harm.py, run after symbreg.py on the same worker
+#     processes (both make an ephemeral constant rand101), the same two
+#     lines; coev/hillis.py, which imports ../ga/sortingnetwork.py, the
+#     same for its htoolbox, run with --files .,../ga/sortingnetwork.py;
+#   - ga/evoknn_jmlr.py, its GA at module level with no __main__ guard:
+#     "from r3q import futures" after its DEAP import and the register
+#     line (seeded, 8 generations, printing its last population, for
+#     both runs);
 #   - es/onefifth.py, a (1+1)-ES that calls toolbox.evaluate directly, and
 #     ga/onemax.py, which calls the builtin map: the same two lines, and
 #     they send no task (doc/python.md says which calls are distributed).
@@ -93,6 +101,16 @@ same() {
 
 same ga tsp "$TWO" --files tsp/gr17.json
 same gp symbreg "$TWO" --files symbreg.py
+# symbreg_harm.py after symbreg.py, on the same worker processes: each
+# makes the ephemeral constant rand101 of a function of its own, which
+# deap.gp refuses under one name in one process; the last program's go
+# when the next one comes.
+same gp symbreg_harm "$TWO" --files symbreg_harm.py
+# hillis.py imports sortingnetwork from ../ga (sys.path.append("../ga")):
+# --files names that file as the program reaches it, from its directory.
+HILLIS='/^from deap import tools$/a from r3q import futures
+/^htoolbox = base.Toolbox() *$/a htoolbox.register("map", futures.map)'
+same coev hillis "$HILLIS" --files .,../ga/sortingnetwork.py
 same ga onemax_mp 's/^import multiprocessing$/from r3q import multiprocessing/' \
     --files onemax_mp.py
 BASE='s/^    random\.seed()$/    random.seed(64)/; s/ngen=500,/ngen=150,/' \
@@ -120,6 +138,43 @@ k=$(tasks island.py)
 # 8 rounds (NGEN 40, FREQ 5) of 5 islands, each one toolbox.algorithm.
 [ "$k" -eq 40 ] || fail "the island program ran $k tasks, not 40: $("$R3QCTL" jobs)"
 ok "DEAP's onemax_island_scoop.py with r3q.futures: 40 tasks of toolbox.algorithm (eaSimple), each mapping its island's evaluations in the worker"
+
+# evoknn_jmlr.py has no __main__ guard: its GA runs as it is imported.
+# On the workers that import stops at its first toolbox.map: they do not
+# run the GA each.  Seeded (before
+# knn.py, which shuffles its data as it is imported), 8 generations
+# instead of 50 and its last population's fitnesses printed, for both
+# runs; beside knn.py and heart_scale.csv, which it reads from its
+# directory.
+K=$T/knn
+mkdir "$K"
+cp "$EX/ga/knn.py" "$EX/ga/heart_scale.csv" "$K/"
+sed -e 's/^for gen in range(50):$/for gen in range(8):/' \
+    -e 's/^import knn, random$/import random; random.seed(12); import knn/' \
+    -e '$a print(sorted(ind.fitness.values for ind in population))' \
+    "$EX/ga/evoknn_jmlr.py" > "$K/local.py"
+# Its last line, on R3Q only, marks the end of the GA by the process that
+# ran it: the client's, and no worker's.
+sed -e '/^from deap import /a from r3q import futures' \
+    -e '/^toolbox = base.Toolbox() *$/a toolbox.register("map", futures.map)' \
+    -e "\$a open('$T/knn-end.%d' % __import__('os').getpid(), 'w').close()" \
+    "$K/local.py" > "$K/evoknn_jmlr.py"
+grep -q "range(8)" "$K/local.py" && grep -q "seed(12)" "$K/local.py" &&
+    grep -q "futures.map" "$K/evoknn_jmlr.py" ||
+    fail "evoknn_jmlr.py: the sed changed nothing"
+(cd "$K" && "$PY" local.py) > "$T/knn.local" 2> "$T/knn.lerr" ||
+    fail "evoknn_jmlr.py locally: $(tail -n 5 "$T/knn.lerr")"
+(cd "$K" && "${PYLIB[@]}" -m r3q evoknn_jmlr.py) > "$T/knn.r3q" 2> "$T/knn.rerr" ||
+    fail "evoknn_jmlr.py on R3Q: $(tail -n 5 "$T/knn.rerr")"
+[ "$(wc -c < "$T/knn.local")" -gt 100 ] || fail "evoknn_jmlr.py printed $(cat "$T/knn.local")"
+cmp -s "$T/knn.local" "$T/knn.r3q" ||
+    fail "evoknn_jmlr.py: the outputs differ: $(diff "$T/knn.local" "$T/knn.r3q" | head -n 4)"
+k=$(tasks evoknn_jmlr.py)
+[ "$k" -gt 0 ] || fail "evoknn_jmlr.py sent no tasks: $("$R3QCTL" jobs)"
+ends=$(cd "$T" && ls knn-end.* 2> /dev/null | tr '\n' ' ')
+[ "$(echo $ends | wc -w)" -eq 1 ] ||
+    fail "evoknn_jmlr.py's GA ran to its end in more than the client: $ends"
+ok "DEAP's evoknn_jmlr.py, no __main__ guard: bit-identical to its local run, $k tasks; the GA ran in the client only"
 
 # onemax.py calls the builtin map: the two lines change nothing there,
 # and it says so by sending no task (doc/python.md says which calls go).

@@ -55,6 +55,10 @@ class _StopImport(BaseException):
     Exception" around its work lets it through."""
 
 
+class _Unlike(ValueError):
+    """A function sent by name is another one on the worker (_global)."""
+
+
 class UnsafeResult(pickle.UnpicklingError):
     """A result named something the client does not unpickle from a
     worker (see allowed())."""
@@ -84,6 +88,8 @@ def describe(fn):
 # reference does not change, and checking it (inspect, pickle) cost more
 # than the rest of a small submit.
 _checked = weakref.WeakKeyDictionary()
+# And those sent by the object that holds them (_held): the same name.
+_by_holder = weakref.WeakKeyDictionary()
 
 
 def check_function(fn, who):
@@ -96,6 +102,12 @@ def check_function(fn, who):
         blob = _checked.get(fn)
         if blob is not None:
             return blob
+    try:
+        blob = _by_holder.get(fn)
+    except TypeError:
+        blob = None                 # neither hashable nor weakly referable
+    if blob is not None:
+        return blob
     blob = _check_function(fn, who)
     if plain:
         _checked[fn] = blob
@@ -112,6 +124,9 @@ def _check_function(fn, who):
         bound, why = _bound_name(fn) if fn is inner else (None, None)
         if bound is not None:
             return pickle.dumps(_Named(fn.__module__, bound), PROTO)
+        held = _held(fn)
+        if held is not None:
+            return _remember(fn, pickle.dumps(held, PROTO))
         raise TypeError(
             "%s: cannot run the lambda %s on the workers: they find a "
             "function by its module and name, and %s; define it with def "
@@ -144,6 +159,9 @@ def _check_function(fn, who):
     try:
         return pickle.dumps(fn, PROTO)
     except Exception as e:
+        held = _held(fn)
+        if held is not None:
+            return _remember(fn, pickle.dumps(held, PROTO))
         raise TypeError(
             "%s: cannot send %s to the workers: %s; the workers need a "
             "function defined at the top level of a module or of the "
@@ -151,20 +169,142 @@ def _check_function(fn, who):
             % (who, name, e)) from None
 
 
-def _global(module, name):
+def _global(module, name, shape=None):
     """On a worker: what the client sent by the name it is bound to at
-    the top level of its module (a lambda: see _bound_name)."""
-    return getattr(importlib.import_module(module), name)
+    the top level of its module (a lambda: see _bound_name), or by the
+    attribute of such an object that holds it (NAME.ATTR: see _held),
+    which must be of the same shape as the client's."""
+    obj = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    if shape is not None and _shape(obj) != shape:
+        raise _Unlike(
+            "%s is another function on the workers than in the client: "
+            "the script's import makes it %s, where the client had "
+            "changed it as it ran (decorated or registered again in "
+            "main(), say) to %s; make it at the top level of the script"
+            % (name, _shape_words(_shape(obj)), _shape_words(shape)))
+    return obj
+
+
+def _shape_words(shape):
+    """A shape (_shape) as a user reads it."""
+    if shape and shape[0] == "partial":
+        return "a partial of %s" % _shape_words(shape[1])
+    if len(shape) == 6:
+        return "%s (code %s at %s:%s)%s%s" % (
+            shape[:4] + (" closing over %s" % ", ".join(
+                x for x in shape[4] if x is not None)
+                if any(x is not None for x in shape[4]) else "",
+                " wrapping %s" % _shape_words(shape[5])
+                if shape[5] is not None else ""))
+    return "a %s.%s" % shape
+
+
+def _remember(fn, blob):
+    """blob, kept as fn's (check_function) when fn can be a weak key."""
+    try:
+        _by_holder[fn] = blob
+    except TypeError:
+        pass
+    return blob
+
+
+def _held(fn):
+    """A reference to fn by the object of its script or module that holds
+    it, for a function pickle cannot send by its own name: DEAP's
+    toolbox.evaluate once toolbox.decorate has wrapped it (the wrapper
+    takes the name of the function it wraps, which is another object), or
+    a lambda registered in a toolbox.  The workers import the script, and
+    its top level makes the same toolbox; _Named("__main__",
+    "toolbox.evaluate"), or None if no object bound at the top level of
+    the function's module (or the script) holds fn itself."""
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    seen = []
+    for mname in (getattr(inner, "__module__", None), "__main__"):
+        mod = sys.modules.get(mname or "")
+        if mod is None or mname in seen:
+            continue
+        seen.append(mname)
+        bound = None
+        path = getattr(mod, "__file__", None)
+        if mname == "__main__" and path:
+            try:
+                bound = _import_bindings(path)
+            except (OSError, SyntaxError, ValueError):
+                continue
+        for name, obj in sorted(vars(mod).items()):
+            if bound is not None and name not in bound:
+                continue            # bound only as the script runs
+            if obj is fn:
+                return _Named(mname, name, _shape(fn))
+            if isinstance(obj, (type, types.ModuleType)):
+                continue
+            try:
+                attrs = vars(obj)
+            except TypeError:
+                continue
+            if not isinstance(attrs, dict):
+                continue
+            for attr, val in sorted(attrs.items()):
+                if val is fn:
+                    return _Named(mname, "%s.%s" % (name, attr),
+                                  _shape(fn))
+    return None
 
 
 class _Named:
-    """Pickles as the name a lambda is bound to in its module."""
+    """Pickles as the name a lambda is bound to in its module (or
+    NAME.ATTR, the attribute of such an object that holds a function),
+    with the function's shape (_shape) when the worker must check that
+    the name gives it the same function."""
 
-    def __init__(self, module, name):
-        self.module, self.name = module, name
+    def __init__(self, module, name, shape=None):
+        self.module, self.name, self.shape = module, name, shape
 
     def __reduce__(self):
-        return (_global, (self.module, self.name))
+        if self.shape is None:
+            return (_global, (self.module, self.name))
+        return (_global, (self.module, self.name, self.shape))
+
+
+def _simple(v, depth=0):
+    """v as _shape compares it: numbers, strings and their tuples and
+    lists by value, anything else by its type (its repr may hold an
+    address, which differs from process to process)."""
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+        return repr(v)
+    if isinstance(v, (tuple, list)) and depth < 2 and len(v) <= 64:
+        return tuple(_simple(x, depth + 1) for x in v)
+    return type(v).__qualname__
+
+
+def _shape(fn, depth=0):
+    """What a function is made of, as far as a name can tell it apart:
+    partial's function and its arguments, each function's name, where its
+    code is (a function wrapped by a decorator has the wrapper's code,
+    whatever name it took) and the simple values it closes over, and
+    what it wraps (__wrapped__) in turn."""
+    if isinstance(fn, functools.partial):
+        return ("partial", _shape(fn.func, depth + 1),
+                tuple(_simple(a) for a in fn.args),
+                tuple(sorted((k, _simple(v))
+                             for k, v in fn.keywords.items())))
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return (type(fn).__module__, type(fn).__qualname__)
+    cells = ()
+    for c in getattr(fn, "__closure__", None) or ():
+        try:
+            v = c.cell_contents
+        except ValueError:
+            v = None                # an empty cell
+        cells += (None if callable(v) else _simple(v),)
+    wrapped = getattr(fn, "__wrapped__", None)
+    return (getattr(fn, "__qualname__", None), code.co_name,
+            os.path.basename(code.co_filename), code.co_firstlineno, cells,
+            _shape(wrapped, depth + 1) if wrapped is not None and
+            depth < 8 else None)
 
 
 def _is_main_guard(test):
@@ -1160,12 +1300,18 @@ def _run(payload, arm):
         if isinstance(e, ImportError) and _active.error:
             text = _active.error
         else:
+            unlike = isinstance(e, _Unlike)
+            advice = _stopped_hint(e) or (
+                "" if unlike else
+                "install what it needs on the workers, or ship the module "
+                "with the script (python3 -m r3q --files)")
             text = ("cannot load the function or its arguments on worker "
-                    "%s: %s%s: %s" % (_IDENT, traceback.format_exception_only(
-                        type(e), e)[-1].strip(), _where(e.__traceback__),
-                        _stopped_hint(e) or
-                        "install what it needs on the workers, or ship the "
-                        "module with the script (python3 -m r3q --files)"))
+                    "%s: %s%s%s" % (
+                        _IDENT, e if unlike else
+                        traceback.format_exception_only(
+                            type(e), e)[-1].strip(),
+                        "" if unlike else _where(e.__traceback__),
+                        ": " + advice if advice else ""))
         return _whole(t0, text)
     values = []
     err = None

@@ -52,6 +52,13 @@ work at module level, no if __name__ == "__main__": block), the first of
 them stops that import: the workers have what the script defined up to
 that call, and do not run the whole program each.
 
+A function pickle cannot send by its own name but that an object at the
+top level of the script holds (a toolbox's evaluate wrapped by
+toolbox.decorate, whose wrapper took the name of the function it wraps;
+a lambda registered in a toolbox) goes as that object's attribute
+("toolbox.evaluate"), which the workers' import of the script makes too;
+if the client changed it as the script ran (decorated again in main(),
+say), the workers find another function there and refuse it, saying so.
 What cannot be sent is refused when it is submitted, naming the function:
 a lambda (unless it is bound to a name at the top level of its module,
 which the workers bind too: a lambda bound only in the script's guarded

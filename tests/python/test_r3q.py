@@ -1262,6 +1262,49 @@ class ShipTest(unittest.TestCase):
             afters = [m for m in made if m.startswith("after.")]
             self.assertEqual(len(afters), 1, made)    # the client's only
             self.assertGreater(len(made), 1, made)    # workers imported it
+            # A toolbox's evaluate wrapped by toolbox.decorate (DEAP's
+            # es/cma_mo.py: the wrapper takes the name of the function it
+            # wraps, which pickle then finds to be another object), and a
+            # lambda registered in a toolbox: both go as the toolbox's
+            # attribute, which the workers' import of the script makes
+            # too.  Changed as the script runs (decorated again in its
+            # main block), it is another function on the workers: refused,
+            # saying so, never run as it was.
+            write("deco.py", """
+                import functools
+                from deap import base
+                from r3q import futures
+                def evaluate(x):
+                    return x * 2
+                def penalty(scale):
+                    def deco(f):
+                        @functools.wraps(f)
+                        def wrapper(x):
+                            return f(x) + scale
+                        return wrapper
+                    return deco
+                toolbox = base.Toolbox()
+                toolbox.register("evaluate", evaluate)
+                toolbox.decorate("evaluate", penalty(100))
+                toolbox.register("square", lambda x: x * x)
+                if __name__ == "__main__":
+                    print(list(futures.map(toolbox.evaluate, range(3))))
+                    print(list(futures.map(toolbox.square, range(3))))
+                    toolbox.decorate("evaluate", penalty(1000))
+                    try:
+                        print(list(futures.map(toolbox.evaluate, range(3))))
+                    except Exception as e:
+                        print(type(e).__name__, e)
+            """)
+            p = run("deco.py")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = p.stdout.splitlines()
+            self.assertEqual(lines[:2], ["[100, 102, 104]", "[0, 1, 4]"],
+                             p.stdout)
+            self.assertIn("TaskFailed", lines[2])
+            self.assertIn("toolbox.evaluate is another function on the "
+                          "workers than in the client", lines[2])
+            self.assertIn("closing over 1000", lines[2])
             # Two programs in turn on the same worker processes, each with
             # a GP ephemeral constant of the same name and its own
             # function (DEAP's symbreg.py, then its symbreg_harm.py):

@@ -218,8 +218,19 @@ def _held(fn):
     a lambda registered in a toolbox.  The workers import the script, and
     its top level makes the same toolbox; _Named("__main__",
     "toolbox.evaluate"), or None if no object bound at the top level of
-    the function's module (or the script) holds fn itself."""
+    the function's module (or the script) holds fn itself, or if fn is
+    not a function (or a partial of one, with arguments pickle can
+    carry)."""
     inner = fn.func if isinstance(fn, functools.partial) else fn
+    if type(inner) is not types.FunctionType:
+        # A callable object (DEAP's MovingPeaks) may keep state that its
+        # calls change: each worker's own would give other answers.
+        return None
+    if isinstance(fn, functools.partial):
+        try:
+            pickle.dumps((fn.args, fn.keywords), PROTO)
+        except Exception:
+            return None             # its arguments cannot go either
     seen = []
     for mname in (getattr(inner, "__module__", None), "__main__"):
         mod = sys.modules.get(mname or "")

@@ -1271,7 +1271,7 @@ class ShipTest(unittest.TestCase):
             # main block), it is another function on the workers: refused,
             # saying so, never run as it was.
             write("deco.py", """
-                import functools
+                import functools, threading
                 from deap import base
                 from r3q import futures
                 def evaluate(x):
@@ -1287,9 +1287,23 @@ class ShipTest(unittest.TestCase):
                 toolbox.register("evaluate", evaluate)
                 toolbox.decorate("evaluate", penalty(100))
                 toolbox.register("square", lambda x: x * x)
+                class Peaks:
+                    # A callable with state its calls change (DEAP's
+                    # MovingPeaks): each worker's would be its own.
+                    def __init__(self):
+                        self.lock = threading.Lock()
+                        self.calls = 0
+                    def __call__(self, x):
+                        self.calls += 1
+                        return x + self.calls
+                toolbox.register("peaks", Peaks())
                 if __name__ == "__main__":
                     print(list(futures.map(toolbox.evaluate, range(3))))
                     print(list(futures.map(toolbox.square, range(3))))
+                    try:
+                        futures.map(toolbox.peaks, range(3))
+                    except TypeError as e:
+                        print("refused", e)
                     toolbox.decorate("evaluate", penalty(1000))
                     try:
                         print(list(futures.map(toolbox.evaluate, range(3))))
@@ -1301,10 +1315,12 @@ class ShipTest(unittest.TestCase):
             lines = p.stdout.splitlines()
             self.assertEqual(lines[:2], ["[100, 102, 104]", "[0, 1, 4]"],
                              p.stdout)
-            self.assertIn("TaskFailed", lines[2])
+            self.assertTrue(lines[2].startswith("refused futures.map: "
+                                                "cannot send"), lines[2])
+            self.assertIn("TaskFailed", lines[3])
             self.assertIn("toolbox.evaluate is another function on the "
-                          "workers than in the client", lines[2])
-            self.assertIn("closing over 1000", lines[2])
+                          "workers than in the client", lines[3])
+            self.assertIn("closing over 1000", lines[3])
             # Two programs in turn on the same worker processes, each with
             # a GP ephemeral constant of the same name and its own
             # function (DEAP's symbreg.py, then its symbreg_harm.py):

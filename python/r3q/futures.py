@@ -59,6 +59,7 @@ a lambda registered in a toolbox) goes as that object's attribute
 ("toolbox.evaluate"), which the workers' import of the script makes too;
 if the client changed it as the script ran (decorated again in main(),
 say), the workers find another function there and refuse it, saying so.
+
 What cannot be sent is refused when it is submitted, naming the function:
 a lambda (unless it is bound to a name at the top level of its module,
 which the workers bind too: a lambda bound only in the script's guarded

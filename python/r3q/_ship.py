@@ -968,7 +968,9 @@ def _forget_context():
     the next version of this one, is imported afresh, not taken from the
     last), its entries on sys.path, and the finders of relative entries
     (bound to the last working directory: "../lib" is looked up from the
-    new one)."""
+    new one); and the shared constants it unpickled, which may be of its
+    classes (they are unpickled again, of the new program's)."""
+    _consts.values = {}
     root = _active.root
     if root:
         under = root + os.sep

@@ -1321,6 +1321,28 @@ class ShipTest(unittest.TestCase):
             self.assertIn("toolbox.evaluate is another function on the "
                           "workers than in the client", lines[3])
             self.assertIn("closing over 1000", lines[3])
+            # Two versions of a program with the same constants (so the
+            # same table), an instance of the script's own class: the
+            # second version's workers see an instance of its class, not
+            # of the first's.
+            for version in (1, 2):
+                write("box.py", """
+                    from r3q import futures, shared
+                    VERSION = %d
+                    class Box:
+                        def __init__(self, v):
+                            self.v = v
+                    def f(x):
+                        b = shared.getConst("box")
+                        return isinstance(b, Box), b.v + x, VERSION
+                    if __name__ == "__main__":
+                        shared.setConst(box=Box(10))
+                        print(set(futures.map(f, range(9), chunksize=1)) ==
+                              {(True, 10 + x, VERSION) for x in range(9)})
+                """ % version)
+                p = run("box.py")
+                self.assertEqual((p.returncode, p.stdout), (0, "True\n"),
+                                 p.stderr)
             # Two programs in turn on the same worker processes, each with
             # a GP ephemeral constant of the same name and its own
             # function (DEAP's symbreg.py, then its symbreg_harm.py):

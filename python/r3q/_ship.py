@@ -175,8 +175,16 @@ def _global(module, name, shape=None):
     attribute of such an object that holds it (NAME.ATTR: see _held),
     which must be of the same shape as the client's."""
     obj = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
+    try:
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        if "." not in name:
+            raise
+        raise _Unlike(
+            "%s is not there on the workers: the script's import does not "
+            "make it (the client made it as it ran: in main(), say); make "
+            "it at the top level of the script" % name) from None
     if shape is not None and _shape(obj) != shape:
         raise _Unlike(
             "%s is another function on the workers than in the client: "

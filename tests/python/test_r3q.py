@@ -1309,6 +1309,11 @@ class ShipTest(unittest.TestCase):
                         print(list(futures.map(toolbox.evaluate, range(3))))
                     except Exception as e:
                         print(type(e).__name__, e)
+                    toolbox.register("cube", lambda x: x ** 3)
+                    try:
+                        print(list(futures.map(toolbox.cube, range(3))))
+                    except Exception as e:
+                        print(type(e).__name__, e)
             """)
             p = run("deco.py")
             self.assertEqual(p.returncode, 0, p.stderr)
@@ -1321,6 +1326,8 @@ class ShipTest(unittest.TestCase):
             self.assertIn("toolbox.evaluate is another function on the "
                           "workers than in the client", lines[3])
             self.assertIn("closing over 1000", lines[3])
+            self.assertIn("toolbox.cube is not there on the workers: the "
+                          "script's import does not make it", lines[4])
             # Two versions of a program with the same constants (so the
             # same table), an instance of the script's own class: the
             # second version's workers see an instance of its class, not

@@ -58,7 +58,8 @@ toolbox.decorate, whose wrapper took the name of the function it wraps;
 a lambda registered in a toolbox) goes as that object's attribute
 ("toolbox.evaluate"), which the workers' import of the script makes too;
 if the client changed it as the script ran (decorated again in main(),
-say), the workers find another function there and refuse it, saying so.
+or registered there only), the workers find another function there, or
+none, and refuse it, saying so.
 
 What cannot be sent is refused when it is submitted, naming the function:
 a lambda (unless it is bound to a name at the top level of its module,

@@ -84,12 +84,11 @@ def describe(fn):
     return "%s.%s%s" % (mod, qual, where) if mod else qual + where
 
 
-# Plain functions already checked, and their pickles: a function's
-# reference does not change, and checking it (inspect, pickle) cost more
-# than the rest of a small submit.
+# Plain functions already checked, and those sent by the object that
+# holds them (_held), with their pickles: such a reference does not
+# change, and checking it (inspect, pickle) cost more than the rest of a
+# small submit.
 _checked = weakref.WeakKeyDictionary()
-# And those sent by the object that holds them (_held): the same name.
-_by_holder = weakref.WeakKeyDictionary()
 
 
 def check_function(fn, who):
@@ -98,12 +97,8 @@ def check_function(fn, who):
     generator function, a function of an interactive session, or one
     pickle refuses.  Returns the function's pickle."""
     plain = type(fn) is types.FunctionType
-    if plain:
-        blob = _checked.get(fn)
-        if blob is not None:
-            return blob
     try:
-        blob = _by_holder.get(fn)
+        blob = _checked.get(fn)
     except TypeError:
         blob = None                 # neither hashable nor weakly referable
     if blob is not None:
@@ -212,7 +207,7 @@ def _shape_words(shape):
 def _remember(fn, blob):
     """blob, kept as fn's (check_function) when fn can be a weak key."""
     try:
-        _by_holder[fn] = blob
+        _checked[fn] = blob
     except TypeError:
         pass
     return blob
@@ -981,17 +976,16 @@ def _forget_context():
     _consts.values = {}
     root = _active.root
     if root:
-        under = root + os.sep
         for name, m in list(sys.modules.items()):
             f = getattr(m, "__file__", None)
-            if isinstance(f, str) and f.startswith(under):
+            if isinstance(f, str) and f.startswith(root + os.sep):
                 sys.modules.pop(name, None)
     if _active.path is not None:
         sys.path[:] = _active.path
         _active.path = None
     for k in list(sys.path_importer_cache):
-        if not os.path.isabs(k) or (root and (k == root or
-                                              k.startswith(root + os.sep))):
+        if not os.path.isabs(k) or (root and (k + os.sep).startswith(
+                root + os.sep)):
             sys.path_importer_cache.pop(k, None)
     importlib.invalidate_caches()
 

@@ -2637,30 +2637,45 @@ sched_cpu_free(const struct worker *w)
  * left a slow worker's last task alone that a fast one could have beaten
  * (r3q-sim on the paper's WAN grid, 100 ms tasks, 50 ms delay: 60.3 % ->
  * 68.4 % efficient, the bound with whole tasks 70.4 %).
+ *
+ * An estimate taken from now moves with now (*slides, if not NULL): it
+ * says when the copy would be back if the worker spoke up at once, never
+ * a moment at which it turns late.
  */
 static uint64_t
 sched_eta_held(const struct sched *s, const struct worker *w, uint64_t sent,
-    uint64_t k, uint64_t cpufree)
+    uint64_t k, uint64_t cpufree, int *slides)
 {
 	const struct copy	*c;
 	uint64_t		 base, busy, rtt = w->w_hasrtt ? w->w_rtt : 0;
+	int			 fromnow = 0;
 
 	busy = cpufree;
-	if (busy == 0)
+	if (busy == 0) {
 		busy = w->w_ncopies > 0 ? w->w_alive : s->s_now;
-	if (busy + w->w_task < s->s_now)
+		fromnow = w->w_ncopies == 0;
+	}
+	if (busy + w->w_task < s->s_now) {
 		busy = s->s_now - w->w_task;
+		fromnow = 1;
+	}
 	/* Nor before the first copy it holds has arrived. */
 	for (c = w->w_copies; c != NULL; c = c->c_wnext)
 		if (!c->c_running) {
-			if (c->c_sent + rtt > busy)
+			if (c->c_sent + rtt > busy) {
 				busy = c->c_sent + rtt;
+				fromnow = 0;
+			}
 			break;
 		}
 	busy += k / w->w_ncpu * w->w_task;
 	base = sent + rtt;
 	if (busy > base)
 		base = busy;
+	else
+		fromnow = 0;
+	if (slides != NULL)
+		*slides = fromnow;
 	return (base + w->w_task);
 }
 
@@ -2669,13 +2684,18 @@ static uint64_t
 sched_worker_eta(const struct sched *s, const struct worker *w)
 {
 	return (sched_eta_held(s, w, s->s_now,
-	    (uint64_t)w->w_nheld + w->w_nincoming, sched_cpu_free(w)));
+	    (uint64_t)w->w_nheld + w->w_nincoming, sched_cpu_free(w), NULL));
 }
 
 /*
  * When c's result is expected back, and (*lateat) when it turns late;
  * SCHED_ETA_NONE if not known: no estimate for its worker, or running a
- * quarter of its worker's task time past the estimate.
+ * quarter of its worker's task time past the estimate.  A held copy whose
+ * estimate slides with now (its worker silent for over a task time) does
+ * not turn late by waiting: *lateat is UINT64_MAX until the worker speaks.
+ * (now plus the slack, taken anew at each look, had the master look again
+ * and again, microseconds apart for short tasks, while such a copy was
+ * out: a CPU's worth of masterd's time.)
  */
 static uint64_t
 sched_copy_eta(const struct sched *s, const struct copy *c, uint64_t *lateat)
@@ -2683,6 +2703,7 @@ sched_copy_eta(const struct sched *s, const struct copy *c, uint64_t *lateat)
 	const struct worker	*w = c->c_worker;
 	const struct copy	*h;
 	uint64_t		 e, slack, k = 0;
+	int			 slides = 0;
 
 	if (!w->w_hastask)
 		return (SCHED_ETA_NONE);
@@ -2695,9 +2716,10 @@ sched_copy_eta(const struct sched *s, const struct copy *c, uint64_t *lateat)
 		for (h = w->w_copies; h != c; h = h->c_wnext)
 			if (!h->c_running)
 				k++;
-		e = sched_eta_held(s, w, c->c_sent, k, sched_cpu_free(w));
+		e = sched_eta_held(s, w, c->c_sent, k, sched_cpu_free(w),
+		    &slides);
 	}
-	*lateat = e + slack;
+	*lateat = slides ? UINT64_MAX : e + slack;
 	return (e);
 }
 

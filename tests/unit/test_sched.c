@@ -1952,6 +1952,55 @@ test_tail_late(void **state)
 }
 
 /*
+ * A lone copy held by a silent worker: one worker (10 us a task) holds the
+ * one task of a closed batch and says nothing (no start: a short task's
+ * result is its first word).  Its estimate then slides with the clock, so
+ * the tail has no deadline for it after the one it was due at: no look
+ * again and again, a slack apart (masterd's timer fired every few
+ * microseconds, busy, until the result came).  The result ends the batch
+ * as usual.
+ */
+static void
+test_tail_silent(void **state)
+{
+	static const uint32_t		 ncpu[] = { 1 };
+	static const uint64_t		 exec[] = { 10000 };
+	struct sched_batch_config	 c;
+	struct sched_timing		 tm = timing(10000, 10000);
+	struct sched			*s;
+	uint64_t			 t0, now, d;
+	int				 looks;
+
+	(void)state;
+	s = new_with_workers(ncpu, nitems(ncpu));
+	t0 = warm_up(s, exec, 1);
+	c = config(SCHED_POLICY_R3Q, SCHED_QF_AUTO, 0, 0);
+	assert_int_equal(submit_at(s, 2, &c, 2, 1, t0), 0);
+	expect_assign(s, 1, 2, 0);
+	expect_none(s);
+	/*
+	 * Due back at t0 + 10 us, late a quarter task later: one look then;
+	 * after it only the periodic look for copies that stand still,
+	 * half a second apart.
+	 */
+	now = t0;
+	for (looks = 0; looks < 4; looks++) {
+		d = sched_deadline(s);
+		if (looks == 0)
+			assert_true(d == t0 + 12501);
+		else
+			assert_true(d != UINT64_MAX && d >= now + 100 * MS);
+		now = d;
+		sched_tick(s, now);
+		expect_none(s);
+	}
+	assert_int_equal(sched_done_timed(s, 1, 2, &tm, now), SCHED_ACCEPT);
+	expect_done_replicas(s, 2, 0);
+	expect_none(s);
+	sched_free(s);
+}
+
+/*
  * A fast worker's queue is worked through during the round trip, not
  * after it (sched_eta_held()).  Round trips of 400 ms; worker 1 runs a
  * task in 100 ms and holds 1 + 4, worker 2 in 500 ms and holds 1 + 1.  A
@@ -3887,6 +3936,7 @@ main(void)
 		cmocka_unit_test(test_tail_slow),
 		cmocka_unit_test(test_tail_deep_queue),
 		cmocka_unit_test(test_tail_late),
+		cmocka_unit_test(test_tail_silent),
 		cmocka_unit_test(test_tail_lost),
 		cmocka_unit_test(test_tail_blind_cap),
 		cmocka_unit_test(test_worker_estimate),

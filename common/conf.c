@@ -52,6 +52,19 @@ conf_parse_duration(const char *s, uint64_t *ms)
 }
 
 /*
+ * A short duration in microseconds: "500us", "2ms", "1s"; bare =
+ * seconds, as conf_parse_duration() reads it.
+ */
+int
+conf_parse_duration_us(const char *s, uint64_t *us)
+{
+	static const char *const units[] = { "us", "ms", "s", "", NULL };
+	static const uint64_t mult[] = { 1, 1000, 1000000, 1000000 };
+
+	return (conf_parse_units(s, us, units, mult));
+}
+
+/*
  * A duration in the largest unit that divides it exactly ("90s", "2m",
  * "250ms", "0s"), as the parser reads it back.
  */

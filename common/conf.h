@@ -47,6 +47,7 @@ void	conf_env_name(const char *, const char *, char *, size_t);
 int	conf_env(const struct conf_key *, void *, const char *,
 	    char *(*)(const char *), char *, size_t);
 int	conf_parse_duration(const char *, uint64_t *);
+int	conf_parse_duration_us(const char *, uint64_t *);
 void	conf_format_duration(char *, size_t, uint64_t);
 int	conf_parse_size(const char *, uint64_t *);
 int	conf_split_hostport(const char *, char *, size_t, char *, size_t,

@@ -184,6 +184,7 @@ struct lr_settings {
 	char	 key[CONF_STRMAX];
 	char	 control[CONF_STRMAX];
 	char	 crl[CONF_STRMAX];
+	char	 spin[CONF_STRMAX];
 };
 
 /* Take a value if the field is still empty. */
@@ -250,6 +251,8 @@ lr_read_config(const char *path, struct lr_settings *s, char *err,
 			lr_take(s->control, v);
 		else if (strcmp(k, "crl") == 0)
 			lr_take(s->crl, v);
+		else if (strcmp(k, "spin") == 0)
+			lr_take(s->spin, v);
 	}
 	fclose(f);
 	return (0);
@@ -277,6 +280,28 @@ lr_missing(const struct lr_settings *s, char *err, size_t errlen)
 	    "R3Q_CONFIG file)", s->master, miss[0],
 	    n > 2 ? ", " : n > 1 ? " and " : "", n > 1 ? miss[1] : "",
 	    n > 2 ? " and " : "", n > 2 ? miss[2] : "", n > 1 ? "are" : "is");
+}
+
+/*
+ * The spin limit (spin.h): v from R3Q_SPIN (env) or the config file,
+ * SPIN_DEFAULT_US if neither says; a bad value names where it came from.
+ */
+static int
+lr_spin_set(struct r3q *r, const char *v, const char *env,
+    const char *config, char *err, size_t errlen)
+{
+	uint64_t	 us = SPIN_DEFAULT_US;
+
+	if (*v != '\0' && (conf_parse_duration_us(v, &us) == -1 ||
+	    us > SPIN_MAX_US)) {
+		snprintf(err, errlen, "%s%s: bad spin '%s' (a duration from 0 "
+		    "to 1s: 0, 500us, 2ms)", env != NULL && *env != '\0' ?
+		    "R3Q_SPIN" : config, env != NULL && *env != '\0' ? "" :
+		    ": spin", v);
+		return (-1);
+	}
+	r->r_spin.limit_ns = us * 1000;
+	return (0);
 }
 
 /* Work out where to connect, and resolve it once for every attempt. */
@@ -308,10 +333,14 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	lr_take(s.key, getenv("R3Q_KEY"));
 	lr_take(s.control, getenv("R3Q_CONTROL"));
 	lr_take(s.crl, getenv("R3Q_CRL"));
+	lr_take(s.spin, getenv("R3Q_SPIN"));
 	config = o != NULL && o->config != NULL ? o->config :
 	    getenv("R3Q_CONFIG");
 	if (config != NULL && *config != '\0' &&
 	    lr_read_config(config, &s, err, errlen) == -1)
+		return (-1);
+	if (lr_spin_set(r, s.spin, getenv("R3Q_SPIN"), config, err,
+	    errlen) == -1)
 		return (-1);
 
 	/* An explicit control socket wins over an inherited master. */
@@ -996,8 +1025,8 @@ conn_poll(struct r3q *r, uint64_t deadline, int signals,
     int (*done)(void *), void *arg)
 {
 	struct pollfd	 pfd[3];
-	uint64_t	 now, until, buf;
-	int		 n, ms, polled, sock = -1, sig = -1;
+	uint64_t	 now, until, buf, spin = 0, t0;
+	int		 n, ms, polled, sock = -1, sig = -1, lone, spent;
 	short		 ev = 0;
 
 	r->r_reading = 1;
@@ -1052,10 +1081,33 @@ conn_poll(struct r3q *r, uint64_t deadline, int signals,
 		    (int)((until - now + 999999) / 1000000);
 	if (r->r_epfd != -1)
 		conn_arm(r);
+	/*
+	 * Waiting for the answer of its one task in flight: poll a while
+	 * before sleeping, if such waits have been short (spin.h).
+	 */
+	lone = r->r_state == CS_UP && r->r_unresolved == 1 && ms != 0;
+	if (lone)
+		spin = spin_budget(&r->r_spin, ms < 0 ? UINT64_MAX :
+		    (uint64_t)ms * 1000000ULL);
 
 	pthread_mutex_unlock(&r->r_mtx);
-	polled = poll(pfd, (nfds_t)n, ms);
+	t0 = lr_now();
+	polled = 0;
+	if (spin > 0)
+		while ((polled = poll(pfd, (nfds_t)n, 0)) == 0 &&
+		    lr_now() - t0 < spin)
+			;
+	if (polled == 0) {
+		/* What is left of ms after the spin (spin <= ms). */
+		if (spin > 0 && ms > 0) {
+			spent = (int)((lr_now() - t0) / 1000000ULL);
+			ms = spent < ms ? ms - spent : 0;
+		}
+		polled = poll(pfd, (nfds_t)n, ms);
+	}
 	pthread_mutex_lock(&r->r_mtx);
+	if (lone && polled > 0 && sock != -1 && (pfd[sock].revents & POLLIN))
+		spin_learn(&r->r_spin, lr_now() - t0);
 
 	r->r_reading = 0;
 	if (polled > 0 && (pfd[n - 1].revents & POLLIN)) {

@@ -60,8 +60,10 @@ fut_resolve(struct r3q_future *f, int rc, const void *out, size_t outlen,
 	}
 	if (err != NULL && *err != '\0')
 		f->f_error = strdup(err);
-	if (f->f_state == FS_SENT && f->f_batch != NULL)
+	if (f->f_state == FS_SENT && f->f_batch != NULL) {
 		f->f_batch->b_unresolved--;
+		r->r_unresolved--;
+	}
 	f->f_batch = NULL;
 	f->f_status = rc;
 	f->f_state = FS_DONE;

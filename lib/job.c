@@ -429,6 +429,7 @@ job_send_batch(struct r3q_job *j, struct lr_batch *b)
 			f->f_refs = (f->f_refs & ~FR_QUEUE) | FR_TABLE;
 			f->f_state = FS_SENT;
 			b->b_unresolved++;
+			r->r_unresolved++;
 			fs[n++] = f;
 			bytes += f->f_len;
 		}

@@ -21,6 +21,7 @@
 
 #include "frame.h"
 #include "r3q.h"
+#include "spin.h"
 
 #ifndef TAILQ_FOREACH_SAFE	/* glibc's queue.h lacks it */
 #define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
@@ -245,6 +246,8 @@ struct r3q {
 	int			 r_admin_lost;	/* a frame not kept */
 	struct lr_admq		 r_admq;
 	size_t			 r_queued;	/* tasks not sent yet */
+	size_t			 r_unresolved;	/* sent, no outcome yet */
+	struct spin		 r_spin;	/* a lone wait's poll (spin.h) */
 	uint64_t		 r_order;	/* futures resolved so far */
 	int			 r_resolved;	/* since the last broadcast */
 	char			 r_err[LR_ERRLEN];

@@ -8,7 +8,7 @@ R3Q_PKGS="build-essential autoconf automake libtool pkg-config
 	libcmocka-dev mandoc procps systemd sqlite3 libxml2-utils
 	python3 python3-deap deap-doc python3-scipy clang libfuzzer-14-dev
 	debhelper lintian debootstrap systemd-container
-	slurm-wlm munge"
+	slurm-wlm munge strace"
 
 # Install the packages of R3Q_PKGS that dpkg does not list as installed.
 r3q_install_deps() {

@@ -584,6 +584,10 @@ class Client:
     Client() connects as libr3q's r3q_connect() does with no options: the
     R3Q_MASTER, R3Q_CA, R3Q_CERT, R3Q_KEY, R3Q_CONTROL and R3Q_CONFIG
     environment variables, else masterd's local control socket.
+    R3Q_SPIN (or spin in the config file) is how long a wait for the one
+    task in flight polls before it sleeps (r3q(3): 1ms by default, 0
+    never), which shortens a submit().result() round trip where waking
+    up is slow.
     Client(master="head:7411", ca=..., cert=..., key=...) connects over
     mutual TLS with a client certificate (scripts/mkcerts makes one).
     control= names a control socket, config= a "key = value" file, crl=

@@ -59,6 +59,11 @@ test_units(void **state)
 		{ "-1s", 0, 0 }, { "5x", 0, 0 }, { "ms", 0, 0 },
 		{ "99999999999999999999", 0, 0 },
 	};
+	static const struct { const char *s; int ok; uint64_t us; } dus[] = {
+		{ "500us", 1, 500 }, { "2ms", 1, 2000 }, { "1s", 1, 1000000 },
+		{ "0", 1, 0 }, { "1", 1, 1000000 }, { "us", 0, 0 },
+		{ "1m", 0, 0 }, { "-5us", 0, 0 }, { "5 us", 0, 0 },
+	};
 	static const struct { const char *s; int ok; uint64_t b; } sz[] = {
 		{ "512", 1, 512 }, { "64K", 1, 65536 },
 		{ "16M", 1, 16777216 }, { "1G", 1, 1073741824 },
@@ -73,6 +78,12 @@ test_units(void **state)
 		    dur[i].ok);
 		if (dur[i].ok)
 			assert_int_equal(v, dur[i].ms);
+	}
+	for (i = 0; i < sizeof(dus) / sizeof(dus[0]); i++) {
+		assert_int_equal(conf_parse_duration_us(dus[i].s, &v) == 0,
+		    dus[i].ok);
+		if (dus[i].ok)
+			assert_int_equal(v, dus[i].us);
 	}
 	for (i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
 		assert_int_equal(conf_parse_size(sz[i].s, &v) == 0, sz[i].ok);

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "cpus.h"
 #include "siphash.h"
+#include "spin.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -295,6 +296,45 @@ test_u64map(void **state)
 	u64map_free(&m);
 }
 
+/*
+ * spin.h: a lone wait polls up to the limit while such waits have been
+ * short; two or three long ones in a row (each counted as twice the
+ * limit at most) and it sleeps at once; four short ones and it polls
+ * again.
+ * The budget never outlasts the wait's own bound; a limit of 0 never
+ * polls.
+ */
+static void
+test_spin(void **state)
+{
+	struct spin	 sp = { 1000000, 0 };	/* 1 ms */
+	int		 i;
+
+	(void)state;
+	assert_int_equal(spin_budget(&sp, UINT64_MAX), 1000000);
+	assert_int_equal(spin_budget(&sp, 300000), 300000);
+	for (i = 0; i < 20; i++)
+		spin_learn(&sp, 300000);	/* round trips of 300 us */
+	assert_true(sp.est_ns > 290000 && sp.est_ns <= 300000);
+	assert_int_equal(spin_budget(&sp, UINT64_MAX), 1000000);
+	spin_learn(&sp, 5000000000ULL);		/* a task of 5 s */
+	assert_int_equal(spin_budget(&sp, UINT64_MAX), 1000000);
+	spin_learn(&sp, 5000000000ULL);
+	assert_int_equal(spin_budget(&sp, UINT64_MAX), 0);
+	assert_true(sp.est_ns <= 2000000);	/* capped: recovers soon */
+	for (i = 0; i < 20; i++)
+		spin_learn(&sp, 5000000000ULL);
+	assert_int_equal(spin_budget(&sp, UINT64_MAX), 0);
+	for (i = 0; i < 3; i++) {
+		spin_learn(&sp, 300000);
+		assert_int_equal(spin_budget(&sp, UINT64_MAX), 0);
+	}
+	spin_learn(&sp, 300000);		/* the fourth short one */
+	assert_int_equal(spin_budget(&sp, UINT64_MAX), 1000000);
+	sp.limit_ns = 0;
+	assert_int_equal(spin_budget(&sp, UINT64_MAX), 0);
+}
+
 int
 main(void)
 {
@@ -305,6 +345,7 @@ main(void)
 		cmocka_unit_test(test_cpus),
 		cmocka_unit_test(test_evbase_precise),
 		cmocka_unit_test(test_u64map),
+		cmocka_unit_test(test_spin),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -394,7 +394,9 @@ bj_submit(struct session *s, uint64_t reqid, const R3q__SubmitTasks *st)
 	}
 	if (b == NULL) {
 		b = bj_batch_open(j, st->batch, kind);
-		bj_batch_journal(b);
+		/* One this frame closes too is journaled once, closed. */
+		if (!st->close)
+			bj_batch_journal(b);
 	}
 	keys = xcalloc(n, sizeof(*keys));
 	pay = xcalloc(n, sizeof(*pay));

@@ -283,21 +283,19 @@ lr_missing(const struct lr_settings *s, char *err, size_t errlen)
 }
 
 /*
- * The spin limit (spin.h): v from R3Q_SPIN (env) or the config file,
- * SPIN_DEFAULT_US if neither says; a bad value names where it came from.
+ * The spin limit (spin.h): v, which came from "from" (R3Q_SPIN, or the
+ * config file's key), or SPIN_DEFAULT_US if empty.
  */
 static int
-lr_spin_set(struct r3q *r, const char *v, const char *env,
-    const char *config, char *err, size_t errlen)
+lr_spin_set(struct r3q *r, const char *v, const char *from, char *err,
+    size_t errlen)
 {
 	uint64_t	 us = SPIN_DEFAULT_US;
 
 	if (*v != '\0' && (conf_parse_duration_us(v, &us) == -1 ||
 	    us > SPIN_MAX_US)) {
-		snprintf(err, errlen, "%s%s: bad spin '%s' (a duration from 0 "
-		    "to 1s: 0, 500us, 2ms)", env != NULL && *env != '\0' ?
-		    "R3Q_SPIN" : config, env != NULL && *env != '\0' ? "" :
-		    ": spin", v);
+		snprintf(err, errlen, "%s: bad spin '%s' (a duration from 0 "
+		    "to 1s: 0, 500us, 2ms)", from, v);
 		return (-1);
 	}
 	r->r_spin.limit_ns = us * 1000;
@@ -315,6 +313,7 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	char			 host[CONF_STRMAX], port[16];
 	struct tls_crl		*crl;
 	const char		*config;
+	char			 where[CONF_STRMAX + 8] = "";
 	size_t			 n;
 	int			 e, rc;
 
@@ -339,8 +338,13 @@ lr_where(struct r3q *r, const struct r3q_options *o, char *err,
 	if (config != NULL && *config != '\0' &&
 	    lr_read_config(config, &s, err, errlen) == -1)
 		return (-1);
-	if (lr_spin_set(r, s.spin, getenv("R3Q_SPIN"), config, err,
-	    errlen) == -1)
+	if (s.spin[0] != '\0') {
+		if (getenv("R3Q_SPIN") != NULL && *getenv("R3Q_SPIN") != '\0')
+			snprintf(where, sizeof(where), "R3Q_SPIN");
+		else
+			snprintf(where, sizeof(where), "%s: spin", config);
+	}
+	if (lr_spin_set(r, s.spin, where, err, errlen) == -1)
 		return (-1);
 
 	/* An explicit control socket wins over an inherited master. */
@@ -1091,7 +1095,7 @@ conn_poll(struct r3q *r, uint64_t deadline, int signals,
 		    (uint64_t)ms * 1000000ULL);
 
 	pthread_mutex_unlock(&r->r_mtx);
-	t0 = lr_now();
+	t0 = lone ? lr_now() : 0;
 	polled = 0;
 	if (spin > 0)
 		while ((polled = poll(pfd, (nfds_t)n, 0)) == 0 &&

@@ -177,6 +177,22 @@ def _cancel_notified(fut):
     return True
 
 
+class _Waiters(list):
+    """A future's _waiters, where concurrent.futures.wait() and
+    as_completed() put theirs: each one added tells the futures' thread
+    that an outcome is awaited other than in libr3q (_Driver.kick)."""
+
+    __slots__ = ("driver",)
+
+    def __init__(self, driver):
+        super().__init__()
+        self.driver = driver
+
+    def append(self, waiter):
+        self.driver.kick()
+        super().append(waiter)
+
+
 class Future(concurrent.futures.Future):
     """The outcome of one task, as concurrent.futures knows it: result(),
     exception(), done(), cancel(), add_done_callback(), and
@@ -191,6 +207,11 @@ class Future(concurrent.futures.Future):
         self._codec = codec
         self._cancel_text = "cancelled"
         self._t_out = None              # when its outcome was taken
+        self._waiters = _Waiters(driver)
+
+    def add_done_callback(self, fn):
+        self._driver.kick()             # fn waits on the futures' thread
+        super().add_done_callback(fn)
 
     def cancel(self):
         """Cancel the task: True if it will not give a result (it is
@@ -271,7 +292,14 @@ class _Driver:
     their turn (turn), not it, unless tasks are left that nobody waits
     for; and for HOT seconds after the last flush or wait it looks every
     GRACE by itself, so that a flush wakes it only when it sleeps for
-    good.  One thread at a time
+    good.  While a caller waits in libr3q (wait_for), which completes
+    every task that resolves, the thread looks only every DEFER: a
+    program that submits and waits for each result in turn (submit(f,
+    x).result()) then never wakes it, which was a tenth of such a round
+    trip when it looked every GRACE.  The caller's wait rouses it at its
+    end if tasks are left; whoever awaits an outcome another way (a done
+    callback, concurrent.futures.wait() or as_completed()) rouses it too
+    (kick), since nobody else may wait in libr3q.  One thread at a time
     waits in libr3q, the pumper, on every unresolved task; only the pumper
     frees libr3q's futures, so the array it waits on stays valid while it
     is blocked.  Submitters queue tasks with r3q_submit() from any thread;
@@ -280,6 +308,7 @@ class _Driver:
 
     GRACE = 0.001                       # s: a synchronous caller's turn
     HOT = 0.05                          # s: busy after a flush or wait
+    DEFER = 0.05                        # s: its look while a caller waits
     TICK = 0.25                         # s: a caller's wait at most, so
                                         # that Ctrl-C reaches the program
 
@@ -297,6 +326,7 @@ class _Driver:
         self.urgent = False             # the thread must look at once
         self.calm = 0.0                 # last flush or wait_for's end
         self.asleep = False             # the thread waits untimed
+        self.roused = threading.Event()  # the thread's sleep in DEFER
         self.keys = []                  # the pumper's: what it waits on
         self.arr = None
         self.watch = _Watch(conn)
@@ -314,7 +344,33 @@ class _Driver:
         """With the lock: make the futures' thread look at once."""
         self.urgent = True
         self._signal()
+        self._rouse()
+
+    def _rouse(self):
+        """With the lock: make the futures' thread look again, however it
+        sleeps."""
         self.idle.notify_all()
+        self.roused.set()
+
+    def kick(self):
+        """An outcome is awaited other than in libr3q (a done callback,
+        concurrent.futures.wait()): rouse the futures' thread, which
+        completes it unless a caller waiting in libr3q does.  Without the
+        lock: a future's condition may be held (wait() adds its waiter
+        with it), which wait_for() takes with the lock.  A kick the thread
+        misses while it makes up its mind to sleep finds a caller in
+        wait_for(), whose end rouses it if tasks are left."""
+        self.roused.set()
+
+    def _defer(self):
+        """With the lock: a caller waits in libr3q (or for its turn);
+        sleep until roused or kicked, DEFER at most."""
+        self.roused.clear()
+        self.lock.release()
+        try:
+            self.roused.wait(self.DEFER)
+        finally:
+            self.lock.acquire()
 
     def submit(self, kind, payload, codec, priority, copies, wake=True):
         """Queue a task; wake false: the caller flushes (flush()), which
@@ -445,6 +501,9 @@ class _Driver:
     def _run(self):
         with self.lock:
             while not self.stopping:
+                if self.pending and (self.direct or self.pumping):
+                    self._defer()
+                    continue
                 if not self.pending or self.direct or self.pumping:
                     if time.monotonic() - self.calm < self.HOT:
                         # Busy: look again in a GRACE, so that a flush
@@ -496,7 +555,7 @@ class _Driver:
                 self.direct -= 1
                 self.calm = time.monotonic()
                 if self.direct == 0 and self.pending:
-                    self.idle.notify_all()
+                    self._rouse()
 
     def _watch(self):
         """With the lock: after WATCH seconds without an outcome, ask why
@@ -522,7 +581,7 @@ class _Driver:
             if self.pending and not self.signalled:
                 self.signalled = True
                 _lib.lib().r3q_signal(self.conn.ptr)
-            self.idle.notify_all()
+            self._rouse()
             self.turn.notify_all()
         me = threading.current_thread()
         if self.thread is not me:

@@ -122,7 +122,7 @@ import threading
 import time
 
 from . import _ship
-from .client import _cancel_notified
+from .client import _Waiters, _cancel_notified
 from .errors import PayloadTooLarge, TaskFailed, UnsafeResult
 
 __all__ = ["map", "map_as_completed", "mapReduce", "mapScan", "submit",
@@ -365,7 +365,9 @@ class _Chunk:
         self.t0 = self.t_packed = self.t_sent = time.perf_counter()
         self.t_out = self.wall = self.lag = self.secs = None
         self.sends = 1
-        task.add_done_callback(self._done)
+        # Not task.add_done_callback(), which rouses the futures' thread
+        # (_Driver.kick): whoever awaits the chunk says so.
+        _cf.Future.add_done_callback(task, self._done)
 
     def _done(self, f):
         """The task's outcome is in (in the thread that took it)."""
@@ -382,7 +384,7 @@ class _Chunk:
                 self.sends += 1
                 stats["resent"] += 1
                 stats["with_files"] += self.files
-                self.task.add_done_callback(self._done)
+                _cf.Future.add_done_callback(self.task, self._done)
                 return
             except BaseException as x:
                 e = x
@@ -656,10 +658,19 @@ def map_as_completed(func, *iterables, chunksize=None, timeout=None,
     return _completed(chunks, timeout)
 
 
+def _kick(chunks):
+    """The chunks' outcomes are awaited other than in libr3q
+    (as_completed(), a done callback): rouse the futures' thread
+    (_Driver.kick)."""
+    if chunks:
+        chunks[0].task._driver.kick()
+
+
 def _completed(chunks, timeout):
     """The chunks' results as they complete; those still out are
     cancelled when the iterator is left early."""
     by = {c.fut: c for c in chunks}
+    _kick(chunks)
     try:
         for f in _cf.as_completed(list(by), timeout):
             c = by[f]
@@ -680,7 +691,12 @@ class Future(_cf.Future):
     def __init__(self, chunk):
         super().__init__()
         self._chunk = chunk
+        self._waiters = _Waiters(chunk.task._driver)
         chunk.fut.add_done_callback(self._done)
+
+    def add_done_callback(self, fn):
+        self._chunk.task._driver.kick()  # fn waits on the futures' thread
+        super().add_done_callback(fn)
 
     def _done(self, f):
         try:

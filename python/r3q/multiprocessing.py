@@ -101,6 +101,7 @@ def _map_future(func, iterables, chunksize, who):
 
     if not chunks:
         fut.set_result([])
+    futures._kick(chunks)
     for c in chunks:
         c.fut.add_done_callback(lambda f, c=c: done(c))
     return fut

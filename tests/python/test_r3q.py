@@ -57,6 +57,50 @@ def _interrupted(test, child, outs):
     test.assertEqual(p.returncode, 0, err)
 
 
+class _Deferred:
+    """The futures' thread of client with DEFER made an hour: its sleeps
+    counted, and settle() does round trips (roundtrip()) until the thread
+    sleeps in DEFER, where only a kick or the end of a wait rouses it."""
+
+    def __init__(self, client, roundtrip):
+        self.d = client._state.driver
+        self.roundtrip = roundtrip
+        self.sleeps = 0
+        self.deferring = False
+
+    def _counted(self, real, deferring):
+        def wait(*a, **k):
+            if threading.current_thread() is not self.d.thread:
+                return real(*a, **k)
+            self.sleeps += 1
+            self.deferring = deferring
+            try:
+                return real(*a, **k)
+            finally:
+                self.deferring = False
+        return wait
+
+    def __enter__(self):
+        self.old = self.d.DEFER
+        self.d.DEFER = 3600.0
+        self.d.idle.wait = self._counted(self.d.idle.wait, False)
+        self.d.roused.wait = self._counted(self.d.roused.wait, True)
+        return self
+
+    def settle(self):
+        for _ in range(1000):
+            self.roundtrip()
+            if self.deferring:
+                return
+        raise AssertionError("the futures' thread never slept in DEFER")
+
+    def __exit__(self, *exc):
+        self.d.DEFER = self.old
+        del self.d.idle.wait
+        del self.d.roused.wait
+        self.d.roused.set()             # out of its hour
+
+
 class ClientTest(unittest.TestCase):
 
     @classmethod
@@ -229,7 +273,7 @@ class ClientTest(unittest.TestCase):
         finally:
             d.GRACE = old
             with d.lock:
-                d.idle.notify_all()     # out of its hour-long grace
+                d._rouse()              # out of its hour-long grace
         self.assert_thread_takes(20)
 
     def assert_thread_takes(self, n):
@@ -246,9 +290,10 @@ class ClientTest(unittest.TestCase):
         futures.submit(f).result() does) does not wake the futures'
         thread for each task: the end of a caller's wait in libr3q wakes
         only callers waiting for their turn, and while the client is busy
-        the thread looks by itself every GRACE, so a flush need not wake
-        it.  Counted: the notifications of the thread's condition over
-        200 round trips (one or two a round trip before)."""
+        the thread looks by itself (every DEFER while a caller waits in
+        libr3q, every GRACE otherwise), so a flush need not wake it.
+        Counted: the notifications of the thread's condition over 200
+        round trips (one or two a round trip before)."""
         self.assertEqual(self.c.submit("py-echo", b"warm").result(30),
                          b"warm")
         d = self.c._state.driver
@@ -268,6 +313,44 @@ class ClientTest(unittest.TestCase):
             del d.idle.notify_all
         self.assertLess(len(calls), 20)
         self.assert_thread_takes(10)
+
+    def test_thread_sleeps_while_caller_waits(self):
+        """While a caller waits in libr3q (result()), the futures' thread
+        sleeps DEFER (an hour here) rather than looking every GRACE: 200
+        round trips of submit and result() wake it a few times at most
+        (every GRACE, about 80 times, before).  Whoever awaits an outcome
+        another way rouses it (kick): a done callback, cf.wait() and
+        cf.as_completed() still get theirs, within the hour."""
+        def roundtrip():
+            f = self.c.submit("py-echo", b"rt", _wake=False)
+            self.c._flush()
+            self.assertEqual(f.result(30), b"rt")
+        roundtrip()
+        with _Deferred(self.c, roundtrip) as dt:
+            dt.settle()
+            n = dt.sleeps
+            for i in range(200):
+                roundtrip()
+            self.assertLess(dt.sleeps - n, 10)
+            dt.settle()
+            ev = threading.Event()
+            f = self.c.submit("py-echo", b"cb", _wake=False)
+            self.c._flush()
+            f.add_done_callback(lambda f: ev.set())
+            self.assertTrue(ev.wait(30 * SLOW))
+            self.assertEqual(f.result(0), b"cb")
+            dt.settle()
+            f = self.c.submit("py-echo", b"wait", _wake=False)
+            self.c._flush()
+            done, _ = cf.wait([f], timeout=30 * SLOW)
+            self.assertEqual(done, {f})
+            dt.settle()
+            fs = [self.c.submit("py-echo", b"%d" % i, _wake=False)
+                  for i in range(5)]
+            self.c._flush()
+            got = sorted(f.result() for f in
+                         cf.as_completed(fs, timeout=30 * SLOW))
+            self.assertEqual(got, sorted(b"%d" % i for i in range(5)))
 
     def test_close_while_waiting(self):
         """A client closed while another thread waits in result() (in
@@ -865,6 +948,51 @@ class ShipTest(unittest.TestCase):
         ex = self.c.executor()
         self.assertEqual(sorted(ex.imap_unordered(kinds.square, range(9))),
                          [i * i for i in range(9)])
+
+    def test_futures_rouse_deferred_thread(self):
+        """r3q.futures' ways to await outcomes other than result() rouse
+        the futures' thread while it sleeps DEFER (see ClientTest's
+        test_thread_sleeps_while_caller_waits): a done callback,
+        futures.wait() and cf.wait(), futures.as_completed(),
+        map_as_completed(), and multiprocessing.Pool's asynchronous calls
+        and their callbacks."""
+        from r3q import multiprocessing as rmp
+
+        def roundtrip():
+            self.assertEqual(futures.submit(kinds.square, 3).result(30), 9)
+        roundtrip()
+        t = 30 * SLOW
+        with _Deferred(self.c, roundtrip) as dt:
+            dt.settle()
+            ev = threading.Event()
+            futures.submit(kinds.square, 4).add_done_callback(
+                lambda f: ev.set())
+            self.assertTrue(ev.wait(t))
+            dt.settle()
+            f = futures.submit(kinds.square, 5)
+            self.assertEqual(futures.wait([f], t)[0], {f})
+            dt.settle()
+            f = futures.submit(kinds.square, 6)
+            self.assertEqual(cf.wait([f], t)[0], {f})
+            dt.settle()
+            fs = [futures.submit(kinds.square, i) for i in range(4)]
+            self.assertEqual(sorted(f.result() for f in
+                                    futures.as_completed(fs, t)),
+                             [0, 1, 4, 9])
+            dt.settle()
+            self.assertEqual(sorted(futures.map_as_completed(
+                kinds.square, range(6), timeout=t)), [0, 1, 4, 9, 16, 25])
+            dt.settle()
+            pool = rmp.Pool()
+            r = pool.map_async(kinds.square, range(5))
+            r.wait(t)
+            self.assertTrue(r.ready())
+            dt.settle()
+            got = []
+            pool.apply_async(kinds.square, (7,), callback=got.append)
+            pool.close()
+            pool.join()
+            self.assertEqual(got, [49])
 
     def test_scipy_differential_evolution(self):
         try:

@@ -450,6 +450,11 @@ class _Driver:
         resolved."""
         lib = _lib.lib()
         self.pumping = threading.current_thread()
+        # Whoever looks does what a _wake() asked of the futures' thread:
+        # left set, it would make the thread take the next task at once,
+        # ahead of a caller about to wait for it (its done callbacks would
+        # then run in the wrong thread).
+        self.urgent = False
         try:
             if self.new:
                 self.new = False

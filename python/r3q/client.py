@@ -509,7 +509,7 @@ class _Driver:
                 if self.pending and (self.direct or self.pumping):
                     self._defer()
                     continue
-                if not self.pending or self.direct or self.pumping:
+                if not self.pending:
                     if time.monotonic() - self.calm < self.HOT:
                         # Busy: look again in a GRACE, so that a flush
                         # need not wake the thread.

@@ -877,14 +877,14 @@ r3q_submit(struct r3q_job *j, const char *kind, const void *payload,
 }
 
 /*
- * Close the job's open batches and send everything queued now, with the
- * acknowledgement of the results taken since the last (job_ack_all()):
- * in the same write, rather than alone at the next wait, so that masterd
- * reads both at once (a client that flushes each task sent two frames a
- * round trip, and masterd woke for each).
+ * Send everything queued now, with the acknowledgement of the results
+ * taken since the last (job_ack_all()): in the same write, rather than
+ * alone at the next wait, so that masterd reads both at once (a client
+ * that flushes each task sent two frames a round trip, and masterd woke
+ * for each).  close: the job's open batches close first.
  */
-int
-r3q_flush(struct r3q_job *j)
+static int
+job_send_now(struct r3q_job *j, int close)
 {
 	struct r3q	*r;
 	struct lr_batch	*b;
@@ -894,10 +894,12 @@ r3q_flush(struct r3q_job *j)
 		return (R3Q_EINVAL);
 	r = j->j_conn;
 	pthread_mutex_lock(&r->r_mtx);
-	TAILQ_FOREACH(b, &j->j_batches, b_entry)
-		if (!b->b_map && !b->b_closed)
-			b->b_closed = 1;
-	j->j_last = NULL;
+	if (close) {
+		TAILQ_FOREACH(b, &j->j_batches, b_entry)
+			if (!b->b_map && !b->b_closed)
+				b->b_closed = 1;
+		j->j_last = NULL;
+	}
 	job_flush(j);
 	if (r->r_state == CS_UP)
 		job_ack_all(r, 1);
@@ -905,6 +907,25 @@ r3q_flush(struct r3q_job *j)
 	rc = r->r_state == CS_DEAD ? R3Q_ECONN : R3Q_OK;
 	pthread_mutex_unlock(&r->r_mtx);
 	return (rc);
+}
+
+/* Close the job's open batches and send everything queued now. */
+int
+r3q_flush(struct r3q_job *j)
+{
+	return (job_send_now(j, 1));
+}
+
+/*
+ * Send everything queued now and leave the open batches open: their
+ * tasks are a tail to replicate only once r3q_flush() closes them.  A
+ * client that waits for each task in turn saves the master a batch's
+ * end, its report and its rows, a task.
+ */
+int
+r3q_send(struct r3q_job *j)
+{
+	return (job_send_now(j, 0));
 }
 
 /*

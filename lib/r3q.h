@@ -12,7 +12,8 @@
  *
  * Tasks submitted one by one go into the job's open batch of their kind;
  * r3q_flush() closes it (RR and R3Q replicate the tail of a closed batch
- * only: a batch is one generation).  r3q_map() is one whole batch.
+ * only: a batch is one generation), r3q_send() sends its tasks and leaves
+ * it open.  r3q_map() is one whole batch.
  *
  * Failures (r3q_future_get() and friends return them; r3q_strerror()
  * names them, r3q_future_error() says more):
@@ -141,6 +142,7 @@ struct r3q_future *r3q_submit(struct r3q_job *, const char *, const void *,
 		    size_t);
 struct r3q_future *r3q_submit_task(struct r3q_job *, const struct r3q_task *);
 int		 r3q_flush(struct r3q_job *);
+int		 r3q_send(struct r3q_job *);
 int		 r3q_cancel(struct r3q_future *);
 
 int		 r3q_future_get(struct r3q_future *, int, const void **,

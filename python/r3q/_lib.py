@@ -114,6 +114,7 @@ def _declare(lib):
         "r3q_submit": (P, [P, ctypes.c_char_p, ctypes.c_char_p, S]),
         "r3q_submit_task": (P, [P, ctypes.POINTER(Task)]),
         "r3q_flush": (I, [P]),
+        "r3q_send": (I, [P]),
         "r3q_cancel": (I, [P]),
         "r3q_future_result": (I, [P, ctypes.POINTER(P), ctypes.POINTER(S)]),
         "r3q_future_error": (ctypes.c_char_p, [P]),

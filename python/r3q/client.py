@@ -304,13 +304,26 @@ class _Driver:
     frees libr3q's futures, so the array it waits on stays valid while it
     is blocked.  Submitters queue tasks with r3q_submit() from any thread;
     tasks submitted with wake go out when the futures' thread next looks
-    (r3q_flush: those since it last looked are one batch)."""
+    (r3q_flush: those since it last looked are one batch).
+
+    A task awaited on its own (r3q.futures.submit) goes out at once into
+    the job's open batch, which stays open (send(), r3q_send): masterd
+    then ends no batch a task, whose report and journal rows came before
+    each answer (a closed batch of one echo task took 207-238 us a round
+    trip from C, a task of an open batch 108-175).  But RR and R3Q copy
+    only the tail of a closed batch to idle workers, so whoever waits
+    closes the open batch (r3q_flush) once LINGER has passed without an
+    outcome or a send, the futures' thread when it falls asleep, and
+    send() after LOOSE_MAX tasks (masterd holds an open batch's tasks
+    until it closes)."""
 
     GRACE = 0.001                       # s: a synchronous caller's turn
     HOT = 0.05                          # s: busy after a flush or wait
     DEFER = 0.05                        # s: its look while a caller waits
     TICK = 0.25                         # s: a caller's wait at most, so
                                         # that Ctrl-C reaches the program
+    LINGER = 0.005                      # s: an open batch's tasks idle
+    LOOSE_MAX = 1024                    # tasks sent into an open batch
 
     def __init__(self, conn):
         self.conn = conn
@@ -319,6 +332,8 @@ class _Driver:
         self.turn = threading.Condition(self.lock)  # callers': the pumper
         self.pending = {}               # libr3q future -> Future
         self.new = False                # submitted since the last flush
+        self.loose = 0                  # sent into the open batch (send)
+        self.loose_at = 0.0             # their last send or outcome
         self.signalled = False          # one r3q_signal not yet consumed
         self.stopping = False
         self.pumping = None             # the thread waiting in libr3q
@@ -404,13 +419,39 @@ class _Driver:
             if self.stopping or not self.new:
                 return
             self.new = False
+            self.loose = 0
             _lib.lib().r3q_flush(self.conn.job)
-            self.calm = time.monotonic()
-            self.watch.progress(self.calm)
-            if self.pumping is not None:
-                self._signal()          # to wait on them too
-            elif self.asleep:
-                self.idle.notify_all()
+            self._sent()
+
+    def send(self):
+        """flush() for a task awaited on its own: it goes out now, into
+        the job's open batch, which stays open (see the class)."""
+        with self.lock:
+            if self.stopping or not self.new:
+                return
+            self.new = False
+            if self.loose >= self.LOOSE_MAX:
+                self._close_loose()
+            else:
+                self.loose += 1
+                _lib.lib().r3q_send(self.conn.job)
+            self._sent()
+            self.loose_at = self.calm
+
+    def _sent(self):
+        """With the lock: tasks went out; the pumper waits on them too."""
+        self.calm = time.monotonic()
+        self.watch.progress(self.calm)
+        if self.pumping is not None:
+            self._signal()              # to wait on them too
+        elif self.asleep:
+            self.idle.notify_all()
+
+    def _close_loose(self):
+        """With the lock: close the open batch the loose tasks went into
+        (and send what is queued)."""
+        self.loose = 0
+        _lib.lib().r3q_flush(self.conn.job)
 
     def cancel(self, fut):
         """Cancel fut's task; False if its outcome is in already."""
@@ -458,7 +499,15 @@ class _Driver:
         try:
             if self.new:
                 self.new = False
+                self.loose = 0
                 lib.r3q_flush(self.conn.job)
+            if self.loose:
+                # LINGER without an outcome: close their batch.
+                left = self.loose_at + self.LINGER - time.monotonic()
+                if left <= 0:
+                    self._close_loose()
+                elif ms < 0 or ms > left * 1000:
+                    ms = max(1, int(left * 1000 + 0.999))
             if self.arr is None or len(self.keys) != len(self.pending):
                 self.keys = list(self.pending)
                 self.arr = (ctypes.c_void_p * len(self.keys))(*self.keys)
@@ -489,6 +538,8 @@ class _Driver:
                     if done:
                         self.arr = None
                         self.watch.progress()
+                        if self.loose:
+                            self.loose_at = time.monotonic()
                 for fut, status, out, text in done:
                     try:
                         fut._resolve(status, out, text)
@@ -515,6 +566,8 @@ class _Driver:
                         # need not wake the thread.
                         self.idle.wait(self.GRACE)
                         continue
+                    if self.loose:
+                        self._close_loose()
                     self.asleep = True
                     self.idle.wait()
                     self.asleep = False
@@ -884,6 +937,13 @@ class Client:
         if driver is not None:
             driver.flush()
 
+    def _send(self):
+        """The tasks submitted so far go out now into the open batch, left
+        open (r3q.futures.submit: see _Driver)."""
+        driver = self._state.driver
+        if driver is not None:
+            driver.send()
+
     def submit_pickled(self, kind, obj, **kw):
         """submit() with codec="pickle" (outputs against the allowlist:
         see map_pickled)."""
@@ -983,7 +1043,7 @@ class Executor(concurrent.futures.Executor):
                 from . import futures
                 chunks = futures._submit_chunks(
                     fn, [(args, kwargs)], 1, "Executor.submit",
-                    self._client, self._default)
+                    self._client, self._default, linger=True)
                 fut = futures.Future(chunks[0])
             else:
                 if kwargs or len(args) != 1:

@@ -556,7 +556,8 @@ def _calls(iterables, kwargs):
     return [(args, kwargs) for args in zip(*iterables)]
 
 
-def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
+def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None,
+                   linger=False):
     global last_chunksize
     fnblob = _ship.check_function(fn, who)
     ctx = _context()
@@ -601,7 +602,11 @@ def _submit_chunks(fn, calls, chunksize, who, client=None, kind=None):
             chunks.append(_Chunk(i, len(part), task, extra, ctx, part, send,
                                  fnblob, files, fn, sh))
             chunks[-1].t_packed = packed
-        client._flush()
+        # A lone task goes into the open batch, left open (_Driver).
+        if linger:
+            client._send()
+        else:
+            client._flush()
         sent = time.perf_counter()
         for c in chunks:
             c.t_sent = sent
@@ -740,7 +745,8 @@ def submit(func, *args, **kwargs):
         except Exception as e:
             f.set_exception(e)
         return f
-    chunks = _submit_chunks(func, [(args, kwargs)], 1, "futures.submit")
+    chunks = _submit_chunks(func, [(args, kwargs)], 1, "futures.submit",
+                            linger=True)
     return Future(chunks[0])
 
 

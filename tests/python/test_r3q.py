@@ -949,6 +949,81 @@ class ShipTest(unittest.TestCase):
         self.assertEqual(sorted(ex.imap_unordered(kinds.square, range(9))),
                          [i * i for i in range(9)])
 
+    def _gens(self, name):
+        """Once the job called name has ended, the reports masterd kept of
+        its batches (r3qctl result): (gen, replicas) each."""
+        ctl = os.environ["R3QCTL"]
+        deadline = time.monotonic() + 30 * SLOW
+        while True:
+            jobs = subprocess.run([ctl, "jobs"], capture_output=True,
+                                  text=True, check=True).stdout
+            rows = [ln.split() for ln in jobs.splitlines()[1:]
+                    if re.search(r" %s \(" % re.escape(name), ln)]
+            self.assertEqual(len(rows), 1, jobs)
+            if rows[0][1] != "running":
+                break
+            self.assertLess(time.monotonic(), deadline, jobs)
+            time.sleep(0.05)
+        out = subprocess.run([ctl, "result", rows[0][0]],
+                             capture_output=True, text=True,
+                             check=True).stdout
+        return [(int(r[0]), int(r[6])) for r in
+                (ln.split() for ln in out.splitlines()
+                 if re.match(r"\s*\d+ ", ln))]
+
+    def test_lone_tasks_leave_batch_open(self):
+        """A task awaited on its own (futures.submit, Executor.submit)
+        goes into the job's open batch, left open: masterd ends no batch
+        a task.  With LINGER made an hour, 30 round trips make one batch,
+        closed when the futures' thread falls asleep (31 batches before,
+        one a task)."""
+        name = "test_linger_open"
+        c = r3q.Client(name=name)
+        try:
+            ex = c.executor()
+            self.assertEqual(ex.submit(kinds.square, 2).result(30), 4)
+            d = c._state.driver
+            d.LINGER = 3600.0
+            for i in range(30):
+                self.assertEqual(ex.submit(kinds.square, i).result(30),
+                                 i * i)
+            self.assertGreater(d.loose, 0)
+            deadline = time.monotonic() + 30 * SLOW
+            while d.loose and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.assertEqual(d.loose, 0, "the thread never closed it")
+        finally:
+            c.close()
+        gens = self._gens(name)
+        self.assertGreaterEqual(len(gens), 1)
+        self.assertLessEqual(len(gens), 2, gens)
+
+    def test_lone_slow_task_replicated(self):
+        """A lone task that takes longer than LINGER has its batch closed
+        by whoever waits, so that idle workers copy it, as RR and R3Q do
+        with a batch's tail: on three idle workers a lone 1.5 s task is
+        replicated.  With LINGER made an hour it is not (its batch closes
+        only after its outcome)."""
+        for name, linger in (("test_linger_slow", None),
+                             ("test_linger_hour", 3600.0)):
+            c = r3q.Client(name=name)
+            try:
+                ex = c.executor()
+                if linger is not None:
+                    self.assertEqual(ex.submit(kinds.square, 2).result(30),
+                                     4)
+                    c._state.driver.LINGER = linger
+                self.assertEqual(ex.submit(kinds.slow, 1.5).result(60),
+                                 1.5)
+            finally:
+                c.close()
+            gens = self._gens(name)
+            copies = sum(r for _, r in gens)
+            if linger is None:
+                self.assertGreater(copies, 0, gens)
+            else:
+                self.assertEqual(copies, 0, gens)
+
     def test_futures_rouse_deferred_thread(self):
         """r3q.futures' ways to await outcomes other than result() rouse
         the futures' thread while it sleeps DEFER (see ClientTest's

@@ -89,6 +89,7 @@ printf 'a\nbb\n\nccc\n' | cmp -s - "$T/map.out" ||
     fail "python3 -m r3q map gave: $(cat "$T/map.out")"
 ok "python3 -m r3q map: outputs in input order"
 
+export R3QCTL
 timeout 900 "${PYLIB[@]}" -m unittest -v test_r3q > "$T/unittest.log" 2>&1 ||
     fail "tests/python/test_r3q.py: $(grep -E '^(FAIL|ERROR)|Error|assert' "$T/unittest.log" | head -n 20)"
 grep -E ' \.\.\. ok$' "$T/unittest.log" | sed 's/^/ok - /'

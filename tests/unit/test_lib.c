@@ -95,6 +95,7 @@ struct fake {
 	size_t			 ncancelled;
 	uint64_t		 cancelled_key;
 	int			 nclosebatch;
+	size_t			 nclosed;	/* closes: a flag or a frame */
 	int			 nsubmit;
 	int			 closing;	/* half closed: ignore input */
 };
@@ -271,6 +272,8 @@ fake_submit(struct fake *fk, uint64_t id, const R3q__SubmitTasks *st)
 		}
 	}
 	fk->nsubmit++;
+	if (st->close)
+		fk->nclosed++;
 	first = fk->seq + 1;
 	for (i = 0; i < st->n_tasks; i++) {
 		k = st->tasks[i]->key;
@@ -340,6 +343,7 @@ fake_handle(struct fake *fk, Envelope *env)
 		break;
 	case R3Q__ENVELOPE__BODY_CLOSE_BATCH:
 		fk->nclosebatch++;
+		fk->nclosed++;
 		break;
 	case R3Q__ENVELOPE__BODY_ATTACH_JOB:
 		/*
@@ -662,6 +666,39 @@ test_flush_acks(void **state)
 	pthread_mutex_unlock(&e->fk->mtx);
 	assert_output(f, "two");
 	r3q_future_free(f);
+	env_free(e);
+}
+
+/*
+ * r3q_send sends what is queued and leaves the batch open: the master has
+ * the tasks, in one batch, and no close until r3q_flush.
+ */
+static void
+test_send_leaves_open(void **state)
+{
+	struct env		*e = env_new(FM_HOLD, 0);
+	struct r3q_future	*f[2];
+
+	(void)state;
+	assert_int_equal(r3q_send(NULL), R3Q_EINVAL);
+	f[0] = r3q_submit(e->job, "echo", "a", 1);
+	assert_int_equal(r3q_send(e->job), R3Q_OK);
+	fake_wait(e->fk, &e->fk->ntasks, 1);
+	f[1] = r3q_submit(e->job, "echo", "b", 1);
+	assert_int_equal(r3q_send(e->job), R3Q_OK);
+	fake_wait(e->fk, &e->fk->ntasks, 2);
+	pthread_mutex_lock(&e->fk->mtx);
+	assert_int_equal(e->fk->nclosed, 0);
+	assert_int_equal(e->fk->tasks[1].batch, e->fk->tasks[2].batch);
+	pthread_mutex_unlock(&e->fk->mtx);
+	fake_cmd(e->fk, FC_RESULT, 1);
+	assert_output(f[0], "a");
+	assert_int_equal(r3q_flush(e->job), R3Q_OK);
+	fake_wait(e->fk, &e->fk->nclosed, 1);
+	fake_cmd(e->fk, FC_RESULT, 2);
+	assert_output(f[1], "b");
+	r3q_future_free(f[0]);
+	r3q_future_free(f[1]);
 	env_free(e);
 }
 
@@ -1063,6 +1100,7 @@ main(void)
 		cmocka_unit_test(test_open_job),
 		cmocka_unit_test(test_submit_echo),
 		cmocka_unit_test(test_flush_acks),
+		cmocka_unit_test(test_send_leaves_open),
 		cmocka_unit_test(test_wait_any),
 		cmocka_unit_test(test_wait_all),
 		cmocka_unit_test(test_timeout),

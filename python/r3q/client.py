@@ -975,7 +975,9 @@ class Executor(concurrent.futures.Executor):
     itself on the workers, shipped by reference as r3q.futures does: any
     function a module or the script defines at top level, any number of
     arguments and iterables, results unpickled against r3q.futures'
-    allowlist; map chunks its calls (chunksize= overrides).
+    allowlist; map chunks its calls (chunksize= overrides) into one
+    batch, and submit puts its task into the job's open batch, as
+    r3q.futures.submit does (see "Batches" in pydoc r3q.futures).
 
     On a named kind, the workers run what workerd.conf installs for it,
     never a function the client sends: submit(fn, arg) and map(fn,

@@ -103,6 +103,16 @@ again as two halves, as often as it takes, and the function's later
 chunks are no larger than the halves that fitted; a single call over a
 limit fails with the limit named and what to do.
 
+Batches.  Each map (futures.map, map_as_completed, mapReduce, mapScan)
+is one batch of the job, closed at once: a generation, whose tail masterd
+copies to idle workers (RR and R3Q replicate a closed batch's tail) and
+reports (r3qctl result).  A task of submit goes out at once into the
+job's open batch instead, left open, so that a program that waits for
+each result in turn does not make masterd end a batch a task before each
+answer; whoever waits closes that batch once 5 ms have passed without an
+outcome, so that a long lone task is still copied to idle workers, and
+the client closes it after 1024 such tasks or when it falls idle.
+
 Settings: use(client=, kind=) (default: a Client from the R3Q_*
 environment, kind "python", or R3Q_KIND).  futures.last_chunksize says
 the chunk size the last map chose; futures.stats counts the tasks sent,
@@ -736,7 +746,8 @@ class Future(_cf.Future):
 
 
 def submit(func, *args, **kwargs):
-    """func(*args, **kwargs) on the cluster: a Future at once."""
+    """func(*args, **kwargs) on the cluster: a Future at once.  The task
+    goes into the job's open batch (see Batches above)."""
     if _on_worker:
         _ship.at_import("futures.submit")
         f = _cf.Future()

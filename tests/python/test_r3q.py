@@ -971,12 +971,27 @@ class ShipTest(unittest.TestCase):
                 (ln.split() for ln in out.splitlines()
                  if re.match(r"\s*\d+ ", ln))]
 
+    def _workers_idle(self):
+        """Wait until no worker holds or runs a task (what earlier tests
+        cancelled may still be ending)."""
+        deadline = time.monotonic() + 30 * SLOW
+        while True:
+            out = subprocess.run([os.environ["R3QCTL"], "workers"],
+                                 capture_output=True, text=True,
+                                 check=True).stdout
+            rows = [r for r in (ln.split() for ln in out.splitlines()[1:])
+                    if len(r) > 7 and r[6].isdigit() and r[7].isdigit()]
+            if len(rows) == 3 and all(r[6] == r[7] == "0" for r in rows):
+                return
+            self.assertLess(time.monotonic(), deadline, out)
+            time.sleep(0.05)
+
     def test_lone_tasks_leave_batch_open(self):
         """A task awaited on its own (futures.submit, Executor.submit)
         goes into the job's open batch, left open: masterd ends no batch
         a task.  With LINGER made an hour, 30 round trips make one batch,
-        closed when the futures' thread falls asleep (31 batches before,
-        one a task)."""
+        closed when the futures' thread falls asleep (HOT made an hour
+        until then; 31 batches before, one a task)."""
         name = "test_linger_open"
         c = r3q.Client(name=name)
         try:
@@ -984,10 +999,12 @@ class ShipTest(unittest.TestCase):
             self.assertEqual(ex.submit(kinds.square, 2).result(30), 4)
             d = c._state.driver
             d.LINGER = 3600.0
+            d.HOT = 3600.0
             for i in range(30):
                 self.assertEqual(ex.submit(kinds.square, i).result(30),
                                  i * i)
-            self.assertGreater(d.loose, 0)
+            self.assertEqual(d.loose, 30)
+            del d.HOT
             deadline = time.monotonic() + 30 * SLOW
             while d.loose and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -1006,6 +1023,7 @@ class ShipTest(unittest.TestCase):
         only after its outcome)."""
         for name, linger in (("test_linger_slow", None),
                              ("test_linger_hour", 3600.0)):
+            self._workers_idle()
             c = r3q.Client(name=name)
             try:
                 ex = c.executor()

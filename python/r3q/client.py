@@ -416,7 +416,8 @@ class _Driver:
         thread waits on it too, after GRACE unless the caller waits for
         it first."""
         with self.lock:
-            if self.stopping or not self.new:
+            # Closed even if another thread's send() sent these tasks.
+            if self.stopping or not (self.new or self.loose):
                 return
             self.new = False
             self.loose = 0

@@ -3,7 +3,8 @@
 # kinds.py through "python3 -m r3q.serve" (kinds py-echo, py-square,
 # py-fail, py-slow, py-unpicklable) and kinds whose module does not import
 # (py-broken, py-missing), then runs this with R3Q_CONTROL, R3Q_LIBRARY
-# and PYTHONPATH set, and BROKEN_LOG naming the file broken.py writes to.
+# and PYTHONPATH set, BROKEN_LOG naming the file broken.py writes to, and
+# R3QCTL the r3qctl to ask masterd with.
 import concurrent.futures as cf
 import faulthandler
 import functools

@@ -1,6 +1,7 @@
-# A batch job whose client waits for each result before the next
-# (r3q.futures' submit().result() in a loop) makes a batch a task, so a
-# job that runs for months has millions of batches.  masterd keeps the
+# A batch job whose client closes a batch a task and waits for its result
+# before the next (r3q.futures.map of one call in a loop; r3q_flush()
+# after each task from C) makes a batch a task, so a job that runs for
+# months has millions of batches.  masterd keeps the
 # reports of its last 1,024 to 2,048 batches one by one and folds the
 # older ones into the job's totals; before, it kept a report and a map
 # entry a batch for as long as it ran (and a JobInfo, which carries the
@@ -34,7 +35,7 @@ from r3q import _lib
 import kinds
 
 n, jobfile, go = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-assert futures.submit(kinds.square, 0).result() == 0
+assert list(futures.map(kinds.square, [0])) == [0]
 job = _lib.lib().r3q_job_id(futures._client._state.driver.conn.job)
 with open(jobfile + ".tmp", "w") as f:
     f.write("%d\n" % job)
@@ -42,8 +43,8 @@ os.rename(jobfile + ".tmp", jobfile)
 while not os.path.exists(go):
     time.sleep(0.01)
 for i in range(1, n):
-    r = futures.submit(kinds.square, i).result()
-    assert r == i * i, (i, r)
+    r = list(futures.map(kinds.square, [i]))
+    assert r == [i * i], (i, r)
 print("ok", job)
 EOF
 PYPID=$!

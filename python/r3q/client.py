@@ -420,8 +420,7 @@ class _Driver:
             if self.stopping or not (self.new or self.loose):
                 return
             self.new = False
-            self.loose = 0
-            _lib.lib().r3q_flush(self.conn.job)
+            self._close()
             self._sent()
 
     def send(self):
@@ -432,7 +431,7 @@ class _Driver:
                 return
             self.new = False
             if self.loose >= self.LOOSE_MAX:
-                self._close_loose()
+                self._close()
             else:
                 self.loose += 1
                 _lib.lib().r3q_send(self.conn.job)
@@ -448,9 +447,9 @@ class _Driver:
         elif self.asleep:
             self.idle.notify_all()
 
-    def _close_loose(self):
-        """With the lock: close the open batch the loose tasks went into
-        (and send what is queued)."""
+    def _close(self):
+        """With the lock: close the job's open batches, the one the loose
+        tasks went into too, and send what is queued (r3q_flush)."""
         self.loose = 0
         _lib.lib().r3q_flush(self.conn.job)
 
@@ -500,13 +499,12 @@ class _Driver:
         try:
             if self.new:
                 self.new = False
-                self.loose = 0
-                lib.r3q_flush(self.conn.job)
+                self._close()
             if self.loose:
                 # LINGER without an outcome: close their batch.
                 left = self.loose_at + self.LINGER - time.monotonic()
                 if left <= 0:
-                    self._close_loose()
+                    self._close()
                 elif ms < 0 or ms > left * 1000:
                     ms = max(1, int(left * 1000 + 0.999))
             if self.arr is None or len(self.keys) != len(self.pending):
@@ -568,7 +566,7 @@ class _Driver:
                         self.idle.wait(self.GRACE)
                         continue
                     if self.loose:
-                        self._close_loose()
+                        self._close()
                     self.asleep = True
                     self.idle.wait()
                     self.asleep = False

@@ -256,23 +256,33 @@ class _Sizer:
         return given if given else max(len(self.seen), 4)
 
     def note(self, ident, secs, n):
+        """A chunk of n calls took secs in the worker process ident;
+        True if that process is new to the sizer (its first chunk paid
+        its start: the program's import)."""
         if n <= 0:
-            return
+            return False
         with self.lock:
+            new = ident not in self.seen
             self.seen.add(ident)
             t = secs / n
             self.per_call = t if self.per_call is None else \
                 0.5 * self.per_call + 0.5 * t
+            return new
 
     def note_cost(self, lags):
         """A map's chunks' waits beyond their work: the least of them
-        (a chunk that queued behind none) is a task's cost o."""
+        (a chunk that queued behind none) is a task's cost o.  A map
+        moves o at most to 1.5 o (a sample at most 2 o): a worker's
+        first chunk waits for the program's import, tens of ms against
+        a task's fraction of one, and those chunks are left out
+        (_ordered), but one stall (a swapped page, a busy host) should
+        not make the next maps one chunk each."""
         lags = [x for x in lags if x is not None]
         if not self.measure or not lags:
             return
         with self.lock:
-            self.overhead = 0.5 * self.overhead + 0.5 * max(min(lags),
-                                                            1e-5)
+            o = min(max(min(lags), 1e-5), 2 * self.overhead)
+            self.overhead = 0.5 * self.overhead + 0.5 * o
 
     def capped(self, fn, n):
         """A chunk of fn's calls had to be split in chunks of n (its
@@ -349,7 +359,7 @@ class _Chunk:
                  "extra", "t0", "t_packed", "t_sent", "t_out", "wall", "lag",
                  "secs",
                  "sends", "ctx", "calls", "send", "key", "parts", "joined",
-                 "files", "fn", "sh")
+                 "files", "fn", "sh", "cold")
 
     def __init__(self, start, n, task, extra, ctx, calls, send, key,
                  files, fn, sh):
@@ -374,6 +384,7 @@ class _Chunk:
         # round trip's parts (bench/python-futures).
         self.t0 = self.t_packed = self.t_sent = time.perf_counter()
         self.t_out = self.wall = self.lag = self.secs = None
+        self.cold = False               # its worker process's first chunk
         self.sends = 1
         # Not task.add_done_callback(), which rouses the futures' thread
         # (_Driver.kick): whoever awaits the chunk says so.
@@ -547,7 +558,8 @@ class _Chunk:
                         "r3q.trust_results() allows anything)"
                         % (e, str(e)),
                         None, self.start) from None
-                _sizer.note(ident, secs, len(vals) + (err is not None))
+                if _sizer.note(ident, secs, len(vals) + (err is not None)):
+                    self.cold = True
                 self.secs = secs
                 if self.wall is not None:
                     self.lag = max(self.wall - secs, 0.0)
@@ -637,7 +649,10 @@ def _ordered(chunks, timeout):
             yield from vals
             if err is not None:
                 _raise(err, c.start)
-        _sizer.note_cost([c.lag for c in chunks])
+        # Not from chunks that paid a start: the program's files sent
+        # or sent again, or a worker process's first chunk.
+        _sizer.note_cost([c.lag for c in chunks
+                          if not (c.cold or c.files or c.sends > 1)])
     finally:
         for c in chunks:
             if not c.fut.done():

@@ -892,6 +892,48 @@ class ShipTest(unittest.TestCase):
         finally:
             del os.environ["R3Q_SLOTS"]
 
+    def test_sizer_cost(self):
+        """A task's cost o: the least wait of a map's chunks beyond their
+        work, not from a chunk that paid a start (its worker process's
+        first chunk, the program's files sent), and moved at most to
+        1.5 o by a map: a stall does not make the next maps one chunk."""
+        sz = futures._Sizer()
+        sz.measure, sz.overhead = True, 3e-4
+        self.assertTrue(sz.note("h:1", 1e-3, 10))      # a new process
+        self.assertFalse(sz.note("h:1", 1e-3, 10))
+        self.assertTrue(sz.note("h:2", 1e-3, 10))
+
+        class Done:
+            def done(self):
+                return True
+
+        class Chunk:
+            fut = Done()
+
+            def __init__(self, lag, cold=False, files=False, sends=1):
+                self.lag, self.cold, self.files, self.sends = \
+                    lag, cold, files, sends
+
+            def values(self, timeout):
+                return [], None
+        saved = futures._sizer
+        futures._sizer = sz
+        try:
+            # Only cold chunks: o stays.
+            list(futures._ordered([Chunk(0.03, cold=True),
+                                   Chunk(0.02, files=True),
+                                   Chunk(0.02, sends=2)], None))
+            self.assertEqual(sz.overhead, 3e-4)
+            # The least of the others; a stall of 30 ms moves o to 1.5 o.
+            list(futures._ordered([Chunk(1e-5, cold=True), Chunk(0.03),
+                                   Chunk(0.05)], None))
+            self.assertAlmostEqual(sz.overhead, 4.5e-4)
+            # Down at once, by half the way.
+            list(futures._ordered([Chunk(1.5e-4), Chunk(0.01)], None))
+            self.assertAlmostEqual(sz.overhead, 3e-4)
+        finally:
+            futures._sizer = saved
+
     def test_pool(self):
         from r3q import multiprocessing as rmp
         with rmp.Pool(4) as pool:

@@ -92,7 +92,9 @@ workers and master you trust.
 Chunks.  Each task carries a chunk of calls: small evaluations are grouped
 so that the cost of a task (a few hundred microseconds) is paid once per
 chunk.  The chunk size is chosen from the measured time of a call, the
-measured cost of a task and the number of worker processes seen
+measured cost of a task (the least wait of a map's chunks beyond their
+work, but for a worker process's first chunk, which waits for the
+program's import) and the number of worker processes seen
 (R3Q_SLOTS tells it at first): ceil(n / (k S)) for k chunks a slot when
 a slot's share is longer than a task's cost, fewer chunks than slots
 when it is shorter; or given with chunksize=.  A chunk's results are

@@ -560,8 +560,8 @@ class _Chunk:
                         "r3q.trust_results() allows anything)"
                         % (e, str(e)),
                         None, self.start) from None
-                if _sizer.note(ident, secs, len(vals) + (err is not None)):
-                    self.cold = True
+                self.cold = _sizer.note(ident, secs,
+                                        len(vals) + (err is not None))
                 self.secs = secs
                 if self.wall is not None:
                     self.lag = max(self.wall - secs, 0.0)

@@ -13,8 +13,8 @@ error_callback) ship the function by reference and its arguments and
 results by value, as r3q.futures does (pydoc r3q.futures: what the
 workers run, what is refused, the allowlist results are unpickled
 against, chunks, batches: a map is one, apply and apply_async leave
-theirs open as futures.submit does).  The calls run on the workers, not in processes of this
-machine: the pool's size is the cluster's.  As with multiprocessing,
+theirs open as futures.submit does).  The calls run on the workers, not
+in processes of this machine: the pool's size is the cluster's.  As with multiprocessing,
 close() then join() waits for every asynchronous call and its callback;
 terminate() (and leaving a "with Pool() as pool:" block) cancels the
 calls still out, whose get() then raises concurrent.futures'
